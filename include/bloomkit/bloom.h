@@ -1,0 +1,91 @@
+/*
+ * bloomkit: the classic Bloom filter, m bits and k probes per key.
+ *
+ * Layouts: BK_LAYOUT_STANDARD (probes anywhere in m bits) or BK_LAYOUT_PARTITIONED (k slices of m/k
+ * bits, probe i in slice i; same memory, slightly higher FPR, better for intersection estimates).
+ * Probes come from one 64-bit hash by enhanced double hashing and are mapped to ranges by
+ * multiply-shift, so filters larger than 2^32 bits work.
+ *
+ * Thread-safety: see the legend in common.h.
+ */
+#ifndef BLOOMKIT_BLOOM_H
+#define BLOOMKIT_BLOOM_H
+
+#include "common.h"
+#include "math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bk_bloom bk_bloom;
+
+typedef enum bk_layout { BK_LAYOUT_STANDARD = 0, BK_LAYOUT_PARTITIONED = 1 } bk_layout;
+
+typedef struct bk_bloom_options {
+    bk_layout layout;
+    uint64_t seed;     /* hash seed; 0 is a fine default, a secret one resists crafted keys */
+} bk_bloom_options;
+
+/* Create for n keys at false-positive rate p. opts may be NULL (standard layout, seed 0).
+ * Errors: BK_EINVAL (n = 0, p not in (0,1), out NULL), BK_ETOOBIG, BK_ENOMEM. [any] */
+BK_API bk_status bk_bloom_new(uint64_t n, double p, const bk_bloom_options *opts, bk_bloom **out);
+/* Create with explicit m bits and k probes (partitioned: m is rounded up to a multiple of k);
+ * capacity_hint is the n used by statistics (0: the n that gives the optimal-k FPR, see
+ * bk_bloom_capacity). Errors as bk_bloom_new, and BK_EINVAL for m = 0, k = 0 or k > BK_MAX_K. [any] */
+BK_API bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint,
+                                 const bk_bloom_options *opts, bk_bloom **out);
+/* Free; NULL is fine. [excl] */
+BK_API void bk_bloom_free(bk_bloom *f);
+/* A deep copy. [query] */
+BK_API bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out);
+
+/* Insert. BK_EINVAL if f is NULL, or key is NULL with len > 0. [excl] */
+BK_API bk_status bk_bloom_add(bk_bloom *f, const void *key, size_t len);
+BK_API bk_status bk_bloom_add_hash(bk_bloom *f, uint64_t hash);
+/* Insert with atomic 64-bit ORs and an atomic count: safe alongside each other and alongside
+ * queries. A query racing the insert of the same key may miss it; nothing else can go wrong. [query] */
+BK_API bk_status bk_bloom_add_atomic(bk_bloom *f, const void *key, size_t len);
+BK_API bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t hash);
+
+/* Query: true if the key is probably present, false if it is certainly absent. f must not be NULL;
+ * key may be NULL only when len is 0. [query] */
+BK_API bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len);
+BK_API bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t hash);
+
+/* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present.
+ * The contains forms return how many were present. [excl] for adds, [query] for contains. */
+BK_API bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n);
+BK_API bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n);
+BK_API size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens,
+                                     size_t n, uint8_t *results);
+BK_API size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n,
+                                       uint8_t *results);
+
+/* Zero every bit and the count. [excl] */
+BK_API void bk_bloom_clear(bk_bloom *f);
+
+/* dst |= src (union) or dst &= src (intersection). Both must have the same m, k, layout and seed,
+ * else BK_EINCOMPAT and dst is unchanged. Afterwards dst's count is the fill-based cardinality
+ * estimate. [excl] on dst, [query] on src. */
+BK_API bk_status bk_bloom_union(bk_bloom *dst, const bk_bloom *src);
+BK_API bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src);
+/* BK_OK if the two could be merged, else BK_EINCOMPAT. [query] */
+BK_API bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b);
+
+/* Statistics (fill by popcount: O(m)). [query] */
+BK_API void bk_bloom_stats(const bk_bloom *f, bk_stats *out);
+
+/* Geometry accessors. [query] */
+BK_API uint64_t bk_bloom_bits(const bk_bloom *f);
+BK_API uint32_t bk_bloom_k(const bk_bloom *f);
+BK_API uint64_t bk_bloom_count(const bk_bloom *f);
+BK_API uint64_t bk_bloom_seed(const bk_bloom *f);
+BK_API bk_layout bk_bloom_layout(const bk_bloom *f);
+/* The bit array as bytes (little-endian 64-bit words), for comparisons and export. [query] */
+BK_API const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,9 @@
+/* bloomkit: the umbrella header. Include this, link with -lbloomkit (pkg-config bloomkit). */
+#ifndef BLOOMKIT_H
+#define BLOOMKIT_H
+
+#include "common.h"
+#include "math.h"
+#include "bloom.h"
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * bloomkit: approximate membership filters.
+ * common.h: version, status codes, allocator, hashing and statistics shared by every filter type.
+ *
+ * Thread-safety legend used in every header of this library:
+ *   [any]     safe with anything, from any thread.
+ *   [query]   safe alongside other [query] calls (and alongside *_atomic inserts where the type has them).
+ *   [excl]    needs the caller's exclusion: no other call on the same object may run at the same time.
+ */
+#ifndef BLOOMKIT_COMMON_H
+#define BLOOMKIT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BK_VERSION_MAJOR 0
+#define BK_VERSION_MINOR 1
+#define BK_VERSION_PATCH 0
+#define BK_VERSION_NUMBER (BK_VERSION_MAJOR * 10000 + BK_VERSION_MINOR * 100 + BK_VERSION_PATCH)
+#define BK_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32)
+#  define BK_API
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define BK_API __attribute__((visibility("default")))
+#else
+#  define BK_API
+#endif
+
+/* [any] The version of the library actually loaded (compare with BK_VERSION_NUMBER). */
+BK_API unsigned bk_version_number(void);
+/* [any] */
+BK_API const char *bk_version_string(void);
+
+/* Status codes. The numbers are stable: they are part of the ABI and of the CLI's messages. */
+typedef enum bk_status {
+    BK_OK = 0,
+    BK_EINVAL = 1,      /* an argument is out of range, NaN, or a NULL the header forbids */
+    BK_ENOMEM = 2,      /* the allocator returned NULL */
+    BK_ETOOBIG = 3,     /* the requested size overflows or exceeds BK_MAX_FILTER_BYTES */
+    BK_EINCOMPAT = 4,   /* filters differ in type, geometry, layout or seed */
+    BK_ENOTFOUND = 5,   /* remove of a key that is certainly absent */
+    BK_EFULL = 6,       /* the filter cannot take another key */
+    BK_ECORRUPT = 7,    /* serialized data is malformed or inconsistent */
+    BK_EVERSION = 8,    /* serialized data has an unknown major format version */
+    BK_ETYPE = 9,       /* unknown filter type, or an operation on the wrong type */
+    BK_ENOTSUP = 10,    /* the operation is not supported by this filter type */
+    BK_EIO = 11,        /* an operating-system I/O call failed (errno is preserved) */
+    BK_ECHECKSUM = 12,  /* a checksum does not match */
+    BK_ETRUNCATED = 13, /* serialized data ends before its declared length */
+    BK_EEXISTS = 14     /* add-if-absent found the key (probably) present; nothing changed */
+} bk_status;
+
+/* [any] A short English name for a status; never NULL. */
+BK_API const char *bk_strerror(bk_status s);
+
+/* Refused sizes: no single filter may need more than this many bytes (256 GiB). */
+#define BK_MAX_FILTER_BYTES (UINT64_C(1) << 38)
+
+/* Filter types. The numbers are stable: they are stored in files (docs/FORMAT.md). */
+typedef enum bk_type {
+    BK_TYPE_BLOOM = 1,     /* classic, standard or partitioned layout */
+    BK_TYPE_BLOCKED = 2,
+    BK_TYPE_COUNTING = 3,
+    BK_TYPE_SCALABLE = 4,
+    BK_TYPE_CUCKOO = 5,
+    BK_TYPE_FUSE = 6
+} bk_type;
+
+/* [any] "bloom", "blocked", ...; NULL for an unknown type. */
+BK_API const char *bk_type_name(bk_type t);
+
+/*
+ * Allocator. Every byte the library allocates goes through these, so a host (a Redis module, an
+ * arena) can account for it. Set it once, before any filter exists; filters must be freed with the
+ * allocator they were created with. Passing NULL restores malloc/calloc/free. [excl]
+ */
+typedef struct bk_allocator {
+    void *(*malloc_fn)(void *opaque, size_t size);
+    void *(*calloc_fn)(void *opaque, size_t count, size_t size);
+    void (*free_fn)(void *opaque, void *ptr);
+    void *opaque;
+} bk_allocator;
+BK_API void bk_set_allocator(const bk_allocator *a);
+
+/*
+ * Hashing: XXH3-64 with a seed. Every bytes-key API hashes the key with this function and the
+ * filter's seed; the pre-hashed APIs (`*_hash`) take such a value directly. A pre-hashed value must be
+ * a well-mixed 64-bit hash (bk_hash64, or another good hash): the filters use its bits as they are.
+ */
+BK_API uint64_t bk_hash64(const void *key, size_t len, uint64_t seed); /* [any] */
+
+/*
+ * Statistics common to every type. Fields a type does not have are zero.
+ */
+typedef struct bk_stats {
+    bk_type type;
+    uint32_t k;                /* probes per key (Bloom family); fingerprint bits (cuckoo, fuse) */
+    uint64_t capacity;         /* keys the filter was sized for */
+    uint64_t count;            /* keys inserted (successful adds; for unions, an estimate) */
+    uint64_t bits;             /* bits (or cells) addressed by the probes */
+    uint64_t memory_bytes;     /* bytes of the filter's arrays */
+    double bits_per_key;       /* memory_bytes * 8 / max(count, 1) */
+    double fill_ratio;         /* fraction of bits set / cells non-zero / slots used */
+    double est_cardinality;    /* distinct keys estimated from the fill */
+    double fpr_target;         /* the FPR the filter was sized for */
+    double fpr_now;            /* FPR expected at the current fill */
+    bool saturated;            /* count past capacity, or fill past 50% (Bloom family: past the fill
+                                  expected at capacity, clamped to [50%, 60%]): rebuild larger */
+    uint64_t saturated_cells;  /* counting filter: counters stuck at their maximum */
+    uint32_t subfilters;       /* scalable and cuckoo chains: number of sub-filters */
+    uint64_t seed;
+} bk_stats;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,434 @@
+/* Classic Bloom filter: standard and partitioned layouts. */
+#include <math.h>
+#include "internal.h"
+#include "bloomkit/bloom.h"
+
+struct bk_bloom {
+    uint64_t *words;     /* m bits, rounded up to whole 64-byte lines; bits past m stay zero */
+    uint64_t nwords;
+    uint64_t m;          /* bits addressed */
+    uint64_t slice;      /* partitioned: m / k; standard: m */
+    uint32_t k;
+    bk_layout layout;
+    uint64_t seed;
+    uint64_t capacity;
+    double fpr_target;
+    uint64_t count_own;
+    uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
+    bool owns_words;
+};
+
+/* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
+
+/* Calls BODY with `bit` set to each of the k probe positions of hash h. */
+#define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
+    do {                                                                       \
+        uint64_t x_ = (h), y_ = bk__remix(h);                                  \
+        if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
+            for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
+                uint64_t bit = bk__range64(x_, (f)->m);                        \
+                BODY;                                                          \
+                x_ += y_;                                                      \
+                y_ += i_;                                                      \
+            }                                                                  \
+        } else {                                                               \
+            uint64_t base_ = 0;                                                \
+            for (uint32_t i_ = 0; i_ < (f)->k; i_++, base_ += (f)->slice) {    \
+                uint64_t bit = base_ + bk__range64(x_, (f)->slice);            \
+                BODY;                                                          \
+                x_ += y_;                                                      \
+                y_ += i_;                                                      \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+static bk_status alloc_filter(uint64_t m, uint32_t k, bk_layout layout, uint64_t seed, uint64_t capacity,
+                              double fpr_target, bool alloc_words, bk_bloom **out)
+{
+    uint64_t bytes = bk__bits_to_bytes64(m);
+    if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    bk_bloom *f = bk__calloc(1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    if (alloc_words) {
+        f->words = bk__calloc_aligned((size_t)bytes);
+        if (!f->words) {
+            bk__free(f);
+            return BK_ENOMEM;
+        }
+        f->owns_words = true;
+    }
+    f->nwords = bytes / 8;
+    f->m = m;
+    f->k = k;
+    f->layout = layout;
+    f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
+    f->seed = seed;
+    f->capacity = capacity;
+    f->fpr_target = fpr_target;
+    f->count = &f->count_own;
+    *out = f;
+    return BK_OK;
+}
+
+static double layout_fpr(bk_layout layout, uint64_t m, uint64_t n, uint32_t k)
+{
+    return layout == BK_LAYOUT_PARTITIONED ? bk_bloom_fpr_partitioned(m, n, k) : bk_bloom_fpr_exact(m, n, k);
+}
+
+bk_status bk_bloom_new(uint64_t n, double p, const bk_bloom_options *opts, bk_bloom **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
+    bk_geometry g;
+    bk_status s = o.layout == BK_LAYOUT_PARTITIONED ? bk_bloom_size_partitioned(n, p, &g) : bk_bloom_size(n, p, &g);
+    if (s != BK_OK) return s;
+    return alloc_filter(g.m, g.k, o.layout, o.seed, n, p, true, out);
+}
+
+bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const bk_bloom_options *opts,
+                          bk_bloom **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    if (m == 0 || k == 0 || k > BK_MAX_K) return BK_EINVAL;
+    if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
+    if (m > BK_MAX_FILTER_BYTES * 8) return BK_ETOOBIG;
+    if (o.layout == BK_LAYOUT_PARTITIONED) m = (m + k - 1) / k * k;
+    uint64_t cap = capacity_hint;
+    if (cap == 0) {
+        /* the n at which this geometry is optimal: k = (m/n) ln 2 */
+        cap = (uint64_t)((double)m * 0.69314718055994530942 / k);
+        if (cap == 0) cap = 1;
+    }
+    return alloc_filter(m, k, o.layout, o.seed, cap, layout_fpr(o.layout, m, cap, k), true, out);
+}
+
+void bk_bloom_free(bk_bloom *f)
+{
+    if (!f) return;
+    if (f->owns_words) bk__free_aligned(f->words);
+    bk__free(f);
+}
+
+bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
+{
+    if (!f || !out) return BK_EINVAL;
+    bk_status s = alloc_filter(f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
+    if (s != BK_OK) return s;
+    memcpy((*out)->words, f->words, f->nwords * 8);
+    (*out)->count_own = *f->count;
+    return BK_OK;
+}
+
+/* ---- insert and query ---- */
+
+bk_status bk_bloom_add_hash(bk_bloom *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint64_t *w = f->words;
+    BK_FOR_EACH_PROBE(f, h, w[bit >> 6] |= UINT64_C(1) << (bit & 63));
+    (*f->count)++;
+    return BK_OK;
+}
+
+bk_status bk_bloom_add(bk_bloom *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_bloom_add_hash(f, bk__hash(key, len, f->seed));
+}
+
+/* Relaxed ordering is enough: each bit is published on its own, no reader relies on the order in
+ * which bits (or the count) become visible, and OR never loses another writer's bits. */
+bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint64_t *w = f->words;
+    BK_FOR_EACH_PROBE(f, h, {
+        uint64_t mask = UINT64_C(1) << (bit & 63);
+        if (!(__atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) & mask))
+            __atomic_fetch_or(&w[bit >> 6], mask, __ATOMIC_RELAXED);
+    });
+    __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED);
+    return BK_OK;
+}
+
+bk_status bk_bloom_add_atomic(bk_bloom *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_bloom_add_hash_atomic(f, bk__hash(key, len, f->seed));
+}
+
+/* Plain loads of bits that *_atomic may be OR-ing concurrently: relaxed atomic loads, which compile
+ * to ordinary loads on every mainstream target, keep the race defined. */
+bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t h)
+{
+    const uint64_t *w = f->words;
+    BK_FOR_EACH_PROBE(f, h, {
+        if (!(__atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) & (UINT64_C(1) << (bit & 63)))) return false;
+    });
+    return true;
+}
+
+bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len)
+{
+    return bk_bloom_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- batches: hash all, prefetch every probed line, then probe ---- */
+
+#define BK_BATCH 32
+
+static void prefetch_probes(const bk_bloom *f, uint64_t h)
+{
+    const uint64_t *w = f->words;
+    BK_FOR_EACH_PROBE(f, h, BK_PREFETCH(&w[bit >> 6]));
+}
+
+bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
+{
+    if (!f || (!hashes && n)) return BK_EINVAL;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) prefetch_probes(f, hashes[j]);
+        for (size_t j = i; j < e; j++) bk_bloom_add_hash(f, hashes[j]);
+    }
+    return BK_OK;
+}
+
+size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) prefetch_probes(f, hashes[j]);
+        for (size_t j = i; j < e; j++) {
+            bool r = bk_bloom_contains_hash(f, hashes[j]);
+            if (results) results[j] = r;
+            present += r;
+        }
+    }
+    return present;
+}
+
+bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n)
+{
+    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return BK_EINVAL;
+    uint64_t h[BK_BATCH];
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        bk_bloom_add_hashes(f, h, e - i);
+    }
+    return BK_OK;
+}
+
+size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens, size_t n,
+                              uint8_t *results)
+{
+    uint64_t h[BK_BATCH];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        present += bk_bloom_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    }
+    return present;
+}
+
+/* ---- whole-filter operations ---- */
+
+void bk_bloom_clear(bk_bloom *f)
+{
+    if (!f) return;
+    memset(f->words, 0, f->nwords * 8);
+    *f->count = 0;
+}
+
+bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
+{
+    if (!a || !b) return BK_EINVAL;
+    if (a->m != b->m || a->k != b->k || a->layout != b->layout || a->seed != b->seed) return BK_EINCOMPAT;
+    return BK_OK;
+}
+
+static uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < n; i++) c += (uint64_t)__builtin_popcountll(w[i]);
+    return c;
+}
+
+/* Swamidass & Baldi: n ~ -(m / k) ln(1 - X / m), X the number of set bits. */
+static double estimate_cardinality(uint64_t m, uint32_t k, uint64_t set)
+{
+    double x = (double)set;
+    if (set >= m) x = (double)m - 0.5;
+    return -((double)m / k) * log1p(-x / (double)m);
+}
+
+static bk_status combine(bk_bloom *dst, const bk_bloom *src, bool is_union)
+{
+    bk_status s = bk_bloom_compatible(dst, src);
+    if (s != BK_OK) return s;
+    uint64_t *d = dst->words;
+    const uint64_t *w = src->words;
+    if (is_union)
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
+    else
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    *dst->count = (uint64_t)llround(estimate_cardinality(dst->m, dst->k, popcount_words(d, dst->nwords)));
+    return BK_OK;
+}
+
+bk_status bk_bloom_union(bk_bloom *dst, const bk_bloom *src) { return combine(dst, src, true); }
+bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src) { return combine(dst, src, false); }
+
+void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t set = popcount_words(f->words, f->nwords);
+    uint64_t count = __atomic_load_n(f->count, __ATOMIC_RELAXED);
+    out->type = BK_TYPE_BLOOM;
+    out->k = f->k;
+    out->capacity = f->capacity;
+    out->count = count;
+    out->bits = f->m;
+    out->memory_bytes = f->nwords * 8;
+    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(count ? count : 1);
+    out->fill_ratio = (double)set / (double)f->m;
+    out->est_cardinality = estimate_cardinality(f->m, f->k, set);
+    out->fpr_target = f->fpr_target;
+    if (f->layout == BK_LAYOUT_STANDARD) {
+        out->fpr_now = pow(out->fill_ratio, f->k);
+    } else {
+        /* product of each slice's fill */
+        double p = 1.0;
+        for (uint32_t i = 0; i < f->k; i++) {
+            uint64_t lo = i * f->slice, hi = lo + f->slice, c = 0;
+            for (uint64_t b = lo; b < hi;) {
+                if ((b & 63) == 0 && b + 64 <= hi) {
+                    c += (uint64_t)__builtin_popcountll(f->words[b >> 6]);
+                    b += 64;
+                } else {
+                    c += (f->words[b >> 6] >> (b & 63)) & 1;
+                    b++;
+                }
+            }
+            p *= (double)c / (double)f->slice;
+        }
+        out->fpr_now = p;
+    }
+    /* An optimally sized filter holds half its bits set at capacity; rounding k up puts that a little
+     * higher (51.8% for k = 7 at 1%), so the fill limit is the fill expected at capacity, clamped to
+     * [50%, 60%]: a correctly sized filter at its designed load is not flagged, one past it is. */
+    double limit = -expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m));
+    limit = limit < 0.5 ? 0.5 : limit > 0.6 ? 0.6 : limit;
+    out->saturated = out->fill_ratio > limit || count > f->capacity;
+    out->seed = f->seed;
+}
+
+uint64_t bk_bloom_bits(const bk_bloom *f) { return f->m; }
+uint32_t bk_bloom_k(const bk_bloom *f) { return f->k; }
+uint64_t bk_bloom_count(const bk_bloom *f) { return __atomic_load_n(f->count, __ATOMIC_RELAXED); }
+uint64_t bk_bloom_seed(const bk_bloom *f) { return f->seed; }
+bk_layout bk_bloom_layout(const bk_bloom *f) { return f->layout; }
+const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
+{
+    if (len) *len = (size_t)(f->nwords * 8);
+    return (const uint8_t *)f->words;
+}
+
+/* ---- serialization (body layout in docs/FORMAT.md) ----
+ * offset 0  u32 layout, u32 k, u64 m, u64 capacity, u64 count, f64 fpr_target  (36 bytes)
+ * then zero padding to 64, then the bit array: ceil(m / 512) * 64 bytes, little-endian u64 words. */
+#define BLOOM_COUNT_OFFSET 24
+
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_bloom *f = vf;
+    bk_status s;
+    if ((s = bk__w_u32(w, (uint32_t)f->layout)) || (s = bk__w_u32(w, f->k)) || (s = bk__w_u64(w, f->m)) ||
+        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_bloom_count(f))) ||
+        (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
+        return s;
+    return bk__w_u64_array(w, f->words, (size_t)f->nwords);
+}
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint32_t layout, k;
+    uint64_t m, cap, count;
+    double fpr;
+    bk_status s;
+    size_t start = r->off;
+    if ((s = bk__r_u32(r, &layout)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
+        (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
+        (s = bk__r_align(r, 64)))
+        return s;
+    if (layout > BK_LAYOUT_PARTITIONED || k == 0 || k > BK_MAX_K || m == 0 || m > BK_MAX_FILTER_BYTES * 8 ||
+        cap == 0 || !(fpr >= 0 && fpr <= 1) || (layout == BK_LAYOUT_PARTITIONED && m % k))
+        return BK_ECORRUPT;
+    uint64_t bytes = bk__bits_to_bytes64(m);
+    if (bytes > r->len - r->off) return BK_ETRUNCATED;
+    const uint8_t *data;
+    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    /* Bits past m must be zero: anything else was not written by us. */
+    uint64_t last;
+    uint64_t tail_bits = bytes * 8 - m;
+    for (uint64_t b = m; b < m + tail_bits;) {
+        if ((b & 63) == 0) {
+            memcpy(&last, data + (b >> 3), 8);
+            if (last) return BK_ECORRUPT;
+            b += 64;
+        } else {
+            if ((data[b >> 3] >> (b & 7)) & 1) return BK_ECORRUPT;
+            b++;
+        }
+    }
+    bk_bloom *f;
+    s = alloc_filter(m, k, (bk_layout)layout, r->seed, cap, fpr, !r->borrow, &f);
+    if (s != BK_OK) return s;
+    if (r->borrow) {
+        f->words = (uint64_t *)(uintptr_t)data;
+        if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);
+    } else {
+        memcpy(f->words, data, (size_t)bytes);
+    }
+    f->count_own = count;
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_bloom_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_bloom_contains_hash(f, h); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_bloom_add_hashes(f, h, n); }
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_bloom_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_bloom_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_bloom_stats(f, s); }
+static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); }
+static void v_clear(void *f) { bk_bloom_clear(f); }
+static void v_destroy(void *f) { bk_bloom_free(f); }
+
+BK_HIDDEN const bk_vtable bk__bloom_vtable = {
+    .type = BK_TYPE_BLOOM,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = NULL,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = v_merge,
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+};

@@ -1,0 +1,89 @@
+#include <stdlib.h>
+#include "internal.h"
+
+unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }
+const char *bk_version_string(void) { return BK_VERSION_STRING; }
+
+const char *bk_strerror(bk_status s)
+{
+    switch (s) {
+    case BK_OK: return "success";
+    case BK_EINVAL: return "invalid argument";
+    case BK_ENOMEM: return "out of memory";
+    case BK_ETOOBIG: return "size too large";
+    case BK_EINCOMPAT: return "incompatible filters (type, geometry, layout or seed differ)";
+    case BK_ENOTFOUND: return "key not found";
+    case BK_EFULL: return "filter is full";
+    case BK_ECORRUPT: return "corrupt filter data";
+    case BK_EVERSION: return "unsupported format version";
+    case BK_ETYPE: return "wrong or unknown filter type";
+    case BK_ENOTSUP: return "operation not supported by this filter type";
+    case BK_EIO: return "I/O error";
+    case BK_ECHECKSUM: return "checksum mismatch";
+    case BK_ETRUNCATED: return "data truncated";
+    case BK_EEXISTS: return "key already present";
+    }
+    return "unknown status";
+}
+
+const char *bk_type_name(bk_type t)
+{
+    switch (t) {
+    case BK_TYPE_BLOOM: return "bloom";
+    case BK_TYPE_BLOCKED: return "blocked";
+    case BK_TYPE_COUNTING: return "counting";
+    case BK_TYPE_SCALABLE: return "scalable";
+    case BK_TYPE_CUCKOO: return "cuckoo";
+    case BK_TYPE_FUSE: return "fuse";
+    }
+    return NULL;
+}
+
+uint64_t bk_hash64(const void *key, size_t len, uint64_t seed)
+{
+    return bk__hash(key, len, seed);
+}
+
+/* ---- allocator ---- */
+static void *default_malloc(void *o, size_t n) { (void)o; return malloc(n); }
+static void *default_calloc(void *o, size_t c, size_t n) { (void)o; return calloc(c, n); }
+static void default_free(void *o, void *p) { (void)o; free(p); }
+
+static bk_allocator g_alloc = { default_malloc, default_calloc, default_free, NULL };
+
+void bk_set_allocator(const bk_allocator *a)
+{
+    if (a && a->malloc_fn && a->calloc_fn && a->free_fn)
+        g_alloc = *a;
+    else
+        g_alloc = (bk_allocator){ default_malloc, default_calloc, default_free, NULL };
+}
+
+void *bk__malloc(size_t size) { return g_alloc.malloc_fn(g_alloc.opaque, size ? size : 1); }
+void *bk__calloc(size_t count, size_t size)
+{
+    return g_alloc.calloc_fn(g_alloc.opaque, count ? count : 1, size ? size : 1);
+}
+void bk__free(void *p)
+{
+    if (p) g_alloc.free_fn(g_alloc.opaque, p);
+}
+
+/* Over-allocate by one line, align up, and keep the original pointer just below the aligned one. */
+void *bk__calloc_aligned(size_t size)
+{
+    if (size > SIZE_MAX - 128) return NULL;
+    uint8_t *raw = bk__calloc(1, size + 64 + sizeof(void *));
+    if (!raw) return NULL;
+    uintptr_t a = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+    memcpy((void *)(a - sizeof(void *)), &raw, sizeof(void *));
+    return (void *)a;
+}
+
+void bk__free_aligned(void *p)
+{
+    if (!p) return;
+    void *raw;
+    memcpy(&raw, (uint8_t *)p - sizeof(void *), sizeof(void *));
+    bk__free(raw);
+}

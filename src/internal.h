@@ -1,0 +1,140 @@
+/* Internal helpers shared by the filter sources. Not installed. */
+#ifndef BK_INTERNAL_H
+#define BK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "bloomkit/common.h"
+
+#if defined(__GNUC__)
+#  define BK_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define BK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define BK_INLINE static inline __attribute__((always_inline))
+#  define BK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#  define BK_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#  define BK_HIDDEN __attribute__((visibility("hidden")))
+#else
+#  define BK_LIKELY(x) (x)
+#  define BK_UNLIKELY(x) (x)
+#  define BK_INLINE static inline
+#  define BK_PREFETCH(p) ((void)(p))
+#  define BK_PREFETCH_W(p) ((void)(p))
+#  define BK_HIDDEN
+#endif
+
+/* ---- allocation (through the user's bk_allocator) ---- */
+BK_HIDDEN void *bk__malloc(size_t size);
+BK_HIDDEN void *bk__calloc(size_t count, size_t size);
+BK_HIDDEN void bk__free(void *p);
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+BK_HIDDEN void *bk__calloc_aligned(size_t size);
+BK_HIDDEN void bk__free_aligned(void *p);
+
+/* ---- hashing ---- */
+BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
+{
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
+BK_INLINE uint64_t bk__remix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return h;
+}
+
+__extension__ typedef unsigned __int128 bk__u128;
+
+/* Map a uniform 64-bit value to [0, range) by multiply-shift (uses the high bits of x). */
+BK_INLINE uint64_t bk__range64(uint64_t x, uint64_t range)
+{
+    return (uint64_t)(((bk__u128)x * range) >> 64);
+}
+BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
+{
+    return (uint32_t)(((uint64_t)x * range) >> 32);
+}
+
+/* ---- overflow-safe size arithmetic ---- */
+BK_INLINE bool bk__mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* Bytes for `bits` bits rounded up to whole 64-byte lines; 0 on overflow or above the maximum. */
+BK_INLINE uint64_t bk__bits_to_bytes64(uint64_t bits)
+{
+    if (bits > BK_MAX_FILTER_BYTES * 8) return 0;
+    return ((bits + 511) / 512) * 64;
+}
+
+/* ---- serialization: writer and reader of a type's body (docs/FORMAT.md) ---- */
+typedef struct bk_writer {
+    /* Receives the bytes in order. NULL: only count them (size queries). */
+    bk_status (*sink)(void *ctx, const void *data, size_t len);
+    void *ctx;
+    uint64_t offset; /* bytes of body written so far */
+} bk_writer;
+
+BK_HIDDEN bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len);
+BK_HIDDEN bk_status bk__w_u32(bk_writer *w, uint32_t v);
+BK_HIDDEN bk_status bk__w_u64(bk_writer *w, uint64_t v);
+BK_HIDDEN bk_status bk__w_f64(bk_writer *w, double v);
+/* Zero bytes up to the next multiple of `align` (a power of two) of the body offset. */
+BK_HIDDEN bk_status bk__w_align(bk_writer *w, size_t align);
+/* Arrays of 64-bit words are stored little-endian; on little-endian hosts this is one copy. */
+BK_HIDDEN bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count);
+
+typedef struct bk_reader {
+    const uint8_t *base; /* start of the body; its address is 64-byte aligned when borrowing */
+    size_t len;
+    size_t off;
+    bool borrow;         /* decoded filters point into base instead of copying (mmap) */
+    bool writable;       /* borrowed memory may be written (shared writable mapping) */
+    uint64_t seed;       /* the hash seed, from the container header */
+} bk_reader;
+
+BK_HIDDEN bk_status bk__r_bytes(bk_reader *r, void *dst, size_t len);
+BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);
+BK_HIDDEN bk_status bk__r_u64(bk_reader *r, uint64_t *v);
+BK_HIDDEN bk_status bk__r_f64(bk_reader *r, double *v);
+BK_HIDDEN bk_status bk__r_align(bk_reader *r, size_t align);
+/* A pointer to the next len bytes (bounds-checked), advancing past them. */
+BK_HIDDEN bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p);
+
+/*
+ * Per-type operations, for the generic handle (bk_filter) and the container format. One table per
+ * type, defined in the type's own source file. A NULL entry means "not supported" (BK_ENOTSUP).
+ * The generic layer dispatches once per call or per batch, never per probe.
+ */
+typedef struct bk_vtable {
+    bk_type type;
+    bk_status (*add_hash)(void *f, uint64_t h);
+    bool (*contains_hash)(const void *f, uint64_t h);
+    bk_status (*remove_hash)(void *f, uint64_t h);
+    bk_status (*add_hashes)(void *f, const uint64_t *h, size_t n);
+    size_t (*contains_hashes)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
+    uint64_t (*seed)(const void *f);
+    void (*stats)(const void *f, bk_stats *out);
+    bk_status (*merge)(void *dst, const void *src); /* union */
+    void (*clear)(void *f);
+    /* Body encoding: the type's parameters and arrays (arrays at 64-byte aligned body offsets). */
+    bk_status (*encode)(const void *f, bk_writer *w);
+    bk_status (*decode)(bk_reader *r, void **out); /* seed from r->seed */
+    void (*destroy)(void *f);
+} bk_vtable;
+
+/* The tables, one per type source file. */
+BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+
+#endif

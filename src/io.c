@@ -1,0 +1,121 @@
+/* Body writer and bounds-checked reader for serialization (docs/FORMAT.md). Little-endian always. */
+#include "internal.h"
+
+static void put_le64(uint8_t *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+}
+static uint64_t get_le64(const uint8_t *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | b[i];
+    return v;
+}
+
+bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
+{
+    if (len == 0) return BK_OK;
+    if (w->sink) {
+        bk_status s = w->sink(w->ctx, data, len);
+        if (s != BK_OK) return s;
+    }
+    w->offset += len;
+    return BK_OK;
+}
+
+bk_status bk__w_u64(bk_writer *w, uint64_t v)
+{
+    uint8_t b[8];
+    put_le64(b, v);
+    return bk__w_bytes(w, b, 8);
+}
+
+bk_status bk__w_u32(bk_writer *w, uint32_t v)
+{
+    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+    return bk__w_bytes(w, b, 4);
+}
+
+bk_status bk__w_f64(bk_writer *w, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return bk__w_u64(w, u);
+}
+
+bk_status bk__w_align(bk_writer *w, size_t align)
+{
+    static const uint8_t zeros[64];
+    size_t pad = (size_t)((align - (w->offset & (align - 1))) & (align - 1));
+    while (pad) {
+        size_t n = pad < sizeof zeros ? pad : sizeof zeros;
+        bk_status s = bk__w_bytes(w, zeros, n);
+        if (s != BK_OK) return s;
+        pad -= n;
+    }
+    return BK_OK;
+}
+
+bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return bk__w_bytes(w, v, count * 8);
+#else
+    uint8_t buf[512];
+    size_t i = 0;
+    while (i < count) {
+        size_t n = 0;
+        for (; n < 64 && i < count; n++, i++) put_le64(buf + 8 * n, v[i]);
+        bk_status s = bk__w_bytes(w, buf, n * 8);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
+#endif
+}
+
+bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
+{
+    if (r->off > r->len || len > r->len - r->off) return BK_ETRUNCATED;
+    *p = r->base + r->off;
+    r->off += len;
+    return BK_OK;
+}
+
+bk_status bk__r_bytes(bk_reader *r, void *dst, size_t len)
+{
+    const uint8_t *p;
+    bk_status s = bk__r_take(r, len, &p);
+    if (s == BK_OK && len) memcpy(dst, p, len);
+    return s;
+}
+
+bk_status bk__r_u64(bk_reader *r, uint64_t *v)
+{
+    const uint8_t *p;
+    bk_status s = bk__r_take(r, 8, &p);
+    if (s == BK_OK) *v = get_le64(p);
+    return s;
+}
+
+bk_status bk__r_u32(bk_reader *r, uint32_t *v)
+{
+    const uint8_t *p;
+    bk_status s = bk__r_take(r, 4, &p);
+    if (s == BK_OK) *v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return s;
+}
+
+bk_status bk__r_f64(bk_reader *r, double *v)
+{
+    uint64_t u;
+    bk_status s = bk__r_u64(r, &u);
+    if (s == BK_OK) memcpy(v, &u, 8);
+    return s;
+}
+
+bk_status bk__r_align(bk_reader *r, size_t align)
+{
+    size_t pad = (align - (r->off & (align - 1))) & (align - 1);
+    const uint8_t *p;
+    return bk__r_take(r, pad, &p);
+}

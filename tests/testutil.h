@@ -1,0 +1,45 @@
+/* Shared by the unit tests: deterministic keys and FPR measurement. */
+#ifndef BK_TESTUTIL_H
+#define BK_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+/* splitmix64: a fixed-seed stream of distinct-looking 64-bit values. */
+static inline uint64_t tu_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Key i of set `set` as bytes: "set-i" style but binary, 16 bytes, distinct across sets and i. */
+typedef struct { uint8_t b[16]; } tu_key;
+static inline tu_key tu_make_key(uint64_t set, uint64_t i)
+{
+    tu_key k;
+    uint64_t a = set * UINT64_C(0x100000001b3) + 0x5bd1e995, c = i;
+    memcpy(k.b, &a, 8);
+    memcpy(k.b + 8, &c, 8);
+    return k;
+}
+
+/* |measured - expected| <= tol * expected, with a message. */
+#define TU_ASSERT_WITHIN(measured, expected, tol)                                                   \
+    do {                                                                                           \
+        double m_ = (measured), e_ = (expected), t_ = (tol);                                       \
+        if (!(fabs(m_ - e_) <= t_ * e_)) {                                                         \
+            print_error("%s = %g not within %.0f%% of %g\n", #measured, m_, t_ * 100, e_);          \
+            fail();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+#endif
