@@ -1,0 +1,170 @@
+/*
+ * The per-type table of the bloomkit command: one entry per filter type, with its name on the
+ * command line, the options it accepts, its sizing function (for calc) and its constructor (for
+ * create and build). Adding a type to the command is adding one entry here.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- classic Bloom: standard and partitioned layouts ---- */
+
+static void bloom_sizing(const bk_geometry *g, cli_sizing *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bits = g->m;
+    out->bytes = (g->m + 511) / 512 * 64;
+    out->k = g->k;
+    out->k_label = "k";
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)g->n;
+    out->fpr = g->fpr;
+}
+
+static bk_status bloom_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    (void)o;
+    bk_geometry g;
+    bk_status s = bk_bloom_size(n, p, &g);
+    if (s == BK_OK) bloom_sizing(&g, out);
+    return s;
+}
+
+static bk_status partitioned_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    (void)o;
+    bk_geometry g;
+    bk_status s = bk_bloom_size_partitioned(n, p, &g);
+    if (s == BK_OK) bloom_sizing(&g, out);
+    return s;
+}
+
+static bk_status bloom_create_layout(uint64_t n, double p, const cli_type_opts *o, bk_layout layout,
+                                     bk_filter **out)
+{
+    bk_bloom_options bo = { layout, o->seed };
+    bk_bloom *b;
+    bk_status s = bk_bloom_new(n, p, &bo, &b);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_BLOOM, b, out);
+    if (s != BK_OK) bk_bloom_free(b);
+    return s;
+}
+
+static bk_status bloom_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    return bloom_create_layout(n, p, o, BK_LAYOUT_STANDARD, out);
+}
+
+static bk_status partitioned_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    return bloom_create_layout(n, p, o, BK_LAYOUT_PARTITIONED, out);
+}
+
+/* ---- the table ---- */
+
+const cli_type cli_types[] = {
+    { "bloom", "classic Bloom filter: m bits, k probes anywhere", 0, false, false, bloom_size, bloom_create,
+      NULL },
+    { "partitioned", "classic Bloom filter with one slice of m/k bits per probe", 0, false, false,
+      partitioned_size, partitioned_create, NULL },
+};
+const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
+
+const cli_type *cli_type_find(const char *name)
+{
+    for (size_t i = 0; i < cli_ntypes; i++)
+        if (strcmp(cli_types[i].name, name) == 0) return &cli_types[i];
+    char list[256] = "";
+    for (size_t i = 0; i < cli_ntypes; i++) {
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, cli_types[i].name, sizeof list - strlen(list) - 1);
+    }
+    cli_err("--type: unknown filter type '%s' (known: %s)", name, list);
+    return NULL;
+}
+
+const cli_type *cli_type_of(const bk_filter *f)
+{
+    const char *name = bk_type_name(bk_filter_type(f));
+    if (bk_filter_type(f) == BK_TYPE_BLOOM) {
+        const bk_bloom *b = bk_filter_get(f, BK_TYPE_BLOOM);
+        if (b && bk_bloom_layout(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
+    }
+    if (!name) return NULL;
+    for (size_t i = 0; i < cli_ntypes; i++)
+        if (strcmp(cli_types[i].name, name) == 0) return &cli_types[i];
+    return NULL;
+}
+
+static const struct {
+    unsigned bit;
+    const char *option;
+} option_names[] = {
+    { CLI_TOPT_COUNTER_BITS, "--counter-bits" }, { CLI_TOPT_GROWTH, "--growth" },
+    { CLI_TOPT_RATIO, "--ratio" },               { CLI_TOPT_FINGERPRINT, "--fingerprint-bits" },
+    { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
+    { CLI_TOPT_EXPANSION, "--expansion" },
+};
+
+bool cli_type_check_opts(const cli_type *t, unsigned given)
+{
+    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++) {
+        if ((given & option_names[i].bit) && !(t->options & option_names[i].bit)) {
+            cli_err("%s does not apply to %s filters (see: bloomkit %s --help)", option_names[i].option, t->name,
+                    cli_cmd);
+            return false;
+        }
+    }
+    return true;
+}
+
+int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
+{
+    uint64_t v;
+    switch (id) {
+    case OPT_SEED:
+        return cli_parse_u64("--seed", val, &o->seed) ? 1 : -1;
+    case OPT_COUNTER_BITS:
+        if (!cli_parse_count("--counter-bits", val, 4, 8, &v)) return -1;
+        if (v != 4 && v != 8) return cli_err("--counter-bits: '%s' must be 4 or 8", val), -1;
+        o->counter_bits = (uint32_t)v;
+        *given |= CLI_TOPT_COUNTER_BITS;
+        return 1;
+    case OPT_GROWTH:
+        if (!cli_parse_count("--growth", val, 1, 16, &v)) return -1;
+        o->growth = (uint32_t)v;
+        *given |= CLI_TOPT_GROWTH;
+        return 1;
+    case OPT_RATIO:
+        if (!cli_parse_double("--ratio", val, 0, 1, &o->ratio)) return -1;
+        if (o->ratio <= 0 || o->ratio >= 1)
+            return cli_err("--ratio: '%s' must be strictly between 0 and 1", val), -1;
+        *given |= CLI_TOPT_RATIO;
+        return 1;
+    case OPT_FINGERPRINT:
+        if (!cli_parse_count("--fingerprint-bits", val, 8, 16, &v)) return -1;
+        if (v != 8 && v != 12 && v != 16)
+            return cli_err("--fingerprint-bits: '%s' must be 8, 12 or 16 (fuse: 8 or 16)", val), -1;
+        o->fingerprint_bits = (uint32_t)v;
+        *given |= CLI_TOPT_FINGERPRINT;
+        return 1;
+    case OPT_BUCKET:
+        if (!cli_parse_count("--bucket-size", val, 1, 8, &v)) return -1;
+        if (v != 1 && v != 2 && v != 4 && v != 8)
+            return cli_err("--bucket-size: '%s' must be 1, 2, 4 or 8", val), -1;
+        o->bucket_size = (uint32_t)v;
+        *given |= CLI_TOPT_BUCKET;
+        return 1;
+    case OPT_KICKS:
+        if (!cli_parse_count("--max-kicks", val, 1, 1000000, &v)) return -1;
+        o->max_kicks = (uint32_t)v;
+        *given |= CLI_TOPT_KICKS;
+        return 1;
+    case OPT_EXPANSION:
+        if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;
+        o->expansion = (uint32_t)v;
+        *given |= CLI_TOPT_EXPANSION;
+        return 1;
+    }
+    return 0;
+}
