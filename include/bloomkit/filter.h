@@ -154,8 +154,9 @@ BK_API void bk_filter_buffer_free(void *buf);
  * (".<name>.tmp.<random>", same permissions as the file it replaces, else 0666 & ~umask), which is
  * fsync'ed, renamed over `path`, and the directory is fsync'ed. A crash or kill at any moment leaves
  * `path` either as it was or completely new, never torn; a process killed mid-save may leave its
- * temporary file behind (safe to delete). Errors: BK_EINVAL, BK_EIO (errno preserved; the temporary
- * file is removed and `path` is unchanged). [query] */
+ * temporary file behind (safe to delete). Errors: BK_EINVAL, BK_ENOMEM, BK_EIO (errno preserved;
+ * the temporary file is removed and `path` is unchanged, except when only the final fsync of the
+ * directory fails: then `path` is already the new file but its rename may not be durable). [query] */
 BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 
 /* Write the saved form to a stdio stream / descriptor at its current position (it may be a pipe or
@@ -188,8 +189,10 @@ BK_API bk_status bk_filter_save_fd(const bk_filter *f, int fd);
  * wait for page faults; costs the read of the whole file at open. */
 #define BK_OPEN_POPULATE 8u
 
-/* Load from a file path (the file must hold exactly one filter). Errors: see the top of this file;
- * BK_ECORRUPT also for trailing bytes after the filter. [any] */
+/* Load from a file path (the file must hold exactly one filter). The bytes are read into a temporary
+ * buffer, validated, then decoded into the filter's own memory: the peak is about twice the file's
+ * size (bk_filter_open_mmap needs no copy at all). Errors: see the top of this file; BK_ECORRUPT
+ * also for trailing bytes after the filter. [any] */
 BK_API bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out);
 
 /* Load one filter from a stream / descriptor at its current position, reading exactly its bytes
