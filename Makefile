@@ -41,7 +41,7 @@ test-tsan:
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrency --no-tests=ignore
 
 bench: deps build
-	@$(BUILD)/bench/bench
+	$(BUILD)/bench/bench
 
 install: build
 	cmake --install $(BUILD)
