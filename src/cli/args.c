@@ -193,7 +193,7 @@ bool cli_parse_count(const char *what, const char *s, uint64_t min, uint64_t max
             nd--;
             exp10++;
         }
-        if (nd > 19) goto notwhole_or_large;
+        if (nd > 20) goto notwhole_or_large; /* 10^20 > 2^64: fits the 128-bit product below */
         __extension__ unsigned __int128 v = 0;
         for (size_t j = 0; j < nd; j++) v = v * 10 + (unsigned)(d[j] - '0');
         if (v == 0) {

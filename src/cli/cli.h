@@ -140,6 +140,7 @@ typedef struct cli_type {
     unsigned options; /* CLI_TOPT_* accepted */
     bool can_remove;
     bool is_static;   /* built from the whole key set (fuse): no create, no add */
+    bool sets_bits;   /* an insert only sets bits: adding a present key changes nothing but the count */
     /* Sizing for calc. */
     bk_status (*size)(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out);
     /* An empty filter for n keys at p (NULL for static types). */
@@ -157,6 +158,13 @@ const cli_type *cli_type_find(const char *name);
 const cli_type *cli_type_of(const struct bk_filter *f);
 /* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t; message if not. */
 bool cli_type_check_opts(const cli_type *t, unsigned given);
+
+/* Inserts a batch of hashes (any n). For types that only set bits (t->sets_bits), keys already
+ * present -- duplicates, in the filter or earlier in the batch, and false positives -- are skipped:
+ * the bits are the same either way, and the filter's count then tracks distinct keys, so info's
+ * saturation check is not fooled by duplicate input. Other types (counters, fingerprints) count
+ * every occurrence. */
+bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n);
 
 /* ---- streaming key reader (keys.c) ---- */
 
@@ -264,12 +272,19 @@ typedef struct cli_lock {
 bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists);
 void cli_unlock(cli_lock *l);
 
+/* What is wrong with the file at path, given the status of opening or loading it (errno for BK_EIO). */
+const char *cli_file_problem(const char *path, bk_status s);
 /* Prints the error of opening/loading path with status s, in words; returns CLI_EXIT_ERR. */
 int cli_file_error(const char *path, bk_status s);
 /* Opens a filter by mmap, read-only and validated (checksums included). NULL with a message. */
 bk_filter *cli_open_ro(const char *path);
-/* Loads a filter into memory (for load-modify-save). NULL with a message. */
+/* Loads a filter into memory. NULL with a message. */
 bk_filter *cli_load(const char *path);
+/* Loads the file locked by l (exclusively, for load-modify-save) through the locked descriptor.
+ * (The library's loaders take a shared lock of their own, which would wait for ours forever.) */
+bk_filter *cli_load_locked(const cli_lock *l, const char *path);
+/* Does path name the file locked by l? */
+bool cli_same_file(const cli_lock *l, const char *path);
 /* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged. */
 bool cli_save(const bk_filter *f, const char *path);
 /* The same under an exclusive lock of the existing file (for commands that replace a file). */

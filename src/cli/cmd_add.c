@@ -21,7 +21,10 @@ static const char help[] =
     "Usage: bloomkit add FILE [KEY...] [--null] [--keep-cr] [-q]\n"
     "\n"
     "Adds the KEY arguments, or else the keys read from standard input (one per line), to the filter\n"
-    "in FILE. Use -- before keys that start with '-'.\n"
+    "in FILE. Use -- before keys that start with '-'. For filters that only set bits (bloom,\n"
+    "partitioned, blocked) a key that is already present -- a duplicate, or a false positive -- is\n"
+    "not added again, so the filter's count stays the number of distinct keys; counting and cuckoo\n"
+    "filters count every occurrence (a key added twice needs two removes).\n"
     "\n"
     "Concurrent writers are safe: several `bloomkit add` processes may add to the same file at the\n"
     "same time and every key of every process is in the filter afterwards. Filters with atomic\n"
@@ -52,9 +55,13 @@ static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_rea
                           bool *read_failed)
 {
     *read_failed = false;
+    const cli_type *t = cli_type_of(f);
+    uint64_t seed = bk_filter_seed(f), h[CLI_BATCH], n = 0;
     if (nkeys) {
-        for (size_t i = 0; i < nkeys; i++) {
-            bk_status s = bk_filter_add(f, keys[i], strlen(keys[i]));
+        for (size_t i = 0; i < nkeys; i += CLI_BATCH) {
+            size_t c = nkeys - i < CLI_BATCH ? nkeys - i : CLI_BATCH;
+            for (size_t j = 0; j < c; j++) h[j] = bk_hash64(keys[i + j], strlen(keys[i + j]), seed);
+            bk_status s = cli_add_hashes(f, t, h, c);
             if (s != BK_OK) return s;
         }
         return BK_OK;
@@ -64,7 +71,6 @@ static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_rea
         *read_failed = true;
         return BK_OK;
     }
-    uint64_t seed = bk_filter_seed(f), h[CLI_BATCH], n = 0;
     cli_progress prog;
     cli_progress_start(&prog, quiet, "add", cli_reader_total_bytes(r));
     cli_batch b;
@@ -72,7 +78,7 @@ static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_rea
     bk_status s = BK_OK;
     while ((more = cli_reader_next(r, &b)) > 0) {
         cli_hash_batch(&b, seed, h);
-        if ((s = bk_filter_add_hashes(f, h, b.n)) != BK_OK) break;
+        if ((s = cli_add_hashes(f, t, h, b.n)) != BK_OK) break;
         n += b.n;
         cli_progress_update(&prog, cli_reader_bytes_done(r), n);
     }
@@ -158,7 +164,7 @@ static int run(int argc, char **argv)
         free(keys);
         return CLI_EXIT_ERR;
     }
-    f = cli_load(path);
+    f = cli_load_locked(&l, path);
     if (!f) {
         rc = CLI_EXIT_ERR;
     } else {

@@ -37,7 +37,8 @@ static const char help[] =
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
     "per key, in memory up to 8 MiB and beyond that in an unlinked temporary file next to FILE (or in\n"
     "$TMPDIR). The filter is then created for the estimated distinct count plus a 3-sigma margin\n"
-    "(+1.2%) and filled from the spool. Peak memory: the filter plus about 12 MiB. Temporary disk:\n"
+    "(+1.2%) and filled from the spool (duplicate keys are counted once by bloom, partitioned and\n"
+    "blocked filters, and once per occurrence by counting and cuckoo filters). Peak memory: the filter plus about 12 MiB. Temporary disk:\n"
     "8 bytes per input key. Fuse filters take the whole spool at once (8 bytes per key in memory,\n"
     "mapped from the temporary file) plus their construction memory.\n"
     "\n"
@@ -310,7 +311,7 @@ static int run(int argc, char **argv)
     }
 
     /* pass 2: the filter */
-    char b1[32], b2[32];
+    char b1[32], b2[32], b3[32];
     bk_status s;
     if (t->build_static) {
         const uint64_t *all;
@@ -326,7 +327,7 @@ static int run(int argc, char **argv)
             bool first = true;
             int nx;
             while ((nx = spool_next(&sp, &chunk, &n, &first)) > 0) {
-                if ((s = bk_filter_add_hashes(f, chunk, n)) != BK_OK) break;
+                if ((s = cli_add_hashes(f, t, chunk, n)) != BK_OK) break;
                 done += n;
                 cli_progress_update(&prog, done, done);
             }
@@ -346,7 +347,7 @@ static int run(int argc, char **argv)
         cli_describe(stderr, "built", path, f);
         fprintf(stderr, "bloomkit: read %s keys (about %s distinct, estimated) in %.2f s, %s keys/s\n",
                 cli_group(lines, b1, sizeof b1), cli_group((uint64_t)(est + 0.5), b2, sizeof b2), el,
-                cli_human_count(el > 0 ? (double)lines / el : 0, b1, sizeof b1));
+                cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
     }
 out:
     bk_filter_free(f);

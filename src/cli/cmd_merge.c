@@ -85,10 +85,10 @@ static int run(int argc, char **argv)
         return CLI_EXIT_ERR;
     }
     int rc = CLI_EXIT_OK;
-    bk_filter *acc = cli_load(in[0]);
+    bk_filter *acc = exists && cli_same_file(&l, in[0]) ? cli_load_locked(&l, in[0]) : cli_load(in[0]);
     if (!acc) rc = CLI_EXIT_ERR;
     for (size_t i = 1; i < nin && rc == CLI_EXIT_OK; i++) {
-        bk_filter *src = cli_open_ro(in[i]);
+        bk_filter *src = exists && cli_same_file(&l, in[i]) ? cli_load_locked(&l, in[i]) : cli_open_ro(in[i]);
         if (!src) {
             rc = CLI_EXIT_ERR;
             break;

@@ -77,7 +77,7 @@ static int run(int argc, char **argv)
         return CLI_EXIT_ERR;
     }
     int rc = CLI_EXIT_OK;
-    bk_filter *f = cli_load(path);
+    bk_filter *f = cli_load_locked(&l, path);
     cli_out out;
     if (!f || !cli_out_init(&out, 1, (size_t)1 << 16)) {
         bk_filter_free(f);

@@ -11,7 +11,8 @@ static const char help[] =
     "\n"
     "Checks each file completely: the header (magic, version, header checksum), every parameter of\n"
     "the filter and its consistency with the data length, and the checksum of the whole payload.\n"
-    "Prints \"FILE: ok (...)\" or \"FILE: damaged: <what is wrong>\" for each file.\n"
+    "Prints \"FILE: ok (...)\" or \"FILE: <what is wrong>\" (e.g. \"damaged file: checksum mismatch\") for\n"
+    "each file, on standard output.\n"
     "\n"
     "A file that is open for shared writing (bloomkit add in progress), or whose writer stopped\n"
     "before closing it, has no current payload checksum: verify then checks its structure only and\n"
@@ -47,11 +48,9 @@ static int verify_one(const char *path, bool quiet)
     errno = 0;
     bk_status s = bk_filter_open_mmap(path, BK_LOAD_DEFAULT, &f);
     if (s == BK_EIO) return cli_err("%s: %s", path, strerror(errno ? errno : EIO));
+    if (s == BK_EINVAL) return cli_err("%s: not a regular file", path);
     if (s != BK_OK) {
-        const char *what = cli_status_words(s);
-        if (s == BK_ETYPE) what = "unknown filter type (damaged, or written by a newer bloomkit)";
-        if (s == BK_ENOTSUP) what = "unknown hash function (damaged, or written by a newer bloomkit)";
-        printf("%s: damaged: %s\n", path, what);
+        printf("%s: %s\n", path, cli_file_problem(path, s));
         return CLI_EXIT_NO;
     }
     if (!quiet) {

@@ -82,22 +82,24 @@ static bool has_magic(const char *path)
     return n == 8 && memcmp(b, magic, 8) == 0;
 }
 
-int cli_file_error(const char *path, bk_status s)
+const char *cli_file_problem(const char *path, bk_status s)
 {
     switch (s) {
-    case BK_EIO:
-        return cli_err("%s: %s", path, strerror(errno ? errno : EIO));
+    case BK_EIO: return strerror(errno ? errno : EIO);
     case BK_ECORRUPT:
     case BK_ETRUNCATED:
-        if (!has_magic(path)) return cli_err("%s: not a bloomkit filter file", path);
-        return cli_err("%s: %s", path, cli_status_words(s));
-    case BK_ETYPE:
-        return cli_err("%s: the file holds a filter type this build of bloomkit does not know", path);
-    case BK_ENOTSUP:
-        return cli_err("%s: the file uses a hash function this build of bloomkit does not know", path);
-    default:
-        return cli_err_status(path, s);
+        if (!has_magic(path)) return "not a bloomkit filter file";
+        return cli_status_words(s);
+    case BK_ETYPE: return "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    case BK_ENOTSUP: return "a hash function this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    case BK_EINVAL: return "not a regular file";
+    default: return cli_status_words(s);
     }
+}
+
+int cli_file_error(const char *path, bk_status s)
+{
+    return cli_err("%s: %s", path, cli_file_problem(path, s));
 }
 
 bk_filter *cli_open_ro(const char *path)
@@ -122,6 +124,38 @@ bk_filter *cli_load(const char *path)
         return NULL;
     }
     return f;
+}
+
+bk_filter *cli_load_locked(const cli_lock *l, const char *path)
+{
+    /* Through the locked descriptor: the library's own loaders take a shared flock on a descriptor
+     * of their own, which our exclusive lock would block. */
+    bk_filter *f = NULL;
+    struct stat st;
+    errno = 0;
+    if (lseek(l->fd, 0, SEEK_SET) != 0 || fstat(l->fd, &st) != 0) {
+        cli_err_errno(path, "cannot read");
+        return NULL;
+    }
+    bk_status s = bk_filter_load_fd(l->fd, BK_LOAD_DEFAULT, &f);
+    size_t size;
+    if (s == BK_OK && (bk_filter_save_size(f, &size) != BK_OK || (uint64_t)size != (uint64_t)st.st_size)) {
+        bk_filter_free(f);
+        f = NULL;
+        s = BK_ECORRUPT; /* bytes after the filter */
+    }
+    if (s != BK_OK) {
+        cli_file_error(path, s);
+        return NULL;
+    }
+    return f;
+}
+
+bool cli_same_file(const cli_lock *l, const char *path)
+{
+    struct stat a, b;
+    return l->fd >= 0 && fstat(l->fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
 }
 
 bool cli_save(const bk_filter *f, const char *path)

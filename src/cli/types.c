@@ -63,9 +63,9 @@ static bk_status partitioned_create(uint64_t n, double p, const cli_type_opts *o
 /* ---- the table ---- */
 
 const cli_type cli_types[] = {
-    { "bloom", "classic Bloom filter: m bits, k probes anywhere", 0, false, false, bloom_size, bloom_create,
+    { "bloom", "classic Bloom filter: m bits, k probes anywhere", 0, false, false, true, bloom_size, bloom_create,
       NULL },
-    { "partitioned", "classic Bloom filter with one slice of m/k bits per probe", 0, false, false,
+    { "partitioned", "classic Bloom filter with one slice of m/k bits per probe", 0, false, false, true,
       partitioned_size, partitioned_create, NULL },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
@@ -167,4 +167,39 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         return 1;
     }
     return 0;
+}
+
+/* A batch's small set of hashes already taken (open addressing; 2x the batch, cleared per batch). */
+#define SEEN_SLOTS (2 * CLI_BATCH)
+
+bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
+{
+    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n);
+    uint8_t res[CLI_BATCH];
+    uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
+    for (size_t i = 0; i < n; i += CLI_BATCH) {
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
+        if (bk_filter_contains_hashes(f, h + i, c, res) == c) continue;
+        /* 0 marks an empty slot; a hash of 0 (one in 2^64) is simply never deduplicated */
+        memset(seen, 0, sizeof seen);
+        for (size_t j = 0; j < c; j++) {
+            if (res[j]) continue;
+            uint64_t x = h[i + j];
+            size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
+            bool dup = false;
+            while (seen[slot]) {
+                if (seen[slot] == x) {
+                    dup = true;
+                    break;
+                }
+                slot = (slot + 1) & (SEEN_SLOTS - 1);
+            }
+            if (dup) continue;
+            if (x) seen[slot] = x;
+            fresh[m++] = x;
+        }
+        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
 }

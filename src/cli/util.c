@@ -60,13 +60,13 @@ const char *cli_status_words(bk_status s)
     case BK_EINCOMPAT: return "the filters are not compatible (type, geometry, layout or seed differ)";
     case BK_ENOTFOUND: return "the key is not in the filter";
     case BK_EFULL: return "the filter is full; rebuild it larger, or use a scalable filter";
-    case BK_ECORRUPT: return "the file is damaged (inconsistent contents)";
+    case BK_ECORRUPT: return "damaged file: inconsistent contents";
     case BK_EVERSION: return "the file was written by a newer, incompatible version of bloomkit";
     case BK_ETYPE: return "not a filter of a type this operation accepts";
     case BK_ENOTSUP: return "this filter type does not support the operation";
     case BK_EIO: return strerror(errno ? errno : EIO);
-    case BK_ECHECKSUM: return "the file is damaged (checksum mismatch)";
-    case BK_ETRUNCATED: return "the file is damaged (truncated)";
+    case BK_ECHECKSUM: return "damaged file: checksum mismatch";
+    case BK_ETRUNCATED: return "damaged file: truncated";
     case BK_EEXISTS: return "the key is already present";
     }
     return bk_strerror(s);
