@@ -37,9 +37,10 @@ static const char help[] =
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
     "per key, in memory up to 8 MiB and beyond that in an unlinked temporary file next to FILE (or in\n"
     "$TMPDIR). The filter is then created for the estimated distinct count plus a 3-sigma margin\n"
-    "(+1.2%) and filled from the spool (duplicate keys are counted once by bloom, partitioned and\n"
-    "blocked filters, and once per occurrence by counting and cuckoo filters). Peak memory: the filter plus about 12 MiB. Temporary disk:\n"
-    "8 bytes per input key. Fuse filters take the whole spool at once (8 bytes per key in memory,\n"
+    "(+1.2%) and filled from the spool. Duplicate keys: bloom, partitioned and blocked filters\n"
+    "record the estimated number of distinct keys (from the fill) as their count; counting and\n"
+    "cuckoo filters count every occurrence (a key listed twice is added twice). Peak memory: the\n"
+    "filter plus about 12 MiB. Temporary disk: 8 bytes per input key. Fuse filters take the whole spool at once (8 bytes per key in memory,\n"
     "mapped from the temporary file) plus their construction memory.\n"
     "\n"
     "Options:\n"
@@ -327,12 +328,17 @@ static int run(int argc, char **argv)
             bool first = true;
             int nx;
             while ((nx = spool_next(&sp, &chunk, &n, &first)) > 0) {
-                if ((s = cli_add_hashes(f, t, chunk, n)) != BK_OK) break;
+                if ((s = bk_filter_add_hashes(f, chunk, n)) != BK_OK) break;
                 done += n;
                 cli_progress_update(&prog, done, done);
             }
             cli_progress_end(&prog);
             if (nx < 0) goto out;
+            /* Bit-setting types count every add, duplicates included. A union sets the count to the
+             * fill-based estimate of distinct keys; the union of a filter with itself changes no bit,
+             * so this gives the count that info's saturation check needs, for one pass over the
+             * array (cheaper than testing every key before adding it). */
+            if (s == BK_OK && t->sets_bits) (void)bk_filter_merge(f, f);
         }
     }
     if (s != BK_OK) {
