@@ -547,7 +547,8 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     if (exact && in.total_size < avail) return BK_ECORRUPT;
     if (in.total_size > SIZE_MAX) return BK_ETOOBIG;
     size_t want = (size_t)in.total_size, have = in.header_size;
-    size_t cap = want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
+    /* a known size was checked above: allocate it at once; else grow as the data arrives */
+    size_t cap = avail != UINT64_MAX || want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
     uint8_t *buf = bk__malloc(cap);
     if (!buf) return BK_ENOMEM;
     memcpy(buf, hdr, in.header_size);
