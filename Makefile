@@ -7,7 +7,7 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan fuzz bench install clean
+.PHONY: all deps build demo check test test-asan test-tsan fuzz bench plots install clean
 
 all: build
 
@@ -57,7 +57,11 @@ fuzz:
 	  corpus-load seed-load $(CURDIR)/fuzz/corpus/load $(CURDIR)/tests/golden
 
 bench: deps build
-	@$(BUILD)/bench/bench
+	$(BUILD)/bench/bench
+
+# The README's charts: FPR against bits per key, and throughput, for every filter type.
+plots: deps build
+	sh scripts/plots.sh $(BUILD) docs/img 1000000
 
 install: build
 	cmake --install $(BUILD)
