@@ -84,7 +84,7 @@ static bk_status parse_header(const uint8_t *b, size_t avail, bk_file_info *in)
 
 bk_status bk_filter_peek_header(const void *buf, size_t len, bk_file_info *info)
 {
-    if (!info || (!buf && len)) return BK_EINVAL;
+    if (!info || !buf) return BK_EINVAL;
     bk_file_info in;
     bk_status s = parse_header(buf, len, &in);
     if (s == BK_OK) *info = in;
@@ -524,10 +524,11 @@ static ptrdiff_t read_file(void *ctx, void *buf, size_t len)
  * Read exactly one saved filter from a stream and load it (copying). `avail`, when known (a regular
  * file), is how many bytes remain: a header declaring more is refused before allocating for it. The
  * buffer grows as data arrives, so a lying header cannot make us allocate more than twice what the
- * stream really holds. *total receives the filter's saved length.
+ * stream really holds. `exact`: the remaining bytes must be exactly one filter (a file), so trailing
+ * bytes are refused (BK_ECORRUPT) before the body is read, as the buffer loader does.
  */
-static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, unsigned flags, bk_filter **out,
-                             uint64_t *total)
+static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, unsigned flags,
+                             bk_filter **out)
 {
     uint8_t hdr[HDR_MAX];
     ptrdiff_t n = rd(ctx, hdr, 64);
@@ -543,9 +544,11 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, unsigned fla
     }
     if (s != BK_OK) return s;
     if (in.total_size > avail) return BK_ETRUNCATED;
+    if (exact && in.total_size < avail) return BK_ECORRUPT;
     if (in.total_size > SIZE_MAX) return BK_ETOOBIG;
     size_t want = (size_t)in.total_size, have = in.header_size;
-    size_t cap = want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
+    /* a known size was checked above: allocate it at once; else grow as the data arrives */
+    size_t cap = avail != UINT64_MAX || want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
     uint8_t *buf = bk__malloc(cap);
     if (!buf) return BK_ENOMEM;
     memcpy(buf, hdr, in.header_size);
@@ -575,7 +578,6 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, unsigned fla
     }
     s = have < want ? BK_ETRUNCATED : load_core(buf, want, flags, MODE_COPY, false, out);
     bk__free(buf);
-    *total = in.total_size;
     return s;
 }
 
@@ -593,8 +595,7 @@ bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (fd < 0 || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    uint64_t total;
-    return load_stream(read_fd, &fd, fd_remaining(fd), flags, out, &total);
+    return load_stream(read_fd, &fd, fd_remaining(fd), false, flags, out);
 }
 
 bk_status bk_filter_load_file(FILE *fp, unsigned flags, bk_filter **out)
@@ -602,9 +603,8 @@ bk_status bk_filter_load_file(FILE *fp, unsigned flags, bk_filter **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!fp || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    uint64_t total;
     errno = 0;
-    return load_stream(read_file, fp, UINT64_MAX, flags, out, &total);
+    return load_stream(read_file, fp, UINT64_MAX, false, flags, out);
 }
 
 /* A shared flock for the duration of a validation, so that the last shared writer's finalisation
@@ -625,14 +625,9 @@ bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out)
     lock_shared(fd);
     bk_status s = BK_EIO;
     for (int attempt = 0; attempt < 2; attempt++) {
-        uint64_t total, size = fd_remaining(fd);
         if (lseek(fd, 0, SEEK_SET) != 0) break;
-        s = load_stream(read_fd, &fd, size, flags, out, &total);
-        if (s == BK_OK && size != UINT64_MAX && total != size) {
-            bk_filter_free(*out);
-            *out = NULL;
-            s = BK_ECORRUPT; /* trailing bytes */
-        }
+        uint64_t size = fd_remaining(fd);
+        s = load_stream(read_fd, &fd, size, size != UINT64_MAX, flags, out);
         /* A payload checksum that changed under us because a shared writer opened the file
          * meanwhile: its flag is set now, and the second read skips the check. */
         uint8_t h[64];
@@ -759,9 +754,12 @@ bk_status bk__filter_unmap(bk_filter *f)
     bk_status s = BK_OK;
     if (f->map_len == 0) return BK_OK; /* borrowed buffer */
     if (f->backing == BK_BACKING_MAP_SHARED) {
-        /* Non-blocking exclusive: succeeds only when no other writer (or validating reader) holds
-         * the file. If it fails, our shared lock may be gone (flock conversion is not atomic), which
-         * is fine: we are leaving, and the last one out finalises. */
+        /* Drop our shared lock, then try exclusive without waiting: it succeeds only when no other
+         * writer (or validating reader) holds the file. Of writers leaving together, the last to
+         * try always succeeds (the others have dropped theirs); a writer arriving meanwhile keeps
+         * the flag set and finalises when it leaves. */
+        while (flock(f->fd, LOCK_UN) != 0 && errno == EINTR) {
+        }
         if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) s = finalize_shared(f->map, f->map_len);
     }
     int e = errno;
