@@ -76,28 +76,29 @@ BK_INLINE uint64_t load_relaxed(const uint64_t *p) { return __atomic_load_n(p, _
 
 /* ================= scalar path ================= */
 
-/* The block's four 64-bit masks: 32-bit word 2j is the low half of 64-bit word j. */
-BK_INLINE void split_masks(uint32_t x, uint64_t m[4])
-{
-    for (int j = 0; j < 4; j++)
-        m[j] = (UINT64_C(1) << ((x * SALT[2 * j]) >> 27)) | (UINT64_C(1) << (32 + ((x * SALT[2 * j + 1]) >> 27)));
-}
+/* 64-bit word j of a block holds 32-bit words 2j (low half) and 2j + 1 (high half). Written out by
+ * hand: a loop filling an array makes compilers spill it and reload it wider (a store-forwarding stall). */
+#define SPLIT_BIT(x, i) ((uint64_t)(((x) * SALT[i]) >> 27))
+#define SPLIT_WORD(x, j) ((UINT64_C(1) << SPLIT_BIT(x, 2 * (j))) | (UINT64_C(1) << (32 + SPLIT_BIT(x, 2 * (j) + 1))))
 
 BK_INLINE void split_add_scalar(bk_blocked *f, uint64_t h)
 {
-    uint64_t *b = BLOCK_OF(f, h, 2), m[4];
-    split_masks((uint32_t)h, m);
-    for (int j = 0; j < 4; j++) b[j] |= m[j];
+    uint64_t *b = BLOCK_OF(f, h, 2);
+    uint32_t x = (uint32_t)h;
+    b[0] |= SPLIT_WORD(x, 0);
+    b[1] |= SPLIT_WORD(x, 1);
+    b[2] |= SPLIT_WORD(x, 2);
+    b[3] |= SPLIT_WORD(x, 3);
 }
 
 /* Relaxed atomic loads (plain loads on every mainstream target) keep a race with *_atomic defined. */
 BK_INLINE bool split_contains_scalar(const bk_blocked *f, uint64_t h)
 {
     const uint64_t *b = BLOCK_OF(f, h, 2);
-    uint64_t m[4], miss = 0;
-    split_masks((uint32_t)h, m);
-    for (int j = 0; j < 4; j++) miss |= m[j] & ~load_relaxed(&b[j]);
-    return miss == 0;
+    uint32_t x = (uint32_t)h;
+    uint64_t m0 = SPLIT_WORD(x, 0), m1 = SPLIT_WORD(x, 1), m2 = SPLIT_WORD(x, 2), m3 = SPLIT_WORD(x, 3);
+    return ((m0 & ~load_relaxed(&b[0])) | (m1 & ~load_relaxed(&b[1])) | (m2 & ~load_relaxed(&b[2])) |
+            (m3 & ~load_relaxed(&b[3]))) == 0;
 }
 
 BK_INLINE void b512_add_scalar(bk_blocked *f, uint64_t h)
@@ -110,15 +111,17 @@ BK_INLINE void b512_add_scalar(bk_blocked *f, uint64_t h)
     }
 }
 
+/* Branch-free: with half the bits set, an early exit would mispredict about every other key. */
 BK_INLINE bool b512_contains_scalar(const bk_blocked *f, uint64_t h)
 {
     const uint64_t *b = BLOCK_OF(f, h, 3);
     uint32_t x = (uint32_t)h;
+    uint64_t all = 1;
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t pos = (x * SALT[i]) >> 23;
-        if (!((load_relaxed(&b[pos >> 6]) >> (pos & 63)) & 1)) return false;
+        all &= load_relaxed(&b[pos >> 6]) >> (pos & 63);
     }
-    return true;
+    return all & 1;
 }
 
 /*
@@ -271,14 +274,14 @@ BK_T_AVX512 BK_INLINE void b512_add_avx512(bk_blocked *f, uint64_t h)
     void *b = BLOCK_OF(f, h, 3);
     __m512i pos = _mm512_srli_epi32(
         _mm512_mullo_epi32(_mm512_set1_epi32((int)(uint32_t)h), _mm512_load_si512((const void *)SALT)), 23);
-    __m512i idx = _mm512_srli_epi32(pos, 5);
-    __m512i one = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_and_si512(pos, _mm512_set1_epi32(31)));
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    /* lane j covers bits [32 j, 32 j + 32): probe i's bit lands in lane j at shift pos_i - 32 j, and
+     * every other lane gets a shift outside [0, 32) (negative ones wrap to huge), which sllv zeroes */
+    const __m512i base = _mm512_set_epi32(480, 448, 416, 384, 352, 320, 288, 256, 224, 192, 160, 128, 96, 64, 32, 0);
+    const __m512i one = _mm512_set1_epi32(1);
     __m512i acc = _mm512_setzero_si512();
     for (uint32_t i = 0; i < f->k; i++) {
-        __m512i sel = _mm512_set1_epi32((int)i);
-        __mmask16 lanes = _mm512_cmpeq_epi32_mask(iota, _mm512_permutexvar_epi32(sel, idx));
-        acc = _mm512_mask_or_epi32(acc, lanes, acc, _mm512_permutexvar_epi32(sel, one));
+        __m512i p = _mm512_permutexvar_epi32(_mm512_set1_epi32((int)i), pos);
+        acc = _mm512_or_si512(acc, _mm512_sllv_epi32(one, _mm512_sub_epi32(p, base)));
     }
     _mm512_storeu_si512(b, _mm512_or_si512(_mm512_loadu_si512(b), acc));
 }
@@ -508,7 +511,10 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     uint32_t x = (uint32_t)h;
     if (f->layout == BK_BLOCKED_SPLIT256) {
         b = BLOCK_OF(f, h, 2);
-        split_masks(x, m);
+        m[0] = SPLIT_WORD(x, 0);
+        m[1] = SPLIT_WORD(x, 1);
+        m[2] = SPLIT_WORD(x, 2);
+        m[3] = SPLIT_WORD(x, 3);
         words = 4;
     } else {
         b = BLOCK_OF(f, h, 3);
