@@ -108,6 +108,7 @@ typedef struct cli_type_opts {
     uint32_t bucket_size;      /* cuckoo: 1, 2, 4, 8 */
     uint32_t max_kicks;        /* cuckoo */
     uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */
+    uint32_t block_bits;       /* blocked: 256 (split block) or 512 */
 } cli_type_opts;
 
 /* Which options a type accepts (cli_type.options). */
@@ -119,6 +120,7 @@ enum {
     CLI_TOPT_BUCKET = 1u << 4,
     CLI_TOPT_KICKS = 1u << 5,
     CLI_TOPT_EXPANSION = 1u << 6,
+    CLI_TOPT_BLOCK = 1u << 7,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -314,6 +316,7 @@ enum {
     OPT_BUCKET,
     OPT_KICKS,
     OPT_EXPANSION,
+    OPT_BLOCK,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -323,7 +326,7 @@ enum {
     { "counter-bits", 0, true, OPT_COUNTER_BITS }, { "growth", 0, true, OPT_GROWTH },               \
     { "ratio", 0, true, OPT_RATIO }, { "fingerprint-bits", 0, true, OPT_FINGERPRINT },              \
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
-    { "expansion", 0, true, OPT_EXPANSION }
+    { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

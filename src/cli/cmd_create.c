@@ -24,6 +24,7 @@ static const char help[] =
     "      --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 (default) or 8\n"
     "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
+    "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"
     "  -f, --force               replace an existing FILE\n"
     "  -q, --quiet               no summary on stderr\n"
     "  -h, --help                this help\n"
