@@ -5,5 +5,7 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
+#include "counting.h"
+#include "scalable.h"
 
 #endif
