@@ -375,12 +375,27 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
 
 #define BK_BATCH 32
 
+#define ADD_LOOKAHEAD 8
+
+static void prefetch_first(const bk_scalable *f, uint64_t h)
+{
+    for (uint32_t l = f->n; l-- > 0;) {
+        const layer *L = f->layers[l];
+        if (L->bytes < BIG_LAYER_BYTES) break;
+        BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
+        BK_PREFETCH(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
+    }
+}
+
 bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
 {
     size_t a = 0;
     bk_status s = BK_OK;
     if (!f || (!hashes && n)) s = BK_EINVAL;
     for (size_t i = 0; s == BK_OK && i < n; i++) {
+        /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
+         * key repeated within the batch is still found by its second add */
+        if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
         s = bk_scalable_add_hash_if_absent(f, hashes[i]);
         if (s == BK_OK) a++;
         else if (s == BK_EEXISTS) s = BK_OK;
@@ -410,24 +425,67 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
 }
 
 
+/*
+ * A batch runs the breadth-first walk of chain_has for a block of keys in lock step: round t tests
+ * probe t of every (key, layer) pair still alive, then prefetches probe t + 1 of the big layers still
+ * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
+ * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
+ */
 size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    uint32_t big = nl; /* layers [big, nl) are the large ones (sizes grow along the chain) */
-    while (big > 0 && f->layers[big - 1]->bytes >= BIG_LAYER_BYTES) big--;
-    size_t present = 0;
     enum { STEP = 16 };
+    layer *const *layers = f->layers;
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
+    uint64_t bigmask = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
+    size_t present = 0;
     for (size_t i = 0; i < n; i += STEP) {
-        size_t e = i + STEP < n ? i + STEP : n;
-        for (size_t j = i; j < e; j++)
-            for (uint32_t l = big; l < nl; l++) {
-                const layer *L = f->layers[l];
-                BK_PREFETCH(&L->words[bk__range64(hashes[j], L->m) >> 6]);
+        const size_t cnt = n - i < STEP ? n - i : STEP;
+        uint64_t x[STEP], y[STEP], alive[STEP];
+        uint8_t found[STEP];
+        for (size_t j = 0; j < cnt; j++) {
+            x[j] = hashes[i + j];
+            y[j] = bk__remix(x[j]);
+            alive[j] = all;
+            found[j] = 0;
+            for (uint64_t a = bigmask; a; a &= a - 1) {
+                const layer *L = layers[__builtin_ctzll(a)];
+                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
             }
-        for (size_t j = i; j < e; j++) {
-            bool r = chain_has(f, nl, hashes[j]);
-            if (results) results[j] = r;
-            present += r;
+        }
+        uint64_t any = cnt ? 1 : 0;
+        for (uint32_t t = 0; any; t++) {
+            any = 0;
+            for (size_t j = 0; j < cnt; j++) {
+                if (!alive[j]) continue;
+                uint64_t next = 0, done = 0;
+                for (uint64_t a = alive[j]; a; a &= a - 1) {
+                    unsigned l = (unsigned)__builtin_ctzll(a);
+                    const layer *L = layers[l];
+                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+                    next |= hit << l;
+                    done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+                }
+                x[j] += y[j];
+                y[j] += t;
+                if (done) {
+                    found[j] = 1;
+                    next = 0;
+                }
+                alive[j] = next;
+                any |= next;
+                for (uint64_t a = next & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                }
+            }
+        }
+        for (size_t j = 0; j < cnt; j++) {
+            if (results) results[i + j] = found[j];
+            present += found[j];
         }
     }
     return present;
