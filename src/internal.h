@@ -145,5 +145,7 @@ BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
+BK_HIDDEN extern const bk_vtable bk__counting_vtable;
+BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
 
 #endif
