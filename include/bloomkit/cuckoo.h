@@ -61,8 +61,8 @@ typedef struct bk_cuckoo_options {
     uint32_t expansion;        /* growth when full: 0 = none (BK_EFULL), e >= 1 = chain a new table
                                   with e times the buckets of the last one; at most BK_CUCKOO_MAX_EXPANSION */
     double load_factor;        /* bk_cuckoo_new only: buckets = ceil(capacity / (b * load_factor));
-                                  0 means the load b-slot buckets reliably reach (b=1: 0.5, b=2: 0.84,
-                                  b=4: 0.95, b=8: 0.98); must be in (0, 1] */
+                                  0 means the load b-slot buckets reliably reach (b=1: 0.45, b=2: 0.84,
+                                  b=4: 0.95, b=8: 0.97); must be in (0, 1] */
     uint64_t seed;             /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bool concurrent;           /* writer lock + lock-free readers: see "Thread-safety" above */
 } bk_cuckoo_options;
