@@ -9,5 +9,6 @@
 #include "blocked.h"
 #include "counting.h"
 #include "scalable.h"
+#include "cuckoo.h"
 
 #endif
