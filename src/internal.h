@@ -136,5 +136,6 @@ typedef struct bk_vtable {
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 
 #endif
