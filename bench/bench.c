@@ -1,0 +1,236 @@
+/*
+ * bench: every filter type on the same keys, in one run, next to libbloom.
+ *
+ *   bench [-n N] [-p P] [--keys u64|url] [--only a,b,...] [--no-batch] [--queries Q] [--csv]
+ *
+ * For each contender: build from N keys (one at a time, then again with the batch form where there is
+ * one), then query Q keys at hit rates 100%, 50% and 0%. Prints ns per operation, bits per key, the
+ * FPR measured on the 0% run (Q never-inserted keys), and the ratio of libbloom's time to ours
+ * (throughput multiple; > 1 means faster than libbloom). Keys are generated in chunks outside the
+ * timed regions, so N is not limited by memory. Figures only: nothing here passes or fails.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bench.h"
+
+#define CHUNK 4096
+#define URL_SLOT 32
+
+typedef enum { KEYS_U64, KEYS_URL } key_kind;
+
+typedef struct {
+    uint8_t buf[CHUNK * URL_SLOT];
+    const void *ptrs[CHUNK];
+    size_t lens[CHUNK];
+    uint8_t res[CHUNK];
+} chunk_t;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t mix(uint64_t z)
+{
+    z += UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Key i of set s (s = 1: inserted, s = 2: never inserted). u64: 8 random-looking bytes;
+ * url: a ~31-byte URL such as "https://h042.io/item/0001234567". */
+static void make_key(key_kind kind, int set, uint64_t i, uint8_t *slot, size_t *len)
+{
+    uint64_t v = mix(i * 2 + (uint64_t)set);
+    if (kind == KEYS_U64) {
+        memcpy(slot, &v, 8);
+        *len = 8;
+    } else {
+        int l = snprintf((char *)slot, URL_SLOT, "https://h%03u.%s/item/%010llu", (unsigned)(v % 1000),
+                         set == 1 ? "io" : "to", (unsigned long long)(v % 10000000000ULL));
+        *len = (size_t)l;
+    }
+}
+
+/* Fill a chunk with keys [start, start+count): hit_pct percent from set 1, the rest from set 2. */
+static void fill(chunk_t *c, key_kind kind, uint64_t start, size_t count, int hit_pct)
+{
+    for (size_t j = 0; j < count; j++) {
+        uint64_t i = start + j;
+        int set = hit_pct == 100 ? 1 : hit_pct == 0 ? 2 : ((i * (uint64_t)hit_pct) % 100 < (uint64_t)hit_pct ? 1 : 2);
+        if (hit_pct == 50) set = (i & 1) ? 2 : 1;
+        make_key(kind, set, i, c->buf + j * URL_SLOT, &c->lens[j]);
+        c->ptrs[j] = c->buf + j * URL_SLOT;
+    }
+}
+
+typedef struct {
+    double insert_ns, q_ns[3]; /* q at 100, 50, 0 % hits */
+    double fpr, bits_per_key;
+    uint64_t false_negatives;
+    bool ok;
+} result_t;
+
+static const int HITS[3] = { 100, 50, 0 };
+
+static result_t run(const bench_contender *c, key_kind kind, uint64_t n, uint64_t q, double p, bool batch, chunk_t *ch)
+{
+    result_t r = { 0 };
+    void *f = NULL;
+    double t = 0;
+    if (c->build) {
+        /* static: all keys in memory at once (outside the timer), one build call */
+        uint8_t *buf = malloc(n * URL_SLOT);
+        const void **ptrs = malloc(n * sizeof *ptrs);
+        size_t *lens = malloc(n * sizeof *lens);
+        if (!buf || !ptrs || !lens) return r;
+        for (uint64_t i = 0; i < n; i++) {
+            make_key(kind, 1, i, buf + i * URL_SLOT, &lens[i]);
+            ptrs[i] = buf + i * URL_SLOT;
+        }
+        double t0 = now_ns();
+        f = c->build(ptrs, lens, n, p);
+        t = now_ns() - t0;
+        free(buf);
+        free(ptrs);
+        free(lens);
+    } else {
+        if (batch && !c->add_batch) return r;
+        f = c->create(n, p);
+        if (!f) return r;
+        for (uint64_t s = 0; s < n; s += CHUNK) {
+            size_t cnt = n - s < CHUNK ? (size_t)(n - s) : CHUNK;
+            fill(ch, kind, s, cnt, 100);
+            double t0 = now_ns();
+            if (batch)
+                c->add_batch(f, ch->ptrs, ch->lens, cnt);
+            else
+                for (size_t j = 0; j < cnt; j++) c->add(f, ch->ptrs[j], ch->lens[j]);
+            t += now_ns() - t0;
+        }
+    }
+    if (!f) return r;
+    r.insert_ns = t / (double)n;
+    uint64_t qn = q < n ? q : n;
+    for (int h = 0; h < 3; h++) {
+        uint64_t present = 0, fn = 0;
+        t = 0;
+        for (uint64_t s = 0; s < qn; s += CHUNK) {
+            size_t cnt = qn - s < CHUNK ? (size_t)(qn - s) : CHUNK;
+            fill(ch, kind, s, cnt, HITS[h]);
+            double t0 = now_ns();
+            if (batch && c->contains_batch) {
+                present += c->contains_batch(f, ch->ptrs, ch->lens, cnt, ch->res);
+            } else {
+                for (size_t j = 0; j < cnt; j++) ch->res[j] = c->contains(f, ch->ptrs[j], ch->lens[j]);
+            }
+            t += now_ns() - t0;
+            if (!(batch && c->contains_batch))
+                for (size_t j = 0; j < cnt; j++) present += ch->res[j];
+            if (HITS[h] == 100)
+                for (size_t j = 0; j < cnt; j++) fn += !ch->res[j];
+        }
+        r.q_ns[h] = t / (double)qn;
+        if (HITS[h] == 0) r.fpr = (double)present / (double)qn;
+        if (HITS[h] == 100) r.false_negatives = fn;
+    }
+    r.bits_per_key = (double)c->bytes(f) * 8.0 / (double)n;
+    c->destroy(f);
+    r.ok = true;
+    return r;
+}
+
+static bool selected(const char *only, const char *name)
+{
+    if (!only) return true;
+    size_t l = strlen(name);
+    for (const char *s = only; *s;) {
+        const char *e = strchr(s, ',');
+        size_t sl = e ? (size_t)(e - s) : strlen(s);
+        if (sl == l && !strncmp(s, name, l)) return true;
+        if (!e) break;
+        s = e + 1;
+    }
+    return false;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench [-n N] [-p P] [--keys u64|url] [--only a,b] [--no-batch] [--queries Q] [--csv]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 10000000, q = 0;
+    double p = 0.01;
+    key_kind kind = KEYS_U64;
+    const char *only = NULL;
+    bool do_batch = true, csv = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-n") && i + 1 < argc) n = (uint64_t)strtod(argv[++i], NULL);
+        else if (!strcmp(a, "-p") && i + 1 < argc) p = strtod(argv[++i], NULL);
+        else if (!strcmp(a, "--queries") && i + 1 < argc) q = (uint64_t)strtod(argv[++i], NULL);
+        else if (!strcmp(a, "--keys") && i + 1 < argc) {
+            const char *k = argv[++i];
+            if (!strcmp(k, "u64")) kind = KEYS_U64;
+            else if (!strcmp(k, "url")) kind = KEYS_URL;
+            else usage();
+        } else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(a, "--no-batch")) do_batch = false;
+        else if (!strcmp(a, "--csv")) csv = true;
+        else usage();
+    }
+    if (n == 0 || !(p > 0 && p < 1)) usage();
+    if (q == 0) q = n;
+    static chunk_t ch;
+    if (csv)
+        printf("name,mode,keys,n,p,bits_per_key,fpr,insert_ns,q100_ns,q50_ns,q0_ns,false_negatives\n");
+    else
+        printf("n = %llu keys (%s), target p = %g, %llu queries per hit rate; x = libbloom time / ours\n\n"
+               "%-22s %8s %8s %9s %6s %9s %6s %9s %6s %9s %6s\n",
+               (unsigned long long)n, kind == KEYS_U64 ? "8-byte" : "~31-byte URL", p, (unsigned long long)q,
+               "filter", "bits/key", "FPR %", "insert ns", "x", "q100% ns", "x", "q50% ns", "x", "q0% ns", "x");
+    result_t base = { 0 };
+    for (const bench_contender *const *cp = bench_contenders; *cp; cp++) {
+        const bench_contender *c = *cp;
+        bool is_base = cp == bench_contenders;
+        if (!is_base && !selected(only, c->name)) continue;
+        for (int b = 0; b < 2; b++) {
+            if (b && (!do_batch || !(c->add_batch || c->contains_batch) || c->build)) continue;
+            result_t r = run(c, kind, n, q, p, b, &ch);
+            if (!r.ok) {
+                fprintf(stderr, "%s: could not be created\n", c->name);
+                continue;
+            }
+            if (is_base) base = r;
+            char label[64];
+            snprintf(label, sizeof label, "%s%s", c->name, b ? " (batch)" : "");
+            if (csv) {
+                printf("%s,%s,%s,%llu,%g,%.3f,%.6f,%.2f,%.2f,%.2f,%.2f,%llu\n", c->name, b ? "batch" : "single",
+                       kind == KEYS_U64 ? "u64" : "url", (unsigned long long)n, p, r.bits_per_key, r.fpr,
+                       r.insert_ns, r.q_ns[0], r.q_ns[1], r.q_ns[2], (unsigned long long)r.false_negatives);
+            } else {
+                printf("%-22s %8.2f %8.4f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f%s\n", label, r.bits_per_key,
+                       100 * r.fpr, r.insert_ns, base.insert_ns / r.insert_ns, r.q_ns[0], base.q_ns[0] / r.q_ns[0],
+                       r.q_ns[1], base.q_ns[1] / r.q_ns[1], r.q_ns[2], base.q_ns[2] / r.q_ns[2],
+                       r.false_negatives ? "  FALSE NEGATIVES!" : "");
+            }
+            fflush(stdout);
+        }
+    }
+    if (!csv) {
+        printf("\n");
+        for (const bench_contender *const *cp = bench_contenders; *cp; cp++)
+            if ((cp == bench_contenders || selected(only, (*cp)->name)) && (*cp)->note)
+                printf("  %-12s %s\n", (*cp)->name, (*cp)->note);
+    }
+    return 0;
+}

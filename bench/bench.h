@@ -1,0 +1,30 @@
+/* The shared benchmark harness: every filter type is a "contender" run on the same keys in one run. */
+#ifndef BK_BENCH_H
+#define BK_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct bench_contender {
+    const char *name;   /* short, unique: printed in the first column and matched by --only */
+    /* Dynamic filters: create for n keys at p, then add keys one at a time (or in batches). */
+    void *(*create)(uint64_t n, double p);
+    void (*add)(void *f, const void *key, size_t len);
+    bool (*contains)(void *f, const void *key, size_t len);
+    /* Optional batch forms (NULL when the type has none). */
+    void (*add_batch)(void *f, const void *const *keys, const size_t *lens, size_t n);
+    size_t (*contains_batch)(void *f, const void *const *keys, const size_t *lens, size_t n, uint8_t *res);
+    /* Optional: remove one key (counting, cuckoo). */
+    bool (*remove)(void *f, const void *key, size_t len);
+    /* Static filters (fuse): built in one call from every key; create/add are NULL then. */
+    void *(*build)(const void *const *keys, const size_t *lens, size_t n, double p);
+    size_t (*bytes)(void *f);   /* memory of the filter's arrays */
+    void (*destroy)(void *f);
+    const char *note;           /* what the row is, printed under the table */
+} bench_contender;
+
+/* The registry (bench/registry.c): every contender, the baseline (libbloom) first. */
+extern const bench_contender *const bench_contenders[];
+
+#endif

@@ -1,0 +1,56 @@
+/* Contenders: libbloom (Debian's libbloom-dev, the baseline) and bloomkit's classic filter. */
+#include <stdlib.h>
+#include <bloom.h>
+#include <bloomkit/bloomkit.h>
+#include "bench.h"
+
+static void *lb_create(uint64_t n, double p)
+{
+    struct bloom *b = calloc(1, sizeof *b);
+    if (!b || bloom_init(b, (int)n, p) != 0) { free(b); return NULL; }
+    return b;
+}
+static void lb_add(void *f, const void *k, size_t len) { bloom_add(f, k, (int)len); }
+static bool lb_contains(void *f, const void *k, size_t len) { return bloom_check(f, k, (int)len) == 1; }
+static size_t lb_bytes(void *f) { return (size_t)((struct bloom *)f)->bytes; }
+static void lb_destroy(void *f) { bloom_free(f); free(f); }
+
+const bench_contender bench_libbloom = {
+    .name = "libbloom", .create = lb_create, .add = lb_add, .contains = lb_contains,
+    .bytes = lb_bytes, .destroy = lb_destroy,
+    .note = "libbloom 1.6 (Debian libbloom-dev): the baseline of the ratio columns",
+};
+
+static void *bl_create(uint64_t n, double p, bk_layout layout)
+{
+    bk_bloom *f;
+    bk_bloom_options o = { layout, 0 };
+    return bk_bloom_new(n, p, &o, &f) == BK_OK ? f : NULL;
+}
+static void *std_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_STANDARD); }
+static void *part_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_PARTITIONED); }
+static void bl_add(void *f, const void *k, size_t len) { bk_bloom_add(f, k, len); }
+static bool bl_contains(void *f, const void *k, size_t len) { return bk_bloom_contains(f, k, len); }
+static void bl_add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_bloom_add_many(f, k, l, n); }
+static size_t bl_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
+{
+    return bk_bloom_contains_many(f, k, l, n, r);
+}
+static size_t bl_bytes(void *f)
+{
+    size_t len;
+    bk_bloom_data(f, &len);
+    return len;
+}
+static void bl_destroy(void *f) { bk_bloom_free(f); }
+
+const bench_contender bench_bloom = {
+    .name = "bloom", .create = std_create, .add = bl_add, .contains = bl_contains,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .bytes = bl_bytes, .destroy = bl_destroy,
+    .note = "bloomkit classic, standard layout",
+};
+const bench_contender bench_partitioned = {
+    .name = "partitioned", .create = part_create, .add = bl_add, .contains = bl_contains,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .bytes = bl_bytes, .destroy = bl_destroy,
+    .note = "bloomkit classic, partitioned layout",
+};

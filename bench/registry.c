@@ -1,0 +1,11 @@
+/* Every contender of the bench program; add one line (and its bench/c_<type>.c) per filter type. */
+#include "bench.h"
+
+extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
+
+const bench_contender *const bench_contenders[] = {
+    &bench_libbloom, /* the baseline: first */
+    &bench_bloom,
+    &bench_partitioned,
+    NULL,
+};
