@@ -132,11 +132,14 @@ typedef struct fuse_build {
     size_t *bucket;      /* segcount + 1 bucket starts */
 } fuse_build;
 
+/* The large scratch arrays come from bk__calloc_aligned, which asks for transparent huge pages:
+ * construction touches every page once, and 4 KiB page faults and TLB misses would cost more than
+ * the work itself. */
 static void build_release(fuse_build *b)
 {
-    bk__free(b->keys);
-    bk__free(b->xors);
-    bk__free(b->counts);
+    bk__free_aligned(b->keys);
+    bk__free_aligned(b->xors);
+    bk__free_aligned(b->counts);
     bk__free(b->bucket);
     memset(b, 0, sizeof *b);
 }
@@ -149,9 +152,9 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
     uint64_t wb = work_bytes(n, &b->g);
     if (wb > SIZE_MAX || b->g.cells * 8 > SIZE_MAX || b->g.segcount + 1 > SIZE_MAX / sizeof(size_t))
         return BK_ETOOBIG;
-    b->keys = bk__malloc((size_t)wb);
-    b->xors = bk__calloc((size_t)b->g.cells, 8);
-    b->counts = bk__calloc((size_t)b->g.cells, 1);
+    b->keys = bk__calloc_aligned((size_t)wb);
+    b->xors = bk__calloc_aligned((size_t)b->g.cells * 8);
+    b->counts = bk__calloc_aligned((size_t)b->g.cells);
     b->bucket = bk__malloc((size_t)(b->g.segcount + 1) * sizeof(size_t));
     if (!b->keys || !b->xors || !b->counts || !b->bucket) {
         build_release(b);
@@ -161,8 +164,9 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
 }
 
 /*
- * One attempt with internal seed `s` over n distinct values h. On success the peeling order is left
- * in the queue (queue[0..n) = the cell each key was assigned, in peeling order) and true is returned.
+ * One attempt with internal seed `s` over n distinct values h. On success the cells the keys were
+ * assigned are left at the end of the queue array, queue[L - n .. L), in reverse peeling order, and
+ * true is returned.
  * False: peeling stalled (or a count overflowed, which only duplicates make likely).
  */
 static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s, bool dirty)
@@ -203,34 +207,37 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
     if (overflow) return false;
 
     /*
-     * 3. Peel. Scan the cells in order; a cell used by exactly one key gives that key (its hash is the
-     * cell's XOR) the cell, and the key leaves its other two cells. A cell behind the scan that drops
-     * to one key is pushed on a pending stack and handled at once, so the work stays in the window
-     * around the scan. The queue array holds the assigned cells growing up from 0 and the pending
-     * cells growing down from L: both are sets of distinct cells (an assigned cell has count 0 and is
-     * never pushed again), so they never meet.
+     * 3. Peel. A cell used by exactly one key gives that key (its hash is the cell's XOR) the cell; the
+     * key leaves its other two cells, which may drop to one key in turn. First collect the cells that
+     * have one key (a branch-free scan), then take them from a stack, pushing every cell that drops to
+     * one key: depth first, so the work stays among nearby segments. The stack grows up from 0 and
+     * the assigned cells grow down from L in the same array: a cell is on the stack at most once and
+     * never both on it and assigned, so the two never meet (the stack's speculative write at its top
+     * always lands below the lowest assigned cell).
      */
     uint32_t *queue = (uint32_t *)(void *)keys;
-    size_t top = 0, pend = (size_t)L;
+    size_t q = 0, out = (size_t)L;
     for (uint64_t i = 0; i < L; i++) {
-        uint64_t c = i;
-        for (;;) {
-            if (counts[c] == 1) {
-                uint64_t x = xors[c], c0, c1, c2;
-                fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
-                uint64_t o1 = c == c0 ? c1 : c0;
-                uint64_t o2 = c == c2 ? c1 : c2;
-                xors[o1] ^= x;
-                xors[o2] ^= x;
-                if (--counts[o1] == 1 && o1 <= i) queue[--pend] = (uint32_t)o1;
-                if (--counts[o2] == 1 && o2 <= i) queue[--pend] = (uint32_t)o2;
-                counts[c] = 0;
-                queue[top++] = (uint32_t)c;
-            }
-            if (pend == L) break;
-            c = queue[pend++];
-        }
+        queue[q] = (uint32_t)i;
+        q += counts[i] == 1;
     }
+    while (q > 0) {
+        uint64_t c = queue[--q];
+        if (counts[c] != 1) continue; /* its key left through another cell */
+        uint64_t x = xors[c], c0, c1, c2;
+        fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
+        uint64_t o1 = c == c0 ? c1 : c0;
+        uint64_t o2 = c == c2 ? c1 : c2;
+        xors[o1] ^= x;
+        xors[o2] ^= x;
+        queue[q] = (uint32_t)o1;
+        q += --counts[o1] == 1;
+        queue[q] = (uint32_t)o2;
+        q += --counts[o2] == 1;
+        counts[c] = 0;
+        queue[--out] = (uint32_t)c;
+    }
+    size_t top = (size_t)L - out;
     return top == n;
 }
 
@@ -241,17 +248,17 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
 static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_t *cells)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, span = b->g.segcount * seglen;
-    const uint32_t *queue = (const uint32_t *)(const void *)b->keys;
+    const uint32_t *queue = (const uint32_t *)(const void *)b->keys + (b->g.cells - n);
     if (fp_bits == 8) {
         uint8_t *f = cells;
-        for (size_t j = n; j-- > 0;) {
+        for (size_t j = 0; j < n; j++) {
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint8_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);
         }
     } else {
         uint16_t *f = (uint16_t *)(void *)cells;
-        for (size_t j = n; j-- > 0;) {
+        for (size_t j = 0; j < n; j++) {
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint16_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);
@@ -374,7 +381,7 @@ static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_op
             deduplicated = true;
             uint64_t *v = (uint64_t *)(uintptr_t)h;
             if (!owned) {
-                copy = bk__malloc(n * sizeof *copy);
+                copy = bk__calloc_aligned(n * sizeof *copy);
                 if (!copy) {
                     s = BK_ENOMEM;
                     break;
@@ -392,7 +399,7 @@ static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_op
                 attempt = 0;
                 continue;
             }
-            bk__free(copy); /* no duplicates: the failure was bad luck; keep using the input */
+            bk__free_aligned(copy); /* no duplicates: the failure was bad luck; keep using the input */
             copy = NULL;
         }
         if (++attempt >= attempts) {
@@ -401,7 +408,7 @@ static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_op
         }
     }
     build_release(&b);
-    bk__free(copy);
+    bk__free_aligned(copy);
     return s;
 }
 
@@ -424,11 +431,11 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
     if (opts && bad_bits(opts->fingerprint_bits) && opts->fingerprint_bits) return BK_EINVAL;
     if ((uint64_t)n > BK_FUSE_MAX_KEYS || n > SIZE_MAX / 8) return BK_ETOOBIG;
     uint64_t seed = opts ? opts->seed : 0;
-    uint64_t *h = bk__malloc(n * sizeof *h);
+    uint64_t *h = bk__calloc_aligned(n * sizeof *h);
     if (!h) return BK_ENOMEM;
     for (size_t i = 0; i < n; i++) h[i] = bk__hash(keys[i], lens[i], seed);
     bk_status s = build(h, n, true, opts, out);
-    bk__free(h);
+    bk__free_aligned(h);
     return s;
 }
 
