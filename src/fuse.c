@@ -88,22 +88,16 @@ bk_status bk_fuse_size_for_fpr(uint64_t n, double p, bk_geometry *out)
     return BK_EINVAL;
 }
 
-/* Bytes of the construction buffers for n values in geometry g: the bucketed keys (reused as the
- * peeling queue), the cells' key XORs and counts. */
-static uint64_t work_bytes(uint64_t n, const fuse_geom *g)
-{
-    uint64_t keys = 8 * n, queue = 4 * g->cells;
-    return keys > queue ? keys : queue;
-}
-
+/* Peak bytes of a build of n distinct values: the bucketed keys (8 n), the queue (4 L), the cells'
+ * XORs and counts (9 L), the bucket starts, and the finished filter (b L). */
 uint64_t bk_fuse_build_memory(uint64_t n, uint32_t fingerprint_bits)
 {
     if (bad_bits(fingerprint_bits) || n > BK_FUSE_MAX_KEYS) return 0;
     fuse_geom g;
     geom_for(n, &g);
     if (g.cells > UINT32_MAX) return 0;
-    return work_bytes(n, &g) + 9 * g.cells + (g.segcount + 1) * sizeof(size_t) + g.cells * (fingerprint_bits / 8) +
-           64 + sizeof(bk_fuse);
+    return 8 * n + 4 * (g.cells + 2) + 9 * g.cells + (g.segcount + 1) * sizeof(size_t) +
+           g.cells * (fingerprint_bits / 8) + 5 * 64 + sizeof(bk_fuse);
 }
 
 /* ---- hashing a key to its cells and fingerprint ---- */
@@ -126,7 +120,8 @@ BK_INLINE uint64_t fuse_fp(uint64_t x) { return x ^ (x >> 32); }
 
 typedef struct fuse_build {
     fuse_geom g;
-    uint64_t *keys;      /* max(8n, 4L) bytes: the mixed keys bucketed by segment, then the queue */
+    uint64_t *keys;      /* the mixed keys, bucketed by the segment of c0 */
+    uint32_t *queue;     /* L + 2 cells: the peeling queue, and the assigned cells in peeling order */
     uint64_t *xors;      /* per cell: XOR of the mixed hashes of the keys using it */
     uint8_t *counts;     /* per cell: how many keys use it */
     size_t *bucket;      /* segcount + 1 bucket starts */
@@ -138,6 +133,7 @@ typedef struct fuse_build {
 static void build_release(fuse_build *b)
 {
     bk__free_aligned(b->keys);
+    bk__free_aligned(b->queue);
     bk__free_aligned(b->xors);
     bk__free_aligned(b->counts);
     bk__free(b->bucket);
@@ -149,14 +145,14 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
     memset(b, 0, sizeof *b);
     geom_for(n, &b->g);
     if (b->g.cells > UINT32_MAX) return BK_ETOOBIG;
-    uint64_t wb = work_bytes(n, &b->g);
-    if (wb > SIZE_MAX || b->g.cells * 8 > SIZE_MAX || b->g.segcount + 1 > SIZE_MAX / sizeof(size_t))
+    if (n > SIZE_MAX / 8 || b->g.cells * 8 > SIZE_MAX || b->g.segcount + 1 > SIZE_MAX / sizeof(size_t))
         return BK_ETOOBIG;
-    b->keys = bk__calloc_aligned((size_t)wb);
+    b->keys = bk__calloc_aligned((size_t)n * 8);
+    b->queue = bk__calloc_aligned((size_t)(b->g.cells + 2) * 4);
     b->xors = bk__calloc_aligned((size_t)b->g.cells * 8);
     b->counts = bk__calloc_aligned((size_t)b->g.cells);
     b->bucket = bk__malloc((size_t)(b->g.segcount + 1) * sizeof(size_t));
-    if (!b->keys || !b->xors || !b->counts || !b->bucket) {
+    if (!b->keys || !b->queue || !b->xors || !b->counts || !b->bucket) {
         build_release(b);
         return BK_ENOMEM;
     }
@@ -192,52 +188,62 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
         keys[bucket[bk__range64(x, segcount)]++] = x;
     }
 
-    /* 2. Count the keys of each cell and XOR their hashes together. */
-    unsigned overflow = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = keys[i], c0, c1, c2;
-        fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
-        overflow |= ++counts[c0] == 0;
-        overflow |= ++counts[c1] == 0;
-        overflow |= ++counts[c2] == 0;
-        xors[c0] ^= x;
-        xors[c1] ^= x;
-        xors[c2] ^= x;
-    }
-    if (overflow) return false;
-
     /*
-     * 3. Peel. A cell used by exactly one key gives that key (its hash is the cell's XOR) the cell; the
-     * key leaves its other two cells, which may drop to one key in turn. First collect the cells that
-     * have one key (a branch-free scan), then take them from a stack, pushing every cell that drops to
-     * one key: depth first, so the work stays among nearby segments. The stack grows up from 0 and
-     * the assigned cells grow down from L in the same array: a cell is on the stack at most once and
-     * never both on it and assigned, so the two never meet (the stack's speculative write at its top
-     * always lands below the lowest assigned cell).
+     * 2 and 3, segment by segment: count, then peel what is final.
+     *
+     * Count: every cell gets the number of keys using it and the XOR of their mixed hashes.
+     * Peel: a cell used by exactly one key gives that key (its hash is the cell's XOR) the cell; the
+     * key leaves its other two cells, which may drop to one key in turn.
+     *
+     * Keys are bucketed by the segment of c0, and a key of bucket s only touches segments s, s+1 and
+     * s+2. So once bucket s is counted, segments 0..s are final and can be peeled (the counts and
+     * XORs of later segments only change by additions and removals, which commute): the whole
+     * construction moves through memory as a window of a few segments that stays in cache.
+     * Peeling takes cells first in, first out, so that consecutive steps do not wait for each
+     * other's loads; only final cells are queued (a cell is queued when its segment becomes final
+     * with one key, or when it drops to one key while final: at most once), so L + 2 entries suffice
+     * for the queue's speculative writes. The assigned cells go to the queue's consumed front (one per
+     * cell taken).
      */
-    uint32_t *queue = (uint32_t *)(void *)keys;
-    size_t q = 0, out = (size_t)L;
-    for (uint64_t i = 0; i < L; i++) {
-        queue[q] = (uint32_t)i;
-        q += counts[i] == 1;
+    uint32_t *queue = b->queue;
+    size_t r = 0, w = 0, top = 0;
+    uint64_t done = 0; /* cells [0, done) are final */
+    unsigned overflow = 0;
+    for (uint64_t seg = 0; seg < segcount; seg++) {
+        for (size_t i = seg ? bucket[seg - 1] : 0; i < bucket[seg]; i++) {
+            uint64_t x = keys[i], c0, c1, c2;
+            fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
+            overflow |= ++counts[c0] == 0;
+            overflow |= ++counts[c1] == 0;
+            overflow |= ++counts[c2] == 0;
+            xors[c0] ^= x;
+            xors[c1] ^= x;
+            xors[c2] ^= x;
+        }
+        if (overflow) return false; /* before a wrapped count could be peeled */
+        uint64_t final = seg + 1 == segcount ? L : (seg + 1) * seglen;
+        for (uint64_t c = done; c < final; c++) {
+            queue[w] = (uint32_t)c;
+            w += counts[c] == 1;
+        }
+        done = final;
+        while (r < w) {
+            uint64_t c = queue[r++];
+            if (counts[c] != 1) continue; /* its key left through another cell */
+            uint64_t x = xors[c], c0, c1, c2;
+            fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
+            uint64_t o1 = c == c0 ? c1 : c0;
+            uint64_t o2 = c == c2 ? c1 : c2;
+            xors[o1] ^= x;
+            xors[o2] ^= x;
+            queue[w] = (uint32_t)o1;
+            w += (--counts[o1] == 1) & (o1 < final);
+            queue[w] = (uint32_t)o2;
+            w += (--counts[o2] == 1) & (o2 < final);
+            counts[c] = 0;
+            queue[top++] = (uint32_t)c;
+        }
     }
-    while (q > 0) {
-        uint64_t c = queue[--q];
-        if (counts[c] != 1) continue; /* its key left through another cell */
-        uint64_t x = xors[c], c0, c1, c2;
-        fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
-        uint64_t o1 = c == c0 ? c1 : c0;
-        uint64_t o2 = c == c2 ? c1 : c2;
-        xors[o1] ^= x;
-        xors[o2] ^= x;
-        queue[q] = (uint32_t)o1;
-        q += --counts[o1] == 1;
-        queue[q] = (uint32_t)o2;
-        q += --counts[o2] == 1;
-        counts[c] = 0;
-        queue[--out] = (uint32_t)c;
-    }
-    size_t top = (size_t)L - out;
     return top == n;
 }
 
@@ -248,17 +254,17 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
 static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_t *cells)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, span = b->g.segcount * seglen;
-    const uint32_t *queue = (const uint32_t *)(const void *)b->keys + (b->g.cells - n);
+    const uint32_t *queue = b->queue;
     if (fp_bits == 8) {
         uint8_t *f = cells;
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = n; j-- > 0;) {
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint8_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);
         }
     } else {
         uint16_t *f = (uint16_t *)(void *)cells;
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = n; j-- > 0;) {
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint16_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);

@@ -23,7 +23,7 @@
  *
  * Time and memory are linear in n. Peak memory during bk_fuse_build_hashes of n distinct values,
  * with L cells (L ~ 1.125 n for large n) and b = fingerprint bytes (1 or 2), is
- *     max(8 n, 4 L) + 9 L + b L  bytes  (~ 19.3 bytes per key for 8-bit, ~ 20.4 for 16-bit),
+ *     8 n + 13 L + b L  bytes  (~ 23.8 bytes per key for 8-bit, ~ 24.9 for 16-bit),
  * plus a few KiB (bk_fuse_build_memory() computes it); bk_fuse_build (bytes keys) adds 8 n for the
  * keys' hashes, and pre-hashed input that contains duplicates adds 8 n (a sorted copy).
  *
