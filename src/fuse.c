@@ -160,10 +160,10 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
 }
 
 /*
- * One attempt with internal seed `s` over n distinct values h. On success the cells the keys were
- * assigned are left at the end of the queue array, queue[L - n .. L), in reverse peeling order, and
- * true is returned.
- * False: peeling stalled (or a count overflowed, which only duplicates make likely).
+ * One attempt with internal seed `s` over n distinct values h (which may be b->xors itself). On
+ * success the cells the keys were assigned are left in queue[0..n), in peeling order, and true is
+ * returned. False: peeling stalled (or a count overflowed, which only duplicates make likely); the
+ * bucketed keys are then still in b->keys.
  */
 static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s, bool dirty)
 {
@@ -171,10 +171,6 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
     const uint64_t span = segcount * seglen, L = b->g.cells;
     uint64_t *xors = b->xors;
     uint8_t *counts = b->counts;
-    if (dirty) {
-        memset(xors, 0, (size_t)L * 8);
-        memset(counts, 0, (size_t)L);
-    }
 
     /* 1. Bucket the mixed hashes by the segment of c0 (a counting sort): the counting pass below
      * then walks the cells in a sliding window of three segments instead of all over memory. */
@@ -186,6 +182,13 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
     for (size_t i = 0; i < n; i++) {
         uint64_t x = fuse_mix(h[i], s);
         keys[bucket[bk__range64(x, segcount)]++] = x;
+    }
+    /* now the cells can be zeroed: after a failed attempt, or when the values were kept in them */
+    if (dirty) {
+        memset(xors, 0, (size_t)L * 8);
+        memset(counts, 0, (size_t)L);
+    } else if (h == xors) {
+        memset(xors, 0, n * 8);
     }
 
     /*
@@ -348,28 +351,77 @@ static uint64_t attempt_seed(uint64_t seed, uint32_t i)
     return z ^ (z >> 31);
 }
 
-/* The builder. h[0..n): the values; `owned`: h is ours to reorder (the bytes path). */
-static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_options *opts, bk_fuse **out)
+/* Inverse of fuse_mix: the value h with fuse_mix(h, mix_seed) = x (fmix64 is a bijection: undo each
+ * xorshift, which is its own inverse for shifts of 32 or more, and multiply by the inverses mod 2^64
+ * of its two constants). Lets a failed attempt recover the values from the bucketed keys. */
+BK_INLINE uint64_t fuse_unmix(uint64_t x, uint64_t mix_seed)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0x9cb4b2f8129337db); /* 0xc4ceb9fe1a85ec53^-1 */
+    x ^= x >> 33;
+    x *= UINT64_C(0x4f74430c22a54005); /* 0xff51afd7ed558ccd^-1 */
+    x ^= x >> 33;
+    return x - mix_seed;
+}
+
+/* Resize the build for n values (fewer than before) that sit in b->xors[0..n): the keys buffer is kept
+ * (it is large enough) and holds the values while the other arrays are reallocated. */
+static bk_status build_shrink(fuse_build *b, size_t n)
+{
+    memcpy(b->keys, b->xors, n * sizeof *b->keys);
+    bk__free_aligned(b->xors);
+    bk__free_aligned(b->queue);
+    bk__free_aligned(b->counts);
+    bk__free(b->bucket);
+    uint64_t *keys = b->keys;
+    memset(b, 0, sizeof *b);
+    geom_for(n, &b->g);
+    b->keys = keys;
+    b->xors = bk__calloc_aligned((size_t)b->g.cells * 8);
+    b->queue = bk__calloc_aligned((size_t)(b->g.cells + 2) * 4);
+    b->counts = bk__calloc_aligned((size_t)b->g.cells);
+    b->bucket = bk__malloc((size_t)(b->g.segcount + 1) * sizeof(size_t));
+    if (!b->xors || !b->queue || !b->counts || !b->bucket) {
+        build_release(b);
+        return BK_ENOMEM;
+    }
+    memcpy(b->xors, keys, n * sizeof *keys);
+    return BK_OK;
+}
+
+/*
+ * The builder, from the caller's values `in` (pre-hashed form) or from byte keys (hashed here). Byte
+ * keys are hashed straight into the cells' XOR array (it has room: L >= n, and bucketing moves them
+ * out before counting), so both forms need the same memory. After a failed attempt the values are
+ * recovered there from the bucketed keys, where they can be sorted and deduplicated in place.
+ */
+static bk_status build(const uint64_t *in, const void *const *keys, const size_t *lens, size_t n,
+                       const bk_fuse_options *opts, bk_fuse **out)
 {
     bk_fuse_options o = opts ? *opts : (bk_fuse_options){ 0, 0, 0 };
     uint32_t fp_bits = o.fingerprint_bits ? o.fingerprint_bits : 8;
     uint32_t attempts = o.max_attempts ? o.max_attempts : BK_FUSE_DEFAULT_ATTEMPTS;
     if (bad_bits(fp_bits)) return BK_EINVAL;
     if ((uint64_t)n > BK_FUSE_MAX_KEYS) return BK_ETOOBIG;
-
-    fuse_geom g0;
-    geom_for(n, &g0);
-    if (n == 0) return new_filter(0, &g0, fp_bits, o.seed, attempt_seed(o.seed, 0), true, out);
+    if (n == 0) {
+        fuse_geom g0;
+        geom_for(0, &g0);
+        return new_filter(0, &g0, fp_bits, o.seed, attempt_seed(o.seed, 0), true, out);
+    }
 
     fuse_build b;
     bk_status s = build_alloc(&b, n);
     if (s != BK_OK) return s;
-    uint64_t *copy = NULL;      /* a deduplicated copy of the caller's values */
+    const uint64_t *src = in;
+    if (keys) {
+        for (size_t i = 0; i < n; i++) b.xors[i] = bk__hash(keys[i], lens[i], o.seed);
+        src = b.xors;
+    }
     bool deduplicated = false, dirty = false;
     uint32_t attempt = 0;
     for (;;) {
         uint64_t mix_seed = attempt_seed(o.seed, attempt);
-        if (build_attempt(&b, h, n, mix_seed, dirty)) {
+        if (build_attempt(&b, src, n, mix_seed, dirty)) {
             bk_fuse *f;
             s = new_filter(n, &b.g, fp_bits, o.seed, mix_seed, true, &f);
             if (s == BK_OK) {
@@ -379,34 +431,27 @@ static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_op
             break;
         }
         dirty = true;
+        /* the values again, in the XOR array, ours to reorder */
+        if (src == b.xors)
+            for (size_t i = 0; i < n; i++) b.xors[i] = fuse_unmix(b.keys[i], mix_seed);
+        else
+            memcpy(b.xors, src, n * sizeof *b.xors);
+        src = b.xors;
         if (!deduplicated) {
             /* The first failure: the input may hold duplicates (they can never be peeled). Sort the
-             * values (a copy unless they are ours; the keys buffer is the sort's scratch), drop
-             * repeats, and if any were found start over, sized for the distinct values, from the
-             * first internal seed: the result equals a build from the distinct values alone. */
+             * values (the keys buffer is the scratch), drop repeats, and if any were found start over,
+             * sized for the distinct values, from the first internal seed: the result equals a build
+             * from the distinct values alone. */
             deduplicated = true;
-            uint64_t *v = (uint64_t *)(uintptr_t)h;
-            if (!owned) {
-                copy = bk__calloc_aligned(n * sizeof *copy);
-                if (!copy) {
-                    s = BK_ENOMEM;
-                    break;
-                }
-                memcpy(copy, h, n * sizeof *copy);
-                v = copy;
-            }
-            size_t distinct = sort_unique(v, b.keys, n);
+            size_t distinct = sort_unique(b.xors, b.keys, n);
             if (distinct < n) {
-                build_release(&b);
-                h = v;
                 n = distinct;
-                if ((s = build_alloc(&b, n)) != BK_OK) break;
+                if ((s = build_shrink(&b, n)) != BK_OK) break;
+                src = b.xors;
                 dirty = false;
                 attempt = 0;
                 continue;
             }
-            bk__free_aligned(copy); /* no duplicates: the failure was bad luck; keep using the input */
-            copy = NULL;
         }
         if (++attempt >= attempts) {
             s = BK_EFULL;
@@ -414,7 +459,6 @@ static bk_status build(const uint64_t *h, size_t n, bool owned, const bk_fuse_op
         }
     }
     build_release(&b);
-    bk__free_aligned(copy);
     return s;
 }
 
@@ -423,7 +467,7 @@ bk_status bk_fuse_build_hashes(const uint64_t *hashes, size_t n, const bk_fuse_o
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!hashes && n) return BK_EINVAL;
-    return build(hashes, n, false, opts, out);
+    return build(hashes, NULL, NULL, n, opts, out);
 }
 
 bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, const bk_fuse_options *opts,
@@ -434,15 +478,7 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
     if (n && (!keys || !lens)) return BK_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!keys[i] && lens[i]) return BK_EINVAL;
-    if (opts && bad_bits(opts->fingerprint_bits) && opts->fingerprint_bits) return BK_EINVAL;
-    if ((uint64_t)n > BK_FUSE_MAX_KEYS || n > SIZE_MAX / 8) return BK_ETOOBIG;
-    uint64_t seed = opts ? opts->seed : 0;
-    uint64_t *h = bk__calloc_aligned(n * sizeof *h);
-    if (!h) return BK_ENOMEM;
-    for (size_t i = 0; i < n; i++) h[i] = bk__hash(keys[i], lens[i], seed);
-    bk_status s = build(h, n, true, opts, out);
-    bk__free_aligned(h);
-    return s;
+    return build(NULL, keys, lens, n, opts, out);
 }
 
 void bk_fuse_free(bk_fuse *f)

@@ -21,11 +21,11 @@
  * detected and removed, and count() is the number of distinct values. The filter depends only on the
  * set of distinct 64-bit hashes and the options: input order and duplicates do not change a bit.
  *
- * Time and memory are linear in n. Peak memory during bk_fuse_build_hashes of n distinct values,
- * with L cells (L ~ 1.125 n for large n) and b = fingerprint bytes (1 or 2), is
- *     8 n + 13 L + b L  bytes  (~ 23.8 bytes per key for 8-bit, ~ 24.9 for 16-bit),
- * plus a few KiB (bk_fuse_build_memory() computes it); bk_fuse_build (bytes keys) adds 8 n for the
- * keys' hashes, and pre-hashed input that contains duplicates adds 8 n (a sorted copy).
+ * Time and memory are linear in n. Peak memory while building from n values (bytes keys or
+ * pre-hashed; with or without duplicates), with L cells (L ~ 1.125 n for large n) and b = fingerprint
+ * bytes (1 or 2), is
+ *     8 n + 13 L + b L  bytes  (~ 23.8 bytes per key for 8-bit, ~ 24.9 for 16-bit)
+ * plus a few KiB, the finished filter included (bk_fuse_build_memory() computes it).
  *
  * Thread-safety: see the legend in common.h. A built filter never changes, so queries are safe from
  * any number of threads.
@@ -66,8 +66,9 @@ BK_API bk_status bk_fuse_size(uint64_t n, uint32_t fingerprint_bits, bk_geometry
  * for p < 2^-16, which no fuse filter reaches (use a Bloom or cuckoo filter). */
 BK_API bk_status bk_fuse_size_for_fpr(uint64_t n, double p, bk_geometry *out);
 
-/* Peak bytes bk_fuse_build_hashes allocates for n distinct values with fingerprint_bits (8 or 16),
- * including the finished filter. 0 for bad arguments or sizes past the limits. */
+/* Peak bytes a build from n values allocates with fingerprint_bits (8 or 16), the finished filter
+ * included (with duplicates in the input: n counted with them). 0 for bad arguments or sizes past the
+ * limits. */
 BK_API uint64_t bk_fuse_build_memory(uint64_t n, uint32_t fingerprint_bits);
 
 /* The most keys one filter can be built from (the construction indexes cells with 32 bits). */
