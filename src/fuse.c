@@ -165,6 +165,8 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
  * returned. False: peeling stalled (or a count overflowed, which only duplicates make likely); the
  * bucketed keys are then still in b->keys.
  */
+/* keys ahead whose cells the counting loop prefetches */
+#define COUNT_AHEAD 16
 static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s, bool dirty)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, segcount = b->g.segcount;
@@ -214,6 +216,13 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
     unsigned overflow = 0;
     for (uint64_t seg = 0; seg < segcount; seg++) {
         for (size_t i = seg ? bucket[seg - 1] : 0; i < bucket[seg]; i++) {
+            if (BK_LIKELY(i + COUNT_AHEAD < n)) {
+                uint64_t y = keys[i + COUNT_AHEAD], d0, d1, d2;
+                fuse_cells(y, span, seglen, mask, &d0, &d1, &d2);
+                BK_PREFETCH_W(&xors[d0]);
+                BK_PREFETCH_W(&xors[d1]);
+                BK_PREFETCH_W(&xors[d2]);
+            }
             uint64_t x = keys[i], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             overflow |= ++counts[c0] == 0;
@@ -254,6 +263,8 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
  * still unpeeled, so no key assigned after it (peeled before it) writes any of its three cells; its
  * own cell is still zero when its turn comes, and gets the value that makes the XOR of the key's
  * three cells its fingerprint. */
+/* keys ahead whose XOR cell the assignment loop prefetches */
+#define ASSIGN_AHEAD 16
 static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_t *cells)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, span = b->g.segcount * seglen;
@@ -261,6 +272,7 @@ static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_
     if (fp_bits == 8) {
         uint8_t *f = cells;
         for (size_t j = n; j-- > 0;) {
+            if (BK_LIKELY(j >= ASSIGN_AHEAD)) BK_PREFETCH(&b->xors[queue[j - ASSIGN_AHEAD]]);
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint8_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);
@@ -268,6 +280,7 @@ static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_
     } else {
         uint16_t *f = (uint16_t *)(void *)cells;
         for (size_t j = n; j-- > 0;) {
+            if (BK_LIKELY(j >= ASSIGN_AHEAD)) BK_PREFETCH(&b->xors[queue[j - ASSIGN_AHEAD]]);
             uint64_t c = queue[j], x = b->xors[c], c0, c1, c2;
             fuse_cells(x, span, seglen, mask, &c0, &c1, &c2);
             f[c] = (uint16_t)(fuse_fp(x) ^ f[c0] ^ f[c1] ^ f[c2]);
