@@ -10,5 +10,6 @@
 #include "counting.h"
 #include "scalable.h"
 #include "cuckoo.h"
+#include "fuse.h"
 
 #endif
