@@ -200,6 +200,20 @@ uint64_t cli_reader_bytes_done(const cli_reader *r);
 /* The longest key accepted (the read buffer grows to hold it). */
 #define CLI_MAX_KEY ((size_t)1 << 30)
 
+/* ---- the hash spool of build (spool.c) ---- */
+
+typedef struct cli_spool cli_spool;
+/* A spool whose temporary file (if it needs one) goes in the directory of near_path, else $TMPDIR. */
+cli_spool *cli_spool_new(const char *near_path);
+void cli_spool_free(cli_spool *s);
+bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n);
+uint64_t cli_spool_count(const cli_spool *s);
+/* The next partition of hashes (in the order of their top 8 bits); with dedupe, sorted and without
+ * exact duplicates. 1 with a partition, 0 after the last, -1 on error (message printed). */
+int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n);
+/* Every hash in one array, any order (for static filters). Call instead of cli_spool_next. */
+bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n);
+
 /* ---- buffered output (util.c) ---- */
 
 typedef struct cli_out {

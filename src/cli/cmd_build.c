@@ -2,12 +2,13 @@
  * bloomkit build: a filter sized for the real number of distinct keys of its input, and filled.
  *
  * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
- * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into a
- * spool of 8 bytes per key. Then the filter is created for that estimate and filled from the spool
- * (the bytes form of every insert equals the pre-hashed form on these hashes, so the keys are not
- * needed again). The spool stays in memory up to 8 MiB (1,048,576 keys) and beyond that goes to an
- * unlinked temporary file next to the output (or in $TMPDIR), read back in 8 MiB chunks: peak
- * memory is the filter plus about 4 MiB of read buffer, 8 MiB of spool buffer and 64 KiB of sketch.
+ * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
+ * spool (spool.c: 8 bytes per key, 8 MiB in memory, the rest in an unlinked temporary file). Then
+ * the filter is created for that estimate and filled from the spool, partition by partition in hash
+ * order (the bytes form of every insert equals the pre-hashed form on these hashes, so the keys are
+ * not needed again). Peak memory: the filter, the 4 MiB read block, the 8 MiB spool buffers, the
+ * 64 KiB sketch, and for counting and cuckoo filters one spool partition at a time (sorted to drop
+ * duplicates: about 16 bytes x keys / 256).
  *
  * Fuse filters are built from the whole key set at once: the spooled hashes are mapped (or, when
  * they fit, used from memory) and handed to the fuse constructor, whose own memory is linear in the
@@ -37,11 +38,17 @@ static const char help[] =
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
     "per key, in memory up to 8 MiB and beyond that in an unlinked temporary file next to FILE (or in\n"
     "$TMPDIR). The filter is then created for the estimated distinct count plus a 3-sigma margin\n"
-    "(+1.2%) and filled from the spool. Duplicate keys: bloom, partitioned and blocked filters\n"
-    "record the estimated number of distinct keys (from the fill) as their count; counting and\n"
-    "cuckoo filters count every occurrence (a key listed twice is added twice). Peak memory: the\n"
-    "filter plus about 12 MiB. Temporary disk: 8 bytes per input key. Fuse filters take the whole spool at once (8 bytes per key in memory,\n"
-    "mapped from the temporary file) plus their construction memory.\n"
+    "(+1.2%; never more than the keys read) and filled from the spool.\n"
+    "\n"
+    "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
+    "blocked filters record the number of distinct keys estimated from their fill as their count;\n"
+    "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
+    "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
+    "\n"
+    "Memory: the filter plus about 12 MiB (read block, spool buffers, sketch); counting and cuckoo\n"
+    "builds also sort one 256th of the keys at a time (16 bytes each). Temporary disk: 8 bytes per\n"
+    "key. Fuse filters take every hash at once (8 bytes per key, mapped from the temporary file) plus\n"
+    "their construction memory (about 24 bytes per key, see fuse.h).\n"
     "\n"
     "Options:\n"
     "  -p, --fpr P        target false-positive rate (default 1%): 0.01, 1%, 1e-3, 1/1000\n"
@@ -54,7 +61,7 @@ static const char help[] =
     "  -q, --quiet        no progress bar and no summary\n"
     "  -h, --help         this help\n"
     "\n"
-    "A summary (keys read, distinct estimate, size, bits per key, keys per second) goes to stderr.\n"
+    "A summary (keys read, distinct count, size, bits per key, keys per second) goes to stderr.\n"
     "\n"
     "Example: bloomkit build urls.bf urls.txt -p 0.1%\n";
 
@@ -67,160 +74,6 @@ static const cli_opt opts[] = {
     CLI_OPTS_TYPE,
     CLI_OPTS_END,
 };
-
-/* ---- the hash spool ---- */
-
-#define SPOOL_MEM ((size_t)1 << 20) /* hashes kept in memory (8 MiB) before spilling to a file */
-
-typedef struct spool {
-    uint64_t *buf;
-    size_t n;      /* hashes in buf */
-    int fd;        /* -1 until the first spill */
-    uint64_t total;
-    char dir[PATH_MAX];
-    void *map;
-    size_t map_len;
-} spool;
-
-static bool spool_init(spool *s, const char *out_path)
-{
-    memset(s, 0, sizeof *s);
-    s->fd = -1;
-    s->buf = malloc(SPOOL_MEM * sizeof *s->buf);
-    if (!s->buf) return cli_err("out of memory"), false;
-    const char *slash = strrchr(out_path, '/');
-    if (!slash)
-        snprintf(s->dir, sizeof s->dir, ".");
-    else if (slash == out_path)
-        snprintf(s->dir, sizeof s->dir, "/");
-    else
-        snprintf(s->dir, sizeof s->dir, "%.*s", (int)(slash - out_path), out_path);
-    return true;
-}
-
-static int open_temp(const char *dir)
-{
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
-#endif
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/.bloomkit-build.XXXXXX", dir);
-    int t = mkstemp(path);
-    if (t >= 0) unlink(path);
-    return t;
-}
-
-static bool write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return true;
-}
-
-static bool spool_spill(spool *s)
-{
-    if (s->fd < 0) {
-        s->fd = open_temp(s->dir);
-        if (s->fd < 0) {
-            const char *tmp = getenv("TMPDIR");
-            s->fd = open_temp(tmp && *tmp ? tmp : "/tmp");
-        }
-        if (s->fd < 0) return cli_err_errno(s->dir, "cannot create the temporary spool file"), false;
-    }
-    if (!write_all(s->fd, s->buf, s->n * sizeof *s->buf))
-        return cli_err_errno(s->dir, "writing the temporary spool file failed"), false;
-    s->n = 0;
-    return true;
-}
-
-static bool spool_put(spool *s, const uint64_t *h, size_t n)
-{
-    while (n) {
-        size_t room = SPOOL_MEM - s->n, c = n < room ? n : room;
-        memcpy(s->buf + s->n, h, c * sizeof *h);
-        s->n += c;
-        s->total += c;
-        h += c;
-        n -= c;
-        if (s->n == SPOOL_MEM && !spool_spill(s)) return false;
-    }
-    return true;
-}
-
-/* After the last put: everything in the file (if there is one), ready to read from the start. */
-static bool spool_finish(spool *s)
-{
-    if (s->fd < 0) return true;
-    if (s->n && !spool_spill(s)) return false;
-    if (lseek(s->fd, 0, SEEK_SET) != 0) return cli_err_errno(s->dir, "temporary spool file"), false;
-    return true;
-}
-
-/* Next chunk of hashes in order: 1, 0 at the end, -1 on error. */
-static int spool_next(spool *s, const uint64_t **h, size_t *n, bool *first)
-{
-    if (s->fd < 0) {
-        if (!*first || s->n == 0) return 0;
-        *first = false;
-        *h = s->buf;
-        *n = s->n;
-        return 1;
-    }
-    *first = false;
-    size_t want = SPOOL_MEM * sizeof *s->buf, got = 0;
-    uint8_t *dst = (uint8_t *)s->buf;
-    while (got < want) {
-        ssize_t r = read(s->fd, dst + got, want - got);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            cli_err_errno(s->dir, "reading the temporary spool file failed");
-            return -1;
-        }
-        if (r == 0) break;
-        got += (size_t)r;
-    }
-    if (got % sizeof *s->buf) {
-        cli_err("%s: the temporary spool file is short", s->dir);
-        return -1;
-    }
-    *h = s->buf;
-    *n = got / sizeof *s->buf;
-    return *n > 0;
-}
-
-/* Every hash at once (fuse). */
-static bool spool_all(spool *s, const uint64_t **h, size_t *n)
-{
-    *n = (size_t)s->total;
-    if (s->fd < 0) {
-        *h = s->buf;
-        return true;
-    }
-    s->map_len = (size_t)s->total * sizeof(uint64_t);
-    s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->fd, 0);
-    if (s->map == MAP_FAILED) {
-        s->map = NULL;
-        return cli_err_errno(s->dir, "cannot map the temporary spool file"), false;
-    }
-    *h = s->map;
-    return true;
-}
-
-static void spool_free(spool *s)
-{
-    if (s->map) munmap(s->map, s->map_len);
-    if (s->fd >= 0) close(s->fd);
-    free(s->buf);
-}
 
 /* ---- the command ---- */
 
@@ -276,12 +129,13 @@ static int run(int argc, char **argv)
     int rc = CLI_EXIT_ERR;
     double t0 = cli_now();
     cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
-    spool sp;
+    cli_spool *sp = r ? cli_spool_new(path) : NULL;
     cli_hll *hll = malloc(sizeof *hll);
     bk_filter *f = NULL;
-    if (!r || !hll || !spool_init(&sp, path)) {
+    if (!r || !hll || !sp) {
         if (!hll) cli_err("out of memory");
         cli_reader_close(r);
+        cli_spool_free(sp);
         free(hll);
         free(inputs);
         return CLI_EXIT_ERR;
@@ -297,12 +151,12 @@ static int run(int argc, char **argv)
     while ((more = cli_reader_next(r, &b)) > 0) {
         cli_hash_batch(&b, to.seed, h);
         cli_hll_add(hll, h, b.n);
-        if (!spool_put(&sp, h, b.n)) goto out;
+        if (!cli_spool_put(sp, h, b.n)) goto out;
         lines += b.n;
         cli_progress_update(&prog, cli_reader_bytes_done(r), lines);
     }
     cli_progress_end(&prog);
-    if (more < 0 || !spool_finish(&sp)) goto out;
+    if (more < 0) goto out;
     double est = cli_hll_estimate(hll);
     uint64_t cap = n_override;
     if (!cap) {
@@ -314,26 +168,32 @@ static int run(int argc, char **argv)
     /* pass 2: the filter */
     char b1[32], b2[32], b3[32];
     bk_status s;
+    uint64_t distinct = 0;
     if (t->build_static) {
         const uint64_t *all;
         size_t nall;
-        if (!spool_all(&sp, &all, &nall)) goto out;
+        if (!cli_spool_all(sp, &all, &nall)) goto out;
         s = t->build_static(all, nall, p, &to, &f);
     } else {
         s = t->create(cap, p, &to, &f);
         if (s == BK_OK) {
+            /* Partition by partition, in hash order: the types that place a key by multiply-shift
+             * of its hash then fill their memory front to back. The deleting types (counting,
+             * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
+             * filter holds the set of keys, as for the other types. */
+            const bool dedupe = t->can_remove;
             cli_progress_start(&prog, quiet, "insert", lines);
-            const uint64_t *chunk;
+            const uint64_t *part;
             size_t n, done = 0;
-            bool first = true;
             int nx;
-            while ((nx = spool_next(&sp, &chunk, &n, &first)) > 0) {
-                if ((s = bk_filter_add_hashes(f, chunk, n)) != BK_OK) break;
+            while ((nx = cli_spool_next(sp, dedupe, &part, &n)) > 0) {
+                if ((s = bk_filter_add_hashes(f, part, n)) != BK_OK) break;
                 done += n;
                 cli_progress_update(&prog, done, done);
             }
             cli_progress_end(&prog);
             if (nx < 0) goto out;
+            if (dedupe) distinct = done;
             /* Bit-setting types count every add, duplicates included. A union sets the count to the
              * fill-based estimate of distinct keys; the union of a filter with itself changes no bit,
              * so this gives the count that info's saturation check needs, for one pass over the
@@ -351,13 +211,14 @@ static int run(int argc, char **argv)
     if (!quiet) {
         double el = cli_now() - t0;
         cli_describe(stderr, "built", path, f);
-        fprintf(stderr, "bloomkit: read %s keys (about %s distinct, estimated) in %.2f s, %s keys/s\n",
-                cli_group(lines, b1, sizeof b1), cli_group((uint64_t)(est + 0.5), b2, sizeof b2), el,
-                cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
+        fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s\n",
+                cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
+                cli_group(distinct ? distinct : (uint64_t)(est + 0.5), b2, sizeof b2), distinct ? "" : ", estimated",
+                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
     }
 out:
     bk_filter_free(f);
-    spool_free(&sp);
+    cli_spool_free(sp);
     cli_reader_close(r);
     free(hll);
     free(inputs);

@@ -8,7 +8,7 @@ static const char help[] =
     "Usage: bloomkit calc -n N -p P [--type T] [--json] [type options]\n"
     "\n"
     "Sizing of every filter type (or just --type T) for N keys at false-positive rate P: bits,\n"
-    "bytes of memory (the file is that plus a 128-byte header), probes k (or fingerprint bits),\n"
+    "bytes of memory (a file adds a header of about 128 bytes), probes k (or fingerprint bits),\n"
     "bits per key, and the FPR that geometry really gives at N keys (computed with the exact formula\n"
     "of each layout: rounding k or the block structure can put it a little above or below P).\n"
     "\n"
@@ -31,6 +31,12 @@ static const cli_opt opts[] = {
     CLI_OPTS_TYPE,
     CLI_OPTS_END,
 };
+
+static const char *calc_error(bk_status s)
+{
+    if (s == BK_EINVAL) return "cannot reach this FPR (its fingerprints are at most 16 bits): use a larger -p";
+    return cli_status_words(s);
+}
 
 static int run(int argc, char **argv)
 {
@@ -92,7 +98,7 @@ static int run(int argc, char **argv)
                        strcmp(sz.k_label, "k") == 0 ? "k" : "fingerprint_bits", sz.k, sz.bits_per_key, sz.fpr);
             else
                 printf(",\"error\":");
-            cli_json_string(stdout, s == BK_OK ? sz.note : cli_status_words(s));
+            cli_json_string(stdout, s == BK_OK ? sz.note : calc_error(s));
             printf("}");
         } else if (s == BK_OK) {
             char kk[24];
@@ -101,7 +107,7 @@ static int run(int argc, char **argv)
                    cli_human_bytes((double)sz.bytes, b2, sizeof b2), kk, sz.bits_per_key,
                    cli_percent(sz.fpr, b3, sizeof b3), sz.note);
         } else {
-            printf("%-12s %s\n", t->name, cli_status_words(s));
+            printf("%-12s %s\n", t->name, calc_error(s));
         }
         if (s != BK_OK && only) rc = CLI_EXIT_ERR;
         first = false;
@@ -109,7 +115,7 @@ static int run(int argc, char **argv)
     if (json)
         printf("]}\n");
     else
-        printf("\nk: probes per key; fpN: fingerprint bits. Memory excludes the file's 128-byte header.\n");
+        printf("\nk: probes per key; fpN: fingerprint bits. Files add a header of about 128 bytes.\n");
     if (rc != CLI_EXIT_OK) cli_err("%s: cannot size %s keys at %g", only->name, cli_group(n, b1, sizeof b1), p);
     return rc;
 }

@@ -3,6 +3,7 @@
  * command line, the options it accepts, its sizing function (for calc) and its constructor (for
  * create and build). Adding a type to the command is adding one entry here.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,172 @@ static bk_status blocked_create(uint64_t n, double p, const cli_type_opts *o, bk
     return s;
 }
 
+/* ---- counting Bloom: 4- or 8-bit counters, deletion ---- */
+
+static bk_status counting_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_geometry g;
+    uint64_t bytes;
+    uint32_t cb = o->counter_bits ? o->counter_bits : 4;
+    bk_status s = bk_counting_size(n, p, cb, &g, &bytes);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m * cb;
+    out->bytes = bytes;
+    out->k = g.k;
+    out->k_label = "k";
+    out->bits_per_key = (double)bytes * 8.0 / (double)n;
+    out->fpr = g.fpr;
+    char m[32];
+    snprintf(out->note, sizeof out->note, "%s counters of %u bits", cli_group(g.m, m, sizeof m), cb);
+    return BK_OK;
+}
+
+static bk_status counting_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_counting_options co = { o->counter_bits, o->seed };
+    bk_counting *c;
+    bk_status s = bk_counting_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_COUNTING, c, out);
+    if (s != BK_OK) bk_counting_free(c);
+    return s;
+}
+
+/* ---- scalable Bloom: a chain of classic sub-filters that grows ---- */
+
+static bk_scalable_options scalable_opts(const cli_type_opts *o)
+{
+    bk_scalable_options so = bk_scalable_default_options();
+    if (o->growth) so.growth = o->growth;
+    if (o->ratio > 0) so.tightening = o->ratio;
+    so.seed = o->seed;
+    return so;
+}
+
+static bk_status scalable_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_scalable_options so = scalable_opts(o);
+    bk_geometry g;
+    bk_status s = bk_scalable_layer_size(n, p, &so, 0, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = (g.m + 511) / 512 * 64;
+    out->k = g.k;
+    out->k_label = "k";
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
+    out->fpr = g.fpr;
+    if (so.growth == 1)
+        snprintf(out->note, sizeof out->note, "one sub-filter, never grows");
+    else
+        snprintf(out->note, sizeof out->note, "first sub-filter (p0 = p x %.2g); grows x%u, FPR stays < p",
+                 1 - so.tightening, so.growth);
+    return BK_OK;
+}
+
+static bk_status scalable_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_scalable_options so = scalable_opts(o);
+    bk_scalable *f;
+    bk_status s = bk_scalable_new(n, p, &so, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_SCALABLE, f, out);
+    if (s != BK_OK) bk_scalable_free(f);
+    return s;
+}
+
+/* ---- cuckoo: fingerprints in buckets, deletion ---- */
+
+static bk_cuckoo_options cuckoo_opts(const cli_type_opts *o)
+{
+    bk_cuckoo_options co;
+    memset(&co, 0, sizeof co);
+    co.bucket_size = o->bucket_size;
+    co.fingerprint_bits = o->fingerprint_bits;
+    co.max_kicks = o->max_kicks;
+    co.expansion = o->expansion;
+    co.seed = o->seed;
+    return co;
+}
+
+/* The library sizes a cuckoo table when it creates one: create it (the zeroed table is not touched,
+ * so this costs address space, not memory) and read the geometry back. */
+static bk_status cuckoo_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_cuckoo_options co = cuckoo_opts(o);
+    bk_cuckoo *c;
+    bk_status s = bk_cuckoo_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    bk_cuckoo_info ci;
+    bk_cuckoo_info_get(c, &ci);
+    bk_cuckoo_free(c);
+    memset(out, 0, sizeof *out);
+    out->bits = ci.slots * ci.fingerprint_bits;
+    out->bytes = ci.memory_bytes;
+    out->k = ci.fingerprint_bits;
+    out->k_label = "fingerprint bits";
+    out->bits_per_key = (double)ci.memory_bytes * 8.0 / (double)n;
+    double alpha = (double)n / (double)ci.slots;
+    out->fpr = -expm1(2.0 * ci.bucket_size * alpha * log1p(-1.0 / (ldexp(1.0, (int)ci.fingerprint_bits) - 1)));
+    char b[32];
+    snprintf(out->note, sizeof out->note, "%s buckets of %u, load %.2f at n", cli_group(ci.buckets, b, sizeof b),
+             ci.bucket_size, alpha);
+    return BK_OK;
+}
+
+static bk_status cuckoo_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_cuckoo_options co = cuckoo_opts(o);
+    bk_cuckoo *c;
+    bk_status s = bk_cuckoo_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_CUCKOO, c, out);
+    if (s != BK_OK) bk_cuckoo_free(c);
+    return s;
+}
+
+/* ---- binary fuse: static, built from the whole key set ---- */
+
+static bk_status fuse_geometry(uint64_t n, double p, const cli_type_opts *o, bk_geometry *g)
+{
+    if (o->fingerprint_bits == 12) return BK_EINVAL;
+    return o->fingerprint_bits ? bk_fuse_size(n, o->fingerprint_bits, g) : bk_fuse_size_for_fpr(n, p, g);
+}
+
+static bk_status fuse_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_geometry g;
+    bk_status s = fuse_geometry(n, p, o, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = g.m / 8;
+    out->k = g.k;
+    out->k_label = "fingerprint bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "static (bloomkit build); FPR fixed by the fingerprint: 2^-%u", g.k);
+    return BK_OK;
+}
+
+static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_geometry g;
+    bk_status s = fuse_geometry(n ? n : 1, p, o, &g);
+    if (s != BK_OK) return s;
+    bk_fuse_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.fingerprint_bits = g.k;
+    fo.seed = o->seed;
+    bk_fuse *f;
+    s = bk_fuse_build_hashes(hashes, n, &fo, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_FUSE, f, out);
+    if (s != BK_OK) bk_fuse_free(f);
+    return s;
+}
+
 /* ---- the table ---- */
 
 const cli_type cli_types[] = {
@@ -107,6 +274,15 @@ const cli_type cli_types[] = {
       partitioned_size, partitioned_create, NULL },
     { "blocked", "blocked Bloom filter: every probe of a key in one cache-line block (fastest)", CLI_TOPT_BLOCK,
       false, false, true, blocked_size, blocked_create, NULL },
+    { "counting", "counting Bloom filter: 4- or 8-bit counters, keys can be removed", CLI_TOPT_COUNTER_BITS, true,
+      false, false, counting_size, counting_create, NULL },
+    { "scalable", "scalable Bloom filter: a chain of filters that grows when full, FPR stays under p",
+      CLI_TOPT_GROWTH | CLI_TOPT_RATIO, false, false, false, scalable_size, scalable_create, NULL },
+    { "cuckoo", "cuckoo filter: fingerprints in buckets, keys can be removed, small at low p",
+      CLI_TOPT_FINGERPRINT | CLI_TOPT_BUCKET | CLI_TOPT_KICKS | CLI_TOPT_EXPANSION, true, false, false, cuckoo_size,
+      cuckoo_create, NULL },
+    { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
+      CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
 

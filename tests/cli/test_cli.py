@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN = None
@@ -356,6 +357,28 @@ def test_keys():
 
 
 @group
+def test_keys_readahead():
+    """The same rules through the read-ahead thread (used by default for inputs of 16 MiB or more),
+    with keys longer than its 2 MiB blocks, and many keys spanning block boundaries."""
+    os.environ["BLOOMKIT_READAHEAD"] = "1"
+    try:
+        test_keys()
+        huge = random.Random(5).randbytes(3 << 20).replace(b"\n", b"y")
+        keys = urls(300000, host="ra.test")
+        write("ra.txt", lines(keys[:100000]) + huge + b"\n" + lines(keys[100000:]) + b"tail-unterminated")
+        run(["build", "-q", "ra.bf", "ra.txt", "-p", "0.1%"], expect=0)
+        os.environ["BLOOMKIT_READAHEAD"] = "0"
+        run(["build", "-q", "plain.bf", "ra.txt", "-p", "0.1%"], expect=0)
+        check(read("ra.bf") == read("plain.bf"), "read-ahead and plain reading build the same filter")
+        rc, out, err = run(["query", "-q", "ra.bf"], input=huge + b"\ntail-unterminated\n", expect=0)
+        os.environ["BLOOMKIT_READAHEAD"] = "1"
+        rc, out, err = run(["filter", "--present", "ra.bf", "ra.txt"], expect=0)
+        check(out == read("ra.txt") + b"\n", "filter --present through read-ahead copies every line")
+    finally:
+        del os.environ["BLOOMKIT_READAHEAD"]
+
+
+@group
 def test_merge():
     keys = urls(60000)
     a, b = keys[:30000], keys[30000:]
@@ -449,7 +472,7 @@ def test_errors():
         check(out.startswith(name.encode() + b": ") and b"ok" not in out, out)
         print("  %-10s %s" % (name, out.decode().strip()))
     rc, out, err = run(["verify", "ok.bf"], expect=0)
-    check(out.startswith(b"ok.bf: ok (bloom, 2,000 keys"), out)
+    check(out.startswith(b"ok.bf: ok (bloom, "), out)
     rc, out, err = run(["verify", "ok.bf", "payload.bf", "gone.bf"], expect=2)
     check(out.count(b"\n") == 2 and "gone.bf" in err, "verify goes on after a bad file")
     rc, out, err = run(["verify", "-q", "ok.bf", "payload.bf"], expect=1)
@@ -483,12 +506,17 @@ def test_concurrent_add():
         f = "conc-%s.bf" % t
         run(["create", "-q", f, "-n", "200k", "-p", "1%", "--type", t], expect=0)
         procs = [subprocess.Popen([BIN, "add", f], stdin=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
-        # feed both at once, in interleaved chunks, so the two really run at the same time
-        for i in range(0, max(len(h1), len(h2)), 1 << 16):
-            for p, data in zip(procs, (h1, h2)):
+        # one feeder thread per process, in chunks, so both run at the same time when they can (in
+        # place), and a writer waiting for the lock does not stall the other's input (load-save)
+        def feed(p, data):
+            for i in range(0, len(data), 1 << 16):
                 p.stdin.write(data[i:i + (1 << 16)])
-        for p in procs:
             p.stdin.close()
+        feeders = [threading.Thread(target=feed, args=(p, d)) for p, d in zip(procs, (h1, h2))]
+        for th in feeders:
+            th.start()
+        for th in feeders:
+            th.join()
         for p in procs:
             check(p.wait() == 0, "%s: add failed: %s" % (t, p.stderr.read().decode()))
         rc, out, err = run(["query", f], input=lines(keys))
