@@ -362,7 +362,8 @@ static inline void cli_hash_batch(const cli_batch *b, uint64_t seed, uint64_t *o
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
-    const char *summary;               /* "FILE [KEY...]   what it does", for the overview */
+    const char *args;                  /* "FILE [KEY...]", for the overview */
+    const char *summary;               /* what it does, for the overview */
     const char *help;                  /* the full --help text */
 } cli_command;
 

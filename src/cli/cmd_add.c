@@ -187,5 +187,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_add = { "add", run,
-                                  "FILE [KEY...]                   add keys (arguments, else stdin lines)", help };
+const cli_command cli_cmd_add = { "add", run, "FILE [KEY...]",
+                                  "add keys (arguments, else stdin lines)", help };

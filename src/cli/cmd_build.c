@@ -225,6 +225,5 @@ out:
     return rc;
 }
 
-const cli_command cli_cmd_build = { "build", run,
-                                    "FILE [-p P] [--type T] [INPUT...]  a filter sized for and filled with the input's keys",
-                                    help };
+const cli_command cli_cmd_build = { "build", run, "FILE [-p P] [--type T] [INPUT...]",
+                                    "a filter sized for and filled with the input's keys", help };

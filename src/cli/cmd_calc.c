@@ -120,5 +120,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_calc = { "calc", run, "-n N -p P [--type T] [--json]   sizing of every type for N keys at FPR P",
-                                   help };
+const cli_command cli_cmd_calc = { "calc", run, "-n N -p P [--type T] [--json]",
+                                   "sizing of every type for N keys at FPR P", help };

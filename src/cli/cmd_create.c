@@ -109,7 +109,5 @@ static int run(int argc, char **argv)
     return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-const cli_command cli_cmd_create = { "create",
-                                     run,
-                                     "FILE -n N -p P [--type T]       an empty filter file for N keys at FPR P",
-                                     help };
+const cli_command cli_cmd_create = { "create", run, "FILE -n N -p P [--type T]",
+                                     "an empty filter file for N keys at FPR P", help };

@@ -106,6 +106,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_filter = { "filter", run,
-                                     "FILE [--absent|--present]       copy stdin lines: only the absent (default) or present",
-                                     help };
+const cli_command cli_cmd_filter = { "filter", run, "FILE [--absent|--present]",
+                                     "copy stdin lines: only the absent (default) or present", help };

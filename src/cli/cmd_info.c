@@ -133,9 +133,12 @@ static int run(int argc, char **argv)
         printf("seed:               %llu\n", (unsigned long long)st.seed);
         printf("capacity:           %s keys\n", cli_group(st.capacity, a, sizeof a));
         printf("count:              %s keys inserted\n", cli_group(st.count, a, sizeof a));
-        printf("distinct (est.):    %s keys (from the fill)\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
-        if (fp)
-            printf("geometry:           %s cells, %u fingerprint bits\n", cli_group(st.bits, a, sizeof a), st.k);
+        printf("distinct (est.):    %s keys\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
+        if (st.type == BK_TYPE_CUCKOO)
+            printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
+        else if (fp)
+            printf("geometry:           %s cells of %u-bit fingerprints\n",
+                   cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);
         else
             printf("geometry:           %s bits, k = %u probes per key\n", cli_group(st.bits, a, sizeof a), st.k);
         if (st.subfilters) printf("sub-filters:        %u\n", st.subfilters);
@@ -156,6 +159,5 @@ static int run(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_info = { "info", run,
-                                   "FILE [--json]                   type, parameters, fill, FPR now, saturation warning",
-                                   help };
+const cli_command cli_cmd_info = { "info", run, "FILE [--json]",
+                                   "type, parameters, fill, FPR now, saturation warning", help };

@@ -116,5 +116,4 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_merge = { "merge", run,
-                                    "OUT IN...                       union of compatible filters into OUT", help };
+const cli_command cli_cmd_merge = { "merge", run, "OUT IN...", "union of compatible filters into OUT", help };

@@ -117,6 +117,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_query = { "query", run,
-                                    "FILE [KEY...]                   print each key with present/absent (exit 1: some absent)",
-                                    help };
+const cli_command cli_cmd_query = { "query", run, "FILE [KEY...]",
+                                    "print each key with present/absent (exit 1: some absent)", help };

@@ -146,5 +146,5 @@ done:
     return rc;
 }
 
-const cli_command cli_cmd_remove = { "remove", run,
-                                     "FILE [KEY...]                   remove keys (counting and cuckoo filters)", help };
+const cli_command cli_cmd_remove = { "remove", run, "FILE [KEY...]",
+                                     "remove keys (counting and cuckoo filters)", help };

@@ -93,5 +93,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const cli_command cli_cmd_verify = { "verify", run,
-                                     "FILE...                         check structure and checksums (exit 1: damaged)", help };
+const cli_command cli_cmd_verify = { "verify", run, "FILE...",
+                                     "check structure and checksums (exit 1: damaged)", help };

@@ -28,7 +28,7 @@ static void overview(FILE *out)
             "\n"
             "Commands:\n",
             BK_VERSION_STRING);
-    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-7s %s\n", commands[i]->name, commands[i]->summary);
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-7s %-34s %s\n", commands[i]->name, commands[i]->args, commands[i]->summary);
     fprintf(out, "\nFilter types (--type): ");
     for (size_t i = 0; i < cli_ntypes; i++) fprintf(out, "%s%s", i ? ", " : "", cli_types[i].name);
     fprintf(out,
