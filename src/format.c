@@ -708,7 +708,8 @@ bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out)
      * shared lock); a header checksum caught mid-rewrite is retried. */
     for (int attempt = 0;; attempt++) {
         s = load_core(map, len, flags, shared ? MODE_SHARED : MODE_READONLY, true, out);
-        if (s != BK_ECHECKSUM || attempt == 3) break;
+        bk_file_info again;
+        if (s != BK_ECHECKSUM || attempt == 3 || parse_header(map, len, &again) != BK_ECHECKSUM) break;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
