@@ -705,7 +705,7 @@ const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
  *   offset 16  u64 capacity    keys the filter was sized for, >= 1
  *   offset 24  u64 count       keys inserted (atomic inserts update it in place in shared mappings)
  *   offset 32  f64 fpr_target  in [0, 1]
- *   offset 36  zero padding to offset 64
+ *   offset 40  zero padding to offset 64
  *   offset 64  the blocks: m / 8 bytes, little-endian u64 words; block b is words [b*w, (b+1)*w) with
  *              w = 4 (SPLIT256) or 8 (512); bit i of a block is bit (i & 63) of its word (i >> 6).
  * The hash seed is in the container header. Probe positions: see the comment at the top of this file
@@ -774,6 +774,21 @@ static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint
 {
     return bk_blocked_contains_hashes(f, h, n, r);
 }
+static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
+/* Atomic batch for shared mappings: the same prefetch pipeline as the plain batches. */
+static bk_status v_add_hashes_atomic(void *vf, const uint64_t *h, size_t n)
+{
+    bk_blocked *f = vf;
+    if (!f || (!h && n)) return BK_EINVAL;
+    const int shift = f->layout == BK_BLOCKED_SPLIT256 ? 2 : 3;
+    size_t pre = n < BK_PF ? n : BK_PF;
+    for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(BLOCK_OF(f, h[i], shift));
+    for (size_t i = 0; i < n; i++) {
+        if (i + BK_PF < n) BK_PREFETCH_W(BLOCK_OF(f, h[i + BK_PF], shift));
+        bk_blocked_add_hash_atomic(f, h[i]);
+    }
+    return BK_OK;
+}
 static uint64_t v_seed(const void *f) { return bk_blocked_seed(f); }
 static void v_stats(const void *f, bk_stats *s) { bk_blocked_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_blocked_union(d, s); }
@@ -794,4 +809,6 @@ BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .add_hash_atomic = v_add_hash_atomic,
+    .add_hashes_atomic = v_add_hashes_atomic,
 };
