@@ -540,6 +540,33 @@ bk_status bk_blocked_add_atomic(bk_blocked *f, const void *key, size_t len)
     return bk_blocked_add_hash_atomic(f, bk__hash(key, len, f->seed));
 }
 
+bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, size_t n)
+{
+    if (!f || (!hashes && n)) return BK_EINVAL;
+    const int shift = f->layout == BK_BLOCKED_SPLIT256 ? 2 : 3;
+    size_t pre = n < BK_PF ? n : BK_PF;
+    for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(BLOCK_OF(f, hashes[i], shift));
+    for (size_t i = 0; i < n; i++) {
+        if (i + BK_PF < n) BK_PREFETCH_W(BLOCK_OF(f, hashes[i + BK_PF], shift));
+        bk_blocked_add_hash_atomic(f, hashes[i]);
+    }
+    return BK_OK;
+}
+
+bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
+{
+    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return BK_EINVAL;
+    uint64_t h[64];
+    for (size_t i = 0; i < n; i += 64) {
+        size_t e = i + 64 < n ? i + 64 : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        bk_blocked_add_hashes_atomic(f, h, e - i);
+    }
+    return BK_OK;
+}
+
 bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n)
 {
     if (!f || (!hashes && n)) return BK_EINVAL;
@@ -775,19 +802,9 @@ static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint
     return bk_blocked_contains_hashes(f, h, n, r);
 }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
-/* Atomic batch for shared mappings: the same prefetch pipeline as the plain batches. */
-static bk_status v_add_hashes_atomic(void *vf, const uint64_t *h, size_t n)
+static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
 {
-    bk_blocked *f = vf;
-    if (!f || (!h && n)) return BK_EINVAL;
-    const int shift = f->layout == BK_BLOCKED_SPLIT256 ? 2 : 3;
-    size_t pre = n < BK_PF ? n : BK_PF;
-    for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(BLOCK_OF(f, h[i], shift));
-    for (size_t i = 0; i < n; i++) {
-        if (i + BK_PF < n) BK_PREFETCH_W(BLOCK_OF(f, h[i + BK_PF], shift));
-        bk_blocked_add_hash_atomic(f, h[i]);
-    }
-    return BK_OK;
+    return bk_blocked_add_hashes_atomic(f, h, n);
 }
 static uint64_t v_seed(const void *f) { return bk_blocked_seed(f); }
 static void v_stats(const void *f, bk_stats *s) { bk_blocked_stats(f, s); }

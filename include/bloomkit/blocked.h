@@ -118,6 +118,10 @@ BK_API bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t hash);
  * queries. A query racing the insert of the same key may miss it; nothing else can go wrong. [query] */
 BK_API bk_status bk_blocked_add_atomic(bk_blocked *f, const void *key, size_t len);
 BK_API bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t hash);
+/* Batches of atomic inserts, with the batch forms' prefetching (out of cache, each atomic insert
+ * otherwise waits for its line). Errors as bk_blocked_add_many / _add_hashes. [query] */
+BK_API bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n);
+BK_API bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, size_t n);
 
 /* Query: true if probably present, false if certainly absent. f must not be NULL; key may be NULL
  * only when len is 0. [query] */
