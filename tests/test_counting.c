@@ -476,7 +476,7 @@ static void serialization_round_trip(void **state)
             { 0, 4, 5, BK_ECORRUPT },         { 0, 4, 16, BK_ECORRUPT },     { 4, 4, 0, BK_ECORRUPT },
             { 4, 4, 65, BK_ECORRUPT },        { 8, 8, 0, BK_ECORRUPT },      { 8, 8, UINT64_MAX, BK_ECORRUPT },
             { 8, 8, m * 4, BK_ETRUNCATED },   { 16, 8, 0, BK_ECORRUPT },     { 32, 8, two_u, BK_ECORRUPT },
-            { 32, 8, nan_u, BK_ECORRUPT },
+            { 32, 8, nan_u, BK_ECORRUPT },     { 40, 1, 1, BK_ECORRUPT },     { 63, 1, 0x80, BK_ECORRUPT },
         };
         for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
             memcpy(bad, buf, len);

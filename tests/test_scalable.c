@@ -473,6 +473,7 @@ static void serialization_round_trip(void **state)
         { 8, 8, half_u }, { 16, 8, one_u },   { 16, 8, zero_u }, { 16, 8, half_u }, { 24, 8, 0 },
         { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
         { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
+        { 40, 1, 1 },     { 63, 1, 0x80 },
         /* first sub-filter body at 64: layout, k, m, capacity, count */
         { 64, 4, 1 },     { 68, 4, 9 },       { 72, 8, 100 },    { 80, 8, 100 },   { 88, 8, UINT64_MAX },
     };
