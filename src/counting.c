@@ -232,14 +232,14 @@ bk_status bk_counting_remove_atomic(bk_counting *f, const void *key, size_t len)
     return bk_counting_remove_hash_atomic(f, bk__hash(key, len, f->seed));
 }
 
-/* Relaxed atomic loads (plain loads on mainstream targets) keep races with the atomic forms defined. */
+/* Relaxed atomic loads (plain loads on mainstream targets) keep races with the atomic forms defined.
+ * No early exit, as in the classic filter: the k loads are independent, so their cache misses overlap. */
 bool bk_counting_contains_hash(const bk_counting *f, uint64_t h)
 {
     const uint64_t cmax = f->cmax;
-    BK_FOR_EACH_COUNTER(f, h, {
-        if (!((__atomic_load_n(wp, __ATOMIC_RELAXED) >> sh) & cmax)) return false;
-    });
-    return true;
+    uint64_t all = 1;
+    BK_FOR_EACH_COUNTER(f, h, all &= ((__atomic_load_n(wp, __ATOMIC_RELAXED) >> sh) & cmax) != 0);
+    return all;
 }
 
 bool bk_counting_contains(const bk_counting *f, const void *key, size_t len)

@@ -224,9 +224,10 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* ---- query ---- */
 
 /* Layers at least this big are assumed to miss the cache. */
-#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+int bk__xT = 16, bk__xP = 2;
+#define BIG_LAYER_BYTES (UINT64_C(1) << bk__xT)
 /* Probes past the first two that a query prefetches in each big layer. */
-#define PREFETCH_DEPTH 2
+#define PREFETCH_DEPTH bk__xP
 
 /*
  * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
@@ -244,13 +245,13 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
     uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
     uint64_t alive = 0, done = 0;
-    for (uint32_t l = 0; l < n; l++) {
+    for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
         const uint64_t *w = L->words;
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
         if (L->bytes >= BIG_LAYER_BYTES) {
             uint64_t px = x, py = y;
-            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
+            for (uint32_t t = 2; t < 2u + (uint32_t)PREFETCH_DEPTH; t++) {
                 BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
                 px += py;
                 py += t;
