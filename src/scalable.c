@@ -224,10 +224,9 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* ---- query ---- */
 
 /* Layers at least this big are assumed to miss the cache. */
-int bk__xT = 16, bk__xP = 2;
-#define BIG_LAYER_BYTES (UINT64_C(1) << bk__xT)
+#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
 /* Probes past the first two that a query prefetches in each big layer. */
-#define PREFETCH_DEPTH bk__xP
+#define PREFETCH_DEPTH 2
 
 /*
  * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
@@ -251,7 +250,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
         if (L->bytes >= BIG_LAYER_BYTES) {
             uint64_t px = x, py = y;
-            for (uint32_t t = 2; t < 2u + (uint32_t)PREFETCH_DEPTH; t++) {
+            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
                 BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
                 px += py;
                 py += t;
@@ -263,7 +262,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         alive |= hit << l;
         done |= (uint64_t)(hit & (L->k <= 2)) << l;
     }
-    if (BK_LIKELY(!alive)) return false;
+    if (!alive) return false;
     if (done) return true;
     for (uint32_t t = 2; alive; t++) {
         uint64_t next = 0;
