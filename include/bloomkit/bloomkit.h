@@ -7,5 +7,6 @@
 #include "bloom.h"
 #include "counting.h"
 #include "scalable.h"
+#include "filter.h"
 
 #endif
