@@ -502,6 +502,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_counting_add_hash(f, h); }
+static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 static bool v_contains_hash(const void *f, uint64_t h) { return bk_counting_contains_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
@@ -529,4 +530,6 @@ BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .add_hash_atomic = v_add_hash_atomic,
+    .add_hashes_atomic = NULL,
 };

@@ -786,4 +786,7 @@ BK_HIDDEN const bk_vtable bk__scalable_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    /* A shared writable mapping cannot grow: scalable files are loaded, added to and saved. */
+    .add_hash_atomic = NULL,
+    .add_hashes_atomic = NULL,
 };

@@ -300,10 +300,30 @@ static void bad_input(void **state)
     /* the empty key is a key */
     assert_int_equal(bk_scalable_add_if_absent(f, NULL, 0), BK_OK);
     assert_true(bk_scalable_contains(f, "", 0));
-    /* a scalable filter has no remove: the generic table says so (the generic layer answers BK_ENOTSUP) */
+    /* a scalable filter has no remove: through the generic handle, BK_ENOTSUP and nothing changes */
     assert_null(bk__scalable_vtable.remove_hash);
     assert_int_equal(bk__scalable_vtable.type, BK_TYPE_SCALABLE);
-    bk_scalable_free(f);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);
+    for (uint64_t i = 0; i < 500; i++) {
+        tu_key k = tu_make_key(17, i);
+        assert_int_equal(bk_filter_add(h, k.b, sizeof k.b), BK_OK);
+    }
+    uint8_t *before, *after;
+    size_t lb, la;
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&before, &lb), BK_OK);
+    tu_key k0 = tu_make_key(17, 0);
+    assert_int_equal(bk_filter_remove(h, k0.b, sizeof k0.b), BK_ENOTSUP);
+    assert_int_equal(bk_filter_remove_hash(h, bk_hash64(k0.b, sizeof k0.b, 0)), BK_ENOTSUP);
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&after, &la), BK_OK);
+    assert_int_equal(la, lb);
+    assert_memory_equal(before, after, la);
+    assert_true(bk_filter_contains(h, k0.b, sizeof k0.b));
+    assert_ptr_equal(bk_filter_get(h, BK_TYPE_SCALABLE), f);
+    assert_null(bk_filter_get(h, BK_TYPE_COUNTING));
+    bk_filter_buffer_free(before);
+    bk_filter_buffer_free(after);
+    bk_filter_free(h); /* frees f */
     bk_scalable_free(NULL);
 }
 
