@@ -3,6 +3,7 @@
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
 extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
+extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable1;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
@@ -11,5 +12,9 @@ const bench_contender *const bench_contenders[] = {
     &bench_blocked,
     &bench_blocked512,
     &bench_floor,
+    &bench_counting,
+    &bench_counting8,
+    &bench_scalable,
+    &bench_scalable1,
     NULL,
 };

@@ -6,6 +6,8 @@
 #include "math.h"
 #include "bloom.h"
 #include "blocked.h"
+#include "counting.h"
+#include "scalable.h"
 #include "filter.h"
 
 #endif
