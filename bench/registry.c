@@ -2,10 +2,12 @@
 #include "bench.h"
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
+extern const bench_contender bench_cuckoo;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
     &bench_bloom,
     &bench_partitioned,
+    &bench_cuckoo,
     NULL,
 };
