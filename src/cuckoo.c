@@ -55,6 +55,7 @@ struct bk_cuckoo {
     uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
     uint32_t exp_shift;
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
+    uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
     uint32_t groups;         /* 1 or 2 groups per bucket */
     uint32_t group_bits;     /* lanes per group * f */
     uint32_t bucket_bits;    /* b * f */
@@ -136,14 +137,35 @@ static double table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots)
 
 /* ---- slots and buckets ---- */
 
-/* The 64 bits starting at bit `pos` of w (bits past the array come from the spare word). */
-BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos)
+/* The bits of w from bit `pos` on, at least 57 of them (every group starts at a bit that is a multiple
+ * of 4 and is at most 64 bits long, so a group always fits). Plain form: one unaligned load, for
+ * anything that runs with no writer alongside -- the writer itself, or any call without concurrent
+ * mode. Bytes past the array come from the spare word. Little-endian hosts only (checked below). */
+BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
+{
+    uint64_t x;
+    memcpy(&x, (const uint8_t *)w + (pos >> 3), 8);
+    return x >> (pos & 7);
+}
+
+/* Atomic form, for lock-free readers in concurrent mode: the two aligned words that can hold the
+ * group, each an acquire load (see "concurrency"). */
+BK_INLINE uint64_t read_atomic(const uint64_t *w, uint64_t pos)
 {
     uint64_t k = pos >> 6;
     unsigned sh = (unsigned)(pos & 63);
     uint64_t lo = LDA(&w[k]) >> sh;
     uint64_t hi = (LDA(&w[k + 1]) << 1) << (63 - sh); /* 0 when sh == 0, without a shift by 64 */
     return lo | hi;
+}
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#  error "cuckoo.c: slot words are little-endian and read with unaligned loads"
+#endif
+
+BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
+{
+    return atomic ? read_atomic(w, pos) : read_plain(w, pos);
 }
 
 /* Lanes of x (one group) equal to zero: the top bit of each such lane set, nothing else. Exact: no
@@ -159,20 +181,20 @@ BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
     return bucket * F->bucket_bits + (uint64_t)g * F->group_bits;
 }
 
-BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp)
+BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
 {
     uint64_t pat = fp * F->lane_lo;
-    uint64_t hit = zero_lanes(F, read64(T->words, group_pos(F, bucket, 0)) ^ pat);
-    if (F->groups == 2) hit |= zero_lanes(F, read64(T->words, group_pos(F, bucket, 1)) ^ pat);
+    uint64_t hit = zero_lanes(F, read64(T->words, group_pos(F, bucket, 0), atomic) ^ pat);
+    if (F->groups == 2) hit |= zero_lanes(F, read64(T->words, group_pos(F, bucket, 1), atomic) ^ pat);
     return hit != 0;
 }
 
-BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp)
+BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
 {
     uint64_t pat = fp * F->lane_lo;
     uint32_t c = 0;
     for (uint32_t g = 0; g < F->groups; g++)
-        c += (uint32_t)__builtin_popcountll(zero_lanes(F, read64(T->words, group_pos(F, bucket, g)) ^ pat));
+        c += (uint32_t)__builtin_popcountll(zero_lanes(F, read64(T->words, group_pos(F, bucket, g), atomic) ^ pat));
     return c;
 }
 
@@ -181,11 +203,11 @@ static int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, u
 {
     uint64_t pat = fp * F->lane_lo;
     for (uint32_t g = 0; g < F->groups; g++) {
-        uint64_t z = zero_lanes(F, read64(T->words, group_pos(F, bucket, g)) ^ pat);
+        uint64_t z = zero_lanes(F, read_plain(T->words, group_pos(F, bucket, g)) ^ pat);
         if (z) {
-            /* the flag of lane l is bit l*f + f-1 */
-            int lane = (__builtin_ctzll(z) + 1) / (int)F->f;
-            return (int)(g * (F->b / F->groups)) + lane - 1;
+            /* the flag of lane l is bit l*f + f-1: (ctz + 1) / f = l + 1, divided by a reciprocal */
+            uint32_t lane1 = ((uint32_t)__builtin_ctzll(z) + 1) * F->f_recip >> 16;
+            return (int)(g * (F->b / F->groups) + lane1) - 1;
         }
     }
     return -1;
@@ -194,7 +216,7 @@ static int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, u
 static uint32_t slot_get(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t j)
 {
     uint64_t pos = (bucket * F->b + j) * F->f;
-    return (uint32_t)(read64(T->words, pos) & F->fp_range);
+    return (uint32_t)(read_plain(T->words, pos) & F->fp_range);
 }
 
 /* Write one slot. Only the writer calls this (caller's exclusion, or the writer lock), so the
@@ -373,6 +395,7 @@ static bk_status filter_new(const cf_params *p, double fpr_target, bk_cuckoo **o
     F->seed = p->seed;
     F->fpr_target = fpr_target;
     F->fp_range = (UINT32_C(1) << p->f) - 1;
+    F->f_recip = 65536 / p->f + 1;
     F->bucket_bits = p->b * p->f;
     F->groups = F->bucket_bits > 64 ? 2 : 1;
     F->group_bits = F->bucket_bits / F->groups;
@@ -666,16 +689,17 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 
 /* ---- query ---- */
 
-BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
 {
-    uint64_t v = LDA(T->victim);
+    uint64_t v = atomic ? LDA(T->victim) : LD(T->victim);
     uint64_t vb = v >> 16;
     return v && (uint32_t)(v & 0xffff) == fp && (vb == i1 || vb == i2);
 }
 
-BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                         bool atomic)
 {
-    return bucket_has(F, T, i1, fp) | bucket_has(F, T, i2, fp) || victim_is(T, fp, i1, i2);
+    return bucket_has(F, T, i1, fp, atomic) | bucket_has(F, T, i2, fp, atomic) || victim_is(T, fp, i1, i2, atomic);
 }
 
 /* The reader side of the stripes (see "concurrency" above). */
@@ -685,7 +709,7 @@ static bool table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t
     for (unsigned spins = 0;; spins++) {
         uint64_t v1 = __atomic_load_n(s1, __ATOMIC_ACQUIRE), v2 = __atomic_load_n(s2, __ATOMIC_ACQUIRE);
         if (!((v1 | v2) & 1)) {
-            if (table_has(F, T, fp, i1, i2)) return true;
+            if (table_has(F, T, fp, i1, i2, true)) return true;
             /* the slot loads were acquire loads: these loads cannot move above them */
             if (LD(s1) == v1 && LD(s2) == v2) return false;
         }
@@ -701,7 +725,7 @@ bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
-        if (BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2) : table_has(F, T, fp, i1, i2))
+        if (BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2) : table_has(F, T, fp, i1, i2, false))
             return true;
     }
     return false;
@@ -712,11 +736,12 @@ bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
     return bk_cuckoo_contains_hash(F, bk__hash(key, len, F->seed));
 }
 
-static uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+static uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                            bool atomic)
 {
-    uint64_t c = bucket_count(F, T, i1, fp);
-    if (i2 != i1) c += bucket_count(F, T, i2, fp);
-    return c + victim_is(T, fp, i1, i2);
+    uint64_t c = bucket_count(F, T, i1, fp, atomic);
+    if (i2 != i1) c += bucket_count(F, T, i2, fp, atomic);
+    return c + victim_is(T, fp, i1, i2, atomic);
 }
 
 uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
@@ -730,7 +755,7 @@ uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         if (!F->stripes) {
-            c += table_count(F, T, fp, i1, i2);
+            c += table_count(F, T, fp, i1, i2, false);
             continue;
         }
         /* the same validation as contains: a count taken while a copy was homeless is retaken */
@@ -738,7 +763,7 @@ uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
         for (unsigned spins = 0;; spins++) {
             uint64_t v1 = __atomic_load_n(s1, __ATOMIC_ACQUIRE), v2 = __atomic_load_n(s2, __ATOMIC_ACQUIRE);
             if (!((v1 | v2) & 1)) {
-                uint64_t ct = table_count(F, T, fp, i1, i2);
+                uint64_t ct = table_count(F, T, fp, i1, i2, true);
                 if (LD(s1) == v1 && LD(s2) == v2) {
                     c += ct;
                     break;
@@ -780,7 +805,7 @@ static bool contains_locked(const bk_cuckoo *F, uint64_t h)
     for (uint32_t t = 0; t < F->ntables; t++) {
         const cf_table *T = F->vec->t[t];
         uint64_t i1 = bk__range64(h, T->buckets);
-        if (table_has(F, T, fp, i1, alt_t(T, i1, fp))) return true;
+        if (table_has(F, T, fp, i1, alt_t(T, i1, fp), false)) return true;
     }
     return false;
 }
@@ -812,7 +837,7 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     }
     if (j >= 0) {
         slot_set(F, T, bucket, (uint32_t)j, 0);
-    } else if (victim_is(T, fp, i1, i2)) {
+    } else if (victim_is(T, fp, i1, i2, false)) {
         STR(T->victim, 0);
     } else {
         return false;
@@ -869,7 +894,8 @@ static void prefetch_key(const bk_cuckoo *F, uint64_t h, uint32_t n, const cf_ve
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
-        const uint64_t *a = T->words + ((i1 * F->bucket_bits) >> 6), *b = T->words + ((i2 * F->bucket_bits) >> 6);
+        const uint8_t *a = (const uint8_t *)T->words + ((i1 * F->bucket_bits) >> 3);
+        const uint8_t *b = (const uint8_t *)T->words + ((i2 * F->bucket_bits) >> 3);
         if (write) {
             BK_PREFETCH_W(a);
             BK_PREFETCH_W(b);
@@ -888,6 +914,25 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
         uint32_t nt = ntables_acq(F);
         const cf_vec *v = vec_acq(F);
+        if (nt == 1 && !F->stripes) {
+            /* the common case: one table, no concurrent writers -- place, prefetch, probe */
+            const cf_table *T = v->t[0];
+            uint64_t i1[CF_BATCH], i2[CF_BATCH];
+            uint32_t fp[CF_BATCH];
+            for (size_t j = i; j < e; j++) {
+                fp[j - i] = fp_of(F, hashes[j]);
+                i1[j - i] = bk__range64(hashes[j], T->buckets);
+                i2[j - i] = alt_t(T, i1[j - i], fp[j - i]);
+                BK_PREFETCH((const uint8_t *)T->words + ((i1[j - i] * F->bucket_bits) >> 3));
+                BK_PREFETCH((const uint8_t *)T->words + ((i2[j - i] * F->bucket_bits) >> 3));
+            }
+            for (size_t j = i; j < e; j++) {
+                bool r = table_has(F, T, fp[j - i], i1[j - i], i2[j - i], false);
+                if (results) results[j] = r;
+                present += r;
+            }
+            continue;
+        }
         for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], nt, v, false);
         for (size_t j = i; j < e; j++) {
             bool r = bk_cuckoo_contains_hash(F, hashes[j]);
@@ -1143,10 +1188,10 @@ static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
     uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
     uint64_t used = 0, s = 0;
     for (; s + lanes <= slots; s += lanes) {
-        uint64_t x = read64(w, s * f);
+        uint64_t x = read_plain(w, s * f);
         used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
     }
-    for (; s < slots; s++) used += (read64(w, s * f) & mask) != 0;
+    for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
     return used;
 }
 
@@ -1159,9 +1204,6 @@ static bool tail_is_zero(const uint64_t *w, uint64_t nwords, uint64_t bits)
     return true;
 }
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#  error "cuckoo.c: decoding copies the little-endian slot words as they are"
-#endif
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
