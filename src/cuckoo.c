@@ -458,18 +458,24 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
     cf_params prm;
     bk_status s = resolve(opts, &prm);
     if (s != BK_OK || capacity == 0) return BK_EINVAL;
-    double load = opts && opts->load_factor != 0 ? opts->load_factor : default_load(prm.b);
-    if (!(load > 0 && load <= 1)) return BK_EINVAL;
     if (prm.f) {
         if (!(p == 0 || (p > 0 && p < 1))) return BK_EINVAL;
         if (p == 0) p = bk_cuckoo_fpr_bound(prm.b, prm.f);
     } else {
         if (!(p > 0 && p < 1)) return BK_EINVAL;
+        /* the smallest fingerprint that reaches p; below what 16 bits give with 4 slots, smaller
+         * buckets (fewer slots compared per query) when the caller left the bucket size to us */
         static const uint32_t fs[] = { 8, 12, 16 };
-        for (int i = 0; i < 3 && !prm.f; i++)
-            if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
-        if (!prm.f) return BK_EINVAL;
+        bool auto_b = !opts || opts->bucket_size == 0;
+        for (; !prm.f; prm.b >>= 1) {
+            for (int i = 0; i < 3 && !prm.f; i++)
+                if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
+            if (prm.f) break;
+            if (!auto_b || prm.b == 1) return BK_EINVAL;
+        }
     }
+    double load = opts && opts->load_factor != 0 ? opts->load_factor : default_load(prm.b);
+    if (!(load > 0 && load <= 1)) return BK_EINVAL;
     double nb = ceil((double)capacity / (prm.b * load));
     if (nb > (double)(BK_MAX_FILTER_BYTES * 8)) return BK_ETOOBIG;
     return create((uint64_t)nb, capacity, &prm, p, out);
