@@ -709,7 +709,9 @@ BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uin
 }
 
 /* The reader side of the stripes (see "concurrency" above). */
-static bool table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+/* Out of line: it keeps the plain query's registers free. */
+__attribute__((noinline)) static bool table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp,
+                                                           uint64_t i1, uint64_t i2)
 {
     const uint64_t *s1 = stripe_of(F, i1), *s2 = stripe_of(F, i2);
     for (unsigned spins = 0;; spins++) {
@@ -893,11 +895,16 @@ bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
 
 /* ---- batches ---- */
 
-/* Prefetch both buckets of h in every table (a chain is short; one table is the common case). */
-static void prefetch_key(const bk_cuckoo *F, uint64_t h, uint32_t n, const cf_vec *v, bool write)
+typedef enum { OP_ADD, OP_ADD_NX, OP_REMOVE } cf_op;
+
+/* Prefetch both buckets of h: adds go to the newest table; removes and queries look at every table
+ * (a chain is short; one table is the common case). */
+static void prefetch_key(const bk_cuckoo *F, uint64_t h, cf_op op, bool write)
 {
     uint32_t fp = fp_of(F, h);
-    for (uint32_t t = 0; t < n; t++) {
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    for (uint32_t t = op == OP_ADD ? n - 1 : 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         const uint8_t *a = (const uint8_t *)T->words + ((i1 * F->bucket_bits) >> 3);
@@ -939,7 +946,7 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
             }
             continue;
         }
-        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], nt, v, false);
+        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], OP_REMOVE, false);
         for (size_t j = i; j < e; j++) {
             bool r = bk_cuckoo_contains_hash(F, hashes[j]);
             if (results) results[j] = r;
@@ -963,7 +970,6 @@ size_t bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, cons
     return present;
 }
 
-typedef enum { OP_ADD, OP_ADD_NX, OP_REMOVE } cf_op;
 
 static void fill_status(bk_status *results, size_t n, bk_status s)
 {
@@ -979,7 +985,7 @@ static size_t write_hashes(bk_cuckoo *F, const uint64_t *hashes, const uint8_t *
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
         wlock(F);
-        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op == OP_ADD ? 1 : F->ntables, F->vec, true);
+        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op, true);
         for (size_t j = i; j < e; j++) {
             bk_status s;
             if (bad && bad[j]) {
