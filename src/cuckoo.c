@@ -733,8 +733,9 @@ bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
-        if (BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2) : table_has(F, T, fp, i1, i2, false))
-            return true;
+        bool hit = BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2)
+                                                   : table_has(F, T, fp, i1, i2, false);
+        if (hit) return true;
     }
     return false;
 }
@@ -1231,7 +1232,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_f64(r, &fpr)) || (s = bk__r_align(r, 64)))
         return s;
     if (!valid_b(b) || !valid_f(f) || max_kicks == 0 || max_kicks > BK_CUCKOO_MAX_KICKS ||
-        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 || ntables > BK_CUCKOO_MAX_TABLES || reserved ||
+        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 ||
+        ntables > BK_CUCKOO_MAX_TABLES || reserved ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
     cf_params prm = { b, f, max_kicks, expansion, r->seed, false };
