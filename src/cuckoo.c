@@ -70,6 +70,8 @@ struct bk_cuckoo {
     uint64_t ctr_own[CTR_N];
     uint64_t rng;            /* kick choices; only touched by the (single) writer */
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters, else NULL */
+    const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
+                                    queries' fast path; never written while concurrent readers run */
     pthread_mutex_t lock;    /* concurrent mode: held by every writer */
 };
 
@@ -311,6 +313,12 @@ static bk_status table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f
     return BK_OK;
 }
 
+static void update_solo(bk_cuckoo *F)
+{
+    const cf_table *s = F->ntables == 1 && !F->stripes ? F->vec->t[0] : NULL;
+    if (F->solo != s) F->solo = s; /* in concurrent mode it stays NULL, unwritten */
+}
+
 /* Append a table (the writer only). The table is complete before ntables counts it (release). */
 static bk_status chain_push(bk_cuckoo *F, cf_table *T)
 {
@@ -330,6 +338,7 @@ static bk_status chain_push(bk_cuckoo *F, cf_table *T)
     }
     v->t[n] = T;
     __atomic_store_n(&F->ntables, n + 1, __ATOMIC_RELEASE);
+    update_solo(F);
     return BK_OK;
 }
 
@@ -367,6 +376,7 @@ static bk_status set_concurrent(bk_cuckoo *F, bool on)
         bk__free(F->stripes);
         F->stripes = NULL;
     }
+    if (F->vec) update_solo(F);
     return BK_OK;
 }
 
@@ -725,9 +735,9 @@ __attribute__((noinline)) static bool table_has_concurrent(const bk_cuckoo *F, c
     }
 }
 
-bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+/* A chain, or concurrent mode. */
+__attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint64_t h, uint32_t fp)
 {
-    uint32_t fp = fp_of(F, h);
     uint32_t n = ntables_acq(F);
     const cf_vec *v = vec_acq(F);
     for (uint32_t t = 0; t < n; t++) {
@@ -738,6 +748,17 @@ bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
         if (hit) return true;
     }
     return false;
+}
+
+bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+{
+    const cf_table *T = F->solo;
+    uint32_t fp = fp_of(F, h);
+    if (BK_LIKELY(T != NULL)) {
+        uint64_t i1 = bk__range64(h, T->buckets);
+        return table_has(F, T, fp, i1, alt_of(T->buckets, i1, fp), false); /* the first table: shift 0 */
+    }
+    return contains_general(F, h, fp);
 }
 
 bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
@@ -926,11 +947,9 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
     size_t present = 0;
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        uint32_t nt = ntables_acq(F);
-        const cf_vec *v = vec_acq(F);
-        if (nt == 1 && !F->stripes) {
+        if (F->solo) {
             /* the common case: one table, no concurrent writers -- place, prefetch, probe */
-            const cf_table *T = v->t[0];
+            const cf_table *T = F->solo;
             uint64_t i1[CF_BATCH], i2[CF_BATCH];
             uint32_t fp[CF_BATCH];
             for (size_t j = i; j < e; j++) {
