@@ -35,9 +35,9 @@ typedef struct cf_table {
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     uint64_t capacity;
     uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
-    uint64_t *victim;     /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t victim;      /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
     uint64_t items_own;
-    uint64_t victim_own;
     bool owns_words;
 } cf_table;
 
@@ -308,7 +308,6 @@ static bk_status table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f
     T->mask = (UINT64_C(1) << shift) - 1;
     T->capacity = capacity;
     T->items = &T->items_own;
-    T->victim = &T->victim_own;
     *out = T;
     return BK_OK;
 }
@@ -524,7 +523,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
         if ((s = table_new(T->base, T->shift, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
-        U->victim_own = LD(T->victim);
+        U->victim = LD(&T->victim);
         if ((s = chain_push(C, U)) != BK_OK) table_free(U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
@@ -613,6 +612,13 @@ BK_INLINE uint64_t rng_next(bk_cuckoo *F)
     return F->rng = x;
 }
 
+/* The writer's only way to change a victim: the mapping's copy follows. */
+static void set_victim(cf_table *T, uint64_t v)
+{
+    STR(&T->victim, v);
+    if (T->victim_map) ST(T->victim_map, v);
+}
+
 static bool try_put(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t fp)
 {
     int j = bucket_find(F, T, bucket, 0);
@@ -641,7 +647,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             seq_open(F, alt);
         }
         slot_set(F, T, bucket, j, cur);
-        if (n == 0 && cur_is_victim) STR(T->victim, 0);
+        if (n == 0 && cur_is_victim) set_victim(T, 0);
         if (F->stripes) {
             /* cur is in a bucket again: its protection can end, unless shared with old's */
             uint64_t sa = bucket & (CF_STRIPES - 1), sb = alt & (CF_STRIPES - 1);
@@ -658,7 +664,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             break;
         }
     }
-    if (cur) STR(T->victim, (uint64_t)cur | bucket << 16);
+    if (cur) set_victim(T, (uint64_t)cur | bucket << 16);
     if (F->stripes && pa != none) {
         seq_close(F, pa);
         seq_close(F, pb);
@@ -693,7 +699,7 @@ static bk_status grow(bk_cuckoo *F)
 static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 {
     cf_table *T = F->vec->t[F->ntables - 1];
-    if (LD(T->victim)) {
+    if (LD(&T->victim)) {
         bk_status s = grow(F);
         if (s != BK_OK) return s;
         T = F->vec->t[F->ntables - 1];
@@ -707,7 +713,7 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 
 BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
 {
-    uint64_t v = atomic ? LDA(T->victim) : LD(T->victim);
+    uint64_t v = atomic ? LDA(&T->victim) : LD(&T->victim);
     uint64_t vb = v >> 16;
     return v && (uint32_t)(v & 0xffff) == fp && (vb == i1 || vb == i2);
 }
@@ -868,18 +874,18 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     if (j >= 0) {
         slot_set(F, T, bucket, (uint32_t)j, 0);
     } else if (victim_is(T, fp, i1, i2, false)) {
-        STR(T->victim, 0);
+        set_victim(T, 0);
     } else {
         return false;
     }
     ST(T->items, LD(T->items) - 1);
     /* A slot is free again: give the victim another walk, so the table can accept inserts. */
-    uint64_t v = LD(T->victim);
+    uint64_t v = LD(&T->victim);
     if (v) {
         uint32_t vfp = (uint32_t)(v & 0xffff);
         uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
         if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
-            STR(T->victim, 0); /* the copy is in the table before the victim slot is emptied */
+            set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
         else
             kick_walk(F, T, vfp, vb, true);
     }
@@ -1098,7 +1104,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
         cf_table *T = F->vec->t[t];
         for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
         ST(T->items, 0);
-        ST(T->victim, 0);
+        set_victim(T, 0);
     }
     for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
     wunlock(F);
@@ -1116,10 +1122,10 @@ void bk_cuckoo_info_get(const bk_cuckoo *F, bk_cuckoo_info *out)
         out->items += items;
         out->buckets += T->buckets;
         out->memory_bytes += T->nwords * 8;
-        out->victims += LD(T->victim) != 0;
+        out->victims += LD(&T->victim) != 0;
         out->fpr_now += table_fpr(F->b, F->f, items, T->buckets * F->b);
         out->fpr_full += table_fpr(F->b, F->f, 1, 1);
-        if (t == n - 1) out->full = LD(T->victim) != 0;
+        if (t == n - 1) out->full = LD(&T->victim) != 0;
     }
     out->first_buckets = v->t[0]->buckets;
     out->slots = out->buckets * F->b;
@@ -1204,7 +1210,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
-            (s = bk__w_u64(w, LD(T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+            (s = bk__w_u64(w, LD(&T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
             (s = bk__w_u64_array(w, T->words, (size_t)T->nwords)))
             return s;
     }
@@ -1296,10 +1302,10 @@ static bk_status v_decode(bk_reader *r, void **out)
         else
             memcpy(T->words, data, (size_t)bytes);
         T->items_own = items;
-        T->victim_own = victim;
+        T->victim = victim;
         if (r->borrow && r->writable) {
             T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS);
-            T->victim = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
+            T->victim_map = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
         }
         if ((s = chain_push(F, T)) != BK_OK) {
             table_free(T);

@@ -546,6 +546,41 @@ static void serialization(void **state)
             bk_cuckoo_free(c);
         }
 
+    /* borrowed and writable: inserts and removes write through to the caller's memory, counters and
+     * victim included, so the memory stays a valid serialization of the filter */
+    {
+        bk_cuckoo *c = make_buckets(3001, 4, 12, 0, 17);
+        uint64_t st = 11;
+        for (int i = 0; i < 5000; i++) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+        membuf m = encode(c);
+        uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
+        memcpy(al, m.buf, m.len);
+        bk_reader r = { al, m.len, 0, true, true, 17 };
+        void *v = NULL;
+        assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
+        bk_cuckoo *e = v;
+        st = 11;
+        for (int i = 0; i < 1000; i++) assert_int_equal(bk_cuckoo_remove_hash(e, tu_splitmix(&st)), BK_OK);
+        bk_status s;
+        while ((s = bk_cuckoo_add_hash(e, tu_splitmix(&st))) == BK_OK) {} /* to full: the victim is set */
+        assert_int_equal(s, BK_EFULL);
+        membuf now = encode(e);
+        assert_int_equal(now.len, m.len);
+        assert_memory_equal(now.buf, al, m.len);
+        bk_cuckoo *g = NULL;
+        assert_int_equal(decode(al, m.len, 17, false, &g), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(g, &in);
+        assert_int_equal(in.victims, 1);
+        assert_int_equal(in.deleted, 1000);
+        bk_cuckoo_free(g);
+        bk_cuckoo_free(e);
+        free(now.buf);
+        free(al);
+        free(m.buf);
+        bk_cuckoo_free(c);
+    }
+
     /* corruption of a chain of two tables with a victim */
     bk_cuckoo_options o = { 0 };
     o.expansion = 2;
