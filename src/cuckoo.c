@@ -756,13 +756,25 @@ __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint6
     return false;
 }
 
+/* One table, buckets of one group (every geometry but b = 8 with f = 12 or 16), no concurrent mode:
+ * straight-line code, both buckets' loads independent of each other. */
+BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    uint64_t pat = fp * F->lane_lo;
+    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat;
+    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
+    if (zero_lanes(F, x1) | zero_lanes(F, x2)) return true;
+    uint64_t v = LD(&T->victim);
+    return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);
+}
+
 bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
 {
     const cf_table *T = F->solo;
     uint32_t fp = fp_of(F, h);
-    if (BK_LIKELY(T != NULL)) {
+    if (BK_LIKELY(T != NULL && F->groups == 1)) {
         uint64_t i1 = bk__range64(h, T->buckets);
-        return table_has(F, T, fp, i1, alt_of(T->buckets, i1, fp), false); /* the first table: shift 0 */
+        return solo_has(F, T, fp, i1, alt_of(T->buckets, i1, fp)); /* the first table: shift 0 */
     }
     return contains_general(F, h, fp);
 }
@@ -966,7 +978,8 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
                 BK_PREFETCH((const uint8_t *)T->words + ((i2[j - i] * F->bucket_bits) >> 3));
             }
             for (size_t j = i; j < e; j++) {
-                bool r = table_has(F, T, fp[j - i], i1[j - i], i2[j - i], false);
+                bool r = F->groups == 1 ? solo_has(F, T, fp[j - i], i1[j - i], i2[j - i])
+                                        : table_has(F, T, fp[j - i], i1[j - i], i2[j - i], false);
                 if (results) results[j] = r;
                 present += r;
             }
