@@ -213,6 +213,7 @@ static void fill_until_full(void **state)
         free(after.buf);
         for (uint64_t i = 0; i < n; i++)
             if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("false negative after EFULL: key %llu", (unsigned long long)i);
+        assert_int_equal(bk_cuckoo_contains_hashes(c, h, n, NULL), n); /* the batch path with a victim */
         /* removing keys frees slots: the victim goes back into the table and inserts work again */
         for (uint64_t i = 0; i < n / 100; i++) assert_int_equal(bk_cuckoo_remove_hash(c, h[n - 1 - i]), BK_OK);
         bk_cuckoo_info_get(c, &in);
