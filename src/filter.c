@@ -5,6 +5,7 @@
  * source file, declared in internal.h). */
 static const bk_vtable *const registry[] = {
     &bk__bloom_vtable,
+    &bk__cuckoo_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

@@ -83,10 +83,21 @@ static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_bloom(BK_LAYOUT_PARTITIONED, c, n, s);
 }
 
+static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
+static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_cuckoo_options o = { 0 };
+    o.seed = seed;
+    bk_cuckoo *c;
+    if (bk_cuckoo_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_CUCKOO, c, tf_cuckoo_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard },
     { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned },
+    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo }, /* shared writing: needs the process's writer lock */
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 
