@@ -739,7 +739,9 @@ BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i
 BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
                          bool atomic)
 {
-    return bucket_has(F, T, i1, fp, atomic) | bucket_has(F, T, i2, fp, atomic) || victim_is(T, fp, i1, i2, atomic);
+    /* both buckets read without a branch between them: their loads overlap */
+    unsigned hit = (unsigned)bucket_has(F, T, i1, fp, atomic) | (unsigned)bucket_has(F, T, i2, fp, atomic);
+    return hit || victim_is(T, fp, i1, i2, atomic);
 }
 
 /* The reader side of the stripes (see "concurrency" above). */
