@@ -141,6 +141,7 @@ typedef struct bk_vtable {
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
 BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 /* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
 struct bk_cuckoo;

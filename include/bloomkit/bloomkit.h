@@ -5,6 +5,7 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
+#include "blocked.h"
 #include "cuckoo.h"
 #include "filter.h"
 
