@@ -4,6 +4,7 @@
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
 extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable1;
+extern const bench_contender bench_cuckoo;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
@@ -16,5 +17,6 @@ const bench_contender *const bench_contenders[] = {
     &bench_counting8,
     &bench_scalable,
     &bench_scalable1,
+    &bench_cuckoo,
     NULL,
 };

@@ -121,6 +121,16 @@ static bk_filter *tf_scalable(uint64_t capacity, uint64_t nkeys, uint64_t seed)
     return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, nkeys);
 }
 
+static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
+static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_cuckoo_options o = { 0 };
+    o.seed = seed;
+    bk_cuckoo *c;
+    if (bk_cuckoo_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_CUCKOO, c, tf_cuckoo_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard },
@@ -130,6 +140,7 @@ static const tf_factory tf_factories[] = {
     { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4 },
     { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8 },
     { "scalable", BK_TYPE_SCALABLE, false, tf_scalable },
+    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo }, /* shared writing: needs the process's writer lock */
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

@@ -8,6 +8,7 @@
 #include "blocked.h"
 #include "counting.h"
 #include "scalable.h"
+#include "cuckoo.h"
 #include "filter.h"
 
 #endif
