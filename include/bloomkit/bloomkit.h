@@ -6,5 +6,6 @@
 #include "math.h"
 #include "bloom.h"
 #include "fuse.h"
+#include "filter.h"
 
 #endif
