@@ -2,12 +2,16 @@
 #include "bench.h"
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
+extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_fuse, bench_fuse16;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
     &bench_bloom,
     &bench_partitioned,
+    &bench_blocked,
+    &bench_blocked512,
+    &bench_floor,
     &bench_fuse,
     &bench_fuse16,
     NULL,

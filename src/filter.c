@@ -5,6 +5,7 @@
  * source file, declared in internal.h). */
 static const bk_vtable *const registry[] = {
     &bk__bloom_vtable,
+    &bk__blocked_vtable,
     &bk__fuse_vtable,
 };
 

@@ -141,6 +141,7 @@ typedef struct bk_vtable {
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */

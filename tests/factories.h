@@ -87,6 +87,22 @@ static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_bloom(BK_LAYOUT_PARTITIONED, c, n, s);
 }
 
+static void tf_blocked_free(void *p) { bk_blocked_free(p); }
+static inline bk_filter *tf_make_blocked(bk_blocked_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_blocked_options o = { layout, seed, BK_SIMD_AUTO };
+    bk_blocked *b;
+    if (bk_blocked_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_BLOCKED, b, tf_blocked_free, nkeys);
+}
+static bk_filter *tf_blocked_split(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_blocked(BK_BLOCKED_SPLIT256, c, n, s);
+}
+static bk_filter *tf_blocked_512(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_blocked(BK_BLOCKED_512, c, n, s);
+}
 static inline bk_filter *tf_make_fuse(uint32_t bits, uint64_t nkeys, uint64_t seed)
 {
     const void **ptrs = (const void **)malloc((nkeys ? nkeys : 1) * sizeof *ptrs);
@@ -124,6 +140,8 @@ static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
     { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned, false },
+    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split, false },
+    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512, false },
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
 };

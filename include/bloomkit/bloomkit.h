@@ -5,6 +5,7 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
+#include "blocked.h"
 #include "fuse.h"
 #include "filter.h"
 
