@@ -183,14 +183,15 @@ static bk_status build_alloc(fuse_build *b, uint64_t n)
     return BK_OK;
 }
 
+/* keys ahead whose cells the counting loop prefetches */
+#define COUNT_AHEAD 16
+
 /*
  * One attempt with internal seed `s` over n distinct values h (which may be b->xors itself). On
  * success the cells the keys were assigned are left in queue[0..n), in peeling order, and true is
  * returned. False: peeling stalled (or a count overflowed, which only duplicates make likely); the
  * bucketed keys are then still in b->keys.
  */
-/* keys ahead whose cells the counting loop prefetches */
-#define COUNT_AHEAD 16
 static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s, bool dirty)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, segcount = b->g.segcount;
@@ -283,12 +284,13 @@ static bool build_attempt(fuse_build *b, const uint64_t *h, size_t n, uint64_t s
     return top == n;
 }
 
+/* keys ahead whose XOR cell the assignment loop prefetches */
+#define ASSIGN_AHEAD 16
+
 /* Assign fingerprints in reverse peeling order. When a key was peeled, its cell was used by no key
  * still unpeeled, so no key assigned after it (peeled before it) writes any of its three cells; its
  * own cell is still zero when its turn comes, and gets the value that makes the XOR of the key's
  * three cells its fingerprint. */
-/* keys ahead whose XOR cell the assignment loop prefetches */
-#define ASSIGN_AHEAD 16
 static void build_assign(const fuse_build *b, size_t n, uint32_t fp_bits, uint8_t *cells)
 {
     const uint64_t seglen = b->g.seglen, mask = seglen - 1, span = b->g.segcount * seglen;

@@ -124,18 +124,24 @@ static void paths_are_bit_identical(void **state)
             bk_blocked *reff = NULL;
             for (int pi = 0; pi < np; pi++) {
                 bk_blocked_options o = { LAYOUTS[l], 21, ps[pi] };
-                bk_blocked *a = NULL, *b = NULL, *c = NULL;
+                bk_blocked *a = NULL, *b = NULL, *c = NULL, *d = NULL;
                 uint64_t m = (uint64_t)M * 10;
                 assert_int_equal(bk_blocked_new_mk(m, ks[ki], M, &o, &a), BK_OK);
                 assert_int_equal(bk_blocked_new_mk(m, ks[ki], M, &o, &b), BK_OK);
                 assert_int_equal(bk_blocked_new_mk(m, ks[ki], M, &o, &c), BK_OK);
+                assert_int_equal(bk_blocked_new_mk(m, ks[ki], M, &o, &d), BK_OK);
                 for (size_t i = 0; i < M; i++) bk_blocked_add(a, ins.ptrs[i], ins.lens[i]);
                 assert_int_equal(bk_blocked_add_many(b, ins.ptrs, ins.lens, M), BK_OK);
                 for (size_t i = 0; i < M; i++) bk_blocked_add_atomic(c, ins.ptrs[i], ins.lens[i]);
+                assert_int_equal(bk_blocked_add_many_atomic(d, ins.ptrs, ins.lens, M), BK_OK);
                 size_t len;
                 const uint8_t *da = bk_blocked_data(a, &len);
                 assert_memory_equal(da, bk_blocked_data(b, NULL), len);
                 assert_memory_equal(da, bk_blocked_data(c, NULL), len);
+                assert_memory_equal(da, bk_blocked_data(d, NULL), len);
+                assert_int_equal(bk_blocked_count(d), M);
+                assert_int_equal(bk_blocked_count(c), M);
+                bk_blocked_free(d);
                 size_t present = bk_blocked_contains_many(a, qs.ptrs, qs.lens, Q, res);
                 for (size_t i = 0; i < Q; i++)
                     assert_int_equal(res[i], bk_blocked_contains(a, qs.ptrs[i], qs.lens[i]));
@@ -573,6 +579,8 @@ static void bad_input(void **state)
     assert_int_equal(bk_blocked_add_hash_atomic(NULL, 1), BK_EINVAL);
     assert_int_equal(bk_blocked_add_many(NULL, NULL, NULL, 0), BK_EINVAL);
     assert_int_equal(bk_blocked_add_hashes(NULL, NULL, 0), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_many_atomic(NULL, NULL, NULL, 0), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_hashes_atomic(NULL, NULL, 0), BK_EINVAL);
     assert_int_equal(bk_blocked_union(NULL, NULL), BK_EINVAL);
     assert_int_equal(bk_blocked_clone(NULL, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_set_simd(NULL, BK_SIMD_SCALAR), BK_EINVAL);
@@ -586,6 +594,8 @@ static void bad_input(void **state)
     size_t lens[2] = { 1, 4 };
     assert_int_equal(bk_blocked_add_many(f, keys, lens, 2), BK_EINVAL); /* nothing added */
     assert_int_equal(bk_blocked_add_hashes(f, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_many_atomic(f, keys, lens, 2), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_hashes_atomic(f, NULL, 3), BK_EINVAL);
     assert_int_equal(bk_blocked_count(f), 0);
     assert_false(bk_blocked_contains(f, "a", 1));
     assert_int_equal(bk_blocked_add(f, NULL, 0), BK_OK); /* the empty key is a key */

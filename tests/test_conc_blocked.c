@@ -10,12 +10,28 @@ typedef struct {
     uint64_t set;
 } job_t;
 
+/* Even writers insert one key at a time, odd ones in batches (bk_blocked_add_many_atomic). */
 static void *inserter(void *arg)
 {
     job_t *j = arg;
-    for (uint64_t i = 0; i < PER_THREAD; i++) {
-        tu_key k = tu_make_key(j->set, i);
-        bk_blocked_add_atomic(j->f, k.b, sizeof k.b);
+    if (j->set % 2 == 0) {
+        for (uint64_t i = 0; i < PER_THREAD; i++) {
+            tu_key k = tu_make_key(j->set, i);
+            bk_blocked_add_atomic(j->f, k.b, sizeof k.b);
+        }
+        return NULL;
+    }
+    enum { B = 500 };
+    tu_key keys[B];
+    const void *ptrs[B];
+    size_t lens[B];
+    for (uint64_t i = 0; i < PER_THREAD; i += B) {
+        for (uint64_t b = 0; b < B; b++) {
+            keys[b] = tu_make_key(j->set, i + b);
+            ptrs[b] = keys[b].b;
+            lens[b] = sizeof keys[b].b;
+        }
+        bk_blocked_add_many_atomic(j->f, ptrs, lens, B);
     }
     return NULL;
 }

@@ -4,15 +4,17 @@
  *
  * Layouts (chosen at creation, stored in files):
  *   BK_BLOCKED_SPLIT256  (default) 256-bit blocks of eight 32-bit words, one bit set in each word
- *                        (k = 8 always). Fastest: one AVX2 multiply, shift and test per key, and the
- *                        block never straddles a cache line. Needs about 10.5 bits/key for a real 1%
- *                        FPR (classic: 9.6), and relatively more at low FPR (~16 bits/key at 0.1%).
+ *                        (k = 8 always). Fastest to insert: one AVX2 multiply, shift and OR per key,
+ *                        and a block never straddles a cache line. Needs 10.53 bits/key for a real 1%
+ *                        FPR (classic: 9.59, +9.8%) and 16.9 at 0.1% (classic: 14.4).
  *   BK_BLOCKED_512       512-bit blocks (one cache line), k probes anywhere in the block, k chosen
- *                        from bits per key (1..BK_BLOCKED_MAX_K). About 5% smaller than SPLIT256 at 1%
- *                        and much smaller at 0.1%, at some cost in speed. Choose it when space matters
- *                        more than the last nanoseconds, or for targets below ~0.5%.
- * Why the default: see the benchmark figures in bench/ and docs; SPLIT256 meets the speed targets and
- * stays within ~11% of the classic filter's space at 1%.
+ *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.90 bits/key at 1% (+3.2%) and
+ *                        15.5 at 0.1%. Queries as fast as SPLIT256 (AVX-512: one permute and test of
+ *                        the line); inserts cost k ORs, about 3x SPLIT256's in cache.
+ * Why SPLIT256 is the default: on the benchmark (bench/) both layouts query at the same speed (one
+ * cache line per key; in cache ~1.3 ns/key batched), SPLIT256 inserts 2-3x faster, and its space
+ * stays within 10% of the classic filter at 1%. Choose BK_BLOCKED_512 when space matters more than
+ * insert speed, and for targets well below 1%, where SPLIT256's fixed k = 8 costs more space.
  *
  * One 64-bit hash per key: the block is picked by multiply-shift on the whole hash (high bits
  * dominate), the in-block probes come from its low 32 bits multiplied by fixed odd constants.
@@ -21,10 +23,13 @@
  * mixture over block loads), not the classic one, which underestimates a blocked filter's FPR
  * (about 1.15x for 512-bit blocks and 1.5x for split blocks at 10 bits/key, far worse at 16-20).
  *
- * SIMD: a scalar path is always built; AVX2 and AVX-512 paths are chosen once at run time from
- * cpuid. Every path sets bit-identical filters and gives identical answers. The environment variable
- * BK_SIMD=scalar|avx2|avx512 (read when the first filter is created) or bk_simd_force() caps the path
- * for filters created afterwards; bk_blocked_set_simd() changes one filter's path.
+ * SIMD: a scalar path is always built; AVX2 and AVX-512 paths are chosen at run time from cpuid,
+ * once per filter (a table of functions; nothing dispatches per key). Every path sets bit-identical
+ * filters and gives identical answers. The environment variable BK_SIMD=scalar|avx2|avx512 (read
+ * whenever a filter is created with BK_SIMD_AUTO) or bk_simd_force() caps the path of new filters;
+ * bk_blocked_set_simd() changes one filter's path. AVX-512 helps the 512 layout (one permute and test
+ * per line); for SPLIT256 it runs the AVX2 code, which is already one instruction per step. Builds
+ * with ThreadSanitizer pick the scalar path for AUTO (TSan models its relaxed atomic loads).
  *
  * Thread-safety: see the legend in common.h. Queries are plain (relaxed) loads and are safe
  * alongside the *_atomic inserts: a query racing the atomic insert of the same key may miss it;
@@ -113,6 +118,10 @@ BK_API bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t hash);
  * queries. A query racing the insert of the same key may miss it; nothing else can go wrong. [query] */
 BK_API bk_status bk_blocked_add_atomic(bk_blocked *f, const void *key, size_t len);
 BK_API bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t hash);
+/* Batches of atomic inserts, with the batch forms' prefetching (out of cache, each atomic insert
+ * otherwise waits for its line). Errors as bk_blocked_add_many / _add_hashes. [query] */
+BK_API bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n);
+BK_API bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, size_t n);
 
 /* Query: true if probably present, false if certainly absent. f must not be NULL; key may be NULL
  * only when len is 0. [query] */

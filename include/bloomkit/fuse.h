@@ -118,7 +118,8 @@ BK_API void bk_fuse_stats(const bk_fuse *f, bk_stats *out);
 BK_API uint64_t bk_fuse_count(const bk_fuse *f);            /* distinct keys */
 BK_API uint32_t bk_fuse_fingerprint_bits(const bk_fuse *f); /* 8 or 16 */
 BK_API uint64_t bk_fuse_seed(const bk_fuse *f);             /* hash seed of bytes keys */
-/* The fingerprint array as bytes (16-bit cells little-endian), for comparisons and export. */
+/* The fingerprint array as bytes, for comparisons and export (16-bit cells in host byte order:
+ * little-endian on every mainstream target; files always store them little-endian). */
 BK_API const uint8_t *bk_fuse_data(const bk_fuse *f, size_t *len);
 
 #ifdef __cplusplus
