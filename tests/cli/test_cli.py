@@ -585,17 +585,24 @@ def test_progress():
     """The bar appears only on a terminal, and not with --quiet."""
     run(["create", "-q", "p.bf", "-n", "1000", "-p", "1%"], expect=0)
 
-    def slow_filter(extra):
+    def slow_filter(extra, want_bar):
+        """Keys arrive one every 0.2 s on a pipe, stderr is a pty: runs until the bar shows (or, when
+        no bar is wanted, for 1.6 s, well past the half second before a first draw)."""
         master, slave = pty.openpty()
         p = subprocess.Popen([BIN, "filter", "p.bf"] + extra, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                              stderr=slave)
         os.close(slave)
-        for i in range(3):  # keys arrive slowly: the run lasts past the half-second before the first draw
+        got = b""
+        t0 = time.time()
+        i = 0
+        while time.time() - t0 < (20 if want_bar else 1.6) and not (want_bar and b"keys/s" in got):
             p.stdin.write(b"key%d\n" % i)
             p.stdin.flush()
-            time.sleep(0.4)
+            i += 1
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                got += os.read(master, 4096)
         p.stdin.close()
-        got = b""
         while True:
             r, _, _ = select.select([master], [], [], 5)
             if not r:
@@ -611,10 +618,10 @@ def test_progress():
         os.close(master)
         return got
 
-    got = slow_filter([])
+    got = slow_filter([], True)
     check(b"keys/s" in got and b"\r" in got, "progress bar on a terminal: %r" % got)
     check(got.endswith(b"\r\x1b[K"), "the bar is erased at the end: %r" % got[-20:])
-    got = slow_filter(["-q"])
+    got = slow_filter(["-q"], False)
     check(got == b"", "--quiet: no bar: %r" % got)
     rc, out, err = run(["filter", "p.bf"], input=b"a\nb\n", expect=0)
     check(err == "", "stderr not a terminal: nothing")
