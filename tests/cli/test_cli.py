@@ -263,6 +263,12 @@ def test_build_query():
         run(["build", "-q", "t-%s.bf" % t, "keys.txt", "--type", t, "-p", "1%"], expect=0)
         rc, out, err = run(["query", "-q", "t-%s.bf" % t], input=lines(keys), expect=0)
         check(info("t-%s.bf" % t)["type"] == t, "type " + t)
+    # the distinct-count sketch at small and medium sizes, each key given three times
+    for n in (1, 2, 10, 1000, 20000):
+        ks = urls(n, host="hll%d.test" % n)
+        run(["build", "-q", "h.bf"], input=lines(ks * 3), expect=0)
+        cap = info("h.bf")["capacity"]
+        check(n <= cap <= n * 1.03 + 1, "%d distinct keys (x3): capacity %d" % (n, cap))
     # empty input: a valid, empty filter
     run(["build", "-q", "empty.bf"], input=b"", expect=0)
     check(info("empty.bf")["count"] == 0, "empty build")
