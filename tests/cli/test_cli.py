@@ -515,6 +515,22 @@ def test_errors():
             check("cannot save" in err or "temporary" in err, err)
     finally:
         os.chmod(".", 0o755)
+    # typos that would destroy an input: an output that is an input, or an existing non-filter file
+    text = read("k.txt")
+    rc, out, err = run(["build", "k.txt", "k.txt"], expect=2)
+    check("k.txt: is also an input" in err, err)
+    with open("k.txt", "rb") as f:
+        rc, out, err = run(["build", "k.txt"], stdin=f, expect=2)
+    check("k.txt: is also an input" in err, err)
+    rc, out, err = run(["build", "k.txt", "ok.bf"], input=b"", expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err and "--force" in err, err)
+    rc, out, err = run(["merge", "k.txt", "ok.bf"], expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err, err)
+    check(read("k.txt") == text, "the text file is untouched")
+    run(["merge", "-q", "--force", "k2.txt", "ok.bf"], expect=0)
+    # a build with -n below the keys says the filter is saturated
+    rc, out, err = run(["build", "sat.bf", "k.txt", "-n", "100"], expect=0)
+    check("warning: the filter is saturated" in err, err)
     leftovers = [f for f in os.listdir(".") if f.startswith(".")]
     check(not leftovers, "no temporary files left: %r" % leftovers)
 
