@@ -6,7 +6,10 @@
 #include "math.h"
 #include "bloom.h"
 #include "blocked.h"
+#include "counting.h"
+#include "scalable.h"
 #include "cuckoo.h"
+#include "fuse.h"
 #include "filter.h"
 
 #endif
