@@ -5,7 +5,7 @@ BUILD_TSAN ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan bench install clean
+.PHONY: all deps build demo check test test-asan test-tsan bench plots install clean
 
 all: build
 
@@ -42,6 +42,10 @@ test-tsan:
 
 bench: deps build
 	$(BUILD)/bench/bench
+
+# The README's charts: FPR against bits per key, and throughput, for every filter type.
+plots: deps build
+	sh scripts/plots.sh $(BUILD) docs/img 1000000
 
 install: build
 	cmake --install $(BUILD)
