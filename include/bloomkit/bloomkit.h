@@ -6,5 +6,6 @@
 #include "math.h"
 #include "bloom.h"
 #include "filter.h"
+#include "cuckoo.h"
 
 #endif
