@@ -149,5 +149,7 @@ BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t 
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
+BK_HIDDEN extern const bk_vtable bk__counting_vtable;
+BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
 
 #endif

@@ -7,5 +7,7 @@
 #include "bloom.h"
 #include "filter.h"
 #include "cuckoo.h"
+#include "counting.h"
+#include "scalable.h"
 
 #endif
