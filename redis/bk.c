@@ -29,6 +29,9 @@ static bk_status clone_filter(const bkr_value *v, bk_filter **out)
     return s;
 }
 
+/* Key names quoted in error messages are cut to this many bytes. */
+#define BKR_NAME_SHOWN 128
+
 static int reply_errorf(RedisModuleCtx *ctx, RedisModuleString *m)
 {
     return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
@@ -54,7 +57,7 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_lookup st = bkr_open(ctx, argv[2 + i], REDISMODULE_READ, BKR_BF, &k, &src[i]);
         if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
         if (st == BKR_EMPTY)
-            return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR not found: '%s'",
+            return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR not found: '%.*s'", BKR_NAME_SHOWN,
                                                                     RedisModule_StringPtrLen(argv[2 + i], NULL)));
         if (src[i]->stage) return bkr_reply_restoring(ctx);
     }
@@ -70,11 +73,11 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             const char *name = RedisModule_StringPtrLen(argv[2 + i], NULL);
             if (s == BK_EINCOMPAT)
                 return reply_errorf(ctx, RedisModule_CreateStringPrintf(
-                    ctx, "ERR incompatible filters: '%s' differs from the others in type, geometry, parameters "
-                         "or seed (only filters created alike can be merged)", name));
+                    ctx, "ERR incompatible filters: '%.*s' differs from the others in type, geometry, parameters "
+                         "or seed (only filters created alike can be merged)", BKR_NAME_SHOWN, name));
             if (s == BK_ENOTSUP)
                 return reply_errorf(ctx, RedisModule_CreateStringPrintf(
-                    ctx, "ERR filters of the type of '%s' cannot be merged", name));
+                    ctx, "ERR filters of the type of '%.*s' cannot be merged", BKR_NAME_SHOWN, name));
             return bkr_reply_status(ctx, s);
         }
     }
@@ -128,10 +131,13 @@ static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     kv_d(ctx, "fpr_target", s.fpr_target);
     kv_d(ctx, "fpr_bound", bound);
     kv_d(ctx, "fpr_now", s.fpr_now);
+    /* Saturated: past capacity (or full) by the library's measure, or answering false positives at more
+     * than twice the rate it was built for (e.g. after merging filters that were each sized for less). */
+    bool saturated = s.saturated || (s.fpr_target > 0 && s.fpr_now > 2 * s.fpr_target);
     RedisModule_ReplyWithSimpleString(ctx, "saturated");
-    RedisModule_ReplyWithBool(ctx, s.saturated);
+    RedisModule_ReplyWithBool(ctx, saturated);
     RedisModule_ReplyWithSimpleString(ctx, "warning");
-    if (s.saturated)
+    if (saturated)
         RedisModule_ReplyWithSimpleString(
             ctx, fam == BKR_CF ? "the filter is full or past its capacity: inserts may fail; rebuild it larger"
                                : "the filter is past its capacity: its false-positive rate is above the target; "

@@ -235,6 +235,9 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Encoding version of our values in RDB (value.c documents it). */
 #define BKR_ENCVER 1
 
+/* The one symbol the module exports (the rest is built with hidden visibility). */
+__attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                                              int argc);
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (RedisModule_Init(ctx, "bloomkit", BK_VERSION_NUMBER, REDISMODULE_APIVER_1) != REDISMODULE_OK)

@@ -22,7 +22,7 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MODULE = os.environ.get("BK_REDIS_MODULE") or os.path.join(ROOT, "build", "redis", "bloomkit.so")
+MODULE = os.path.abspath(os.environ.get("BK_REDIS_MODULE") or os.path.join(ROOT, "build", "redis", "bloomkit.so"))
 REDIS_SERVER = os.environ.get("BK_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = os.environ.get("BK_REDIS_CLI") or shutil.which("redis-cli") or "/usr/bin/redis-cli"
 PRELOAD = os.environ.get("BK_REDIS_PRELOAD", "")

@@ -79,9 +79,9 @@ class Conn:
         line = self._line()
         t, rest = line[:1], line[1:]
         if t == b"+":
-            return Simple(rest.decode())
+            return Simple(rest.decode("utf-8", "replace"))
         if t == b"-":
-            return Err(rest.decode())
+            return Err(rest.decode("utf-8", "replace"))
         if t == b":":
             return int(rest)
         if t == b",":

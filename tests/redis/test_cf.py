@@ -96,6 +96,19 @@ def test_fill_until_full(r):
     assert all(r.cf().mexists("s", *added))
 
 
+def test_delete_exact_in_one_table(r):
+    # In one table a key's fingerprint and buckets decide each other, so deleting keys that were added
+    # never removes another key's evidence: every delete succeeds and every other key stays.
+    assert r.cf().create("t", 4000, expansion=0, bucket_size=4)
+    items = [f"item:{i}" for i in range(3000)]
+    assert r.cf().insert("t", items) == [1] * 3000
+    assert r.cf().info("t").filterNum == 1
+    for it in items[:1500]:
+        assert r.cf().delete("t", it) == 1
+    assert all(r.cf().mexists("t", *items[1500:]))
+    assert r.cf().info("t").insertedNum == 1500 and r.cf().info("t").deletedNum == 1500
+
+
 def test_expansion_chain(r):
     assert r.cf().create("e", 100, expansion=2)
     items = [f"item:{i}" for i in range(3000)]
@@ -104,10 +117,12 @@ def test_expansion_chain(r):
     info = r.cf().info("e")
     assert info.filterNum > 1 and info.insertedNum == 3000
     assert all(r.cf().mexists("e", *items))
-    for it in items[:1000]:
-        assert r.cf().delete("e", it) == 1
-    assert all(r.cf().mexists("e", *items[1000:]))
-    assert r.cf().info("e").insertedNum == 2000 and r.cf().info("e").deletedNum == 1000
+    # Across the tables of a chain, a key's fingerprint can also match in a table it is not in (a false
+    # positive there); CF.DEL then removes that copy, as RedisBloom does. With 8-bit fingerprints this is
+    # rare but not impossible: count it, and check that the deletes are right nearly always.
+    ok = sum(r.cf().delete("e", it) for it in items[:1000])
+    assert ok >= 990, ok
+    assert r.cf().info("e").deletedNum == ok
 
 
 def test_max_expansions(servers):
@@ -161,12 +176,15 @@ def test_scandump_positions(r):
     assert err(r, "CF.LOADCHUNK", "c", "x", b"x") == "Invalid position"
 
 
-def test_info_order(r):
+def test_info_order(server, r):
     r.cf().create("c", 1000)
-    full = r.execute_command("CF.INFO", "c")
+    c = Conn(server.port)  # raw replies (redis-py's cf() installs a parser for CF.INFO)
+    full = c.call("CF.INFO", "c")
     assert [full[i] for i in range(0, len(full), 2)] == [
-        b"Size", b"Number of buckets", b"Number of filters", b"Number of items inserted",
-        b"Number of items deleted", b"Bucket size", b"Expansion rate", b"Max iterations"]
+        "Size", "Number of buckets", "Number of filters", "Number of items inserted",
+        "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations"]
+    assert full[11] == 2 and full[13] == 1 and full[15] == 20
+    c.close()
 
 
 def test_resp3_shapes(server):

@@ -77,12 +77,12 @@ def test_cli_resp3(server):
     ]) + b"\n")
     ls = lines(out)
     assert ls[0] == "(true)" and ls[1] == "(false)"
-    assert ls[2].startswith('1# "Capacity" => (integer) 100')
-    assert ls[3].strip().startswith('2# "Size" => (integer)')
-    assert ls[6] == '5# "Expansion rate" => (integer) 2'
+    assert ls[2] == "1# Capacity => (integer) 100"
+    assert ls[3].startswith("2# Size => (integer)")
+    assert ls[6] == "5# Expansion rate => (integer) 2"
     assert ls[7] == "(true)"
     assert ls[8] == "OK"
-    assert ls[9] == '1# "Expansion rate" => (nil)'
+    assert ls[9] == "1# Expansion rate => (nil)"
 
 
 def test_cli_raw_binary_roundtrip(server):

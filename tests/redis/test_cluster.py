@@ -8,6 +8,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from conftest import REDIS_CLI
+from resp import Conn
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def test_cluster_filters_on_many_keys(cluster):
             assert rc.bf().info(f"bf:{i}").filterNum >= 2
         else:
             assert rc.cf().mexists(f"cf:{i}", *items) == [1] * 120
-            assert rc.cf().count(f"cf:{i}", items[0]) == 1
+            assert rc.cf().count(f"cf:{i}", items[0]) >= 1  # more when another item's fingerprint collides
             assert rc.cf().delete(f"cf:{i}", items[0]) == 1
             assert rc.cf().info(f"cf:{i}").insertedNum == 119
     # read-only commands and BK.* are routed by key too
@@ -82,11 +83,12 @@ def test_cluster_merge_needs_one_slot(cluster):
 
 def test_key_specs(cluster):
     nodes, rc = cluster
-    c = nodes[0].client()
+    c = Conn(nodes[0].port)
     for cmd, args in (("BF.ADD", ["k", "i"]), ("BF.EXISTS", ["k", "i"]), ("CF.INSERT", ["k", "ITEMS", "i"]),
                       ("BF.LOADCHUNK", ["k", 1, "x"]), ("CF.DEL", ["k", "i"]), ("BK.EXPORT", ["k"])):
-        assert c.execute_command("COMMAND", "GETKEYS", cmd, *args) == [b"k"]
-    assert c.execute_command("COMMAND", "GETKEYS", "BK.MERGE", "d", "s1", "s2") == [b"d", b"s1", b"s2"]
+        assert c.call("COMMAND", "GETKEYS", cmd, *args) == [b"k"]
+    assert c.call("COMMAND", "GETKEYS", "BK.MERGE", "d", "s1", "s2") == [b"d", b"s1", b"s2"]
+    c.close()
     # a node that does not own the key redirects instead of answering
     slot = rc.keyslot("somekey")
     owner = rc.get_node_from_key("somekey")

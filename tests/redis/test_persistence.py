@@ -300,7 +300,7 @@ def test_copy_digest_memory(server):
     grown = c.info("memory")["used_memory"] - base
     assert grown > 1_500_000, grown
     assert c.memory_usage("big") > 1_500_000
-    assert c.execute_command("BF.INFO", "big", "SIZE")[0] > 1_500_000
+    assert c.bf().info("big").size > 1_500_000
     c.bf().madd("big", "a", "b")
     assert c.copy("big", "big2")
     assert c.execute_command("DEBUG", "DIGEST-VALUE", "big") == c.execute_command("DEBUG", "DIGEST-VALUE", "big2")
