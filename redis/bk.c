@@ -11,24 +11,6 @@
 
 #include <string.h>
 
-/* A deep copy of a value's filter (typed clone where there is one, else save + load). */
-static bk_status clone_filter(const bkr_value *v, bk_filter **out)
-{
-    bk_status s;
-    if (v->type == BK_TYPE_SCALABLE) {
-        bk_scalable *c;
-        if ((s = bk_scalable_clone(v->typed, &c)) != BK_OK) return s;
-        if ((s = bk_filter_wrap(BK_TYPE_SCALABLE, c, out)) != BK_OK) bk_scalable_free(c);
-        return s;
-    }
-    uint8_t *buf;
-    size_t len;
-    if ((s = bkr_save_alloc(v->f, &buf, &len)) != BK_OK) return s;
-    s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
-    RedisModule_Free(buf);
-    return s;
-}
-
 /* Key names quoted in error messages are cut to this many bytes. */
 #define BKR_NAME_SHOWN 128
 
@@ -64,7 +46,7 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     /* The union is built in a copy, so that an incompatible source leaves dest exactly as it was. */
     bk_filter *acc;
-    bk_status s = clone_filter(dst == BKR_OK ? dv : src[0], &acc);
+    bk_status s = bkr_clone_filter(dst == BKR_OK ? dv : src[0], &acc);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     for (int i = dst == BKR_OK ? 0 : 1; i < nsrc; i++) {
         s = bk_filter_merge(acc, src[i]->f);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 bkr_config bkr_cfg = {
     .bf_error_rate = 0.01,
@@ -19,9 +21,26 @@ bkr_config bkr_cfg = {
 RedisModuleType *bkr_type[2];
 
 /* ---- allocator: every byte bloomkit allocates is Redis's (INFO memory, maxmemory, MEMORY USAGE) ----
- * Large zeroed arrays are requested with TryAlloc so that a size the system cannot give is an error
- * reply (BK_ENOMEM) rather than Redis's out-of-memory abort; Calloc, which aborts, only for the rest. */
+ * Large blocks are requested with TryAlloc, so that a size the system cannot give is an error reply
+ * (BK_ENOMEM) instead of Redis's out-of-memory abort; Alloc/Calloc, which abort, only for small ones.
+ * TryAlloc does not zero, and memset would fault in every page of a large filter up front (seconds for
+ * gigabytes, with the event loop blocked); instead the whole pages inside the block are handed back
+ * with MADV_DONTNEED, which on private anonymous memory (what the allocator gets from mmap) makes them
+ * read as zeros and be faulted in only when first used, as calloc of fresh memory would. */
 #define BKR_TRY_THRESHOLD ((size_t)1 << 20)
+
+static void zero_lazily(void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p, e = a + n;
+    uintptr_t lo = (a + page - 1) & ~(page - 1), hi = e & ~(page - 1);
+    if (hi <= lo || madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0) {
+        memset(p, 0, n);
+        return;
+    }
+    memset(p, 0, lo - a);
+    memset((void *)hi, 0, e - hi);
+}
 
 static void *bkr_malloc(void *opaque, size_t size)
 {
@@ -37,7 +56,7 @@ static void *bkr_calloc(void *opaque, size_t count, size_t size)
     if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
     if (bytes >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) {
         void *p = RedisModule_TryAlloc(bytes);
-        if (p) memset(p, 0, bytes);
+        if (p) zero_lazily(p, bytes);
         return p;
     }
     return RedisModule_Calloc(count ? count : 1, size ? size : 1);

@@ -108,6 +108,9 @@ void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void 
 /* Memory a value holds (filter, or restore buffer) in bytes. */
 size_t bkr_value_memory(const bkr_value *v);
 
+/* A deep copy of a value's filter (typed clone where the type has one, else through its saved form). */
+bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out);
+
 /* The saved form (docs/FORMAT.md) of a filter, written into a new RedisModule_Alloc buffer. */
 bk_status bkr_save_alloc(const bk_filter *f, uint8_t **buf, size_t *len);
 

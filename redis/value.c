@@ -399,6 +399,31 @@ void bkr_digest(RedisModuleDigest *md, void *value)
 
 /* ---- COPY ---- */
 
+bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out)
+{
+    bk_status s;
+    void *c = NULL;
+    switch (v->type) {
+    case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->typed, (bk_scalable **)&c); break;
+    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->typed, (bk_cuckoo **)&c); break;
+    default: {
+        /* Any other type: through its saved form. */
+        uint8_t *buf;
+        size_t len;
+        if ((s = bkr_save_alloc(v->f, &buf, &len)) != BK_OK) return s;
+        s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
+        RedisModule_Free(buf);
+        return s;
+    }
+    }
+    if (s != BK_OK) return s;
+    if ((s = bk_filter_wrap(v->type, c, out)) != BK_OK) {
+        if (v->type == BK_TYPE_SCALABLE) bk_scalable_free(c);
+        else bk_cuckoo_free(c);
+    }
+    return s;
+}
+
 void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value)
 {
     (void)fromkey;
@@ -411,13 +436,8 @@ void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void 
         stage_append(c->stage, v->stage->buf, v->stage->len);
         return c;
     }
-    uint8_t *buf;
-    size_t len;
-    if (bkr_save_alloc(v->f, &buf, &len) != BK_OK) return NULL;
     bk_filter *f;
-    bk_status s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, &f);
-    RedisModule_Free(buf);
-    return s == BK_OK ? bkr_value_from_filter(f) : NULL;
+    return bkr_clone_filter(v, &f) == BK_OK ? bkr_value_from_filter(f) : NULL;
 }
 
 /* ---- SCANDUMP / LOADCHUNK ---- */

@@ -315,3 +315,48 @@ def test_copy_digest_memory(server):
     # freeing gives the memory back
     c.delete("big", "big2")
     assert c.info("memory")["used_memory"] - base < 500_000
+
+
+def test_large_filter_in_many_pieces(servers):
+    """A filter larger than one SCANDUMP chunk (16 MiB) and than one RDB piece (4 MiB): every path that
+    cuts the saved form into pieces puts it back together bit for bit (compared by DEBUG DIGEST-VALUE,
+    which digests the saved form, and once by the bytes themselves)."""
+    extra = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "no"]
+    a = servers(extra=extra)
+    b = servers()
+    ca, cb = a.client(), b.client()
+    ca.bf().create("big", 0.001, 10_000_000, noScale=True)  # about 17 MiB of bits
+    items = [f"big/{i}" for i in range(20000)]
+    for k in range(0, len(items), 2000):
+        ca.bf().madd("big", *items[k:k + 2000])
+    ca.cf().create("bigc", 6_000_000, bucket_size=4)  # about 6 MiB of 8-bit slots
+    ca.cf().insert("bigc", items)
+    size = len(ca.execute_command("BK.EXPORT", "big"))
+    assert size > 16 << 20
+    digest = {k: ca.execute_command("DEBUG", "DIGEST-VALUE", k) for k in ("big", "bigc")}
+
+    def same(c):
+        return all(c.execute_command("DEBUG", "DIGEST-VALUE", k) == v for k, v in digest.items())
+
+    # SCANDUMP -> LOADCHUNK, several chunks
+    chunks = dump_chunks(ca, "BF", "big")
+    assert len(chunks) == 2
+    for it, data in chunks:
+        cb.execute_command("BF.LOADCHUNK", "big", it, data)
+    for it, data in dump_chunks(ca, "CF", "bigc"):
+        cb.execute_command("CF.LOADCHUNK", "bigc", it, data)
+    assert same(cb)
+    assert cb.execute_command("BK.EXPORT", "big") == ca.execute_command("BK.EXPORT", "big")
+    # RDB in pieces
+    ca.execute_command("DEBUG", "RELOAD")
+    assert same(ca)
+    # AOF rewrite: LOADCHUNK commands of 16 MiB chunks
+    wait_rewrite(ca)
+    ca.bgrewriteaof()
+    time.sleep(0.2)
+    wait_rewrite(ca)
+    a.restart(save=False, extra=extra)
+    ca = a.client()
+    assert same(ca)
+    assert ca.bf().mexists("big", *items[:2000]) == [1] * 2000
+    assert ca.cf().mexists("bigc", *items[:2000]) == [1] * 2000
