@@ -1,0 +1,84 @@
+#!/bin/sh
+# Throughput of the module's commands next to plain SET/GET, in the same run, with redis-benchmark:
+# BF.ADD / BF.EXISTS (and CF.ADD / CF.EXISTS) of random items (__rand_int__ over 1,000,000 values)
+# against SET / GET of random keys, one request at a time and pipelined (-P 16). Prints requests per
+# second (the median of ROUNDS interleaved rounds) and each command's ratio to SET (writes) or GET
+# (reads). Figures only: nothing here passes or fails.
+#
+# usage: bench/redis_bench.sh [path/to/bloomkit.so]
+# env:   N=200000 requests per run, ROUNDS=3, CLIENTS=50, PIPELINES="1 16"
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+module=${1:-$root/build/redis/bloomkit.so}
+N=${N:-200000}
+ROUNDS=${ROUNDS:-3}
+CLIENTS=${CLIENTS:-50}
+PIPELINES=${PIPELINES:-"1 16"}
+[ -f "$module" ] || { echo "module not found: $module (build it first)" >&2; exit 1; }
+module=$(cd "$(dirname "$module")" && pwd)/$(basename "$module")
+
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bk-redis-bench.XXXXXX")
+pid=""
+cleanup() {
+    if [ -n "$pid" ]; then
+        redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
+    --logfile "$dir/redis.log" --loadmodule "$module" &
+pid=$!
+i=0
+until redis-cli -p "$port" ping >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -lt 100 ] || { echo "redis-server did not start" >&2; cat "$dir/redis.log" >&2; exit 1; }
+    sleep 0.1
+done
+
+# Filters sized for everything the runs add (so the Bloom filter stays one sub-filter at 1%, as a
+# reserved production filter would, and the cuckoo filter does not expand).
+total=$((N * ROUNDS * 2 + 1000))
+redis-cli -p "$port" BF.RESERVE bench:bf 0.01 "$total" >/dev/null
+redis-cli -p "$port" CF.RESERVE bench:cf "$total" >/dev/null
+
+echo "bloomkit.so vs SET/GET: redis-benchmark -c $CLIENTS -n $N -r 1000000, median of $ROUNDS rounds"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(redis-server --version | cut -d' ' -f3)"
+
+# rps <name> <pipeline> <command...>: one redis-benchmark run, prints requests per second
+rps() {
+    p=$1; shift
+    redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -r 1000000 -P "$p" -q --csv "$@" 2>/dev/null |
+        awk -F'"' 'NR == 2 { print $4 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for p in $PIPELINES; do
+    : > "$dir/res"
+    r=1
+    while [ $r -le "$ROUNDS" ]; do
+        echo "SET $(rps "$p" SET key:__rand_int__ __rand_int__)" >> "$dir/res"
+        echo "BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__)" >> "$dir/res"
+        echo "CF.ADD $(rps "$p" CF.ADD bench:cf __rand_int__)" >> "$dir/res"
+        echo "GET $(rps "$p" GET key:__rand_int__)" >> "$dir/res"
+        echo "BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__)" >> "$dir/res"
+        echo "CF.EXISTS $(rps "$p" CF.EXISTS bench:cf __rand_int__)" >> "$dir/res"
+        r=$((r + 1))
+    done
+    med() { awk -v c="$1" '$1 == c { print $2 }' "$dir/res" | median; }
+    set_rps=$(med SET); get_rps=$(med GET)
+    echo ""
+    echo "pipeline $p:"
+    printf "  %-10s %12s %10s\n" command "requests/s" "ratio"
+    for c in SET BF.ADD CF.ADD GET BF.EXISTS CF.EXISTS; do
+        v=$(med "$c")
+        case $c in SET|BF.ADD|CF.ADD) base=$set_rps; bn=SET ;; *) base=$get_rps; bn=GET ;; esac
+        printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$(echo "$v $base" | awk '{ print 100 * $1 / $2 }')" "$bn"
+    done
+done
+echo ""
+redis-cli -p "$port" BF.INFO bench:bf | paste - - | sed 's/^/  bench:bf  /'
+echo "  used_memory: $(redis-cli -p "$port" info memory | awk -F: '/^used_memory_human/ { print $2 }' | tr -d '\r')"
