@@ -80,9 +80,16 @@ size_t bkr_value_memory(const bkr_value *v)
     size_t n = sizeof *v;
     if (v->stage) return n + sizeof *v->stage + v->stage->cap;
     if (v->type == BK_TYPE_SCALABLE) return n + (size_t)bk_scalable_memory_usage(v->typed);
-    bk_stats st;
-    if (bk_filter_stats(v->f, &st) == BK_OK) n += (size_t)st.memory_bytes + 256;
-    return n;
+    if (v->type == BK_TYPE_CUCKOO) {
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(v->typed, &in); /* O(tables) */
+        return n + (size_t)in.memory_bytes + 256 + 64 * (size_t)in.tables;
+    }
+    /* Other (imported, fixed-size) types: their saved form is their arrays plus a small header, and
+     * its size is known without reading the arrays (their statistics would popcount them). */
+    size_t saved = 0;
+    bk_filter_save_size(v->f, &saved);
+    return n + saved + 256;
 }
 
 size_t bkr_mem_usage(const void *value) { return bkr_value_memory(value); }

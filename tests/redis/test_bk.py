@@ -134,3 +134,31 @@ def test_import_refuses_damage(r):
         assert err(r, "BK.IMPORT", "x", bytes(bad)).startswith("invalid payload"), pos
     assert r.exists("x") == 0
     assert err(r, "BK.IMPORT", "x", payload, "BOGUS").startswith("unknown argument")
+
+
+if os.environ.get("BK_CLI"):
+    # Defined only when the CLI is part of the build (tests/redis/CMakeLists.txt passes its path).
+    CLI = os.environ["BK_CLI"]
+
+    @pytest.mark.parametrize("ftype", ["bloom", "partitioned", "blocked", "counting", "scalable", "cuckoo",
+                                       "fuse"])
+    def test_cli_built_filter_imports(r, tmp_path, ftype):
+        keys = [f"user:{i}" for i in range(20000)]
+        (tmp_path / "keys.txt").write_text("\n".join(keys) + "\n")
+        out = tmp_path / "f.bf"
+        subprocess.run([CLI, "build", "-q", str(out), str(tmp_path / "keys.txt"), "-p", "1%", "--type", ftype],
+                       check=True, capture_output=True, timeout=120)
+        payload = out.read_bytes()
+        assert r.execute_command("BK.IMPORT", "imp", payload) in (b"OK", True)
+        fam = "CF" if ftype == "cuckoo" else "BF"
+        for k in range(0, len(keys), 2000):
+            assert all(r.execute_command(f"{fam}.MEXISTS", "imp", *keys[k:k + 2000])), ftype
+        absent = [f"other:{i}" for i in range(20000)]
+        fp = sum(sum(r.execute_command(f"{fam}.MEXISTS", "imp", *absent[k:k + 2000]))
+                 for k in range(0, len(absent), 2000)) / len(absent)
+        assert fp < 0.03, (ftype, fp)
+        # and back: what Redis exports is a file the CLI reads
+        assert r.execute_command("BK.EXPORT", "imp") == payload
+        back = tmp_path / "back.bf"
+        back.write_bytes(r.execute_command("BK.EXPORT", "imp"))
+        subprocess.run([CLI, "info", str(back)], check=True, capture_output=True, timeout=60)
