@@ -129,6 +129,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
 {
     RedisModuleKey *key;
     bkr_value *v;
+    bool changed = false;
     bkr_lookup st = bkr_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) {
@@ -136,6 +137,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bk_status s = bf_create(o->capacity, o->error, o->expansion, o->nonscaling, &v);
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_BF, v);
+        changed = true;
     } else if (v->stage) {
         return bkr_reply_restoring(ctx);
     }
@@ -147,6 +149,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bk_status s = bf_add(v, p, len);
         replied++;
         if (s == BK_OK || s == BK_EEXISTS) {
+            changed |= s == BK_OK;
             RedisModule_ReplyWithBool(ctx, s == BK_OK);
         } else {
             /* As RedisBloom: the error takes the item's place and the rest are not tried. */
@@ -155,7 +158,9 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         }
     }
     if (o->multi) RedisModule_ReplySetArrayLength(ctx, replied);
-    RedisModule_ReplicateVerbatim(ctx);
+    /* Replicas and the AOF get the command only when it changed something: a replayed add of items
+     * already present is harmless, but one that ends in "full" would be an error on the replica. */
+    if (changed) RedisModule_ReplicateVerbatim(ctx);
     return REDISMODULE_OK;
 }
 

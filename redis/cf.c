@@ -102,8 +102,10 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         return bkr_reply_restoring(ctx);
     }
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
-    if ((long long)bk_cuckoo_tables(v->typed) >= bkr_cfg.cf_max_expansions)
+    if ((long long)bk_cuckoo_tables(v->typed) >= bkr_cfg.cf_max_expansions) {
+        if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
         return RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
+    }
 
     bool resp3 = bkr_resp3(ctx);
     /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. */

@@ -360,3 +360,38 @@ def test_large_filter_in_many_pieces(servers):
     assert same(ca)
     assert ca.bf().mexists("big", *items[:2000]) == [1] * 2000
     assert ca.cf().mexists("bigc", *items[:2000]) == [1] * 2000
+
+
+def test_replication(servers):
+    """A replica gets the filters by full sync (RDB) and every later change by the replication stream."""
+    m, s = servers(), servers()
+    cm, cs = m.client(), s.client()
+    cm.bf().create("before", 0.01, 100)
+    cm.bf().madd("before", *[f"b{i}" for i in range(1000)])
+    cs.replicaof("127.0.0.1", m.port)
+    for _ in range(300):
+        if cs.info("replication").get("master_link_status") == "up":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("replica did not connect")
+    # later changes: every write command, including the ones that create keys implicitly or fail half-way
+    cm.bf().madd("before", *[f"c{i}" for i in range(500)])
+    cm.bf().insert("ins", ["a", "b"], capacity=10, noScale=True)
+    for i in range(20):
+        try:
+            cm.bf().add("ins", f"fill{i}")
+        except redis.ResponseError:
+            pass
+    cm.execute_command("BF.MADD", "ins", "a", "new1", "new2")
+    cm.cf().add("c", "x")
+    cm.cf().insertnx("c", ["x", "y"])
+    cm.cf().delete("c", "x")
+    cm.execute_command("BK.MERGE", "merged", "before")
+    payload = cm.execute_command("BK.EXPORT", "c")
+    cm.execute_command("BK.IMPORT", "imported", payload)
+    for it, data in dump_chunks(cm, "BF", "before"):
+        cm.execute_command("BF.LOADCHUNK", "restored", it, data)
+    assert cm.execute_command("WAIT", 1, 10000) == 1
+    assert cm.execute_command("DEBUG", "DIGEST") == cs.execute_command("DEBUG", "DIGEST")
+    assert sorted(cm.keys()) == sorted(cs.keys())
