@@ -547,7 +547,8 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     if (exact && in.total_size < avail) return BK_ECORRUPT;
     if (in.total_size > SIZE_MAX) return BK_ETOOBIG;
     size_t want = (size_t)in.total_size, have = in.header_size;
-    size_t cap = want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
+    /* a known size was checked above: allocate it at once; else grow as the data arrives */
+    size_t cap = avail != UINT64_MAX || want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
     uint8_t *buf = bk__malloc(cap);
     if (!buf) return BK_ENOMEM;
     memcpy(buf, hdr, in.header_size);
@@ -707,7 +708,8 @@ bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out)
      * shared lock); a header checksum caught mid-rewrite is retried. */
     for (int attempt = 0;; attempt++) {
         s = load_core(map, len, flags, shared ? MODE_SHARED : MODE_READONLY, true, out);
-        if (s != BK_ECHECKSUM || attempt == 3) break;
+        bk_file_info again;
+        if (s != BK_ECHECKSUM || attempt == 3 || parse_header(map, len, &again) != BK_ECHECKSUM) break;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }

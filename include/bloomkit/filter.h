@@ -154,7 +154,8 @@ BK_API void bk_filter_buffer_free(void *buf);
  * (".<name>.tmp.<random>", same permissions as the file it replaces, else 0666 & ~umask), which is
  * fsync'ed, renamed over `path`, and the directory is fsync'ed. A crash or kill at any moment leaves
  * `path` either as it was or completely new, never torn; a process killed mid-save may leave its
- * temporary file behind (safe to delete). Errors: BK_EINVAL, BK_ENOMEM, BK_EIO (errno preserved;
+ * temporary file behind (safe to delete). A symbolic link at `path` is replaced by the new file,
+ * not followed. Errors: BK_EINVAL, BK_ENOMEM, BK_EIO (errno preserved;
  * the temporary file is removed and `path` is unchanged, except when only the final fsync of the
  * directory fails: then `path` is already the new file but its rename may not be durable). [query] */
 BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
@@ -233,7 +234,9 @@ BK_API bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter
  *   any insert), and loaders skip the payload check of a file with that flag (unless
  *   BK_LOAD_REQUIRE_CLEAN). Each writer holds a shared flock() on the file; the writer that closes
  *   last (its non-blocking exclusive flock succeeds) recomputes the payload checksum, clears the
- *   flag and msyncs. A writer that crashes leaves the flag set: the file still loads (and the next
+ *   flag and msyncs. Loaders of a path also take the shared flock while they validate, so they never
+ *   see that rewrite half-done (they wait for it; a writer that closes while a loader validates
+ *   leaves the flag for the next writer). A writer that crashes leaves the flag set: the file still loads (and the next
  *   last writer to close cleans it). flock is advisory and local: use local file systems, not NFS.
  * - bk_filter_merge and bk_filter_remove on such a handle return BK_ENOTSUP.
  */
