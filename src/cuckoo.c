@@ -29,7 +29,10 @@
 typedef struct cf_table {
     uint64_t *words;
     uint64_t nwords;      /* including the spare word, rounded up to whole 64-byte lines */
-    uint64_t buckets;
+    uint64_t buckets;     /* base << shift */
+    uint64_t base;        /* buckets of the chain's first table */
+    uint64_t mask;        /* (1 << shift) - 1 */
+    uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     uint64_t capacity;
     uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
     uint64_t *victim;     /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
@@ -49,7 +52,8 @@ typedef struct cf_vec {
 enum { CTR_INSERTED, CTR_DELETED, CTR_KICKS, CTR_N };
 
 struct bk_cuckoo {
-    uint32_t b, f, max_kicks, expansion;
+    uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
+    uint32_t exp_shift;
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
     uint32_t groups;         /* 1 or 2 groups per bucket */
     uint32_t group_bits;     /* lanes per group * f */
@@ -219,6 +223,25 @@ BK_INLINE uint64_t alt_of(uint64_t buckets, uint64_t i, uint32_t fp)
     return hf >= i ? hf - i : hf + buckets - i;
 }
 
+/*
+ * Buckets in a chain. Expansion is a power of two 2^s, so table t has base << (s t) buckets. Its
+ * bucket index is refined from the first table's: i1_t = range(h, base << shift) satisfies
+ * i1_t >> shift = i1_0, and the alternate keeps that structure: the high part maps by the first
+ * table's function, the low `shift` bits by an XOR with `shift` top bits of a second hash of fp (the
+ * same bits at every level, so each table's pairs refine the smaller tables' pairs). Hence two keys
+ * whose fingerprints collide in a larger table also collide in every smaller one, and a remove that
+ * searches the newest (largest) table first only ever takes a copy whose owner still finds the
+ * remover's own copy: removing keys that were added never causes a false negative, chain or not.
+ */
+#define CF_PHI2 UINT64_C(0xd6e8feb86659fd93)
+
+BK_INLINE uint64_t alt_t(const cf_table *T, uint64_t i, uint32_t fp)
+{
+    if (BK_LIKELY(T->shift == 0)) return alt_of(T->buckets, i, fp);
+    uint64_t g = ((uint64_t)fp * CF_PHI2) >> (64 - T->shift);
+    return alt_of(T->base, i >> T->shift, fp) << T->shift | ((i ^ g) & T->mask);
+}
+
 /* ---- the chain ---- */
 
 BK_INLINE uint32_t ntables_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->ntables, __ATOMIC_ACQUIRE); }
@@ -231,9 +254,12 @@ static void table_free(cf_table *T)
     bk__free(T);
 }
 
-static bk_status table_new(uint64_t buckets, uint32_t b, uint32_t f, uint64_t capacity, bool alloc_words,
-                           cf_table **out)
+/* A table of base << shift buckets. */
+static bk_status table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f, uint64_t capacity,
+                           bool alloc_words, cf_table **out)
 {
+    if (shift >= 64 || (base << shift) >> shift != base) return BK_ETOOBIG;
+    uint64_t buckets = base << shift;
     uint64_t bytes = table_bytes(buckets, b, f);
     if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
     cf_table *T = bk__calloc(1, sizeof *T);
@@ -248,6 +274,9 @@ static bk_status table_new(uint64_t buckets, uint32_t b, uint32_t f, uint64_t ca
     }
     T->nwords = bytes / 8;
     T->buckets = buckets;
+    T->base = base;
+    T->shift = shift;
+    T->mask = (UINT64_C(1) << shift) - 1;
     T->capacity = capacity;
     T->items = &T->items_own;
     T->victim = &T->victim_own;
@@ -280,7 +309,7 @@ static bk_status chain_push(bk_cuckoo *F, cf_table *T)
 /* ---- create ---- */
 
 typedef struct cf_params {
-    uint32_t b, f, max_kicks, expansion;
+    uint32_t b, f, max_kicks, expansion; /* expansion: 0 or a power of two */
     uint64_t seed;
     bool concurrent;
 } cf_params;
@@ -291,12 +320,14 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
     p->b = o.bucket_size ? o.bucket_size : BK_CUCKOO_DEFAULT_BUCKET_SIZE;
     p->f = o.fingerprint_bits;
     p->max_kicks = o.max_kicks ? o.max_kicks : BK_CUCKOO_DEFAULT_MAX_KICKS;
-    p->expansion = o.expansion;
     p->seed = o.seed;
     p->concurrent = o.concurrent;
     if (!valid_b(p->b) || (p->f && !valid_f(p->f)) || p->max_kicks > BK_CUCKOO_MAX_KICKS ||
-        p->expansion > BK_CUCKOO_MAX_EXPANSION)
+        o.expansion > BK_CUCKOO_MAX_EXPANSION)
         return BK_EINVAL;
+    p->expansion = 0;
+    if (o.expansion) /* rounded up to a power of two: see "Buckets in a chain" */
+        for (p->expansion = 1; p->expansion < o.expansion;) p->expansion <<= 1;
     return BK_OK;
 }
 
@@ -325,6 +356,7 @@ static bk_status filter_new(const cf_params *p, double fpr_target, bk_cuckoo **o
     F->f = p->f;
     F->max_kicks = p->max_kicks;
     F->expansion = p->expansion;
+    F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
     F->seed = p->seed;
     F->fpr_target = fpr_target;
     F->fp_range = (UINT32_C(1) << p->f) - 1;
@@ -370,7 +402,7 @@ static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p,
     bk_status s = filter_new(p, fpr_target, &F);
     if (s != BK_OK) return s;
     cf_table *T;
-    if ((s = table_new(buckets, p->b, p->f, capacity, true, &T)) != BK_OK) {
+    if ((s = table_new(buckets, 0, p->b, p->f, capacity, true, &T)) != BK_OK) {
         bk_cuckoo_free(F);
         return s;
     }
@@ -437,7 +469,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
         cf_table *U;
-        if ((s = table_new(T->buckets, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
+        if ((s = table_new(T->base, T->shift, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         U->victim_own = LD(T->victim);
@@ -549,7 +581,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
     for (uint32_t n = 0; n < F->max_kicks; n++) {
         uint32_t j = (uint32_t)(rng_next(F) >> 32) & (F->b - 1);
         uint32_t old = slot_get(F, T, bucket, j);
-        uint64_t alt = alt_of(T->buckets, bucket, old);
+        uint64_t alt = alt_t(T, bucket, old);
         if (F->stripes) {
             seq_open(F, bucket);
             seq_open(F, alt);
@@ -582,7 +614,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
 
 static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
 {
-    uint64_t i2 = alt_of(T->buckets, i1, fp);
+    uint64_t i2 = alt_t(T, i1, fp);
     if (!try_put(F, T, i1, fp) && !try_put(F, T, i2, fp))
         kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
     ST(T->items, LD(T->items) + 1);
@@ -593,12 +625,11 @@ static bk_status grow(bk_cuckoo *F)
 {
     if (F->expansion == 0 || F->ntables >= BK_CUCKOO_MAX_TABLES) return BK_EFULL;
     const cf_table *last = F->vec->t[F->ntables - 1];
-    uint64_t buckets, cap;
-    if (bk__mul_overflow(last->buckets, F->expansion, &buckets) || table_bytes(buckets, F->b, F->f) == 0 ||
-        bk__mul_overflow(last->capacity, F->expansion, &cap))
-        return BK_EFULL;
+    uint32_t shift = last->shift + F->exp_shift;
+    uint64_t cap;
+    if (bk__mul_overflow(last->capacity, F->expansion, &cap)) return BK_EFULL;
     cf_table *T;
-    bk_status s = table_new(buckets, F->b, F->f, cap, true, &T);
+    bk_status s = table_new(last->base, shift, F->b, F->f, cap, true, &T);
     if (s == BK_ETOOBIG) return BK_EFULL;
     if (s != BK_OK) return s;
     if ((s = chain_push(F, T)) != BK_OK) table_free(T);
@@ -654,7 +685,7 @@ bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
     const cf_vec *v = vec_acq(F);
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
-        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
+        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         if (BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2) : table_has(F, T, fp, i1, i2))
             return true;
     }
@@ -682,7 +713,7 @@ uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
     uint64_t c = 0;
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
-        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
+        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         if (!F->stripes) {
             c += table_count(F, T, fp, i1, i2);
             continue;
@@ -735,7 +766,7 @@ static bool contains_locked(const bk_cuckoo *F, uint64_t h)
     for (uint32_t t = 0; t < F->ntables; t++) {
         const cf_table *T = F->vec->t[t];
         uint64_t i1 = bk__range64(h, T->buckets);
-        if (table_has(F, T, fp, i1, alt_of(T->buckets, i1, fp))) return true;
+        if (table_has(F, T, fp, i1, alt_t(T, i1, fp))) return true;
     }
     return false;
 }
@@ -777,7 +808,7 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     uint64_t v = LD(T->victim);
     if (v) {
         uint32_t vfp = (uint32_t)(v & 0xffff);
-        uint64_t vb = v >> 16, va = alt_of(T->buckets, vb, vfp);
+        uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
         if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
             ST(T->victim, 0); /* the copy is in the table before the victim slot is emptied */
         else
@@ -792,7 +823,7 @@ static bk_status remove_locked(bk_cuckoo *F, uint64_t h)
     for (uint32_t t = F->ntables; t-- > 0;) {
         cf_table *T = F->vec->t[t];
         uint64_t i1 = bk__range64(h, T->buckets);
-        if (table_remove(F, T, fp, i1, alt_of(T->buckets, i1, fp))) {
+        if (table_remove(F, T, fp, i1, alt_t(T, i1, fp))) {
             ST(&F->ctr[CTR_DELETED], LD(&F->ctr[CTR_DELETED]) + 1);
             return BK_OK;
         }
@@ -823,7 +854,7 @@ static void prefetch_key(const bk_cuckoo *F, uint64_t h, uint32_t n, const cf_ve
     uint32_t fp = fp_of(F, h);
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
-        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
+        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         const uint64_t *a = T->words + ((i1 * F->bucket_bits) >> 6), *b = T->words + ((i2 * F->bucket_bits) >> 6);
         if (write) {
             BK_PREFETCH_W(a);
@@ -1132,7 +1163,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_f64(r, &fpr)) || (s = bk__r_align(r, 64)))
         return s;
     if (!valid_b(b) || !valid_f(f) || max_kicks == 0 || max_kicks > BK_CUCKOO_MAX_KICKS ||
-        expansion > BK_CUCKOO_MAX_EXPANSION || ntables == 0 || ntables > BK_CUCKOO_MAX_TABLES || reserved ||
+        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 || ntables > BK_CUCKOO_MAX_TABLES || reserved ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
     cf_params prm = { b, f, max_kicks, expansion, r->seed, false };
@@ -1142,7 +1173,8 @@ static bk_status v_decode(bk_reader *r, void **out)
     F->ctr_own[CTR_DELETED] = deleted;
     F->ctr_own[CTR_KICKS] = kicks;
     if (r->borrow && r->writable) F->ctr = (uint64_t *)(uintptr_t)(r->base + start + CF_HDR_COUNTERS);
-    uint64_t prev_buckets = 0, prev_cap = 0, total_items = 0;
+    uint64_t base = 0, prev_cap = 0, total_items = 0;
+    uint32_t exp_shift = expansion ? (uint32_t)__builtin_ctz(expansion) : 0;
     for (uint32_t t = 0; t < ntables; t++) {
         uint64_t buckets, cap, items, victim, bytes;
         size_t tstart = r->off;
@@ -1150,8 +1182,10 @@ static bk_status v_decode(bk_reader *r, void **out)
             (s = bk__r_u64(r, &victim)) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
             goto fail;
         s = BK_ECORRUPT;
-        uint64_t want_b, want_c;
-        if (t > 0 && (bk__mul_overflow(prev_buckets, expansion, &want_b) || buckets != want_b ||
+        uint64_t want_c;
+        uint64_t shift = (uint64_t)exp_shift * t;
+        if (t == 0) base = buckets;
+        if (t > 0 && (shift >= 64 || (base << shift) >> shift != base || buckets != base << shift ||
                       bk__mul_overflow(prev_cap, expansion, &want_c) || cap != want_c))
             goto fail;
         uint64_t tb = table_bytes(buckets, b, f);
@@ -1167,7 +1201,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         const uint8_t *data;
         if ((s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
         cf_table *T;
-        if ((s = table_new(buckets, b, f, cap, !r->borrow, &T)) != BK_OK) goto fail;
+        if ((s = table_new(base, (uint32_t)shift, b, f, cap, !r->borrow, &T)) != BK_OK) goto fail;
         if (r->borrow)
             T->words = (uint64_t *)(uintptr_t)data;
         else
@@ -1187,7 +1221,6 @@ static bk_status v_decode(bk_reader *r, void **out)
         if (!tail_is_zero(T->words, T->nwords, slots * f) || count_used(f, T->words, slots) + (victim != 0) != items)
             goto fail;
         total_items += items;
-        prev_buckets = buckets;
         prev_cap = cap;
     }
     if (inserted - deleted != total_items) {
@@ -1246,5 +1279,5 @@ void bk__cuckoo_place(const bk_cuckoo *F, uint32_t t, uint64_t h, uint32_t *fp, 
     const cf_table *T = vec_acq(F)->t[t];
     *fp = fp_of(F, h);
     *i1 = bk__range64(h, T->buckets);
-    *i2 = alt_of(T->buckets, *i1, *fp);
+    *i2 = alt_t(T, *i1, *fp);
 }

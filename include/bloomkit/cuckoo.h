@@ -22,6 +22,10 @@
  *  - Adding the same key more than 2b times fills both of its buckets with copies of one fingerprint:
  *    the next add of it runs out of kicks, and the filter (or, with expansion, that table) is full.
  *  - count() counts fingerprint copies, so it can over-count keys that collide with the one asked for.
+ *  - Removing keys that were added never causes a false negative, also across an expansion chain: a
+ *    key's buckets in a larger table refine its buckets in the smaller ones, and remove searches the
+ *    newest table first, so a colliding copy it may take belongs to a key that still finds the
+ *    remover's own copy.
  *
  * Thread-safety (legend in common.h). A filter created with options.concurrent (or switched with
  * bk_cuckoo_set_concurrent) serializes its writers with one internal lock and lets readers run
@@ -58,8 +62,10 @@ typedef struct bk_cuckoo_options {
                                   whose full-table bound 2b/(2^f - 1) is <= p), 12 for _new_buckets */
     uint32_t max_kicks;        /* evictions one insert may do before it gives up; 0 means 500;
                                   at most BK_CUCKOO_MAX_KICKS */
-    uint32_t expansion;        /* growth when full: 0 = none (BK_EFULL), e >= 1 = chain a new table
-                                  with e times the buckets of the last one; at most BK_CUCKOO_MAX_EXPANSION */
+    uint32_t expansion;        /* growth when full: 0 = none (BK_EFULL); e >= 1 = chain a new table with
+                                  e times the buckets of the last one, e rounded up to a power of two
+                                  (as RedisBloom does; it keeps removes exact across the chain, see
+                                  THE CUCKOO RULES); at most BK_CUCKOO_MAX_EXPANSION */
     double load_factor;        /* bk_cuckoo_new only: buckets = ceil(capacity / (b * load_factor));
                                   0 means the load b-slot buckets reliably reach (b=1: 0.45, b=2: 0.84,
                                   b=4: 0.95, b=8: 0.97); must be in (0, 1] */
