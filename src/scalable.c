@@ -223,36 +223,62 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 
 /* ---- query ---- */
 
-/* One layer's probes: the classic filter's standard layout (bloom.c), with the remix of h computed
- * once for the whole chain. */
-BK_INLINE bool layer_has(const layer *L, uint64_t h, uint64_t y0)
-{
-    const uint64_t *w = L->words;
-    const uint64_t m = L->m;
-    uint64_t x = h, y = y0;
-    for (uint32_t i = 0; i < L->k; i++) {
-        uint64_t bit = bk__range64(x, m);
-        if (!(__atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) & (UINT64_C(1) << (bit & 63)))) return false;
-        x += y;
-        y += i;
-    }
-    return true;
-}
+/* Layers at least this big are assumed to miss the cache. */
+#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+/* Probes past the first two that a query prefetches in each big layer. */
+#define PREFETCH_DEPTH 2
 
-/* Layers below this many bytes are assumed to sit in cache; larger ones get their first probe
- * prefetched before the walk, so the cache misses of all big layers overlap. */
-#define PREFETCH_MIN_BYTES (UINT64_C(1) << 16)
-
+/*
+ * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
+ * each layer's own m. An absent key is rejected by about two probes per layer, so phase 1 tests
+ * probes 0 and 1 of every layer with a fixed amount of work and no branch on the data: all those
+ * loads are independent and their cache misses overlap; it also prefetches the next probes of the big
+ * layers. Phase 2 then goes on breadth first over the few layers still alive (round t tests probe t of
+ * each), with one unpredictable branch per round rather than per probe. A layer whose k probes all hit
+ * holds the key. n <= 64, so a 64-bit mask holds the live layers.
+ */
 static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
-    const uint64_t y0 = bk__remix(h);
-    for (uint32_t i = n; i-- > 0;) {
-        const layer *L = f->layers[i];
-        if (L->bytes < PREFETCH_MIN_BYTES) break;
-        BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
+    layer *const *layers = f->layers;
+    const uint64_t x0 = h, y0 = bk__remix(h);
+    const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
+    uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
+    uint64_t alive = 0, done = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const layer *L = layers[l];
+        const uint64_t *w = L->words;
+        uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
+        if (L->bytes >= BIG_LAYER_BYTES) {
+            uint64_t px = x, py = y;
+            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
+                BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
+                px += py;
+                py += t;
+            }
+        }
+        /* (a layer with k = 1 ignores probe 1) */
+        uint64_t hit = (__atomic_load_n(&w[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) &
+                       ((__atomic_load_n(&w[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1;
+        alive |= hit << l;
+        done |= (uint64_t)(hit & (L->k <= 2)) << l;
     }
-    for (uint32_t i = n; i-- > 0;)
-        if (layer_has(f->layers[i], h, y0)) return true;
+    if (BK_LIKELY(!alive)) return false;
+    if (done) return true;
+    for (uint32_t t = 2; alive; t++) {
+        uint64_t next = 0;
+        for (uint64_t a = alive; a; a &= a - 1) {
+            unsigned l = (unsigned)__builtin_ctzll(a);
+            const layer *L = layers[l];
+            uint64_t bit = bk__range64(x, L->m);
+            uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+            next |= hit << l;
+            done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+        }
+        if (done) return true;
+        alive = next;
+        x += y;
+        y += t;
+    }
     return false;
 }
 
@@ -349,12 +375,27 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
 
 #define BK_BATCH 32
 
+#define ADD_LOOKAHEAD 8
+
+static void prefetch_first(const bk_scalable *f, uint64_t h)
+{
+    for (uint32_t l = f->n; l-- > 0;) {
+        const layer *L = f->layers[l];
+        if (L->bytes < BIG_LAYER_BYTES) break;
+        BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
+        BK_PREFETCH(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
+    }
+}
+
 bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
 {
     size_t a = 0;
     bk_status s = BK_OK;
     if (!f || (!hashes && n)) s = BK_EINVAL;
     for (size_t i = 0; s == BK_OK && i < n; i++) {
+        /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
+         * key repeated within the batch is still found by its second add */
+        if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
         s = bk_scalable_add_hash_if_absent(f, hashes[i]);
         if (s == BK_OK) a++;
         else if (s == BK_EEXISTS) s = BK_OK;
@@ -383,41 +424,64 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
     return s;
 }
 
-/* Layer by layer, newest first: prefetch the probes of every key still undecided, then test them, so
- * the misses of a batch overlap. */
+
+/*
+ * A batch runs the breadth-first walk of chain_has for a block of keys in lock step: round t tests
+ * probe t of every (key, layer) pair still alive, then prefetches probe t + 1 of the big layers still
+ * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
+ * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
+ */
 size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    enum { STEP = 16 };
+    layer *const *layers = f->layers;
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
+    uint64_t bigmask = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, cnt = e - i, left = cnt;
-        uint64_t y0[BK_BATCH];
-        uint8_t idx[BK_BATCH], found[BK_BATCH];
+    for (size_t i = 0; i < n; i += STEP) {
+        const size_t cnt = n - i < STEP ? n - i : STEP;
+        uint64_t x[STEP], y[STEP], alive[STEP];
+        uint8_t found[STEP];
         for (size_t j = 0; j < cnt; j++) {
-            y0[j] = bk__remix(hashes[i + j]);
-            idx[j] = (uint8_t)j;
+            x[j] = hashes[i + j];
+            y[j] = bk__remix(x[j]);
+            alive[j] = all;
             found[j] = 0;
-        }
-        for (uint32_t l = nl; l-- > 0 && left;) {
-            const layer *L = f->layers[l];
-            if (L->bytes >= PREFETCH_MIN_BYTES)
-                for (size_t j = 0; j < left; j++) {
-                    uint64_t h = hashes[i + idx[j]], x = h, y = y0[idx[j]];
-                    for (uint32_t t = 0; t < L->k && t < 2; t++) {
-                        BK_PREFETCH(&L->words[bk__range64(x, L->m) >> 6]);
-                        x += y;
-                        y += t;
-                    }
-                }
-            size_t keep = 0;
-            for (size_t j = 0; j < left; j++) {
-                uint8_t q = idx[j];
-                if (layer_has(L, hashes[i + q], y0[q]))
-                    found[q] = 1;
-                else
-                    idx[keep++] = q;
+            for (uint64_t a = bigmask; a; a &= a - 1) {
+                const layer *L = layers[__builtin_ctzll(a)];
+                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
             }
-            left = keep;
+        }
+        uint64_t any = cnt ? 1 : 0;
+        for (uint32_t t = 0; any; t++) {
+            any = 0;
+            for (size_t j = 0; j < cnt; j++) {
+                if (!alive[j]) continue;
+                uint64_t next = 0, done = 0;
+                for (uint64_t a = alive[j]; a; a &= a - 1) {
+                    unsigned l = (unsigned)__builtin_ctzll(a);
+                    const layer *L = layers[l];
+                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+                    next |= hit << l;
+                    done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+                }
+                x[j] += y[j];
+                y[j] += t;
+                if (done) {
+                    found[j] = 1;
+                    next = 0;
+                }
+                alive[j] = next;
+                any |= next;
+                for (uint64_t a = next & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                }
+            }
         }
         for (size_t j = 0; j < cnt; j++) {
             if (results) results[i + j] = found[j];
