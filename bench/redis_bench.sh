@@ -6,7 +6,8 @@
 # (reads). Figures only: nothing here passes or fails.
 #
 # usage: bench/redis_bench.sh [path/to/bloomkit.so]
-# env:   N=200000 requests per run, ROUNDS=3, CLIENTS=50, PIPELINES="1 16"
+# env:   N=200000 requests per run, ROUNDS=3, CLIENTS=50, PIPELINES="1 16",
+#        CAPACITY=<what the runs add> capacity of the two filters (e.g. 10000000: larger than the caches)
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,11 +42,12 @@ done
 
 # Filters sized for everything the runs add (so the Bloom filter stays one sub-filter at 1%, as a
 # reserved production filter would, and the cuckoo filter does not expand).
-total=$((N * ROUNDS * 2 + 1000))
+total=${CAPACITY:-$((N * ROUNDS * 2 + 1000))}
 redis-cli -p "$port" BF.RESERVE bench:bf 0.01 "$total" >/dev/null
 redis-cli -p "$port" CF.RESERVE bench:cf "$total" >/dev/null
 
-echo "bloomkit.so vs SET/GET: redis-benchmark -c $CLIENTS -n $N -r 1000000, median of $ROUNDS rounds"
+echo "bloomkit.so vs SET/GET: redis-benchmark -c $CLIENTS -n $N -r 1000000, median of $ROUNDS rounds;"
+echo "filters: BF.RESERVE bench:bf 0.01 $total, CF.RESERVE bench:cf $total"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(redis-server --version | cut -d' ' -f3)"
 
 # rps <name> <pipeline> <command...>: one redis-benchmark run, prints requests per second
@@ -79,6 +81,18 @@ for p in $PIPELINES; do
         printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$(echo "$v $base" | awk '{ print 100 * $1 / $2 }')" "$bn"
     done
 done
+echo ""
+# Server-side time per call over every run above (INFO commandstats): less sensitive to the client
+# sharing the machine than requests per second.
+echo "server time per call (INFO commandstats, all runs):"
+redis-cli -p "$port" info commandstats | tr -d '\r' | awk -F'[:,=]' '
+    /^cmdstat_(set|get|bf\.add|bf\.exists|cf\.add|cf\.exists):/ {
+        name = toupper(substr($1, 9)); calls[name] = $3; usec[name] = $7 }
+    END {
+        split("SET BF.ADD CF.ADD GET BF.EXISTS CF.EXISTS", order, " ")
+        for (i = 1; i <= 6; i++) { c = order[i]; base = (i <= 3) ? usec["SET"] : usec["GET"]
+            printf "  %-10s %8.3f us/call  %6.2fx %s  (%d calls)\n", c, usec[c], usec[c] / base,
+                   (i <= 3) ? "SET" : "GET", calls[c] } }'
 echo ""
 redis-cli -p "$port" BF.INFO bench:bf | paste - - | sed 's/^/  bench:bf  /'
 echo "  used_memory: $(redis-cli -p "$port" info memory | awk -F: '/^used_memory_human/ { print $2 }' | tr -d '\r')"
