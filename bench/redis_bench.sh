@@ -62,23 +62,25 @@ for p in $PIPELINES; do
     : > "$dir/res"
     r=1
     while [ $r -le "$ROUNDS" ]; do
-        echo "SET $(rps "$p" SET key:__rand_int__ __rand_int__)" >> "$dir/res"
-        echo "BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__)" >> "$dir/res"
-        echo "CF.ADD $(rps "$p" CF.ADD bench:cf __rand_int__)" >> "$dir/res"
-        echo "GET $(rps "$p" GET key:__rand_int__)" >> "$dir/res"
-        echo "BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__)" >> "$dir/res"
-        echo "CF.EXISTS $(rps "$p" CF.EXISTS bench:cf __rand_int__)" >> "$dir/res"
+        # one round: each command right after the plain command it is compared with
+        s=$(rps "$p" SET key:__rand_int__ __rand_int__)
+        echo "$r SET $s $s" >> "$dir/res"
+        echo "$r BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__) $s" >> "$dir/res"
+        echo "$r CF.ADD $(rps "$p" CF.ADD bench:cf __rand_int__) $s" >> "$dir/res"
+        g=$(rps "$p" GET key:__rand_int__)
+        echo "$r GET $g $g" >> "$dir/res"
+        echo "$r BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__) $g" >> "$dir/res"
+        echo "$r CF.EXISTS $(rps "$p" CF.EXISTS bench:cf __rand_int__) $g" >> "$dir/res"
         r=$((r + 1))
     done
-    med() { awk -v c="$1" '$1 == c { print $2 }' "$dir/res" | median; }
-    set_rps=$(med SET); get_rps=$(med GET)
     echo ""
-    echo "pipeline $p:"
+    echo "pipeline $p (requests/s: median over rounds; ratio: median of each round's ratio):"
     printf "  %-10s %12s %10s\n" command "requests/s" "ratio"
     for c in SET BF.ADD CF.ADD GET BF.EXISTS CF.EXISTS; do
-        v=$(med "$c")
-        case $c in SET|BF.ADD|CF.ADD) base=$set_rps; bn=SET ;; *) base=$get_rps; bn=GET ;; esac
-        printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$(echo "$v $base" | awk '{ print 100 * $1 / $2 }')" "$bn"
+        v=$(awk -v c="$c" '$2 == c { print $3 }' "$dir/res" | median)
+        q=$(awk -v c="$c" '$2 == c { print 100 * $3 / $4 }' "$dir/res" | median)
+        case $c in SET|BF.ADD|CF.ADD) bn=SET ;; *) bn=GET ;; esac
+        printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$q" "$bn"
     done
 done
 echo ""
