@@ -107,9 +107,9 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         return RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
     }
 
-    bool resp3 = bkr_resp3(ctx);
-    /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. */
-    bool bools = resp3 && (!o->nx || !o->multi);
+    /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. Single
+     * adds always reply a boolean (an integer 1/0 in RESP2), so only arrays need the protocol. */
+    bool bools = o->multi ? !o->nx && bkr_resp3(ctx) : true;
     if (o->multi) RedisModule_ReplyWithArray(ctx, n);
     for (int i = 0; i < n; i++) {
         size_t len;
