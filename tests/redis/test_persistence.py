@@ -395,3 +395,93 @@ def test_replication(servers):
     assert cm.execute_command("WAIT", 1, 10000) == 1
     assert cm.execute_command("DEBUG", "DIGEST") == cs.execute_command("DEBUG", "DIGEST")
     assert sorted(cm.keys()) == sorted(cs.keys())
+
+
+# ---- hand-made module values: lengths that lie ----
+
+def _rdb_len(b, i):
+    t = b[i] >> 6
+    if t == 0:
+        return b[i] & 0x3F, i + 1
+    if t == 1:
+        return ((b[i] & 0x3F) << 8) | b[i + 1], i + 2
+    if b[i] == 0x80:
+        return int.from_bytes(b[i + 1:i + 5], "big"), i + 5
+    if b[i] == 0x81:
+        return int.from_bytes(b[i + 1:i + 9], "big"), i + 9
+    raise ValueError(f"encoded value at {i}: {b[i]:#x} (is rdbcompression off?)")
+
+
+def _enc_len(v):
+    if v < 64:
+        return bytes([v])
+    if v < 16384:
+        return bytes([0x40 | (v >> 8), v & 0xFF])
+    if v < 2**32:
+        return b"\x80" + v.to_bytes(4, "big")
+    return b"\x81" + v.to_bytes(8, "big")
+
+
+def _parse_module_value(body):
+    """[type][module id] then (opcode, value) pairs up to EOF; returns (head, fields, version bytes)."""
+    assert body[0] == 7  # RDB_TYPE_MODULE_2
+    _, i = _rdb_len(body, 1)
+    head = body[:i]
+    fields = []
+    while True:
+        op, i = _rdb_len(body, i)
+        if op == 0:
+            break
+        if op == 2:
+            v, i = _rdb_len(body, i)
+            fields.append(("u", v))
+        elif op == 5:
+            n, i = _rdb_len(body, i)
+            fields.append(("s", body[i:i + n]))
+            i += n
+        else:
+            raise ValueError(op)
+    return head, fields, body[i:]
+
+
+def _build_module_value(head, fields, version):
+    out = bytearray(head)
+    for kind, v in fields:
+        if kind == "u":
+            out += _enc_len(2) + _enc_len(v)
+        else:
+            out += _enc_len(5) + _enc_len(len(v)) + v
+    out += _enc_len(0) + version
+    return bytes(out)
+
+
+def test_restore_with_lying_lengths(servers):
+    s = servers(extra=["--rdbcompression", "no"])
+    c = s.client()
+    c.bf().madd("f", *[f"x{i}" for i in range(200)])
+    d = c.dump("f")
+    head, fields, version = _parse_module_value(d[:-8])
+    kind, total, pieces = fields[0][1], fields[1][1], fields[2:]
+    assert kind == 0 and total == sum(len(p[1]) for p in pieces)
+    # the rebuilt payload is accepted (the parser is right) ...
+    assert _build_module_value(head, fields, version) == d[:-8]
+    c.restore("ok", 0, reseal(_build_module_value(head, fields, version)))
+    mem = c.info("memory")["used_memory"]
+    bad = {
+        "total 128 GiB, data for a few KB": [("u", 0), ("u", 1 << 37)] + pieces,
+        "total past every limit": [("u", 0), ("u", 1 << 60)] + pieces,
+        "total smaller than the data": [("u", 0), ("u", total - 1)] + pieces,
+        "total too small for a header": [("u", 0), ("u", 10), ("s", pieces[0][1][:10])],
+        "unknown kind": [("u", 7), ("u", total)] + pieces,
+        "restore in progress, received > total": [("u", 1), ("u", 100), ("u", 200)] + pieces,
+        "restore in progress, not a header": [("u", 1), ("u", total), ("u", 100), ("s", b"\x00" * 100)],
+        "a string where a number belongs": [("s", b"x")] + fields[1:],
+        "no data at all": [("u", 0), ("u", total)],
+    }
+    for name, fl in bad.items():
+        with pytest.raises(redis.ResponseError, match="Bad data format"):
+            c.restore("bad", 0, reseal(_build_module_value(head, fl, version)))
+        assert c.exists("bad") == 0, name
+    assert c.ping()
+    assert c.info("memory")["used_memory"] < mem + (1 << 20)  # nothing large was allocated
+    assert c.bf().mexists("ok", *[f"x{i}" for i in range(200)]) == [1] * 200
