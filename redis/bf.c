@@ -233,16 +233,28 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
-    if (multi) RedisModule_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        bool r = false;
-        if (st == BKR_OK) {
-            size_t n;
-            const char *p = RedisModule_StringPtrLen(argv[i], &n);
-            r = bf_contains(v, p, n);
-        }
-        RedisModule_ReplyWithBool(ctx, r);
+    int n = argc - 2;
+    if (!multi) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(argv[2], &len);
+        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bf_contains(v, p, len));
     }
+    RedisModule_ReplyWithArray(ctx, n);
+    if (st != BKR_OK) {
+        for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, 0);
+        return REDISMODULE_OK;
+    }
+    /* Many items: the batch query hashes them all, prefetches, then probes, which hides the memory
+     * latency of a filter larger than the caches. */
+    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
+    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
+    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
+    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    if (v->type == BK_TYPE_SCALABLE)
+        bk_scalable_contains_many(v->typed, (const void *const *)keys, lens, (size_t)n, res);
+    else
+        bk_filter_contains_many(v->f, (const void *const *)keys, lens, (size_t)n, res);
+    for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }
 

@@ -177,16 +177,26 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
-    if (multi) RedisModule_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        size_t n;
-        const char *p = RedisModule_StringPtrLen(argv[i], &n);
-        if (count) {
-            RedisModule_ReplyWithLongLong(ctx, st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, n) : 0);
-        } else {
-            RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->typed, p, n));
-        }
+    int n = argc - 2;
+    if (!multi) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(argv[2], &len);
+        if (count)
+            return RedisModule_ReplyWithLongLong(ctx, st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, len) : 0);
+        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->typed, p, len));
     }
+    RedisModule_ReplyWithArray(ctx, n);
+    if (st != BKR_OK) {
+        for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, 0);
+        return REDISMODULE_OK;
+    }
+    /* Many items: one batch query (hash all, prefetch both buckets, then compare). */
+    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
+    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
+    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
+    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    bk_cuckoo_contains_many(v->typed, (const void *const *)keys, lens, (size_t)n, res);
+    for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }
 
