@@ -181,8 +181,10 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     if (!multi) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(argv[2], &len);
-        if (count)
-            return RedisModule_ReplyWithLongLong(ctx, st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, len) : 0);
+        if (count) {
+            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, len) : 0;
+            return RedisModule_ReplyWithLongLong(ctx, c);
+        }
         return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->typed, p, len));
     }
     RedisModule_ReplyWithArray(ctx, n);

@@ -295,7 +295,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
         bkr_bk_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    RedisModule_Log(ctx, "notice", "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld",
+    RedisModule_Log(ctx, "notice",
+                    "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
                     bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits);
     return REDISMODULE_OK;
