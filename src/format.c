@@ -106,10 +106,11 @@ typedef enum { MODE_COPY, MODE_READONLY, MODE_SHARED } load_mode;
 /*
  * Validate data[0..len) (exactly one saved filter) and decode it: copying, or in place (read-only or
  * shared writable). `live`: data is a mapping that writers may be changing, so a payload checksum
- * mismatch is forgiven when a writer has meanwhile set the stale flag.
+ * mismatch is forgiven when a writer has meanwhile set the stale flag. `body_sum`: the payload's
+ * checksum when the caller computed it already (while reading), else NULL.
  */
 static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load_mode mode, bool live,
-                           bk_filter **out)
+                           const uint64_t *body_sum, bk_filter **out)
 {
     bk_file_info in;
     bk_status s = parse_header(data, len, &in);
@@ -126,7 +127,8 @@ static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load
     const uint8_t *body = data + in.header_size;
     bool stale = in.flags & BK_FILE_FLAG_CHECKSUM_STALE;
     if (stale && (flags & BK_LOAD_REQUIRE_CLEAN)) return BK_ECHECKSUM;
-    if (!stale && !(flags & BK_LOAD_NO_CHECKSUM) && XXH3_64bits(body, (size_t)in.body_size) != in.body_checksum) {
+    if (!stale && !(flags & BK_LOAD_NO_CHECKSUM) &&
+        (body_sum ? *body_sum : XXH3_64bits(body, (size_t)in.body_size)) != in.body_checksum) {
         if (!live || (flags & BK_LOAD_REQUIRE_CLEAN) || !(live_flags(data) & BK_FILE_FLAG_CHECKSUM_STALE))
             return BK_ECHECKSUM;
     }
@@ -151,7 +153,7 @@ bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_
     if (!out) return BK_EINVAL;
     *out = NULL;
     if ((!buf && len) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    return load_core(buf, len, flags, MODE_COPY, false, out);
+    return load_core(buf, len, flags, MODE_COPY, false, NULL, out);
 }
 
 bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out)
@@ -159,7 +161,7 @@ bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!buf || ((uintptr_t)buf & 63) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    bk_status s = load_core(buf, len, flags, MODE_READONLY, false, out);
+    bk_status s = load_core(buf, len, flags, MODE_READONLY, false, NULL, out);
     if (s == BK_OK) (*out)->map = (uint8_t *)(uintptr_t)buf; /* map_len 0: borrowed, nothing to unmap */
     return s;
 }
@@ -549,35 +551,41 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     size_t want = (size_t)in.total_size, have = in.header_size;
     /* a known size was checked above: allocate it at once; else grow as the data arrives */
     size_t cap = avail != UINT64_MAX || want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
-    uint8_t *buf = bk__malloc(cap);
+    uint8_t *buf = bk__calloc_aligned(cap);
     if (!buf) return BK_ENOMEM;
     memcpy(buf, hdr, in.header_size);
+    /* The payload is hashed a piece at a time right after it is read, while it is still in cache,
+     * instead of in a second pass over the whole buffer. */
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
     while (have < want) {
         if (have == cap) {
             size_t ncap = cap > want / 2 ? want : cap * 2;
-            uint8_t *nb = bk__malloc(ncap);
+            uint8_t *nb = bk__calloc_aligned(ncap);
             if (!nb) {
-                bk__free(buf);
+                bk__free_aligned(buf);
                 return BK_ENOMEM;
             }
             memcpy(nb, buf, have);
-            bk__free(buf);
+            bk__free_aligned(buf);
             buf = nb;
             cap = ncap;
         }
-        size_t ask = cap - have;
+        size_t ask = cap - have < (size_t)(1u << 20) ? cap - have : (size_t)(1u << 20);
         ptrdiff_t m = rd(ctx, buf + have, ask);
         if (m < 0) {
             int e = errno;
-            bk__free(buf);
+            bk__free_aligned(buf);
             errno = e;
             return BK_EIO;
         }
+        XXH3_64bits_update(&st, buf + have, (size_t)m);
         have += (size_t)m;
         if ((size_t)m < ask) break; /* end of stream */
     }
-    s = have < want ? BK_ETRUNCATED : load_core(buf, want, flags, MODE_COPY, false, out);
-    bk__free(buf);
+    uint64_t sum = XXH3_64bits_digest(&st);
+    s = have < want ? BK_ETRUNCATED : load_core(buf, want, flags, MODE_COPY, false, &sum, out);
+    bk__free_aligned(buf);
     return s;
 }
 
@@ -707,7 +715,7 @@ bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out)
     /* A writer marking the file stale rewrites the header under our feet (both of us hold the
      * shared lock); a header checksum caught mid-rewrite is retried. */
     for (int attempt = 0;; attempt++) {
-        s = load_core(map, len, flags, shared ? MODE_SHARED : MODE_READONLY, true, out);
+        s = load_core(map, len, flags, shared ? MODE_SHARED : MODE_READONLY, true, NULL, out);
         bk_file_info again;
         if (s != BK_ECHECKSUM || attempt == 3 || parse_header(map, len, &again) != BK_ECHECKSUM) break;
         struct timespec ts = { 0, 1000000 };
