@@ -232,14 +232,14 @@ bk_status bk_counting_remove_atomic(bk_counting *f, const void *key, size_t len)
     return bk_counting_remove_hash_atomic(f, bk__hash(key, len, f->seed));
 }
 
-/* Relaxed atomic loads (plain loads on mainstream targets) keep races with the atomic forms defined. */
+/* Relaxed atomic loads (plain loads on mainstream targets) keep races with the atomic forms defined.
+ * No early exit, as in the classic filter: the k loads are independent, so their cache misses overlap. */
 bool bk_counting_contains_hash(const bk_counting *f, uint64_t h)
 {
     const uint64_t cmax = f->cmax;
-    BK_FOR_EACH_COUNTER(f, h, {
-        if (!((__atomic_load_n(wp, __ATOMIC_RELAXED) >> sh) & cmax)) return false;
-    });
-    return true;
+    uint64_t all = 1;
+    BK_FOR_EACH_COUNTER(f, h, all &= ((__atomic_load_n(wp, __ATOMIC_RELAXED) >> sh) & cmax) != 0);
+    return all;
 }
 
 bool bk_counting_contains(const bk_counting *f, const void *key, size_t len)
@@ -436,6 +436,18 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
+/* Skip the zero padding up to the next 64-byte body offset; padding that is not zero was not written
+ * by us. */
+static bk_status r_pad64(bk_reader *r)
+{
+    size_t start = r->off;
+    bk_status s = bk__r_align(r, 64);
+    if (s != BK_OK) return s;
+    for (size_t i = start; i < r->off; i++)
+        if (r->base[i]) return BK_ECORRUPT;
+    return BK_OK;
+}
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint32_t bits, k;
@@ -446,7 +458,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u32(r, &bits)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
         (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = bk__r_align(r, 64)))
+        (s = r_pad64(r)))
         return s;
     if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || cap == 0 || !(fpr >= 0 && fpr <= 1))
         return BK_ECORRUPT;
@@ -490,6 +502,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_counting_add_hash(f, h); }
+static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 static bool v_contains_hash(const void *f, uint64_t h) { return bk_counting_contains_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
@@ -517,4 +530,6 @@ BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .add_hash_atomic = v_add_hash_atomic,
+    .add_hashes_atomic = NULL,
 };

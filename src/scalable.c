@@ -244,7 +244,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
     uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
     uint64_t alive = 0, done = 0;
-    for (uint32_t l = 0; l < n; l++) {
+    for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
         const uint64_t *w = L->words;
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
@@ -262,7 +262,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         alive |= hit << l;
         done |= (uint64_t)(hit & (L->k <= 2)) << l;
     }
-    if (BK_LIKELY(!alive)) return false;
+    if (!alive) return false;
     if (done) return true;
     for (uint32_t t = 2; alive; t++) {
         uint64_t next = 0;
@@ -702,6 +702,18 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return BK_OK;
 }
 
+/* Skip the zero padding up to the next 64-byte body offset; padding that is not zero was not written
+ * by us. */
+static bk_status r_pad64(bk_reader *r)
+{
+    size_t start = r->off;
+    bk_status s = bk__r_align(r, 64);
+    if (s != BK_OK) return s;
+    for (size_t i = start; i < r->off; i++)
+        if (r->base[i]) return BK_ECORRUPT;
+    return BK_OK;
+}
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint64_t cap0, max_bytes;
@@ -711,7 +723,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u64(r, &cap0)) || (s = bk__r_f64(r, &p)) || (s = bk__r_f64(r, &rr)) ||
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
-        (s = bk__r_align(r, 64)))
+        (s = r_pad64(r)))
         return s;
     bk_scalable_options o = { growth, rr, max_bytes, r->seed };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
@@ -732,7 +744,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             if (bk__r_u64(&at, &cap) != BK_OK || cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
-            else if ((s = bk__r_align(r, 64)) == BK_OK)
+            else if ((s = r_pad64(r)) == BK_OK)
                 s = wrap_layer(bf, g.n, &f->layers[i]);
         }
         if (s != BK_OK) {
@@ -774,4 +786,7 @@ BK_HIDDEN const bk_vtable bk__scalable_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    /* A shared writable mapping cannot grow: scalable files are loaded, added to and saved. */
+    .add_hash_atomic = NULL,
+    .add_hashes_atomic = NULL,
 };

@@ -476,7 +476,7 @@ static void serialization_round_trip(void **state)
             { 0, 4, 5, BK_ECORRUPT },         { 0, 4, 16, BK_ECORRUPT },     { 4, 4, 0, BK_ECORRUPT },
             { 4, 4, 65, BK_ECORRUPT },        { 8, 8, 0, BK_ECORRUPT },      { 8, 8, UINT64_MAX, BK_ECORRUPT },
             { 8, 8, m * 4, BK_ETRUNCATED },   { 16, 8, 0, BK_ECORRUPT },     { 32, 8, two_u, BK_ECORRUPT },
-            { 32, 8, nan_u, BK_ECORRUPT },
+            { 32, 8, nan_u, BK_ECORRUPT },     { 40, 1, 1, BK_ECORRUPT },     { 63, 1, 0x80, BK_ECORRUPT },
         };
         for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
             memcpy(bad, buf, len);
@@ -496,6 +496,38 @@ static void serialization_round_trip(void **state)
         free(buf);
         bk_counting_free(f);
     }
+}
+
+/* Through the generic handle: remove works on a counting filter, and removing from a filter of
+ * another type is BK_ENOTSUP with nothing changed. */
+static void generic_remove(void **state)
+{
+    (void)state;
+    bk_counting *c = make(1000, 0.01, 4, 32);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_COUNTING, c, &h), BK_OK);
+    tu_key k = tu_make_key(15, 1);
+    assert_int_equal(bk_filter_add(h, k.b, sizeof k.b), BK_OK);
+    assert_true(bk_filter_contains(h, k.b, sizeof k.b));
+    assert_int_equal(bk_filter_remove(h, k.b, sizeof k.b), BK_OK);
+    assert_false(bk_filter_contains(h, k.b, sizeof k.b));
+    assert_int_equal(bk_filter_remove(h, k.b, sizeof k.b), BK_ENOTFOUND);
+    assert_true(all_zero(c));
+    bk_filter_free(h);
+
+    bk_bloom *b = NULL;
+    assert_int_equal(bk_bloom_new(1000, 0.01, NULL, &b), BK_OK);
+    assert_int_equal(bk_filter_wrap(BK_TYPE_BLOOM, b, &h), BK_OK);
+    assert_int_equal(bk_filter_add(h, k.b, sizeof k.b), BK_OK);
+    size_t len;
+    const uint8_t *d = bk_bloom_data(b, &len);
+    uint8_t *before = malloc(len);
+    memcpy(before, d, len);
+    assert_int_equal(bk_filter_remove(h, k.b, sizeof k.b), BK_ENOTSUP);
+    assert_memory_equal(before, bk_bloom_data(b, NULL), len);
+    assert_null(bk_filter_get(h, BK_TYPE_COUNTING));
+    free(before);
+    bk_filter_free(h);
 }
 
 static void clone_and_clear(void **state)
@@ -529,6 +561,7 @@ int main(void)
         cmocka_unit_test(forms_agree),
         cmocka_unit_test(union_saturates_and_checks_geometry),
         cmocka_unit_test(serialization_round_trip),
+        cmocka_unit_test(generic_remove),
         cmocka_unit_test(clone_and_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -300,10 +300,30 @@ static void bad_input(void **state)
     /* the empty key is a key */
     assert_int_equal(bk_scalable_add_if_absent(f, NULL, 0), BK_OK);
     assert_true(bk_scalable_contains(f, "", 0));
-    /* a scalable filter has no remove: the generic table says so (the generic layer answers BK_ENOTSUP) */
+    /* a scalable filter has no remove: through the generic handle, BK_ENOTSUP and nothing changes */
     assert_null(bk__scalable_vtable.remove_hash);
     assert_int_equal(bk__scalable_vtable.type, BK_TYPE_SCALABLE);
-    bk_scalable_free(f);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);
+    for (uint64_t i = 0; i < 500; i++) {
+        tu_key k = tu_make_key(17, i);
+        assert_int_equal(bk_filter_add(h, k.b, sizeof k.b), BK_OK);
+    }
+    uint8_t *before, *after;
+    size_t lb, la;
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&before, &lb), BK_OK);
+    tu_key k0 = tu_make_key(17, 0);
+    assert_int_equal(bk_filter_remove(h, k0.b, sizeof k0.b), BK_ENOTSUP);
+    assert_int_equal(bk_filter_remove_hash(h, bk_hash64(k0.b, sizeof k0.b, 0)), BK_ENOTSUP);
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&after, &la), BK_OK);
+    assert_int_equal(la, lb);
+    assert_memory_equal(before, after, la);
+    assert_true(bk_filter_contains(h, k0.b, sizeof k0.b));
+    assert_ptr_equal(bk_filter_get(h, BK_TYPE_SCALABLE), f);
+    assert_null(bk_filter_get(h, BK_TYPE_COUNTING));
+    bk_filter_buffer_free(before);
+    bk_filter_buffer_free(after);
+    bk_filter_free(h); /* frees f */
     bk_scalable_free(NULL);
 }
 
@@ -473,6 +493,7 @@ static void serialization_round_trip(void **state)
         { 8, 8, half_u }, { 16, 8, one_u },   { 16, 8, zero_u }, { 16, 8, half_u }, { 24, 8, 0 },
         { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
         { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
+        { 40, 1, 1 },     { 63, 1, 0x80 },
         /* first sub-filter body at 64: layout, k, m, capacity, count */
         { 64, 4, 1 },     { 68, 4, 9 },       { 72, 8, 100 },    { 80, 8, 100 },   { 88, 8, UINT64_MAX },
     };
