@@ -156,6 +156,9 @@ static FILE *stream_open(bkr_stream *s)
 static int stream_pieces(const bk_filter *f, size_t piece, int (*emit)(void *, const uint8_t *, size_t),
                          void *ctx)
 {
+    /* The piece buffer need not be larger than the whole saved form (most filters are small). */
+    size_t total = 0;
+    if (bk_filter_save_size(f, &total) == BK_OK && total > 0 && total < piece) piece = total;
     bkr_stream s = { .piece_cap = piece, .emit = emit, .emit_ctx = ctx };
     s.piece = RedisModule_Alloc(piece);
     FILE *fp = stream_open(&s);
