@@ -20,6 +20,7 @@ static bk_status bf_create(long long capacity, double error, long long expansion
 {
     bk_scalable_options o = bk_scalable_default_options();
     o.growth = nonscaling ? 1 : (uint32_t)expansion;
+    o.tightening = bkr_cfg.bf_tightening;
     bk_scalable *sf;
     bk_status s = bk_scalable_new((uint64_t)capacity, error, &o, &sf);
     if (s != BK_OK) return s;

@@ -16,6 +16,7 @@ bkr_config bkr_cfg = {
     .cf_max_expansions = 32,
     .cf_initial_size = 1024,
     .cf_fingerprint_bits = 8,
+    .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
 };
 
 RedisModuleType *bkr_type[2];
@@ -236,6 +237,13 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return REDISMODULE_ERR;
             }
             bkr_cfg.cf_max_expansions = v;
+        } else if (bkr_arg_is(argv[i], "BF_TIGHTENING_RATIO")) {
+            double d;
+            if (!bkr_arg_double(argv[i + 1], &d) || !(d > 0 && d < 1)) {
+                RedisModule_Log(ctx, "warning", "bloomkit: BF_TIGHTENING_RATIO must be a number in (0, 1)");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.bf_tightening = d;
         } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
             long long v;
             if (!bkr_arg_ll(argv[i + 1], &v) || (v != 8 && v != 12 && v != 16)) {
@@ -296,8 +304,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_bk_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
-                    "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld",
+                    "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
+                    "BF_TIGHTENING_RATIO %g",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
-                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits);
+                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.bf_tightening);
     return REDISMODULE_OK;
 }

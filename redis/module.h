@@ -34,6 +34,8 @@ typedef struct bkr_config {
     long long cf_max_expansions; /* CF_MAX_EXPANSIONS, default 32 */
     long long cf_initial_size;   /* 1024 (RedisBloom has no argument for it) */
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
+    double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
+                                      scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
 } bkr_config;
 extern bkr_config bkr_cfg;
 

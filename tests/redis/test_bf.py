@@ -217,6 +217,19 @@ def test_binary_and_empty_items(r):
     assert r.execute_command("BF.MEXISTS", "b", *items) == [1] * len(items)
 
 
+def test_tightening_ratio_argument(servers):
+    # A reserved scaling filter that never grows: its one sub-filter is sized at p * (1 - r). With r = 0.5
+    # (RedisBloom's) it takes about 11 bits per key at 1%; with the default r it is tighter and larger.
+    sizes = {}
+    for r_arg in (None, "0.5"):
+        s = servers(module_args=[] if r_arg is None else ["BF_TIGHTENING_RATIO", r_arg])
+        c = s.client()
+        c.bf().create("f", 0.01, 1_000_000)
+        sizes[r_arg] = c.bf().info("f").size
+    assert 1_300_000 < sizes["0.5"] < 1_450_000, sizes
+    assert sizes[None] > sizes["0.5"]
+
+
 def test_module_arguments(servers):
     s = servers(module_args=["ERROR_RATE", "0.001", "INITIAL_SIZE", "400", "CF_MAX_EXPANSIONS", "4"])
     c = s.client()
@@ -224,7 +237,7 @@ def test_module_arguments(servers):
     assert c.bf().info("f").capacity == 400
     # a bad argument makes the module (and the server) refuse to start
     for bad in (["ERROR_RATE", "2"], ["INITIAL_SIZE", "0"], ["CF_MAX_EXPANSIONS", "0"], ["BOGUS", "1"],
-                ["ERROR_RATE"], ["CF_FINGERPRINT_BITS", "9"]):
+                ["ERROR_RATE"], ["CF_FINGERPRINT_BITS", "9"], ["BF_TIGHTENING_RATIO", "1"]):
         b = servers(module_args=bad, start=False)
         b.expected_exit = True
         assert b.start(expect_fail=True) is False, bad
