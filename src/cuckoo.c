@@ -35,9 +35,9 @@ typedef struct cf_table {
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     uint64_t capacity;
     uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
-    uint64_t *victim;     /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t victim;      /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
     uint64_t items_own;
-    uint64_t victim_own;
     bool owns_words;
 } cf_table;
 
@@ -55,6 +55,7 @@ struct bk_cuckoo {
     uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
     uint32_t exp_shift;
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
+    uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
     uint32_t groups;         /* 1 or 2 groups per bucket */
     uint32_t group_bits;     /* lanes per group * f */
     uint32_t bucket_bits;    /* b * f */
@@ -69,11 +70,18 @@ struct bk_cuckoo {
     uint64_t ctr_own[CTR_N];
     uint64_t rng;            /* kick choices; only touched by the (single) writer */
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters, else NULL */
+    const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
+                                    queries' fast path; never written while concurrent readers run */
     pthread_mutex_t lock;    /* concurrent mode: held by every writer */
 };
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+/* Slot words and victim words: acquire loads and release stores. The reader's validation (see
+ * "concurrency") needs the stripe stores ordered around the slot stores without standalone fences,
+ * which ThreadSanitizer does not model; on x86-64 these are the same plain moves as relaxed ones. */
+#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* ---- geometry ---- */
 
@@ -131,14 +139,44 @@ static double table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots)
 
 /* ---- slots and buckets ---- */
 
-/* The 64 bits starting at bit `pos` of w (bits past the array come from the spare word). */
-BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos)
+/* The bits of w from bit `pos` on, at least 57 of them (every group starts at a bit that is a multiple
+ * of 4 and is at most 64 bits long, so a group always fits). Plain form: one unaligned load, for
+ * anything that runs with no writer alongside -- the writer itself, or any call without concurrent
+ * mode. Bytes past the array come from the spare word. Little-endian hosts only (checked below). */
+BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
+{
+    uint64_t x;
+    memcpy(&x, (const uint8_t *)w + (pos >> 3), 8);
+    return x >> (pos & 7);
+}
+
+/* Atomic form, for lock-free readers in concurrent mode: the two aligned words that can hold the
+ * group, each an acquire load (see "concurrency"). */
+BK_INLINE uint64_t read_atomic(const uint64_t *w, uint64_t pos)
 {
     uint64_t k = pos >> 6;
     unsigned sh = (unsigned)(pos & 63);
-    uint64_t lo = LD(&w[k]) >> sh;
-    uint64_t hi = (LD(&w[k + 1]) << 1) << (63 - sh); /* 0 when sh == 0, without a shift by 64 */
+    uint64_t lo = LDA(&w[k]) >> sh;
+    uint64_t hi = (LDA(&w[k + 1]) << 1) << (63 - sh); /* 0 when sh == 0, without a shift by 64 */
     return lo | hi;
+}
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#  error "cuckoo.c: slot words are little-endian and read with unaligned loads"
+#endif
+
+BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
+{
+    return atomic ? read_atomic(w, pos) : read_plain(w, pos);
+}
+
+/* Whether any lane of x1 or x2 (one group each) is zero: (x - lo) & ~x flags the lowest zero lane of
+ * x exactly and never flags a lane when none is zero (a borrow only starts at a zero lane); lanes
+ * above it may be flagged wrongly, which does not matter for "any". Three operations per group
+ * against five for the exact form below. */
+BK_INLINE bool any_zero_lane(uint64_t lo, uint64_t hi, uint64_t x1, uint64_t x2)
+{
+    return (((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi;
 }
 
 /* Lanes of x (one group) equal to zero: the top bit of each such lane set, nothing else. Exact: no
@@ -154,20 +192,20 @@ BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
     return bucket * F->bucket_bits + (uint64_t)g * F->group_bits;
 }
 
-BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp)
+BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
 {
     uint64_t pat = fp * F->lane_lo;
-    uint64_t hit = zero_lanes(F, read64(T->words, group_pos(F, bucket, 0)) ^ pat);
-    if (F->groups == 2) hit |= zero_lanes(F, read64(T->words, group_pos(F, bucket, 1)) ^ pat);
+    uint64_t hit = zero_lanes(F, read64(T->words, group_pos(F, bucket, 0), atomic) ^ pat);
+    if (F->groups == 2) hit |= zero_lanes(F, read64(T->words, group_pos(F, bucket, 1), atomic) ^ pat);
     return hit != 0;
 }
 
-BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp)
+BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
 {
     uint64_t pat = fp * F->lane_lo;
     uint32_t c = 0;
     for (uint32_t g = 0; g < F->groups; g++)
-        c += (uint32_t)__builtin_popcountll(zero_lanes(F, read64(T->words, group_pos(F, bucket, g)) ^ pat));
+        c += (uint32_t)__builtin_popcountll(zero_lanes(F, read64(T->words, group_pos(F, bucket, g), atomic) ^ pat));
     return c;
 }
 
@@ -176,11 +214,11 @@ static int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, u
 {
     uint64_t pat = fp * F->lane_lo;
     for (uint32_t g = 0; g < F->groups; g++) {
-        uint64_t z = zero_lanes(F, read64(T->words, group_pos(F, bucket, g)) ^ pat);
+        uint64_t z = zero_lanes(F, read_plain(T->words, group_pos(F, bucket, g)) ^ pat);
         if (z) {
-            /* the flag of lane l is bit l*f + f-1 */
-            int lane = (__builtin_ctzll(z) + 1) / (int)F->f;
-            return (int)(g * (F->b / F->groups)) + lane - 1;
+            /* the flag of lane l is bit l*f + f-1: (ctz + 1) / f = l + 1, divided by a reciprocal */
+            uint32_t lane1 = ((uint32_t)__builtin_ctzll(z) + 1) * F->f_recip >> 16;
+            return (int)(g * (F->b / F->groups) + lane1) - 1;
         }
     }
     return -1;
@@ -189,7 +227,7 @@ static int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, u
 static uint32_t slot_get(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t j)
 {
     uint64_t pos = (bucket * F->b + j) * F->f;
-    return (uint32_t)(read64(T->words, pos) & F->fp_range);
+    return (uint32_t)(read_plain(T->words, pos) & F->fp_range);
 }
 
 /* Write one slot. Only the writer calls this (caller's exclusion, or the writer lock), so the
@@ -202,11 +240,11 @@ static void slot_set(const bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t 
     unsigned sh = (unsigned)(pos & 63);
     uint64_t mask = (uint64_t)F->fp_range;
     uint64_t w = LD(&T->words[k]);
-    ST(&T->words[k], (w & ~(mask << sh)) | ((uint64_t)fp << sh));
+    STR(&T->words[k], (w & ~(mask << sh)) | ((uint64_t)fp << sh));
     if (sh + F->f > 64) {
         unsigned r = 64 - sh; /* bits that went into word k */
         w = LD(&T->words[k + 1]);
-        ST(&T->words[k + 1], (w & ~(mask >> r)) | ((uint64_t)fp >> r));
+        STR(&T->words[k + 1], (w & ~(mask >> r)) | ((uint64_t)fp >> r));
     }
 }
 
@@ -279,9 +317,14 @@ static bk_status table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f
     T->mask = (UINT64_C(1) << shift) - 1;
     T->capacity = capacity;
     T->items = &T->items_own;
-    T->victim = &T->victim_own;
     *out = T;
     return BK_OK;
+}
+
+static void update_solo(bk_cuckoo *F)
+{
+    const cf_table *s = F->ntables == 1 && !F->stripes ? F->vec->t[0] : NULL;
+    if (F->solo != s) F->solo = s; /* in concurrent mode it stays NULL, unwritten */
 }
 
 /* Append a table (the writer only). The table is complete before ntables counts it (release). */
@@ -303,6 +346,7 @@ static bk_status chain_push(bk_cuckoo *F, cf_table *T)
     }
     v->t[n] = T;
     __atomic_store_n(&F->ntables, n + 1, __ATOMIC_RELEASE);
+    update_solo(F);
     return BK_OK;
 }
 
@@ -340,6 +384,7 @@ static bk_status set_concurrent(bk_cuckoo *F, bool on)
         bk__free(F->stripes);
         F->stripes = NULL;
     }
+    if (F->vec) update_solo(F);
     return BK_OK;
 }
 
@@ -348,7 +393,15 @@ static bk_status filter_new(const cf_params *p, double fpr_target, bk_cuckoo **o
 {
     bk_cuckoo *F = bk__calloc(1, sizeof *F);
     if (!F) return BK_ENOMEM;
-    if (pthread_mutex_init(&F->lock, NULL) != 0) {
+    /* writer sections are short: spin a little before sleeping where the C library can */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    int rc = pthread_mutex_init(&F->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
         bk__free(F);
         return BK_ENOMEM;
     }
@@ -360,6 +413,7 @@ static bk_status filter_new(const cf_params *p, double fpr_target, bk_cuckoo **o
     F->seed = p->seed;
     F->fpr_target = fpr_target;
     F->fp_range = (UINT32_C(1) << p->f) - 1;
+    F->f_recip = 65536 / p->f + 1;
     F->bucket_bits = p->b * p->f;
     F->groups = F->bucket_bits > 64 ? 2 : 1;
     F->group_bits = F->bucket_bits / F->groups;
@@ -422,18 +476,24 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
     cf_params prm;
     bk_status s = resolve(opts, &prm);
     if (s != BK_OK || capacity == 0) return BK_EINVAL;
-    double load = opts && opts->load_factor != 0 ? opts->load_factor : default_load(prm.b);
-    if (!(load > 0 && load <= 1)) return BK_EINVAL;
     if (prm.f) {
         if (!(p == 0 || (p > 0 && p < 1))) return BK_EINVAL;
         if (p == 0) p = bk_cuckoo_fpr_bound(prm.b, prm.f);
     } else {
         if (!(p > 0 && p < 1)) return BK_EINVAL;
+        /* the smallest fingerprint that reaches p; below what 16 bits give with 4 slots, smaller
+         * buckets (fewer slots compared per query) when the caller left the bucket size to us */
         static const uint32_t fs[] = { 8, 12, 16 };
-        for (int i = 0; i < 3 && !prm.f; i++)
-            if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
-        if (!prm.f) return BK_EINVAL;
+        bool auto_b = !opts || opts->bucket_size == 0;
+        for (; !prm.f; prm.b >>= 1) {
+            for (int i = 0; i < 3 && !prm.f; i++)
+                if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
+            if (prm.f) break;
+            if (!auto_b || prm.b == 1) return BK_EINVAL;
+        }
     }
+    double load = opts && opts->load_factor != 0 ? opts->load_factor : default_load(prm.b);
+    if (!(load > 0 && load <= 1)) return BK_EINVAL;
     double nb = ceil((double)capacity / (prm.b * load));
     if (nb > (double)(BK_MAX_FILTER_BYTES * 8)) return BK_ETOOBIG;
     return create((uint64_t)nb, capacity, &prm, p, out);
@@ -472,7 +532,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
         if ((s = table_new(T->base, T->shift, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
-        U->victim_own = LD(T->victim);
+        U->victim = LD(&T->victim);
         if ((s = chain_push(C, U)) != BK_OK) table_free(U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
@@ -506,11 +566,17 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
  *
  * A reader of a key with buckets i1, i2: loads the two stripes' numbers (acquire); if either is odd
  * it waits; it reads both buckets and the victim slot; a hit is returned at once (a hit is never a
- * false negative); a miss is returned only if, after an acquire fence, both numbers are unchanged.
- * If the key's fingerprint was homeless at any moment of the read, one of the two stripes was odd
- * during an interval that overlaps the read, so the reader saw odd, or saw the number change (each
- * stripe only grows), and retries. Hence a key whose insert completed before the query began is
- * never reported absent. Slot words are written with atomic stores, so a reader sees every word
+ * false negative); a miss is returned only if both numbers, loaded again, are unchanged. Ordering:
+ * slot and victim words are written with release stores and read with acquire loads; the writer
+ * stores the odd number before the eviction's slot store, so a reader that sees a slot after an
+ * eviction also sees the odd number (or a later one) when it loads the stripe again -- that load
+ * comes after the acquire loads of the slots, so it cannot be satisfied earlier; and a reader that
+ * starts from the even number stored on closing sees every slot store made before it.
+ * If the key's fingerprint was homeless at any moment of the read, the reader either read its old
+ * slot after the eviction (then the stripe it re-reads is odd or has moved on) or found it; either
+ * way a miss is not returned from that attempt. Each stripe only grows, so "unchanged" cannot be an
+ * ABA coincidence in practice (2^63 writes). Hence a key whose insert completed before the query
+ * began is never reported absent. Slot words are written with atomic stores, so a reader sees every word
  * either before or after a write; a 12-bit slot that spans two words may be seen half-written, which
  * can only produce a transient false positive for the key being written, never a false negative for
  * another key (their lanes do not change).
@@ -525,11 +591,7 @@ static void seq_open(bk_cuckoo *F, uint64_t bucket)
 {
     uint64_t *s = stripe_of(F, bucket);
     uint64_t v = LD(s);
-    if (!(v & 1)) {
-        ST(s, v + 1);
-        /* the odd number is visible before any slot store that follows */
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-    }
+    if (!(v & 1)) ST(s, v + 1); /* ordered before the slot stores that follow: they are release stores */
 }
 
 static void seq_close(bk_cuckoo *F, uint64_t bucket)
@@ -559,12 +621,26 @@ BK_INLINE uint64_t rng_next(bk_cuckoo *F)
     return F->rng = x;
 }
 
+/* The writer's only way to change a victim: the mapping's copy follows. */
+static void set_victim(cf_table *T, uint64_t v)
+{
+    STR(&T->victim, v);
+    if (T->victim_map) ST(T->victim_map, v);
+}
+
 static bool try_put(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t fp)
 {
     int j = bucket_find(F, T, bucket, 0);
     if (j < 0) return false;
     slot_set(F, T, bucket, (uint32_t)j, fp);
     return true;
+}
+
+/* Start loading the second bucket while the first is examined: on large tables the two cache
+ * misses then overlap instead of following each other. */
+BK_INLINE void prefetch_bucket(const bk_cuckoo *F, const cf_table *T, uint64_t bucket)
+{
+    BK_PREFETCH_W((const uint8_t *)T->words + ((bucket * F->bucket_bits) >> 3));
 }
 
 /*
@@ -582,12 +658,13 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
         uint32_t j = (uint32_t)(rng_next(F) >> 32) & (F->b - 1);
         uint32_t old = slot_get(F, T, bucket, j);
         uint64_t alt = alt_t(T, bucket, old);
+        prefetch_bucket(F, T, alt); /* its load overlaps the writes below */
         if (F->stripes) {
             seq_open(F, bucket);
             seq_open(F, alt);
         }
         slot_set(F, T, bucket, j, cur);
-        if (n == 0 && cur_is_victim) ST(T->victim, 0);
+        if (n == 0 && cur_is_victim) set_victim(T, 0);
         if (F->stripes) {
             /* cur is in a bucket again: its protection can end, unless shared with old's */
             uint64_t sa = bucket & (CF_STRIPES - 1), sb = alt & (CF_STRIPES - 1);
@@ -604,7 +681,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             break;
         }
     }
-    if (cur) ST(T->victim, (uint64_t)cur | bucket << 16);
+    if (cur) set_victim(T, (uint64_t)cur | bucket << 16);
     if (F->stripes && pa != none) {
         seq_close(F, pa);
         seq_close(F, pb);
@@ -615,6 +692,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
 static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
 {
     uint64_t i2 = alt_t(T, i1, fp);
+    prefetch_bucket(F, T, i2);
     if (!try_put(F, T, i1, fp) && !try_put(F, T, i2, fp))
         kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
     ST(T->items, LD(T->items) + 1);
@@ -639,7 +717,7 @@ static bk_status grow(bk_cuckoo *F)
 static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 {
     cf_table *T = F->vec->t[F->ntables - 1];
-    if (LD(T->victim)) {
+    if (LD(&T->victim)) {
         bk_status s = grow(F);
         if (s != BK_OK) return s;
         T = F->vec->t[F->ntables - 1];
@@ -651,45 +729,74 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 
 /* ---- query ---- */
 
-BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
 {
-    uint64_t v = LD(T->victim);
+    uint64_t v = atomic ? LDA(&T->victim) : LD(&T->victim);
     uint64_t vb = v >> 16;
     return v && (uint32_t)(v & 0xffff) == fp && (vb == i1 || vb == i2);
 }
 
-BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                         bool atomic)
 {
-    return bucket_has(F, T, i1, fp) | bucket_has(F, T, i2, fp) || victim_is(T, fp, i1, i2);
+    /* both buckets read without a branch between them: their loads overlap */
+    unsigned hit = (unsigned)bucket_has(F, T, i1, fp, atomic) | (unsigned)bucket_has(F, T, i2, fp, atomic);
+    return hit || victim_is(T, fp, i1, i2, atomic);
 }
 
 /* The reader side of the stripes (see "concurrency" above). */
-static bool table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+/* Out of line: it keeps the plain query's registers free. */
+__attribute__((noinline)) static bool table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp,
+                                                           uint64_t i1, uint64_t i2)
 {
     const uint64_t *s1 = stripe_of(F, i1), *s2 = stripe_of(F, i2);
     for (unsigned spins = 0;; spins++) {
         uint64_t v1 = __atomic_load_n(s1, __ATOMIC_ACQUIRE), v2 = __atomic_load_n(s2, __ATOMIC_ACQUIRE);
         if (!((v1 | v2) & 1)) {
-            if (table_has(F, T, fp, i1, i2)) return true;
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (table_has(F, T, fp, i1, i2, true)) return true;
+            /* the slot loads were acquire loads: these loads cannot move above them */
             if (LD(s1) == v1 && LD(s2) == v2) return false;
         }
         if (spins >= 16) sched_yield(); /* the writer may be descheduled in the middle of a chain */
     }
 }
 
-bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+/* A chain, or concurrent mode. */
+__attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint64_t h, uint32_t fp)
 {
-    uint32_t fp = fp_of(F, h);
     uint32_t n = ntables_acq(F);
     const cf_vec *v = vec_acq(F);
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
-        if (BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2) : table_has(F, T, fp, i1, i2))
-            return true;
+        bool hit = BK_UNLIKELY(F->stripes != NULL) ? table_has_concurrent(F, T, fp, i1, i2)
+                                                   : table_has(F, T, fp, i1, i2, false);
+        if (hit) return true;
     }
     return false;
+}
+
+/* One table, buckets of one group (every geometry but b = 8 with f = 12 or 16), no concurrent mode:
+ * straight-line code, both buckets' loads independent of each other. */
+BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    uint64_t pat = fp * F->lane_lo;
+    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat;
+    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
+    if (any_zero_lane(F->lane_lo, F->lane_hi, x1, x2)) return true;
+    uint64_t v = LD(&T->victim);
+    return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);
+}
+
+bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+{
+    const cf_table *T = F->solo;
+    uint32_t fp = fp_of(F, h);
+    if (BK_LIKELY(T != NULL && F->groups == 1)) {
+        uint64_t i1 = bk__range64(h, T->buckets);
+        return solo_has(F, T, fp, i1, alt_of(T->buckets, i1, fp)); /* the first table: shift 0 */
+    }
+    return contains_general(F, h, fp);
 }
 
 bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
@@ -697,11 +804,12 @@ bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
     return bk_cuckoo_contains_hash(F, bk__hash(key, len, F->seed));
 }
 
-static uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+static uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                            bool atomic)
 {
-    uint64_t c = bucket_count(F, T, i1, fp);
-    if (i2 != i1) c += bucket_count(F, T, i2, fp);
-    return c + victim_is(T, fp, i1, i2);
+    uint64_t c = bucket_count(F, T, i1, fp, atomic);
+    if (i2 != i1) c += bucket_count(F, T, i2, fp, atomic);
+    return c + victim_is(T, fp, i1, i2, atomic);
 }
 
 uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
@@ -715,7 +823,7 @@ uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
         if (!F->stripes) {
-            c += table_count(F, T, fp, i1, i2);
+            c += table_count(F, T, fp, i1, i2, false);
             continue;
         }
         /* the same validation as contains: a count taken while a copy was homeless is retaken */
@@ -723,8 +831,7 @@ uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
         for (unsigned spins = 0;; spins++) {
             uint64_t v1 = __atomic_load_n(s1, __ATOMIC_ACQUIRE), v2 = __atomic_load_n(s2, __ATOMIC_ACQUIRE);
             if (!((v1 | v2) & 1)) {
-                uint64_t ct = table_count(F, T, fp, i1, i2);
-                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                uint64_t ct = table_count(F, T, fp, i1, i2, true);
                 if (LD(s1) == v1 && LD(s2) == v2) {
                     c += ct;
                     break;
@@ -766,7 +873,7 @@ static bool contains_locked(const bk_cuckoo *F, uint64_t h)
     for (uint32_t t = 0; t < F->ntables; t++) {
         const cf_table *T = F->vec->t[t];
         uint64_t i1 = bk__range64(h, T->buckets);
-        if (table_has(F, T, fp, i1, alt_t(T, i1, fp))) return true;
+        if (table_has(F, T, fp, i1, alt_t(T, i1, fp), false)) return true;
     }
     return false;
 }
@@ -790,6 +897,7 @@ bk_status bk_cuckoo_add_if_absent(bk_cuckoo *F, const void *key, size_t len)
 
 static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
 {
+    prefetch_bucket(F, T, i2);
     int j = bucket_find(F, T, i1, fp);
     uint64_t bucket = i1;
     if (j < 0) {
@@ -798,19 +906,19 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     }
     if (j >= 0) {
         slot_set(F, T, bucket, (uint32_t)j, 0);
-    } else if (victim_is(T, fp, i1, i2)) {
-        ST(T->victim, 0);
+    } else if (victim_is(T, fp, i1, i2, false)) {
+        set_victim(T, 0);
     } else {
         return false;
     }
     ST(T->items, LD(T->items) - 1);
     /* A slot is free again: give the victim another walk, so the table can accept inserts. */
-    uint64_t v = LD(T->victim);
+    uint64_t v = LD(&T->victim);
     if (v) {
         uint32_t vfp = (uint32_t)(v & 0xffff);
         uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
         if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
-            ST(T->victim, 0); /* the copy is in the table before the victim slot is emptied */
+            set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
         else
             kick_walk(F, T, vfp, vb, true);
     }
@@ -848,14 +956,20 @@ bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
 
 /* ---- batches ---- */
 
-/* Prefetch both buckets of h in every table (a chain is short; one table is the common case). */
-static void prefetch_key(const bk_cuckoo *F, uint64_t h, uint32_t n, const cf_vec *v, bool write)
+typedef enum { OP_ADD, OP_ADD_NX, OP_REMOVE } cf_op;
+
+/* Prefetch both buckets of h: adds go to the newest table; removes and queries look at every table
+ * (a chain is short; one table is the common case). */
+static void prefetch_key(const bk_cuckoo *F, uint64_t h, cf_op op, bool write)
 {
     uint32_t fp = fp_of(F, h);
-    for (uint32_t t = 0; t < n; t++) {
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    for (uint32_t t = op == OP_ADD ? n - 1 : 0; t < n; t++) {
         const cf_table *T = v->t[t];
         uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
-        const uint64_t *a = T->words + ((i1 * F->bucket_bits) >> 6), *b = T->words + ((i2 * F->bucket_bits) >> 6);
+        const uint8_t *a = (const uint8_t *)T->words + ((i1 * F->bucket_bits) >> 3);
+        const uint8_t *b = (const uint8_t *)T->words + ((i2 * F->bucket_bits) >> 3);
         if (write) {
             BK_PREFETCH_W(a);
             BK_PREFETCH_W(b);
@@ -872,9 +986,57 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
     size_t present = 0;
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        uint32_t nt = ntables_acq(F);
-        const cf_vec *v = vec_acq(F);
-        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], nt, v, false);
+        const cf_table *T = F->solo;
+        if (T && F->groups == 1 && !LD(&T->victim)) {
+            /* the common case: one table, no concurrent writers, one group per bucket, no victim:
+             * place and prefetch all, then probe. Loop invariants in locals: the stores to
+             * results (bytes) could alias F's fields for the compiler. */
+            const uint8_t *base = (const uint8_t *)T->words;
+            const uint64_t m = T->buckets, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi;
+            const uint32_t range = F->fp_range;
+            uint64_t p1[CF_BATCH], p2[CF_BATCH], pat[CF_BATCH];
+            for (size_t j = 0; j < e - i; j++) {
+                uint64_t h = hashes[i + j];
+                uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)h * range) >> 32);
+                uint64_t i1 = bk__range64(h, m);
+                p1[j] = i1 * bb;
+                p2[j] = alt_of(m, i1, fp) * bb;
+                pat[j] = fp * lo;
+                BK_PREFETCH(base + (p1[j] >> 3));
+                BK_PREFETCH(base + (p2[j] >> 3));
+            }
+            size_t got = 0;
+            for (size_t j = 0; j < e - i; j++) {
+                uint64_t x1, x2;
+                memcpy(&x1, base + (p1[j] >> 3), 8);
+                memcpy(&x2, base + (p2[j] >> 3), 8);
+                bool r = any_zero_lane(lo, hi, (x1 >> (p1[j] & 7)) ^ pat[j], (x2 >> (p2[j] & 7)) ^ pat[j]);
+                if (results) results[i + j] = r;
+                got += r;
+            }
+            present += got;
+            continue;
+        }
+        if (T) {
+            /* one table with two groups per bucket, or a victim */
+            uint64_t i1[CF_BATCH], i2[CF_BATCH];
+            uint32_t fp[CF_BATCH];
+            for (size_t j = i; j < e; j++) {
+                fp[j - i] = fp_of(F, hashes[j]);
+                i1[j - i] = bk__range64(hashes[j], T->buckets);
+                i2[j - i] = alt_t(T, i1[j - i], fp[j - i]);
+                BK_PREFETCH((const uint8_t *)T->words + ((i1[j - i] * F->bucket_bits) >> 3));
+                BK_PREFETCH((const uint8_t *)T->words + ((i2[j - i] * F->bucket_bits) >> 3));
+            }
+            for (size_t j = i; j < e; j++) {
+                bool r = F->groups == 1 ? solo_has(F, T, fp[j - i], i1[j - i], i2[j - i])
+                                        : table_has(F, T, fp[j - i], i1[j - i], i2[j - i], false);
+                if (results) results[j] = r;
+                present += r;
+            }
+            continue;
+        }
+        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], OP_REMOVE, false);
         for (size_t j = i; j < e; j++) {
             bool r = bk_cuckoo_contains_hash(F, hashes[j]);
             if (results) results[j] = r;
@@ -898,7 +1060,6 @@ size_t bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, cons
     return present;
 }
 
-typedef enum { OP_ADD, OP_ADD_NX, OP_REMOVE } cf_op;
 
 static void fill_status(bk_status *results, size_t n, bk_status s)
 {
@@ -914,7 +1075,7 @@ static size_t write_hashes(bk_cuckoo *F, const uint64_t *hashes, const uint8_t *
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
         wlock(F);
-        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op == OP_ADD ? 1 : F->ntables, F->vec, true);
+        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op, true);
         for (size_t j = i; j < e; j++) {
             bk_status s;
             if (bad && bad[j]) {
@@ -1007,7 +1168,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
         cf_table *T = F->vec->t[t];
         for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
         ST(T->items, 0);
-        ST(T->victim, 0);
+        set_victim(T, 0);
     }
     for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
     wunlock(F);
@@ -1025,10 +1186,10 @@ void bk_cuckoo_info_get(const bk_cuckoo *F, bk_cuckoo_info *out)
         out->items += items;
         out->buckets += T->buckets;
         out->memory_bytes += T->nwords * 8;
-        out->victims += LD(T->victim) != 0;
+        out->victims += LD(&T->victim) != 0;
         out->fpr_now += table_fpr(F->b, F->f, items, T->buckets * F->b);
         out->fpr_full += table_fpr(F->b, F->f, 1, 1);
-        if (t == n - 1) out->full = LD(T->victim) != 0;
+        if (t == n - 1) out->full = LD(&T->victim) != 0;
     }
     out->first_buckets = v->t[0]->buckets;
     out->slots = out->buckets * F->b;
@@ -1113,7 +1274,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
-            (s = bk__w_u64(w, LD(T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+            (s = bk__w_u64(w, LD(&T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
             (s = bk__w_u64_array(w, T->words, (size_t)T->nwords)))
             return s;
     }
@@ -1129,10 +1290,10 @@ static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
     uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
     uint64_t used = 0, s = 0;
     for (; s + lanes <= slots; s += lanes) {
-        uint64_t x = read64(w, s * f);
+        uint64_t x = read_plain(w, s * f);
         used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
     }
-    for (; s < slots; s++) used += (read64(w, s * f) & mask) != 0;
+    for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
     return used;
 }
 
@@ -1145,9 +1306,6 @@ static bool tail_is_zero(const uint64_t *w, uint64_t nwords, uint64_t bits)
     return true;
 }
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#  error "cuckoo.c: decoding copies the little-endian slot words as they are"
-#endif
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
@@ -1163,7 +1321,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_f64(r, &fpr)) || (s = bk__r_align(r, 64)))
         return s;
     if (!valid_b(b) || !valid_f(f) || max_kicks == 0 || max_kicks > BK_CUCKOO_MAX_KICKS ||
-        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 || ntables > BK_CUCKOO_MAX_TABLES || reserved ||
+        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 ||
+        ntables > BK_CUCKOO_MAX_TABLES || reserved ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
     cf_params prm = { b, f, max_kicks, expansion, r->seed, false };
@@ -1207,10 +1366,10 @@ static bk_status v_decode(bk_reader *r, void **out)
         else
             memcpy(T->words, data, (size_t)bytes);
         T->items_own = items;
-        T->victim_own = victim;
+        T->victim = victim;
         if (r->borrow && r->writable) {
             T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS);
-            T->victim = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
+            T->victim_map = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
         }
         if ((s = chain_push(F, T)) != BK_OK) {
             table_free(T);

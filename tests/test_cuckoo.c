@@ -213,6 +213,7 @@ static void fill_until_full(void **state)
         free(after.buf);
         for (uint64_t i = 0; i < n; i++)
             if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("false negative after EFULL: key %llu", (unsigned long long)i);
+        assert_int_equal(bk_cuckoo_contains_hashes(c, h, n, NULL), n); /* the batch path with a victim */
         /* removing keys frees slots: the victim goes back into the table and inserts work again */
         for (uint64_t i = 0; i < n / 100; i++) assert_int_equal(bk_cuckoo_remove_hash(c, h[n - 1 - i]), BK_OK);
         bk_cuckoo_info_get(c, &in);
@@ -546,6 +547,41 @@ static void serialization(void **state)
             bk_cuckoo_free(c);
         }
 
+    /* borrowed and writable: inserts and removes write through to the caller's memory, counters and
+     * victim included, so the memory stays a valid serialization of the filter */
+    {
+        bk_cuckoo *c = make_buckets(3001, 4, 12, 0, 17);
+        uint64_t st = 11;
+        for (int i = 0; i < 5000; i++) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+        membuf m = encode(c);
+        uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
+        memcpy(al, m.buf, m.len);
+        bk_reader r = { al, m.len, 0, true, true, 17 };
+        void *v = NULL;
+        assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
+        bk_cuckoo *e = v;
+        st = 11;
+        for (int i = 0; i < 1000; i++) assert_int_equal(bk_cuckoo_remove_hash(e, tu_splitmix(&st)), BK_OK);
+        bk_status s;
+        while ((s = bk_cuckoo_add_hash(e, tu_splitmix(&st))) == BK_OK) {} /* to full: the victim is set */
+        assert_int_equal(s, BK_EFULL);
+        membuf now = encode(e);
+        assert_int_equal(now.len, m.len);
+        assert_memory_equal(now.buf, al, m.len);
+        bk_cuckoo *g = NULL;
+        assert_int_equal(decode(al, m.len, 17, false, &g), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(g, &in);
+        assert_int_equal(in.victims, 1);
+        assert_int_equal(in.deleted, 1000);
+        bk_cuckoo_free(g);
+        bk_cuckoo_free(e);
+        free(now.buf);
+        free(al);
+        free(m.buf);
+        bk_cuckoo_free(c);
+    }
+
     /* corruption of a chain of two tables with a victim */
     bk_cuckoo_options o = { 0 };
     o.expansion = 2;
@@ -665,6 +701,9 @@ static void bad_input(void **state)
     assert_int_equal(bk_cuckoo_new(1000, 1, &o, &c), BK_EINVAL);
     assert_int_equal(bk_cuckoo_new(1000, NAN, &o, &c), BK_EINVAL);
     assert_int_equal(bk_cuckoo_new(1000, 1e-6, &o, &c), BK_EINVAL);      /* below 16-bit fingerprints */
+    o.bucket_size = 4;
+    assert_int_equal(bk_cuckoo_new(1000, 1e-4, &o, &c), BK_EINVAL);      /* not with 4 slots */
+    o.bucket_size = 0;
     assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, NULL), BK_EINVAL);
     o.max_kicks = BK_CUCKOO_MAX_KICKS + 1;
     assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
@@ -775,6 +814,44 @@ static void stats_clone_clear(void **state)
     bk_cuckoo_free(c);
 }
 
+/* ---- space: fewer bits per key than the counting Bloom filter (4-bit cells: 4x the classic
+ * filter's bits) at every FPR <= 1% the cuckoo filter can reach; and the FPR bound meets p ---- */
+
+static void space_against_counting_bloom(void **state)
+{
+    (void)state;
+    enum { CAP = 100000 };
+    double worst = 0;
+    for (double p = 0.01; p >= 3.06e-5; p *= 0.9) {
+        bk_cuckoo *c = NULL;
+        assert_int_equal(bk_cuckoo_new(CAP, p, NULL, &c), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        double cuckoo_bits = (double)in.memory_bytes * 8.0 / CAP, counting_bits = 4 * bk_bloom_bits_per_key(p);
+        assert_true(in.fpr_full <= p);
+        if (!(cuckoo_bits < counting_bits))
+            fail_msg("p=%g: cuckoo %.2f bits/key, counting Bloom %.2f", p, cuckoo_bits, counting_bits);
+        if (cuckoo_bits / counting_bits > worst) worst = cuckoo_bits / counting_bits;
+        bk_cuckoo_free(c);
+    }
+    print_message("cuckoo bits/key over counting Bloom bits/key, worst over p in [3.06e-5, 1%%]: %.3f\n", worst);
+    /* 12-bit fingerprints at 95% load: at most 13.2 bits/key */
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(1000000, 0.01, NULL, &c), BK_OK);
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.fingerprint_bits, 12);
+    assert_true((double)in.memory_bytes * 8.0 / 1000000 <= 13.2);
+    bk_cuckoo_free(c);
+    /* below what 16 bits reach with one slot per bucket: refused */
+    assert_int_equal(bk_cuckoo_new(CAP, 3.0e-5, NULL, &c), BK_EINVAL);
+    /* with the bucket size fixed by the caller, no fallback */
+    bk_cuckoo_options o = { 0 };
+    o.bucket_size = 4;
+    assert_int_equal(bk_cuckoo_new(CAP, 1e-4, &o, &c), BK_EINVAL);
+    assert_null(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -788,6 +865,7 @@ int main(void)
         cmocka_unit_test(serialization),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(stats_clone_clear),
+        cmocka_unit_test(space_against_counting_bloom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,11 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
-#include "filter.h"
-#include "cuckoo.h"
+#include "blocked.h"
 #include "counting.h"
 #include "scalable.h"
+#include "cuckoo.h"
+#include "fuse.h"
+#include "filter.h"
 
 #endif

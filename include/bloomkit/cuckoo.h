@@ -77,8 +77,10 @@ typedef struct bk_cuckoo_options {
 
 /* Create for `capacity` keys at false-positive rate p. opts may be NULL (all defaults).
  * Buckets: ceil(capacity / (b * load_factor)). Fingerprint bits: opts->fingerprint_bits, or when that
- * is 0 the smallest of 8/12/16 with 2b/(2^f - 1) <= p. When opts->fingerprint_bits is set, p may be
- * 0 (the target is then the bound of those bits); otherwise p must be in (0, 1).
+ * is 0 the smallest of 8/12/16 with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound); if even 16 bits do not
+ * reach p with 4 slots and opts->bucket_size is 0, the bucket size drops to 2, then 1 (so p down to
+ * 3.05e-5 works; below that, BK_EINVAL). When opts->fingerprint_bits is set, p may be 0 (the target
+ * is then the bound of those bits); otherwise p must be in (0, 1).
  * Errors: BK_EINVAL (capacity 0, bad p, p below what 16-bit fingerprints give, bucket_size not in
  * {1,2,4,8}, fingerprint_bits not in {0,8,12,16}, max_kicks or expansion over the limits,
  * load_factor outside (0,1], out NULL), BK_ETOOBIG (more than BK_MAX_FILTER_BYTES), BK_ENOMEM.
