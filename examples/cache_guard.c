@@ -286,10 +286,10 @@ int main(int argc, char **argv)
                ps[i]->guard_rejects, ps[i]->cache_hits, (double)ps[i]->requests / ps[i]->seconds,
                ps[i]->seconds * 1e6 / (double)ps[i]->requests);
     printf("backend lookups avoided: %" PRIu64 " of %" PRIu64 " (%.1f%%); never-existing keys that still reached the "
-           "store: %" PRIu64 " (%.3f%%, the filter's FPR; target %g)\n",
+           "store: %" PRIu64 " (%.3f%%: the filter's FPR, target %g%%)\n",
            plain.backend - guarded.backend, plain.backend,
            plain.backend ? 100.0 * (double)(plain.backend - guarded.backend) / (double)plain.backend : 0,
-           guarded.absent_backend, absent ? 100.0 * (double)guarded.absent_backend / (double)absent : 0, fpr);
+           guarded.absent_backend, absent ? 100.0 * (double)guarded.absent_backend / (double)absent : 0, 100 * fpr);
     printf("throughput: %.1fx the requests per second with the guard\n",
            (double)plain.seconds / (double)guarded.seconds);
 

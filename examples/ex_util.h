@@ -86,6 +86,16 @@ static inline double ex_double(const char *prog, const char *opt, const char *s)
     return *end == '%' ? v / 100 : v;
 }
 
+/* "12.3 KB" / "4.56 MB": sizes that read well from a few bytes to gigabytes. */
+static inline const char *ex_bytes(double bytes, char *buf, size_t cap)
+{
+    if (bytes < 1e3) snprintf(buf, cap, "%.0f B", bytes);
+    else if (bytes < 1e6) snprintf(buf, cap, "%.1f KB", bytes / 1e3);
+    else if (bytes < 1e9) snprintf(buf, cap, "%.2f MB", bytes / 1e6);
+    else snprintf(buf, cap, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
 /* Library calls return a bk_status: an example stops at the first failure, naming the call. */
 #define EX_CHECK(prog, call)                                                                         \
     do {                                                                                             \

@@ -327,7 +327,7 @@ int main(int argc, char **argv)
            n, 100 * v6_share, lookups, listed);
     printf("built in: blocked %.0f ms, fuse-8 %.0f ms, fuse-16 %.0f ms\n", t_blocked * 1e3, t_fuse8 * 1e3,
            t_fuse16 * 1e3);
-    printf("%-20s %10s %9s %13s %13s %10s %10s\n", "structure", "memory", "bits/addr", "single M/s",
+    printf("%-20s %11s %9s %13s %13s %10s %10s\n", "structure", "memory", "bits/addr", "single M/s",
            "batch M/s", "FPR", "bound");
     for (int c = 0; c < ncs; c++) {
         uint64_t maybe_single = 0, maybe_batch = 0, wrong = 0;
@@ -347,7 +347,9 @@ int main(int argc, char **argv)
             for (size_t j = 0; j < m; j++) wrong += truth[i + j] && !res[j];
         }
         double fpr = clean ? (double)(maybe_batch - listed) / (double)clean : 0;
-        printf("%-20s %8.2f MB %9.2f %13.1f %13.1f %9.4f%% %9.4f%%\n", cs[c].name, cs[c].memory / 1e6,
+        char mem[32];
+        printf("%-20s %11s %9.2f %13.1f %13.1f %9.4f%% %9.4f%%\n", cs[c].name,
+               ex_bytes((double)cs[c].memory, mem, sizeof mem),
                cs[c].memory * 8.0 / (double)n, lookups / t_single / 1e6, lookups / t_batch / 1e6, 100 * fpr,
                100 * cs[c].fpr_bound);
         if (wrong || maybe_single != maybe_batch || maybe_batch < listed) {
