@@ -6,8 +6,10 @@
  * fuse filter of the run's keys is saved beside it in bloomkit's file format (run-N.sst + run-N.bkf).
  * A get looks in the memory table, then in the runs from newest to oldest; before it reads a block
  * of a run it asks that run's filter, so a key that is not in the run costs no read at all (except at
- * the filter's false-positive rate, 2^-8 or 2^-16). When there are too many runs, a compaction merges
- * them into one (newest value wins, deletions dropped) and builds the new run's filter.
+ * the filter's false-positive rate, 2^-8 or 2^-16). Compaction is size-tiered: when the newest
+ * `fanin` runs are of one tier (flushes are tier 0), they are merged into one run of the next tier
+ * (newest value wins; deletions are dropped when the merge reaches the oldest run), and the new run
+ * gets its own filter, built from its keys.
  *
  * The fuse filter fits because a run never changes: it is built once from all its keys, and is the
  * smallest filter for its FPR (about 9 bits per key at 0.39%). Deleted keys (tombstones) are in the
@@ -18,7 +20,7 @@
  * once with them, and prints the run-file block reads and the latency of both. Every get is checked
  * against a reference model of what was written.
  *
- *   lsm_guard [--keys N] [--gets N] [--absent-share F] [--memtable N] [--max-runs N]
+ *   lsm_guard [--keys N] [--gets N] [--absent-share F] [--memtable N] [--fanin N]
  *             [--value-size N] [--fp-bits 8|16] [--seed S] [--dir DIR] [--keep]
  *
  * Exit status: 0 when every get returned exactly the right value and the filters cut the reads of
@@ -40,7 +42,8 @@ static const char *prog = "lsm_guard";
 #define MAX_VALUE 2048
 #define TOMBSTONE 1
 #define RUN_MAGIC UINT64_C(0x4e55524d534c4b42) /* "BKLSMRUN" little-endian */
-#define FOOTER_SIZE 40
+#define FOOTER_SIZE 48
+#define MAX_RUNS 64
 
 static void die_errno(const char *what, const char *path)
 {
@@ -173,11 +176,12 @@ static void mem_clear(memtable *m)
 /* ------------------------------------------------------------------------------------------------
  * Run files: [blocks][index][footer]. A block holds entries [klen u8][flags u8][vlen u16][key][value];
  * the index holds, per block, [offset u64][length u32][klen u8][first key]; the footer is
- * [index offset u64][index length u64][blocks u64][entries u64][magic u64]. All little-endian.
+ * [index offset u64][index length u64][blocks u64][entries u64][tier u64][magic u64]. All little-endian.
  * ---------------------------------------------------------------------------------------------- */
 
 typedef struct run {
     uint64_t id;
+    uint32_t tier; /* 0: flushed from memory; t + 1: merged from runs of tier t */
     int fd;
     uint64_t nblocks, nentries;
     uint64_t *block_off;
@@ -195,9 +199,9 @@ typedef struct store {
     char dir[1024];
     uint64_t seed;       /* hash seed of every run's filter: one hash per get serves them all */
     uint32_t fp_bits;    /* 8 or 16 */
-    uint32_t max_runs;
+    uint32_t fanin;      /* runs of one tier merged at a time */
     memtable mem;
-    run *runs[64];       /* oldest first */
+    run *runs[MAX_RUNS]; /* oldest first */
     uint32_t nruns;
     uint64_t next_id;
     int use_filters;
@@ -224,13 +228,15 @@ typedef struct run_writer {
     uint64_t *hashes;
     size_t nhashes, hashes_cap;
     uint64_t seed;
+    uint32_t tier;
     uint8_t last_key[MAX_KEY];
     size_t last_key_len;
 } run_writer;
 
-static void writer_open(run_writer *w, const store *s, uint64_t id)
+static void writer_open(run_writer *w, const store *s, uint64_t id, uint32_t tier)
 {
     memset(w, 0, sizeof *w);
+    w->tier = tier;
     run_path(s, id, "sst", w->path, sizeof w->path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path);
     w->fp = fopen(w->tmp, "wb");
@@ -297,7 +303,8 @@ static run *writer_finish(run_writer *w, store *s, uint64_t id)
     put_u64(footer + 8, w->index_used);
     put_u64(footer + 16, w->nblocks);
     put_u64(footer + 24, w->nentries);
-    put_u64(footer + 32, RUN_MAGIC);
+    put_u64(footer + 32, w->tier);
+    put_u64(footer + 40, RUN_MAGIC);
     if (fwrite(w->index, 1, w->index_used, w->fp) != w->index_used ||
         fwrite(footer, 1, FOOTER_SIZE, w->fp) != FOOTER_SIZE || fflush(w->fp) != 0 || fsync(fileno(w->fp)) != 0)
         die_errno("cannot write", w->tmp);
@@ -369,7 +376,8 @@ static run *run_open(store *s, uint64_t id)
     uint64_t ioff = get_u64(footer), ilen = get_u64(footer + 8);
     r->nblocks = get_u64(footer + 16);
     r->nentries = get_u64(footer + 24);
-    if (get_u64(footer + 32) != RUN_MAGIC || ioff + ilen + FOOTER_SIZE != r->file_bytes || r->nblocks == 0 ||
+    r->tier = (uint32_t)get_u64(footer + 32);
+    if (get_u64(footer + 40) != RUN_MAGIC || get_u64(footer + 32) > 64 || ioff + ilen + FOOTER_SIZE != r->file_bytes || r->nblocks == 0 ||
         r->nblocks > ilen / 13) {
         fprintf(stderr, "%s: %s: not a run file, or damaged\n", prog, path);
         exit(2);
@@ -480,7 +488,22 @@ static int mem_order(const void *a, const void *b)
     return key_cmp(mem_key(sorting, x), x->klen, mem_key(sorting, y), y->klen);
 }
 
-static void compact(store *s);
+static void compact(store *s, uint32_t first, uint32_t tier);
+
+/* Size-tiered compaction: while the newest `fanin` runs share one tier, merge them into one run of
+ * the next tier. Runs are kept oldest first, and tiers only fall from old to new, so the merged run
+ * (the newest data) takes their place at the new end. A full run table merges everything. */
+static void maybe_compact(store *s)
+{
+    while (s->nruns >= s->fanin) {
+        uint32_t first = s->nruns - s->fanin, tier = s->runs[s->nruns - 1]->tier;
+        int same = 1;
+        for (uint32_t i = first; i < s->nruns; i++) same &= s->runs[i]->tier == tier;
+        if (!same) break;
+        compact(s, first, tier + 1);
+    }
+    if (s->nruns == MAX_RUNS) compact(s, 0, s->runs[0]->tier + 1);
+}
 
 static void flush(store *s)
 {
@@ -492,7 +515,7 @@ static void flush(store *s)
     qsort(order, m->n, sizeof *order, mem_order);
     run_writer w;
     uint64_t id = s->next_id++;
-    writer_open(&w, s, id);
+    writer_open(&w, s, id, 0);
     for (uint32_t i = 0; i < m->n; i++) {
         const mem_entry *e = &m->e[order[i]];
         writer_add(&w, mem_key(m, e), e->klen, mem_key(m, e) + e->klen, e->vlen, e->flags);
@@ -501,7 +524,7 @@ static void flush(store *s)
     s->runs[s->nruns++] = writer_finish(&w, s, id);
     mem_clear(m);
     s->flushes++;
-    if (s->nruns >= s->max_runs) compact(s);
+    maybe_compact(s);
 }
 
 /* A sequential reader of one run, for compaction. */
@@ -536,19 +559,21 @@ static void iter_next(run_iter *it)
     it->pos += 4 + it->klen + it->vlen;
 }
 
-/* Merge every run into one: for equal keys the newest run wins; tombstones are dropped, since no
- * older run is left for them to hide. The new run gets its own filter, built from its keys. */
-static void compact(store *s)
+/* Merge runs[first..] into one run of the given tier: for equal keys the newest run wins. A
+ * tombstone is kept unless the merge reaches the oldest run (then nothing older is left for it to
+ * hide). The new run gets its own filter, built from its keys. */
+static void compact(store *s, uint32_t first, uint32_t tier)
 {
-    uint32_t n = s->nruns;
+    uint32_t n = s->nruns - first;
+    const int drop_tombstones = first == 0;
     run_iter *its = ex_xcalloc(prog, n, sizeof *its);
     for (uint32_t i = 0; i < n; i++) {
-        its[i].r = s->runs[i];
+        its[i].r = s->runs[first + i];
         iter_next(&its[i]);
     }
     run_writer w;
     uint64_t id = s->next_id++;
-    writer_open(&w, s, id);
+    writer_open(&w, s, id, tier);
     for (;;) {
         int best = -1;
         for (uint32_t i = 0; i < n; i++) {
@@ -560,7 +585,7 @@ static void compact(store *s)
         uint8_t key[MAX_KEY];
         size_t klen = its[best].klen;
         memcpy(key, its[best].key, klen);
-        if (!(its[best].flags & TOMBSTONE))
+        if (!(drop_tombstones && (its[best].flags & TOMBSTONE)))
             writer_add(&w, key, klen, its[best].val, its[best].vlen, its[best].flags);
         for (uint32_t i = 0; i < n; i++)
             while (!its[i].done && key_cmp(its[i].key, its[i].klen, key, klen) == 0) iter_next(&its[i]);
@@ -575,7 +600,7 @@ static void compact(store *s)
         free(w.index);
         free(w.hashes);
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = first; i < s->nruns; i++) {
         char path[1100];
         run_path(s, s->runs[i]->id, "sst", path, sizeof path);
         unlink(path);
@@ -583,7 +608,7 @@ static void compact(store *s)
         unlink(path);
         run_close(s->runs[i]);
     }
-    s->nruns = 0;
+    s->nruns = first;
     if (merged) s->runs[s->nruns++] = merged;
     s->compactions++;
 }
@@ -621,25 +646,25 @@ static int id_cmp(const void *a, const void *b)
 
 /* Open the runs found in the directory, oldest first. */
 static void store_open(store *s, const char *dir, uint64_t seed, uint32_t fp_bits, uint32_t memtable_n,
-                       uint32_t max_runs)
+                       uint32_t fanin)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     s->seed = seed;
     s->fp_bits = fp_bits;
-    s->max_runs = max_runs;
+    s->fanin = fanin;
     s->use_filters = 1;
     mem_init(&s->mem, memtable_n);
     DIR *d = opendir(dir);
     if (!d) die_errno("cannot open directory", dir);
-    uint64_t ids[64];
+    uint64_t ids[MAX_RUNS];
     uint32_t n = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         unsigned long long id;
         char tail[8];
         if (sscanf(de->d_name, "run-%llu.%7s", &id, tail) == 2 && strcmp(tail, "sst") == 0) {
-            if (n == 64) {
+            if (n == MAX_RUNS) {
                 fprintf(stderr, "%s: too many runs in %s\n", prog, dir);
                 exit(2);
             }
@@ -754,7 +779,7 @@ static void remove_dir(const char *dir)
 
 int main(int argc, char **argv)
 {
-    uint64_t keys = 1000000, gets = 200000, seed = 0, memtable_n = 50000, max_runs = 8, value_size = 100,
+    uint64_t keys = 1000000, gets = 200000, seed = 0, memtable_n = 50000, fanin = 4, value_size = 100,
              fp_bits = 8;
     double absent_share = 0.9;
     const char *dir_arg = NULL;
@@ -764,7 +789,7 @@ int main(int argc, char **argv)
         else if (EX_ARG("--gets")) gets = ex_count(prog, argv[i], argv[i + 1]), i++;
         else if (EX_ARG("--absent-share")) absent_share = ex_double(prog, argv[i], argv[i + 1]), i++;
         else if (EX_ARG("--memtable")) memtable_n = ex_count(prog, argv[i], argv[i + 1]), i++;
-        else if (EX_ARG("--max-runs")) max_runs = ex_count(prog, argv[i], argv[i + 1]), i++;
+        else if (EX_ARG("--fanin")) fanin = ex_count(prog, argv[i], argv[i + 1]), i++;
         else if (EX_ARG("--value-size")) value_size = ex_count(prog, argv[i], argv[i + 1]), i++;
         else if (EX_ARG("--fp-bits")) fp_bits = ex_count(prog, argv[i], argv[i + 1]), i++;
         else if (EX_ARG("--seed")) seed = ex_count(prog, argv[i], argv[i + 1]), seeded = 1, i++;
@@ -772,14 +797,14 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--keep") == 0) keep = 1;
         else {
             fprintf(stderr,
-                    "usage: %s [--keys N] [--gets N] [--absent-share F] [--memtable N] [--max-runs N]\n"
+                    "usage: %s [--keys N] [--gets N] [--absent-share F] [--memtable N] [--fanin N]\n"
                     "       [--value-size N] [--fp-bits 8|16] [--seed S] [--dir DIR] [--keep]\n",
                     prog);
             return 2;
         }
     }
     if (keys == 0 || keys > 100000000 || gets == 0 || absent_share > 1 || memtable_n < 16 ||
-        memtable_n > 1000000 || max_runs < 2 || max_runs > 32 || value_size < 48 || value_size > 1024 ||
+        memtable_n > 1000000 || fanin < 2 || fanin > 16 || value_size < 48 || value_size > 1024 ||
         (fp_bits != 8 && fp_bits != 16)) {
         fprintf(stderr, "%s: out-of-range option (see the comment at the top of lsm_guard.c)\n", prog);
         return 2;
@@ -808,7 +833,7 @@ int main(int argc, char **argv)
 
     /* ---- write: every key once (random key order), then overwrites and deletes ---- */
     store s;
-    store_open(&s, dir, seed, (uint32_t)fp_bits, (uint32_t)memtable_n, (uint32_t)max_runs);
+    store_open(&s, dir, seed, (uint32_t)fp_bits, (uint32_t)memtable_n, (uint32_t)fanin);
     if (s.nruns) {
         fprintf(stderr, "%s: %s already holds runs: give an empty or new --dir\n", prog, dir);
         return 2;
@@ -842,7 +867,7 @@ int main(int argc, char **argv)
 
     /* ---- reopen from the files: run indexes read, filters mapped ---- */
     t0 = ex_now();
-    store_open(&s, dir, seed, (uint32_t)fp_bits, (uint32_t)memtable_n, (uint32_t)max_runs);
+    store_open(&s, dir, seed, (uint32_t)fp_bits, (uint32_t)memtable_n, (uint32_t)fanin);
     double t_open = ex_now() - t0;
     uint64_t run_bytes = 0, filter_bytes = 0, entries = 0, filtered_runs = 0;
     for (uint32_t i = 0; i < s.nruns; i++) {
@@ -876,10 +901,12 @@ int main(int argc, char **argv)
     printf("LSM store: %" PRIu64 " keys written, then %" PRIu64 " overwrites and %" PRIu64
            " deletes, %.1f s (%" PRIu64 " flushes, %" PRIu64 " compactions, %.2f s building filters)\n",
            keys, overwrites, deletes, t_write, flushes, compactions, build_s);
-    printf("on disk: %u runs, %" PRIu64 " entries, %.1f MB of run files; filters: binary fuse %u-bit, "
-           "%.1f MB (%.2f bits/entry), reopened in %.1f ms\n",
-           s.nruns, entries, run_bytes / 1e6, (unsigned)fp_bits, filter_bytes / 1e6,
-           entries ? filter_bytes * 8.0 / (double)entries : 0, t_open * 1e3);
+    printf("on disk: %u runs (entries, oldest first:", s.nruns);
+    for (uint32_t i = 0; i < s.nruns; i++) printf(" %" PRIu64, s.runs[i]->nentries);
+    printf("), %.1f MB of run files\nfilters: binary fuse %u-bit, %.2f MB (%.2f bits/entry); store reopened in "
+           "%.1f ms\n",
+           run_bytes / 1e6, (unsigned)fp_bits, filter_bytes / 1e6, entries ? filter_bytes * 8.0 / (double)entries : 0,
+           t_open * 1e3);
     printf("read workload: %" PRIu64 " gets, %.0f%% of them for absent keys (block reads come from the "
            "page cache here; on a cold disk each costs a device read)\n",
            gets, 100.0 * (double)absent_gets / (double)gets);
