@@ -11,6 +11,8 @@ if [ -z "$module" ] || [ ! -f "$module" ]; then
     echo "SKIP: the Redis module (bloomkit.so) was not built in this tree"
     exit 77
 fi
+# redis-server changes to its --dir: the module needs an absolute path.
+case $module in /*) ;; *) module=$(pwd)/$module ;; esac
 command -v redis-server >/dev/null 2>&1 || { echo "redis-server not installed (run scripts/deps.sh)"; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cache_guard_test.XXXXXX")
 pid=
