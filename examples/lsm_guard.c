@@ -329,6 +329,9 @@ static run *writer_finish(run_writer *w, store *s, uint64_t id)
     s->build_seconds += ex_now() - t0;
 
     if (rename(w->tmp, w->path) != 0) die_errno("cannot rename", w->tmp);
+    int dfd = open(s->dir, O_RDONLY | O_DIRECTORY); /* make the rename itself durable */
+    if (dfd < 0 || fsync(dfd) != 0) die_errno("cannot sync the directory", s->dir);
+    close(dfd);
     free(w->index);
     free(w->hashes);
     return run_open(s, id);
