@@ -2,10 +2,12 @@
 BUILD      ?= build
 BUILD_SAN  ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan bench plots install clean
+.PHONY: all deps build demo check test test-asan test-tsan fuzz bench plots install clean
 
 all: build
 
@@ -20,9 +22,9 @@ demo: deps build
 	@$(BUILD)/examples/demo
 
 # Every test, then the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the
-# concurrency tests under ThreadSanitizer.
+# concurrency tests under ThreadSanitizer, then the loader fuzzer for FUZZ_SECONDS.
 check: deps build
-	@$(MAKE) --no-print-directory test test-asan test-tsan
+	@$(MAKE) --no-print-directory test test-asan test-tsan fuzz
 
 test:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -39,6 +41,20 @@ test-tsan:
 	  -DBK_BUILD_REDIS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD_TSAN) -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrency --no-tests=ignore
+
+# libFuzzer on the file loader (clang, ASan+UBSan), seeded with valid files of every type; fails on
+# any crash, leak or sanitizer report. New interesting inputs accumulate in $(BUILD_FUZZ)/corpus-load;
+# crashing inputs are written to $(BUILD_FUZZ)/ (crash-*): copy them into fuzz/corpus/load/.
+fuzz:
+	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBK_BUILD_FUZZ=ON \
+	  -DBK_SANITIZE=address,undefined -DBK_WERROR=ON -DBK_BUILD_TESTS=OFF -DBK_BUILD_BENCH=OFF \
+	  -DBK_BUILD_CLI=OFF -DBK_BUILD_REDIS=OFF -DBK_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_load gen_corpus
+	@mkdir -p $(BUILD_FUZZ)/corpus-load $(BUILD_FUZZ)/seed-load
+	@$(BUILD_FUZZ)/fuzz/gen_corpus $(BUILD_FUZZ)/seed-load
+	cd $(BUILD_FUZZ) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  fuzz/fuzz_load -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+	  corpus-load seed-load $(CURDIR)/fuzz/corpus/load $(CURDIR)/tests/golden
 
 bench: deps build
 	$(BUILD)/bench/bench

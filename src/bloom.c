@@ -418,6 +418,7 @@ static void v_stats(const void *f, bk_stats *s) { bk_bloom_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); }
 static void v_clear(void *f) { bk_bloom_clear(f); }
 static void v_destroy(void *f) { bk_bloom_free(f); }
+static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_bloom_add_hash_atomic(f, h); }
 
 BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .type = BK_TYPE_BLOOM,
@@ -433,4 +434,5 @@ BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .add_hash_atomic = v_add_hash_atomic,
 };

@@ -132,9 +132,17 @@ typedef struct bk_vtable {
     bk_status (*encode)(const void *f, bk_writer *w);
     bk_status (*decode)(bk_reader *r, void **out); /* seed from r->seed */
     void (*destroy)(void *f);
+    /* Atomic insert (the type's *_add_hash_atomic), for shared writable mappings; NULL: the type
+     * cannot be opened with BK_OPEN_WRITE_SHARED. add_hashes_atomic may be NULL (then add_hash_atomic
+     * is called per key). */
+    bk_status (*add_hash_atomic)(void *f, uint64_t h);
+    bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
 } bk_vtable;
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+
+/* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
+BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
 
 #endif

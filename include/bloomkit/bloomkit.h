@@ -5,5 +5,6 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
+#include "filter.h"
 
 #endif

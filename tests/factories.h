@@ -1,0 +1,93 @@
+/*
+ * One factory per filter type (and layout), shared by the persistence tests (tests/test_persist.c),
+ * the fuzz seed-corpus generator (fuzz/gen_corpus.c) and the load benchmark (bench/bench_load.c).
+ * Adding a type to persistence = one registry line in src/filter.c + one entry in tf_factories below.
+ * Plain C, no test framework: a factory returns NULL on failure.
+ */
+#ifndef BK_TEST_FACTORIES_H
+#define BK_TEST_FACTORIES_H
+
+#include <stdint.h>
+#include <string.h>
+#include <bloomkit/bloomkit.h>
+
+/* Key i of set `set`: 16 bytes, distinct across sets and i (the same keys as testutil.h's). */
+typedef struct { uint8_t b[16]; } tf_key;
+static inline tf_key tf_make_key(uint64_t set, uint64_t i)
+{
+    tf_key k;
+    uint64_t a = set * UINT64_C(0x100000001b3) + 0x5bd1e995, c = i;
+    memcpy(k.b, &a, 8);
+    memcpy(k.b + 8, &c, 8);
+    return k;
+}
+
+/* Insert keys (set 1, 0..nkeys-1) through the generic handle, in batches. */
+static inline bk_status tf_fill(bk_filter *f, uint64_t nkeys)
+{
+    enum { B = 1024 };
+    static tf_key keys[B];
+    const void *ptrs[B];
+    size_t lens[B];
+    for (uint64_t i = 0; i < nkeys; i += B) {
+        size_t n = nkeys - i < B ? (size_t)(nkeys - i) : B;
+        for (size_t j = 0; j < n; j++) {
+            keys[j] = tf_make_key(1, i + j);
+            ptrs[j] = keys[j].b;
+            lens[j] = sizeof keys[j].b;
+        }
+        bk_status s = bk_filter_add_many(f, ptrs, lens, n);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
+}
+
+typedef struct tf_factory {
+    const char *name;
+    bk_type type;
+    /* true when the type supports BK_OPEN_WRITE_SHARED (atomic inserts into a shared mapping) */
+    bool shared_writable;
+    /* A filter sized for `capacity` keys at FPR 1% holding keys (set 1, 0..nkeys-1), hashed with
+     * `seed`; NULL on failure. Static types (fuse) are built from exactly those keys. */
+    bk_filter *(*make)(uint64_t capacity, uint64_t nkeys, uint64_t seed);
+} tf_factory;
+
+static inline bk_filter *tf_wrap_fill(bk_type t, void *typed, void (*free_typed)(void *), uint64_t nkeys)
+{
+    bk_filter *f;
+    if (bk_filter_wrap(t, typed, &f) != BK_OK) {
+        free_typed(typed);
+        return NULL;
+    }
+    if (tf_fill(f, nkeys) != BK_OK) {
+        bk_filter_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void tf_bloom_free(void *p) { bk_bloom_free(p); }
+static inline bk_filter *tf_make_bloom(bk_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_bloom_options o = { layout, seed };
+    bk_bloom *b;
+    if (bk_bloom_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_BLOOM, b, tf_bloom_free, nkeys);
+}
+static bk_filter *tf_bloom_standard(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_bloom(BK_LAYOUT_STANDARD, c, n, s);
+}
+static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_bloom(BK_LAYOUT_PARTITIONED, c, n, s);
+}
+
+/* One entry per type (and layout). Later types add their line here. */
+static const tf_factory tf_factories[] = {
+    { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard },
+    { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned },
+};
+#define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
+
+#endif
