@@ -73,7 +73,8 @@ static void fill(chunk_t *c, key_kind kind, uint64_t start, size_t count, int hi
 typedef struct {
     double insert_ns, q_ns[3]; /* q at 100, 50, 0 % hits */
     double fpr, bits_per_key;
-    uint64_t false_negatives;
+    double remove_ns;          /* 0: the type has no remove (or batch mode) */
+    uint64_t false_negatives, remove_misses;
     bool ok;
 } result_t;
 
@@ -141,6 +142,19 @@ static result_t run(const bench_contender *c, key_kind kind, uint64_t n, uint64_
         if (HITS[h] == 100) r.false_negatives = fn;
     }
     r.bits_per_key = (double)c->bytes(f) * 8.0 / (double)n;
+    if (c->remove && !batch) {
+        /* remove every inserted key (so from the full load down to empty); a miss is a false negative */
+        t = 0;
+        for (uint64_t s = 0; s < n; s += CHUNK) {
+            size_t cnt = n - s < CHUNK ? (size_t)(n - s) : CHUNK;
+            fill(ch, kind, s, cnt, 100);
+            double t0 = now_ns();
+            for (size_t j = 0; j < cnt; j++) ch->res[j] = c->remove(f, ch->ptrs[j], ch->lens[j]);
+            t += now_ns() - t0;
+            for (size_t j = 0; j < cnt; j++) r.remove_misses += !ch->res[j];
+        }
+        r.remove_ns = t / (double)n;
+    }
     c->destroy(f);
     r.ok = true;
     return r;
@@ -192,12 +206,13 @@ int main(int argc, char **argv)
     if (q == 0) q = n;
     static chunk_t ch;
     if (csv)
-        printf("name,mode,keys,n,p,bits_per_key,fpr,insert_ns,q100_ns,q50_ns,q0_ns,false_negatives\n");
+        printf("name,mode,keys,n,p,bits_per_key,fpr,insert_ns,q100_ns,q50_ns,q0_ns,false_negatives,remove_ns\n");
     else
         printf("n = %llu keys (%s), target p = %g, %llu queries per hit rate; x = libbloom time / ours\n\n"
-               "%-22s %8s %8s %9s %6s %9s %6s %9s %6s %9s %6s\n",
+               "%-22s %8s %8s %9s %6s %9s %6s %9s %6s %9s %6s %9s\n",
                (unsigned long long)n, kind == KEYS_U64 ? "8-byte" : "~31-byte URL", p, (unsigned long long)q,
-               "filter", "bits/key", "FPR %", "insert ns", "x", "q100% ns", "x", "q50% ns", "x", "q0% ns", "x");
+               "filter", "bits/key", "FPR %", "insert ns", "x", "q100% ns", "x", "q50% ns", "x", "q0% ns", "x",
+               "remove ns");
     result_t base = { 0 };
     for (const bench_contender *const *cp = bench_contenders; *cp; cp++) {
         const bench_contender *c = *cp;
@@ -214,14 +229,17 @@ int main(int argc, char **argv)
             char label[64];
             snprintf(label, sizeof label, "%s%s", c->name, b ? " (batch)" : "");
             if (csv) {
-                printf("%s,%s,%s,%llu,%g,%.3f,%.6f,%.2f,%.2f,%.2f,%.2f,%llu\n", c->name, b ? "batch" : "single",
+                printf("%s,%s,%s,%llu,%g,%.3f,%.6f,%.2f,%.2f,%.2f,%.2f,%llu,%.2f\n", c->name, b ? "batch" : "single",
                        kind == KEYS_U64 ? "u64" : "url", (unsigned long long)n, p, r.bits_per_key, r.fpr,
-                       r.insert_ns, r.q_ns[0], r.q_ns[1], r.q_ns[2], (unsigned long long)r.false_negatives);
+                       r.insert_ns, r.q_ns[0], r.q_ns[1], r.q_ns[2],
+                       (unsigned long long)(r.false_negatives + r.remove_misses), r.remove_ns);
             } else {
-                printf("%-22s %8.2f %8.4f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f%s\n", label, r.bits_per_key,
+                char rm[16] = "-";
+                if (r.remove_ns > 0) snprintf(rm, sizeof rm, "%.1f", r.remove_ns);
+                printf("%-22s %8.2f %8.4f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9s%s\n", label, r.bits_per_key,
                        100 * r.fpr, r.insert_ns, base.insert_ns / r.insert_ns, r.q_ns[0], base.q_ns[0] / r.q_ns[0],
-                       r.q_ns[1], base.q_ns[1] / r.q_ns[1], r.q_ns[2], base.q_ns[2] / r.q_ns[2],
-                       r.false_negatives ? "  FALSE NEGATIVES!" : "");
+                       r.q_ns[1], base.q_ns[1] / r.q_ns[1], r.q_ns[2], base.q_ns[2] / r.q_ns[2], rm,
+                       r.false_negatives || r.remove_misses ? "  FALSE NEGATIVES!" : "");
             }
             fflush(stdout);
         }

@@ -2,10 +2,21 @@
 #include "bench.h"
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
+extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
+extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable1;
+extern const bench_contender bench_cuckoo;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
     &bench_bloom,
     &bench_partitioned,
+    &bench_blocked,
+    &bench_blocked512,
+    &bench_floor,
+    &bench_counting,
+    &bench_counting8,
+    &bench_scalable,
+    &bench_scalable1,
+    &bench_cuckoo,
     NULL,
 };

@@ -5,6 +5,10 @@
  * source file, declared in internal.h). */
 static const bk_vtable *const registry[] = {
     &bk__bloom_vtable,
+    &bk__blocked_vtable,
+    &bk__counting_vtable,
+    &bk__scalable_vtable,
+    &bk__cuckoo_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

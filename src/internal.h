@@ -141,6 +141,14 @@ typedef struct bk_vtable {
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
+BK_HIDDEN extern const bk_vtable bk__counting_vtable;
+BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
+BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
+/* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
+struct bk_cuckoo;
+BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
+                                uint64_t *i2);
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);

@@ -83,10 +83,64 @@ static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_bloom(BK_LAYOUT_PARTITIONED, c, n, s);
 }
 
+static void tf_blocked_free(void *p) { bk_blocked_free(p); }
+static inline bk_filter *tf_make_blocked(bk_blocked_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_blocked_options o = { layout, seed, BK_SIMD_AUTO };
+    bk_blocked *b;
+    if (bk_blocked_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_BLOCKED, b, tf_blocked_free, nkeys);
+}
+static bk_filter *tf_blocked_split(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_blocked(BK_BLOCKED_SPLIT256, c, n, s);
+}
+static bk_filter *tf_blocked_512(uint64_t c, uint64_t n, uint64_t s)
+{
+    return tf_make_blocked(BK_BLOCKED_512, c, n, s);
+}
+static void tf_counting_free(void *p) { bk_counting_free(p); }
+static inline bk_filter *tf_make_counting(uint32_t bits, uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_counting_options o = { bits, seed };
+    bk_counting *c;
+    if (bk_counting_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_COUNTING, c, tf_counting_free, nkeys);
+}
+static bk_filter *tf_counting4(uint64_t c, uint64_t n, uint64_t s) { return tf_make_counting(4, c, n, s); }
+static bk_filter *tf_counting8(uint64_t c, uint64_t n, uint64_t s) { return tf_make_counting(8, c, n, s); }
+
+/* A chain that starts at capacity / 16 keys, so `capacity` keys make about five sub-filters. */
+static void tf_scalable_free(void *p) { bk_scalable_free(p); }
+static bk_filter *tf_scalable(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_scalable_options o = bk_scalable_default_options();
+    o.seed = seed;
+    bk_scalable *c;
+    if (bk_scalable_new(capacity / 16 ? capacity / 16 : 1, 0.01, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, nkeys);
+}
+
+static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
+static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_cuckoo_options o = { 0 };
+    o.seed = seed;
+    bk_cuckoo *c;
+    if (bk_cuckoo_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_CUCKOO, c, tf_cuckoo_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard },
     { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned },
+    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split },
+    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512 },
+    { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4 },
+    { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8 },
+    { "scalable", BK_TYPE_SCALABLE, false, tf_scalable },
+    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo }, /* shared writing: needs the process's writer lock */
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

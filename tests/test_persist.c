@@ -629,9 +629,13 @@ static void handle_dispatch(void **state)
         size_t lens[M];
         uint64_t h[M];
         for (int i = 0; i < M; i++) {
-            keys[i] = tf_make_key(5, (uint64_t)i);
+            /* keys of 8 to 16 bytes, the index first so all are distinct, and the empty key once: a
+             * cuckoo filter holds at most 2b copies of one key */
+            uint64_t idx = (uint64_t)i, set = 5;
+            memcpy(keys[i].b, &idx, 8);
+            memcpy(keys[i].b + 8, &set, 8);
             ptrs[i] = keys[i].b;
-            lens[i] = (size_t)(i % 17);
+            lens[i] = i == 0 ? 0 : 8 + (size_t)(i % 9);
             h[i] = bk_hash64(ptrs[i], lens[i], 77);
             assert_int_equal(bk_filter_add(a, ptrs[i], lens[i]), BK_OK);
         }
@@ -656,6 +660,7 @@ static void handle_dispatch(void **state)
         /* remove: BK_ENOTSUP when the type has no delete */
         bk_status s = bk_filter_remove(a, ptrs[0], lens[0]);
         if (ft->type == BK_TYPE_BLOOM) assert_int_equal(s, BK_ENOTSUP);
+        if (s == BK_OK) assert_int_equal(bk_filter_add(a, ptrs[0], lens[0]), BK_OK); /* put it back */
 
         /* stats through the handle */
         bk_stats st;
@@ -664,17 +669,22 @@ static void handle_dispatch(void **state)
         assert_int_equal(st.seed, 77);
         assert_int_equal(bk_filter_stats(NULL, &st), BK_EINVAL);
 
-        /* merge: union; incompatible geometry or seed refused, dst unchanged */
+        /* merge: union; incompatible geometry or seed refused, dst unchanged. Types without a union
+         * (cuckoo: fingerprints cannot be re-placed without their keys) say BK_ENOTSUP. */
         bk_filter *c = make(ft, 10000, 0, 77), *d = make(ft, 20000, 0, 77), *e = make(ft, 10000, 0, 78);
         assert_int_equal(bk_filter_add(c, "only-in-c", 9), BK_OK);
-        assert_int_equal(bk_filter_merge(c, a), BK_OK);
-        assert_true(bk_filter_contains(c, "only-in-c", 9));
-        for (int i = 0; i < M; i++) assert_true(bk_filter_contains_hash(c, h[i]));
+        bk_status ms = bk_filter_merge(c, a);
+        bool has_merge = ms != BK_ENOTSUP;
         uint8_t *sc;
         size_t lc;
+        if (has_merge) {
+            assert_int_equal(ms, BK_OK);
+            assert_true(bk_filter_contains(c, "only-in-c", 9));
+            for (int i = 0; i < M; i++) assert_true(bk_filter_contains_hash(c, h[i]));
+        }
         save_bytes(c, &sc, &lc);
-        assert_int_equal(bk_filter_merge(c, d), BK_EINCOMPAT);
-        assert_int_equal(bk_filter_merge(c, e), BK_EINCOMPAT);
+        assert_int_equal(bk_filter_merge(c, d), has_merge ? BK_EINCOMPAT : BK_ENOTSUP);
+        assert_int_equal(bk_filter_merge(c, e), has_merge ? BK_EINCOMPAT : BK_ENOTSUP);
         assert_same_bytes(c, sc, lc, "unchanged after a refused merge");
         for (size_t u = 0; u < TF_NFACTORIES; u++) {
             if (tf_factories[u].type == ft->type) continue;
@@ -716,7 +726,7 @@ static void handle_dispatch(void **state)
         assert_int_equal(bk_filter_merge(ro, a), BK_ENOTSUP);
         assert_int_equal(bk_filter_unwrap(ro, ft->type, &typed), BK_EINVAL);
         assert_int_equal(bk_filter_sync(ro), BK_OK);
-        assert_int_equal(bk_filter_merge(c, ro), BK_OK); /* a mapping is a fine source */
+        assert_int_equal(bk_filter_merge(c, ro), has_merge ? BK_OK : BK_ENOTSUP); /* a mapping is a fine source */
         assert_int_equal(bk_filter_close(ro), BK_OK);
 
         bk_filter_buffer_free(sa);

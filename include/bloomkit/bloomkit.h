@@ -5,6 +5,10 @@
 #include "common.h"
 #include "math.h"
 #include "bloom.h"
+#include "blocked.h"
+#include "counting.h"
+#include "scalable.h"
+#include "cuckoo.h"
 #include "filter.h"
 
 #endif

@@ -39,6 +39,9 @@ BK_API double bk_bloom_fpr_partitioned(uint64_t m, uint64_t n, uint32_t k);
 /* The most keys (m, k) can hold with an exact FPR at most p (k = 0: the best k for each n). */
 BK_API uint64_t bk_bloom_capacity(uint64_t m, uint32_t k, double p);
 
+/* (Blocked filters size with their own exact formula: bk_blocked_size, bk_blocked_capacity and
+ * bk_blocked_fpr in blocked.h.) */
+
 /* Bits per key of the optimal classic filter at p: -ln p / (ln 2)^2. */
 BK_API double bk_bloom_bits_per_key(double p);
 

@@ -1,0 +1,153 @@
+/*
+ * Contenders: bloomkit's blocked filter (both layouts), and the memory floor it is measured against.
+ *
+ * "floor" is not a filter: an array of the same size as the SPLIT256 filter for (n, p), where each key
+ * is hashed like a filter key and costs one read (query) or one read-modify-write (insert) of a
+ * random 64-byte line. Its batch form prefetches the same distance ahead as the blocked filter's, so
+ * "blocked (batch)" next to "floor (batch)" is the filter's cost over the memory system's.
+ * The SIMD path follows $BK_SIMD (scalar, avx2, avx512; default: the CPU's best).
+ */
+#define _DEFAULT_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <bloomkit/bloomkit.h>
+#include "bench.h"
+
+static void *bb_create(uint64_t n, double p, bk_blocked_layout layout)
+{
+    bk_blocked *f;
+    bk_blocked_options o = { layout, 0, BK_SIMD_AUTO };
+    return bk_blocked_new(n, p, &o, &f) == BK_OK ? f : NULL;
+}
+static void *split_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_SPLIT256); }
+static void *b512_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_512); }
+static void bb_add(void *f, const void *k, size_t len) { bk_blocked_add(f, k, len); }
+static bool bb_contains(void *f, const void *k, size_t len) { return bk_blocked_contains(f, k, len); }
+static void bb_add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_blocked_add_many(f, k, l, n); }
+static size_t bb_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
+{
+    return bk_blocked_contains_many(f, k, l, n, r);
+}
+static size_t bb_bytes(void *f)
+{
+    size_t len;
+    bk_blocked_data(f, &len);
+    return len;
+}
+static void bb_destroy(void *f) { bk_blocked_free(f); }
+
+const bench_contender bench_blocked = {
+    .name = "blocked", .create = split_create, .add = bb_add, .contains = bb_contains,
+    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .bytes = bb_bytes, .destroy = bb_destroy,
+    .note = "bloomkit blocked, split-block layout (256-bit blocks, k = 8), path from $BK_SIMD or the CPU",
+};
+const bench_contender bench_blocked512 = {
+    .name = "blocked512", .create = b512_create, .add = bb_add, .contains = bb_contains,
+    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .bytes = bb_bytes, .destroy = bb_destroy,
+    .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
+};
+
+/* ---- the memory floor ---- */
+
+#define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+
+typedef struct {
+    uint64_t *lines; /* lines * 8 words */
+    uint64_t nlines;
+    size_t bytes;
+} floor_t;
+
+static uint64_t line_of(const floor_t *fl, uint64_t h)
+{
+    __extension__ typedef unsigned __int128 u128;
+    return (uint64_t)(((u128)h * fl->nlines) >> 64) * 8;
+}
+
+static void *floor_create(uint64_t n, double p)
+{
+    bk_geometry g;
+    if (bk_blocked_size(n, p, BK_BLOCKED_SPLIT256, &g) != BK_OK) return NULL;
+    floor_t *fl = calloc(1, sizeof *fl);
+    if (!fl) return NULL;
+    fl->bytes = (size_t)((g.m / 8 + 63) / 64 * 64);
+    fl->nlines = fl->bytes / 64;
+    if (posix_memalign((void **)&fl->lines, 2 << 20, fl->bytes)) {
+        free(fl);
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(fl->lines, fl->bytes, MADV_HUGEPAGE); /* as bloomkit's allocator does */
+#endif
+    memset(fl->lines, 0, fl->bytes);
+    return fl;
+}
+
+/* One read of the key's line (the whole line is fetched; one word of it is used). */
+static void floor_add(void *f, const void *k, size_t len)
+{
+    floor_t *fl = f;
+    uint64_t h = bk_hash64(k, len, 0);
+    fl->lines[line_of(fl, h)] |= h;
+}
+static bool floor_contains(void *f, const void *k, size_t len)
+{
+    floor_t *fl = f;
+    uint64_t h = bk_hash64(k, len, 0);
+    return (fl->lines[line_of(fl, h)] & h) == h;
+}
+static void floor_add_batch(void *f, const void *const *k, const size_t *l, size_t n)
+{
+    floor_t *fl = f;
+    uint64_t ring[FLOOR_PF];
+    size_t pre = n < FLOOR_PF ? n : FLOOR_PF;
+    for (size_t i = 0; i < pre; i++) {
+        ring[i] = bk_hash64(k[i], l[i], 0);
+        __builtin_prefetch(&fl->lines[line_of(fl, ring[i])], 1, 3);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = ring[i % FLOOR_PF];
+        if (i + FLOOR_PF < n) {
+            uint64_t g = bk_hash64(k[i + FLOOR_PF], l[i + FLOOR_PF], 0);
+            ring[i % FLOOR_PF] = g;
+            __builtin_prefetch(&fl->lines[line_of(fl, g)], 1, 3);
+        }
+        fl->lines[line_of(fl, h)] |= h;
+    }
+}
+static size_t floor_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
+{
+    floor_t *fl = f;
+    uint64_t ring[FLOOR_PF];
+    size_t pre = n < FLOOR_PF ? n : FLOOR_PF, present = 0;
+    for (size_t i = 0; i < pre; i++) {
+        ring[i] = bk_hash64(k[i], l[i], 0);
+        __builtin_prefetch(&fl->lines[line_of(fl, ring[i])], 0, 3);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = ring[i % FLOOR_PF];
+        if (i + FLOOR_PF < n) {
+            uint64_t g = bk_hash64(k[i + FLOOR_PF], l[i + FLOOR_PF], 0);
+            ring[i % FLOOR_PF] = g;
+            __builtin_prefetch(&fl->lines[line_of(fl, g)], 0, 3);
+        }
+        r[i] = (fl->lines[line_of(fl, h)] & h) == h;
+        present += r[i];
+    }
+    return present;
+}
+static size_t floor_bytes(void *f) { return ((floor_t *)f)->bytes; }
+static void floor_destroy(void *f)
+{
+    floor_t *fl = f;
+    free(fl->lines);
+    free(fl);
+}
+
+const bench_contender bench_floor = {
+    .name = "floor", .create = floor_create, .add = floor_add, .contains = floor_contains,
+    .add_batch = floor_add_batch, .contains_batch = floor_contains_batch, .bytes = floor_bytes,
+    .destroy = floor_destroy,
+    .note = "not a filter: hash + one random 64-byte line read (insert: read-modify-write) in an array the "
+            "size of 'blocked'; its FPR column is meaningless",
+};

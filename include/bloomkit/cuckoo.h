@@ -1,0 +1,213 @@
+/*
+ * bloomkit: the cuckoo filter. Deletion and counting with less memory than a counting Bloom filter
+ * at every FPR <= 1%.
+ *
+ * A table of m buckets, each of b slots (b = 1, 2, 4 or 8) holding f-bit fingerprints (f = 8, 12 or
+ * 16; 12-bit fingerprints are bit-packed, so a slot costs exactly f bits). A key's fingerprint lives
+ * in one of two buckets: i1 from the hash, and i2 = (H(fp) - i1) mod m. That alternate-bucket map is
+ * its own inverse for ANY m (i1 = (H(fp) - i2) mod m), so the table needs no power-of-two size and
+ * wastes no memory on rounding. Inserting into two full buckets evicts ("kicks") a resident
+ * fingerprint to its other bucket, at most max_kicks times; when the kicks run out, the last evicted
+ * fingerprint is kept in a victim slot that queries still check, so a failed insert never loses a key.
+ * The filter then reports BK_EFULL for the next insert -- or, with expansion, chains a new table
+ * `expansion` times larger (like RedisBloom's EXPANSION); queries and removes check every table.
+ *
+ * FPR: a negative query compares its fingerprint with the 2b slots of two buckets, so
+ * FPR <= 2 b alpha / (2^f - 1) per table at load factor alpha (summed over the tables of a chain):
+ * about 2b / 2^f when full. Memory per key is f / alpha bits: 12.6 bits/key for f = 12 at 95% load.
+ *
+ * THE CUCKOO RULES (they come with deletion by fingerprint):
+ *  - Removing a key that was never added can remove a different key that shares its fingerprint and
+ *    buckets, which then becomes a false negative. Only remove keys you added.
+ *  - Adding the same key more than 2b times fills both of its buckets with copies of one fingerprint:
+ *    the next add of it runs out of kicks, and the filter (or, with expansion, that table) is full.
+ *  - count() counts fingerprint copies, so it can over-count keys that collide with the one asked for.
+ *  - Removing keys that were added never causes a false negative, also across an expansion chain: a
+ *    key's buckets in a larger table refine its buckets in the smaller ones, and remove searches the
+ *    newest table first, so a colliding copy it may take belongs to a key that still finds the
+ *    remover's own copy.
+ *
+ * Thread-safety (legend in common.h). A filter created with options.concurrent (or switched with
+ * bk_cuckoo_set_concurrent) serializes its writers with one internal lock and lets readers run
+ * without locks: then add / add_if_absent / remove / contains / count / stats and their batch forms
+ * are all safe alongside each other ([any] below is marked "[any] if concurrent"). A query that
+ * races the insert of the same key may miss it; a key whose insert has completed is never missed,
+ * even while other inserts move fingerprints around (see src/cuckoo.c for the reasoning). Without
+ * the flag, writes need the caller's exclusion and queries are [query].
+ *
+ * The bytes form of every call equals the pre-hashed (`_hash`) form applied to
+ * bk_hash64(key, len, seed).
+ */
+#ifndef BLOOMKIT_CUCKOO_H
+#define BLOOMKIT_CUCKOO_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bk_cuckoo bk_cuckoo;
+
+#define BK_CUCKOO_DEFAULT_BUCKET_SIZE 4
+#define BK_CUCKOO_DEFAULT_FINGERPRINT_BITS 12 /* for bk_cuckoo_new_buckets; bk_cuckoo_new picks from p */
+#define BK_CUCKOO_DEFAULT_MAX_KICKS 500
+#define BK_CUCKOO_MAX_KICKS 65535       /* like RedisBloom's MAXITERATIONS limit */
+#define BK_CUCKOO_MAX_EXPANSION 32768   /* like RedisBloom's EXPANSION limit */
+#define BK_CUCKOO_MAX_TABLES 65535      /* tables in one expansion chain */
+
+typedef struct bk_cuckoo_options {
+    uint32_t bucket_size;      /* slots per bucket: 1, 2, 4 or 8; 0 means 4 */
+    uint32_t fingerprint_bits; /* 8, 12 or 16; 0 means: chosen from p by bk_cuckoo_new (the smallest
+                                  whose full-table bound 2b/(2^f - 1) is <= p), 12 for _new_buckets */
+    uint32_t max_kicks;        /* evictions one insert may do before it gives up; 0 means 500;
+                                  at most BK_CUCKOO_MAX_KICKS */
+    uint32_t expansion;        /* growth when full: 0 = none (BK_EFULL); e >= 1 = chain a new table with
+                                  e times the buckets of the last one, e rounded up to a power of two
+                                  (as RedisBloom does; it keeps removes exact across the chain, see
+                                  THE CUCKOO RULES); at most BK_CUCKOO_MAX_EXPANSION */
+    double load_factor;        /* bk_cuckoo_new only: buckets = ceil(capacity / (b * load_factor));
+                                  0 means the load b-slot buckets reliably reach (b=1: 0.45, b=2: 0.84,
+                                  b=4: 0.95, b=8: 0.97); must be in (0, 1] */
+    uint64_t seed;             /* hash seed; 0 is a fine default, a secret one resists crafted keys */
+    bool concurrent;           /* writer lock + lock-free readers: see "Thread-safety" above */
+} bk_cuckoo_options;
+
+/* ---- create and destroy ---- */
+
+/* Create for `capacity` keys at false-positive rate p. opts may be NULL (all defaults).
+ * Buckets: ceil(capacity / (b * load_factor)). Fingerprint bits: opts->fingerprint_bits, or when that
+ * is 0 the smallest of 8/12/16 with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound); if even 16 bits do not
+ * reach p with 4 slots and opts->bucket_size is 0, the bucket size drops to 2, then 1 (so p down to
+ * 3.05e-5 works; below that, BK_EINVAL). When opts->fingerprint_bits is set, p may be 0 (the target
+ * is then the bound of those bits); otherwise p must be in (0, 1).
+ * Errors: BK_EINVAL (capacity 0, bad p, p below what 16-bit fingerprints give, bucket_size not in
+ * {1,2,4,8}, fingerprint_bits not in {0,8,12,16}, max_kicks or expansion over the limits,
+ * load_factor outside (0,1], out NULL), BK_ETOOBIG (more than BK_MAX_FILTER_BYTES), BK_ENOMEM.
+ * On error *out is NULL and nothing stays allocated. [any] */
+BK_API bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *opts, bk_cuckoo **out);
+/* Create with an explicit number of buckets (any number >= 1, no power of two needed), e.g. to mirror
+ * another implementation's geometry. opts->load_factor is ignored; capacity for statistics is
+ * floor(buckets * b * default load). Errors as bk_cuckoo_new (BK_EINVAL for buckets = 0). [any] */
+BK_API bk_status bk_cuckoo_new_buckets(uint64_t buckets, const bk_cuckoo_options *opts, bk_cuckoo **out);
+/* Free; NULL is fine. [excl] */
+BK_API void bk_cuckoo_free(bk_cuckoo *f);
+/* A deep copy (every table, the victims and counters; concurrent mode too). [query] */
+BK_API bk_status bk_cuckoo_clone(const bk_cuckoo *f, bk_cuckoo **out);
+/* Switch concurrent mode on or off (allocates or frees the reader version stripes), e.g. after a
+ * filter was loaded from a file. BK_EINVAL for NULL, BK_ENOMEM. [excl] */
+BK_API bk_status bk_cuckoo_set_concurrent(bk_cuckoo *f, bool on);
+
+/* ---- insert ---- */
+
+/* Insert one copy of the key's fingerprint (duplicates are stored again, as RedisBloom's CF.ADD).
+ * BK_OK: stored (possibly after kicks; if the kicks ran out, another fingerprint went to the victim
+ * slot and is still found). BK_EFULL: the victim slot was already taken and the filter may not grow
+ * (no expansion, BK_CUCKOO_MAX_TABLES reached, or the next table would exceed BK_MAX_FILTER_BYTES);
+ * nothing changed. BK_ENOMEM: growing failed; nothing changed. BK_EINVAL: f NULL, or key NULL with
+ * len > 0. [excl]; [any] if concurrent. */
+BK_API bk_status bk_cuckoo_add(bk_cuckoo *f, const void *key, size_t len);
+BK_API bk_status bk_cuckoo_add_hash(bk_cuckoo *f, uint64_t hash);
+/* Insert only if the key is not (probably) present, like CF.ADDNX: BK_EEXISTS when contains() is
+ * true (nothing changed), otherwise as bk_cuckoo_add. In concurrent mode the check and the insert
+ * are one step under the writer lock. [excl]; [any] if concurrent. */
+BK_API bk_status bk_cuckoo_add_if_absent(bk_cuckoo *f, const void *key, size_t len);
+BK_API bk_status bk_cuckoo_add_if_absent_hash(bk_cuckoo *f, uint64_t hash);
+
+/* ---- query ---- */
+
+/* true if the key is probably present, false if it is certainly absent (never false for a key added
+ * and not removed). f must not be NULL; key may be NULL only when len is 0. [query]; [any] if concurrent. */
+BK_API bool bk_cuckoo_contains(const bk_cuckoo *f, const void *key, size_t len);
+BK_API bool bk_cuckoo_contains_hash(const bk_cuckoo *f, uint64_t hash);
+/* Copies of the key's fingerprint in its buckets (and victim slots), summed over the chain, like
+ * CF.COUNT: at least the number of times the key was added and not removed; colliding keys can add
+ * to it. 0 for f NULL. [query]; [any] if concurrent. */
+BK_API uint64_t bk_cuckoo_count(const bk_cuckoo *f, const void *key, size_t len);
+BK_API uint64_t bk_cuckoo_count_hash(const bk_cuckoo *f, uint64_t hash);
+
+/* ---- remove ---- */
+
+/* Remove one copy of the key's fingerprint (newest table first). BK_OK, or BK_ENOTFOUND when no copy
+ * is present (nothing changed), BK_EINVAL for bad arguments. Read THE CUCKOO RULES above: remove only
+ * keys that were added. A removal that frees a slot next to a waiting victim moves the victim back
+ * into the table, so the filter accepts inserts again. [excl]; [any] if concurrent. */
+BK_API bk_status bk_cuckoo_remove(bk_cuckoo *f, const void *key, size_t len);
+BK_API bk_status bk_cuckoo_remove_hash(bk_cuckoo *f, uint64_t hash);
+
+/* ---- batches: hash all keys first, prefetch both buckets of each, then work in order ----
+ * Adds and removes: results (may be NULL) receives each key's status as the single-key call would
+ * return it (BK_EINVAL for a NULL key with len > 0); the return value is how many succeeded.
+ * Queries: results (may be NULL) receives 1 if present, else 0; the return value is how many were
+ * present. n = 0 is fine; f NULL or NULL arrays with n > 0 return 0 (results set to BK_EINVAL).
+ * Thread-safety as the single-key forms. */
+BK_API size_t bk_cuckoo_add_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, bk_status *results);
+BK_API size_t bk_cuckoo_add_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
+                                 bk_status *results);
+BK_API size_t bk_cuckoo_add_if_absent_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n,
+                                             bk_status *results);
+BK_API size_t bk_cuckoo_add_if_absent_many(bk_cuckoo *f, const void *const *keys, const size_t *lens,
+                                           size_t n, bk_status *results);
+BK_API size_t bk_cuckoo_remove_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, bk_status *results);
+BK_API size_t bk_cuckoo_remove_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
+                                    bk_status *results);
+BK_API size_t bk_cuckoo_contains_hashes(const bk_cuckoo *f, const uint64_t *hashes, size_t n,
+                                        uint8_t *results);
+BK_API size_t bk_cuckoo_contains_many(const bk_cuckoo *f, const void *const *keys, const size_t *lens,
+                                      size_t n, uint8_t *results);
+
+/* ---- whole filter ---- */
+
+/* Empty every table and victim slot and zero the counters; the chain keeps its tables. [excl] */
+BK_API void bk_cuckoo_clear(bk_cuckoo *f);
+
+/* Everything CF.INFO and a capacity planner want to know. */
+typedef struct bk_cuckoo_info {
+    uint64_t capacity;          /* keys the chain is sized for (sum over tables) */
+    uint64_t items;             /* fingerprints stored now: inserted - deleted */
+    uint64_t inserted;          /* successful adds since creation or clear */
+    uint64_t deleted;           /* successful removes since creation or clear */
+    uint64_t buckets;           /* buckets of all tables together */
+    uint64_t first_buckets;     /* buckets of the first table (RedisBloom's "Number of buckets") */
+    uint64_t slots;             /* buckets * bucket_size */
+    uint64_t memory_bytes;      /* bytes of the tables' arrays (the serialized body is a bit larger) */
+    uint64_t kicks;             /* evictions done since creation or clear */
+    uint32_t tables;            /* tables in the chain (RedisBloom's "Number of filters") */
+    uint32_t victims;           /* tables whose victim slot is taken */
+    uint32_t bucket_size;
+    uint32_t fingerprint_bits;
+    uint32_t max_kicks;
+    uint32_t expansion;
+    double load_factor;         /* items / slots */
+    double fpr_target;          /* the p the filter was created for (or the bound of its bits) */
+    double fpr_now;             /* expected FPR now: sum over tables of 1 - (1 - 1/(2^f - 1))^(2 b alpha_t) */
+    double fpr_full;            /* the same with every table full: the bound 2b/(2^f - 1) per table */
+    bool full;                  /* the next insert may fail: the last table's victim slot is taken */
+    bool concurrent;
+    uint64_t seed;
+} bk_cuckoo_info;
+
+/* Fill *out. O(tables). [query]; [any] if concurrent. */
+BK_API void bk_cuckoo_info_get(const bk_cuckoo *f, bk_cuckoo_info *out);
+/* The common statistics (type BK_TYPE_CUCKOO; k = fingerprint bits; bits = slots; fill_ratio = load
+ * factor; count = est_cardinality = items; subfilters = tables; saturated = full or items > capacity).
+ * [query]; [any] if concurrent. */
+BK_API void bk_cuckoo_stats(const bk_cuckoo *f, bk_stats *out);
+
+/* Accessors. [query]; [any] if concurrent. */
+BK_API uint64_t bk_cuckoo_items(const bk_cuckoo *f);
+BK_API uint64_t bk_cuckoo_seed(const bk_cuckoo *f);
+BK_API uint32_t bk_cuckoo_tables(const bk_cuckoo *f);
+/* Buckets of table i of the chain (0 = the first); 0 when i is out of range. */
+BK_API uint64_t bk_cuckoo_table_buckets(const bk_cuckoo *f, uint32_t i);
+
+/* Sizing helpers, pure: [any].
+ * The FPR bound of one full table: 1 - (1 - 1/(2^f - 1))^(2b) (about 2b / 2^f); NaN for bad b or f. */
+BK_API double bk_cuckoo_fpr_bound(uint32_t bucket_size, uint32_t fingerprint_bits);
+/* Bits per key of a cuckoo table at load factor alpha: f / alpha; NaN for bad f or alpha. */
+BK_API double bk_cuckoo_bits_per_key(uint32_t fingerprint_bits, double alpha);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,195 @@
+/*
+ * bloomkit: the scalable Bloom filter (Almeida et al., 2007), for sets whose final size is unknown.
+ *
+ * A chain of classic Bloom sub-filters (standard layout). Sub-filter i (i = 0, 1, ...) is sized for
+ *     capacity_i = capacity * growth^i  keys   at error   p_i = p0 * r^i,   with   p0 = p * (1 - r),
+ * where p is the target overall FPR, growth (s) the capacity ratio and r the tightening ratio. A key
+ * is a false positive of the chain if it is one of any sub-filter, so the compound FPR is at most
+ *     sum_i p_i = p0 * (1 + r + r^2 + ...) = p * (1 - r) / (1 - r) = p
+ * however far the chain grows; with L sub-filters the bound is p * (1 - r^L)
+ * (bk_scalable_fpr_bound reports it from the real geometries, whose rounding of k moves each p_i a
+ * little). Each sub-filter costs log2(1/r) * 1.44 more bits per key than the one before it, so r near
+ * 1 keeps later sub-filters cheap while p0 = p(1 - r) makes the first ones tighter.
+ *
+ * Choice of the default r (BK_SCALABLE_DEFAULT_TIGHTENING = 0.9), measured with `bench/scalable_r`
+ * (start at 100 keys, growth 2, 10,000,000 distinct 8-byte keys added at p = 1%, 17 sub-filters, FPR
+ * over 1,000,000 never-added keys; memory is the sub-filters' arrays):
+ *        r    bits/key   bound p(1-r^17)   measured FPR
+ *      0.50     42.82        1.004%          1.058%     (RedisBloom's ratio: it reports 42.8 bits/key)
+ *      0.60     35.97        1.000%          1.040%
+ *      0.70     30.44        1.000%          1.010%
+ *      0.80     26.09        0.979%          1.016%
+ *      0.85     24.39        0.939%          0.971%
+ *      0.90     23.16        0.835%          0.870%
+ *      0.95     22.84        0.583%          0.592%
+ *      0.97     23.38        0.405%          0.429%
+ * Memory is lowest near r = 0.95 for this chain length; 0.9 is within 1.5% of it, keeps the first
+ * sub-filter cheaper (p0 = p/10 rather than p/20) for chains that never grow much, and leaves room
+ * under p for the small first sub-filters, whose real FPR runs above the classic formula (a 100-key
+ * classic filter at 0.1% measures about 0.12%): below r = 0.85 the measured FPR passes p.
+ *
+ * growth = 1 means no growth (RedisBloom's NONSCALING): one sub-filter sized for (capacity, p) exactly
+ * (p0 = p, r unused), and an add of a new key once it holds `capacity` keys fails with BK_EFULL.
+ *
+ * add hashes the key once (bk_hash64 with the filter's seed) and uses that one 64-bit value for every
+ * sub-filter; a query checks the newest (largest) sub-filter first and derives each sub-filter's
+ * probes from the same hash with a few multiplications, so an absent key costs one hash for the whole
+ * chain. A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
+ * count is the number of keys actually added; a key that is a false positive of the chain is not
+ * added (and add_if_absent says so). When the newest sub-filter holds its capacity, the next add of a
+ * new key first appends a sub-filter; if that would take the chain's arrays past max_bytes
+ * (default BK_SCALABLE_DEFAULT_MAX_BYTES), or past BK_SCALABLE_MAX_FILTERS sub-filters, the add fails
+ * with BK_ETOOBIG and nothing changes.
+ *
+ * Thread-safety: see the legend in common.h. Queries are lock-free. The *_atomic adds insert into the
+ * newest sub-filter with atomic ORs and take a mutex only to append a sub-filter; the chain is
+ * published with release/acquire ordering, so queries and atomic adds running alongside a growth see
+ * either the old or the new chain, both valid.
+ */
+#ifndef BLOOMKIT_SCALABLE_H
+#define BLOOMKIT_SCALABLE_H
+
+#include "common.h"
+#include "math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bk_scalable bk_scalable;
+
+#define BK_SCALABLE_DEFAULT_GROWTH 2
+#define BK_SCALABLE_MAX_GROWTH 16
+/* The default tightening ratio r, chosen by measurement (see the header comment). */
+#define BK_SCALABLE_DEFAULT_TIGHTENING 0.9
+/* Default hard limit on the bytes of all sub-filters' arrays together: 4 GiB (about 1.4 billion keys
+ * at p = 1% with the defaults). Settable per filter up to BK_MAX_FILTER_BYTES. */
+#define BK_SCALABLE_DEFAULT_MAX_BYTES (UINT64_C(1) << 32)
+/* At most this many sub-filters in one chain. */
+#define BK_SCALABLE_MAX_FILTERS 64
+
+typedef struct bk_scalable_options {
+    uint32_t growth;    /* capacity ratio s between sub-filters: 1 (no growth) .. 16 */
+    double tightening;  /* error ratio r between sub-filters, in (0, 1) */
+    uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
+    uint64_t seed;      /* hash seed; 0 is a fine default */
+} bk_scalable_options;
+
+/* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0.
+ * Start from these and change fields. [any] */
+BK_API bk_scalable_options bk_scalable_default_options(void);
+
+/* Geometry of sub-filter i (0 = the first, allocated at creation) of a chain created with
+ * (capacity, p, opts): its m, k, capacity and the FPR it really gives at capacity. opts NULL means
+ * the defaults. Errors as bk_scalable_new, and BK_EINVAL for i >= BK_SCALABLE_MAX_FILTERS. [any] */
+BK_API bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts,
+                                        uint32_t i, bk_geometry *out);
+/* What holding n keys takes: the number of sub-filters and the total bytes of their arrays (either
+ * output may be NULL). BK_ETOOBIG if it is past opts' max_bytes or BK_SCALABLE_MAX_FILTERS, BK_EFULL
+ * if growth is 1 and n > capacity. [any] */
+BK_API bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
+                                  uint32_t *filters, uint64_t *bytes);
+
+/* Create with the first sub-filter sized for `capacity` keys. opts NULL means the defaults.
+ * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth 0 or > 16, r not in (0,1), out NULL),
+ * BK_ETOOBIG (the first sub-filter alone exceeds max_bytes or BK_MAX_FILTER_BYTES), BK_ENOMEM;
+ * on error *out is NULL. [any] */
+BK_API bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts,
+                                 bk_scalable **out);
+/* Free; NULL is fine. [excl] */
+BK_API void bk_scalable_free(bk_scalable *f);
+/* A deep copy. [excl] (a copy taken while atomic adds run may miss their keys) */
+BK_API bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out);
+
+/* Insert unless the key is probably present already. BK_OK in both cases (the key is then probably
+ * present); BK_EFULL (growth 1 and full), BK_ETOOBIG (growing would pass max_bytes or
+ * BK_SCALABLE_MAX_FILTERS), BK_ENOMEM, BK_EINVAL (f NULL, or key NULL with len > 0): nothing changed.
+ * [excl] */
+BK_API bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len);
+BK_API bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t hash);
+/* The same, but telling whether the key was added: BK_OK if it was new (count grew by one),
+ * BK_EEXISTS if it was probably present already (nothing changed); other errors as above. This is
+ * BF.ADD's 1 / 0. [excl] */
+BK_API bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len);
+BK_API bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t hash);
+/* Atomic forms of add_if_absent: safe alongside each other and alongside queries. Two threads adding
+ * the same new key at the same moment may both get BK_OK (and both count it); a query racing the
+ * insert of a key may miss it; nothing else can go wrong. [query] */
+BK_API bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len);
+BK_API bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t hash);
+
+/* Query, newest sub-filter first: true if probably present, false if certainly absent. f must not be
+ * NULL; key may be NULL only when len is 0. [query] */
+BK_API bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len);
+BK_API bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t hash);
+
+/* Batches. The add forms stop at the first error and return it (keys before it are in; `added`, if not
+ * NULL, receives how many keys were new). The contains forms hash first and prefetch, results[i] = 1 if
+ * keys[i] is probably present (results may be NULL), and return how many were present. [excl] for adds,
+ * [query] for contains. */
+BK_API bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                      size_t *added);
+BK_API bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added);
+BK_API size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens,
+                                        size_t n, uint8_t *results);
+BK_API size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n,
+                                          uint8_t *results);
+
+/* Back to just the first sub-filter, empty (later sub-filters are freed). [excl] */
+BK_API void bk_scalable_clear(bk_scalable *f);
+
+/* dst |= src, sub-filter by sub-filter. Both must have the same capacity, p, growth, r and seed, else
+ * BK_EINCOMPAT and dst is unchanged; dst first grows to src's number of sub-filters (BK_ETOOBIG /
+ * BK_ENOMEM if it cannot: dst unchanged). Each merged sub-filter's count becomes its fill-based
+ * estimate; a sub-filter holding more than its capacity raises the chain's FPR above p (stats show
+ * it). [excl] on dst, [query] on src. */
+BK_API bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src);
+BK_API bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b);
+
+/* Statistics of the whole chain: capacity and count summed over sub-filters, bits and memory_bytes
+ * summed over their arrays, fill_ratio the set fraction of all bits, k the newest sub-filter's,
+ * fpr_target = p, fpr_now = 1 - prod(1 - fpr_now_i) (the chance an absent key passes some
+ * sub-filter at the current fills), saturated when growth is 1 and the filter is full, or when the
+ * next growth would pass max_bytes, subfilters the chain length. O(total bits). [query] */
+BK_API void bk_scalable_stats(const bk_scalable *f, bk_stats *out);
+
+/* One sub-filter's statistics. */
+typedef struct bk_scalable_layer {
+    uint64_t capacity;    /* keys it is sized for */
+    uint64_t count;       /* keys added to it */
+    uint64_t bits;        /* m */
+    uint64_t memory_bytes;
+    uint32_t k;
+    double error;         /* the FPR its geometry gives at capacity (about p0 * r^i) */
+    double fill_ratio;    /* fraction of bits set */
+    double fpr_now;       /* fill_ratio^k */
+} bk_scalable_layer;
+/* Statistics of sub-filter i (0 = oldest). BK_EINVAL if i >= the number of sub-filters. O(its bits).
+ * [query] */
+BK_API bk_status bk_scalable_layer_stats(const bk_scalable *f, uint32_t i, bk_scalable_layer *out);
+
+/* Accessors. [query] */
+BK_API uint64_t bk_scalable_count(const bk_scalable *f);     /* keys added (sum over sub-filters) */
+BK_API uint64_t bk_scalable_capacity(const bk_scalable *f);  /* sum of the sub-filters' capacities */
+BK_API uint32_t bk_scalable_filters(const bk_scalable *f);   /* number of sub-filters */
+/* Bytes of the sub-filters' arrays. */
+BK_API uint64_t bk_scalable_bytes(const bk_scalable *f);
+/* Everything the filter holds in memory: arrays plus the objects around them (for Redis MEMORY USAGE
+ * and BF.INFO Size). */
+BK_API uint64_t bk_scalable_memory_usage(const bk_scalable *f);
+/* The compound FPR bound sum_i error_i over the existing sub-filters (<= p). */
+BK_API double bk_scalable_fpr_bound(const bk_scalable *f);
+BK_API uint64_t bk_scalable_initial_capacity(const bk_scalable *f);
+BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
+BK_API uint32_t bk_scalable_growth(const bk_scalable *f);
+BK_API double bk_scalable_tightening(const bk_scalable *f);
+BK_API uint64_t bk_scalable_max_bytes(const bk_scalable *f);
+BK_API uint64_t bk_scalable_seed(const bk_scalable *f);
+/* Change the memory limit (at least the current bytes, at most BK_MAX_FILTER_BYTES; 0 means the
+ * default), else BK_EINVAL. [excl] */
+BK_API bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,186 @@
+/*
+ * Sizing math of the blocked Bloom filter: the exact FPR as a mixture over block loads (Putze,
+ * Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", 2007).
+ *
+ * A filter of B blocks holding n keys puts L keys in a given block, L ~ Binomial(n, 1/B) (Poisson
+ * with mean n/B when B is large). A query for an absent key lands in a uniform block and is a false
+ * positive when all its probes hit set bits of that block, whose chance given the load L is
+ *   SPLIT256:  (1 - (31/32)^L)^8            (each 32-bit word holds one bit of each key)
+ *   512:       (1 - (511/512)^(k L))^k      (k probes anywhere in 512 bits)
+ * FPR = sum over L of P(L) * inner(L). The classic formula replaces L by its mean, which is why it
+ * underestimates: inner() is convex where it matters, so overfull blocks cost more than underfull
+ * blocks save.
+ */
+#include <math.h>
+#include "internal.h"
+#include "bloomkit/blocked.h"
+
+static uint32_t layout_block_bits(bk_blocked_layout layout) { return layout == BK_BLOCKED_SPLIT256 ? 256 : 512; }
+
+static double inner_fpr(bk_blocked_layout layout, uint32_t k, double load)
+{
+    if (load <= 0) return 0.0;
+    if (layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
+    return pow(-expm1(load * (double)k * log1p(-1.0 / 512.0)), (double)k);
+}
+
+/*
+ * Sum of pmf(L) * inner(L), walking outwards from the mode with the pmf's ratio recurrence so that no
+ * term needs a factorial. binomial: L ~ Binomial(n, q); otherwise L ~ Poisson(n * q).
+ */
+static double mixture(double n, double q, bool binomial, bk_blocked_layout layout, uint32_t k)
+{
+    double mean = n * q;
+    if (mean <= 0) return 0.0;
+    if (binomial && q >= 1.0) return inner_fpr(layout, k, n);
+    /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
+    if (mean > 20000) return 1.0;
+    double mode = floor(binomial ? (n + 1) * q : mean);
+    if (binomial && mode > n) mode = n;
+    double lp;
+    if (binomial)
+        lp = lgamma(n + 1) - lgamma(mode + 1) - lgamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
+    else
+        lp = -mean + mode * log(mean) - lgamma(mode + 1);
+    double p0 = exp(lp), sum = 0.0, odds = binomial ? q / (1 - q) : 0.0;
+    /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
+    double p = p0;
+    for (double i = mode; !binomial || i <= n; i += 1) {
+        sum += p * inner_fpr(layout, k, i);
+        p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
+        if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * sum)) break;
+    }
+    /* downwards: inner() shrinks with the load, so the terms shrink faster than the pmf */
+    p = p0;
+    for (double i = mode; i > 0; i -= 1) {
+        p *= binomial ? i / (n - i + 1) / odds : i / mean;
+        double t = p * inner_fpr(layout, k, i - 1);
+        sum += t;
+        if (p < 1e-300 || t < 1e-17 * sum) break;
+    }
+    return sum > 1.0 ? 1.0 : sum;
+}
+
+/* Binomial for few blocks, where it differs from the Poisson limit; Poisson otherwise. */
+static double fpr_blocks(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint32_t k)
+{
+    if (n == 0) return 0.0;
+    return mixture((double)n, 1.0 / (double)blocks, blocks < 4096, layout, k);
+}
+
+/* FPR with the best k (512) for this load; *best_k receives that k. */
+static double fpr_best_k(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint32_t *best_k)
+{
+    if (layout == BK_BLOCKED_SPLIT256) {
+        *best_k = 8;
+        return fpr_blocks(blocks, n, layout, 8);
+    }
+    double best = 2.0;
+    uint32_t bk = 1;
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        double f = fpr_blocks(blocks, n, layout, k);
+        if (f < best) {
+            best = f;
+            bk = k;
+        } else if (f > best) {
+            break; /* unimodal in k */
+        }
+    }
+    *best_k = bk;
+    return best;
+}
+
+static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
+
+static bool bad_k(bk_blocked_layout layout, uint32_t k)
+{
+    if (layout == BK_BLOCKED_SPLIT256) return k != 0 && k != 8;
+    if (layout == BK_BLOCKED_512) return k > BK_BLOCKED_MAX_K;
+    return true;
+}
+
+static double fpr_k(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint32_t k)
+{
+    uint32_t unused;
+    return k == 0 ? fpr_best_k(blocks, n, layout, &unused) : fpr_blocks(blocks, n, layout, k);
+}
+
+double bk_blocked_fpr(uint64_t m, uint64_t n, bk_blocked_layout layout, uint32_t k)
+{
+    if (bad_k(layout, k)) return NAN;
+    uint64_t blocks = m / layout_block_bits(layout);
+    if (blocks == 0) return NAN;
+    return fpr_k(blocks, n, layout, k);
+}
+
+uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key)
+{
+    if (layout != BK_BLOCKED_512) return 8;
+    if (!(bits_per_key > 0)) return 1;
+    double mean = 512.0 / bits_per_key, best = 2.0;
+    uint32_t bk = 1;
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        double f = mixture(mean, 1.0, false, layout, k);
+        if (f < best) {
+            best = f;
+            bk = k;
+        } else if (f > best) {
+            break;
+        }
+    }
+    return bk;
+}
+
+bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+{
+    if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
+    const uint64_t bbits = layout_block_bits(layout);
+    const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
+    uint32_t k;
+    /* Start from the classic size (a lower bound: blocking only costs space), double until the FPR
+     * is within p, then bisect for the smallest block count that is. The FPR falls with every added
+     * block, so the bisection is exact. */
+    double classic = ceil((double)n * bk_bloom_bits_per_key(p) / (double)bbits);
+    uint64_t hi = classic < 1 ? 1 : classic > (double)max_blocks ? max_blocks : (uint64_t)classic;
+    uint64_t lo = 0; /* invariant: lo blocks are not enough (0 blocks never are) */
+    while (fpr_best_k(hi, n, layout, &k) > p) {
+        if (hi >= max_blocks) return BK_ETOOBIG;
+        lo = hi;
+        hi = hi > max_blocks / 2 ? max_blocks : hi * 2;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fpr_best_k(mid, n, layout, &k) <= p)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    out->fpr = fpr_best_k(hi, n, layout, &k);
+    out->m = hi * bbits;
+    out->k = k;
+    out->n = n;
+    out->bits_per_key = (double)out->m / (double)n;
+    return BK_OK;
+}
+
+uint64_t bk_blocked_capacity(uint64_t m, bk_blocked_layout layout, uint32_t k, double p)
+{
+    if (bad_p(p) || bad_k(layout, k)) return 0;
+    uint64_t blocks = m / layout_block_bits(layout);
+    if (blocks == 0 || fpr_k(blocks, 1, layout, k) > p) return 0;
+    /* The FPR rises with every added key: find a failing n by doubling, then bisect. */
+    uint64_t lo = 1, hi = 2;
+    while (fpr_k(blocks, hi, layout, k) <= p) {
+        if (hi >= (UINT64_C(1) << 62)) return hi;
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fpr_k(blocks, mid, layout, k) <= p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -1,0 +1,792 @@
+/* Scalable Bloom filter: a chain of classic sub-filters, each larger and tighter than the one before. */
+#include <math.h>
+#include <pthread.h>
+#include "internal.h"
+#include "bloomkit/bloom.h"
+#include "bloomkit/scalable.h"
+
+/* One sub-filter. Everything but `fill` is written once, before the layer is published. */
+typedef struct layer {
+    bk_bloom *bf;
+    const uint64_t *words; /* bf's bit array, cached for the chain's inlined probe loop */
+    uint64_t m;
+    uint32_t k;
+    uint64_t capacity;
+    double error;          /* exact FPR of (m, k) at capacity */
+    uint64_t bytes;
+    uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity */
+} layer;
+
+struct bk_scalable {
+    /* layers[0 .. n-1] are valid; n is stored with release after layers[n-1] is complete and loaded
+     * with acquire by every reader, so a reader never sees a half-built layer. Layers are only freed
+     * by [excl] calls (clear, free). */
+    layer *layers[BK_SCALABLE_MAX_FILTERS];
+    uint32_t n;
+    uint32_t growth;
+    uint64_t capacity0;
+    double p;
+    double r;
+    uint64_t max_bytes;
+    uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
+    uint64_t seed;
+    pthread_mutex_t grow_lock;
+};
+
+/* ---- sizing ---- */
+
+static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
+
+static bk_status check_options(uint64_t capacity, double p, const bk_scalable_options *o)
+{
+    if (capacity == 0 || bad_p(p)) return BK_EINVAL;
+    if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
+    if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
+    if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
+    return BK_OK;
+}
+
+static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
+
+/* capacity_i = capacity0 * growth^i and p_i = p0 r^i (p for growth 1); BK_ETOOBIG when out of range. */
+static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, uint32_t i,
+                                bk_geometry *g, uint64_t *bytes)
+{
+    if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 1 && i > 0)) return BK_ETOOBIG;
+    uint64_t cap = capacity0;
+    for (uint32_t j = 0; j < i; j++)
+        if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
+    double err = growth == 1 ? p : p * (1.0 - r) * pow(r, (double)i);
+    if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
+    bk_status s = bk_bloom_size(cap, err, g);
+    if (s == BK_EINVAL) return BK_ETOOBIG;
+    if (s != BK_OK) return s;
+    uint64_t b = bk__bits_to_bytes64(g->m);
+    if (b == 0) return BK_ETOOBIG;
+    if (bytes) *bytes = b;
+    return BK_OK;
+}
+
+bk_scalable_options bk_scalable_default_options(void)
+{
+    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0 };
+    return o;
+}
+
+bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts, uint32_t i,
+                                 bk_geometry *out)
+{
+    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    if (!out) return BK_EINVAL;
+    bk_status s = check_options(capacity, p, &o);
+    if (s != BK_OK) return s;
+    if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
+    return layer_geometry(capacity, p, o.growth, o.tightening, i, out, NULL);
+}
+
+bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
+                           uint32_t *filters, uint64_t *bytes)
+{
+    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_status s = check_options(capacity, p, &o);
+    if (s != BK_OK) return s;
+    uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
+    uint32_t i = 0;
+    do {
+        bk_geometry g;
+        uint64_t b;
+        if (o.growth == 1 && i == 1) return BK_EFULL;
+        if ((s = layer_geometry(capacity, p, o.growth, o.tightening, i, &g, &b))) return s;
+        total += b;
+        if (total > limit) return BK_ETOOBIG;
+        held = held + g.n < held ? UINT64_MAX : held + g.n;
+        i++;
+    } while (held < n);
+    if (filters) *filters = i;
+    if (bytes) *bytes = total;
+    return BK_OK;
+}
+
+/* ---- construction ---- */
+
+static void free_layer(layer *L)
+{
+    if (!L) return;
+    bk_bloom_free(L->bf);
+    bk__free(L);
+}
+
+/* Wrap a classic filter as a layer (takes ownership of bf on success). */
+static bk_status wrap_layer(bk_bloom *bf, uint64_t capacity, layer **out)
+{
+    layer *L = bk__calloc(1, sizeof *L);
+    if (!L) return BK_ENOMEM;
+    size_t len;
+    L->bf = bf;
+    L->words = (const uint64_t *)(const void *)bk_bloom_data(bf, &len);
+    L->m = bk_bloom_bits(bf);
+    L->k = bk_bloom_k(bf);
+    L->capacity = capacity;
+    L->error = bk_bloom_fpr_exact(L->m, capacity, L->k);
+    L->bytes = len;
+    L->fill = bk_bloom_count(bf);
+    *out = L;
+    return BK_OK;
+}
+
+static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, layer **out)
+{
+    bk_geometry g;
+    uint64_t b;
+    bk_status s = layer_geometry(f->capacity0, f->p, f->growth, f->r, i, &g, &b);
+    if (s != BK_OK) return s;
+    if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
+    bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
+    bk_bloom *bf;
+    if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
+    if ((s = wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
+    return s;
+}
+
+static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes,
+                                uint64_t seed)
+{
+    bk_scalable *f = bk__calloc(1, sizeof *f);
+    if (!f) return NULL;
+    if (pthread_mutex_init(&f->grow_lock, NULL) != 0) {
+        bk__free(f);
+        return NULL;
+    }
+    f->capacity0 = capacity;
+    f->p = p;
+    f->growth = growth;
+    f->r = r;
+    f->max_bytes = effective_max(max_bytes);
+    f->seed = seed;
+    return f;
+}
+
+static void free_shell(bk_scalable *f)
+{
+    pthread_mutex_destroy(&f->grow_lock);
+    bk__free(f);
+}
+
+bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts, bk_scalable **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_status s = check_options(capacity, p, &o);
+    if (s != BK_OK) return s;
+    bk_scalable *f = alloc_shell(capacity, p, o.growth, o.tightening, o.max_bytes, o.seed);
+    if (!f) return BK_ENOMEM;
+    if ((s = make_layer(f, 0, 0, &f->layers[0]))) {
+        free_shell(f);
+        return s;
+    }
+    f->n = 1;
+    f->bytes = f->layers[0]->bytes;
+    *out = f;
+    return BK_OK;
+}
+
+void bk_scalable_free(bk_scalable *f)
+{
+    if (!f) return;
+    for (uint32_t i = 0; i < f->n; i++) free_layer(f->layers[i]);
+    free_shell(f);
+}
+
+bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    if (!f) return BK_EINVAL;
+    bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed);
+    if (!c) return BK_ENOMEM;
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        bk_bloom *bf;
+        bk_status s = bk_bloom_clone(f->layers[i]->bf, &bf);
+        if (s == BK_OK && (s = wrap_layer(bf, f->layers[i]->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
+        if (s != BK_OK) {
+            bk_scalable_free(c);
+            return s;
+        }
+        c->n = i + 1;
+        c->bytes += c->layers[i]->bytes;
+    }
+    *out = c;
+    return BK_OK;
+}
+
+/* ---- query ---- */
+
+/* Layers at least this big are assumed to miss the cache. */
+#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+/* Probes past the first two that a query prefetches in each big layer. */
+#define PREFETCH_DEPTH 2
+
+/*
+ * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
+ * each layer's own m. An absent key is rejected by about two probes per layer, so phase 1 tests
+ * probes 0 and 1 of every layer with a fixed amount of work and no branch on the data: all those
+ * loads are independent and their cache misses overlap; it also prefetches the next probes of the big
+ * layers. Phase 2 then goes on breadth first over the few layers still alive (round t tests probe t of
+ * each), with one unpredictable branch per round rather than per probe. A layer whose k probes all hit
+ * holds the key. n <= 64, so a 64-bit mask holds the live layers.
+ */
+static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+    layer *const *layers = f->layers;
+    const uint64_t x0 = h, y0 = bk__remix(h);
+    const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
+    uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
+    uint64_t alive = 0, done = 0;
+    for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
+        const layer *L = layers[l];
+        const uint64_t *w = L->words;
+        uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
+        if (L->bytes >= BIG_LAYER_BYTES) {
+            uint64_t px = x, py = y;
+            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
+                BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
+                px += py;
+                py += t;
+            }
+        }
+        /* (a layer with k = 1 ignores probe 1) */
+        uint64_t hit = (__atomic_load_n(&w[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) &
+                       ((__atomic_load_n(&w[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1;
+        alive |= hit << l;
+        done |= (uint64_t)(hit & (L->k <= 2)) << l;
+    }
+    if (!alive) return false;
+    if (done) return true;
+    for (uint32_t t = 2; alive; t++) {
+        uint64_t next = 0;
+        for (uint64_t a = alive; a; a &= a - 1) {
+            unsigned l = (unsigned)__builtin_ctzll(a);
+            const layer *L = layers[l];
+            uint64_t bit = bk__range64(x, L->m);
+            uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+            next |= hit << l;
+            done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+        }
+        if (done) return true;
+        alive = next;
+        x += y;
+        y += t;
+    }
+    return false;
+}
+
+bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t h)
+{
+    return chain_has(f, __atomic_load_n(&f->n, __ATOMIC_ACQUIRE), h);
+}
+
+bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len)
+{
+    return bk_scalable_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- insert ---- */
+
+/* Append a layer if the chain still has n layers (another thread may have done it). [under grow_lock] */
+static bk_status grow_locked(bk_scalable *f, uint32_t n)
+{
+    if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
+    if (f->growth == 1) return BK_EFULL;
+    if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
+    layer *L;
+    bk_status s = make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), &L);
+    if (s != BK_OK) return s;
+    f->layers[n] = L;
+    __atomic_store_n(&f->bytes, f->bytes + L->bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
+    return BK_OK;
+}
+
+bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint32_t n = f->n;
+    if (chain_has(f, n, h)) return BK_EEXISTS;
+    layer *L = f->layers[n - 1];
+    if (BK_UNLIKELY(L->fill >= L->capacity)) {
+        bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
+        if (s != BK_OK) return s;
+        L = f->layers[n];
+    }
+    L->fill++;
+    return bk_bloom_add_hash(L->bf, h);
+}
+
+bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_scalable_add_hash_if_absent(f, bk__hash(key, len, f->seed));
+}
+
+bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)
+{
+    bk_status s = bk_scalable_add_hash_if_absent(f, h);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len)
+{
+    bk_status s = bk_scalable_add_if_absent(f, key, len);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+/* Claim a slot in the newest layer with a CAS on its fill (so a layer never takes more than its
+ * capacity, however many threads add), then set the bits with the classic filter's atomic OR. Only
+ * a full newest layer takes the lock, to append the next one. */
+bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    if (chain_has(f, n, h)) return BK_EEXISTS;
+    for (;;) {
+        layer *L = f->layers[n - 1];
+        uint64_t c = __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
+        while (c < L->capacity &&
+               !__atomic_compare_exchange_n(&L->fill, &c, c + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        }
+        if (c < L->capacity) return bk_bloom_add_hash_atomic(L->bf, h);
+        pthread_mutex_lock(&f->grow_lock);
+        bk_status s = grow_locked(f, n);
+        pthread_mutex_unlock(&f->grow_lock);
+        if (s != BK_OK) return s;
+        n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    }
+}
+
+bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_scalable_add_hash_atomic(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- batches ---- */
+
+#define BK_BATCH 32
+
+#define ADD_LOOKAHEAD 8
+
+static void prefetch_first(const bk_scalable *f, uint64_t h)
+{
+    for (uint32_t l = f->n; l-- > 0;) {
+        const layer *L = f->layers[l];
+        if (L->bytes < BIG_LAYER_BYTES) break;
+        BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
+        BK_PREFETCH(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
+    }
+}
+
+bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
+{
+    size_t a = 0;
+    bk_status s = BK_OK;
+    if (!f || (!hashes && n)) s = BK_EINVAL;
+    for (size_t i = 0; s == BK_OK && i < n; i++) {
+        /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
+         * key repeated within the batch is still found by its second add */
+        if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
+        s = bk_scalable_add_hash_if_absent(f, hashes[i]);
+        if (s == BK_OK) a++;
+        else if (s == BK_EEXISTS) s = BK_OK;
+    }
+    if (added) *added = a;
+    return s;
+}
+
+bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                               size_t *added)
+{
+    if (added) *added = 0;
+    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return BK_EINVAL;
+    size_t total = 0;
+    bk_status s = BK_OK;
+    uint64_t h[BK_BATCH];
+    for (size_t i = 0; s == BK_OK && i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, a = 0;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        s = bk_scalable_add_hashes(f, h, e - i, &a);
+        total += a;
+    }
+    if (added) *added = total;
+    return s;
+}
+
+
+/*
+ * A batch runs the breadth-first walk of chain_has for a block of keys in lock step: round t tests
+ * probe t of every (key, layer) pair still alive, then prefetches probe t + 1 of the big layers still
+ * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
+ * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
+ */
+size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    enum { STEP = 16 };
+    layer *const *layers = f->layers;
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
+    uint64_t bigmask = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += STEP) {
+        const size_t cnt = n - i < STEP ? n - i : STEP;
+        uint64_t x[STEP], y[STEP], alive[STEP];
+        uint8_t found[STEP];
+        for (size_t j = 0; j < cnt; j++) {
+            x[j] = hashes[i + j];
+            y[j] = bk__remix(x[j]);
+            alive[j] = all;
+            found[j] = 0;
+            for (uint64_t a = bigmask; a; a &= a - 1) {
+                const layer *L = layers[__builtin_ctzll(a)];
+                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+            }
+        }
+        uint64_t any = cnt ? 1 : 0;
+        for (uint32_t t = 0; any; t++) {
+            any = 0;
+            for (size_t j = 0; j < cnt; j++) {
+                if (!alive[j]) continue;
+                uint64_t next = 0, done = 0;
+                for (uint64_t a = alive[j]; a; a &= a - 1) {
+                    unsigned l = (unsigned)__builtin_ctzll(a);
+                    const layer *L = layers[l];
+                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+                    next |= hit << l;
+                    done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+                }
+                x[j] += y[j];
+                y[j] += t;
+                if (done) {
+                    found[j] = 1;
+                    next = 0;
+                }
+                alive[j] = next;
+                any |= next;
+                for (uint64_t a = next & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                }
+            }
+        }
+        for (size_t j = 0; j < cnt; j++) {
+            if (results) results[i + j] = found[j];
+            present += found[j];
+        }
+    }
+    return present;
+}
+
+size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *results)
+{
+    uint64_t h[BK_BATCH];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        present += bk_scalable_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    }
+    return present;
+}
+
+/* ---- whole-filter operations ---- */
+
+void bk_scalable_clear(bk_scalable *f)
+{
+    if (!f) return;
+    for (uint32_t i = 1; i < f->n; i++) {
+        free_layer(f->layers[i]);
+        f->layers[i] = NULL;
+    }
+    f->n = 1;
+    bk_bloom_clear(f->layers[0]->bf);
+    f->layers[0]->fill = 0;
+    f->bytes = f->layers[0]->bytes;
+}
+
+bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
+{
+    if (!a || !b) return BK_EINVAL;
+    if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
+        a->seed != b->seed)
+        return BK_EINCOMPAT;
+    uint32_t n = a->n < b->n ? a->n : b->n;
+    for (uint32_t i = 0; i < n; i++)
+        if (bk_bloom_compatible(a->layers[i]->bf, b->layers[i]->bf) != BK_OK) return BK_EINCOMPAT;
+    return BK_OK;
+}
+
+bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
+{
+    bk_status s = bk_scalable_compatible(dst, src);
+    if (s != BK_OK) return s;
+    /* grow dst first, all or nothing */
+    layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
+    uint64_t bytes = dst->bytes;
+    for (uint32_t i = dst->n; i < src->n; i++) {
+        s = make_layer(dst, i, bytes, &fresh[i]);
+        if (s == BK_OK && bk_bloom_compatible(fresh[i]->bf, src->layers[i]->bf) != BK_OK) s = BK_EINCOMPAT;
+        if (s != BK_OK) {
+            for (uint32_t j = dst->n; j <= i; j++) free_layer(fresh[j]);
+            return s;
+        }
+        bytes += fresh[i]->bytes;
+    }
+    for (uint32_t i = dst->n; i < src->n; i++) dst->layers[i] = fresh[i];
+    if (src->n > dst->n) {
+        dst->bytes = bytes;
+        __atomic_store_n(&dst->n, src->n, __ATOMIC_RELEASE);
+    }
+    for (uint32_t i = 0; i < src->n; i++) {
+        layer *L = dst->layers[i];
+        bk_bloom_union(L->bf, src->layers[i]->bf);
+        L->fill = bk_bloom_count(L->bf);
+    }
+    return BK_OK;
+}
+
+static uint64_t popcount_relaxed(const uint64_t *w, uint64_t nwords)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
+    return c;
+}
+
+static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
+{
+    uint64_t s = popcount_relaxed(L->words, L->bytes / 8);
+    out->capacity = L->capacity;
+    out->count = bk_bloom_count(L->bf);
+    out->bits = L->m;
+    out->memory_bytes = L->bytes;
+    out->k = L->k;
+    out->error = L->error;
+    out->fill_ratio = (double)s / (double)L->m;
+    out->fpr_now = pow(out->fill_ratio, L->k);
+    if (set) *set = s;
+}
+
+bk_status bk_scalable_layer_stats(const bk_scalable *f, uint32_t i, bk_scalable_layer *out)
+{
+    if (!f || !out || i >= __atomic_load_n(&f->n, __ATOMIC_ACQUIRE)) return BK_EINVAL;
+    layer_stats(f->layers[i], out, NULL);
+    return BK_OK;
+}
+
+void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    double pass_none = 1.0, est = 0.0;
+    uint64_t set_total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bk_scalable_layer ls;
+        uint64_t set;
+        layer_stats(f->layers[i], &ls, &set);
+        out->capacity += ls.capacity;
+        out->count += ls.count;
+        out->bits += ls.bits;
+        out->memory_bytes += ls.memory_bytes;
+        set_total += set;
+        pass_none *= 1.0 - ls.fpr_now;
+        double x = set >= ls.bits ? (double)ls.bits - 0.5 : (double)set;
+        est += -((double)ls.bits / ls.k) * log1p(-x / (double)ls.bits);
+    }
+    const layer *last = f->layers[n - 1];
+    out->type = BK_TYPE_SCALABLE;
+    out->k = last->k;
+    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
+    out->fill_ratio = (double)set_total / (double)out->bits;
+    out->est_cardinality = est;
+    out->fpr_target = f->p;
+    out->fpr_now = 1.0 - pass_none;
+    bool full = __atomic_load_n(&last->fill, __ATOMIC_RELAXED) >= last->capacity;
+    bool can_grow = false;
+    if (f->growth > 1 && n < BK_SCALABLE_MAX_FILTERS) {
+        bk_geometry g;
+        uint64_t b;
+        can_grow = layer_geometry(f->capacity0, f->p, f->growth, f->r, n, &g, &b) == BK_OK &&
+                   b <= f->max_bytes - bk_scalable_bytes(f);
+    }
+    out->saturated = full && !can_grow;
+    out->subfilters = n;
+    out->seed = f->seed;
+}
+
+uint64_t bk_scalable_count(const bk_scalable *f)
+{
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < n; i++) c += bk_bloom_count(f->layers[i]->bf);
+    return c;
+}
+
+uint64_t bk_scalable_capacity(const bk_scalable *f)
+{
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < n; i++) c += f->layers[i]->capacity;
+    return c;
+}
+
+uint32_t bk_scalable_filters(const bk_scalable *f) { return __atomic_load_n(&f->n, __ATOMIC_ACQUIRE); }
+uint64_t bk_scalable_bytes(const bk_scalable *f) { return __atomic_load_n(&f->bytes, __ATOMIC_RELAXED); }
+
+/* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it. */
+uint64_t bk_scalable_memory_usage(const bk_scalable *f)
+{
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    return sizeof *f + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
+}
+
+double bk_scalable_fpr_bound(const bk_scalable *f)
+{
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    double b = 0;
+    for (uint32_t i = 0; i < n; i++) b += f->layers[i]->error;
+    return b;
+}
+
+uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity0; }
+double bk_scalable_error(const bk_scalable *f) { return f->p; }
+uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth; }
+double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
+uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
+uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
+
+bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
+{
+    if (!f) return BK_EINVAL;
+    max_bytes = effective_max(max_bytes);
+    if (max_bytes > BK_MAX_FILTER_BYTES || max_bytes < f->bytes) return BK_EINVAL;
+    f->max_bytes = max_bytes;
+    return BK_OK;
+}
+
+/* ---- serialization (body layout in docs/FORMAT.md) ----
+ * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters  (40 bytes)
+ * then zero padding to 64, then nfilters classic-filter bodies (bloom.c's body layout, standard
+ * layout), each starting at a 64-byte aligned body offset. Sub-filter i must have exactly the geometry
+ * the parameters give for it. */
+
+/* Counts past this are not from us (keeps the chain's sum far from overflow). */
+#define MAX_LAYER_COUNT (UINT64_C(1) << 48)
+
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_scalable *f = vf;
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    bk_status s;
+    if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
+        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
+        (s = bk__w_align(w, 64)))
+        return s;
+    for (uint32_t i = 0; i < n; i++) {
+        if ((s = bk__bloom_vtable.encode(f->layers[i]->bf, w)) || (s = bk__w_align(w, 64))) return s;
+    }
+    return BK_OK;
+}
+
+/* Skip the zero padding up to the next 64-byte body offset; padding that is not zero was not written
+ * by us. */
+static bk_status r_pad64(bk_reader *r)
+{
+    size_t start = r->off;
+    bk_status s = bk__r_align(r, 64);
+    if (s != BK_OK) return s;
+    for (size_t i = start; i < r->off; i++)
+        if (r->base[i]) return BK_ECORRUPT;
+    return BK_OK;
+}
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint64_t cap0, max_bytes;
+    double p, rr;
+    uint32_t growth, n;
+    bk_status s;
+    *out = NULL;
+    if ((s = bk__r_u64(r, &cap0)) || (s = bk__r_f64(r, &p)) || (s = bk__r_f64(r, &rr)) ||
+        (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
+        (s = r_pad64(r)))
+        return s;
+    bk_scalable_options o = { growth, rr, max_bytes, r->seed };
+    if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
+        (growth == 1 && n != 1))
+        return BK_ECORRUPT;
+    bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed);
+    if (!f) return BK_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        bk_geometry g;
+        uint64_t b;
+        size_t start;
+        void *bf = NULL;
+        if (layer_geometry(cap0, p, growth, rr, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
+            s = BK_ECORRUPT;
+        } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
+            uint64_t cap; /* the sub-filter body's capacity field (bloom.c: offset 16) */
+            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0 };
+            if (bk__r_u64(&at, &cap) != BK_OK || cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
+                bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
+                s = BK_ECORRUPT;
+            else if ((s = r_pad64(r)) == BK_OK)
+                s = wrap_layer(bf, g.n, &f->layers[i]);
+        }
+        if (s != BK_OK) {
+            bk_bloom_free(bf);
+            bk_scalable_free(f);
+            return s;
+        }
+        f->n = i + 1;
+        f->bytes += f->layers[i]->bytes;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_scalable_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_scalable_contains_hash(f, h); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_scalable_add_hashes(f, h, n, NULL); }
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_scalable_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_scalable_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_scalable_stats(f, s); }
+static bk_status v_merge(void *d, const void *s) { return bk_scalable_union(d, s); }
+static void v_clear(void *f) { bk_scalable_clear(f); }
+static void v_destroy(void *f) { bk_scalable_free(f); }
+
+BK_HIDDEN const bk_vtable bk__scalable_vtable = {
+    .type = BK_TYPE_SCALABLE,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = NULL,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = v_merge,
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+    /* A shared writable mapping cannot grow: scalable files are loaded, added to and saved. */
+    .add_hash_atomic = NULL,
+    .add_hashes_atomic = NULL,
+};

@@ -1,0 +1,871 @@
+/* The cuckoo filter: the properties of issue 7 ("What must hold"), serialization, bad input. */
+#include "testutil.h"
+#include <bloomkit/bloomkit.h>
+#include "internal.h"
+
+static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
+{
+    bk_cuckoo_options o = { 0 };
+    o.bucket_size = b;
+    o.fingerprint_bits = f;
+    o.expansion = expansion;
+    o.seed = seed;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new_buckets(buckets, &o, &c), BK_OK);
+    assert_non_null(c);
+    return c;
+}
+
+static bk_cuckoo *make_cap(uint64_t capacity, uint32_t b, uint32_t f, uint64_t seed)
+{
+    bk_cuckoo_options o = { 0 };
+    o.bucket_size = b;
+    o.fingerprint_bits = f;
+    o.seed = seed;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(capacity, 0, &o, &c), BK_OK);
+    assert_non_null(c);
+    return c;
+}
+
+/* ---- serialization through the vtable, into a malloc'd buffer ---- */
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} membuf;
+
+static bk_status mem_sink(void *ctx, const void *data, size_t len)
+{
+    membuf *m = ctx;
+    if (m->len + len > m->cap) {
+        m->cap = (m->len + len) * 2;
+        m->buf = realloc(m->buf, m->cap);
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return BK_OK;
+}
+
+static membuf encode(const bk_cuckoo *c)
+{
+    membuf m = { NULL, 0, 0 };
+    bk_writer w = { mem_sink, &m, 0 };
+    assert_int_equal(bk__cuckoo_vtable.encode(c, &w), BK_OK);
+    assert_int_equal(w.offset, m.len);
+    /* a size query (no sink) gives the same length */
+    bk_writer count = { NULL, NULL, 0 };
+    assert_int_equal(bk__cuckoo_vtable.encode(c, &count), BK_OK);
+    assert_int_equal(count.offset, m.len);
+    return m;
+}
+
+static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
+{
+    bk_reader r = { buf, len, 0, borrow, false, seed };
+    void *f = NULL;
+    bk_status s = bk__cuckoo_vtable.decode(&r, &f);
+    *out = f;
+    if (s == BK_OK) assert_int_equal(r.off, len);
+    return s;
+}
+
+/* ---- What must hold: no false negatives at 95% load, b = 4, f = 16 ---- */
+
+static void million_keys_at_95_percent(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    bk_cuckoo *c = make_cap(N, 4, 16, 1);
+    for (uint64_t i = 0; i < N; i++) {
+        tu_key k = tu_make_key(1, i);
+        if (bk_cuckoo_add(c, k.b, sizeof k.b) != BK_OK) fail_msg("add %llu failed", (unsigned long long)i);
+    }
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(c, &in);
+    print_message("b=4 f=16: %llu keys, load %.4f, %.2f bits/key, %.2f kicks/key, victims %u\n",
+                  (unsigned long long)in.items, in.load_factor, in.memory_bytes * 8.0 / in.items,
+                  (double)in.kicks / in.items, in.victims);
+    assert_true(in.load_factor >= 0.9499);
+    assert_int_equal(in.items, N);
+    assert_int_equal(in.inserted, N);
+    assert_int_equal(in.tables, 1);
+    for (uint64_t i = 0; i < N; i++) {
+        tu_key k = tu_make_key(1, i);
+        if (!bk_cuckoo_contains(c, k.b, sizeof k.b)) fail_msg("false negative: key %llu", (unsigned long long)i);
+    }
+    /* the batch query agrees, and finds everything */
+    uint64_t *h = malloc(N * sizeof *h);
+    uint8_t *res = malloc(N);
+    for (uint64_t i = 0; i < N; i++) {
+        tu_key k = tu_make_key(1, i);
+        h[i] = bk_hash64(k.b, sizeof k.b, 1);
+    }
+    assert_int_equal(bk_cuckoo_contains_hashes(c, h, N, res), N);
+    free(h);
+    free(res);
+    bk_cuckoo_free(c);
+}
+
+/* Random interleavings of add and remove: every key added and not yet removed is found. */
+static void interleaved_add_remove(void **state)
+{
+    (void)state;
+    enum { CAP = 200000, OPS = 1500000 };
+    const uint32_t fs[] = { 8, 12, 16 };
+    for (int fi = 0; fi < 3; fi++) {
+        bk_cuckoo *c = make_cap(CAP, 4, fs[fi], 9);
+        uint64_t *live = malloc(CAP * sizeof *live); /* hashes of keys present, with duplicates */
+        size_t nlive = 0;
+        uint64_t st = 77 + fs[fi], next = 0, added = 0, removed = 0;
+        for (uint64_t op = 0; op < OPS; op++) {
+            uint64_t r = tu_splitmix(&st);
+            /* aim near 90-95% load: add while below, else mostly remove */
+            bool add = nlive < CAP * 9 / 10 ? (r % 100) < 70 : (r % 100) < 45;
+            if (nlive >= CAP) add = false;
+            if (add) {
+                uint64_t h;
+                if (nlive && (r >> 40) % 20 == 0) {
+                    h = live[(r >> 8) % nlive]; /* a duplicate of a present key */
+                } else {
+                    tu_key k = tu_make_key(4, next++);
+                    h = bk_hash64(k.b, sizeof k.b, 9);
+                }
+                bk_status s = bk_cuckoo_add_hash(c, h);
+                if (s == BK_OK) {
+                    live[nlive++] = h;
+                    added++;
+                } else {
+                    assert_int_equal(s, BK_EFULL);
+                }
+            } else if (nlive) {
+                size_t j = (size_t)((r >> 8) % nlive);
+                assert_int_equal(bk_cuckoo_remove_hash(c, live[j]), BK_OK);
+                live[j] = live[--nlive];
+                removed++;
+            }
+            if (op % 250000 == 0 || op == OPS - 1)
+                for (size_t j = 0; j < nlive; j++)
+                    if (!bk_cuckoo_contains_hash(c, live[j])) fail_msg("f=%u op %llu: false negative", fs[fi], (unsigned long long)op);
+        }
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        assert_int_equal(in.items, nlive);
+        assert_int_equal(in.inserted, added);
+        assert_int_equal(in.deleted, removed);
+        print_message("f=%u: %llu adds, %llu removes, load %.3f at the end\n", fs[fi], (unsigned long long)added,
+                      (unsigned long long)removed, in.load_factor);
+        /* removing everything that is left empties the filter */
+        for (size_t j = 0; j < nlive; j++) assert_int_equal(bk_cuckoo_remove_hash(c, live[j]), BK_OK);
+        bk_cuckoo_info_get(c, &in);
+        assert_int_equal(in.items, 0);
+        assert_int_equal(in.victims, 0);
+        free(live);
+        bk_cuckoo_free(c);
+    }
+}
+
+/* ---- fill until BK_EFULL: every successful key is still found; load reached ---- */
+
+static void fill_until_full(void **state)
+{
+    (void)state;
+    const struct {
+        uint32_t b, f;
+        uint64_t buckets;
+        double min_load;
+    } cases[] = {
+        { 4, 16, 100003, 0.94 }, { 4, 12, 100003, 0.94 }, { 4, 8, 100003, 0.94 }, /* the issue's bound */
+        { 2, 12, 100003, 0.84 }, { 8, 12, 50021, 0.97 }, { 1, 16, 100003, 0.45 },
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        bk_cuckoo *c = make_buckets(cases[ci].buckets, cases[ci].b, cases[ci].f, 0, 3);
+        uint64_t slots = cases[ci].buckets * cases[ci].b;
+        uint64_t *h = malloc((slots + 1) * sizeof *h);
+        uint64_t n = 0, st = 1000 + ci;
+        bk_status s;
+        for (;;) {
+            uint64_t x = tu_splitmix(&st);
+            s = bk_cuckoo_add_hash(c, x);
+            if (s != BK_OK) break;
+            h[n++] = x;
+            assert_true(n <= slots + 1);
+        }
+        assert_int_equal(s, BK_EFULL);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        print_message("b=%u f=%u m=%llu: full at load %.4f (%llu keys), %.2f kicks/key\n", cases[ci].b, cases[ci].f,
+                      (unsigned long long)cases[ci].buckets, in.load_factor, (unsigned long long)n,
+                      (double)in.kicks / (double)n);
+        assert_true(in.full);
+        assert_int_equal(in.victims, 1);
+        assert_int_equal(in.items, n);
+        assert_true(in.load_factor >= cases[ci].min_load);
+        /* the refused insert changed nothing: same bytes before and after another refusal */
+        membuf before = encode(c);
+        assert_int_equal(bk_cuckoo_add(c, "refused", 7), BK_EFULL);
+        bk_status s2 = bk_cuckoo_add_if_absent_hash(c, tu_splitmix(&st));
+        assert_true(s2 == BK_EFULL || s2 == BK_EEXISTS);
+        membuf after = encode(c);
+        assert_int_equal(before.len, after.len);
+        assert_memory_equal(before.buf, after.buf, before.len);
+        free(before.buf);
+        free(after.buf);
+        for (uint64_t i = 0; i < n; i++)
+            if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("false negative after EFULL: key %llu", (unsigned long long)i);
+        assert_int_equal(bk_cuckoo_contains_hashes(c, h, n, NULL), n); /* the batch path with a victim */
+        /* removing keys frees slots: the victim goes back into the table and inserts work again */
+        for (uint64_t i = 0; i < n / 100; i++) assert_int_equal(bk_cuckoo_remove_hash(c, h[n - 1 - i]), BK_OK);
+        bk_cuckoo_info_get(c, &in);
+        assert_int_equal(in.victims, 0);
+        assert_false(in.full);
+        assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+        for (uint64_t i = 0; i < n - n / 100; i++)
+            if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("false negative after removes: key %llu", (unsigned long long)i);
+        free(h);
+        bk_cuckoo_free(c);
+    }
+}
+
+/* ---- FPR within the formula, f = 8, 12, 16, 1,000,000 negatives ---- */
+
+static void fpr_within_formula(void **state)
+{
+    (void)state;
+    enum { N = 200000, NEG = 1000000 };
+    const uint32_t fs[] = { 8, 12, 16 };
+    for (int fi = 0; fi < 3; fi++) {
+        bk_cuckoo *c = make_cap(N, 4, fs[fi], 21);
+        for (uint64_t i = 0; i < N; i++) {
+            tu_key k = tu_make_key(7, i);
+            assert_int_equal(bk_cuckoo_add(c, k.b, sizeof k.b), BK_OK);
+        }
+        uint64_t fp = 0;
+        for (uint64_t i = 0; i < NEG; i++) {
+            tu_key k = tu_make_key(99, i);
+            fp += bk_cuckoo_contains(c, k.b, sizeof k.b);
+        }
+        double measured = (double)fp / NEG;
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        double bound = bk_cuckoo_fpr_bound(4, fs[fi]);
+        double sigma = sqrt(in.fpr_now / NEG);
+        print_message("f=%u: measured FPR %.6f, formula at load %.3f %.6f, full-table bound %.6f\n", fs[fi], measured,
+                      in.load_factor, in.fpr_now, bound);
+        assert_true(in.fpr_now <= bound);
+        assert_true(fabs(in.fpr_full - bound) < 1e-12);
+        /* the measurement agrees with the formula at the current load (4 sigma), so is under the bound */
+        assert_true(fabs(measured - in.fpr_now) <= 4 * sigma);
+        assert_true(measured <= bound + 4 * sigma);
+        bk_cuckoo_free(c);
+    }
+    /* bk_cuckoo_new picks the fingerprint from p: the smallest whose bound is <= p */
+    bk_cuckoo *c = NULL;
+    bk_cuckoo_info in;
+    assert_int_equal(bk_cuckoo_new(1000, 0.05, NULL, &c), BK_OK);
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.fingerprint_bits, 8);
+    bk_cuckoo_free(c);
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, NULL, &c), BK_OK);
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.fingerprint_bits, 12);
+    assert_true(in.fpr_full <= 0.01);
+    bk_cuckoo_free(c);
+    assert_int_equal(bk_cuckoo_new(1000, 0.001, NULL, &c), BK_OK);
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.fingerprint_bits, 16);
+    bk_cuckoo_free(c);
+}
+
+/* ---- remove semantics ---- */
+
+typedef struct {
+    uint32_t fp;
+    uint64_t lo, hi;
+} placement;
+
+static int cmp_place(const void *a, const void *b)
+{
+    const placement *x = a, *y = b;
+    if (x->fp != y->fp) return x->fp < y->fp ? -1 : 1;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
+    return 0;
+}
+
+static placement place_of(const bk_cuckoo *c, uint64_t h)
+{
+    placement p;
+    uint64_t i1, i2;
+    bk__cuckoo_place(c, 0, h, &p.fp, &i1, &i2);
+    p.lo = i1 < i2 ? i1 : i2;
+    p.hi = i1 < i2 ? i2 : i1;
+    return p;
+}
+
+static void remove_semantics(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    /* 8-bit fingerprints: collisions are frequent enough to exercise the "unless" */
+    bk_cuckoo *c = make_cap(N, 4, 8, 5);
+    uint64_t *h = malloc(N * sizeof *h);
+    uint64_t st = 5;
+    for (uint64_t i = 0; i < N; i++) {
+        h[i] = tu_splitmix(&st);
+        assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
+    }
+    /* remove the odd keys */
+    for (uint64_t i = 1; i < N; i += 2) assert_int_equal(bk_cuckoo_remove_hash(c, h[i]), BK_OK);
+    placement *keep = malloc(N / 2 * sizeof *keep);
+    for (uint64_t i = 0; i < N / 2; i++) keep[i] = place_of(c, h[2 * i]);
+    qsort(keep, N / 2, sizeof *keep, cmp_place);
+    uint64_t still = 0;
+    for (uint64_t i = 1; i < N; i += 2) {
+        if (!bk_cuckoo_contains_hash(c, h[i])) continue;
+        still++;
+        placement p = place_of(c, h[i]);
+        if (!bsearch(&p, keep, N / 2, sizeof *keep, cmp_place))
+            fail_msg("removed key %llu still present with no colliding key", (unsigned long long)i);
+    }
+    print_message("%llu of %d removed keys still answered present, each by a colliding key\n",
+                  (unsigned long long)still, N / 2);
+    for (uint64_t i = 0; i < N; i += 2) assert_true(bk_cuckoo_contains_hash(c, h[i]));
+    assert_int_equal(bk_cuckoo_items(c), N / 2);
+    free(keep);
+
+    /* a key that is certainly absent: BK_ENOTFOUND, nothing changed */
+    bk_cuckoo *e = make_cap(1000, 4, 16, 5);
+    assert_int_equal(bk_cuckoo_remove(e, "never", 5), BK_ENOTFOUND);
+    assert_int_equal(bk_cuckoo_add(e, "k", 1), BK_OK);
+    assert_int_equal(bk_cuckoo_remove(e, "k", 1), BK_OK);
+    assert_false(bk_cuckoo_contains(e, "k", 1));
+    assert_int_equal(bk_cuckoo_remove(e, "k", 1), BK_ENOTFOUND);
+
+    /* counting copies: add 3 times, count 3, remove one, count 2 */
+    for (int i = 0; i < 3; i++) assert_int_equal(bk_cuckoo_add(e, "dup", 3), BK_OK);
+    assert_int_equal(bk_cuckoo_count(e, "dup", 3), 3);
+    assert_int_equal(bk_cuckoo_remove(e, "dup", 3), BK_OK);
+    assert_int_equal(bk_cuckoo_count(e, "dup", 3), 2);
+    assert_int_equal(bk_cuckoo_count(e, "other", 5), 0);
+    /* add-if-absent */
+    assert_int_equal(bk_cuckoo_add_if_absent(e, "dup", 3), BK_EEXISTS);
+    assert_int_equal(bk_cuckoo_count(e, "dup", 3), 2);
+    assert_int_equal(bk_cuckoo_add_if_absent(e, "new", 3), BK_OK);
+    assert_int_equal(bk_cuckoo_add_if_absent(e, "new", 3), BK_EEXISTS);
+    assert_int_equal(bk_cuckoo_count(e, "new", 3), 1);
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(e, &in);
+    assert_int_equal(in.inserted, 5);
+    assert_int_equal(in.deleted, 2);
+    assert_int_equal(in.items, 3);
+    bk_cuckoo_free(e);
+
+    /* the cuckoo rule: 2b copies of one key fill its buckets; the next copy takes the victim slot,
+     * every other key stays found, and the filter is then full */
+    bk_cuckoo *d = make_cap(10000, 4, 16, 5);
+    for (int i = 0; i < 100; i++) assert_int_equal(bk_cuckoo_add_hash(d, h[i]), BK_OK);
+    for (int i = 0; i < 8; i++) assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_OK);
+    assert_int_equal(bk_cuckoo_count(d, "same", 4), 8);
+    assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_OK); /* stored: one copy is now the victim */
+    assert_int_equal(bk_cuckoo_count(d, "same", 4), 9);
+    assert_int_equal(bk_cuckoo_add(d, "another", 7), BK_EFULL);
+    for (int i = 0; i < 100; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
+    /* removing one copy makes room: the victim returns, inserts work again */
+    assert_int_equal(bk_cuckoo_remove(d, "same", 4), BK_OK);
+    assert_int_equal(bk_cuckoo_count(d, "same", 4), 8);
+    assert_int_equal(bk_cuckoo_add(d, "another", 7), BK_OK);
+    free(h);
+    bk_cuckoo_free(d);
+    bk_cuckoo_free(c);
+}
+
+/* ---- expansion chain ---- */
+
+static void expansion_chain(void **state)
+{
+    (void)state;
+    const uint32_t exps[] = { 1, 2, 3, 4 }, rounded[] = { 1, 2, 4, 4 };
+    for (int ei = 0; ei < 4; ei++) {
+        bk_cuckoo_options o = { 0 };
+        o.expansion = exps[ei];
+        o.bucket_size = 2;
+        o.fingerprint_bits = 8; /* many collisions between tables: removes must still be exact */
+        o.max_kicks = 20;       /* RedisBloom's defaults: b = 2, 20 kicks */
+        o.seed = 31;
+        bk_cuckoo *c = NULL;
+        assert_int_equal(bk_cuckoo_new(1000, 0, &o, &c), BK_OK);
+        enum { N = 40000 };
+        static uint64_t h[N];
+        uint64_t st = 99;
+        for (uint64_t i = 0; i < N; i++) {
+            h[i] = tu_splitmix(&st);
+            assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
+        }
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        print_message("expansion %u: %u tables, %llu buckets, load %.3f, FPR now %.5f\n", exps[ei], in.tables,
+                      (unsigned long long)in.buckets, in.load_factor, in.fpr_now);
+        assert_int_equal(in.expansion, rounded[ei]);
+        assert_true(in.tables > 1);
+        assert_int_equal(in.items, N);
+        for (uint32_t t = 1; t < in.tables; t++)
+            assert_int_equal(bk_cuckoo_table_buckets(c, t), bk_cuckoo_table_buckets(c, t - 1) * rounded[ei]);
+        assert_int_equal(bk_cuckoo_table_buckets(c, in.tables), 0);
+        assert_int_equal(in.first_buckets, bk_cuckoo_table_buckets(c, 0));
+        for (uint64_t i = 0; i < N; i++) {
+            assert_true(bk_cuckoo_contains_hash(c, h[i]));
+            assert_true(bk_cuckoo_count_hash(c, h[i]) >= 1);
+        }
+        /* the chain round-trips, victims included */
+        membuf m = encode(c);
+        bk_cuckoo *d = NULL;
+        assert_int_equal(decode(m.buf, m.len, o.seed, false, &d), BK_OK);
+        membuf m2 = encode(d);
+        assert_int_equal(m.len, m2.len);
+        assert_memory_equal(m.buf, m2.buf, m.len);
+        free(m.buf);
+        free(m2.buf);
+        /* remove every key in a shuffled order; the keys not yet removed are always found */
+        for (uint64_t i = N - 1; i > 0; i--) {
+            uint64_t j = tu_splitmix(&st) % (i + 1), t = h[i];
+            h[i] = h[j];
+            h[j] = t;
+        }
+        for (uint64_t i = 0; i < N; i++) {
+            assert_int_equal(bk_cuckoo_remove_hash(d, h[i]), BK_OK);
+            if (i % 4000 == 0)
+                for (uint64_t k = i + 1; k < N; k++)
+                    if (!bk_cuckoo_contains_hash(d, h[k])) fail_msg("expansion %u: false negative after %llu removes", exps[ei], (unsigned long long)i);
+        }
+        assert_int_equal(bk_cuckoo_items(d), 0);
+        bk_cuckoo_free(d);
+        bk_cuckoo_free(c);
+    }
+}
+
+/* ---- the bytes form equals the pre-hashed form; batches equal single calls ---- */
+
+static void forms_agree(void **state)
+{
+    (void)state;
+    enum { M = 20000 };
+    bk_cuckoo *a = make_cap(M, 4, 12, 42), *b = make_cap(M, 4, 12, 42), *c = make_cap(M, 4, 12, 42);
+    static tu_key keys[M];
+    static const void *ptrs[M];
+    static size_t lens[M];
+    static uint64_t hs[M];
+    static bk_status st[M];
+    static uint8_t res[M];
+    for (int i = 0; i < M; i++) {
+        /* the index first, so that every prefix length from 8 to 16 bytes is a distinct key */
+        uint64_t idx = (uint64_t)i, set = 3;
+        memcpy(keys[i].b, &idx, 8);
+        memcpy(keys[i].b + 8, &set, 8);
+        ptrs[i] = keys[i].b;
+        lens[i] = 8 + (size_t)(i % 9);
+        hs[i] = bk_hash64(ptrs[i], lens[i], 42);
+        assert_int_equal(bk_cuckoo_add(a, ptrs[i], lens[i]), BK_OK);
+        assert_int_equal(bk_cuckoo_add_hash(b, hs[i]), BK_OK);
+    }
+    assert_int_equal(bk_cuckoo_add_many(c, ptrs, lens, M, st), M);
+    for (int i = 0; i < M; i++) assert_int_equal(st[i], BK_OK);
+    membuf ma = encode(a), mb = encode(b), mc = encode(c);
+    assert_int_equal(ma.len, mb.len);
+    assert_memory_equal(ma.buf, mb.buf, ma.len);
+    assert_memory_equal(ma.buf, mc.buf, ma.len);
+    free(ma.buf);
+    free(mb.buf);
+    free(mc.buf);
+    assert_int_equal(bk_cuckoo_contains_many(c, ptrs, lens, M, res), M);
+    assert_int_equal(bk_cuckoo_contains_hashes(c, hs, M, NULL), M);
+    /* add-if-absent batch: everything is present now */
+    assert_int_equal(bk_cuckoo_add_if_absent_many(c, ptrs, lens, M, st), 0);
+    for (int i = 0; i < M; i++) assert_int_equal(st[i], BK_EEXISTS);
+    /* batch remove equals single removes */
+    assert_int_equal(bk_cuckoo_remove_many(c, ptrs, lens, M, st), M);
+    for (int i = 0; i < M; i++) assert_int_equal(bk_cuckoo_remove_hash(b, hs[i]), BK_OK);
+    assert_int_equal(bk_cuckoo_items(c), 0);
+    assert_int_equal(bk_cuckoo_remove_hashes(c, hs, 10, st), 0);
+    for (int i = 0; i < 10; i++) assert_int_equal(st[i], BK_ENOTFOUND);
+    mb = encode(b);
+    mc = encode(c);
+    assert_memory_equal(mb.buf, mc.buf, mb.len);
+    free(mb.buf);
+    free(mc.buf);
+    assert_int_equal(bk_cuckoo_add_if_absent_hashes(c, hs, M, NULL) > 0, true);
+    assert_int_equal(bk_cuckoo_add_hashes(c, hs, 5, NULL), 5);
+    /* a NULL key with len > 0 in a batch: that key only is refused */
+    const void *bad[2] = { "x", NULL };
+    size_t blen[2] = { 1, 4 };
+    bk_status bs[2];
+    assert_int_equal(bk_cuckoo_add_many(c, bad, blen, 2, bs), 1);
+    assert_int_equal(bs[0], BK_OK);
+    assert_int_equal(bs[1], BK_EINVAL);
+    bk_cuckoo_free(a);
+    bk_cuckoo_free(b);
+    bk_cuckoo_free(c);
+}
+
+/* ---- serialization: round trip, borrow, and every kind of corruption ---- */
+
+static void serialization(void **state)
+{
+    (void)state;
+    const uint32_t fs[] = { 8, 12, 16 }, bs[] = { 1, 2, 4, 8 };
+    for (int fi = 0; fi < 3; fi++)
+        for (int bi = 0; bi < 4; bi++) {
+            bk_cuckoo *c = make_buckets(1001, bs[bi], fs[fi], 0, 17);
+            uint64_t st = 3, n = 0;
+            while (bk_cuckoo_add_hash(c, tu_splitmix(&st)) == BK_OK) n++; /* full: the victim is set */
+            membuf m = encode(c);
+            bk_cuckoo *d = NULL;
+            assert_int_equal(decode(m.buf, m.len, 17, false, &d), BK_OK);
+            membuf m2 = encode(d);
+            assert_int_equal(m.len, m2.len);
+            assert_memory_equal(m.buf, m2.buf, m.len);
+            bk_cuckoo_info ic, id;
+            bk_cuckoo_info_get(c, &ic);
+            bk_cuckoo_info_get(d, &id);
+            assert_int_equal(id.items, n);
+            assert_int_equal(id.victims, 1);
+            assert_int_equal(ic.kicks, id.kicks);
+            st = 3;
+            for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains_hash(d, tu_splitmix(&st)));
+            /* borrowed: the same answers from the caller's (64-byte aligned) memory */
+            uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
+            memcpy(al, m.buf, m.len);
+            bk_cuckoo *e = NULL;
+            assert_int_equal(decode(al, m.len, 17, true, &e), BK_OK);
+            st = 3;
+            for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains_hash(e, tu_splitmix(&st)));
+            bk_cuckoo_free(e);
+            free(al);
+            free(m.buf);
+            free(m2.buf);
+            bk_cuckoo_free(d);
+            bk_cuckoo_free(c);
+        }
+
+    /* borrowed and writable: inserts and removes write through to the caller's memory, counters and
+     * victim included, so the memory stays a valid serialization of the filter */
+    {
+        bk_cuckoo *c = make_buckets(3001, 4, 12, 0, 17);
+        uint64_t st = 11;
+        for (int i = 0; i < 5000; i++) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+        membuf m = encode(c);
+        uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
+        memcpy(al, m.buf, m.len);
+        bk_reader r = { al, m.len, 0, true, true, 17 };
+        void *v = NULL;
+        assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
+        bk_cuckoo *e = v;
+        st = 11;
+        for (int i = 0; i < 1000; i++) assert_int_equal(bk_cuckoo_remove_hash(e, tu_splitmix(&st)), BK_OK);
+        bk_status s;
+        while ((s = bk_cuckoo_add_hash(e, tu_splitmix(&st))) == BK_OK) {} /* to full: the victim is set */
+        assert_int_equal(s, BK_EFULL);
+        membuf now = encode(e);
+        assert_int_equal(now.len, m.len);
+        assert_memory_equal(now.buf, al, m.len);
+        bk_cuckoo *g = NULL;
+        assert_int_equal(decode(al, m.len, 17, false, &g), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(g, &in);
+        assert_int_equal(in.victims, 1);
+        assert_int_equal(in.deleted, 1000);
+        bk_cuckoo_free(g);
+        bk_cuckoo_free(e);
+        free(now.buf);
+        free(al);
+        free(m.buf);
+        bk_cuckoo_free(c);
+    }
+
+    /* corruption of a chain of two tables with a victim */
+    bk_cuckoo_options o = { 0 };
+    o.expansion = 2;
+    o.fingerprint_bits = 12;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new_buckets(100, &o, &c), BK_OK);
+    uint64_t st = 9;
+    while (bk_cuckoo_tables(c) < 2) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+    membuf m = encode(c);
+    bk_cuckoo *d = (bk_cuckoo *)0x1;
+    /* every truncation is refused */
+    for (size_t len = 0; len < m.len; len += (len < 256 ? 1 : 61)) {
+        bk_status s = decode(m.buf, len, 0, false, &d);
+        assert_true(s == BK_ETRUNCATED || s == BK_ECORRUPT);
+        assert_null(d);
+    }
+    /* each header field out of range or inconsistent */
+    const struct {
+        size_t off;
+        unsigned width;
+        uint64_t value;
+    } bad[] = {
+        { 0, 4, 3 }, { 0, 4, 0 }, { 0, 4, 16 },            /* bucket size */
+        { 4, 4, 10 }, { 4, 4, 0 }, { 4, 4, 32 },           /* fingerprint bits */
+        { 8, 4, 0 }, { 8, 4, BK_CUCKOO_MAX_KICKS + 1 },     /* max kicks */
+        { 12, 4, 0 }, { 12, 4, 3 }, { 12, 4, BK_CUCKOO_MAX_EXPANSION + 1 }, /* expansion vs chain */
+        { 16, 4, 0 }, { 16, 4, 3 },                        /* tables */
+        { 20, 4, 1 },                                      /* reserved */
+        { 24, 8, 0 }, { 32, 8, 1 },                        /* inserted - deleted != items */
+        { 48, 8, 0 },                                      /* fpr target 0.0 */
+        { 64, 8, 99 }, { 64, 8, 0 },                       /* table 0 buckets */
+        { 72, 8, 0 },                                      /* table 0 capacity */
+        { 80, 8, 0 },                                      /* table 0 items */
+        { 96, 8, 64 },                                     /* table 0 array bytes */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *b = malloc(m.len);
+        memcpy(b, m.buf, m.len);
+        for (unsigned k = 0; k < bad[i].width; k++) b[bad[i].off + k] = (uint8_t)(bad[i].value >> (8 * k));
+        bk_status s = decode(b, m.len, 0, false, &d);
+        if (s == BK_OK) fail_msg("corruption %zu (offset %zu) accepted", i, bad[i].off);
+        assert_true(s == BK_ECORRUPT || s == BK_ETRUNCATED);
+        assert_null(d);
+        free(b);
+    }
+    /* a victim pointing past the table, a zero victim fingerprint, a slot flipped, tail bits */
+    uint64_t victim;
+    memcpy(&victim, m.buf + 88, 8);
+    {
+        uint8_t *b = malloc(m.len);
+        memcpy(b, m.buf, m.len);
+        uint64_t v = 0x1234 | (uint64_t)100 << 16; /* bucket 100 of a 100-bucket table */
+        memcpy(b + 88, &v, 8);
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_ECORRUPT);
+        v = (uint64_t)5 << 16; /* fingerprint 0 */
+        memcpy(b + 88, &v, 8);
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_ECORRUPT);
+        v = 0x2000 | (uint64_t)5 << 16; /* fingerprint past 12 bits */
+        memcpy(b + 88, &v, 8);
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_ECORRUPT);
+        memcpy(b + 88, &victim, 8);
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_OK);
+        bk_cuckoo_free(d);
+        /* empty two occupied 12-bit slots of table 0 (its array starts at offset 128): items no longer match */
+        size_t at = 128;
+        while (!(b[at] | b[at + 1] | b[at + 2])) at += 3;
+        b[at] = b[at + 1] = b[at + 2] = 0;
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_ECORRUPT);
+        memcpy(b, m.buf, m.len);
+        /* a bit past the last slot of table 0: 100 buckets * 4 * 12 = 4800 bits = 600 bytes */
+        b[128 + 600] = 1;
+        assert_int_equal(decode(b, m.len, 0, false, &d), BK_ECORRUPT);
+        free(b);
+    }
+    free(m.buf);
+    bk_cuckoo_free(c);
+}
+
+/* ---- bad input: clear errors, nothing allocated or changed ---- */
+
+static int g_live;
+static void *count_malloc(void *o, size_t n) { (void)o; g_live++; return malloc(n); }
+static void *count_calloc(void *o, size_t c, size_t n) { (void)o; g_live++; return calloc(c, n); }
+static void count_free(void *o, void *p) { (void)o; if (p) g_live--; free(p); }
+
+static void bad_input(void **state)
+{
+    (void)state;
+    bk_allocator al = { count_malloc, count_calloc, count_free, NULL };
+    bk_set_allocator(&al);
+    g_live = 0;
+    bk_cuckoo *c = (bk_cuckoo *)0x1;
+    bk_cuckoo_options o = { 0 };
+    const uint32_t badf[] = { 1, 4, 7, 9, 10, 32 };
+    for (size_t i = 0; i < sizeof badf / sizeof badf[0]; i++) {
+        o = (bk_cuckoo_options){ 0 };
+        o.fingerprint_bits = badf[i];
+        c = (bk_cuckoo *)0x1;
+        assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+        assert_null(c);
+        c = (bk_cuckoo *)0x1;
+        assert_int_equal(bk_cuckoo_new_buckets(1000, &o, &c), BK_EINVAL);
+        assert_null(c);
+    }
+    const uint32_t badb[] = { 3, 5, 6, 7, 16, 255 };
+    for (size_t i = 0; i < sizeof badb / sizeof badb[0]; i++) {
+        o = (bk_cuckoo_options){ 0 };
+        o.bucket_size = badb[i];
+        c = (bk_cuckoo *)0x1;
+        assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+        assert_null(c);
+    }
+    o = (bk_cuckoo_options){ 0 };
+    assert_int_equal(bk_cuckoo_new(0, 0.01, &o, &c), BK_EINVAL);        /* capacity 0 */
+    assert_int_equal(bk_cuckoo_new_buckets(0, &o, &c), BK_EINVAL);       /* buckets 0 */
+    assert_int_equal(bk_cuckoo_new(1000, 0, &o, &c), BK_EINVAL);         /* p needed without f */
+    assert_int_equal(bk_cuckoo_new(1000, 1, &o, &c), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_new(1000, NAN, &o, &c), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_new(1000, 1e-6, &o, &c), BK_EINVAL);      /* below 16-bit fingerprints */
+    o.bucket_size = 4;
+    assert_int_equal(bk_cuckoo_new(1000, 1e-4, &o, &c), BK_EINVAL);      /* not with 4 slots */
+    o.bucket_size = 0;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, NULL), BK_EINVAL);
+    o.max_kicks = BK_CUCKOO_MAX_KICKS + 1;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+    o = (bk_cuckoo_options){ 0 };
+    o.expansion = BK_CUCKOO_MAX_EXPANSION + 1;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+    o = (bk_cuckoo_options){ 0 };
+    o.load_factor = 1.5;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+    o.load_factor = -0.5;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
+    o = (bk_cuckoo_options){ 0 };
+    /* absurd sizes: refused before allocating */
+    assert_int_equal(bk_cuckoo_new(UINT64_MAX, 0.01, &o, &c), BK_ETOOBIG);
+    assert_int_equal(bk_cuckoo_new(UINT64_C(1) << 40, 0.01, &o, &c), BK_ETOOBIG);
+    assert_int_equal(bk_cuckoo_new_buckets(UINT64_MAX, &o, &c), BK_ETOOBIG);
+    assert_int_equal(bk_cuckoo_new_buckets(UINT64_C(1) << 36, &o, &c), BK_ETOOBIG);
+    assert_null(c);
+    assert_int_equal(g_live, 0);
+
+    /* bad calls on a filter change nothing */
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, NULL, &c), BK_OK);
+    assert_int_equal(bk_cuckoo_add(c, "a", 1), BK_OK);
+    membuf before = encode(c);
+    assert_int_equal(bk_cuckoo_add(NULL, "a", 1), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_add(c, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_add_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_add_if_absent(c, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_remove(c, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_remove_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_count(NULL, "a", 1), 0);
+    assert_int_equal(bk_cuckoo_count(c, NULL, 1), 0);
+    bk_status st[3] = { BK_OK, BK_OK, BK_OK };
+    assert_int_equal(bk_cuckoo_add_hashes(NULL, NULL, 3, st), 0);
+    assert_int_equal(st[2], BK_EINVAL);
+    assert_int_equal(bk_cuckoo_add_many(c, NULL, NULL, 3, st), 0);
+    assert_int_equal(bk_cuckoo_remove_hashes(c, NULL, 3, NULL), 0);
+    assert_int_equal(bk_cuckoo_contains_hashes(c, NULL, 3, NULL), 0);
+    assert_int_equal(bk_cuckoo_add_hashes(c, NULL, 0, NULL), 0);
+    assert_int_equal(bk_cuckoo_set_concurrent(NULL, true), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_clone(NULL, &c), BK_EINVAL);
+    membuf after = encode(c);
+    assert_int_equal(before.len, after.len);
+    assert_memory_equal(before.buf, after.buf, before.len);
+    free(before.buf);
+    free(after.buf);
+    bk_cuckoo_free(NULL);
+    bk_cuckoo_free(c);
+    assert_int_equal(g_live, 0);
+    bk_set_allocator(NULL);
+}
+
+/* ---- stats, clone, clear, concurrent switch ---- */
+
+static void stats_clone_clear(void **state)
+{
+    (void)state;
+    bk_cuckoo_options o = { 0 };
+    o.seed = 123;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(10000, 0.01, &o, &c), BK_OK);
+    for (uint64_t i = 0; i < 5000; i++) assert_int_equal(bk_cuckoo_add(c, &i, sizeof i), BK_OK);
+    bk_stats s;
+    bk_cuckoo_stats(c, &s);
+    assert_int_equal(s.type, BK_TYPE_CUCKOO);
+    assert_int_equal(s.k, 12);
+    assert_int_equal(s.capacity, 10000);
+    assert_int_equal(s.count, 5000);
+    assert_int_equal(s.subfilters, 1);
+    assert_int_equal(s.seed, 123);
+    assert_false(s.saturated);
+    assert_true(s.fill_ratio > 0.47 && s.fill_ratio < 0.48); /* 5000 / (2632 buckets * 4) */
+    assert_true(s.fpr_now < s.fpr_target);
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.buckets, 2632);
+    assert_int_equal(in.bucket_size, 4);
+    assert_int_equal(in.max_kicks, 500);
+    assert_int_equal(in.expansion, 0);
+    assert_false(in.concurrent);
+    assert_int_equal(bk_cuckoo_seed(c), 123);
+
+    bk_cuckoo *d = NULL;
+    assert_int_equal(bk_cuckoo_clone(c, &d), BK_OK);
+    membuf a = encode(c), b = encode(d);
+    assert_memory_equal(a.buf, b.buf, a.len);
+    free(a.buf);
+    free(b.buf);
+    /* concurrent mode gives the same answers */
+    assert_int_equal(bk_cuckoo_set_concurrent(d, true), BK_OK);
+    bk_cuckoo_info_get(d, &in);
+    assert_true(in.concurrent);
+    for (uint64_t i = 0; i < 5000; i++) assert_true(bk_cuckoo_contains(d, &i, sizeof i));
+    for (uint64_t i = 5000; i < 6000; i++) assert_int_equal(bk_cuckoo_add(d, &i, sizeof i), BK_OK);
+    for (uint64_t i = 0; i < 6000; i++) assert_int_equal(bk_cuckoo_count(d, &i, sizeof i) >= 1, true);
+    assert_int_equal(bk_cuckoo_set_concurrent(d, false), BK_OK);
+    bk_cuckoo_clear(d);
+    bk_cuckoo_info_get(d, &in);
+    assert_int_equal(in.items, 0);
+    assert_int_equal(in.inserted, 0);
+    for (uint64_t i = 0; i < 6000; i++) assert_false(bk_cuckoo_contains(d, &i, sizeof i));
+    bk_cuckoo_free(d);
+    /* sizing helpers */
+    assert_true(fabs(bk_cuckoo_bits_per_key(12, 0.95) - 12.0 / 0.95) < 1e-12);
+    assert_true(isnan(bk_cuckoo_bits_per_key(11, 0.95)));
+    assert_true(isnan(bk_cuckoo_fpr_bound(3, 12)));
+    assert_true(fabs(bk_cuckoo_fpr_bound(4, 8) - 8.0 / 255) < 0.001);
+    bk_cuckoo_free(c);
+}
+
+/* ---- space: fewer bits per key than the counting Bloom filter (4-bit cells: 4x the classic
+ * filter's bits) at every FPR <= 1% the cuckoo filter can reach; and the FPR bound meets p ---- */
+
+static void space_against_counting_bloom(void **state)
+{
+    (void)state;
+    enum { CAP = 100000 };
+    double worst = 0;
+    for (double p = 0.01; p >= 3.06e-5; p *= 0.9) {
+        bk_cuckoo *c = NULL;
+        assert_int_equal(bk_cuckoo_new(CAP, p, NULL, &c), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        double cuckoo_bits = (double)in.memory_bytes * 8.0 / CAP, counting_bits = 4 * bk_bloom_bits_per_key(p);
+        assert_true(in.fpr_full <= p);
+        if (!(cuckoo_bits < counting_bits))
+            fail_msg("p=%g: cuckoo %.2f bits/key, counting Bloom %.2f", p, cuckoo_bits, counting_bits);
+        if (cuckoo_bits / counting_bits > worst) worst = cuckoo_bits / counting_bits;
+        bk_cuckoo_free(c);
+    }
+    print_message("cuckoo bits/key over counting Bloom bits/key, worst over p in [3.06e-5, 1%%]: %.3f\n", worst);
+    /* 12-bit fingerprints at 95% load: at most 13.2 bits/key */
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(1000000, 0.01, NULL, &c), BK_OK);
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(c, &in);
+    assert_int_equal(in.fingerprint_bits, 12);
+    assert_true((double)in.memory_bytes * 8.0 / 1000000 <= 13.2);
+    bk_cuckoo_free(c);
+    /* below what 16 bits reach with one slot per bucket: refused */
+    assert_int_equal(bk_cuckoo_new(CAP, 3.0e-5, NULL, &c), BK_EINVAL);
+    /* with the bucket size fixed by the caller, no fallback */
+    bk_cuckoo_options o = { 0 };
+    o.bucket_size = 4;
+    assert_int_equal(bk_cuckoo_new(CAP, 1e-4, &o, &c), BK_EINVAL);
+    assert_null(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(million_keys_at_95_percent),
+        cmocka_unit_test(interleaved_add_remove),
+        cmocka_unit_test(fill_until_full),
+        cmocka_unit_test(fpr_within_formula),
+        cmocka_unit_test(remove_semantics),
+        cmocka_unit_test(expansion_chain),
+        cmocka_unit_test(forms_agree),
+        cmocka_unit_test(serialization),
+        cmocka_unit_test(bad_input),
+        cmocka_unit_test(stats_clone_clear),
+        cmocka_unit_test(space_against_counting_bloom),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

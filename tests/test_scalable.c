@@ -1,0 +1,592 @@
+/* Scalable Bloom filter: growth without false negatives, the compound FPR bound, limits, errors,
+ * serialization. */
+#include "testutil.h"
+#include "internal.h"
+#include <bloomkit/bloomkit.h>
+
+static bk_scalable *make(uint64_t cap, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed)
+{
+    bk_scalable_options o = { growth, r, max_bytes, seed };
+    bk_scalable *f = NULL;
+    assert_int_equal(bk_scalable_new(cap, p, &o, &f), BK_OK);
+    assert_non_null(f);
+    return f;
+}
+
+static bk_status add(bk_scalable *f, uint64_t set, uint64_t i)
+{
+    tu_key k = tu_make_key(set, i);
+    return bk_scalable_add_if_absent(f, k.b, sizeof k.b);
+}
+static bool has(const bk_scalable *f, uint64_t set, uint64_t i)
+{
+    tu_key k = tu_make_key(set, i);
+    return bk_scalable_contains(f, k.b, sizeof k.b);
+}
+
+/* Sub-filters needed for n keys: the smallest L with cap * (1 + s + ... + s^(L-1)) >= n. */
+static uint32_t layers_for(uint64_t cap, uint32_t s, uint64_t n)
+{
+    uint32_t l = 0;
+    uint64_t held = 0, c = cap;
+    do {
+        held += c;
+        c *= s;
+        l++;
+    } while (held < n);
+    return l;
+}
+
+static double measure_fpr(const bk_scalable *f, uint64_t trials)
+{
+    uint64_t fp = 0;
+    for (uint64_t i = 0; i < trials; i++) fp += has(f, 99, i);
+    return (double)fp / (double)trials;
+}
+
+/* Start at 1,000 keys, insert 1,000,000: no false negatives, FPR on 1,000,000 absent keys at or below
+ * p, and the number of sub-filters given by the formula. */
+static void grows_to_a_million(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    bk_scalable *f = make(1000, 0.01, 2, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 1);
+    uint64_t added = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        bk_status s = add(f, 1, i);
+        assert_true(s == BK_OK || s == BK_EEXISTS);
+        added += s == BK_OK;
+    }
+    for (uint64_t i = 0; i < N; i++)
+        if (!has(f, 1, i)) fail_msg("false negative: key %llu", (unsigned long long)i);
+    assert_int_equal(bk_scalable_count(f), added);
+    /* keys not added were false positives of the chain as it was: few */
+    assert_true(N - added < N / 100);
+    uint32_t L = bk_scalable_filters(f);
+    assert_int_equal(L, layers_for(1000, 2, added));
+    uint32_t planned;
+    assert_int_equal(bk_scalable_plan(1000, 0.01, NULL, added, &planned, NULL), BK_OK);
+    assert_int_equal(planned, L);
+    double fpr = measure_fpr(f, N), bound = bk_scalable_fpr_bound(f);
+    bk_stats st;
+    bk_scalable_stats(f, &st);
+    print_message("1000 -> %u keys added: %u sub-filters, %.2f bits/key, FPR %.5f, bound %.5f, now %.5f\n",
+                  (unsigned)added, L, st.bits_per_key, fpr, bound, st.fpr_now);
+    assert_true(fpr <= 0.01);
+    assert_true(bound <= 0.01);
+    /* the bound is p (1 - r^L), moved a little by the rounding of each sub-filter's k */
+    TU_ASSERT_WITHIN(bound, 0.01 * (1 - pow(BK_SCALABLE_DEFAULT_TIGHTENING, L)), 0.05);
+    TU_ASSERT_WITHIN(st.fpr_now, fpr, 0.15);
+    assert_int_equal(st.type, BK_TYPE_SCALABLE);
+    assert_int_equal(st.subfilters, L);
+    assert_int_equal(st.count, added);
+    assert_int_equal(st.capacity, 1000 * ((UINT64_C(1) << L) - 1));
+    assert_int_equal(st.capacity, bk_scalable_capacity(f));
+    assert_int_equal(st.memory_bytes, bk_scalable_bytes(f));
+    assert_true(bk_scalable_memory_usage(f) > st.memory_bytes);
+    assert_false(st.saturated);
+    TU_ASSERT_WITHIN(st.est_cardinality, (double)added, 0.05);
+    /* each sub-filter: its geometry, capacity and error as documented */
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < L; i++) {
+        bk_scalable_layer ls;
+        bk_geometry g;
+        assert_int_equal(bk_scalable_layer_stats(f, i, &ls), BK_OK);
+        assert_int_equal(bk_scalable_layer_size(1000, 0.01, NULL, i, &g), BK_OK);
+        assert_int_equal(ls.bits, g.m);
+        assert_int_equal(ls.k, g.k);
+        assert_int_equal(ls.capacity, 1000 << i);
+        assert_true(ls.count <= ls.capacity);
+        if (i + 1 < L) assert_int_equal(ls.count, ls.capacity);
+        double want = 0.01 * (1 - BK_SCALABLE_DEFAULT_TIGHTENING) * pow(BK_SCALABLE_DEFAULT_TIGHTENING, i);
+        TU_ASSERT_WITHIN(ls.error, want, 0.1);
+        sum += ls.count;
+    }
+    assert_int_equal(sum, added);
+    bk_scalable_layer ls;
+    assert_int_equal(bk_scalable_layer_stats(f, L, &ls), BK_EINVAL);
+    bk_scalable_free(f);
+}
+
+/* Other growth factors and ratios: the layer count follows the formula, no false negatives, FPR <= p. */
+static void other_growth_and_ratios(void **state)
+{
+    (void)state;
+    const struct { uint32_t s; double r; double p; } cases[] = {
+        { 4, 0.5, 0.01 }, { 3, 0.8, 0.05 }, { 16, 0.9, 0.001 }, { 2, 0.5, 0.6 }, { 2, 0.3, 0.3 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bk_scalable *f = make(100, cases[c].p, cases[c].s, cases[c].r, 0, 3);
+        uint64_t added = 0;
+        for (uint64_t i = 0; i < 100000; i++) added += add(f, 2, i) == BK_OK;
+        for (uint64_t i = 0; i < 100000; i++)
+            if (!has(f, 2, i)) fail_msg("case %zu: false negative %llu", c, (unsigned long long)i);
+        assert_int_equal(bk_scalable_filters(f), layers_for(100, cases[c].s, added));
+        double fpr = measure_fpr(f, 200000);
+        print_message("s=%u r=%.2f p=%.3f: %u sub-filters, FPR %.5f, bound %.5f\n", cases[c].s, cases[c].r, cases[c].p,
+                      bk_scalable_filters(f), fpr, bk_scalable_fpr_bound(f));
+        /* the bound holds up to sampling noise (3 sigma) */
+        double b = bk_scalable_fpr_bound(f);
+        assert_true(fpr <= b + 3 * sqrt(b / 200000));
+        assert_true(b <= cases[c].p * 1.02);
+        bk_scalable_free(f);
+    }
+}
+
+/* Growth 1: RedisBloom's NONSCALING. Exactly `capacity` keys, then BK_EFULL with nothing changed. */
+static void nonscaling_fills_then_refuses(void **state)
+{
+    (void)state;
+    bk_scalable *f = make(1000, 0.01, 1, 0.5, 0, 4);
+    bk_geometry g;
+    bk_bloom_size(1000, 0.01, &g);
+    bk_scalable_layer ls;
+    bk_scalable_layer_stats(f, 0, &ls);
+    assert_int_equal(ls.bits, g.m); /* sized for p itself, r unused */
+    uint64_t i = 0, added = 0;
+    bk_status s = BK_OK;
+    while (added < 1000) {
+        s = add(f, 3, i++);
+        assert_true(s == BK_OK || s == BK_EEXISTS);
+        added += s == BK_OK;
+    }
+    assert_int_equal(bk_scalable_count(f), 1000);
+    bk_stats st;
+    bk_scalable_stats(f, &st);
+    assert_true(st.saturated);
+    /* a new key: full; a key already in: still fine */
+    uint64_t before_bytes = bk_scalable_bytes(f);
+    uint64_t full = 0;
+    for (uint64_t j = 0; j < 100; j++) {
+        s = add(f, 4, j);
+        if (s == BK_EFULL) full++;
+        else assert_int_equal(s, BK_EEXISTS); /* a false positive of the full filter */
+    }
+    assert_true(full > 90);
+    tu_key k = tu_make_key(4, 0);
+    assert_int_equal(bk_scalable_add(f, k.b, sizeof k.b), has(f, 4, 0) ? BK_OK : BK_EFULL);
+    k = tu_make_key(3, 0);
+    assert_int_equal(bk_scalable_add(f, k.b, sizeof k.b), BK_OK);
+    assert_int_equal(bk_scalable_add_if_absent(f, k.b, sizeof k.b), BK_EEXISTS);
+    assert_int_equal(bk_scalable_count(f), 1000);
+    assert_int_equal(bk_scalable_filters(f), 1);
+    assert_int_equal(bk_scalable_bytes(f), before_bytes);
+    uint64_t hn = bk_hash64("new!", 4, 4);
+    assert_int_equal(bk_scalable_add_hash_atomic(f, hn), bk_scalable_contains_hash(f, hn) ? BK_EEXISTS : BK_EFULL);
+    uint32_t nf;
+    bk_scalable_options o = { 1, 0.5, 0, 0 };
+    assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1000, &nf, NULL), BK_OK);
+    assert_int_equal(nf, 1);
+    assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1001, &nf, NULL), BK_EFULL);
+    bk_scalable_free(f);
+}
+
+/* add_if_absent says whether the key was new; add says BK_OK either way. */
+static void add_reports_new_keys(void **state)
+{
+    (void)state;
+    bk_scalable *f = make(100, 0.001, 2, 0.9, 0, 5);
+    for (uint64_t i = 0; i < 1000; i++) {
+        bool before = has(f, 5, i);
+        bk_status s = add(f, 5, i);
+        assert_int_equal(s, before ? BK_EEXISTS : BK_OK);
+        assert_int_equal(add(f, 5, i), BK_EEXISTS);
+        tu_key k = tu_make_key(5, i);
+        assert_int_equal(bk_scalable_add(f, k.b, sizeof k.b), BK_OK);
+        assert_int_equal(bk_scalable_add_hash(f, bk_hash64(k.b, sizeof k.b, 5)), BK_OK);
+    }
+    assert_true(bk_scalable_count(f) >= 995 && bk_scalable_count(f) <= 1000);
+    /* bytes form == pre-hashed form */
+    uint64_t h = bk_hash64("abc", 3, 5);
+    assert_int_equal(bk_scalable_add_hash_if_absent(f, h), bk_scalable_contains(f, "abc", 3) ? BK_EEXISTS : BK_OK);
+    assert_true(bk_scalable_contains(f, "abc", 3));
+    assert_int_equal(bk_scalable_add_if_absent(f, "abc", 3), BK_EEXISTS);
+    bk_scalable_free(f);
+}
+
+/* The memory limit: growth stops with BK_ETOOBIG, nothing changed, every key in stays in. */
+static void memory_limit(void **state)
+{
+    (void)state;
+    const uint64_t limit = 64 * 1024;
+    bk_scalable *f = make(1000, 0.01, 2, 0.9, limit, 6);
+    assert_int_equal(bk_scalable_max_bytes(f), limit);
+    uint64_t i = 0, added = 0;
+    bk_status s;
+    while ((s = add(f, 6, i)) == BK_OK || s == BK_EEXISTS) {
+        added += s == BK_OK;
+        i++;
+        assert_true(i < 10000000);
+    }
+    assert_int_equal(s, BK_ETOOBIG);
+    uint32_t L = bk_scalable_filters(f);
+    uint64_t bytes = bk_scalable_bytes(f), cap = bk_scalable_capacity(f);
+    assert_true(bytes <= limit);
+    assert_int_equal(bk_scalable_count(f), added);
+    assert_int_equal(added, cap);
+    bk_stats st;
+    bk_scalable_stats(f, &st);
+    assert_true(st.saturated);
+    /* the next layer would not fit */
+    bk_geometry g;
+    assert_int_equal(bk_scalable_layer_size(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6 }, L, &g), BK_OK);
+    assert_true(bytes + (g.m + 511) / 512 * 64 > limit);
+    assert_int_equal(bk_scalable_plan(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6 }, cap + 1, NULL, NULL),
+                     BK_ETOOBIG);
+    assert_int_equal(add(f, 7, 1), has(f, 7, 1) ? BK_EEXISTS : BK_ETOOBIG);
+    assert_int_equal(bk_scalable_filters(f), L);
+    assert_int_equal(bk_scalable_bytes(f), bytes);
+    for (uint64_t j = 0; j < i; j++) assert_true(has(f, 6, j));
+    /* raising the limit lets it grow again; lowering it below what it holds is refused */
+    assert_int_equal(bk_scalable_set_max_bytes(f, bytes - 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_set_max_bytes(f, BK_MAX_FILTER_BYTES + 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_max_bytes(f), limit);
+    assert_int_equal(bk_scalable_set_max_bytes(f, 0), BK_OK);
+    assert_int_equal(bk_scalable_max_bytes(f), BK_SCALABLE_DEFAULT_MAX_BYTES);
+    uint64_t j = 0;
+    while ((s = add(f, 7, j++)) == BK_EEXISTS) {
+    }
+    assert_int_equal(s, BK_OK);
+    assert_int_equal(bk_scalable_filters(f), L + 1);
+    bk_scalable_free(f);
+    /* the default limit */
+    f = make(100, 0.01, 2, 0.9, 0, 0);
+    assert_int_equal(bk_scalable_max_bytes(f), BK_SCALABLE_DEFAULT_MAX_BYTES);
+    bk_scalable_free(f);
+    /* a first sub-filter past the limit */
+    bk_scalable_options o = { 2, 0.9, 1024, 0 };
+    f = (bk_scalable *)(uintptr_t)1;
+    assert_int_equal(bk_scalable_new(100000, 0.01, &o, &f), BK_ETOOBIG);
+    assert_null(f);
+}
+
+static void bad_input(void **state)
+{
+    (void)state;
+    bk_scalable_options d = bk_scalable_default_options();
+    assert_int_equal(d.growth, 2);
+    assert_true(d.tightening == BK_SCALABLE_DEFAULT_TIGHTENING);
+    const struct { uint64_t cap; double p; uint32_t s; double r; uint64_t max; } bad[] = {
+        { 100, 0.01, 0, 0.9, 0 },     { 100, 0.01, 17, 0.9, 0 },  { 100, 0.01, 2, 0.0, 0 },
+        { 100, 0.01, 2, 1.0, 0 },     { 100, 0.01, 2, -0.5, 0 },  { 100, 0.01, 2, NAN, 0 },
+        { 0, 0.01, 2, 0.9, 0 },       { 100, 0.0, 2, 0.9, 0 },    { 100, 1.0, 2, 0.9, 0 },
+        { 100, NAN, 2, 0.9, 0 },      { 100, 0.01, 2, 0.9, BK_MAX_FILTER_BYTES + 1 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bk_scalable_options o = { bad[i].s, bad[i].r, bad[i].max, 0 };
+        bk_scalable *f = (bk_scalable *)(uintptr_t)1;
+        if (bk_scalable_new(bad[i].cap, bad[i].p, &o, &f) != BK_EINVAL) fail_msg("case %zu accepted", i);
+        assert_null(f);
+        bk_geometry g;
+        assert_int_equal(bk_scalable_layer_size(bad[i].cap, bad[i].p, &o, 0, &g), BK_EINVAL);
+        assert_int_equal(bk_scalable_plan(bad[i].cap, bad[i].p, &o, 10, NULL, NULL), BK_EINVAL);
+    }
+    assert_int_equal(bk_scalable_new(100, 0.01, NULL, NULL), BK_EINVAL);
+    bk_scalable *f = make(100, 0.01, 2, 0.9, 0, 0);
+    assert_int_equal(bk_scalable_add(NULL, "x", 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_add(f, NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_add_if_absent(f, NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_add_atomic(f, NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_add_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_add_hash_atomic(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_scalable_count(f), 0);
+    size_t added = 7;
+    assert_int_equal(bk_scalable_add_many(f, NULL, NULL, 2, &added), BK_EINVAL);
+    assert_int_equal(added, 0);
+    assert_int_equal(bk_scalable_add_hashes(f, NULL, 2, NULL), BK_EINVAL);
+    assert_int_equal(bk_scalable_count(f), 0);
+    bk_geometry g;
+    assert_int_equal(bk_scalable_layer_size(100, 0.01, NULL, BK_SCALABLE_MAX_FILTERS, &g), BK_EINVAL);
+    /* the empty key is a key */
+    assert_int_equal(bk_scalable_add_if_absent(f, NULL, 0), BK_OK);
+    assert_true(bk_scalable_contains(f, "", 0));
+    /* a scalable filter has no remove: through the generic handle, BK_ENOTSUP and nothing changes */
+    assert_null(bk__scalable_vtable.remove_hash);
+    assert_int_equal(bk__scalable_vtable.type, BK_TYPE_SCALABLE);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);
+    for (uint64_t i = 0; i < 500; i++) {
+        tu_key k = tu_make_key(17, i);
+        assert_int_equal(bk_filter_add(h, k.b, sizeof k.b), BK_OK);
+    }
+    uint8_t *before, *after;
+    size_t lb, la;
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&before, &lb), BK_OK);
+    tu_key k0 = tu_make_key(17, 0);
+    assert_int_equal(bk_filter_remove(h, k0.b, sizeof k0.b), BK_ENOTSUP);
+    assert_int_equal(bk_filter_remove_hash(h, bk_hash64(k0.b, sizeof k0.b, 0)), BK_ENOTSUP);
+    assert_int_equal(bk_filter_save_alloc(h, (void **)&after, &la), BK_OK);
+    assert_int_equal(la, lb);
+    assert_memory_equal(before, after, la);
+    assert_true(bk_filter_contains(h, k0.b, sizeof k0.b));
+    assert_ptr_equal(bk_filter_get(h, BK_TYPE_SCALABLE), f);
+    assert_null(bk_filter_get(h, BK_TYPE_COUNTING));
+    bk_filter_buffer_free(before);
+    bk_filter_buffer_free(after);
+    bk_filter_free(h); /* frees f */
+    bk_scalable_free(NULL);
+}
+
+/* Batches equal single calls; atomic adds equal plain adds when run alone. */
+static void forms_agree(void **state)
+{
+    (void)state;
+    enum { M = 50000 };
+    static uint64_t hs[M];
+    static tu_key keys[M];
+    static const void *ptrs[M];
+    static size_t lens[M];
+    static uint8_t res[M];
+    bk_scalable *a = make(500, 0.01, 2, 0.9, 0, 8), *b = make(500, 0.01, 2, 0.9, 0, 8), *c = make(500, 0.01, 2, 0.9, 0, 8);
+    size_t added_a = 0, added_b = 0, added_c = 0;
+    for (int i = 0; i < M; i++) {
+        keys[i] = tu_make_key(8, (uint64_t)(i % (M / 2))); /* each key twice */
+        ptrs[i] = keys[i].b;
+        lens[i] = sizeof keys[i].b;
+        hs[i] = bk_hash64(keys[i].b, sizeof keys[i].b, 8);
+        added_a += bk_scalable_add_if_absent(a, ptrs[i], lens[i]) == BK_OK;
+        added_c += bk_scalable_add_hash_atomic(c, hs[i]) == BK_OK;
+    }
+    assert_int_equal(bk_scalable_add_many(b, ptrs, lens, M, &added_b), BK_OK);
+    assert_int_equal(added_a, added_b);
+    assert_int_equal(added_a, added_c);
+    assert_int_equal(added_a, bk_scalable_count(a));
+    assert_true(added_a <= M / 2);
+    assert_int_equal(bk_scalable_filters(a), bk_scalable_filters(b));
+    assert_int_equal(bk_scalable_filters(a), bk_scalable_filters(c));
+    for (uint32_t l = 0; l < bk_scalable_filters(a); l++) {
+        bk_scalable_layer la, lb, lc;
+        bk_scalable_layer_stats(a, l, &la);
+        bk_scalable_layer_stats(b, l, &lb);
+        bk_scalable_layer_stats(c, l, &lc);
+        assert_int_equal(la.count, lb.count);
+        assert_int_equal(la.count, lc.count);
+        assert_true(la.fill_ratio == lb.fill_ratio && la.fill_ratio == lc.fill_ratio);
+    }
+    /* contains: present keys and absent ones, single == batch */
+    for (int i = 0; i < M; i++) {
+        keys[i] = tu_make_key(i & 1 ? 8 : 9, (uint64_t)i / 2);
+        hs[i] = bk_hash64(keys[i].b, sizeof keys[i].b, 8);
+    }
+    size_t present = bk_scalable_contains_many(a, ptrs, lens, M, res), single = 0;
+    for (int i = 0; i < M; i++) {
+        bool p = bk_scalable_contains(a, ptrs[i], lens[i]);
+        assert_int_equal(res[i], p);
+        assert_int_equal(bk_scalable_contains_hash(a, hs[i]), p);
+        if (i & 1) assert_true(p);
+        single += p;
+    }
+    assert_int_equal(present, single);
+    assert_int_equal(bk_scalable_contains_hashes(a, hs, M, NULL), single);
+    bk_scalable_free(a);
+    bk_scalable_free(b);
+    bk_scalable_free(c);
+}
+
+/* ---- serialization through the vtable ---- */
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} sink_t;
+
+static bk_status sink(void *ctx, const void *data, size_t len)
+{
+    sink_t *s = ctx;
+    if (s->len + len > s->cap) {
+        s->cap = (s->len + len) * 2;
+        s->buf = realloc(s->buf, s->cap);
+    }
+    memcpy(s->buf + s->len, data, len);
+    s->len += len;
+    return BK_OK;
+}
+
+static uint8_t *encode(const void *f, size_t *len)
+{
+    sink_t s = { 0 };
+    bk_writer w = { sink, &s, 0 };
+    assert_int_equal(bk__scalable_vtable.encode(f, &w), BK_OK);
+    assert_int_equal(w.offset, s.len);
+    bk_writer count_only = { NULL, NULL, 0 };
+    assert_int_equal(bk__scalable_vtable.encode(f, &count_only), BK_OK);
+    assert_int_equal(count_only.offset, s.len);
+    uint8_t *al = aligned_alloc(64, (s.len + 63) / 64 * 64 + 64);
+    memcpy(al, s.buf, s.len);
+    free(s.buf);
+    *len = s.len;
+    return al;
+}
+
+static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
+{
+    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_status s = bk__scalable_vtable.decode(&r, out);
+    if (s == BK_OK && r.off != len) {
+        /* the container refuses a body shorter than its declared length */
+        bk__scalable_vtable.destroy(*out);
+        *out = NULL;
+        return BK_ECORRUPT;
+    }
+    return s;
+}
+
+static void put(uint8_t *b, size_t off, size_t width, uint64_t v)
+{
+    for (size_t j = 0; j < width; j++) b[off + j] = (uint8_t)(v >> (8 * j));
+}
+
+static void serialization_round_trip(void **state)
+{
+    (void)state;
+    bk_scalable *f = make(200, 0.02, 2, 0.8, 1 << 20, 41);
+    for (uint64_t i = 0; i < 3000; i++) add(f, 10, i);
+    assert_int_equal(bk_scalable_filters(f), 4);
+    size_t len;
+    uint8_t *buf = encode(f, &len);
+    assert_int_equal(len % 64, 0);
+    for (int borrow = 0; borrow <= 1; borrow++) {
+        void *g = NULL;
+        assert_int_equal(decode(buf, len, 41, borrow, &g), BK_OK);
+        assert_int_equal(bk_scalable_filters(g), 4);
+        assert_int_equal(bk_scalable_count(g), bk_scalable_count(f));
+        assert_int_equal(bk_scalable_capacity(g), bk_scalable_capacity(f));
+        assert_int_equal(bk_scalable_bytes(g), bk_scalable_bytes(f));
+        assert_int_equal(bk_scalable_initial_capacity(g), 200);
+        assert_true(bk_scalable_error(g) == 0.02);
+        assert_true(bk_scalable_tightening(g) == 0.8);
+        assert_int_equal(bk_scalable_growth(g), 2);
+        assert_int_equal(bk_scalable_max_bytes(g), 1 << 20);
+        assert_int_equal(bk_scalable_seed(g), 41);
+        assert_int_equal(bk_scalable_compatible(f, g), BK_OK);
+        for (uint64_t i = 0; i < 3000; i++) assert_true(has(g, 10, i));
+        for (uint64_t i = 0; i < 3000; i++) assert_int_equal(has(g, 11, i), has(f, 11, i));
+        size_t len2;
+        uint8_t *buf2 = encode(g, &len2);
+        assert_int_equal(len2, len);
+        assert_memory_equal(buf, buf2, len);
+        free(buf2);
+        if (!borrow) {
+            /* a decoded chain keeps growing */
+            for (uint64_t i = 3000; i < 6000; i++) add(g, 10, i);
+            assert_int_equal(bk_scalable_filters(g), 5);
+            for (uint64_t i = 0; i < 6000; i++) assert_true(has(g, 10, i));
+        }
+        bk__scalable_vtable.destroy(g);
+    }
+    /* truncations */
+    for (size_t cut = 0; cut < len; cut += (cut < 200 ? 1 : 61)) {
+        void *g = (void *)1;
+        bk_status s = decode(buf, cut, 41, false, &g);
+        if (s != BK_ETRUNCATED && s != BK_ECORRUPT) fail_msg("cut %zu: %s", cut, bk_strerror(s));
+        assert_null(g);
+    }
+    /* header fields: u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters */
+    double one = 1.0, zero = 0.0, half = 0.5, nan = NAN;
+    uint64_t one_u, zero_u, half_u, nan_u;
+    memcpy(&one_u, &one, 8);
+    memcpy(&zero_u, &zero, 8);
+    memcpy(&half_u, &half, 8);
+    memcpy(&nan_u, &nan, 8);
+    const struct { size_t off, width; uint64_t val; } edits[] = {
+        { 0, 8, 0 },      { 0, 8, 201 },      { 8, 8, one_u },   { 8, 8, zero_u }, { 8, 8, nan_u },
+        { 8, 8, half_u }, { 16, 8, one_u },   { 16, 8, zero_u }, { 16, 8, half_u }, { 24, 8, 0 },
+        { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
+        { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
+        { 40, 1, 1 },     { 63, 1, 0x80 },
+        /* first sub-filter body at 64: layout, k, m, capacity, count */
+        { 64, 4, 1 },     { 68, 4, 9 },       { 72, 8, 100 },    { 80, 8, 100 },   { 88, 8, UINT64_MAX },
+    };
+    uint8_t *bad = aligned_alloc(64, len + 64);
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        memcpy(bad, buf, len);
+        put(bad, edits[e].off, edits[e].width, edits[e].val);
+        void *g = (void *)1;
+        bk_status s = decode(bad, len, 41, false, &g);
+        if (s != BK_ECORRUPT && s != BK_ETRUNCATED) fail_msg("edit %zu: %s", e, bk_strerror(s));
+        assert_null(g);
+    }
+    /* a set bit past m in the last sub-filter */
+    memcpy(bad, buf, len);
+    bad[len - 1] = 0x80;
+    void *g = (void *)1;
+    assert_int_equal(decode(bad, len, 41, false, &g), BK_ECORRUPT);
+    assert_null(g);
+    /* trailing bytes belong to nobody: the container checks the length; the decoder consumes exactly
+     * its body (checked in decode()) */
+    free(bad);
+    free(buf);
+    bk_scalable_free(f);
+    /* growth 1 round trip */
+    f = make(500, 0.01, 1, 0.5, 0, 42);
+    for (uint64_t i = 0; bk_scalable_count(f) < 500; i++) add(f, 12, i);
+    buf = encode(f, &len);
+    assert_int_equal(decode(buf, len, 42, false, &g), BK_OK);
+    assert_int_equal(bk_scalable_growth(g), 1);
+    assert_int_equal(add(g, 13, 1), has(g, 13, 1) ? BK_EEXISTS : BK_EFULL);
+    bk_scalable_free(g);
+    free(buf);
+    bk_scalable_free(f);
+}
+
+static void union_clone_clear(void **state)
+{
+    (void)state;
+    bk_scalable *a = make(100, 0.01, 2, 0.9, 0, 51), *b = make(100, 0.01, 2, 0.9, 0, 51);
+    for (uint64_t i = 0; i < 300; i++) add(a, 14, i);    /* 2 sub-filters */
+    for (uint64_t i = 0; i < 3000; i++) add(b, 15, i);   /* 5 sub-filters */
+    assert_int_equal(bk_scalable_filters(a), 2);
+    assert_int_equal(bk_scalable_filters(b), 5);
+    bk_scalable *c = NULL;
+    assert_int_equal(bk_scalable_clone(a, &c), BK_OK);
+    assert_int_equal(bk_scalable_union(a, b), BK_OK);
+    assert_int_equal(bk_scalable_filters(a), 5);
+    for (uint64_t i = 0; i < 300; i++) assert_true(has(a, 14, i));
+    for (uint64_t i = 0; i < 3000; i++) assert_true(has(a, 15, i));
+    TU_ASSERT_WITHIN((double)bk_scalable_count(a), 3300, 0.1);
+    /* incompatible: nothing changes */
+    bk_scalable *o1 = make(100, 0.01, 2, 0.9, 0, 52), *o2 = make(100, 0.01, 4, 0.9, 0, 51),
+                *o3 = make(100, 0.02, 2, 0.9, 0, 51), *o4 = make(101, 0.01, 2, 0.9, 0, 51), *o5 = make(100, 0.01, 2, 0.8, 0, 51);
+    bk_scalable *targets[] = { o1, o2, o3, o4, o5 };
+    for (int t = 0; t < 5; t++) {
+        add(targets[t], 16, 1);
+        assert_int_equal(bk_scalable_union(c, targets[t]), BK_EINCOMPAT);
+    }
+    assert_int_equal(bk_scalable_filters(c), 2);
+    assert_int_equal(bk_scalable_count(c), 300);
+    for (uint64_t i = 0; i < 300; i++) assert_true(has(c, 14, i));
+    /* a union that would pass the memory limit: refused, nothing changed */
+    bk_scalable *small = make(100, 0.01, 2, 0.9, 512, 51);
+    assert_int_equal(bk_scalable_union(small, b), BK_ETOOBIG);
+    assert_int_equal(bk_scalable_filters(small), 1);
+    /* clear: back to one empty sub-filter */
+    bk_scalable_clear(a);
+    assert_int_equal(bk_scalable_filters(a), 1);
+    assert_int_equal(bk_scalable_count(a), 0);
+    bk_stats st;
+    bk_scalable_stats(a, &st);
+    assert_true(st.fill_ratio == 0.0);
+    assert_int_equal(st.memory_bytes, bk_scalable_bytes(a));
+    for (uint64_t i = 0; i < 3000; i++) assert_int_equal(add(a, 15, i), has(a, 15, i) ? BK_EEXISTS : BK_OK);
+    for (int t = 0; t < 5; t++) bk_scalable_free(targets[t]);
+    bk_scalable_free(small);
+    bk_scalable_free(a);
+    bk_scalable_free(b);
+    bk_scalable_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grows_to_a_million),
+        cmocka_unit_test(other_growth_and_ratios),
+        cmocka_unit_test(nonscaling_fills_then_refuses),
+        cmocka_unit_test(add_reports_new_keys),
+        cmocka_unit_test(memory_limit),
+        cmocka_unit_test(bad_input),
+        cmocka_unit_test(forms_agree),
+        cmocka_unit_test(serialization_round_trip),
+        cmocka_unit_test(union_clone_clear),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
