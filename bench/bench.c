@@ -219,7 +219,7 @@ int main(int argc, char **argv)
         bool is_base = cp == bench_contenders;
         if (!is_base && !selected(only, c->name)) continue;
         for (int b = 0; b < 2; b++) {
-            if (b && (!do_batch || !(c->add_batch || c->contains_batch) || c->build)) continue;
+            if (b && (!do_batch || !(c->add_batch || c->contains_batch))) continue;
             result_t r = run(c, kind, n, q, p, b, &ch);
             if (!r.ok) {
                 fprintf(stderr, "%s: could not be created\n", c->name);

@@ -5,6 +5,7 @@ extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
 extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable1;
 extern const bench_contender bench_cuckoo;
+extern const bench_contender bench_fuse, bench_fuse16;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
@@ -18,5 +19,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_scalable,
     &bench_scalable1,
     &bench_cuckoo,
+    &bench_fuse,
+    &bench_fuse16,
     NULL,
 };

@@ -9,6 +9,7 @@ static const bk_vtable *const registry[] = {
     &bk__counting_vtable,
     &bk__scalable_vtable,
     &bk__cuckoo_vtable,
+    &bk__fuse_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

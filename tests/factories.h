@@ -8,6 +8,7 @@
 #define BK_TEST_FACTORIES_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bloomkit/bloomkit.h>
 
@@ -50,6 +51,9 @@ typedef struct tf_factory {
     /* A filter sized for `capacity` keys at FPR 1% holding keys (set 1, 0..nkeys-1), hashed with
      * `seed`; NULL on failure. Static types (fuse) are built from exactly those keys. */
     bk_filter *(*make)(uint64_t capacity, uint64_t nkeys, uint64_t seed);
+    /* true for static sets (fuse): built once from all keys; add, remove, merge and clear through the
+     * handle return BK_ENOTSUP */
+    bool static_set;
 } tf_factory;
 
 static inline bk_filter *tf_wrap_fill(bk_type t, void *typed, void (*free_typed)(void *), uint64_t nkeys)
@@ -130,17 +134,51 @@ static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
     if (bk_cuckoo_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_CUCKOO, c, tf_cuckoo_free, nkeys);
 }
+static inline bk_filter *tf_make_fuse(uint32_t bits, uint64_t nkeys, uint64_t seed)
+{
+    const void **ptrs = (const void **)malloc((nkeys ? nkeys : 1) * sizeof *ptrs);
+    size_t *lens = (size_t *)malloc((nkeys ? nkeys : 1) * sizeof *lens);
+    tf_key *keys = (tf_key *)malloc((nkeys ? nkeys : 1) * sizeof *keys);
+    bk_filter *f = NULL;
+    if (ptrs && lens && keys) {
+        for (uint64_t i = 0; i < nkeys; i++) {
+            keys[i] = tf_make_key(1, i);
+            ptrs[i] = keys[i].b;
+            lens[i] = sizeof keys[i].b;
+        }
+        bk_fuse_options o = { bits, 0, seed };
+        bk_fuse *fu;
+        if (bk_fuse_build(ptrs, lens, (size_t)nkeys, &o, &fu) == BK_OK && bk_filter_wrap(BK_TYPE_FUSE, fu, &f) != BK_OK)
+            bk_fuse_free(fu);
+    }
+    free(ptrs);
+    free(lens);
+    free(keys);
+    return f;
+}
+static bk_filter *tf_fuse8(uint64_t c, uint64_t n, uint64_t s)
+{
+    (void)c;
+    return tf_make_fuse(8, n, s);
+}
+static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
+{
+    (void)c;
+    return tf_make_fuse(16, n, s);
+}
 
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
-    { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard },
-    { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned },
-    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split },
-    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512 },
-    { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4 },
-    { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8 },
-    { "scalable", BK_TYPE_SCALABLE, false, tf_scalable },
-    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo }, /* shared writing: needs the process's writer lock */
+    { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
+    { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned, false },
+    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split, false },
+    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512, false },
+    { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4, false },
+    { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8, false },
+    { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false },
+    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
+    { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
+    { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

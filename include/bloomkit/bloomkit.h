@@ -9,6 +9,7 @@
 #include "counting.h"
 #include "scalable.h"
 #include "cuckoo.h"
+#include "fuse.h"
 #include "filter.h"
 
 #endif
