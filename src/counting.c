@@ -255,13 +255,17 @@ static void prefetch_probes(const bk_counting *f, uint64_t h)
 {
     BK_FOR_EACH_COUNTER(f, h, { (void)sh; BK_PREFETCH(wp); });
 }
+static void prefetch_probes_w(const bk_counting *f, uint64_t h)
+{
+    BK_FOR_EACH_COUNTER(f, h, { (void)sh; BK_PREFETCH_W(wp); });
+}
 
 bk_status bk_counting_add_hashes(bk_counting *f, const uint64_t *hashes, size_t n)
 {
     if (!f || (!hashes && n)) return BK_EINVAL;
     for (size_t i = 0; i < n; i += BK_BATCH) {
         size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) prefetch_probes(f, hashes[j]);
+        for (size_t j = i; j < e; j++) prefetch_probes_w(f, hashes[j]);
         for (size_t j = i; j < e; j++) bk_counting_add_hash(f, hashes[j]);
     }
     return BK_OK;

@@ -32,9 +32,10 @@
  * (p0 = p, r unused), and an add of a new key once it holds `capacity` keys fails with BK_EFULL.
  *
  * add hashes the key once (bk_hash64 with the filter's seed) and uses that one 64-bit value for every
- * sub-filter; a query checks the newest (largest) sub-filter first and derives each sub-filter's
- * probes from the same hash with a few multiplications, so an absent key costs one hash for the whole
- * chain. A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
+ * sub-filter: each sub-filter's probes come from it by one multiply-shift per probe, so an absent key
+ * costs one hash for the whole chain. A query tests the first two probes of every sub-filter, newest
+ * (largest) first, without branching on them, so their cache misses overlap, then goes on only in the
+ * few sub-filters where both were set. A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
  * count is the number of keys actually added; a key that is a false positive of the chain is not
  * added (and add_if_absent says so). When the newest sub-filter holds its capacity, the next add of a
  * new key first appends a sub-filter; if that would take the chain's arrays past max_bytes
