@@ -18,8 +18,9 @@ build:
 	@cmake -S . -B $(BUILD) -DBK_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# A made-up crawl of a million URLs through the bloomkit command: build, info, filter (scripts/demo.sh).
 demo: deps build
-	@$(BUILD)/examples/demo
+	@sh scripts/demo.sh $(BUILD)
 
 # Every test, then the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the
 # concurrency tests under ThreadSanitizer, then the loader fuzzer for FUZZ_SECONDS.

@@ -60,7 +60,7 @@ struct bk_blocked {
     uint64_t *count;      /* &count_own, or the count field inside a shared mapping */
     bool owns_words;
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above */
-    uint32_t lane_off[16] __attribute__((aligned(32)));
+    uint32_t lane_off[16]; /* read with unaligned loads: the allocator only promises 16 bytes */
 };
 
 /* Odd multipliers for the in-block probes (random, fixed forever: they define the file format). */
@@ -233,7 +233,7 @@ BK_T_AVX2 BK_INLINE bool b512_test8_avx2(__m256i lo, __m256i hi, __m256i x, cons
 {
     __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x, _mm256_load_si256((const __m256i *)salt)), 23);
     __m256i bit = _mm256_or_si256(_mm256_and_si256(pos, _mm256_set1_epi32(31)),
-                                  _mm256_load_si256((const __m256i *)off));
+                                  _mm256_loadu_si256((const __m256i *)off));
     __m256i one = _mm256_sllv_epi32(_mm256_set1_epi32(1), bit);
     __m256i idx = _mm256_srli_epi32(pos, 5);
     __m256 wl = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo, idx));

@@ -1,0 +1,197 @@
+/*
+ * BK.* : what RedisBloom users asked for and were declined.
+ *
+ *   BK.MERGE dest src [src ...]   union of compatible Bloom-family filters into dest (created as a copy
+ *                                 of the first source when missing); all or nothing
+ *   BK.INFO key                   fill ratio, estimated cardinality, FPR now, saturation, memory
+ *   BK.IMPORT key payload [REPLACE]  a filter in bloomkit's file format (e.g. built by the CLI)
+ *   BK.EXPORT key                 the filter in bloomkit's file format (for the CLI, or a file)
+ */
+#include "module.h"
+
+#include <string.h>
+
+/* Key names quoted in error messages are cut to this many bytes. */
+#define BKR_NAME_SHOWN 128
+
+static int reply_errorf(RedisModuleCtx *ctx, RedisModuleString *m)
+{
+    return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+}
+
+/* ---- BK.MERGE dest src [src ...] ---- */
+
+static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc < 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *dkey;
+    bkr_value *dv = NULL;
+    bkr_lookup dst = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &dkey, &dv);
+    if (dst == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (dst == BKR_OK && dv->stage) return bkr_reply_restoring(ctx);
+
+    /* Look every source up first: nothing is computed unless all of them are usable. */
+    int nsrc = argc - 2;
+    bkr_value **src = RedisModule_PoolAlloc(ctx, sizeof *src * (size_t)nsrc);
+    for (int i = 0; i < nsrc; i++) {
+        RedisModuleKey *k;
+        bkr_lookup st = bkr_open(ctx, argv[2 + i], REDISMODULE_READ, BKR_BF, &k, &src[i]);
+        if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+        if (st == BKR_EMPTY)
+            return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR not found: '%.*s'", BKR_NAME_SHOWN,
+                                                                    RedisModule_StringPtrLen(argv[2 + i], NULL)));
+        if (src[i]->stage) return bkr_reply_restoring(ctx);
+    }
+
+    /* The union is built in a copy, so that an incompatible source leaves dest exactly as it was. */
+    bk_filter *acc;
+    bk_status s = bkr_clone_filter(dst == BKR_OK ? dv : src[0], &acc);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    for (int i = dst == BKR_OK ? 0 : 1; i < nsrc; i++) {
+        s = bk_filter_merge(acc, src[i]->f);
+        if (s != BK_OK) {
+            bk_filter_free(acc);
+            const char *name = RedisModule_StringPtrLen(argv[2 + i], NULL);
+            if (s == BK_EINCOMPAT)
+                return reply_errorf(ctx, RedisModule_CreateStringPrintf(
+                    ctx, "ERR incompatible filters: '%.*s' differs from the others in type, geometry, parameters "
+                         "or seed (only filters created alike can be merged)", BKR_NAME_SHOWN, name));
+            if (s == BK_ENOTSUP)
+                return reply_errorf(ctx, RedisModule_CreateStringPrintf(
+                    ctx, "ERR filters of the type of '%.*s' cannot be merged", BKR_NAME_SHOWN, name));
+            return bkr_reply_status(ctx, s);
+        }
+    }
+    if (dst == BKR_OK) {
+        bk_filter_free(dv->f);
+        dv->f = acc;
+        dv->type = bk_filter_type(acc);
+        dv->typed = bk_filter_get(acc, dv->type);
+    } else {
+        bkr_value *v = bkr_value_from_filter(acc);
+        bkr_set(dkey, BKR_BF, v);
+    }
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ---- BK.INFO key ---- */
+
+static void kv_ll(RedisModuleCtx *ctx, const char *k, long long v)
+{
+    RedisModule_ReplyWithSimpleString(ctx, k);
+    RedisModule_ReplyWithLongLong(ctx, v);
+}
+static void kv_d(RedisModuleCtx *ctx, const char *k, double v)
+{
+    RedisModule_ReplyWithSimpleString(ctx, k);
+    RedisModule_ReplyWithDouble(ctx, v);
+}
+
+static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_family fam;
+    bkr_lookup st = bkr_open_any(ctx, argv[1], REDISMODULE_READ, &key, &v, &fam);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    if (v->stage) return bkr_reply_restoring(ctx);
+    bk_stats s;
+    bk_filter_stats(v->f, &s);
+    double bound = v->type == BK_TYPE_SCALABLE ? bk_scalable_fpr_bound(v->typed) : s.fpr_target;
+    RedisModule_ReplyWithMap(ctx, 13);
+    RedisModule_ReplyWithSimpleString(ctx, "type");
+    RedisModule_ReplyWithSimpleString(ctx, bk_type_name(s.type) ? bk_type_name(s.type) : "unknown");
+    kv_ll(ctx, "capacity", (long long)s.capacity);
+    kv_ll(ctx, "items", (long long)s.count);
+    kv_d(ctx, "fill_ratio", s.fill_ratio);
+    kv_d(ctx, "estimated_cardinality", s.est_cardinality);
+    kv_d(ctx, "fpr_target", s.fpr_target);
+    kv_d(ctx, "fpr_bound", bound);
+    kv_d(ctx, "fpr_now", s.fpr_now);
+    /* Saturated: past capacity (or full) by the library's measure, or answering false positives at more
+     * than twice the rate it was built for (e.g. after merging filters that were each sized for less). */
+    bool saturated = s.saturated || (s.fpr_target > 0 && s.fpr_now > 2 * s.fpr_target);
+    RedisModule_ReplyWithSimpleString(ctx, "saturated");
+    RedisModule_ReplyWithBool(ctx, saturated);
+    RedisModule_ReplyWithSimpleString(ctx, "warning");
+    if (saturated)
+        RedisModule_ReplyWithSimpleString(
+            ctx, fam == BKR_CF ? "the filter is full or past its capacity: inserts may fail; rebuild it larger"
+                               : "the filter is past its capacity: its false-positive rate is above the target; "
+                                 "rebuild it larger");
+    else
+        RedisModule_ReplyWithNull(ctx);
+    kv_ll(ctx, "memory_bytes", (long long)bkr_value_memory(v));
+    kv_d(ctx, "bits_per_item", s.bits_per_key);
+    kv_ll(ctx, "filters", s.subfilters ? s.subfilters : 1);
+    return REDISMODULE_OK;
+}
+
+/* ---- BK.IMPORT key payload [REPLACE] ---- */
+
+static int BK_Import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3 && argc != 4) return RedisModule_WrongArity(ctx);
+    bool replace = false;
+    if (argc == 4) {
+        if (!bkr_arg_is(argv[3], "REPLACE")) return RedisModule_ReplyWithError(ctx, "ERR unknown argument");
+        replace = true;
+    }
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY && !replace)
+        return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    size_t n;
+    const char *p = RedisModule_StringPtrLen(argv[2], &n);
+    bk_filter *f;
+    bk_status s = bk_filter_load_buffer(p, n, BK_LOAD_DEFAULT, &f);
+    if (s != BK_OK)
+        return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR invalid payload: %s", bk_strerror(s)));
+    bkr_value *v = bkr_value_from_filter(f);
+    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) RedisModule_DeleteKey(key);
+    bkr_set(key, bkr_family_of(v->type), v);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ---- BK.EXPORT key ---- */
+
+static int BK_Export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_family fam;
+    bkr_lookup st = bkr_open_any(ctx, argv[1], REDISMODULE_READ, &key, &v, &fam);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    if (v->stage) return bkr_reply_restoring(ctx);
+    uint8_t *buf;
+    size_t len;
+    bk_status s = bkr_save_alloc(v->f, &buf, &len);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len);
+    RedisModule_Free(buf);
+    return REDISMODULE_OK;
+}
+
+static const bkr_command bk_commands[] = {
+    { "bk.merge", BK_Merge, "write deny-oom", -3, BKR_KEY_MERGE,
+      "Union of compatible Bloom filters into a destination key", "O(n * m)" },
+    { "bk.info", BK_Info, "readonly", 2, BKR_KEY_READ,
+      "Fill ratio, estimated cardinality, current FPR, saturation and memory of a filter", "O(m)" },
+    { "bk.import", BK_Import, "write deny-oom", -3, BKR_KEY_CREATE,
+      "Stores a filter given in bloomkit's file format", "O(m)" },
+    { "bk.export", BK_Export, "readonly", 2, BKR_KEY_READ, "A filter in bloomkit's file format", "O(m)" },
+};
+
+int bkr_bk_register(RedisModuleCtx *ctx)
+{
+    return bkr_register(ctx, bk_commands, sizeof bk_commands / sizeof bk_commands[0]);
+}

@@ -1,0 +1,328 @@
+/*
+ * CF.* : the cuckoo side, RedisBloom 2.4.23's commands over bloomkit's cuckoo filter (bk_cuckoo) with
+ * its expansion chain. BUCKETSIZE is the slots per bucket (1, 2, 4 or 8 here), MAXITERATIONS the kicks
+ * one insert may do, EXPANSION the growth of each new table (0: none). Fingerprints are 8 bits by
+ * default, RedisBloom's size and error class; the module argument CF_FINGERPRINT_BITS 12 or 16 buys a
+ * 16x or 256x lower false-positive rate for 1.5x or 2x the memory.
+ */
+#include "module.h"
+
+#include <string.h>
+
+#define CF_DEFAULT_BUCKETSIZE 2
+#define CF_DEFAULT_MAX_ITERATIONS 20
+#define CF_DEFAULT_EXPANSION 1
+
+static bk_status cf_create(long long capacity, long long bucket_size, long long max_iterations,
+                           long long expansion, bkr_value **out)
+{
+    bk_cuckoo_options o;
+    memset(&o, 0, sizeof o);
+    o.bucket_size = (uint32_t)bucket_size;
+    o.fingerprint_bits = (uint32_t)bkr_cfg.cf_fingerprint_bits;
+    o.max_kicks = (uint32_t)max_iterations;
+    o.expansion = (uint32_t)expansion;
+    bk_cuckoo *cf;
+    bk_status s = bk_cuckoo_new((uint64_t)capacity, 0, &o, &cf);
+    if (s != BK_OK) return s;
+    *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf);
+    return *out ? BK_OK : BK_ENOMEM;
+}
+
+/* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] ---- */
+
+static int CF_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc < 3 || argc % 2 == 0) return RedisModule_WrongArity(ctx);
+    long long capacity;
+    if (!bkr_arg_ll(argv[2], &capacity)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
+    long long max_iterations = CF_DEFAULT_MAX_ITERATIONS, bucket_size = CF_DEFAULT_BUCKETSIZE,
+              expansion = CF_DEFAULT_EXPANSION;
+    for (int i = 3; i < argc; i += 2) {
+        if (bkr_arg_is(argv[i], "MAXITERATIONS")) {
+            if (!bkr_arg_ll(argv[i + 1], &max_iterations))
+                return RedisModule_ReplyWithError(ctx, "Couldn't parse MAXITERATIONS");
+            if (max_iterations <= 0 || max_iterations > BK_CUCKOO_MAX_KICKS)
+                return RedisModule_ReplyWithError(
+                    ctx, "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.");
+        } else if (bkr_arg_is(argv[i], "BUCKETSIZE")) {
+            if (!bkr_arg_ll(argv[i + 1], &bucket_size))
+                return RedisModule_ReplyWithError(ctx, "Couldn't parse BUCKETSIZE");
+            if (bucket_size != 1 && bucket_size != 2 && bucket_size != 4 && bucket_size != 8)
+                return RedisModule_ReplyWithError(ctx, "BUCKETSIZE: value must be 1, 2, 4 or 8.");
+        } else if (bkr_arg_is(argv[i], "EXPANSION")) {
+            if (!bkr_arg_ll(argv[i + 1], &expansion))
+                return RedisModule_ReplyWithError(ctx, "Couldn't parse EXPANSION");
+            if (expansion < 0 || expansion > BK_CUCKOO_MAX_EXPANSION)
+                return RedisModule_ReplyWithError(
+                    ctx, "EXPANSION: value must be an integer between 0 and 32768, inclusive.");
+        } else {
+            return RedisModule_ReplyWithError(ctx, "ERR unknown argument");
+        }
+    }
+    if (bucket_size * 2 > capacity)
+        return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    bk_status s = cf_create(capacity, bucket_size, max_iterations, expansion, &v);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    bkr_set(key, BKR_CF, v);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ---- CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX ---- */
+
+typedef struct cf_insert_opts {
+    long long capacity;
+    bool nx, nocreate, multi;
+} cf_insert_opts;
+
+static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
+                            const cf_insert_opts *o)
+{
+    RedisModuleKey *key;
+    bkr_value *v;
+    bool changed = false;
+    bkr_lookup st = bkr_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) {
+        if (o->nocreate) return RedisModule_ReplyWithError(ctx, "ERR not found");
+        bk_status s = cf_create(o->capacity, CF_DEFAULT_BUCKETSIZE, CF_DEFAULT_MAX_ITERATIONS,
+                                CF_DEFAULT_EXPANSION, &v);
+        if (s != BK_OK) return bkr_reply_status(ctx, s);
+        bkr_set(key, BKR_CF, v);
+        changed = true;
+    } else if (v->stage) {
+        return bkr_reply_restoring(ctx);
+    }
+    /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
+    if ((long long)bk_cuckoo_tables(v->typed) >= bkr_cfg.cf_max_expansions) {
+        if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
+        return RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
+    }
+
+    /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. Single
+     * adds always reply a boolean (an integer 1/0 in RESP2), so only arrays need the protocol. */
+    bool bools = o->multi ? !o->nx && bkr_resp3(ctx) : true;
+    if (o->multi) RedisModule_ReplyWithArray(ctx, n);
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(items[i], &len);
+        bk_status s = o->nx ? bk_cuckoo_add_if_absent(v->typed, p, len) : bk_cuckoo_add(v->typed, p, len);
+        if (s == BK_OK || s == BK_EEXISTS) {
+            changed |= s == BK_OK;
+            if (bools) RedisModule_ReplyWithBool(ctx, s == BK_OK);
+            else RedisModule_ReplyWithLongLong(ctx, s == BK_OK);
+        } else if (!o->multi) {
+            if (changed) RedisModule_ReplicateVerbatim(ctx);
+            if (s == BK_EFULL) return RedisModule_ReplyWithError(ctx, "Filter is full");
+            return bkr_reply_status(ctx, s);
+        } else if (bools) {
+            RedisModule_ReplyWithBool(ctx, 0);
+        } else {
+            RedisModule_ReplyWithLongLong(ctx, -1);
+        }
+    }
+    if (changed) RedisModule_ReplicateVerbatim(ctx);
+    return REDISMODULE_OK;
+}
+
+static int CF_Add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    cf_insert_opts o = { .capacity = bkr_cfg.cf_initial_size };
+    o.nx = bkr_arg_is(argv[0], "CF.ADDNX");
+    return cf_insert_common(ctx, argv[1], argv + 2, 1, &o);
+}
+
+/* CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item [item ...] */
+static int CF_Insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc < 4) return RedisModule_WrongArity(ctx);
+    cf_insert_opts o = { .capacity = bkr_cfg.cf_initial_size, .multi = true };
+    o.nx = bkr_arg_is(argv[0], "CF.INSERTNX");
+    int items = -1;
+    for (int i = 2; i < argc && items < 0; i++) {
+        if (bkr_arg_is(argv[i], "ITEMS")) {
+            items = i + 1;
+        } else if (bkr_arg_is(argv[i], "CAPACITY")) {
+            if (++i == argc) return RedisModule_WrongArity(ctx);
+            if (!bkr_arg_ll(argv[i], &o.capacity)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
+            if (2 * CF_DEFAULT_BUCKETSIZE > o.capacity)
+                return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+        } else if (bkr_arg_is(argv[i], "NOCREATE")) {
+            o.nocreate = true;
+        } else {
+            return RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        }
+    }
+    if (items < 0 || items >= argc) return RedisModule_WrongArity(ctx);
+    return cf_insert_common(ctx, argv[1], argv + items, argc - items, &o);
+}
+
+/* ---- CF.EXISTS / CF.MEXISTS / CF.COUNT ---- */
+
+static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool count)
+{
+    RedisModuleKey *key;
+    bkr_value *v = NULL;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
+    int n = argc - 2;
+    if (!multi) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(argv[2], &len);
+        if (count) {
+            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, len) : 0;
+            return RedisModule_ReplyWithLongLong(ctx, c);
+        }
+        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->typed, p, len));
+    }
+    RedisModule_ReplyWithArray(ctx, n);
+    if (st != BKR_OK) {
+        for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, 0);
+        return REDISMODULE_OK;
+    }
+    /* Many items: one batch query (hash all, prefetch both buckets, then compare). */
+    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
+    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
+    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
+    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    bk_cuckoo_contains_many(v->typed, (const void *const *)keys, lens, (size_t)n, res);
+    for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
+    return REDISMODULE_OK;
+}
+
+static int CF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    return cf_check(ctx, argv, argc, false, false);
+}
+
+static int CF_MExists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc < 3) return RedisModule_WrongArity(ctx);
+    return cf_check(ctx, argv, argc, true, false);
+}
+
+static int CF_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    return cf_check(ctx, argv, argc, false, true);
+}
+
+/* ---- CF.DEL key item ---- */
+
+static int CF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "Not found");
+    if (v->stage) return bkr_reply_restoring(ctx);
+    size_t n;
+    const char *p = RedisModule_StringPtrLen(argv[2], &n);
+    bk_status s = bk_cuckoo_remove(v->typed, p, n);
+    if (s == BK_OK) RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithBool(ctx, s == BK_OK);
+}
+
+/* ---- CF.INFO key ---- */
+
+static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    if (v->stage) return bkr_reply_restoring(ctx);
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(v->typed, &in);
+    const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
+                            "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations" };
+    long long vals[] = { (long long)bkr_value_memory(v), (long long)in.first_buckets, in.tables,
+                         (long long)in.items, (long long)in.deleted, in.bucket_size, in.expansion,
+                         in.max_kicks };
+    RedisModule_ReplyWithMap(ctx, 8);
+    for (int i = 0; i < 8; i++) {
+        RedisModule_ReplyWithSimpleString(ctx, names[i]);
+        RedisModule_ReplyWithLongLong(ctx, vals[i]);
+    }
+    return REDISMODULE_OK;
+}
+
+/* ---- CF.SCANDUMP key iter / CF.LOADCHUNK key iter data ---- */
+
+static int CF_ScanDump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (!bkr_arg_ll(argv[2], &iter) || iter < 0) return RedisModule_ReplyWithError(ctx, "Invalid position");
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    return bkr_scandump(ctx, v, iter, BKR_CF);
+}
+
+static int CF_LoadChunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 4) return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (!bkr_arg_ll(argv[2], &iter) || iter == 0) return RedisModule_ReplyWithError(ctx, "Invalid position");
+    RedisModuleKey *key;
+    bkr_value *v = NULL;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
+    return bkr_loadchunk(ctx, key, st, v, iter, argv[3], BKR_CF);
+}
+
+static const bkr_command cf_commands[] = {
+    { "cf.reserve", CF_Reserve, "write deny-oom", -3, BKR_KEY_CREATE,
+      "Creates an empty cuckoo filter with an initial capacity", "O(1)" },
+    { "cf.add", CF_Add, "write deny-oom", 3, BKR_KEY_WRITE,
+      "Adds an item, creating the filter if it does not exist", "O(k + i)" },
+    { "cf.addnx", CF_Add, "write deny-oom", 3, BKR_KEY_WRITE,
+      "Adds an item only if it is not (probably) present", "O(k + i)" },
+    { "cf.insert", CF_Insert, "write deny-oom", -4, BKR_KEY_WRITE,
+      "Adds items, creating the filter with the given capacity if it does not exist", "O(n * (k + i))" },
+    { "cf.insertnx", CF_Insert, "write deny-oom", -4, BKR_KEY_WRITE,
+      "Adds items that are not (probably) present", "O(n * (k + i))" },
+    { "cf.exists", CF_Exists, "readonly fast", 3, BKR_KEY_READ,
+      "Whether an item may be in the filter", "O(k)" },
+    { "cf.mexists", CF_MExists, "readonly fast", -3, BKR_KEY_READ,
+      "Whether each item may be in the filter", "O(k * n)" },
+    { "cf.count", CF_Count, "readonly fast", 3, BKR_KEY_READ,
+      "How many copies of an item's fingerprint the filter holds", "O(k)" },
+    { "cf.del", CF_Del, "write fast", 3, BKR_KEY_DELETE_ITEM, "Removes one copy of an item", "O(k)" },
+    { "cf.info", CF_Info, "readonly fast", 2, BKR_KEY_READ, "Information about a cuckoo filter", "O(1)" },
+    { "cf.scandump", CF_ScanDump, "readonly", 3, BKR_KEY_READ,
+      "Begins or continues an incremental save of a cuckoo filter", "O(n)" },
+    { "cf.loadchunk", CF_LoadChunk, "write deny-oom", 4, BKR_KEY_CREATE,
+      "Restores a cuckoo filter saved by CF.SCANDUMP, one chunk at a time", "O(n)" },
+};
+
+int bkr_cf_register(RedisModuleCtx *ctx)
+{
+    return bkr_register(ctx, cf_commands, sizeof cf_commands / sizeof cf_commands[0]);
+}

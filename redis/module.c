@@ -1,0 +1,312 @@
+/* bloomkit.so: module load, arguments, allocator, data types, command table, shared helpers. */
+#define REDISMODULE_MAIN
+#include "module.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+bkr_config bkr_cfg = {
+    .bf_error_rate = 0.01,
+    .bf_initial_size = 100,
+    .cf_max_expansions = 32,
+    .cf_initial_size = 1024,
+    .cf_fingerprint_bits = 8,
+    .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
+};
+
+RedisModuleType *bkr_type[2];
+
+/* ---- allocator: every byte bloomkit allocates is Redis's (INFO memory, maxmemory, MEMORY USAGE) ----
+ * Large blocks are requested with TryAlloc, so that a size the system cannot give is an error reply
+ * (BK_ENOMEM) instead of Redis's out-of-memory abort; Alloc/Calloc, which abort, only for small ones.
+ * TryAlloc does not zero, and memset would fault in every page of a large filter up front (seconds for
+ * gigabytes, with the event loop blocked); instead the whole pages inside the block are handed back
+ * with MADV_DONTNEED, which on private anonymous memory (what the allocator gets from mmap) makes them
+ * read as zeros and be faulted in only when first used, as calloc of fresh memory would. */
+#define BKR_TRY_THRESHOLD ((size_t)1 << 20)
+
+static void zero_lazily(void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p, e = a + n;
+    uintptr_t lo = (a + page - 1) & ~(page - 1), hi = e & ~(page - 1);
+    if (hi <= lo || madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0) {
+        memset(p, 0, n);
+        return;
+    }
+    memset(p, 0, lo - a);
+    memset((void *)hi, 0, e - hi);
+}
+
+static void *bkr_malloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    if (size >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) return RedisModule_TryAlloc(size);
+    return RedisModule_Alloc(size ? size : 1);
+}
+
+static void *bkr_calloc(void *opaque, size_t count, size_t size)
+{
+    (void)opaque;
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
+    if (bytes >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) {
+        void *p = RedisModule_TryAlloc(bytes);
+        if (p) zero_lazily(p, bytes);
+        return p;
+    }
+    return RedisModule_Calloc(count ? count : 1, size ? size : 1);
+}
+
+static void bkr_free(void *opaque, void *p)
+{
+    (void)opaque;
+    if (p) RedisModule_Free(p);
+}
+
+/* ---- helpers shared by the command files ---- */
+
+bool bkr_resp3(RedisModuleCtx *ctx)
+{
+    return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+}
+
+int bkr_reply_wrongtype(RedisModuleCtx *ctx)
+{
+    return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+}
+
+int bkr_reply_restoring(RedisModuleCtx *ctx)
+{
+    return RedisModule_ReplyWithError(ctx, "ERR the filter is being restored by LOADCHUNK and is not complete");
+}
+
+int bkr_reply_status(RedisModuleCtx *ctx, bk_status s)
+{
+    switch (s) {
+    case BK_ETOOBIG:
+        return RedisModule_ReplyWithError(ctx, "ERR filter too large: it would exceed the size limit");
+    case BK_ENOMEM:
+        return RedisModule_ReplyWithError(ctx, "ERR Insufficient memory to create filter");
+    case BK_EFULL:
+        return RedisModule_ReplyWithError(ctx, "ERR filter is full");
+    case BK_EINVAL:
+        return RedisModule_ReplyWithError(ctx, "ERR invalid argument");
+    case BK_ENOTSUP:
+        return RedisModule_ReplyWithError(ctx, "ERR operation not supported by this filter type");
+    default: {
+        RedisModuleString *m = RedisModule_CreateStringPrintf(NULL, "ERR %s", bk_strerror(s));
+        size_t n;
+        const char *p = RedisModule_StringPtrLen(m, &n);
+        RedisModule_ReplyWithError(ctx, p);
+        RedisModule_FreeString(NULL, m);
+        return REDISMODULE_OK;
+    }
+    }
+}
+
+bool bkr_arg_is(RedisModuleString *arg, const char *word)
+{
+    size_t n, wn = strlen(word);
+    const char *s = RedisModule_StringPtrLen(arg, &n);
+    return n == wn && strncasecmp(s, word, n) == 0;
+}
+
+bool bkr_arg_ll(RedisModuleString *arg, long long *v)
+{
+    return RedisModule_StringToLongLong(arg, v) == REDISMODULE_OK;
+}
+
+bool bkr_arg_double(RedisModuleString *arg, double *v)
+{
+    return RedisModule_StringToDouble(arg, v) == REDISMODULE_OK && isfinite(*v);
+}
+
+bkr_lookup bkr_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, bkr_family fam,
+                    RedisModuleKey **key, bkr_value **out)
+{
+    *key = RedisModule_OpenKey(ctx, name, mode);
+    int t = RedisModule_KeyType(*key); /* REDISMODULE_KEYTYPE_EMPTY for a NULL key */
+    if (t == REDISMODULE_KEYTYPE_EMPTY) return BKR_EMPTY;
+    if (t != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(*key) != bkr_type[fam])
+        return BKR_WRONGTYPE;
+    *out = RedisModule_ModuleTypeGetValue(*key);
+    return BKR_OK;
+}
+
+bkr_lookup bkr_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                        bkr_value **out, bkr_family *fam)
+{
+    bkr_lookup st = bkr_open(ctx, name, mode, BKR_BF, key, out);
+    *fam = BKR_BF;
+    if (st == BKR_WRONGTYPE && RedisModule_ModuleTypeGetType(*key) == bkr_type[BKR_CF]) {
+        *out = RedisModule_ModuleTypeGetValue(*key);
+        *fam = BKR_CF;
+        return BKR_OK;
+    }
+    return st;
+}
+
+int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v)
+{
+    return RedisModule_ModuleTypeSetValue(key, bkr_type[fam], v);
+}
+
+/* ---- the command table ---- */
+
+int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const bkr_command *c = &cmds[i];
+        int last = c->keys == BKR_KEY_MERGE ? -1 : 1;
+        if (RedisModule_CreateCommand(ctx, c->name, c->fn, c->flags, 1, last, 1) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+        RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, c->name);
+        if (!cmd) return REDISMODULE_ERR;
+        /* Key specs: Redis Cluster routes by them, ACL checks them, COMMAND INFO shows them. */
+        RedisModuleCommandKeySpec specs[3];
+        memset(specs, 0, sizeof specs);
+        uint64_t flags;
+        switch (c->keys) {
+        case BKR_KEY_READ: flags = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS; break;
+        case BKR_KEY_WRITE: flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_INSERT; break;
+        case BKR_KEY_CREATE: flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_INSERT; break;
+        case BKR_KEY_DELETE_ITEM: flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_DELETE; break;
+        default: flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE; break;
+        }
+        specs[0].flags = flags;
+        specs[0].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+        specs[0].bs.index.pos = 1;
+        specs[0].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+        specs[0].fk.range.lastkey = 0;
+        specs[0].fk.range.keystep = 1;
+        if (c->keys == BKR_KEY_MERGE) {
+            specs[1].flags = REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
+            specs[1].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+            specs[1].bs.index.pos = 2;
+            specs[1].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+            specs[1].fk.range.lastkey = -1;
+            specs[1].fk.range.keystep = 1;
+        }
+        RedisModuleCommandInfo info = {
+            .version = REDISMODULE_COMMAND_INFO_VERSION,
+            .summary = c->summary,
+            .complexity = c->complexity,
+            .since = "0.1.0",
+            .arity = c->arity,
+            .key_specs = specs,
+        };
+        if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
+/* ---- module arguments: ERROR_RATE e, INITIAL_SIZE n, CF_MAX_EXPANSIONS n (as RedisBloom 2.4) ---- */
+
+static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc % 2) {
+        RedisModule_Log(ctx, "warning", "bloomkit: module arguments come in pairs (NAME value)");
+        return REDISMODULE_ERR;
+    }
+    for (int i = 0; i < argc; i += 2) {
+        const char *name = RedisModule_StringPtrLen(argv[i], NULL);
+        if (bkr_arg_is(argv[i], "ERROR_RATE")) {
+            double d;
+            if (!bkr_arg_double(argv[i + 1], &d) || !(d > 0 && d < 1)) {
+                RedisModule_Log(ctx, "warning", "bloomkit: ERROR_RATE must be a number in (0, 1)");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.bf_error_rate = d;
+        } else if (bkr_arg_is(argv[i], "INITIAL_SIZE")) {
+            long long v;
+            if (!bkr_arg_ll(argv[i + 1], &v) || v <= 0) {
+                RedisModule_Log(ctx, "warning", "bloomkit: INITIAL_SIZE must be an integer > 0");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.bf_initial_size = v;
+        } else if (bkr_arg_is(argv[i], "CF_MAX_EXPANSIONS")) {
+            long long v;
+            if (!bkr_arg_ll(argv[i + 1], &v) || v < 1) {
+                RedisModule_Log(ctx, "warning", "bloomkit: CF_MAX_EXPANSIONS must be an integer >= 1");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.cf_max_expansions = v;
+        } else if (bkr_arg_is(argv[i], "BF_TIGHTENING_RATIO")) {
+            double d;
+            if (!bkr_arg_double(argv[i + 1], &d) || !(d > 0 && d < 1)) {
+                RedisModule_Log(ctx, "warning", "bloomkit: BF_TIGHTENING_RATIO must be a number in (0, 1)");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.bf_tightening = d;
+        } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
+            long long v;
+            if (!bkr_arg_ll(argv[i + 1], &v) || (v != 8 && v != 12 && v != 16)) {
+                RedisModule_Log(ctx, "warning", "bloomkit: CF_FINGERPRINT_BITS must be 8, 12 or 16");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.cf_fingerprint_bits = v;
+        } else {
+            RedisModule_Log(ctx, "warning", "bloomkit: unknown module argument '%s'", name);
+            return REDISMODULE_ERR;
+        }
+    }
+    return REDISMODULE_OK;
+}
+
+/* Encoding version of our values in RDB (value.c documents it). */
+#define BKR_ENCVER 1
+
+/* The one symbol the module exports (the rest is built with hidden visibility). */
+__attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                                              int argc);
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (RedisModule_Init(ctx, "bloomkit", BK_VERSION_NUMBER, REDISMODULE_APIVER_1) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    if (!RedisModule_SetCommandInfo || !RedisModule_ReplyWithMap || !RedisModule_ReplyWithBool) {
+        RedisModule_Log(ctx, "warning", "bloomkit: needs Redis 7.0 or newer");
+        return REDISMODULE_ERR;
+    }
+    if (parse_args(ctx, argv, argc) != REDISMODULE_OK) return REDISMODULE_ERR;
+
+    static const bk_allocator alloc = { bkr_malloc, bkr_calloc, bkr_free, NULL };
+    bk_set_allocator(&alloc);
+
+    /* rdb_load gets to see damaged data and refuse it instead of Redis stopping on a short read. */
+    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+
+    RedisModuleTypeMethods bf = {
+        .version = REDISMODULE_TYPE_METHOD_VERSION,
+        .rdb_load = bkr_rdb_load_bf,
+        .rdb_save = bkr_rdb_save,
+        .aof_rewrite = bkr_aof_rewrite_bf,
+        .mem_usage = bkr_mem_usage,
+        .free = bkr_value_free,
+        .digest = bkr_digest,
+        .copy = bkr_copy,
+    };
+    RedisModuleTypeMethods cf = bf;
+    cf.rdb_load = bkr_rdb_load_cf;
+    cf.aof_rewrite = bkr_aof_rewrite_cf;
+    /* Type names are 9 characters and ours, not RedisBloom's: an RDB written by this module must not
+     * be mistaken for RedisBloom's encoding (or the other way round). */
+    bkr_type[BKR_BF] = RedisModule_CreateDataType(ctx, "bloomkitB", BKR_ENCVER, &bf);
+    bkr_type[BKR_CF] = RedisModule_CreateDataType(ctx, "bloomkitC", BKR_ENCVER, &cf);
+    if (!bkr_type[BKR_BF] || !bkr_type[BKR_CF]) return REDISMODULE_ERR;
+
+    if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
+        bkr_bk_register(ctx) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    RedisModule_Log(ctx, "notice",
+                    "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
+                    "BF_TIGHTENING_RATIO %g",
+                    bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
+                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.bf_tightening);
+    return REDISMODULE_OK;
+}

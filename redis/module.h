@@ -1,0 +1,151 @@
+/*
+ * bloomkit.so, the Redis module: shared declarations of its source files.
+ *
+ *   module.c   RedisModule_OnLoad: module arguments, allocator, data types, command table (flags,
+ *              key specs, arity) and the reply/argument helpers below
+ *   value.c    the value kept in a key (a bk_filter, or a LOADCHUNK restore in progress) and its
+ *              persistence: RDB save/load, AOF rewrite, digest, copy, memory usage; the chunked
+ *              SCANDUMP / LOADCHUNK protocol
+ *   bf.c       BF.*  (Bloom side: the scalable filter; any non-cuckoo bloomkit filter via BK.IMPORT)
+ *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
+ *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
+ *
+ * docs/REDIS.md lists the commands, their RedisBloom 2.4.23 behaviour and every deliberate difference.
+ * Redis calls the module from its main thread only (free callbacks may also run in the lazy-free
+ * thread); nothing here is shared between threads except the allocator, which is thread-safe.
+ */
+#ifndef BKR_MODULE_H
+#define BKR_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "redismodule.h"
+#include "bloomkit/bloomkit.h"
+#include "bloomkit/filter.h"
+#include "bloomkit/scalable.h"
+#include "bloomkit/cuckoo.h"
+
+/* ---- configuration (module arguments, read once at load) ---- */
+typedef struct bkr_config {
+    double bf_error_rate;        /* ERROR_RATE, default 0.01 */
+    long long bf_initial_size;   /* INITIAL_SIZE, default 100 */
+    long long cf_max_expansions; /* CF_MAX_EXPANSIONS, default 32 */
+    long long cf_initial_size;   /* 1024 (RedisBloom has no argument for it) */
+    long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
+    double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
+                                      scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
+} bkr_config;
+extern bkr_config bkr_cfg;
+
+/* ---- the two data types ---- */
+typedef enum bkr_family { BKR_BF = 0, BKR_CF = 1 } bkr_family;
+extern RedisModuleType *bkr_type[2];
+
+/* A LOADCHUNK restore in progress: the saved form of a filter (docs/FORMAT.md), received in order. */
+typedef struct bkr_stage {
+    uint8_t *buf;
+    size_t len;   /* bytes received */
+    size_t cap;   /* bytes allocated */
+    size_t total; /* the saved form's total size, from its header */
+} bkr_stage;
+
+/* What a key of either type holds: exactly one of f and stage is set. */
+typedef struct bkr_value {
+    bk_filter *f;     /* owns the filter */
+    void *typed;      /* bk_filter_get(f, type): the typed filter, for the hot paths */
+    bk_type type;
+    bkr_stage *stage; /* non-NULL while a SCANDUMP is being restored by LOADCHUNK */
+} bkr_value;
+
+/* Which family a bloomkit type belongs to: cuckoo filters are CF keys, every other type a BF key. */
+static inline bkr_family bkr_family_of(bk_type t) { return t == BK_TYPE_CUCKOO ? BKR_CF : BKR_BF; }
+
+/* Wrap a typed filter in a new value (taking it; on failure it is freed). NULL on allocation failure. */
+bkr_value *bkr_value_wrap(bk_type type, void *typed);
+/* Wrap a generic handle in a new value (taking it). */
+bkr_value *bkr_value_from_filter(bk_filter *f);
+void bkr_value_free(void *v);
+
+/* ---- looking up keys ---- */
+typedef enum bkr_lookup {
+    BKR_OK = 0,      /* *out is this family's value (a filter, or a restore in progress) */
+    BKR_EMPTY,       /* no such key */
+    BKR_WRONGTYPE    /* the key holds something else */
+} bkr_lookup;
+/* Open argv key `name` in `mode` and classify it. *key is always set (RedisModule_AutoMemory frees
+ * it); *out is set only for BKR_OK. */
+bkr_lookup bkr_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, bkr_family fam,
+                    RedisModuleKey **key, bkr_value **out);
+/* The same for a key of either family (*fam says which). */
+bkr_lookup bkr_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                        bkr_value **out, bkr_family *fam);
+/* Store a new value in an empty (or to-be-replaced) key opened for writing. */
+int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
+
+/* ---- replies ---- */
+int bkr_reply_wrongtype(RedisModuleCtx *ctx);
+/* "ERR ..." for a bloomkit status in a create/insert path (too big, out of memory, ...). */
+int bkr_reply_status(RedisModuleCtx *ctx, bk_status s);
+/* The error for a key whose LOADCHUNK restore is not complete. */
+int bkr_reply_restoring(RedisModuleCtx *ctx);
+bool bkr_resp3(RedisModuleCtx *ctx);
+
+/* ---- argument parsing (strict: the whole string must parse) ---- */
+bool bkr_arg_is(RedisModuleString *arg, const char *word); /* case-insensitive equality */
+bool bkr_arg_ll(RedisModuleString *arg, long long *v);
+bool bkr_arg_double(RedisModuleString *arg, double *v);    /* finite values only */
+
+/* ---- persistence and the chunk protocol (value.c) ---- */
+void *bkr_rdb_load_bf(RedisModuleIO *io, int encver);
+void *bkr_rdb_load_cf(RedisModuleIO *io, int encver);
+void bkr_rdb_save(RedisModuleIO *io, void *value);
+void bkr_aof_rewrite_bf(RedisModuleIO *aof, RedisModuleString *key, void *value);
+void bkr_aof_rewrite_cf(RedisModuleIO *aof, RedisModuleString *key, void *value);
+size_t bkr_mem_usage(const void *value);
+void bkr_digest(RedisModuleDigest *md, void *value);
+void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value);
+
+/* Memory a value holds (filter, or restore buffer) in bytes. */
+size_t bkr_value_memory(const bkr_value *v);
+
+/* A deep copy of a value's filter (typed clone where the type has one, else through its saved form). */
+bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out);
+
+/* The saved form (docs/FORMAT.md) of a filter, written into a new RedisModule_Alloc buffer. */
+bk_status bkr_save_alloc(const bk_filter *f, uint8_t **buf, size_t *len);
+
+/* SCANDUMP: the chunk after iterator `iter` of value v. Replies [next-iter, chunk] or the end marker
+ * ([0, ""] for BF, [0, nil] for CF). */
+#define BKR_CHUNK_MAX ((size_t)16 << 20)
+int bkr_scandump(RedisModuleCtx *ctx, const bkr_value *v, long long iter, bkr_family fam);
+/* LOADCHUNK: apply one chunk to key (which is empty, or holds v of this family). Replies itself. */
+int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_value *v, long long iter,
+                  RedisModuleString *data, bkr_family fam);
+
+/* ---- commands ---- */
+int bkr_bf_register(RedisModuleCtx *ctx);
+int bkr_cf_register(RedisModuleCtx *ctx);
+int bkr_bk_register(RedisModuleCtx *ctx);
+
+/* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
+typedef enum bkr_keys {
+    BKR_KEY_READ,       /* one key at argv[1], read */
+    BKR_KEY_WRITE,      /* one key at argv[1], read and written (inserts) */
+    BKR_KEY_CREATE,     /* one key at argv[1], created (RESERVE, LOADCHUNK, IMPORT) */
+    BKR_KEY_DELETE_ITEM,/* one key at argv[1], items removed (CF.DEL) */
+    BKR_KEY_MERGE       /* argv[1] written, argv[2..] read */
+} bkr_keys;
+typedef struct bkr_command {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+    int arity;
+    bkr_keys keys;
+    const char *summary;
+    const char *complexity;
+} bkr_command;
+int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * The value of a BF or CF key, and its persistence.
+ *
+ * Stored form. A key's filter is kept in RDB, AOF, DUMP/RESTORE, SCANDUMP chunks and BK.EXPORT as
+ * bloomkit's own saved form (docs/FORMAT.md: versioned header, checksums, every field validated on
+ * load), so one encoding serves every path and a filter moves between Redis and the CLI unchanged.
+ *
+ * RDB encoding, version 1 (the module type's encver):
+ *     unsigned  kind        0 = a filter, 1 = a LOADCHUNK restore in progress
+ *     unsigned  total       bytes of the saved form
+ *     unsigned  received    (kind 1 only) bytes of it received so far, <= total
+ *     strings   the bytes (total of them, or received), in pieces of at most BKR_RDB_PIECE
+ * Pieces keep a large filter from needing a second copy of itself in the saving (forked) process:
+ * the saved form is streamed straight from the filter into the RDB. Loading appends pieces to a buffer
+ * that grows with the data actually read (a damaged length cannot make it allocate more than the file
+ * holds), then validates the whole saved form (bk_filter_load_buffer: structure and checksums).
+ *
+ * Chunks (SCANDUMP / LOADCHUNK / AOF rewrite). The saved form is cut into pieces of at most
+ * BKR_CHUNK_MAX bytes. The iterator that comes with a piece is 1 + the offset of its end, so the next
+ * SCANDUMP starts there and LOADCHUNK knows where the piece goes (offset = iter - 1 - length). A
+ * restore must send the pieces in order; the first creates the key (its header gives the total size),
+ * the last completes it and is validated like any load (a filter changed between two SCANDUMP calls
+ * fails its checksum here instead of being restored torn).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* fopencookie */
+#endif
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BKR_RDB_PIECE ((size_t)4 << 20)
+/* Largest saved form accepted anywhere: the library's limit on one filter, plus its headers. */
+#define BKR_MAX_SAVED (BK_MAX_FILTER_BYTES + ((uint64_t)1 << 20))
+
+/* ---- values ---- */
+
+bkr_value *bkr_value_from_filter(bk_filter *f)
+{
+    bkr_value *v = RedisModule_Calloc(1, sizeof *v);
+    v->f = f;
+    v->type = bk_filter_type(f);
+    v->typed = bk_filter_get(f, v->type);
+    return v;
+}
+
+bkr_value *bkr_value_wrap(bk_type type, void *typed)
+{
+    bk_filter *f;
+    if (bk_filter_wrap(type, typed, &f) != BK_OK) {
+        switch (type) {
+        case BK_TYPE_SCALABLE: bk_scalable_free(typed); break;
+        case BK_TYPE_CUCKOO: bk_cuckoo_free(typed); break;
+        default: break;
+        }
+        return NULL;
+    }
+    return bkr_value_from_filter(f);
+}
+
+static void stage_free(bkr_stage *s)
+{
+    if (!s) return;
+    RedisModule_Free(s->buf);
+    RedisModule_Free(s);
+}
+
+void bkr_value_free(void *p)
+{
+    bkr_value *v = p;
+    if (!v) return;
+    bk_filter_free(v->f);
+    stage_free(v->stage);
+    RedisModule_Free(v);
+}
+
+size_t bkr_value_memory(const bkr_value *v)
+{
+    size_t n = sizeof *v;
+    if (v->stage) return n + sizeof *v->stage + v->stage->cap;
+    if (v->type == BK_TYPE_SCALABLE) return n + (size_t)bk_scalable_memory_usage(v->typed);
+    if (v->type == BK_TYPE_CUCKOO) {
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(v->typed, &in); /* O(tables) */
+        return n + (size_t)in.memory_bytes + 256 + 64 * (size_t)in.tables;
+    }
+    /* Other (imported, fixed-size) types: their saved form is their arrays plus a small header, and
+     * its size is known without reading the arrays (their statistics would popcount them). */
+    size_t saved = 0;
+    bk_filter_save_size(v->f, &saved);
+    return n + saved + 256;
+}
+
+size_t bkr_mem_usage(const void *value) { return bkr_value_memory(value); }
+
+/* ---- streaming the saved form: a stdio stream whose writes go to a callback ----
+ * bk_filter_save_file encodes the filter straight into a FILE *; with fopencookie the bytes arrive here
+ * in order, without a buffer the size of the filter. Two uses: cut them into pieces handed to `emit`
+ * (RDB, AOF, digest), or copy out one window [lo, hi) and stop (SCANDUMP). */
+typedef struct bkr_stream {
+    /* pieces */
+    uint8_t *piece;
+    size_t piece_cap, piece_len;
+    int (*emit)(void *ctx, const uint8_t *p, size_t n);
+    void *emit_ctx;
+    /* window */
+    uint64_t pos, lo, hi;
+    uint8_t *window;
+    bool windowed;
+    bool failed;
+} bkr_stream;
+
+static ssize_t stream_write(void *cookie, const char *data, size_t n)
+{
+    bkr_stream *s = cookie;
+    const uint8_t *p = (const uint8_t *)data;
+    if (s->windowed) {
+        uint64_t a = s->pos, b = s->pos + n;
+        uint64_t from = a > s->lo ? a : s->lo, to = b < s->hi ? b : s->hi;
+        if (from < to) memcpy(s->window + (from - s->lo), p + (from - a), (size_t)(to - from));
+        s->pos = b;
+        /* Past the window: fail the write so the encoder stops early (an expected "error"). */
+        if (s->pos >= s->hi) return -1;
+        return (ssize_t)n;
+    }
+    size_t left = n;
+    while (left) {
+        size_t take = s->piece_cap - s->piece_len;
+        if (take > left) take = left;
+        memcpy(s->piece + s->piece_len, p, take);
+        s->piece_len += take;
+        p += take;
+        left -= take;
+        if (s->piece_len == s->piece_cap) {
+            if (s->emit(s->emit_ctx, s->piece, s->piece_len) != 0) {
+                s->failed = true;
+                return -1;
+            }
+            s->pos += s->piece_len;
+            s->piece_len = 0;
+        }
+    }
+    return (ssize_t)n;
+}
+
+static FILE *stream_open(bkr_stream *s)
+{
+    cookie_io_functions_t io = { .read = NULL, .write = stream_write, .seek = NULL, .close = NULL };
+    FILE *fp = fopencookie(s, "w", io);
+    if (fp) setvbuf(fp, NULL, _IONBF, 0);
+    return fp;
+}
+
+/* Stream the saved form of f to emit() in pieces of at most `piece` bytes. 0 on success. */
+static int stream_pieces(const bk_filter *f, size_t piece, int (*emit)(void *, const uint8_t *, size_t),
+                         void *ctx)
+{
+    /* The piece buffer need not be larger than the whole saved form (most filters are small). */
+    size_t total = 0;
+    if (bk_filter_save_size(f, &total) == BK_OK && total > 0 && total < piece) piece = total;
+    bkr_stream s = { .piece_cap = piece, .emit = emit, .emit_ctx = ctx };
+    s.piece = RedisModule_Alloc(piece);
+    FILE *fp = stream_open(&s);
+    if (!fp) {
+        RedisModule_Free(s.piece);
+        return -1;
+    }
+    bk_status st = bk_filter_save_file(f, fp);
+    if (fclose(fp) != 0) st = BK_EIO;
+    int rc = (st == BK_OK && !s.failed) ? 0 : -1;
+    if (rc == 0 && s.piece_len) rc = emit(ctx, s.piece, s.piece_len);
+    RedisModule_Free(s.piece);
+    return rc;
+}
+
+/* Bytes [lo, lo + n) of the saved form of f into out. 0 on success. */
+static int stream_window(const bk_filter *f, uint64_t lo, size_t n, uint8_t *out)
+{
+    bkr_stream s = { .windowed = true, .lo = lo, .hi = lo + n, .window = out };
+    FILE *fp = stream_open(&s);
+    if (!fp) return -1;
+    bk_filter_save_file(f, fp); /* stops with BK_EIO once past the window: expected */
+    fclose(fp);
+    return s.pos >= s.hi ? 0 : -1;
+}
+
+/* The same cut into pieces for a restore in progress (its bytes are already in memory). */
+static int stage_pieces(const bkr_stage *st, size_t piece, int (*emit)(void *, const uint8_t *, size_t),
+                        void *ctx)
+{
+    for (size_t off = 0; off < st->len; off += piece) {
+        size_t n = st->len - off < piece ? st->len - off : piece;
+        if (emit(ctx, st->buf + off, n) != 0) return -1;
+    }
+    return 0;
+}
+
+bk_status bkr_save_alloc(const bk_filter *f, uint8_t **buf, size_t *len)
+{
+    size_t n;
+    bk_status s = bk_filter_save_size(f, &n);
+    if (s != BK_OK) return s;
+    uint8_t *b = RedisModule_TryAlloc ? RedisModule_TryAlloc(n) : RedisModule_Alloc(n);
+    if (!b) return BK_ENOMEM;
+    size_t written;
+    s = bk_filter_save_buffer(f, b, n, &written);
+    if (s != BK_OK) {
+        RedisModule_Free(b);
+        return s;
+    }
+    *buf = b;
+    *len = written;
+    return BK_OK;
+}
+
+/* ---- growing buffers for data that arrives in pieces (RDB load, LOADCHUNK) ---- */
+
+/* Append n bytes, growing to at most `limit` bytes in total. false if that would pass the limit. */
+static bool stage_append(bkr_stage *s, const void *p, size_t n)
+{
+    if (n > s->total - s->len) return false;
+    if (s->len + n > s->cap) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap < s->len + n) cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        if (cap > s->total) cap = s->total;
+        s->buf = RedisModule_Realloc(s->buf, cap);
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, p, n);
+    s->len += n;
+    return true;
+}
+
+/* A new restore of a saved form whose first bytes are p[0..n): NULL if they are not a bloomkit header
+ * of a filter of family `fam` (with *err saying why). */
+static bkr_stage *stage_new(const uint8_t *p, size_t n, bkr_family fam, const char **err)
+{
+    bk_file_info info;
+    if (n < BK_FILE_HEADER_SIZE || bk_filter_peek_header(p, n, &info) != BK_OK) {
+        *err = "not the start of a saved bloomkit filter";
+        return NULL;
+    }
+    if (info.total_size > BKR_MAX_SAVED || info.total_size < n) {
+        *err = "declared size out of range";
+        return NULL;
+    }
+    if (!bk_filter_type_registered((bk_type)info.type)) {
+        *err = "unknown filter type";
+        return NULL;
+    }
+    if (bkr_family_of((bk_type)info.type) != fam) {
+        *err = fam == BKR_CF ? "not a cuckoo filter" : "a cuckoo filter (use CF.LOADCHUNK)";
+        return NULL;
+    }
+    bkr_stage *s = RedisModule_Calloc(1, sizeof *s);
+    s->total = (size_t)info.total_size;
+    stage_append(s, p, n);
+    return s;
+}
+
+/* Turn a complete restore into a filter. */
+static bk_status stage_finish(bkr_stage *s, bkr_family fam, bk_filter **out)
+{
+    bk_filter *f;
+    bk_status st = bk_filter_load_buffer(s->buf, s->len, BK_LOAD_DEFAULT, &f);
+    if (st != BK_OK) return st;
+    if (bkr_family_of(bk_filter_type(f)) != fam) {
+        bk_filter_free(f);
+        return BK_ETYPE;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+/* ---- RDB ---- */
+
+static int rdb_emit(void *ctx, const uint8_t *p, size_t n)
+{
+    RedisModule_SaveStringBuffer(ctx, (const char *)p, n);
+    return 0;
+}
+
+void bkr_rdb_save(RedisModuleIO *io, void *value)
+{
+    bkr_value *v = value;
+    if (v->stage) {
+        RedisModule_SaveUnsigned(io, 1);
+        RedisModule_SaveUnsigned(io, v->stage->total);
+        RedisModule_SaveUnsigned(io, v->stage->len);
+        stage_pieces(v->stage, BKR_RDB_PIECE, rdb_emit, io);
+        return;
+    }
+    size_t total = 0;
+    bk_filter_save_size(v->f, &total);
+    RedisModule_SaveUnsigned(io, 0);
+    RedisModule_SaveUnsigned(io, total);
+    stream_pieces(v->f, BKR_RDB_PIECE, rdb_emit, io);
+}
+
+static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
+{
+    if (encver != 1) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: unknown encoding version %d", encver);
+        return NULL;
+    }
+    uint64_t kind = RedisModule_LoadUnsigned(io);
+    uint64_t total = RedisModule_LoadUnsigned(io);
+    uint64_t want = total;
+    if (!RedisModule_IsIOError(io) && kind == 1) want = RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io) || kind > 1 || total < BK_FILE_HEADER_SIZE || total > BKR_MAX_SAVED ||
+        want > total || (kind == 1 && want < BK_FILE_HEADER_SIZE)) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: damaged value header in RDB");
+        return NULL;
+    }
+    bkr_stage *s = RedisModule_Calloc(1, sizeof *s);
+    s->total = (size_t)total;
+    while (s->len < want) {
+        size_t n = 0;
+        char *piece = RedisModule_LoadStringBuffer(io, &n);
+        bool ok = !RedisModule_IsIOError(io) && piece && n > 0 && n <= want - s->len && stage_append(s, piece, n);
+        if (piece) RedisModule_Free(piece);
+        if (!ok) {
+            RedisModule_LogIOError(io, "warning", "bloomkit: damaged value data in RDB");
+            stage_free(s);
+            return NULL;
+        }
+    }
+    if (kind == 1) {
+        bk_file_info info;
+        if (bk_filter_peek_header(s->buf, s->len, &info) != BK_OK || info.total_size != total ||
+            bkr_family_of((bk_type)info.type) != fam) {
+            RedisModule_LogIOError(io, "warning", "bloomkit: damaged restore-in-progress in RDB");
+            stage_free(s);
+            return NULL;
+        }
+        bkr_value *v = RedisModule_Calloc(1, sizeof *v);
+        v->stage = s;
+        return v;
+    }
+    bk_filter *f;
+    bk_status st = stage_finish(s, fam, &f);
+    stage_free(s);
+    if (st != BK_OK) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: filter in RDB refused: %s", bk_strerror(st));
+        return NULL;
+    }
+    return bkr_value_from_filter(f);
+}
+
+void *bkr_rdb_load_bf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_BF); }
+void *bkr_rdb_load_cf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_CF); }
+
+/* ---- AOF rewrite: the chunk protocol, as LOADCHUNK commands ---- */
+
+typedef struct aof_ctx {
+    RedisModuleIO *aof;
+    RedisModuleString *key;
+    const char *cmd;
+    uint64_t end; /* offset of the end of the pieces emitted so far */
+} aof_ctx;
+
+static int aof_emit(void *ctx, const uint8_t *p, size_t n)
+{
+    aof_ctx *a = ctx;
+    a->end += n;
+    RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)(a->end + 1), (const char *)p, n);
+    return 0;
+}
+
+static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, bkr_value *v, const char *cmd)
+{
+    aof_ctx a = { aof, key, cmd, 0 };
+    if (v->stage)
+        stage_pieces(v->stage, BKR_CHUNK_MAX, aof_emit, &a);
+    else
+        stream_pieces(v->f, BKR_CHUNK_MAX, aof_emit, &a);
+}
+
+void bkr_aof_rewrite_bf(RedisModuleIO *aof, RedisModuleString *key, void *value)
+{
+    aof_rewrite(aof, key, value, "BF.LOADCHUNK");
+}
+void bkr_aof_rewrite_cf(RedisModuleIO *aof, RedisModuleString *key, void *value)
+{
+    aof_rewrite(aof, key, value, "CF.LOADCHUNK");
+}
+
+/* ---- DEBUG DIGEST-VALUE: the digest of the stored form ---- */
+
+static int digest_emit(void *ctx, const uint8_t *p, size_t n)
+{
+    RedisModule_DigestAddStringBuffer(ctx, (const char *)p, n);
+    return 0;
+}
+
+void bkr_digest(RedisModuleDigest *md, void *value)
+{
+    bkr_value *v = value;
+    if (v->stage) {
+        RedisModule_DigestAddLongLong(md, 1);
+        stage_pieces(v->stage, (size_t)1 << 20, digest_emit, md);
+    } else {
+        RedisModule_DigestAddLongLong(md, 0);
+        stream_pieces(v->f, (size_t)1 << 20, digest_emit, md);
+    }
+    RedisModule_DigestEndSequence(md);
+}
+
+/* ---- COPY ---- */
+
+bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out)
+{
+    bk_status s;
+    void *c = NULL;
+    switch (v->type) {
+    case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->typed, (bk_scalable **)&c); break;
+    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->typed, (bk_cuckoo **)&c); break;
+    default: {
+        /* Any other type: through its saved form. */
+        uint8_t *buf;
+        size_t len;
+        if ((s = bkr_save_alloc(v->f, &buf, &len)) != BK_OK) return s;
+        s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
+        RedisModule_Free(buf);
+        return s;
+    }
+    }
+    if (s != BK_OK) return s;
+    if ((s = bk_filter_wrap(v->type, c, out)) != BK_OK) {
+        if (v->type == BK_TYPE_SCALABLE) bk_scalable_free(c);
+        else bk_cuckoo_free(c);
+    }
+    return s;
+}
+
+void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value)
+{
+    (void)fromkey;
+    (void)tokey;
+    const bkr_value *v = value;
+    if (v->stage) {
+        bkr_value *c = RedisModule_Calloc(1, sizeof *c);
+        c->stage = RedisModule_Calloc(1, sizeof *c->stage);
+        c->stage->total = v->stage->total;
+        stage_append(c->stage, v->stage->buf, v->stage->len);
+        return c;
+    }
+    bk_filter *f;
+    return bkr_clone_filter(v, &f) == BK_OK ? bkr_value_from_filter(f) : NULL;
+}
+
+/* ---- SCANDUMP / LOADCHUNK ---- */
+
+static int reply_chunk_end(RedisModuleCtx *ctx, bkr_family fam)
+{
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, 0);
+    /* RedisBloom 2.4 ends a Bloom dump with an empty string and a cuckoo dump with a null. */
+    if (fam == BKR_BF) return RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    return RedisModule_ReplyWithNull(ctx);
+}
+
+int bkr_scandump(RedisModuleCtx *ctx, const bkr_value *v, long long iter, bkr_family fam)
+{
+    if (v->stage) return bkr_reply_restoring(ctx);
+    size_t total;
+    bk_status s = bk_filter_save_size(v->f, &total);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    if (iter < 0) return reply_chunk_end(ctx, fam);
+    uint64_t start = iter == 0 ? 0 : (uint64_t)iter - 1;
+    if (start >= total) return reply_chunk_end(ctx, fam);
+    size_t n = total - start < BKR_CHUNK_MAX ? (size_t)(total - start) : BKR_CHUNK_MAX;
+    uint8_t *buf = RedisModule_Alloc(n);
+    if (stream_window(v->f, start, n, buf) != 0) {
+        RedisModule_Free(buf);
+        return RedisModule_ReplyWithError(ctx, "ERR could not encode the filter");
+    }
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, (long long)(start + n + 1));
+    RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, n);
+    RedisModule_Free(buf);
+    return REDISMODULE_OK;
+}
+
+int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_value *v, long long iter,
+                  RedisModuleString *data, bkr_family fam)
+{
+    size_t n;
+    const uint8_t *p = (const uint8_t *)RedisModule_StringPtrLen(data, &n);
+    const char *bad = fam == BKR_BF ? "ERR received bad data" : "Couldn't load chunk!";
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (n == 0 || iter < 1 || (unsigned long long)(iter - 1) < n) return RedisModule_ReplyWithError(ctx, bad);
+    uint64_t offset = (uint64_t)iter - 1 - n;
+
+    if (offset == 0) {
+        /* The first piece starts a restore: into an empty key, or over an unfinished restore. */
+        if (st == BKR_OK && !v->stage) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+        const char *why;
+        bkr_stage *s = stage_new(p, n, fam, &why);
+        if (!s) {
+            RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%s (%s)",
+                                                                  fam == BKR_BF ? "ERR received bad data"
+                                                                                : "Invalid header", why);
+            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        }
+        if (st == BKR_OK) {
+            stage_free(v->stage);
+            v->stage = s;
+        } else {
+            v = RedisModule_Calloc(1, sizeof *v);
+            v->stage = s;
+            bkr_set(key, fam, v);
+        }
+    } else {
+        if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+        if (!v->stage)
+            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR received bad data (the filter is complete)"
+                                                                 : "Couldn't load chunk! (the filter is complete)");
+        if (offset != v->stage->len)
+            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid offset - chunks must be loaded in order"
+                                                                 : "Couldn't load chunk! (chunks must be loaded in order)");
+        if (!stage_append(v->stage, p, n))
+            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid chunk - Too big for current filter"
+                                                                 : "Couldn't load chunk! (too big for the filter)");
+    }
+    if (v->stage->len == v->stage->total) {
+        bk_filter *f;
+        bk_status s = stage_finish(v->stage, fam, &f);
+        if (s != BK_OK) {
+            /* The restore is useless now: drop the key rather than keep a filter that cannot answer. */
+            RedisModule_DeleteKey(key);
+            RedisModule_ReplicateVerbatim(ctx);
+            RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%s (restored filter refused: %s)",
+                                                                  fam == BKR_BF ? "ERR received bad data"
+                                                                                : "Couldn't load chunk!",
+                                                                  bk_strerror(s));
+            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        }
+        stage_free(v->stage);
+        v->stage = NULL;
+        v->f = f;
+        v->type = bk_filter_type(f);
+        v->typed = bk_filter_get(f, v->type);
+    }
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}

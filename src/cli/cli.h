@@ -1,0 +1,380 @@
+/*
+ * The bloomkit command: declarations shared by the subcommands (one source file each, cmd_*.c).
+ *
+ * Exit codes, for every subcommand: 0 success; 1 a negative answer (query: some key absent; verify:
+ * the file is damaged; remove: some key was not in the filter); 2 an error, with one line on stderr
+ * that names the file (or argument) and what is wrong.
+ */
+#ifndef BK_CLI_H
+#define BK_CLI_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <bloomkit/bloomkit.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_NO 1
+#define CLI_EXIT_ERR 2
+
+#if defined(__GNUC__)
+#  define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#  define CLI_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define CLI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define CLI_PRINTF(a, b)
+#  define CLI_LIKELY(x) (x)
+#  define CLI_UNLIKELY(x) (x)
+#endif
+
+/* ---- messages (util.c) ---- */
+
+/* The running subcommand's name, for messages ("bloomkit add: ..."). */
+extern const char *cli_cmd;
+/* "bloomkit CMD: <message>\n" on stderr. Returns CLI_EXIT_ERR so callers can `return cli_err(...)`. */
+int cli_err(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* The same, without the exit-code convention (warnings). */
+void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* "bloomkit CMD: PATH: <what failed>: <strerror(errno)>", for failed system calls. */
+int cli_err_errno(const char *path, const char *what);
+/* "bloomkit CMD: PATH: <library status in words>". */
+int cli_err_status(const char *path, bk_status s);
+/* A plain-words explanation of a status, longer than bk_strerror(), for messages about files. */
+const char *cli_status_words(bk_status s);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+/* "12.3M", "950k", "42": a count in a short human form (buf of >= 16 bytes). */
+const char *cli_human_count(double v, char *buf, size_t len);
+/* "1.50 MiB": bytes in a short human form. */
+const char *cli_human_bytes(double v, char *buf, size_t len);
+/* "1,000,000" (buf of >= 32 bytes). */
+const char *cli_group(uint64_t v, char *buf, size_t len);
+/* "1.004%", "0.000123%". */
+const char *cli_percent(double p, char *buf, size_t len);
+/* A JSON string literal (quotes and escapes). */
+void cli_json_string(FILE *out, const char *s);
+
+/* ---- option parsing (args.c) ----
+ * GNU style: options and operands in any order; "--" ends options; "--name=value", "--name value",
+ * "-x value", "-xvalue"; single-letter flags may be grouped ("-q0"). Unknown options and missing
+ * values are errors with a message naming the option and pointing to --help. */
+typedef struct cli_opt {
+    const char *name;  /* long name without "--" */
+    char letter;       /* short name, 0 for none */
+    bool has_arg;
+    int id;            /* returned by cli_getopt_next */
+} cli_opt;
+
+enum { CLI_OPT_END = -1, CLI_OPT_ERROR = -2, CLI_OPT_OPERAND = -3 };
+
+typedef struct cli_getopt {
+    int argc;
+    char **argv;
+    int i;             /* next argv index */
+    const char *group; /* rest of a group of short flags being parsed */
+    bool operands_only;
+    const cli_opt *opts;
+} cli_getopt;
+
+void cli_getopt_init(cli_getopt *g, int argc, char **argv, const cli_opt *opts);
+/* Next option id, CLI_OPT_OPERAND (*val is the operand), CLI_OPT_END, or CLI_OPT_ERROR (message printed). */
+int cli_getopt_next(cli_getopt *g, const char **val);
+
+/* Strict number parsers. Each prints "bloomkit CMD: WHAT: <problem> (<what is accepted>)" and returns
+ * false on any bad input (trailing junk, out of range, empty). */
+/* Counts: "1000000", "1,000,000", "1_000_000", "10M", "2.5k", "1e7", "1G"; suffixes k M G T are decimal
+ * (10^3 ...); Ki Mi Gi Ti binary (2^10 ...). The value must be a whole number in [min, max]. */
+bool cli_parse_count(const char *what, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Probabilities strictly between 0 and 1: "0.01", "1%", "0.5%", "1e-3", "1/1000". */
+bool cli_parse_prob(const char *what, const char *s, double *out);
+/* Unsigned 64-bit integers: decimal or 0x hexadecimal. */
+bool cli_parse_u64(const char *what, const char *s, uint64_t *out);
+/* A real number in [min, max] (plain or scientific notation). */
+bool cli_parse_double(const char *what, const char *s, double min, double max, double *out);
+
+/* ---- per-type table (types.c) ---- */
+
+/* Options of specific types; 0 (or 0.0) means the type's default. */
+typedef struct cli_type_opts {
+    uint64_t seed;
+    uint32_t counter_bits;     /* counting: 4 or 8 */
+    uint32_t growth;           /* scalable: 1..16 */
+    double ratio;              /* scalable: tightening ratio r in (0, 1) */
+    uint32_t fingerprint_bits; /* cuckoo: 8, 12, 16; fuse: 8, 16 */
+    uint32_t bucket_size;      /* cuckoo: 1, 2, 4, 8 */
+    uint32_t max_kicks;        /* cuckoo */
+    uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */
+    uint32_t block_bits;       /* blocked: 256 (split block) or 512 */
+} cli_type_opts;
+
+/* Which options a type accepts (cli_type.options). */
+enum {
+    CLI_TOPT_COUNTER_BITS = 1u << 0,
+    CLI_TOPT_GROWTH = 1u << 1,
+    CLI_TOPT_RATIO = 1u << 2,
+    CLI_TOPT_FINGERPRINT = 1u << 3,
+    CLI_TOPT_BUCKET = 1u << 4,
+    CLI_TOPT_KICKS = 1u << 5,
+    CLI_TOPT_EXPANSION = 1u << 6,
+    CLI_TOPT_BLOCK = 1u << 7,
+};
+
+/* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
+typedef struct cli_sizing {
+    uint64_t bits;       /* bits (or cells x cell bits) addressed */
+    uint64_t bytes;      /* memory of the arrays */
+    uint32_t k;          /* probes per key (Bloom family) or fingerprint bits (cuckoo, fuse) */
+    const char *k_label; /* "k" or "fp bits" */
+    double bits_per_key;
+    double fpr;          /* the FPR this geometry gives at n keys */
+    char note[96];       /* anything the user must know (e.g. "FPR fixed by fingerprint size") */
+} cli_sizing;
+
+struct bk_filter;
+
+typedef struct cli_type {
+    const char *name;
+    const char *summary;
+    unsigned options; /* CLI_TOPT_* accepted */
+    bool can_remove;
+    bool is_static;   /* built from the whole key set (fuse): no create, no add */
+    bool sets_bits;   /* an insert only sets bits: adding a present key changes nothing but the count */
+    /* Sizing for calc. */
+    bk_status (*size)(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out);
+    /* An empty filter for n keys at p (NULL for static types). */
+    bk_status (*create)(uint64_t n, double p, const cli_type_opts *o, struct bk_filter **out);
+    /* A static filter from all key hashes (NULL for dynamic types). */
+    bk_status (*build_static)(const uint64_t *hashes, size_t n, double p, const cli_type_opts *o,
+                              struct bk_filter **out);
+} cli_type;
+
+extern const cli_type cli_types[];
+extern const size_t cli_ntypes;
+/* The entry named `name`, or NULL with a message listing the known names. */
+const cli_type *cli_type_find(const char *name);
+/* The entry for a stored filter's type (and layout: bloom vs partitioned). */
+const cli_type *cli_type_of(const struct bk_filter *f);
+/* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t; message if not. */
+bool cli_type_check_opts(const cli_type *t, unsigned given);
+
+/* Inserts a batch of hashes (any n). For types that only set bits (t->sets_bits), keys already
+ * present -- duplicates, in the filter or earlier in the batch, and false positives -- are skipped:
+ * the bits are the same either way, and the filter's count then tracks distinct keys, so info's
+ * saturation check is not fooled by duplicate input. Other types (counters, fingerprints) count
+ * every occurrence. */
+bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n);
+
+/* ---- streaming key reader (keys.c) ---- */
+
+typedef struct cli_reader cli_reader;
+
+typedef struct cli_reader_opts {
+    bool null_delim; /* keys end at NUL instead of newline */
+    bool keep_cr;    /* keep a trailing \r (line mode only) */
+} cli_reader_opts;
+
+/* One batch of keys. Pointers stay valid until the next cli_reader_next call. */
+typedef struct cli_batch {
+    size_t n;
+    const uint8_t **keys;
+    size_t *lens;
+    size_t *raw_lens; /* key plus the stripped \r and the delimiter, as they were in the input */
+    bool last_unterminated; /* the batch's last key had no delimiter (end of a file without one) */
+} cli_batch;
+
+/* Opens paths in order ("-" or an empty list: standard input). NULL on error (message printed). */
+cli_reader *cli_reader_open(char **paths, size_t npaths, const cli_reader_opts *o);
+void cli_reader_close(cli_reader *r);
+/* Next batch of up to CLI_BATCH keys: 1 with a batch, 0 at the end of all inputs, -1 on error
+ * (message printed: the input's name and line). */
+int cli_reader_next(cli_reader *r, cli_batch *b);
+/* Total bytes of the inputs when they are all regular files, else 0 (unknown). */
+uint64_t cli_reader_total_bytes(const cli_reader *r);
+uint64_t cli_reader_bytes_done(const cli_reader *r);
+
+#define CLI_BATCH 1024
+/* The longest key accepted (the read buffer grows to hold it). */
+#define CLI_MAX_KEY ((size_t)1 << 30)
+
+/* ---- the hash spool of build (spool.c) ---- */
+
+typedef struct cli_spool cli_spool;
+/* A spool whose temporary file (if it needs one) goes in the directory of near_path, else $TMPDIR. */
+cli_spool *cli_spool_new(const char *near_path);
+void cli_spool_free(cli_spool *s);
+bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n);
+uint64_t cli_spool_count(const cli_spool *s);
+/* The next partition of hashes (in the order of their top 8 bits); with dedupe, sorted and without
+ * exact duplicates. 1 with a partition, 0 after the last, -1 on error (message printed). */
+int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n);
+/* Every hash in one array, any order (for static filters). Call instead of cli_spool_next. */
+bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n);
+
+/* ---- buffered output (util.c) ---- */
+
+typedef struct cli_out {
+    int fd;
+    uint8_t *buf;
+    size_t len, cap;
+    bool failed;
+} cli_out;
+
+bool cli_out_init(cli_out *o, int fd, size_t cap);
+/* Writes everything; false (message printed once) on a write error. */
+bool cli_out_write(cli_out *o, const void *data, size_t len);
+bool cli_out_flush(cli_out *o);
+void cli_out_free(cli_out *o);
+static inline bool cli_out_put(cli_out *o, const void *data, size_t len)
+{
+    if (CLI_LIKELY(o->cap - o->len >= len)) {
+        __builtin_memcpy(o->buf + o->len, data, len);
+        o->len += len;
+        return true;
+    }
+    return cli_out_write(o, data, len);
+}
+
+/* ---- progress bar on stderr (progress.c) ----
+ * Shown only when stderr is a terminal and --quiet was not given; redrawn at most 8 times a second. */
+typedef struct cli_progress {
+    bool on;
+    const char *label;
+    uint64_t total;       /* bytes expected, 0 if unknown */
+    double t0, next;
+    uint64_t items;
+    bool drawn;
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, bool quiet, const char *label, uint64_t total_bytes);
+void cli_progress_draw(cli_progress *p, uint64_t bytes, uint64_t items, double now);
+static inline void cli_progress_update(cli_progress *p, uint64_t bytes, uint64_t items)
+{
+    if (CLI_UNLIKELY(p->on)) {
+        double t = cli_now();
+        if (t >= p->next) cli_progress_draw(p, bytes, items, t);
+    }
+}
+/* Erases the bar. */
+void cli_progress_end(cli_progress *p);
+
+/* ---- distinct-count sketch (hll.c): HyperLogLog, 2^16 one-byte registers (64 KiB) ---- */
+
+#define CLI_HLL_P 16
+typedef struct cli_hll {
+    uint8_t reg[1u << CLI_HLL_P];
+} cli_hll;
+
+void cli_hll_init(cli_hll *h);
+/* Adds well-mixed 64-bit hashes. */
+void cli_hll_add(cli_hll *h, const uint64_t *hashes, size_t n);
+double cli_hll_estimate(const cli_hll *h);
+/* Relative standard error of the estimate: 1.04 / sqrt(2^p). */
+double cli_hll_stderr(void);
+
+/* ---- filter files (files.c) ---- */
+
+typedef struct cli_lock {
+    int fd;
+} cli_lock;
+
+/* Takes an advisory flock (mode LOCK_EX or LOCK_SH) on the file at path, waiting for other writers;
+ * once held, re-checks that path still names the locked file (else locks what it names now). When
+ * the file does not exist and `exists` is not NULL, *exists is false and nothing is locked (fd -1);
+ * with `exists` NULL a missing file is an error. False with a message on error. */
+bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists);
+void cli_unlock(cli_lock *l);
+
+/* What is wrong with the file at path, given the status of opening or loading it (errno for BK_EIO). */
+const char *cli_file_problem(const char *path, bk_status s);
+/* Prints the error of opening/loading path with status s, in words; returns CLI_EXIT_ERR. */
+int cli_file_error(const char *path, bk_status s);
+/* Opens a filter by mmap, read-only and validated (checksums included). NULL with a message. */
+bk_filter *cli_open_ro(const char *path);
+/* Loads a filter into memory. NULL with a message. */
+bk_filter *cli_load(const char *path);
+/* Loads the file locked by l (exclusively, for load-modify-save) through the locked descriptor.
+ * (The library's loaders take a shared lock of their own, which would wait for ours forever.) */
+bk_filter *cli_load_locked(const cli_lock *l, const char *path);
+/* Does path name the file locked by l? */
+bool cli_same_file(const cli_lock *l, const char *path);
+/* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged. */
+bool cli_save(const bk_filter *f, const char *path);
+/* May a command write a new filter to path? Not if path is one of the inputs (a typo would destroy
+ * the input), nor, without force, if it exists and is not a bloomkit filter. Message if not. */
+bool cli_may_replace(const char *path, bool force, char *const *inputs, size_t ninputs);
+/* The same under an exclusive lock of the existing file (for commands that replace a file). */
+bool cli_save_locked(const bk_filter *f, const char *path);
+/* One summary line: "bloomkit: VERB PATH: bloom filter for N keys at P, SIZE (...), k = K". */
+void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter *f);
+
+/* ---- options shared by several subcommands ---- */
+
+enum {
+    OPT_HELP = 1000,
+    OPT_QUIET,
+    OPT_NULL,
+    OPT_KEEP_CR,
+    OPT_N,
+    OPT_P,
+    OPT_TYPE,
+    OPT_SEED,
+    OPT_JSON,
+    OPT_FORCE,
+    OPT_ABSENT,
+    OPT_PRESENT,
+    OPT_COUNTER_BITS,
+    OPT_GROWTH,
+    OPT_RATIO,
+    OPT_FINGERPRINT,
+    OPT_BUCKET,
+    OPT_KICKS,
+    OPT_EXPANSION,
+    OPT_BLOCK,
+};
+
+#define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
+#define CLI_OPTS_KEYS { "null", '0', false, OPT_NULL }, { "keep-cr", 0, false, OPT_KEEP_CR }
+#define CLI_OPTS_TYPE                                                                               \
+    { "type", 't', true, OPT_TYPE }, { "seed", 0, true, OPT_SEED },                                 \
+    { "counter-bits", 0, true, OPT_COUNTER_BITS }, { "growth", 0, true, OPT_GROWTH },               \
+    { "ratio", 0, true, OPT_RATIO }, { "fingerprint-bits", 0, true, OPT_FINGERPRINT },              \
+    { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
+    { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK }
+#define CLI_OPTS_END { NULL, 0, false, 0 }
+
+/* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,
+ * -1 bad value (message printed). `given` collects the CLI_TOPT_* bits of the options seen. */
+int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given);
+
+/* Help text of the key input rules, shared by the commands that read keys. */
+extern const char cli_keys_help[];
+
+/* Hashes a batch with the filter's seed (the bytes form of every call is the pre-hashed form applied
+ * to these hashes). */
+static inline void cli_hash_batch(const cli_batch *b, uint64_t seed, uint64_t *out)
+{
+    for (size_t i = 0; i < b->n; i++) out[i] = bk_hash64(b->keys[i], b->lens[i], seed);
+}
+
+/* ---- subcommands ---- */
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+    const char *args;                  /* "FILE [KEY...]", for the overview */
+    const char *summary;               /* what it does, for the overview */
+    const char *help;                  /* the full --help text */
+} cli_command;
+
+/* One per source file cmd_<name>.c. */
+extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_add, cli_cmd_query,
+    cli_cmd_filter, cli_cmd_remove, cli_cmd_info, cli_cmd_merge, cli_cmd_verify;
+
+/* Prints the command's help on stdout and returns 0. */
+int cli_help(const char *name);
+
+#endif

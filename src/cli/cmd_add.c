@@ -1,0 +1,191 @@
+/*
+ * bloomkit add: insert keys into an existing filter file, safely alongside other writers.
+ *
+ * Two ways, chosen by the filter's type:
+ * - in place: types with atomic inserts (the bit-array filters) are opened as a shared writable
+ *   mapping and updated with atomic 64-bit ORs, so any number of `bloomkit add` processes (and
+ *   threads of other programs using the same file) insert together and none loses another's keys;
+ * - load, modify, save: the other types are loaded into memory under an exclusive lock on the file,
+ *   modified, and saved atomically (temp + fsync + rename) before the lock is released, so
+ *   concurrent writers take turns, each starting from the previous one's result.
+ * See files.c for the locking protocol that makes the two work together with replacing commands.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit add FILE [KEY...] [--null] [--keep-cr] [-q]\n"
+    "\n"
+    "Adds the KEY arguments, or else the keys read from standard input (one per line), to the filter\n"
+    "in FILE. Use -- before keys that start with '-'. For filters that only set bits (bloom,\n"
+    "partitioned, blocked) a key that is already present -- a duplicate, or a false positive -- is\n"
+    "not added again, so the filter's count stays the number of distinct keys; counting and cuckoo\n"
+    "filters count every occurrence (a key added twice needs two removes).\n"
+    "\n"
+    "Concurrent writers are safe: several `bloomkit add` processes may add to the same file at the\n"
+    "same time and every key of every process is in the filter afterwards. Filters with atomic\n"
+    "inserts (bloom, partitioned, blocked, counting) are updated in place through a shared writable\n"
+    "mapping; the others are loaded, changed and saved atomically under an exclusive lock (flock) of\n"
+    "the file, so writers take turns. Locks are advisory: use a local file system.\n"
+    "\n"
+    "If add fails part-way (an unreadable input, a cuckoo filter that fills up): an in-place update\n"
+    "keeps the keys added before the failure; a load-change-save update saves nothing. Either way the\n"
+    "file is never left damaged.\n"
+    "\n"
+    "Options:\n"
+    "  -0, --null      read NUL-delimited keys\n"
+    "      --keep-cr   a trailing \\r is part of the key\n"
+    "  -q, --quiet     no progress bar (it is shown only when stderr is a terminal)\n"
+    "  -h, --help      this help\n";
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    CLI_OPTS_KEYS,
+    { "quiet", 'q', false, OPT_QUIET },
+    CLI_OPTS_END,
+};
+
+/* Adds the keys (arguments, else the reader's); returns BK_OK or the first error. *read_failed is set
+ * when the input could not be read (message printed). */
+static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_reader_opts *ro, bool quiet,
+                          bool *read_failed)
+{
+    *read_failed = false;
+    const cli_type *t = cli_type_of(f);
+    uint64_t seed = bk_filter_seed(f), h[CLI_BATCH], n = 0;
+    if (nkeys) {
+        for (size_t i = 0; i < nkeys; i += CLI_BATCH) {
+            size_t c = nkeys - i < CLI_BATCH ? nkeys - i : CLI_BATCH;
+            for (size_t j = 0; j < c; j++) h[j] = bk_hash64(keys[i + j], strlen(keys[i + j]), seed);
+            bk_status s = cli_add_hashes(f, t, h, c);
+            if (s != BK_OK) return s;
+        }
+        return BK_OK;
+    }
+    cli_reader *r = cli_reader_open(NULL, 0, ro);
+    if (!r) {
+        *read_failed = true;
+        return BK_OK;
+    }
+    cli_progress prog;
+    cli_progress_start(&prog, quiet, "add", cli_reader_total_bytes(r));
+    cli_batch b;
+    int more;
+    bk_status s = BK_OK;
+    while ((more = cli_reader_next(r, &b)) > 0) {
+        cli_hash_batch(&b, seed, h);
+        if ((s = cli_add_hashes(f, t, h, b.n)) != BK_OK) break;
+        n += b.n;
+        cli_progress_update(&prog, cli_reader_bytes_done(r), n);
+    }
+    cli_progress_end(&prog);
+    if (more < 0) *read_failed = true;
+    cli_reader_close(r);
+    return s;
+}
+
+static int add_error(const char *path, bk_status s, bool saved_nothing)
+{
+    const char *after = saved_nothing ? "nothing was saved" : "the keys before it were added";
+    if (s == BK_EFULL)
+        return cli_err("%s: the filter is full (%s); rebuild it larger, or use a filter that grows "
+                       "(--type scalable, or cuckoo with --expansion)",
+                       path, after);
+    return cli_err("%s: add failed: %s (%s)", path, cli_status_words(s), after);
+}
+
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    bool quiet = false;
+    cli_reader_opts ro = { false, false };
+    const char *path = NULL, *val;
+    char **keys = calloc((size_t)argc, sizeof *keys);
+    size_t nkeys = 0;
+    int id;
+    if (!keys) return cli_err("out of memory");
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: free(keys); return CLI_EXIT_ERR;
+        case OPT_HELP: free(keys); return cli_help("add");
+        case OPT_NULL: ro.null_delim = true; break;
+        case OPT_KEEP_CR: ro.keep_cr = true; break;
+        case OPT_QUIET: quiet = true; break;
+        case CLI_OPT_OPERAND:
+            if (!path)
+                path = val;
+            else
+                keys[nkeys++] = (char *)val;
+            break;
+        }
+    }
+    if (!path) {
+        free(keys);
+        return cli_err("needs a FILE (see: bloomkit add --help)");
+    }
+    int rc = CLI_EXIT_OK;
+    bool read_failed;
+    bk_status s;
+
+    /* In place: hold a shared lock while the mapping is opened (the library then holds its own). */
+    cli_lock l;
+    if (!cli_lock_path(path, LOCK_SH, &l, NULL)) {
+        free(keys);
+        return CLI_EXIT_ERR;
+    }
+    bk_filter *f = NULL;
+    errno = 0;
+    s = bk_filter_open_mmap(path, BK_OPEN_WRITE_SHARED, &f);
+    cli_unlock(&l);
+    if (s == BK_OK) {
+        s = add_keys(f, keys, nkeys, &ro, quiet, &read_failed);
+        bk_status c = bk_filter_close(f);
+        if (s != BK_OK)
+            rc = add_error(path, s, false);
+        else if (read_failed)
+            rc = cli_err("%s: the keys read before the error were added", path);
+        else if (c != BK_OK)
+            rc = cli_err("%s: closing the shared mapping failed: %s", path, cli_status_words(c));
+        free(keys);
+        return rc;
+    }
+    if (s != BK_ENOTSUP) {
+        free(keys);
+        return cli_file_error(path, s);
+    }
+
+    /* Load, modify, save, under an exclusive lock held until the new file is in place. */
+    if (!cli_lock_path(path, LOCK_EX, &l, NULL)) {
+        free(keys);
+        return CLI_EXIT_ERR;
+    }
+    f = cli_load_locked(&l, path);
+    if (!f) {
+        rc = CLI_EXIT_ERR;
+    } else {
+        const cli_type *t = cli_type_of(f);
+        if (t && t->is_static) {
+            rc = cli_err("%s: %s filters cannot take new keys; rebuild it with bloomkit build", path, t->name);
+        } else {
+            s = add_keys(f, keys, nkeys, &ro, quiet, &read_failed);
+            if (s != BK_OK)
+                rc = add_error(path, s, true);
+            else if (read_failed)
+                rc = cli_err("%s: nothing was saved", path);
+            else if (!cli_save(f, path))
+                rc = CLI_EXIT_ERR;
+        }
+        bk_filter_free(f);
+    }
+    cli_unlock(&l);
+    free(keys);
+    return rc;
+}
+
+const cli_command cli_cmd_add = { "add", run, "FILE [KEY...]",
+                                  "add keys (arguments, else stdin lines)", help };

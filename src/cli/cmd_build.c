@@ -1,0 +1,240 @@
+/*
+ * bloomkit build: a filter sized for the real number of distinct keys of its input, and filled.
+ *
+ * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
+ * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
+ * spool (spool.c: 8 bytes per key, 8 MiB in memory, the rest in an unlinked temporary file). Then
+ * the filter is created for that estimate and filled from the spool, partition by partition in hash
+ * order (the bytes form of every insert equals the pre-hashed form on these hashes, so the keys are
+ * not needed again). Peak memory: the filter, the 4 MiB read block, the 8 MiB spool buffers, the
+ * 64 KiB sketch, and for counting and cuckoo filters one spool partition at a time (sorted to drop
+ * duplicates: about 16 bytes x keys / 256).
+ *
+ * Fuse filters are built from the whole key set at once: the spooled hashes are mapped (or, when
+ * they fit, used from memory) and handed to the fuse constructor, whose own memory is linear in the
+ * number of keys (see fuse.h); so a fuse build needs 8 bytes per input key on top of that.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit build FILE [INPUT...] [-p P] [--type T] [-n N] [--seed S] [type options]\n"
+    "                      [--null] [--keep-cr] [-q]\n"
+    "\n"
+    "Builds a filter from the keys of the INPUT files (or standard input; \"-\" also means standard\n"
+    "input), sized for the number of DISTINCT keys they hold, and saves it to FILE atomically\n"
+    "(an existing filter FILE is replaced; FILE may not be one of the inputs, nor, without --force,\n"
+    "an existing file that is not a filter). This is the only way to make a fuse filter.\n"
+    "\n"
+    "The input is read once, in large blocks, and may be a pipe. Each key is hashed once; the hashes\n"
+    "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
+    "per key, in memory up to 8 MiB and beyond that in an unlinked temporary file next to FILE (or in\n"
+    "$TMPDIR). The filter is then created for the estimated distinct count plus a 3-sigma margin\n"
+    "(+1.2%; never more than the keys read) and filled from the spool.\n"
+    "\n"
+    "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
+    "blocked filters record the number of distinct keys estimated from their fill as their count;\n"
+    "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
+    "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
+    "\n"
+    "Memory: the filter plus about 12 MiB (read block, spool buffers, sketch); counting and cuckoo\n"
+    "builds also sort one 256th of the keys at a time (16 bytes each). Temporary disk: 8 bytes per\n"
+    "key. Fuse filters take every hash at once (8 bytes per key, mapped from the temporary file) plus\n"
+    "their construction memory (about 24 bytes per key, see fuse.h).\n"
+    "\n"
+    "Options:\n"
+    "  -p, --fpr P        target false-positive rate (default 1%): 0.01, 1%, 1e-3, 1/1000\n"
+    "  -t, --type T       bloom (default), partitioned, blocked, counting, scalable, cuckoo, fuse\n"
+    "  -n, --keys N       size for N keys instead of the estimated distinct count (room to grow)\n"
+    "      --seed S       hash seed (default 0)\n"
+    "  type options       as for create (--counter-bits, --growth, --ratio, --fingerprint-bits, ...)\n"
+    "  -0, --null         NUL-delimited keys\n"
+    "      --keep-cr      a trailing \\r is part of the key\n"
+    "  -f, --force        replace FILE even if it is not a bloomkit filter\n"
+    "  -q, --quiet        no progress bar and no summary\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "A summary (keys read, distinct count, size, bits per key, keys per second) goes to stderr.\n"
+    "\n"
+    "Example: bloomkit build urls.bf urls.txt -p 0.1%\n";
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    CLI_OPTS_KEYS,
+    { "keys", 'n', true, OPT_N },
+    { "fpr", 'p', true, OPT_P },
+    { "quiet", 'q', false, OPT_QUIET },
+    { "force", 'f', false, OPT_FORCE },
+    CLI_OPTS_TYPE,
+    CLI_OPTS_END,
+};
+
+/* ---- the command ---- */
+
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    uint64_t n_override = 0;
+    double p = 0.01;
+    bool quiet = false, force = false;
+    cli_reader_opts ro = { false, false };
+    const cli_type *t = &cli_types[0];
+    const char *path = NULL, *val;
+    char **inputs = calloc((size_t)argc, sizeof *inputs);
+    size_t ninputs = 0;
+    cli_type_opts to;
+    memset(&to, 0, sizeof to);
+    unsigned given = 0;
+    int id;
+    if (!inputs) return cli_err("out of memory");
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: free(inputs); return CLI_EXIT_ERR;
+        case OPT_HELP: free(inputs); return cli_help("build");
+        case OPT_NULL: ro.null_delim = true; break;
+        case OPT_KEEP_CR: ro.keep_cr = true; break;
+        case OPT_QUIET: quiet = true; break;
+        case OPT_FORCE: force = true; break;
+        case OPT_N:
+            if (!cli_parse_count("-n", val, 1, UINT64_MAX, &n_override)) return free(inputs), CLI_EXIT_ERR;
+            break;
+        case OPT_P:
+            if (!cli_parse_prob("-p", val, &p)) return free(inputs), CLI_EXIT_ERR;
+            break;
+        case OPT_TYPE:
+            if (!(t = cli_type_find(val))) return free(inputs), CLI_EXIT_ERR;
+            break;
+        case CLI_OPT_OPERAND:
+            if (!path)
+                path = val;
+            else
+                inputs[ninputs++] = (char *)val;
+            break;
+        default:
+            if (cli_type_option(id, val, &to, &given) < 0) return free(inputs), CLI_EXIT_ERR;
+        }
+    }
+    if (!path) {
+        free(inputs);
+        return cli_err("needs a FILE to build (see: bloomkit build --help)");
+    }
+    if (!cli_type_check_opts(t, given) || !cli_may_replace(path, force, inputs, ninputs))
+        return free(inputs), CLI_EXIT_ERR;
+
+    int rc = CLI_EXIT_ERR;
+    double t0 = cli_now();
+    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
+    cli_spool *sp = r ? cli_spool_new(path) : NULL;
+    cli_hll *hll = malloc(sizeof *hll);
+    bk_filter *f = NULL;
+    if (!r || !hll || !sp) {
+        if (!hll) cli_err("out of memory");
+        cli_reader_close(r);
+        cli_spool_free(sp);
+        free(hll);
+        free(inputs);
+        return CLI_EXIT_ERR;
+    }
+    cli_hll_init(hll);
+
+    /* pass 1: read, hash, count, spool */
+    uint64_t h[CLI_BATCH], lines = 0;
+    cli_progress prog;
+    cli_progress_start(&prog, quiet, "read  ", cli_reader_total_bytes(r));
+    cli_batch b;
+    int more;
+    while ((more = cli_reader_next(r, &b)) > 0) {
+        cli_hash_batch(&b, to.seed, h);
+        cli_hll_add(hll, h, b.n);
+        if (!cli_spool_put(sp, h, b.n)) goto out;
+        lines += b.n;
+        cli_progress_update(&prog, cli_reader_bytes_done(r), lines);
+    }
+    cli_progress_end(&prog);
+    if (more < 0) goto out;
+    double est = cli_hll_estimate(hll);
+    uint64_t cap = n_override;
+    if (!cap) {
+        double c = ceil(est * (1.0 + 3.0 * cli_hll_stderr()));
+        cap = c < 1 ? 1 : (uint64_t)c;
+        if (cap > lines && lines > 0) cap = lines; /* never more distinct keys than keys */
+    }
+
+    /* pass 2: the filter */
+    char b1[32], b2[32], b3[32];
+    bk_status s;
+    uint64_t distinct = 0;
+    if (t->build_static) {
+        const uint64_t *all;
+        size_t nall;
+        if (!cli_spool_all(sp, &all, &nall)) goto out;
+        s = t->build_static(all, nall, p, &to, &f);
+    } else {
+        s = t->create(cap, p, &to, &f);
+        if (s == BK_OK) {
+            /* Partition by partition, in hash order: the types that place a key by multiply-shift
+             * of its hash then fill their memory front to back. The deleting types (counting,
+             * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
+             * filter holds the set of keys, as for the other types. */
+            const bool dedupe = t->can_remove;
+            cli_progress_start(&prog, quiet, "insert", lines);
+            const uint64_t *part;
+            size_t n, done = 0;
+            int nx;
+            while ((nx = cli_spool_next(sp, dedupe, &part, &n)) > 0) {
+                if ((s = bk_filter_add_hashes(f, part, n)) != BK_OK) break;
+                done += n;
+                cli_progress_update(&prog, done, done);
+            }
+            cli_progress_end(&prog);
+            if (nx < 0) goto out;
+            if (dedupe) distinct = done;
+            /* Bit-setting types count every add, duplicates included. A union sets the count to the
+             * fill-based estimate of distinct keys; the union of a filter with itself changes no bit,
+             * so this gives the count that info's saturation check needs, for one pass over the
+             * array (cheaper than testing every key before adding it). */
+            if (s == BK_OK && t->sets_bits) (void)bk_filter_merge(f, f);
+        }
+    }
+    if (s != BK_OK) {
+        cli_err("%s: cannot build a %s filter for %s keys at p = %g: %s (nothing was written)", path, t->name,
+                cli_group(cap, b1, sizeof b1), p, cli_status_words(s));
+        goto out;
+    }
+    if (!cli_save_locked(f, path)) goto out;
+    rc = CLI_EXIT_OK;
+    if (!quiet) {
+        double el = cli_now() - t0;
+        cli_describe(stderr, "built", path, f);
+        bk_stats st;
+        if (bk_filter_stats(f, &st) == BK_OK && st.saturated)
+            cli_warn("%s: warning: the filter is saturated (%s keys for a capacity of %s; FPR now about %s): "
+                     "give a larger -n, or leave -n out",
+                     path, cli_group(st.count, b1, sizeof b1), cli_group(st.capacity, b2, sizeof b2),
+                     cli_percent(st.fpr_now, b3, sizeof b3));
+        fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s\n",
+                cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
+                cli_group(distinct ? distinct : (uint64_t)(est + 0.5), b2, sizeof b2), distinct ? "" : ", estimated",
+                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
+    }
+out:
+    bk_filter_free(f);
+    cli_spool_free(sp);
+    cli_reader_close(r);
+    free(hll);
+    free(inputs);
+    return rc;
+}
+
+const cli_command cli_cmd_build = { "build", run, "FILE [-p P] [--type T] [INPUT...]",
+                                    "a filter sized for and filled with the input's keys", help };

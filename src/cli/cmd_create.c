@@ -1,0 +1,113 @@
+/* bloomkit create: an empty filter file sized for n keys at p. */
+#include <string.h>
+#include <sys/file.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit create FILE -n N -p P [--type T] [--seed S] [type options] [--force]\n"
+    "\n"
+    "Creates an empty filter for N keys at false-positive rate P and saves it to FILE (atomically: a\n"
+    "temporary file in the same directory is written, synced and renamed). An existing FILE is kept\n"
+    "unless --force is given. Fuse filters are made from their whole key set: use bloomkit build.\n"
+    "\n"
+    "Options:\n"
+    "  -n, --keys N              keys the filter is sized for: 1000000, 1,000,000, 10M, 1e7\n"
+    "  -p, --fpr P               target false-positive rate: 0.01, 1%, 1e-3, 1/1000\n"
+    "  -t, --type T              bloom (default), partitioned, blocked, counting, scalable, cuckoo\n"
+    "      --seed S              hash seed (decimal or 0x hex; default 0). A secret seed resists\n"
+    "                            crafted keys; filters can only be merged with the same seed\n"
+    "      --counter-bits B      counting: 4 (default) or 8 bits per counter\n"
+    "      --growth G            scalable: each new sub-filter G times larger (1..16; 1 = never grow)\n"
+    "      --ratio R             scalable: each new sub-filter's error R times the previous (0 < R < 1)\n"
+    "      --fingerprint-bits F  cuckoo: 8, 12 or 16 (default: from P)\n"
+    "      --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 (default) or 8\n"
+    "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
+    "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
+    "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"
+    "  -f, --force               replace an existing FILE\n"
+    "  -q, --quiet               no summary on stderr\n"
+    "  -h, --help                this help\n"
+    "\n"
+    "Example: bloomkit create seen.bf -n 10M -p 0.1% --type blocked\n";
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    { "keys", 'n', true, OPT_N },
+    { "fpr", 'p', true, OPT_P },
+    { "force", 'f', false, OPT_FORCE },
+    { "quiet", 'q', false, OPT_QUIET },
+    CLI_OPTS_TYPE,
+    CLI_OPTS_END,
+};
+
+/* Prints "created FILE: ..." on stderr. Shared with build and merge through cli_describe. */
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    uint64_t n = 0;
+    double p = 0;
+    bool have_n = false, have_p = false, force = false, quiet = false;
+    const cli_type *t = &cli_types[0];
+    const char *path = NULL;
+    cli_type_opts to;
+    memset(&to, 0, sizeof to);
+    unsigned given = 0;
+    const char *val;
+    int id;
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: return CLI_EXIT_ERR;
+        case OPT_HELP: return cli_help("create");
+        case OPT_N:
+            if (!cli_parse_count("-n", val, 1, UINT64_MAX, &n)) return CLI_EXIT_ERR;
+            have_n = true;
+            break;
+        case OPT_P:
+            if (!cli_parse_prob("-p", val, &p)) return CLI_EXIT_ERR;
+            have_p = true;
+            break;
+        case OPT_FORCE: force = true; break;
+        case OPT_QUIET: quiet = true; break;
+        case OPT_TYPE:
+            if (!(t = cli_type_find(val))) return CLI_EXIT_ERR;
+            break;
+        case CLI_OPT_OPERAND:
+            if (path) return cli_err("unexpected argument '%s' (see: bloomkit create --help)", val);
+            path = val;
+            break;
+        default:
+            if (cli_type_option(id, val, &to, &given) < 0) return CLI_EXIT_ERR;
+        }
+    }
+    if (!path) return cli_err("needs a FILE to create (see: bloomkit create --help)");
+    if (!have_n || !have_p) return cli_err("needs -n N and -p P (see: bloomkit create --help)");
+    if (!cli_type_check_opts(t, given)) return CLI_EXIT_ERR;
+    if (t->is_static || !t->create)
+        return cli_err("%s filters are made from their whole key set at once: use bloomkit build", t->name);
+
+    cli_lock l;
+    bool exists;
+    if (!cli_lock_path(path, LOCK_EX, &l, &exists)) return CLI_EXIT_ERR;
+    if (exists && !force) {
+        cli_unlock(&l);
+        return cli_err("%s: already exists (use --force to replace it)", path);
+    }
+    bk_filter *f = NULL;
+    bk_status s = t->create(n, p, &to, &f);
+    if (s != BK_OK) {
+        cli_unlock(&l);
+        char b[32];
+        return cli_err("%s: cannot create a %s filter for %s keys at p = %g: %s", path, t->name,
+                       cli_group(n, b, sizeof b), p, cli_status_words(s));
+    }
+    bool ok = cli_save(f, path);
+    cli_unlock(&l);
+    if (ok && !quiet) cli_describe(stderr, "created", path, f);
+    bk_filter_free(f);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+const cli_command cli_cmd_create = { "create", run, "FILE -n N -p P [--type T]",
+                                     "an empty filter file for N keys at FPR P", help };

@@ -1,0 +1,163 @@
+/* bloomkit info: what a filter file holds, how full it is, and whether it needs rebuilding. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit info FILE [--json]\n"
+    "\n"
+    "Shows a filter file's type, parameters, memory, inserted count, fill ratio, estimated number of\n"
+    "distinct keys, the false-positive rate it was sized for and the one expected at its current fill.\n"
+    "The file is opened by mmap and fully validated (structure and checksums) first.\n"
+    "\n"
+    "A filter is saturated when its count is past its capacity or its fill ratio past about 50%\n"
+    "(the fill an optimally sized filter has at capacity): its false-positive rate is then above\n"
+    "the target and rises with every key. info says so in words (and \"saturated\": true with a\n"
+    "\"warning\" in the JSON): rebuild it larger, or use a scalable filter.\n"
+    "\n"
+    "Options:\n"
+    "      --json      one JSON object with the same fields (numbers unformatted)\n"
+    "  -h, --help      this help\n"
+    "\n"
+    "Exit status: 0 (also for a saturated filter); 2 if FILE is missing, unreadable or damaged.\n";
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    { "json", 0, false, OPT_JSON },
+    CLI_OPTS_END,
+};
+
+static bool read_header(const char *path, bk_file_info *fi, uint64_t *file_bytes)
+{
+    uint8_t h[BK_FILE_HEADER_SIZE];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && read(fd, h, sizeof h) == (ssize_t)sizeof h &&
+              bk_filter_peek_header(h, sizeof h, fi) == BK_OK;
+    *file_bytes = ok ? (uint64_t)st.st_size : 0;
+    close(fd);
+    return ok;
+}
+
+static void warning_text(const bk_stats *st, const char *type, char *buf, size_t len)
+{
+    char a[32], b[32], pct[32], tgt[32];
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, len - o, "saturated: ");
+    bool both = st->count > st->capacity && st->fill_ratio > 0.5;
+    if (st->count > st->capacity)
+        o += (size_t)snprintf(buf + o, len - o, "%s keys inserted, past its capacity of %s",
+                              cli_group(st->count, a, sizeof a), cli_group(st->capacity, b, sizeof b));
+    if (both) o += (size_t)snprintf(buf + o, len - o, ", and ");
+    if (st->fill_ratio > 0.5 || st->count <= st->capacity)
+        o += (size_t)snprintf(buf + o, len - o, "fill ratio %.1f%% is past 50%%", st->fill_ratio * 100);
+    if (o < len)
+        snprintf(buf + o, len - o,
+                 "; the false-positive rate (now about %s, target %s) rises with every key. Rebuild it larger "
+                 "(bloomkit build from the full key set, or bloomkit create with a larger -n)%s",
+                 cli_percent(st->fpr_now, pct, sizeof pct), cli_percent(st->fpr_target, tgt, sizeof tgt),
+                 strcmp(type, "scalable") == 0 ? "" : ", or use a scalable filter (--type scalable)");
+}
+
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    bool json = false;
+    const char *path = NULL, *val;
+    int id;
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: return CLI_EXIT_ERR;
+        case OPT_HELP: return cli_help("info");
+        case OPT_JSON: json = true; break;
+        case CLI_OPT_OPERAND:
+            if (path) return cli_err("unexpected argument '%s' (one FILE; see: bloomkit info --help)", val);
+            path = val;
+            break;
+        }
+    }
+    if (!path) return cli_err("needs a FILE (see: bloomkit info --help)");
+    bk_filter *f = cli_open_ro(path);
+    if (!f) return CLI_EXIT_ERR;
+    bk_file_info fi;
+    uint64_t file_bytes = 0;
+    bool have_hdr = read_header(path, &fi, &file_bytes);
+    bk_stats st;
+    bk_status s = bk_filter_stats(f, &st);
+    if (s != BK_OK) {
+        bk_filter_free(f);
+        return cli_err_status(path, s);
+    }
+    const cli_type *t = cli_type_of(f);
+    const char *type = t ? t->name : bk_type_name(st.type) ? bk_type_name(st.type) : "unknown";
+    bool stale = have_hdr && (fi.flags & BK_FILE_FLAG_CHECKSUM_STALE);
+    const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
+                              "before closing it); structure verified"
+                            : "ok";
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE;
+    char warn[512] = "";
+    if (st.saturated) warning_text(&st, type, warn, sizeof warn);
+
+    if (json) {
+        printf("{\"file\":");
+        cli_json_string(stdout, path);
+        printf(",\"file_bytes\":%llu,\"type\":\"%s\",\"format_version\":\"%u.%u\",\"checksum\":\"%s\"",
+               (unsigned long long)file_bytes, type, have_hdr ? fi.version_major : 0,
+               have_hdr ? fi.version_minor : 0, stale ? "stale" : "ok");
+        printf(",\"seed\":%llu,\"capacity\":%llu,\"count\":%llu,\"est_cardinality\":%.0f",
+               (unsigned long long)st.seed, (unsigned long long)st.capacity, (unsigned long long)st.count,
+               st.est_cardinality);
+        printf(",\"bits\":%llu,\"%s\":%u,\"memory_bytes\":%llu,\"bits_per_key\":%.6g", (unsigned long long)st.bits,
+               fp ? "fingerprint_bits" : "k", st.k, (unsigned long long)st.memory_bytes, st.bits_per_key);
+        printf(",\"fill_ratio\":%.6g,\"fpr_target\":%.6g,\"fpr_now\":%.6g", st.fill_ratio, st.fpr_target,
+               st.fpr_now);
+        if (st.type == BK_TYPE_COUNTING) printf(",\"saturated_cells\":%llu", (unsigned long long)st.saturated_cells);
+        if (st.subfilters) printf(",\"subfilters\":%u", st.subfilters);
+        printf(",\"saturated\":%s,\"warning\":", st.saturated ? "true" : "false");
+        if (st.saturated)
+            cli_json_string(stdout, warn);
+        else
+            printf("null");
+        printf("}\n");
+    } else {
+        char a[32], b[32], c[32];
+        printf("file:               %s (%s)\n", path, cli_human_bytes((double)file_bytes, a, sizeof a));
+        printf("type:               %s\n", type);
+        if (have_hdr) printf("format:             version %u.%u, checksum %s\n", fi.version_major, fi.version_minor, cks);
+        printf("seed:               %llu\n", (unsigned long long)st.seed);
+        printf("capacity:           %s keys\n", cli_group(st.capacity, a, sizeof a));
+        printf("count:              %s keys inserted\n", cli_group(st.count, a, sizeof a));
+        printf("distinct (est.):    %s keys\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
+        if (st.type == BK_TYPE_CUCKOO)
+            printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
+        else if (fp)
+            printf("geometry:           %s cells of %u-bit fingerprints\n",
+                   cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);
+        else
+            printf("geometry:           %s bits, k = %u probes per key\n", cli_group(st.bits, a, sizeof a), st.k);
+        if (st.subfilters) printf("sub-filters:        %u\n", st.subfilters);
+        printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
+               cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
+               st.bits_per_key);
+        printf("fill ratio:         %.2f%%\n", st.fill_ratio * 100);
+        if (st.type == BK_TYPE_COUNTING)
+            printf("saturated counters: %s\n", cli_group(st.saturated_cells, a, sizeof a));
+        printf("FPR target:         %s\n", cli_percent(st.fpr_target, a, sizeof a));
+        printf("FPR now (expected): %s\n", cli_percent(st.fpr_now, b, sizeof b));
+        if (st.saturated)
+            printf("WARNING:            %s\n", warn);
+        else
+            printf("status:             ok (not saturated)\n");
+    }
+    bk_filter_free(f);
+    return CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_info = { "info", run, "FILE [--json]",
+                                   "type, parameters, fill, FPR now, saturation warning", help };

@@ -1,0 +1,121 @@
+/* bloomkit query: is each key (probably) in the filter? */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit query FILE [KEY...] [--null] [--keep-cr] [-q]\n"
+    "\n"
+    "Prints each key followed by a tab and \"present\" (probably in the set: false positives happen at\n"
+    "the filter's rate) or \"absent\" (certainly not in the set). Keys are the arguments, or else one\n"
+    "per line from standard input. The file is opened by mmap (no copy) and validated first.\n"
+    "Use -- before keys that start with '-'.\n"
+    "\n"
+    "Options:\n"
+    "  -0, --null      read NUL-delimited keys, and end each output record with NUL instead of newline\n"
+    "      --keep-cr   keep a trailing \\r on input lines\n"
+    "  -q, --quiet     print nothing; only the exit status answers\n"
+    "  -h, --help      this help\n"
+    "\n"
+    "Exit status: 0 every key present; 1 some key absent; 2 an error (missing or damaged file, ...).\n"
+    "\n";
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    CLI_OPTS_KEYS,
+    { "quiet", 'q', false, OPT_QUIET },
+    CLI_OPTS_END,
+};
+
+static void print_result(cli_out *o, const void *key, size_t len, bool present, char end)
+{
+    static const char p[] = "\tpresent", a[] = "\tabsent";
+    cli_out_put(o, key, len);
+    if (present)
+        cli_out_put(o, p, sizeof p - 1);
+    else
+        cli_out_put(o, a, sizeof a - 1);
+    cli_out_put(o, &end, 1);
+}
+
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    bool quiet = false;
+    cli_reader_opts ro = { false, false };
+    const char *path = NULL, *val;
+    char **keys = calloc((size_t)argc, sizeof *keys);
+    size_t nkeys = 0;
+    int id;
+    if (!keys) return cli_err("out of memory");
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: free(keys); return CLI_EXIT_ERR;
+        case OPT_HELP: free(keys); return cli_help("query");
+        case OPT_NULL: ro.null_delim = true; break;
+        case OPT_KEEP_CR: ro.keep_cr = true; break;
+        case OPT_QUIET: quiet = true; break;
+        case CLI_OPT_OPERAND:
+            if (!path)
+                path = val;
+            else
+                keys[nkeys++] = (char *)val;
+            break;
+        }
+    }
+    if (!path) {
+        free(keys);
+        return cli_err("needs a FILE (see: bloomkit query --help)");
+    }
+    bk_filter *f = cli_open_ro(path);
+    if (!f) {
+        free(keys);
+        return CLI_EXIT_ERR;
+    }
+    char end = ro.null_delim ? '\0' : '\n';
+    cli_out out;
+    if (!cli_out_init(&out, 1, (size_t)1 << 20)) {
+        bk_filter_free(f);
+        free(keys);
+        return CLI_EXIT_ERR;
+    }
+    uint64_t absent = 0;
+    int rc = CLI_EXIT_OK;
+    if (nkeys) {
+        for (size_t i = 0; i < nkeys; i++) {
+            bool present = bk_filter_contains(f, keys[i], strlen(keys[i]));
+            absent += !present;
+            if (!quiet) print_result(&out, keys[i], strlen(keys[i]), present, end);
+        }
+    } else {
+        cli_reader *r = cli_reader_open(NULL, 0, &ro);
+        if (!r) {
+            rc = CLI_EXIT_ERR;
+        } else {
+            uint64_t seed = bk_filter_seed(f), h[CLI_BATCH];
+            uint8_t res[CLI_BATCH];
+            cli_batch b;
+            int more;
+            while ((more = cli_reader_next(r, &b)) > 0) {
+                cli_hash_batch(&b, seed, h);
+                absent += b.n - bk_filter_contains_hashes(f, h, b.n, res);
+                if (!quiet)
+                    for (size_t i = 0; i < b.n; i++) print_result(&out, b.keys[i], b.lens[i], res[i], end);
+            }
+            if (more < 0) rc = CLI_EXIT_ERR;
+            cli_reader_close(r);
+        }
+    }
+    if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;
+    cli_out_free(&out);
+    bk_filter_free(f);
+    free(keys);
+    if (rc == CLI_EXIT_OK && absent) rc = CLI_EXIT_NO;
+    return rc;
+}
+
+const cli_command cli_cmd_query = { "query", run, "FILE [KEY...]",
+                                    "print each key with present/absent (exit 1: some absent)", help };

@@ -1,0 +1,213 @@
+/*
+ * Filter files for the subcommands: opening (mmap for queries, a copy for load-modify-save), saving
+ * (always the library's atomic temp + fsync + rename), and the advisory locks that keep concurrent
+ * writers from losing each other's work.
+ *
+ * Locking protocol (flock on the filter file itself; advisory, local file systems):
+ * - a command that REPLACES the file (create --force, build, merge, and add/remove on types that are
+ *   loaded, modified and saved) holds an exclusive lock from before it reads the file until after
+ *   the rename of the new file over it;
+ * - a command that updates the file IN PLACE (add on types with atomic inserts, through a shared
+ *   writable mapping) holds a shared lock while it opens the mapping; the library then holds its
+ *   own shared lock until the mapping is closed. In-place writers run together; a replacer waits
+ *   for all of them, and they wait for it.
+ * Taking a lock re-checks, once it is held, that the path still names the locked file: if another
+ * writer replaced the file while we waited, we lock the new one instead, so no writer ever works on
+ * a file that has already been replaced (which would lose its keys).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists)
+{
+    l->fd = -1;
+    for (int attempt = 0;; attempt++) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT && exists) {
+                *exists = false;
+                return true;
+            }
+            cli_err_errno(path, "cannot open");
+            return false;
+        }
+        int rc;
+        while ((rc = flock(fd, mode)) != 0 && errno == EINTR) {
+        }
+        if (rc != 0) {
+            cli_err_errno(path, "cannot lock");
+            close(fd);
+            return false;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) != 0) {
+            cli_err_errno(path, "cannot stat");
+            close(fd);
+            return false;
+        }
+        if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            l->fd = fd;
+            if (exists) *exists = true;
+            return true;
+        }
+        /* replaced (or removed) while we waited: start over on what the path names now */
+        close(fd);
+        if (attempt > 1000) {
+            cli_err("%s: the file keeps being replaced; giving up", path);
+            return false;
+        }
+    }
+}
+
+void cli_unlock(cli_lock *l)
+{
+    if (l->fd >= 0) close(l->fd); /* closing the descriptor releases the flock */
+    l->fd = -1;
+}
+
+static bool has_magic(const char *path)
+{
+    static const uint8_t magic[8] = { 0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n' };
+    uint8_t b[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return true; /* cannot tell */
+    ssize_t n = read(fd, b, 8);
+    close(fd);
+    return n == 8 && memcmp(b, magic, 8) == 0;
+}
+
+const char *cli_file_problem(const char *path, bk_status s)
+{
+    switch (s) {
+    case BK_EIO: return strerror(errno ? errno : EIO);
+    case BK_ECORRUPT:
+    case BK_ETRUNCATED:
+        if (!has_magic(path)) return "not a bloomkit filter file";
+        return cli_status_words(s);
+    case BK_ETYPE: return "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    case BK_ENOTSUP: return "a hash function this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    case BK_EINVAL: return "not a regular file";
+    default: return cli_status_words(s);
+    }
+}
+
+int cli_file_error(const char *path, bk_status s)
+{
+    return cli_err("%s: %s", path, cli_file_problem(path, s));
+}
+
+bk_filter *cli_open_ro(const char *path)
+{
+    bk_filter *f = NULL;
+    errno = 0;
+    bk_status s = bk_filter_open_mmap(path, BK_LOAD_DEFAULT, &f);
+    if (s != BK_OK) {
+        cli_file_error(path, s);
+        return NULL;
+    }
+    return f;
+}
+
+bk_filter *cli_load(const char *path)
+{
+    bk_filter *f = NULL;
+    errno = 0;
+    bk_status s = bk_filter_load_path(path, BK_LOAD_DEFAULT, &f);
+    if (s != BK_OK) {
+        cli_file_error(path, s);
+        return NULL;
+    }
+    return f;
+}
+
+bk_filter *cli_load_locked(const cli_lock *l, const char *path)
+{
+    /* Through the locked descriptor: the library's own loaders take a shared flock on a descriptor
+     * of their own, which our exclusive lock would block. */
+    bk_filter *f = NULL;
+    struct stat st;
+    errno = 0;
+    if (lseek(l->fd, 0, SEEK_SET) != 0 || fstat(l->fd, &st) != 0) {
+        cli_err_errno(path, "cannot read");
+        return NULL;
+    }
+    bk_status s = bk_filter_load_fd(l->fd, BK_LOAD_DEFAULT, &f);
+    size_t size;
+    if (s == BK_OK && (bk_filter_save_size(f, &size) != BK_OK || (uint64_t)size != (uint64_t)st.st_size)) {
+        bk_filter_free(f);
+        f = NULL;
+        s = BK_ECORRUPT; /* bytes after the filter */
+    }
+    if (s != BK_OK) {
+        cli_file_error(path, s);
+        return NULL;
+    }
+    return f;
+}
+
+bool cli_same_file(const cli_lock *l, const char *path)
+{
+    struct stat a, b;
+    return l->fd >= 0 && fstat(l->fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+bool cli_save(const bk_filter *f, const char *path)
+{
+    errno = 0;
+    bk_status s = bk_filter_save_path(f, path);
+    if (s != BK_OK) {
+        if (s == BK_EIO)
+            cli_err("%s: cannot save: %s (the file is unchanged)", path, strerror(errno ? errno : EIO));
+        else
+            cli_err("%s: cannot save: %s (the file is unchanged)", path, cli_status_words(s));
+        return false;
+    }
+    return true;
+}
+
+bool cli_may_replace(const char *path, bool force, char *const *inputs, size_t ninputs)
+{
+    struct stat out, in;
+    if (stat(path, &out) != 0) return true; /* nothing there */
+    for (size_t i = 0; i <= ninputs; i++) {
+        /* the inputs, and standard input when it is one (no inputs, or "-") */
+        bool std = i == ninputs ? ninputs == 0 : strcmp(inputs[i], "-") == 0;
+        if (i == ninputs && !std) break;
+        if ((std ? fstat(0, &in) : stat(inputs[i], &in)) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return cli_err("%s: is also an input; refusing to replace it", path), false;
+    }
+    if (!force && (!S_ISREG(out.st_mode) || !has_magic(path)))
+        return cli_err("%s: exists and is not a bloomkit filter; refusing to replace it (use --force)", path), false;
+    return true;
+}
+
+bool cli_save_locked(const bk_filter *f, const char *path)
+{
+    cli_lock l;
+    bool exists;
+    if (!cli_lock_path(path, LOCK_EX, &l, &exists)) return false;
+    bool ok = cli_save(f, path);
+    cli_unlock(&l);
+    return ok;
+}
+
+void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter *f)
+{
+    bk_stats st;
+    if (bk_filter_stats(f, &st) != BK_OK) return;
+    const cli_type *t = cli_type_of(f);
+    char cap[32], pct[32], mem[32];
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE;
+    double bpk = (double)st.memory_bytes * 8.0 / (double)(st.capacity ? st.capacity : 1);
+    fprintf(out, "bloomkit: %s %s: %s filter for %s keys at %s, %s (%.2f bits/key at capacity), %s %u\n", verb,
+            path, t ? t->name : "unknown", cli_group(st.capacity, cap, sizeof cap),
+            cli_percent(st.fpr_target, pct, sizeof pct), cli_human_bytes((double)st.memory_bytes, mem, sizeof mem),
+            bpk, fp ? "fingerprint bits" : "k =", st.k);
+}

@@ -1,0 +1,96 @@
+/* The bloomkit command: dispatch to the subcommands, the overview help and --version. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_command *const commands[] = {
+    &cli_cmd_calc, &cli_cmd_create, &cli_cmd_build, &cli_cmd_add,   &cli_cmd_query,
+    &cli_cmd_filter, &cli_cmd_remove, &cli_cmd_info, &cli_cmd_merge, &cli_cmd_verify,
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+const char cli_keys_help[] =
+    "Keys are raw bytes. Read from files or standard input, a key is the bytes before each newline;\n"
+    "one trailing carriage return (of CRLF files) is removed unless --keep-cr. An empty line is the\n"
+    "empty key (a valid key). The last key needs no final newline, and keys never continue from one\n"
+    "input file into the next. Every other byte (NUL, tab, invalid UTF-8) is part of the key.\n"
+    "With --null (-0) keys end at NUL bytes instead (for keys containing newlines, e.g. from\n"
+    "find -print0) and nothing is removed. Keys may be up to 1 GiB long. Input is streamed in large\n"
+    "blocks: memory does not grow with the input, only with the longest key.\n";
+
+static void overview(FILE *out)
+{
+    fprintf(out,
+            "bloomkit %s: build, query, inspect and merge Bloom-family filters from the shell.\n"
+            "\n"
+            "Usage: bloomkit COMMAND [OPTIONS] [ARGUMENTS]\n"
+            "\n"
+            "Commands:\n",
+            BK_VERSION_STRING);
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-7s %-34s %s\n", commands[i]->name, commands[i]->args, commands[i]->summary);
+    fprintf(out, "\nFilter types (--type): ");
+    for (size_t i = 0; i < cli_ntypes; i++) fprintf(out, "%s%s", i ? ", " : "", cli_types[i].name);
+    fprintf(out,
+            " (default: bloom).\n"
+            "\n"
+            "Numbers: -n takes 1000000, 1,000,000, 10M, 2.5k, 1e7 (k M G T = 10^3.., Ki Mi Gi = 2^10..);\n"
+            "-p takes 0.01, 1%%, 0.5%%, 1e-3 or 1/1000.\n"
+            "\n"
+            "%s"
+            "\n"
+            "Exit status: 0 success; 1 a negative answer (query: a key is absent; remove: a key was not in\n"
+            "the filter; verify: the file is damaged); 2 an error (a message on stderr names the file and\n"
+            "the problem). Files are replaced atomically: an error or a crash never leaves a torn file.\n"
+            "\n"
+            "Run 'bloomkit COMMAND --help' for a command's options; 'bloomkit --version' for versions.\n",
+            cli_keys_help);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i]->name, name) == 0) return commands[i];
+    return NULL;
+}
+
+int cli_help(const char *name)
+{
+    const cli_command *c = find_command(name);
+    if (!c) {
+        overview(stdout);
+        return 0;
+    }
+    fputs(c->help, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        overview(stderr);
+        return CLI_EXIT_ERR;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        overview(stdout);
+        return 0;
+    }
+    if (strcmp(a, "help") == 0) {
+        if (argc > 2 && !find_command(argv[2])) return cli_err("unknown command '%s' (see: bloomkit --help)", argv[2]);
+        return cli_help(argc > 2 ? argv[2] : "");
+    }
+    if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0 || strcmp(a, "version") == 0) {
+        printf("bloomkit %s (library %s, file format %d.%d)\n", BK_VERSION_STRING, bk_version_string(),
+               BK_FORMAT_VERSION_MAJOR, BK_FORMAT_VERSION_MINOR);
+        return 0;
+    }
+    const cli_command *c = find_command(a);
+    if (!c) {
+        if (a[0] == '-') return cli_err("unknown option '%s' (see: bloomkit --help)", a);
+        return cli_err("unknown command '%s' (see: bloomkit --help)", a);
+    }
+    cli_cmd = c->name;
+    return c->run(argc - 1, argv + 1);
+}

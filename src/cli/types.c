@@ -1,0 +1,427 @@
+/*
+ * The per-type table of the bloomkit command: one entry per filter type, with its name on the
+ * command line, the options it accepts, its sizing function (for calc) and its constructor (for
+ * create and build). Adding a type to the command is adding one entry here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- classic Bloom: standard and partitioned layouts ---- */
+
+static void bloom_sizing(const bk_geometry *g, cli_sizing *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bits = g->m;
+    out->bytes = (g->m + 511) / 512 * 64;
+    out->k = g->k;
+    out->k_label = "k";
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)g->n;
+    out->fpr = g->fpr;
+}
+
+static bk_status bloom_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    (void)o;
+    bk_geometry g;
+    bk_status s = bk_bloom_size(n, p, &g);
+    if (s == BK_OK) bloom_sizing(&g, out);
+    return s;
+}
+
+static bk_status partitioned_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    (void)o;
+    bk_geometry g;
+    bk_status s = bk_bloom_size_partitioned(n, p, &g);
+    if (s == BK_OK) bloom_sizing(&g, out);
+    return s;
+}
+
+static bk_status bloom_create_layout(uint64_t n, double p, const cli_type_opts *o, bk_layout layout,
+                                     bk_filter **out)
+{
+    bk_bloom_options bo = { layout, o->seed };
+    bk_bloom *b;
+    bk_status s = bk_bloom_new(n, p, &bo, &b);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_BLOOM, b, out);
+    if (s != BK_OK) bk_bloom_free(b);
+    return s;
+}
+
+static bk_status bloom_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    return bloom_create_layout(n, p, o, BK_LAYOUT_STANDARD, out);
+}
+
+static bk_status partitioned_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    return bloom_create_layout(n, p, o, BK_LAYOUT_PARTITIONED, out);
+}
+
+/* ---- blocked Bloom: all probes of a key in one block (256-bit split blocks, or 512-bit lines) ---- */
+
+static bk_blocked_layout blocked_layout(const cli_type_opts *o)
+{
+    return o->block_bits == 512 ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256;
+}
+
+static bk_status blocked_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_geometry g;
+    bk_status s = bk_blocked_size(n, p, blocked_layout(o), &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = g.m / 8;
+    out->k = g.k;
+    out->k_label = "k";
+    out->bits_per_key = (double)g.m / (double)n;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "%s blocks", blocked_layout(o) == BK_BLOCKED_512 ? "512-bit" : "256-bit split");
+    return BK_OK;
+}
+
+static bk_status blocked_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_blocked_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.layout = blocked_layout(o);
+    bo.seed = o->seed;
+    bk_blocked *b;
+    bk_status s = bk_blocked_new(n, p, &bo, &b);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_BLOCKED, b, out);
+    if (s != BK_OK) bk_blocked_free(b);
+    return s;
+}
+
+/* ---- counting Bloom: 4- or 8-bit counters, deletion ---- */
+
+static bk_status counting_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_geometry g;
+    uint64_t bytes;
+    uint32_t cb = o->counter_bits ? o->counter_bits : 4;
+    bk_status s = bk_counting_size(n, p, cb, &g, &bytes);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m * cb;
+    out->bytes = bytes;
+    out->k = g.k;
+    out->k_label = "k";
+    out->bits_per_key = (double)bytes * 8.0 / (double)n;
+    out->fpr = g.fpr;
+    char m[32];
+    snprintf(out->note, sizeof out->note, "%s counters of %u bits", cli_group(g.m, m, sizeof m), cb);
+    return BK_OK;
+}
+
+static bk_status counting_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_counting_options co = { o->counter_bits, o->seed };
+    bk_counting *c;
+    bk_status s = bk_counting_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_COUNTING, c, out);
+    if (s != BK_OK) bk_counting_free(c);
+    return s;
+}
+
+/* ---- scalable Bloom: a chain of classic sub-filters that grows ---- */
+
+static bk_scalable_options scalable_opts(const cli_type_opts *o)
+{
+    bk_scalable_options so = bk_scalable_default_options();
+    if (o->growth) so.growth = o->growth;
+    if (o->ratio > 0) so.tightening = o->ratio;
+    so.seed = o->seed;
+    return so;
+}
+
+static bk_status scalable_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_scalable_options so = scalable_opts(o);
+    bk_geometry g;
+    bk_status s = bk_scalable_layer_size(n, p, &so, 0, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = (g.m + 511) / 512 * 64;
+    out->k = g.k;
+    out->k_label = "k";
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
+    out->fpr = g.fpr;
+    if (so.growth == 1)
+        snprintf(out->note, sizeof out->note, "one sub-filter, never grows");
+    else
+        snprintf(out->note, sizeof out->note, "first sub-filter (p0 = p x %.2g); grows x%u, FPR stays < p",
+                 1 - so.tightening, so.growth);
+    return BK_OK;
+}
+
+static bk_status scalable_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_scalable_options so = scalable_opts(o);
+    bk_scalable *f;
+    bk_status s = bk_scalable_new(n, p, &so, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_SCALABLE, f, out);
+    if (s != BK_OK) bk_scalable_free(f);
+    return s;
+}
+
+/* ---- cuckoo: fingerprints in buckets, deletion ---- */
+
+static bk_cuckoo_options cuckoo_opts(const cli_type_opts *o)
+{
+    bk_cuckoo_options co;
+    memset(&co, 0, sizeof co);
+    co.bucket_size = o->bucket_size;
+    co.fingerprint_bits = o->fingerprint_bits;
+    co.max_kicks = o->max_kicks;
+    co.expansion = o->expansion;
+    co.seed = o->seed;
+    return co;
+}
+
+/* The library sizes a cuckoo table when it creates one: create it (the zeroed table is not touched,
+ * so this costs address space, not memory) and read the geometry back. */
+static bk_status cuckoo_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_cuckoo_options co = cuckoo_opts(o);
+    bk_cuckoo *c;
+    bk_status s = bk_cuckoo_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    bk_cuckoo_info ci;
+    bk_cuckoo_info_get(c, &ci);
+    bk_cuckoo_free(c);
+    memset(out, 0, sizeof *out);
+    out->bits = ci.slots * ci.fingerprint_bits;
+    out->bytes = ci.memory_bytes;
+    out->k = ci.fingerprint_bits;
+    out->k_label = "fingerprint bits";
+    out->bits_per_key = (double)ci.memory_bytes * 8.0 / (double)n;
+    double alpha = (double)n / (double)ci.slots;
+    out->fpr = -expm1(2.0 * ci.bucket_size * alpha * log1p(-1.0 / (ldexp(1.0, (int)ci.fingerprint_bits) - 1)));
+    char b[32];
+    snprintf(out->note, sizeof out->note, "%s buckets of %u, load %.2f at n", cli_group(ci.buckets, b, sizeof b),
+             ci.bucket_size, alpha);
+    return BK_OK;
+}
+
+static bk_status cuckoo_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_cuckoo_options co = cuckoo_opts(o);
+    bk_cuckoo *c;
+    bk_status s = bk_cuckoo_new(n, p, &co, &c);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_CUCKOO, c, out);
+    if (s != BK_OK) bk_cuckoo_free(c);
+    return s;
+}
+
+/* ---- binary fuse: static, built from the whole key set ---- */
+
+static bk_status fuse_geometry(uint64_t n, double p, const cli_type_opts *o, bk_geometry *g)
+{
+    if (o->fingerprint_bits == 12) return BK_EINVAL;
+    return o->fingerprint_bits ? bk_fuse_size(n, o->fingerprint_bits, g) : bk_fuse_size_for_fpr(n, p, g);
+}
+
+static bk_status fuse_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_geometry g;
+    bk_status s = fuse_geometry(n, p, o, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = g.m / 8;
+    out->k = g.k;
+    out->k_label = "fingerprint bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "static (bloomkit build); FPR fixed by the fingerprint: 2^-%u", g.k);
+    return BK_OK;
+}
+
+static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_geometry g;
+    bk_status s = fuse_geometry(n ? n : 1, p, o, &g);
+    if (s != BK_OK) return s;
+    bk_fuse_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.fingerprint_bits = g.k;
+    fo.seed = o->seed;
+    bk_fuse *f;
+    s = bk_fuse_build_hashes(hashes, n, &fo, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_FUSE, f, out);
+    if (s != BK_OK) bk_fuse_free(f);
+    return s;
+}
+
+/* ---- the table ---- */
+
+const cli_type cli_types[] = {
+    { "bloom", "classic Bloom filter: m bits, k probes anywhere", 0, false, false, true, bloom_size, bloom_create,
+      NULL },
+    { "partitioned", "classic Bloom filter with one slice of m/k bits per probe", 0, false, false, true,
+      partitioned_size, partitioned_create, NULL },
+    { "blocked", "blocked Bloom filter: every probe of a key in one cache-line block (fastest)", CLI_TOPT_BLOCK,
+      false, false, true, blocked_size, blocked_create, NULL },
+    { "counting", "counting Bloom filter: 4- or 8-bit counters, keys can be removed", CLI_TOPT_COUNTER_BITS, true,
+      false, false, counting_size, counting_create, NULL },
+    { "scalable", "scalable Bloom filter: a chain of filters that grows when full, FPR stays under p",
+      CLI_TOPT_GROWTH | CLI_TOPT_RATIO, false, false, false, scalable_size, scalable_create, NULL },
+    { "cuckoo", "cuckoo filter: fingerprints in buckets, keys can be removed, small at low p",
+      CLI_TOPT_FINGERPRINT | CLI_TOPT_BUCKET | CLI_TOPT_KICKS | CLI_TOPT_EXPANSION, true, false, false, cuckoo_size,
+      cuckoo_create, NULL },
+    { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
+      CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
+};
+const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
+
+const cli_type *cli_type_find(const char *name)
+{
+    for (size_t i = 0; i < cli_ntypes; i++)
+        if (strcmp(cli_types[i].name, name) == 0) return &cli_types[i];
+    char list[256] = "";
+    for (size_t i = 0; i < cli_ntypes; i++) {
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, cli_types[i].name, sizeof list - strlen(list) - 1);
+    }
+    cli_err("--type: unknown filter type '%s' (known: %s)", name, list);
+    return NULL;
+}
+
+const cli_type *cli_type_of(const bk_filter *f)
+{
+    const char *name = bk_type_name(bk_filter_type(f));
+    if (bk_filter_type(f) == BK_TYPE_BLOOM) {
+        const bk_bloom *b = bk_filter_get(f, BK_TYPE_BLOOM);
+        if (b && bk_bloom_layout(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
+    }
+    if (!name) return NULL;
+    for (size_t i = 0; i < cli_ntypes; i++)
+        if (strcmp(cli_types[i].name, name) == 0) return &cli_types[i];
+    return NULL;
+}
+
+static const struct {
+    unsigned bit;
+    const char *option;
+} option_names[] = {
+    { CLI_TOPT_COUNTER_BITS, "--counter-bits" }, { CLI_TOPT_GROWTH, "--growth" },
+    { CLI_TOPT_RATIO, "--ratio" },               { CLI_TOPT_FINGERPRINT, "--fingerprint-bits" },
+    { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
+    { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
+};
+
+bool cli_type_check_opts(const cli_type *t, unsigned given)
+{
+    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++) {
+        if ((given & option_names[i].bit) && !(t->options & option_names[i].bit)) {
+            cli_err("%s does not apply to %s filters (see: bloomkit %s --help)", option_names[i].option, t->name,
+                    cli_cmd);
+            return false;
+        }
+    }
+    return true;
+}
+
+int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
+{
+    uint64_t v;
+    switch (id) {
+    case OPT_SEED:
+        return cli_parse_u64("--seed", val, &o->seed) ? 1 : -1;
+    case OPT_COUNTER_BITS:
+        if (!cli_parse_count("--counter-bits", val, 4, 8, &v)) return -1;
+        if (v != 4 && v != 8) return cli_err("--counter-bits: '%s' must be 4 or 8", val), -1;
+        o->counter_bits = (uint32_t)v;
+        *given |= CLI_TOPT_COUNTER_BITS;
+        return 1;
+    case OPT_GROWTH:
+        if (!cli_parse_count("--growth", val, 1, 16, &v)) return -1;
+        o->growth = (uint32_t)v;
+        *given |= CLI_TOPT_GROWTH;
+        return 1;
+    case OPT_RATIO:
+        if (!cli_parse_double("--ratio", val, 0, 1, &o->ratio)) return -1;
+        if (o->ratio <= 0 || o->ratio >= 1)
+            return cli_err("--ratio: '%s' must be strictly between 0 and 1", val), -1;
+        *given |= CLI_TOPT_RATIO;
+        return 1;
+    case OPT_FINGERPRINT:
+        if (!cli_parse_count("--fingerprint-bits", val, 8, 16, &v)) return -1;
+        if (v != 8 && v != 12 && v != 16)
+            return cli_err("--fingerprint-bits: '%s' must be 8, 12 or 16 (fuse: 8 or 16)", val), -1;
+        o->fingerprint_bits = (uint32_t)v;
+        *given |= CLI_TOPT_FINGERPRINT;
+        return 1;
+    case OPT_BUCKET:
+        if (!cli_parse_count("--bucket-size", val, 1, 8, &v)) return -1;
+        if (v != 1 && v != 2 && v != 4 && v != 8)
+            return cli_err("--bucket-size: '%s' must be 1, 2, 4 or 8", val), -1;
+        o->bucket_size = (uint32_t)v;
+        *given |= CLI_TOPT_BUCKET;
+        return 1;
+    case OPT_KICKS:
+        if (!cli_parse_count("--max-kicks", val, 1, 1000000, &v)) return -1;
+        o->max_kicks = (uint32_t)v;
+        *given |= CLI_TOPT_KICKS;
+        return 1;
+    case OPT_BLOCK:
+        if (!cli_parse_count("--block-bits", val, 256, 512, &v)) return -1;
+        if (v != 256 && v != 512) return cli_err("--block-bits: '%s' must be 256 or 512", val), -1;
+        o->block_bits = (uint32_t)v;
+        *given |= CLI_TOPT_BLOCK;
+        return 1;
+    case OPT_EXPANSION:
+        if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;
+        o->expansion = (uint32_t)v;
+        *given |= CLI_TOPT_EXPANSION;
+        return 1;
+    }
+    return 0;
+}
+
+/* A batch's small set of hashes already taken (open addressing; 2x the batch, cleared per batch). */
+#define SEEN_SLOTS (2 * CLI_BATCH)
+
+bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
+{
+    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n);
+    uint8_t res[CLI_BATCH];
+    uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
+    for (size_t i = 0; i < n; i += CLI_BATCH) {
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
+        if (bk_filter_contains_hashes(f, h + i, c, res) == c) continue;
+        /* 0 marks an empty slot; a hash of 0 (one in 2^64) is simply never deduplicated */
+        memset(seen, 0, sizeof seen);
+        for (size_t j = 0; j < c; j++) {
+            if (res[j]) continue;
+            uint64_t x = h[i + j];
+            size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
+            bool dup = false;
+            while (seen[slot]) {
+                if (seen[slot] == x) {
+                    dup = true;
+                    break;
+                }
+                slot = (slot + 1) & (SEEN_SLOTS - 1);
+            }
+            if (dup) continue;
+            if (x) seen[slot] = x;
+            fresh[m++] = x;
+        }
+        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
+}

@@ -1,0 +1,713 @@
+#!/usr/bin/python3
+"""Tests of the bloomkit command: the BUILT binary run on real files in a temporary directory.
+
+Usage: test_cli.py BLOOMKIT GROUP   (CTest runs one GROUP per test; GROUP "all" runs every group)
+
+Every key set is generated deterministically (fixed formulas and seeds), so FPR measurements are
+reproducible; the tolerances are stated where they are asserted.
+"""
+import json
+import os
+import pty
+import random
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BIN = None
+GROUPS = {}
+
+
+def group(fn):
+    GROUPS[fn.__name__.replace("test_", "", 1)] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def run(args, input=None, stdin=None, expect=None, env=None):
+    """Runs bloomkit with args (bytes or str items); returns (rc, stdout bytes, stderr str)."""
+    p = subprocess.run([BIN] + [a if isinstance(a, bytes) else str(a) for a in args], input=input,
+                       stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
+    err = p.stderr.decode("utf-8", "replace")
+    if expect is not None and p.returncode != expect:
+        raise Failure("bloomkit %s: exit %d, expected %d\nstderr: %s" % (
+            " ".join(a if isinstance(a, str) else repr(a) for a in args), p.returncode, expect, err))
+    return p.returncode, p.stdout, err
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def urls(n, host="www.example-crawl.test", start=0):
+    """n distinct made-up URLs, as a list of bytes."""
+    return [("https://%s/a/%d/p%d.html" % (host, i, (i * 7919) % 100003)).encode() for i in range(start, start + n)]
+
+
+def lines(keys):
+    return b"".join(k + b"\n" for k in keys)
+
+
+def info(path):
+    rc, out, err = run(["info", path, "--json"], expect=0)
+    return json.loads(out)
+
+
+def addable_types():
+    """Types the build knows, from calc --json, minus the static ones."""
+    rc, out, err = run(["calc", "-n", "1000", "-p", "0.01", "--json"], expect=0)
+    return [t["type"] for t in json.loads(out)["types"] if t["type"] != "fuse"]
+
+
+def all_types():
+    rc, out, err = run(["calc", "-n", "1000", "-p", "0.01", "--json"], expect=0)
+    return [t["type"] for t in json.loads(out)["types"]]
+
+
+# ---------------------------------------------------------------------------------------------
+@group
+def test_help():
+    rc, out, err = run(["--help"], expect=0)
+    for cmd in ("calc", "create", "build", "add", "query", "filter", "remove", "info", "merge", "verify"):
+        check(b"  " + cmd.encode() in out, "overview lists " + cmd)
+        rc, out2, err = run([cmd, "--help"], expect=0)
+        check(out2.startswith(("Usage: bloomkit " + cmd).encode()), cmd + " --help starts with its usage")
+        rc, out3, err = run(["help", cmd], expect=0)
+        check(out3 == out2, "help %s equals %s --help" % (cmd, cmd))
+        rc, out4, err = run([cmd, "-h"], expect=0)
+        check(out4 == out2, cmd + " -h")
+    check(b"--null" in out and b"carriage return" in out, "overview documents the key rules")
+    rc, out, err = run(["--version"], expect=0)
+    check(out.startswith(b"bloomkit ") and b"format" in out, "--version: " + out.decode())
+    rc, out, err = run([], expect=2)
+    check("Usage" in err, "no arguments: usage on stderr")
+    rc, out, err = run(["frobnicate"], expect=2)
+    check("unknown command 'frobnicate'" in err, err)
+    rc, out, err = run(["help", "frobnicate"], expect=2)
+
+
+@group
+def test_args():
+    def n_of(arg):
+        rc, out, err = run(["calc", "-n", arg, "-p", "0.01", "--json"], expect=0)
+        return json.loads(out)["n"]
+
+    def p_of(arg):
+        rc, out, err = run(["calc", "-n", "1000", "-p", arg, "--json", "--type", "bloom"], expect=0)
+        return json.loads(out)["p"]
+
+    for arg, want in [("1000000", 10**6), ("1,000,000", 10**6), ("1_000_000", 10**6), ("10M", 10**7),
+                      ("10m", 10**7), ("1e7", 10**7), ("1E7", 10**7), ("2.5k", 2500), ("1.5M", 1500000),
+                      ("1G", 10**9), ("1Ki", 1024), ("1Mi", 1 << 20), ("1.5Ki", 1536), ("0.5k", 500),
+                      ("12", 12), ("007", 7), ("1e0", 1), ("1000000000000000000", 10**18)]:
+        check(n_of(arg) == want, "-n %s gave %r, want %d" % (arg, n_of(arg), want))
+    rc, out, err = run(["calc", "-n", "18446744073709551615", "-p", "0.01", "--type", "bloom"], expect=2)
+    check("too large" in out.decode() + err and "-n:" not in err, "2^64-1 parses, then is too large to size")
+    for arg in ["10MB", "", "-5", "0", "1.5", "1,00", "1,0000", "10,00,000", "1__000", "abc", "1e", "1e7x", "0x10",
+                "1e30", "18446744073709551616", " 10", "10 ", "1.2.3", "k", "1,000_000"]:
+        rc, out, err = run(["calc", "-n", arg, "-p", "0.01"], expect=2)
+        check(err.startswith("bloomkit calc: -n: '%s'" % arg), "bad -n %r: %s" % (arg, err))
+    for arg, want in [("0.01", 0.01), ("1%", 0.01), ("0.5%", 0.005), ("1e-3", 0.001), ("1/1000", 0.001),
+                      (".2", 0.2), ("99.9%", 0.999), ("1e-9", 1e-9)]:
+        got = p_of(arg)
+        check(abs(got - want) <= 1e-15 * want, "-p %s gave %r, want %r" % (arg, got, want))
+    for arg, frag in [("1", "for one percent write 1%"), ("0", "greater than 0"), ("100%", "less than 1"),
+                      ("150%", "less than 1"), ("-0.1", "greater than 0"), ("abc", "not a probability"),
+                      ("1/0", "not a probability"), ("nan", "not a probability"), ("inf", "not a probability"),
+                      ("0x1p-3", "not a probability"), ("", "not a probability"), ("1%%", "not a probability"),
+                      ("1e-400", "greater than 0")]:
+        rc, out, err = run(["calc", "-n", "1000", "-p", arg], expect=2)
+        check(err.startswith("bloomkit calc: -p: '%s'" % arg) and frag in err, "bad -p %r: %s" % (arg, err))
+    # option syntax: --name=value, grouped and attached short options, -- ends options
+    rc, out, err = run(["calc", "--keys=2k", "--fpr=1%", "--json"], expect=0)
+    check(json.loads(out)["n"] == 2000, "--keys=2k")
+    rc, out, err = run(["calc", "-n2k", "-p1%", "--json"], expect=0)
+    check(json.loads(out)["n"] == 2000, "-n2k")
+    rc, out, err = run(["calc", "-n", "1k", "-p", "1%", "--bogus"], expect=2)
+    check("unknown option --bogus" in err and "calc --help" in err, err)
+    rc, out, err = run(["calc", "-n", "1k", "-p", "1%", "-Z"], expect=2)
+    check("unknown option -Z" in err, err)
+    rc, out, err = run(["calc", "-n"], expect=2)
+    check("needs a value" in err, err)
+    rc, out, err = run(["calc", "-n", "1k"], expect=2)
+    check("needs -n N and -p P" in err, err)
+    rc, out, err = run(["calc", "-n", "1k", "-p", "1%", "--json=yes"], expect=2)
+    check("takes no value" in err, err)
+    rc, out, err = run(["calc", "-n", "1k", "-p", "1%", "--type", "nosuch"], expect=2)
+    check("unknown filter type 'nosuch'" in err and "bloom" in err, err)
+    rc, out, err = run(["create", "x.bf", "-n", "1k", "-p", "1%", "--growth", "2"], expect=2)
+    check("--growth does not apply to bloom" in err, err)
+    check(not os.path.exists("x.bf"), "nothing created on a bad option")
+    rc, out, err = run(["create", "x.bf", "-n", "1k", "-p", "1%", "--seed", "12x"], expect=2)
+    check("--seed" in err, err)
+    rc, out, err = run(["create", "x.bf", "-n", "1k", "-p", "1%", "--seed", "0xDEADbeef", "-q"], expect=0)
+    check(info("x.bf")["seed"] == 0xDEADBEEF, "hex seed")
+    # "--" lets a key start with '-'
+    run(["add", "x.bf", "--", "-dash", "--double"], expect=0)
+    rc, out, err = run(["query", "x.bf", "--", "-dash", "--double"], expect=0)
+    check(out == b"-dash\tpresent\n--double\tpresent\n", out)
+
+
+@group
+def test_calc():
+    rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--json"], expect=0)
+    j = json.loads(out)
+    check(j["n"] == 10**6 and j["p"] == 0.01, "calc echoes n and p")
+    names = [t["type"] for t in j["types"]]
+    check("bloom" in names and "partitioned" in names, names)
+    b = [t for t in j["types"] if t["type"] == "bloom"][0]
+    # the classic formula: m = ceil(-n ln p / ln(2)^2) = 9,585,059 bits, k = 7, exact FPR 1.0039%
+    check(b["bits"] == 9585059 and b["k"] == 7, b)
+    check(abs(b["fpr"] - 0.010039) < 2e-6, b)
+    check(b["bytes"] == (9585059 + 511) // 512 * 64, b)
+    for t in j["types"]:
+        if "error" in t:
+            continue
+        check(t["fpr"] <= 0.0105 or t["type"] == "fuse", "%s: real FPR %g near the 1%% target" % (t["type"], t["fpr"]))
+        check(t["bits_per_key"] > 0 and t["bytes"] > 0, t)
+    rc, out, err = run(["calc", "-n", "1M", "-p", "1%"], expect=0)
+    for name in names:
+        check(("\n" + name + " ").encode() in out, "text table lists " + name)
+    rc, out, err = run(["calc", "-n", "1T", "-p", "1e-12", "--type", "bloom"], expect=2)
+    check("too large" in out.decode() + err, err)
+
+
+@group
+def test_create():
+    run(["create", "c.bf", "-n", "10k", "-p", "0.1%", "-q"], expect=0)
+    i = info("c.bf")
+    check(i["type"] == "bloom" and i["capacity"] == 10000 and i["count"] == 0 and i["fpr_target"] == 0.001, i)
+    before = read("c.bf")
+    rc, out, err = run(["create", "c.bf", "-n", "20k", "-p", "1%"], expect=2)
+    check("c.bf: already exists" in err and "--force" in err, err)
+    check(read("c.bf") == before, "a refused create leaves the file as it was")
+    rc, out, err = run(["create", "c.bf", "-n", "20k", "-p", "1%", "--force"], expect=0)
+    check("created c.bf" in err, "summary on stderr: " + err)
+    check(info("c.bf")["capacity"] == 20000, "--force replaced it")
+    rc, out, err = run(["create", "-q", "--type=partitioned", "p.bf", "-n", "5k", "-p", "1%"], expect=0)
+    check(err == "", "-q: nothing on stderr")
+    check(info("p.bf")["type"] == "partitioned", "partitioned type is kept in the file")
+    if "fuse" in all_types():
+        rc, out, err = run(["create", "f.bf", "-n", "10", "-p", "1%", "--type", "fuse"], expect=2)
+        check("bloomkit build" in err, err)
+        run(["build", "-q", "f.bf", "--type", "fuse"], input=b"a\nb\n", expect=0)
+        before = read("f.bf")
+        rc, out, err = run(["add", "f.bf", "c"], expect=2)
+        check("fuse filters cannot take new keys" in err and "build" in err, err)
+        check(read("f.bf") == before, "a refused add changes nothing")
+        rc, out, err = run(["merge", "g.bf", "f.bf", "f.bf"], expect=2)
+        check("fuse filters cannot be merged" in err, err)
+        rc, out, err = run(["remove", "f.bf", "a"], expect=2)
+        check("fuse filters cannot remove keys" in err, err)
+    rc, out, err = run(["create", "-n", "10", "-p", "1%"], expect=2)
+    check("needs a FILE" in err, err)
+    rc, out, err = run(["create", "nodir/x.bf", "-n", "10", "-p", "1%"], expect=2)
+    check("nodir/x.bf" in err, err)
+    leftovers = [f for f in os.listdir(".") if f.startswith(".")]
+    check(not leftovers, "no temporary files left: %r" % leftovers)
+
+
+@group
+def test_build_query():
+    keys = urls(50000)
+    dup = keys + keys[::2]                       # 75,000 lines, 50,000 distinct
+    random.Random(7).shuffle(dup)
+    write("keys.txt", lines(dup))
+    rc, out, err = run(["build", "b.bf", "keys.txt", "-p", "1%"], expect=0)
+    check("built b.bf" in err and "75,000 keys" in err, "summary: " + err)
+    i = info("b.bf")
+    # sized for the distinct count (HyperLogLog, 0.41% standard error, +1.2% margin)
+    check(50000 <= i["capacity"] <= 50000 * 1.03, "capacity %d for 50,000 distinct keys" % i["capacity"])
+    # duplicates (and the ~1% false positives met while inserting) are not counted again
+    check(49000 <= i["count"] <= 50000, "count %d: distinct keys added" % i["count"])
+    check(abs(i["est_cardinality"] - 50000) < 1500, i)
+    check(not i["saturated"], "a built filter is not saturated")
+    rc, out, err = run(["query", "b.bf"], input=lines(keys), expect=0)
+    check(out == b"".join(k + b"\tpresent\n" for k in keys), "every built key present, in input order")
+    rc, out, err = run(["query", "b.bf", keys[0], "definitely-not-a-key-0", keys[1]])
+    check(rc == 1, "exit 1 when a key is absent (or a 1%% false positive: fixed key, checked) rc=%d" % rc)
+    check(out.split(b"\n")[1] == b"definitely-not-a-key-0\tabsent", out)
+    rc, out, err = run(["query", "-q", "b.bf"], input=lines(keys), expect=0)
+    check(out == b"", "query -q prints nothing")
+    rc, out, err = run(["query", "b.bf", "--null"], input=b"".join(k + b"\0" for k in keys[:3]), expect=0)
+    check(out == b"".join(k + b"\tpresent\0" for k in keys[:3]), "query --null: NUL-terminated records")
+    # the same keys from stdin, from "-" and split over two files give the same file
+    run(["build", "-q", "s.bf"], input=lines(dup), expect=0)
+    write("k1.txt", lines(dup[:30000]))
+    write("k2.txt", lines(dup[30000:]))
+    run(["build", "-q", "two.bf", "k1.txt", "-", "k2.txt"], input=b"", expect=0)
+    check(read("s.bf") == read("b.bf") == read("two.bf"), "stdin, one file and two files build identical files")
+    # -n overrides the estimate
+    run(["build", "-q", "n.bf", "keys.txt", "-n", "200k"], expect=0)
+    check(info("n.bf")["capacity"] == 200000, "-n sets the capacity")
+    # every type that exists: build then query, every key present
+    for t in all_types():
+        run(["build", "-q", "t-%s.bf" % t, "keys.txt", "--type", t, "-p", "1%"], expect=0)
+        rc, out, err = run(["query", "-q", "t-%s.bf" % t], input=lines(keys), expect=0)
+        check(info("t-%s.bf" % t)["type"] == t, "type " + t)
+    # the distinct-count sketch at small and medium sizes, each key given three times
+    for n in (1, 2, 10, 1000, 20000):
+        ks = urls(n, host="hll%d.test" % n)
+        run(["build", "-q", "h.bf"], input=lines(ks * 3), expect=0)
+        cap = info("h.bf")["capacity"]
+        check(n <= cap <= n * 1.03 + 1, "%d distinct keys (x3): capacity %d" % (n, cap))
+    # empty input: a valid, empty filter
+    run(["build", "-q", "empty.bf"], input=b"", expect=0)
+    check(info("empty.bf")["count"] == 0, "empty build")
+    # more keys than the in-memory spool holds (1,048,576): the temporary spool file is used
+    big = urls(1200000, host="big.test")
+    run(["build", "-q", "big.bf", "-p", "1%"], input=lines(big), expect=0)
+    rc, out, err = run(["query", "-q", "big.bf"], input=lines(big), expect=0)
+    i = info("big.bf")
+    check(1200000 <= i["capacity"] <= 1200000 * 1.03, i)
+    leftovers = [f for f in os.listdir(".") if f.startswith(".")]
+    check(not leftovers, "no temporary files left: %r" % leftovers)
+
+
+class Mix:
+    """A shuffled mix of inserted and absent keys, as filter input (built once, used per filter)."""
+
+    def __init__(self, inserted, absent, seed):
+        mix = inserted + absent
+        random.Random(seed).shuffle(mix)
+        self.data = lines(mix)
+        self.inserted, self.absent = set(inserted), absent
+
+    def measure(self, path):
+        """filter --absent: (inserted lines kept, fraction of absent lines dropped)."""
+        rc, out, err = run(["filter", path], input=self.data, expect=0)
+        check(out.endswith(b"\n") or out == b"", "output ends with a newline")
+        kept = out.split(b"\n")[:-1]
+        wrong = sum(1 for k in kept if k in self.inserted)
+        dropped = len(self.absent) - (len(kept) - wrong)
+        return wrong, dropped / len(self.absent)
+
+
+@group
+def test_fpr():
+    inserted = urls(100000)
+    absent = urls(500000, host="never-seen.test")
+    write("in.txt", lines(inserted))
+    mix = Mix(inserted, absent, seed=11)
+    for p in (0.01, 0.001):
+        for t in ("bloom", "partitioned", "blocked", "counting"):
+            if t not in all_types():
+                continue
+            f = "%s-%g.bf" % (t, p)
+            run(["build", "-q", f, "in.txt", "-p", repr(p), "--type", t], expect=0)
+            wrong, rate = mix.measure(f)
+            check(wrong == 0, "%s p=%g: %d inserted lines passed filter --absent" % (t, p, wrong))
+            # +-20% of the configured p: the sizing gives an exact FPR within 1% of p, and the binomial
+            # noise at these counts is under 5% (p = 0.1%: 500 expected events, sd 22)
+            check(abs(rate - p) <= 0.2 * p, "%s p=%g: %.5f of absent lines wrongly dropped" % (t, p, rate))
+            print("  %-12s p=%-6g measured FPR %.5f" % (t, p, rate))
+    # --present keeps exactly the inserted ones plus the false positives
+    rc, out, err = run(["filter", "--present", "bloom-0.01.bf"], input=lines(inserted + absent[:20000]), expect=0)
+    kept = out.split(b"\n")[:-1]
+    check(kept[:100000] == inserted, "--present keeps every inserted line, in order")
+    check(len(kept) - 100000 < 20000 * 0.02, "--present false positives")
+    # the types whose FPR is not set by -p alone: measured against their own expected rate
+    for t in all_types():
+        if t in ("bloom", "partitioned", "blocked", "counting"):
+            continue
+        f = "%s.bf" % t
+        run(["build", "-q", f, "in.txt", "-p", "1%", "--type", t], expect=0)
+        wrong, rate = mix.measure(f)
+        check(wrong == 0, "%s: %d inserted lines passed filter --absent" % (t, wrong))
+        check(rate <= 0.012, "%s: FPR %.5f at most the 1%% target (+20%%)" % (t, rate))
+        print("  %-12s p=1%%    measured FPR %.5f" % (t, rate))
+
+
+@group
+def test_keys():
+    run(["create", "-q", "k.bf", "-n", "10k", "-p", "0.01%"], expect=0)
+    long_key = random.Random(3).randbytes(1 << 20).replace(b"\n", b"x")
+    data = (b"crlf\r\n" + b"plain\n" + b"\n" + b"nul\0inside\n" + b"tab\tkey\n" + long_key + b"\n" +
+            b"\xff\xfe invalid utf8\n" + b"two\r\r\n" + b"no-final-newline")
+    run(["add", "k.bf"], input=data, expect=0)
+    q = lambda *ks: run(["query", "k.bf", "--"] + list(ks))
+    # the documented rules: one trailing \r stripped, empty line = empty key, NUL and tab are key bytes,
+    # 1 MiB keys work, the last line needs no newline
+    rc, out, err = run(["query", "k.bf"], input=b"crlf\nplain\n\nnul\0inside\ntab\tkey\n" + long_key +
+                        b"\n\xff\xfe invalid utf8\ntwo\r\r\nno-final-newline\n", expect=0)
+    check(out.count(b"\tpresent\n") == 9, out[:300])
+    rc, out, err = run(["query", "k.bf"], input=b"nul\nnul\0\ntwo\n" + long_key[:-1] + b"\n", expect=1)
+    check(out.count(b"\tabsent\n") == 4, "prefixes and the doubly-stripped \\r are other keys: %r" % out[:200])
+    rc, out, err = q("")
+    check(rc == 0, "the empty key (an empty line) was added")
+    rc, out, err = run(["query", "k.bf", "--keep-cr"], input=b"crlf\r\n", expect=1)
+    check(out == b"crlf\r\tabsent\n", "--keep-cr: crlf\\r is another key")
+    # --null: keys may hold newlines; nothing is stripped
+    run(["add", "k.bf", "--null"], input=b"multi\nline\0cr\r\0last-unterminated", expect=0)
+    rc, out, err = q("multi\nline", "cr\r", "last-unterminated")
+    check(rc == 0, "--null keys: %r" % out)
+    rc, out, err = q("multi", "cr")
+    check(rc == 1, "--null keys are not split at newlines nor stripped")
+    # keys never continue from one input file into the next
+    write("f1", b"alpha")
+    write("f2", b"beta\n")
+    run(["build", "-q", "j.bf", "f1", "f2"], expect=0)
+    rc, out, err = run(["query", "j.bf", "alpha", "beta"], expect=0)
+    rc, out, err = run(["query", "j.bf", "alphabeta"], expect=1)
+    # filter copies lines exactly (CRLF kept), and ends an unterminated last line with a newline
+    rc, out, err = run(["filter", "--present", "k.bf"], input=b"crlf\r\nzzz-absent\nno-final-newline", expect=0)
+    check(out == b"crlf\r\nno-final-newline\n", "filter output: %r" % out)
+    rc, out, err = run(["filter", "--null", "--present", "k.bf"], input=b"cr\r\0nope\0last-unterminated", expect=0)
+    check(out == b"cr\r\0last-unterminated\0", "filter --null output: %r" % out)
+    # a 1 MiB key through filter and build as well
+    rc, out, err = run(["filter", "--present", "k.bf"], input=long_key + b"\n", expect=0)
+    check(out == long_key + b"\n", "1 MiB line through filter")
+    run(["build", "-q", "long.bf"], input=long_key * 3 + b"\n" + long_key, expect=0)
+    rc, out, err = run(["query", "-q", "long.bf"], input=long_key + b"\n" + long_key * 3, expect=0)
+
+
+@group
+def test_keys_readahead():
+    """The same rules through the read-ahead thread (used by default for inputs of 16 MiB or more),
+    with keys longer than its 2 MiB blocks, and many keys spanning block boundaries."""
+    os.environ["BLOOMKIT_READAHEAD"] = "1"
+    try:
+        test_keys()
+        huge = random.Random(5).randbytes(3 << 20).replace(b"\n", b"y")
+        keys = urls(300000, host="ra.test")
+        write("ra.txt", lines(keys[:100000]) + huge + b"\n" + lines(keys[100000:]) + b"tail-unterminated")
+        run(["build", "-q", "ra.bf", "ra.txt", "-p", "0.1%"], expect=0)
+        os.environ["BLOOMKIT_READAHEAD"] = "0"
+        run(["build", "-q", "plain.bf", "ra.txt", "-p", "0.1%"], expect=0)
+        check(read("ra.bf") == read("plain.bf"), "read-ahead and plain reading build the same filter")
+        rc, out, err = run(["query", "-q", "ra.bf"], input=huge + b"\ntail-unterminated\n", expect=0)
+        os.environ["BLOOMKIT_READAHEAD"] = "1"
+        rc, out, err = run(["filter", "--present", "ra.bf", "ra.txt"], expect=0)
+        check(out == read("ra.txt") + b"\n", "filter --present through read-ahead copies every line")
+    finally:
+        del os.environ["BLOOMKIT_READAHEAD"]
+
+
+@group
+def test_merge():
+    keys = urls(60000)
+    a, b = keys[:30000], keys[30000:]
+    write("a.txt", lines(a))
+    write("b.txt", lines(b))
+    write("all.txt", lines(keys))
+    for t in all_types():
+        if t == "fuse":
+            continue
+        run(["build", "-q", "A.bf", "a.txt", "-n", "60000", "--type", t], expect=0)
+        run(["build", "-q", "B.bf", "b.txt", "-n", "60000", "--type", t], expect=0)
+        run(["build", "-q", "W.bf", "all.txt", "-n", "60000", "--type", t], expect=0)
+        rc, out, err = run(["merge", "M.bf", "A.bf", "B.bf"])
+        if rc == 2 and "cannot be merged" in err:
+            print("  %s: merge not supported: %s" % (t, err.strip()))
+            continue
+        check(rc == 0, "merge %s: %s" % (t, err))
+        probe = lines(keys + urls(100000, host="other.test"))
+        rc1, out1, err1 = run(["query", "M.bf"], input=probe)
+        rc2, out2, err2 = run(["query", "W.bf"], input=probe)
+        check(out1 == out2, "%s: merged halves answer like the whole" % t)
+        check(out1.count(b"\tpresent\n") >= 60000, "every key present after merge")
+        mi, wi = info("M.bf"), info("W.bf")
+        check(mi["fill_ratio"] == wi["fill_ratio"], "%s: same fill" % t)
+        check(abs(mi["count"] - 60000) < 60000 * 0.05, "%s: merged count estimate %d" % (t, mi["count"]))
+        print("  %-12s merge of halves == whole" % t)
+    # OUT may be an input
+    run(["build", "-q", "A.bf", "a.txt", "-n", "60000"], expect=0)
+    run(["build", "-q", "B.bf", "b.txt", "-n", "60000"], expect=0)
+    run(["merge", "-q", "A.bf", "A.bf", "B.bf"], expect=0)
+    rc, out, err = run(["query", "-q", "A.bf"], input=lines(keys), expect=0)
+    # incompatible inputs: a clear message and nothing written
+    run(["build", "-q", "small.bf", "a.txt", "-n", "1000"], expect=0)
+    rc, out, err = run(["merge", "X.bf", "B.bf", "small.bf"], expect=2)
+    check("small.bf: cannot be merged with B.bf: different geometry" in err, err)
+    check(not os.path.exists("X.bf"), "nothing written")
+    run(["build", "-q", "seed.bf", "a.txt", "-n", "60000", "--seed", "5"], expect=0)
+    rc, out, err = run(["merge", "X.bf", "B.bf", "seed.bf"], expect=2)
+    check("different seeds" in err, err)
+    run(["build", "-q", "part.bf", "a.txt", "-n", "60000", "--type", "partitioned"], expect=0)
+    rc, out, err = run(["merge", "X.bf", "B.bf", "part.bf"], expect=2)
+    check("different types (bloom and partitioned)" in err, err)
+    check(not os.path.exists("X.bf"), "nothing written")
+    rc, out, err = run(["merge", "X.bf"], expect=2)
+    check("at least one IN" in err, err)
+
+
+def damage(src, dst, offset, xor=0x01, truncate=None):
+    data = bytearray(read(src))
+    if truncate is not None:
+        data = data[:truncate]
+    else:
+        data[offset] ^= xor
+    write(dst, bytes(data))
+
+
+@group
+def test_errors():
+    write("k.txt", lines(urls(2000)))
+    run(["build", "-q", "ok.bf", "k.txt"], expect=0)
+    # missing files: exit 2, message naming the file
+    for args in (["query", "gone.bf", "x"], ["info", "gone.bf"], ["add", "gone.bf", "x"], ["remove", "gone.bf", "x"],
+                 ["filter", "gone.bf"], ["merge", "o.bf", "gone.bf"], ["verify", "gone.bf"],
+                 ["build", "o.bf", "gone.txt"], ["filter", "ok.bf", "gone.txt"]):
+        rc, out, err = run(args, input=b"")
+        check(rc == 2 and "gone." in err and "No such file" in err, "%r: rc %d, %s" % (args, rc, err))
+        check(err.startswith("bloomkit %s: " % args[0]) and err.count("\n") == 1, "one line: %r" % err)
+    check(not os.path.exists("o.bf"), "nothing written")
+    # unreadable input: a directory
+    os.mkdir("adir")
+    rc, out, err = run(["build", "o.bf", "adir"], expect=2)
+    check("adir" in err and "directory" in err, err)
+    rc, out, err = run(["query", "adir", "x"], expect=2)
+    check("adir" in err, err)
+    # not a filter
+    rc, out, err = run(["info", "k.txt"], expect=2)
+    check("k.txt: not a bloomkit filter file" in err, err)
+    rc, out, err = run(["verify", "k.txt"], expect=1)
+    check(b"k.txt: not a bloomkit filter file" in out, out)
+    # damaged files: query/info/filter exit 2, verify exit 1, each naming the problem
+    size = len(read("ok.bf"))
+    cases = {"payload.bf": dict(offset=size - 100), "header.bf": dict(offset=40), "magic.bf": dict(offset=1),
+             "trunc.bf": dict(offset=0, truncate=size - 64), "short.bf": dict(offset=0, truncate=30),
+             "params.bf": dict(offset=64 + 8)}
+    for name, how in cases.items():
+        damage("ok.bf", name, **how)
+        for args in (["query", name, "x"], ["info", name], ["filter", name], ["add", name, "x"]):
+            rc, out, err = run(args, input=b"x\n")
+            check(rc == 2 and name in err, "%r on a damaged file: rc %d %s" % (args, rc, err))
+        rc, out, err = run(["verify", name], expect=1)
+        check(out.startswith(name.encode() + b": ") and b"ok" not in out, out)
+        print("  %-10s %s" % (name, out.decode().strip()))
+    rc, out, err = run(["verify", "ok.bf"], expect=0)
+    check(out.startswith(b"ok.bf: ok (bloom, "), out)
+    rc, out, err = run(["verify", "ok.bf", "payload.bf", "gone.bf"], expect=2)
+    check(out.count(b"\n") == 2 and "gone.bf" in err, "verify goes on after a bad file")
+    rc, out, err = run(["verify", "-q", "ok.bf", "payload.bf"], expect=1)
+    check(not out.startswith(b"ok.bf"), "-q prints only damaged files")
+    # remove on a type that cannot
+    rc, out, err = run(["remove", "ok.bf", "x"], expect=2)
+    check("bloom filters cannot remove keys" in err, err)
+    # a failed write leaves the old file as it was and no temporary file
+    before = read("ok.bf")
+    rc, out, err = run(["build", "ok.bf", "gone.txt"], expect=2)
+    rc, out, err = run(["build", "ok.bf", "-p", "2"], input=b"x\n", expect=2)
+    check(read("ok.bf") == before, "failed builds leave the file alone")
+    os.chmod(".", 0o555)
+    try:
+        if os.geteuid() != 0:
+            rc, out, err = run(["build", "ok.bf", "k.txt"], expect=2)
+            check("cannot save" in err or "temporary" in err, err)
+    finally:
+        os.chmod(".", 0o755)
+    # typos that would destroy an input: an output that is an input, or an existing non-filter file
+    text = read("k.txt")
+    rc, out, err = run(["build", "k.txt", "k.txt"], expect=2)
+    check("k.txt: is also an input" in err, err)
+    with open("k.txt", "rb") as f:
+        rc, out, err = run(["build", "k.txt"], stdin=f, expect=2)
+    check("k.txt: is also an input" in err, err)
+    rc, out, err = run(["build", "k.txt", "ok.bf"], input=b"", expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err and "--force" in err, err)
+    rc, out, err = run(["merge", "k.txt", "ok.bf"], expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err, err)
+    check(read("k.txt") == text, "the text file is untouched")
+    run(["merge", "-q", "--force", "k2.txt", "ok.bf"], expect=0)
+    # a build with -n below the keys says the filter is saturated
+    rc, out, err = run(["build", "sat.bf", "k.txt", "-n", "100"], expect=0)
+    check("warning: the filter is saturated" in err, err)
+    leftovers = [f for f in os.listdir(".") if f.startswith(".")]
+    check(not leftovers, "no temporary files left: %r" % leftovers)
+
+
+@group
+def test_concurrent_add():
+    """Two `bloomkit add` processes started together on one file, each with half of 200,000 keys:
+    every key is present afterwards (in-place atomic inserts, or writers taking turns under a lock)."""
+    keys = urls(200000, host="conc.test")
+    h1, h2 = lines(keys[:100000]), lines(keys[100000:])
+    for t in addable_types():
+        f = "conc-%s.bf" % t
+        run(["create", "-q", f, "-n", "200k", "-p", "1%", "--type", t], expect=0)
+        procs = [subprocess.Popen([BIN, "add", f], stdin=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        # one feeder thread per process, in chunks, so both run at the same time when they can (in
+        # place), and a writer waiting for the lock does not stall the other's input (load-save)
+        def feed(p, data):
+            for i in range(0, len(data), 1 << 16):
+                p.stdin.write(data[i:i + (1 << 16)])
+            p.stdin.close()
+        feeders = [threading.Thread(target=feed, args=(p, d)) for p, d in zip(procs, (h1, h2))]
+        for th in feeders:
+            th.start()
+        for th in feeders:
+            th.join()
+        for p in procs:
+            check(p.wait() == 0, "%s: add failed: %s" % (t, p.stderr.read().decode()))
+        rc, out, err = run(["query", f], input=lines(keys))
+        missing = out.count(b"\tabsent\n")
+        check(rc == 0 and missing == 0, "%s: %d of 200,000 keys lost by concurrent adds" % (t, missing))
+        i = info(f)
+        # bit-setting types do not count keys that test present when added (false positives)
+        check(199000 <= i["count"] <= 200000, "%s: count %d after concurrent adds" % (t, i["count"]))
+        check(i["checksum"] == "ok", "%s: the last writer out leaves a current checksum" % t)
+        run(["verify", f], expect=0)
+        print("  %-12s 2 x 100,000 concurrent adds: all present" % t)
+    # a writer killed while it holds the shared mapping: the file stays usable, says its checksum is
+    # not current, and the next writer to close recomputes it
+    f = "killed.bf"
+    run(["create", "-q", f, "-n", "10k", "-p", "1%"], expect=0)
+    p = subprocess.Popen([BIN, "add", f], stdin=subprocess.PIPE)
+    p.stdin.write(lines(keys[:1000]))
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.kill()
+    p.wait()
+    p.stdin.close()
+    check(info(f)["checksum"] == "stale", "a killed in-place writer leaves the checksum marked stale")
+    rc, out, err = run(["verify", f], expect=0)
+    check(b"structure only" in out, out)
+    run(["add", f, "one-more-key"], expect=0)
+    check(info(f)["checksum"] == "ok", "the next writer's close makes the checksum current again")
+    rc, out, err = run(["query", f, "one-more-key"], expect=0)
+    # many short writers on one file, keys as arguments
+    t = "bloom"
+    f = "many.bf"
+    run(["create", "-q", f, "-n", "10k", "-p", "1%", "--type", t], expect=0)
+    procs = []
+    for w in range(8):
+        ks = [k.decode() for k in keys[w * 500:(w + 1) * 500]]
+        procs.append(subprocess.Popen([BIN, "add", f] + ks))
+    for p in procs:
+        check(p.wait() == 0, "writer failed")
+    rc, out, err = run(["query", "-q", f], input=lines(keys[:4000]), expect=0)
+
+
+@group
+def test_info():
+    run(["create", "-q", "i.bf", "-n", "1000", "-p", "1%"], expect=0)
+    rc, out, err = run(["info", "i.bf"], expect=0)
+    for field in (b"type:", b"capacity:", b"count:", b"fill ratio:", b"FPR target:", b"FPR now", b"memory:",
+                  b"distinct (est.):", b"status:"):
+        check(field in out, "info shows %r" % field)
+    j = info("i.bf")
+    check(j["saturated"] is False and j["warning"] is None and j["fill_ratio"] == 0, j)
+    run(["add", "i.bf"], input=lines(urls(900)), expect=0)
+    j = info("i.bf")
+    check(not j["saturated"], "at 90%% of capacity, a correctly sized filter is not saturated: %r" % j)
+    check(0.005 < j["fpr_now"] < 0.01, "FPR now below the target before capacity: %g" % j["fpr_now"])
+    run(["add", "i.bf"], input=lines(urls(1600, start=900)), expect=0)
+    j = info("i.bf")
+    check(j["saturated"] is True and "past its capacity" in j["warning"] and "past 50%" in j["warning"], j)
+    check("scalable" in j["warning"] and "Rebuild" in j["warning"], j["warning"])
+    rc, out, err = run(["info", "i.bf"], expect=0)
+    check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
+    rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
+
+
+@group
+def test_progress():
+    """The bar appears only on a terminal, and not with --quiet."""
+    run(["create", "-q", "p.bf", "-n", "1000", "-p", "1%"], expect=0)
+
+    def slow_filter(extra, want_bar):
+        """Keys arrive one every 0.2 s on a pipe, stderr is a pty: runs until the bar shows (or, when
+        no bar is wanted, for 1.6 s, well past the half second before a first draw)."""
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BIN, "filter", "p.bf"] + extra, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=slave)
+        os.close(slave)
+        got = b""
+        t0 = time.time()
+        i = 0
+        while time.time() - t0 < (20 if want_bar else 1.6) and not (want_bar and b"keys/s" in got):
+            p.stdin.write(b"key%d\n" % i)
+            p.stdin.flush()
+            i += 1
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                got += os.read(master, 4096)
+        p.stdin.close()
+        while True:
+            r, _, _ = select.select([master], [], [], 5)
+            if not r:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+        check(p.wait() == 0, "filter on a tty")
+        os.close(master)
+        return got
+
+    got = slow_filter([], True)
+    check(b"keys/s" in got and b"\r" in got, "progress bar on a terminal: %r" % got)
+    check(got.endswith(b"\r\x1b[K"), "the bar is erased at the end: %r" % got[-20:])
+    got = slow_filter(["-q"], False)
+    check(got == b"", "--quiet: no bar: %r" % got)
+    rc, out, err = run(["filter", "p.bf"], input=b"a\nb\n", expect=0)
+    check(err == "", "stderr not a terminal: nothing")
+
+
+@group
+def test_remove():
+    types = [t for t in all_types() if t in ("counting", "cuckoo")]
+    if not types:
+        print("  no type with deletion in this build yet")
+    for t in types:
+        f = "r-%s.bf" % t
+        keys = urls(5000, host="rm.test")
+        run(["create", "-q", f, "-n", "10k", "-p", "0.1%", "--type", t], expect=0)
+        run(["add", f], input=lines(keys), expect=0)
+        run(["remove", f], input=lines(keys[:2500]), expect=0)
+        rc, out, err = run(["query", "-q", f], input=lines(keys[2500:]), expect=0)
+        rc, out, err = run(["query", f], input=lines(keys[:2500]), expect=1)
+        check(out.count(b"\tabsent\n") > 2400, "%s: removed keys absent (but false positives)" % t)
+        rc, out, err = run(["remove", f, "never-added-key-1"], expect=1)
+        check(out == b"never-added-key-1\tabsent\n", out)
+        check(info(f)["count"] == 2500, "%s: count after removes" % t)
+
+
+def main():
+    global BIN
+    if len(sys.argv) != 3:
+        sys.exit("usage: test_cli.py BLOOMKIT GROUP")
+    BIN = os.path.abspath(sys.argv[1])
+    names = list(GROUPS) if sys.argv[2] == "all" else [sys.argv[2]]
+    failed = 0
+    for name in names:
+        if name not in GROUPS:
+            sys.exit("unknown group " + name)
+        with tempfile.TemporaryDirectory(prefix="bloomkit-cli-") as d:
+            os.chdir(d)
+            t0 = time.time()
+            try:
+                GROUPS[name]()
+                print("PASS %s (%.1f s)" % (name, time.time() - t0))
+            except Failure as e:
+                print("FAIL %s: %s" % (name, e))
+                failed += 1
+            finally:
+                os.chdir("/")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""CF.* through redis-py (r.cf() and raw commands): happy paths, error paths, reply shapes."""
+import pytest
+import redis
+
+from resp import Bool, Conn, Map, Simple
+
+
+def err(r, *args):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command(*args)
+    return str(e.value)
+
+
+def test_reserve_add_count_del(r):
+    cf = r.cf()
+    assert cf.create("c", 1000)
+    assert cf.add("c", "a") == 1
+    assert cf.add("c", "a") == 1  # duplicates are stored again
+    assert cf.count("c", "a") == 2
+    assert cf.addnx("c", "a") == 0
+    assert cf.addnx("c", "b") == 1
+    assert cf.exists("c", "a") == 1 and cf.exists("c", "zz") == 0
+    assert cf.mexists("c", "a", "b", "zz") == [1, 1, 0]
+    assert cf.delete("c", "a") == 1
+    assert cf.count("c", "a") == 1
+    assert cf.delete("c", "a") == 1
+    assert cf.exists("c", "a") == 0 and cf.count("c", "a") == 0
+    assert cf.delete("c", "a") == 0
+    info = cf.info("c")
+    assert info.filterNum == 1 and info.insertedNum == 1 and info.deletedNum == 2
+    assert info.bucketSize == 2 and info.expansionRate == 1 and info.maxIteration == 20
+    assert info.bucketNum >= 1000 // 2 and info.size > 0
+
+
+def test_options_any_order(r):
+    assert r.cf().create("c", 5000, expansion=2, bucket_size=4, max_iterations=50)
+    info = r.cf().info("c")
+    assert (info.bucketSize, info.expansionRate, info.maxIteration) == (4, 2, 50)
+    assert r.execute_command("CF.RESERVE", "d", 100, "MAXITERATIONS", 5, "BUCKETSIZE", 1, "EXPANSION", 0)
+    info = r.cf().info("d")
+    assert (info.bucketSize, info.expansionRate, info.maxIteration) == (1, 0, 5)
+
+
+def test_add_creates_default(r):
+    assert r.cf().add("auto", "x") == 1
+    info = r.cf().info("auto")
+    assert info.bucketSize == 2 and info.expansionRate == 1 and info.maxIteration == 20
+    assert r.cf().insert("auto2", ["a", "b"], capacity=4000) == [1, 1]
+    assert r.cf().info("auto2").bucketNum > r.cf().info("auto").bucketNum
+
+
+def test_reserve_errors(r):
+    assert err(r, "CF.RESERVE", "c", "x") == "Bad capacity"
+    assert err(r, "CF.RESERVE", "c", 100, "MAXITERATIONS", "x") == "Couldn't parse MAXITERATIONS"
+    assert err(r, "CF.RESERVE", "c", 100, "MAXITERATIONS", 0) == \
+        "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."
+    assert err(r, "CF.RESERVE", "c", 100, "MAXITERATIONS", 65536).startswith("MAXITERATIONS")
+    assert err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE", "x") == "Couldn't parse BUCKETSIZE"
+    assert err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE", 3).startswith("BUCKETSIZE")
+    assert err(r, "CF.RESERVE", "c", 100, "EXPANSION", "x") == "Couldn't parse EXPANSION"
+    assert err(r, "CF.RESERVE", "c", 100, "EXPANSION", -1) == \
+        "EXPANSION: value must be an integer between 0 and 32768, inclusive."
+    assert err(r, "CF.RESERVE", "c", 3) == "Capacity must be at least (BucketSize * 2)"
+    assert err(r, "CF.RESERVE", "c", 15, "BUCKETSIZE", 8) == "Capacity must be at least (BucketSize * 2)"
+    assert err(r, "CF.RESERVE", "c", 100, "FOO", 1).startswith("unknown argument")
+    assert "wrong number of arguments" in err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE")
+    assert "wrong number of arguments" in err(r, "CF.RESERVE", "c")
+    assert r.exists("c") == 0
+    assert r.cf().create("c", 100)
+    assert err(r, "CF.RESERVE", "c", 100) == "item exists"
+
+
+def test_absurd_size_refused(r):
+    assert "too large" in err(r, "CF.RESERVE", "huge", 10**15)
+    assert "too large" in err(r, "CF.INSERT", "huge", "CAPACITY", 10**15, "ITEMS", "a")
+    assert r.exists("huge") == 0
+
+
+def test_fill_until_full(r):
+    assert r.cf().create("s", 64, expansion=0)
+    added = []
+    for i in range(1000):
+        try:
+            assert r.cf().add("s", f"k{i}") == 1
+            added.append(f"k{i}")
+        except redis.ResponseError as e:
+            assert str(e) == "Filter is full"
+            break
+    else:
+        pytest.fail("never full")
+    assert len(added) >= 40
+    assert all(r.cf().mexists("s", *added))
+    res = r.cf().insert("s", ["more1", "more2"])
+    assert res == [-1, -1]
+    assert r.cf().insertnx("s", [added[0], "more3"]) == [0, -1]
+    assert all(r.cf().mexists("s", *added))
+
+
+def test_delete_exact_in_one_table(r):
+    # In one table a key's fingerprint and buckets decide each other, so deleting keys that were added
+    # never removes another key's evidence: every delete succeeds and every other key stays.
+    assert r.cf().create("t", 4000, expansion=0, bucket_size=4)
+    items = [f"item:{i}" for i in range(3000)]
+    assert r.cf().insert("t", items) == [1] * 3000
+    assert r.cf().info("t").filterNum == 1
+    for it in items[:1500]:
+        assert r.cf().delete("t", it) == 1
+    assert all(r.cf().mexists("t", *items[1500:]))
+    assert r.cf().info("t").insertedNum == 1500 and r.cf().info("t").deletedNum == 1500
+
+
+def test_expansion_chain(r):
+    assert r.cf().create("e", 100, expansion=2)
+    items = [f"item:{i}" for i in range(3000)]
+    for k in range(0, len(items), 500):
+        assert r.cf().insert("e", items[k:k + 500]) == [1] * 500
+    info = r.cf().info("e")
+    assert info.filterNum > 1 and info.insertedNum == 3000
+    assert all(r.cf().mexists("e", *items))
+    # Deleting added keys stays exact across the tables of the chain: every delete finds a copy, and
+    # every key not deleted is still found.
+    for it in items[:1000]:
+        assert r.cf().delete("e", it) == 1, it
+    assert all(r.cf().mexists("e", *items[1000:]))
+    assert r.cf().info("e").insertedNum == 2000 and r.cf().info("e").deletedNum == 1000
+
+
+def test_expansion_rounded_to_power_of_two(r):
+    # as RedisBloom: EXPANSION is rounded up to a power of two
+    r.cf().create("p", 100, expansion=3)
+    assert r.cf().info("p").expansionRate == 4
+
+
+def test_max_expansions(servers):
+    s = servers(module_args=["CF_MAX_EXPANSIONS", "2"])
+    c = s.client()
+    c.cf().create("m", 64, expansion=1)
+    with pytest.raises(redis.ResponseError) as e:
+        for i in range(100000):
+            c.cf().add("m", f"x{i}")
+    assert str(e.value) == "Maximum expansions reached"
+    assert c.cf().info("m").filterNum == 2
+    assert c.cf().exists("m", "x0") == 1
+
+
+def test_insert_errors(r):
+    assert "wrong number of arguments" in err(r, "CF.INSERT", "k", "ITEMS")
+    assert "wrong number of arguments" in err(r, "CF.INSERT", "k", "CAPACITY")
+    assert err(r, "CF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a") == "Bad capacity"
+    assert err(r, "CF.INSERT", "k", "CAPACITY", 3, "ITEMS", "a") == "Capacity must be at least (BucketSize * 2)"
+    assert err(r, "CF.INSERT", "k", "BLAH", "ITEMS", "a") == "Unknown argument received"
+    assert err(r, "CF.INSERT", "k", "NOCREATE", "ITEMS", "a") == "not found"
+    assert err(r, "CF.INSERTNX", "k", "NOCREATE", "ITEMS", "a") == "not found"
+    assert r.exists("k") == 0
+    # positional: items may be spelled like options
+    assert r.execute_command("CF.INSERT", "k", "ITEMS", "NOCREATE", "CAPACITY") == [1, 1]
+    assert r.cf().exists("k", "NOCREATE") == 1
+
+
+def test_missing_and_wrongtype(r):
+    assert r.cf().exists("nokey", "a") == 0
+    assert r.cf().mexists("nokey", "a", "b") == [0, 0]
+    assert r.cf().count("nokey", "a") == 0
+    assert err(r, "CF.DEL", "nokey", "a") == "Not found"
+    assert err(r, "CF.INFO", "nokey") == "not found"
+    assert err(r, "CF.SCANDUMP", "nokey", 0) == "not found"
+    r.set("str", "v")
+    r.bf().create("bloom", 0.01, 100)
+    for key in ("str", "bloom"):
+        for cmd in (["CF.EXISTS", key, "a"], ["CF.MEXISTS", key, "a"], ["CF.COUNT", key, "a"],
+                    ["CF.ADD", key, "a"], ["CF.ADDNX", key, "a"], ["CF.INSERT", key, "ITEMS", "a"],
+                    ["CF.INSERTNX", key, "ITEMS", "a"], ["CF.DEL", key, "a"], ["CF.INFO", key],
+                    ["CF.RESERVE", key, 100], ["CF.SCANDUMP", key, 0], ["CF.LOADCHUNK", key, 1, b"x"]):
+            assert err(r, *cmd).startswith("WRONGTYPE"), cmd
+
+
+def test_scandump_positions(r):
+    r.cf().create("c", 100)
+    assert err(r, "CF.SCANDUMP", "c", "x") == "Invalid position"
+    assert err(r, "CF.SCANDUMP", "c", -1) == "Invalid position"
+    assert err(r, "CF.LOADCHUNK", "c", 0, b"x") == "Invalid position"
+    assert err(r, "CF.LOADCHUNK", "c", "x", b"x") == "Invalid position"
+
+
+def test_info_order(server, r):
+    r.cf().create("c", 1000)
+    c = Conn(server.port)  # raw replies (redis-py's cf() installs a parser for CF.INFO)
+    full = c.call("CF.INFO", "c")
+    assert [full[i] for i in range(0, len(full), 2)] == [
+        "Size", "Number of buckets", "Number of filters", "Number of items inserted",
+        "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations"]
+    assert full[11] == 2 and full[13] == 1 and full[15] == 20
+    c.close()
+
+
+def test_resp3_shapes(server):
+    c = Conn(server.port, resp=3)
+    assert c.call("CF.RESERVE", "c", 64, "EXPANSION", 0) == Simple("OK")
+    assert c.call("CF.ADD", "c", "a") == Bool(True)
+    assert c.call("CF.ADDNX", "c", "a") == Bool(False)
+    assert c.call("CF.EXISTS", "c", "a") == Bool(True)
+    assert c.call("CF.MEXISTS", "c", "a", "zz") == [Bool(True), Bool(False)]
+    assert c.call("CF.COUNT", "c", "a") == 1
+    assert c.call("CF.INSERT", "c", "ITEMS", "b") == [Bool(True)]
+    assert c.call("CF.INSERTNX", "c", "ITEMS", "b", "q") == [0, 1]
+    assert c.call("CF.DEL", "c", "b") == Bool(True)
+    assert c.call("CF.DEL", "c", "b") == Bool(False)
+    info = c.call("CF.INFO", "c")
+    assert isinstance(info, Map) and [k for k, _ in info][0] == "Size"
+    c.close()
+
+
+def test_fingerprint_bits_argument(servers):
+    for bits in (8, 16):
+        s = servers(module_args=["CF_FINGERPRINT_BITS", str(bits)])
+        c = s.client()
+        c.cf().create("c", 10000)
+        size = c.cf().info("c").size
+        if bits == 8:
+            size8 = size
+        else:
+            assert size > 1.8 * size8
+        items = [f"i{i}" for i in range(5000)]
+        c.cf().insert("c", items)
+        absent = [f"a{i}" for i in range(20000)]
+        fp = c.cf().mexists("c", *absent).count(1) / len(absent)
+        assert fp <= (0.02 if bits == 8 else 0.0005), (bits, fp)
