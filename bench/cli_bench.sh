@@ -4,9 +4,10 @@
 #      (reading is the floor; target: build at most 2x wc -l);
 #   2. `bloomkit filter` over 10,000,000 short lines with an in-cache filter (100,000 keys, 117 KiB)
 #      (target: at least 20 million lines per second per core).
-# Each command runs REPEAT times (default 3) alternating with its reference, files warm in the page
-# cache; the best wall time is reported, with its user+system CPU time (on a busy machine the CPU
-# time is the fairer per-core figure: check `uptime`, printed first).
+# Each command runs REPEAT times (default 3), files warm in the page cache; the best wall time is
+# reported, with its user+system CPU time (on a busy machine the CPU time is the fairer figure: check
+# the load printed first). Rows marked "(1 thread)" run without the read-ahead thread
+# (BLOOMKIT_READAHEAD=0): their lines per CPU-second are the per-core figure.
 #
 # Usage: bench/cli_bench.sh [BUILD_DIR]   env: N (lines, default 10000000), REPEAT, DIR (work dir),
 #                                              TYPES (build types, default "bloom blocked")
@@ -52,31 +53,39 @@ bytes=$(wc -c < "$URLS")
 echo "bloomkit CLI benchmark, $(date -u +%Y-%m-%dT%H:%MZ); load: $(uptime | sed 's/.*load average: //')"
 echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; best of $REPEAT runs"
 echo
-printf "%-58s %8s %8s %10s %9s %9s\n" "command" "wall s" "cpu s" "lines/s" "x wc wall" "x wc cpu"
+printf "%-66s %8s %8s %10s %9s %9s\n" "command" "wall s" "cpu s" "lines/s" "x wc wall" "x wc cpu"
 set -- $(best wc -l "$URLS")
 wc_wall=$1 wc_cpu=$2
-printf "%-58s %8s %8s %10s %9s %9s\n" "wc -l urls ($N lines, $((bytes / 1048576)) MiB)" "$wc_wall" "$wc_cpu" \
+printf "%-66s %8s %8s %10s %9s %9s\n" "wc -l urls ($N lines, $((bytes / 1048576)) MiB)" "$wc_wall" "$wc_cpu" \
     "$(awk -v n="$N" -v t="$wc_wall" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" "1.00" "1.00"
 for t in $TYPES; do
     if ! "$BK" calc -n 1000 -p 1% --type "$t" > /dev/null 2>&1; then continue; fi
-    set -- $(best "$BK" build -q "$DIR/urls-$t.bf" "$URLS" --type "$t" -p 1%)
-    printf "%-58s %8s %8s %10s %9s %9s\n" "bloomkit build -q out.bf urls --type $t -p 1%" "$1" "$2" \
-        "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" \
-        "$(awk -v a="$1" -v b="$wc_wall" 'BEGIN { printf "%.2f", a / b }')" \
-        "$(awk -v a="$2" -v b="$wc_cpu" 'BEGIN { printf "%.2f", a / (b > 0.001 ? b : 0.001) }')"
+    for ra in 1 0; do
+        label="bloomkit build -q out.bf urls --type $t -p 1%"
+        [ "$ra" = 0 ] && label="$label (1 thread)"
+        set -- $(BLOOMKIT_READAHEAD=$ra best "$BK" build -q "$DIR/urls-$t.bf" "$URLS" --type "$t" -p 1%)
+        printf "%-66s %8s %8s %10s %9s %9s\n" "$label" "$1" "$2" \
+            "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" \
+            "$(awk -v a="$1" -v b="$wc_wall" 'BEGIN { printf "%.2f", a / b }')" \
+            "$(awk -v a="$2" -v b="$wc_cpu" 'BEGIN { printf "%.2f", a / (b > 0.001 ? b : 0.001) }')"
+    done
 done
 echo
 set -- $(best wc -l "$SHORT")
 sw=$1 sc=$2
-printf "%-58s %8s %8s %10s\n" "wc -l short ($N lines, $(($(wc -c < "$SHORT") / 1048576)) MiB)" "$sw" "$sc" \
+printf "%-66s %8s %8s %10s\n" "wc -l short ($N lines, $(($(wc -c < "$SHORT") / 1048576)) MiB)" "$sw" "$sc" \
     "$(awk -v n="$N" -v t="$sw" 'BEGIN { printf "%.1fM", n / t / 1e6 }')"
 for mode in --absent --present; do
-    set -- $(best sh -c "\"$BK\" filter $mode \"$DIR/small.bf\" < \"$SHORT\" > /dev/null")
-    printf "%-58s %8s %8s %10s   (per cpu-second: %s)\n" "bloomkit filter $mode small.bf < short > /dev/null" "$1" "$2" \
-        "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" \
-        "$(awk -v n="$N" -v t="$2" 'BEGIN { printf "%.1fM", n / (t > 0.001 ? t : 0.001) / 1e6 }')"
+    for ra in 1 0; do
+        label="bloomkit filter $mode small.bf < short > /dev/null"
+        [ "$ra" = 0 ] && label="$label (1 thread)"
+        set -- $(BLOOMKIT_READAHEAD=$ra best sh -c "\"$BK\" filter $mode \"$DIR/small.bf\" < \"$SHORT\" > /dev/null")
+        printf "%-66s %8s %8s %10s   (per cpu-second: %s)\n" "$label" "$1" "$2" \
+            "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" \
+            "$(awk -v n="$N" -v t="$2" 'BEGIN { printf "%.1fM", n / (t > 0.001 ? t : 0.001) / 1e6 }')"
+    done
 done
 set -- $(best sh -c "\"$BK\" filter \"$DIR/urls-bloom.bf\" < \"$URLS\" > /dev/null")
-printf "%-58s %8s %8s %10s\n" "bloomkit filter urls-bloom.bf < urls > /dev/null (out of cache)" "$1" "$2" \
+printf "%-66s %8s %8s %10s\n" "bloomkit filter urls-bloom.bf < urls > /dev/null (out of cache)" "$1" "$2" \
     "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')"
 rm -f "$TIMES" "$TIMES.one"

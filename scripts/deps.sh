@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="gcc g++ make cmake pkg-config clang libclang-rt-14-dev libxxhash-dev libcmocka-dev \
 libbloom-dev redis-server redis-tools python3 python3-redis python3-pytest libhiredis-dev \
-gnuplot-nox dpkg-dev"
+gnuplot-nox dpkg-dev time"
 
 missing=""
 for p in $PACKAGES; do

@@ -303,6 +303,9 @@ bk_filter *cli_load_locked(const cli_lock *l, const char *path);
 bool cli_same_file(const cli_lock *l, const char *path);
 /* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged. */
 bool cli_save(const bk_filter *f, const char *path);
+/* May a command write a new filter to path? Not if path is one of the inputs (a typo would destroy
+ * the input), nor, without force, if it exists and is not a bloomkit filter. Message if not. */
+bool cli_may_replace(const char *path, bool force, char *const *inputs, size_t ninputs);
 /* The same under an exclusive lock of the existing file (for commands that replace a file). */
 bool cli_save_locked(const bk_filter *f, const char *path);
 /* One summary line: "bloomkit: VERB PATH: bloom filter for N keys at P, SIZE (...), k = K". */

@@ -148,7 +148,7 @@ static int run(int argc, char **argv)
         if (s != BK_OK)
             rc = add_error(path, s, false);
         else if (read_failed)
-            rc = CLI_EXIT_ERR;
+            rc = cli_err("%s: the keys read before the error were added", path);
         else if (c != BK_OK)
             rc = cli_err("%s: closing the shared mapping failed: %s", path, cli_status_words(c));
         free(keys);

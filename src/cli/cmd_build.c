@@ -32,7 +32,8 @@ static const char help[] =
     "\n"
     "Builds a filter from the keys of the INPUT files (or standard input; \"-\" also means standard\n"
     "input), sized for the number of DISTINCT keys they hold, and saves it to FILE atomically\n"
-    "(an existing FILE is replaced). This is the only way to make a fuse filter.\n"
+    "(an existing filter FILE is replaced; FILE may not be one of the inputs, nor, without --force,\n"
+    "an existing file that is not a filter). This is the only way to make a fuse filter.\n"
     "\n"
     "The input is read once, in large blocks, and may be a pipe. Each key is hashed once; the hashes\n"
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
@@ -58,6 +59,7 @@ static const char help[] =
     "  type options       as for create (--counter-bits, --growth, --ratio, --fingerprint-bits, ...)\n"
     "  -0, --null         NUL-delimited keys\n"
     "      --keep-cr      a trailing \\r is part of the key\n"
+    "  -f, --force        replace FILE even if it is not a bloomkit filter\n"
     "  -q, --quiet        no progress bar and no summary\n"
     "  -h, --help         this help\n"
     "\n"
@@ -71,6 +73,7 @@ static const cli_opt opts[] = {
     { "keys", 'n', true, OPT_N },
     { "fpr", 'p', true, OPT_P },
     { "quiet", 'q', false, OPT_QUIET },
+    { "force", 'f', false, OPT_FORCE },
     CLI_OPTS_TYPE,
     CLI_OPTS_END,
 };
@@ -83,7 +86,7 @@ static int run(int argc, char **argv)
     cli_getopt_init(&g, argc, argv, opts);
     uint64_t n_override = 0;
     double p = 0.01;
-    bool quiet = false;
+    bool quiet = false, force = false;
     cli_reader_opts ro = { false, false };
     const cli_type *t = &cli_types[0];
     const char *path = NULL, *val;
@@ -101,6 +104,7 @@ static int run(int argc, char **argv)
         case OPT_NULL: ro.null_delim = true; break;
         case OPT_KEEP_CR: ro.keep_cr = true; break;
         case OPT_QUIET: quiet = true; break;
+        case OPT_FORCE: force = true; break;
         case OPT_N:
             if (!cli_parse_count("-n", val, 1, UINT64_MAX, &n_override)) return free(inputs), CLI_EXIT_ERR;
             break;
@@ -124,7 +128,8 @@ static int run(int argc, char **argv)
         free(inputs);
         return cli_err("needs a FILE to build (see: bloomkit build --help)");
     }
-    if (!cli_type_check_opts(t, given)) return free(inputs), CLI_EXIT_ERR;
+    if (!cli_type_check_opts(t, given) || !cli_may_replace(path, force, inputs, ninputs))
+        return free(inputs), CLI_EXIT_ERR;
 
     int rc = CLI_EXIT_ERR;
     double t0 = cli_now();
@@ -211,6 +216,12 @@ static int run(int argc, char **argv)
     if (!quiet) {
         double el = cli_now() - t0;
         cli_describe(stderr, "built", path, f);
+        bk_stats st;
+        if (bk_filter_stats(f, &st) == BK_OK && st.saturated)
+            cli_warn("%s: warning: the filter is saturated (%s keys for a capacity of %s; FPR now about %s): "
+                     "give a larger -n, or leave -n out",
+                     path, cli_group(st.count, b1, sizeof b1), cli_group(st.capacity, b2, sizeof b2),
+                     cli_percent(st.fpr_now, b3, sizeof b3));
         fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s\n",
                 cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
                 cli_group(distinct ? distinct : (uint64_t)(est + 0.5), b2, sizeof b2), distinct ? "" : ", estimated",

@@ -12,18 +12,21 @@ static const char help[] =
     "The inputs must be compatible: the same type, the same geometry (built with the same -n, -p and\n"
     "type options) and the same seed; otherwise nothing is written and the message says what differs.\n"
     "For filters built on several hosts, create them all with the same bloomkit create (or build -n)\n"
-    "parameters. OUT may be one of the inputs; it is replaced atomically (an existing OUT is\n"
-    "overwritten). Fuse filters cannot be merged (rebuild from the union of the keys).\n"
+    "parameters. OUT may be one of the inputs; it is replaced atomically (an existing filter OUT is\n"
+    "overwritten; an existing file that is not a filter only with --force). Fuse filters cannot be\n"
+    "merged (rebuild from the union of the keys).\n"
     "\n"
     "The merged count is an estimate from the fill (keys in both inputs are counted once).\n"
     "\n"
     "Options:\n"
+    "  -f, --force     replace OUT even if it is not a bloomkit filter\n"
     "  -q, --quiet     no summary on stderr\n"
     "  -h, --help      this help\n";
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
     { "quiet", 'q', false, OPT_QUIET },
+    { "force", 'f', false, OPT_FORCE },
     CLI_OPTS_END,
 };
 
@@ -53,7 +56,7 @@ static int run(int argc, char **argv)
 {
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
-    bool quiet = false;
+    bool quiet = false, force = false;
     const char *out = NULL, *val;
     const char **in = calloc((size_t)argc, sizeof *in);
     size_t nin = 0;
@@ -64,6 +67,7 @@ static int run(int argc, char **argv)
         case CLI_OPT_ERROR: free(in); return CLI_EXIT_ERR;
         case OPT_HELP: free(in); return cli_help("merge");
         case OPT_QUIET: quiet = true; break;
+        case OPT_FORCE: force = true; break;
         case CLI_OPT_OPERAND:
             if (!out)
                 out = val;
@@ -75,6 +79,10 @@ static int run(int argc, char **argv)
     if (!out || nin == 0) {
         free(in);
         return cli_err("needs OUT and at least one IN (see: bloomkit merge --help)");
+    }
+    if (!force && !cli_may_replace(out, false, NULL, 0)) {
+        free(in);
+        return CLI_EXIT_ERR;
     }
     /* OUT is locked before any input is read: if OUT is also an input that others add to, their
      * keys cannot slip in between our read and our rename. */

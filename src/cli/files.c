@@ -172,6 +172,22 @@ bool cli_save(const bk_filter *f, const char *path)
     return true;
 }
 
+bool cli_may_replace(const char *path, bool force, char *const *inputs, size_t ninputs)
+{
+    struct stat out, in;
+    if (stat(path, &out) != 0) return true; /* nothing there */
+    for (size_t i = 0; i <= ninputs; i++) {
+        /* the inputs, and standard input when it is one (no inputs, or "-") */
+        bool std = i == ninputs ? ninputs == 0 : strcmp(inputs[i], "-") == 0;
+        if (i == ninputs && !std) break;
+        if ((std ? fstat(0, &in) : stat(inputs[i], &in)) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return cli_err("%s: is also an input; refusing to replace it", path), false;
+    }
+    if (!force && (!S_ISREG(out.st_mode) || !has_magic(path)))
+        return cli_err("%s: exists and is not a bloomkit filter; refusing to replace it (use --force)", path), false;
+    return true;
+}
+
 bool cli_save_locked(const bk_filter *f, const char *path)
 {
     cli_lock l;

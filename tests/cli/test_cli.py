@@ -263,6 +263,12 @@ def test_build_query():
         run(["build", "-q", "t-%s.bf" % t, "keys.txt", "--type", t, "-p", "1%"], expect=0)
         rc, out, err = run(["query", "-q", "t-%s.bf" % t], input=lines(keys), expect=0)
         check(info("t-%s.bf" % t)["type"] == t, "type " + t)
+    # the distinct-count sketch at small and medium sizes, each key given three times
+    for n in (1, 2, 10, 1000, 20000):
+        ks = urls(n, host="hll%d.test" % n)
+        run(["build", "-q", "h.bf"], input=lines(ks * 3), expect=0)
+        cap = info("h.bf")["capacity"]
+        check(n <= cap <= n * 1.03 + 1, "%d distinct keys (x3): capacity %d" % (n, cap))
     # empty input: a valid, empty filter
     run(["build", "-q", "empty.bf"], input=b"", expect=0)
     check(info("empty.bf")["count"] == 0, "empty build")
@@ -509,6 +515,22 @@ def test_errors():
             check("cannot save" in err or "temporary" in err, err)
     finally:
         os.chmod(".", 0o755)
+    # typos that would destroy an input: an output that is an input, or an existing non-filter file
+    text = read("k.txt")
+    rc, out, err = run(["build", "k.txt", "k.txt"], expect=2)
+    check("k.txt: is also an input" in err, err)
+    with open("k.txt", "rb") as f:
+        rc, out, err = run(["build", "k.txt"], stdin=f, expect=2)
+    check("k.txt: is also an input" in err, err)
+    rc, out, err = run(["build", "k.txt", "ok.bf"], input=b"", expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err and "--force" in err, err)
+    rc, out, err = run(["merge", "k.txt", "ok.bf"], expect=2)
+    check("k.txt: exists and is not a bloomkit filter" in err, err)
+    check(read("k.txt") == text, "the text file is untouched")
+    run(["merge", "-q", "--force", "k2.txt", "ok.bf"], expect=0)
+    # a build with -n below the keys says the filter is saturated
+    rc, out, err = run(["build", "sat.bf", "k.txt", "-n", "100"], expect=0)
+    check("warning: the filter is saturated" in err, err)
     leftovers = [f for f in os.listdir(".") if f.startswith(".")]
     check(not leftovers, "no temporary files left: %r" % leftovers)
 
@@ -544,7 +566,24 @@ def test_concurrent_add():
         check(199000 <= i["count"] <= 200000, "%s: count %d after concurrent adds" % (t, i["count"]))
         check(i["checksum"] == "ok", "%s: the last writer out leaves a current checksum" % t)
         run(["verify", f], expect=0)
-        print("  %-12s 2 x 100,000 concurrent adds: all present, count exact" % t)
+        print("  %-12s 2 x 100,000 concurrent adds: all present" % t)
+    # a writer killed while it holds the shared mapping: the file stays usable, says its checksum is
+    # not current, and the next writer to close recomputes it
+    f = "killed.bf"
+    run(["create", "-q", f, "-n", "10k", "-p", "1%"], expect=0)
+    p = subprocess.Popen([BIN, "add", f], stdin=subprocess.PIPE)
+    p.stdin.write(lines(keys[:1000]))
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.kill()
+    p.wait()
+    p.stdin.close()
+    check(info(f)["checksum"] == "stale", "a killed in-place writer leaves the checksum marked stale")
+    rc, out, err = run(["verify", f], expect=0)
+    check(b"structure only" in out, out)
+    run(["add", f, "one-more-key"], expect=0)
+    check(info(f)["checksum"] == "ok", "the next writer's close makes the checksum current again")
+    rc, out, err = run(["query", f, "one-more-key"], expect=0)
     # many short writers on one file, keys as arguments
     t = "bloom"
     f = "many.bf"
@@ -585,17 +624,24 @@ def test_progress():
     """The bar appears only on a terminal, and not with --quiet."""
     run(["create", "-q", "p.bf", "-n", "1000", "-p", "1%"], expect=0)
 
-    def slow_filter(extra):
+    def slow_filter(extra, want_bar):
+        """Keys arrive one every 0.2 s on a pipe, stderr is a pty: runs until the bar shows (or, when
+        no bar is wanted, for 1.6 s, well past the half second before a first draw)."""
         master, slave = pty.openpty()
         p = subprocess.Popen([BIN, "filter", "p.bf"] + extra, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                              stderr=slave)
         os.close(slave)
-        for i in range(3):  # keys arrive slowly: the run lasts past the half-second before the first draw
+        got = b""
+        t0 = time.time()
+        i = 0
+        while time.time() - t0 < (20 if want_bar else 1.6) and not (want_bar and b"keys/s" in got):
             p.stdin.write(b"key%d\n" % i)
             p.stdin.flush()
-            time.sleep(0.4)
+            i += 1
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                got += os.read(master, 4096)
         p.stdin.close()
-        got = b""
         while True:
             r, _, _ = select.select([master], [], [], 5)
             if not r:
@@ -611,10 +657,10 @@ def test_progress():
         os.close(master)
         return got
 
-    got = slow_filter([])
+    got = slow_filter([], True)
     check(b"keys/s" in got and b"\r" in got, "progress bar on a terminal: %r" % got)
     check(got.endswith(b"\r\x1b[K"), "the bar is erased at the end: %r" % got[-20:])
-    got = slow_filter(["-q"])
+    got = slow_filter(["-q"], False)
     check(got == b"", "--quiet: no bar: %r" % got)
     rc, out, err = run(["filter", "p.bf"], input=b"a\nb\n", expect=0)
     check(err == "", "stderr not a terminal: nothing")
