@@ -228,6 +228,24 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* Probes past the first two that a query prefetches in each big layer. */
 #define PREFETCH_DEPTH 2
 
+/* Rounds (probes) tested breadth first before the layers still alive test the rest at once. */
+#define BREADTH_ROUNDS 4
+
+/* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
+ * early exit. */
+BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y)
+{
+    const uint64_t *w = L->words;
+    uint64_t all = 1;
+    for (; t < L->k; t++) {
+        uint64_t bit = bk__range64(x, L->m);
+        all &= __atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63);
+        x += y;
+        y += t;
+    }
+    return all & 1;
+}
+
 /*
  * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
  * each layer's own m. An absent key is rejected by about two probes per layer, so phase 1 tests
@@ -235,7 +253,9 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
  * loads are independent and their cache misses overlap; it also prefetches the next probes of the big
  * layers. Phase 2 then goes on breadth first over the few layers still alive (round t tests probe t of
  * each), with one unpredictable branch per round rather than per probe. A layer whose k probes all hit
- * holds the key. n <= 64, so a 64-bit mask holds the live layers.
+ * holds the key. After BREADTH_ROUNDS probes, the layers still alive (rare for an absent key, the
+ * layer holding a present one) test all their remaining probes with independent loads. n <= 64, so a
+ * 64-bit mask holds the live layers.
  */
 static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
@@ -264,7 +284,8 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     }
     if (!alive) return false;
     if (done) return true;
-    for (uint32_t t = 2; alive; t++) {
+    uint32_t t = 2;
+    for (; alive && t < BREADTH_ROUNDS; t++) {
         uint64_t next = 0;
         for (uint64_t a = alive; a; a &= a - 1) {
             unsigned l = (unsigned)__builtin_ctzll(a);
@@ -278,6 +299,11 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         alive = next;
         x += y;
         y += t;
+    }
+    /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
+     * key) test all their remaining probes with independent loads, so those misses overlap too. */
+    for (uint64_t a = alive; a; a &= a - 1) {
+        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y)) return true;
     }
     return false;
 }
@@ -456,7 +482,8 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
             }
         }
         uint64_t any = cnt ? 1 : 0;
-        for (uint32_t t = 0; any; t++) {
+        uint32_t t = 0;
+        for (; any && t < BREADTH_ROUNDS; t++) {
             any = 0;
             for (size_t j = 0; j < cnt; j++) {
                 if (!alive[j]) continue;
@@ -482,6 +509,22 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                     BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
                 }
             }
+        }
+        /* the few (key, layer) pairs still alive: prefetch all their remaining probes, then test them */
+        if (any) {
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j] & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    uint64_t px = x[j], py = y[j];
+                    for (uint32_t u = t; u < L->k; u++) {
+                        BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
+                        px += py;
+                        py += u;
+                    }
+                }
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j]);
         }
         for (size_t j = 0; j < cnt; j++) {
             if (results) results[i + j] = found[j];

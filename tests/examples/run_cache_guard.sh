@@ -2,7 +2,8 @@
 # Runs the cache-guard example against a real redis-server with the bloomkit module loaded, started
 # here on a free loopback port and stopped at the end.
 #   run_cache_guard.sh CACHE_GUARD MODULE_SO [cache_guard options...]
-# Exit: the example's status; 77 (skip) when the module was not built; 2 when the server won't start.
+# Exit: the example's status; 77 (skip) when the module was not built; 2 when the server won't start;
+# 1 when it died during the run. BK_REDIS_PRELOAD: a sanitizer runtime to preload into redis-server.
 set -u
 prog=$1
 module=$2
@@ -33,8 +34,16 @@ free_port() {
 # A port found free can be taken before the server binds it: try a few.
 for attempt in 1 2 3; do
     port=$(free_port)
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-        --loadmodule "$module" >"$dir/server.log" 2>&1 &
+    if [ -n "${BK_REDIS_PRELOAD:-}" ]; then
+        # A sanitizer build: the instrumented module needs its runtime loaded first.
+        LD_PRELOAD=$BK_REDIS_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=0 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+            --loadmodule "$module" >"$dir/server.log" 2>&1 &
+    else
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+            --loadmodule "$module" >"$dir/server.log" 2>&1 &
+    fi
     pid=$!
     i=0
     while [ $i -lt 100 ]; do
@@ -57,3 +66,10 @@ if [ $# -eq 0 ]; then
     set -- --keys 20000 --requests 5000 --delay-us 50 --seed 9
 fi
 "$prog" --port "$port" "$@"
+rc=$?
+if ! kill -0 "$pid" 2>/dev/null; then
+    echo "redis-server died during the run; its log:"
+    cat "$dir/server.log"
+    exit 1
+fi
+exit $rc
