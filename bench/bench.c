@@ -93,7 +93,7 @@ static void hash_chunk(chunk_t *c, size_t count)
 
 typedef struct {
     double insert_ns, q_ns[3]; /* q at 100, 50, 0 % hits */
-    double fpr, bits_per_key;
+    double fpr, bits_per_key, mib;
     double remove_ns;          /* 0: the type has no remove (or batch mode) */
     uint64_t false_negatives, remove_misses;
     bool ok;
@@ -172,6 +172,7 @@ static result_t run(const bench_contender *c, key_kind kind, uint64_t n, uint64_
         if (HITS[h] == 100) r.false_negatives = fn;
     }
     r.bits_per_key = (double)c->bytes(f) * 8.0 / (double)cap;
+    r.mib = (double)c->bytes(f) / 1048576.0;
     if (c->remove && mode == MODE_SINGLE) {
         /* remove every inserted key (so from the full load down to empty); a miss is a false negative */
         t = 0;
@@ -248,8 +249,8 @@ int main(int argc, char **argv)
         if (cap > n)
             printf("filters sized for %llu keys (--capacity), %llu inserted: bits/key per sized key, FPR of an "
                    "underfilled filter\n", (unsigned long long)cap, (unsigned long long)n);
-        printf("\n%-30s %8s %8s %9s %6s %9s %6s %9s %6s %9s %6s %9s\n", "filter", "bits/key", "FPR %", "insert ns",
-               "x", "q100% ns", "x", "q50% ns", "x", "q0% ns", "x", "remove ns");
+        printf("\n%-30s %8s %8s %8s %9s %6s %9s %6s %9s %6s %9s %6s %9s\n", "filter", "MiB", "bits/key", "FPR %",
+               "insert ns", "x", "q100% ns", "x", "q50% ns", "x", "q0% ns", "x", "remove ns");
     }
     result_t base = { 0 };
     /* every row, kept for the ratios to the floor printed at the end */
@@ -286,7 +287,8 @@ int main(int argc, char **argv)
             } else {
                 char rm[16] = "-";
                 if (r.remove_ns > 0) snprintf(rm, sizeof rm, "%.1f", r.remove_ns);
-                printf("%-30s %8.2f %8.4f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9s%s\n", label, r.bits_per_key,
+                printf("%-30s %8.1f %8.2f %8.4f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9.1f %6.2f %9s%s\n", label, r.mib,
+                       r.bits_per_key,
                        100 * r.fpr, r.insert_ns, base.insert_ns / r.insert_ns, r.q_ns[0], base.q_ns[0] / r.q_ns[0],
                        r.q_ns[1], base.q_ns[1] / r.q_ns[1], r.q_ns[2], base.q_ns[2] / r.q_ns[2], rm,
                        r.false_negatives || r.remove_misses ? "  FALSE NEGATIVES!" : "");
