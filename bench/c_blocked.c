@@ -108,7 +108,9 @@ const bench_contender bench_blocked512 = {
 
 /* ---- the memory floor ---- */
 
-#define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#ifndef FLOOR_PF
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#endif
 
 typedef struct {
     uint64_t *lines; /* lines * 8 words */
