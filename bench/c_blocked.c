@@ -44,11 +44,11 @@ static void bb_destroy(void *f) { bk_blocked_free(f); }
 static void bb_clear(void *f) { bk_blocked_clear(f); }
 
 /* ---- header-inline view, one pre-hashed key at a time ---- */
-static void view_add_scalar(const bk_blocked_view *v, const uint64_t *h, size_t n)
+static void view_add_scalar(bk_blocked_view v, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) bk_blocked_view_add_scalar(v, h[i]);
 }
-static size_t view_contains_scalar(const bk_blocked_view *v, const uint64_t *h, size_t n, uint8_t *r)
+static size_t view_contains_scalar(bk_blocked_view v, const uint64_t *h, size_t n, uint8_t *r)
 {
     size_t present = 0;
     for (size_t i = 0; i < n; i++) {
@@ -58,11 +58,11 @@ static size_t view_contains_scalar(const bk_blocked_view *v, const uint64_t *h, 
     return present;
 }
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
-__attribute__((target("avx2"))) static void view_add_avx2(const bk_blocked_view *v, const uint64_t *h, size_t n)
+__attribute__((target("avx2"))) static void view_add_avx2(bk_blocked_view v, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) bk_blocked_view_add_avx2(v, h[i]);
 }
-__attribute__((target("avx2"))) static size_t view_contains_avx2(const bk_blocked_view *v, const uint64_t *h, size_t n,
+__attribute__((target("avx2"))) static size_t view_contains_avx2(bk_blocked_view v, const uint64_t *h, size_t n,
                                                                  uint8_t *r)
 {
     size_t present = 0;
@@ -78,10 +78,10 @@ static void bb_add_hashed(void *f, const uint64_t *h, size_t n)
     bk_blocked_view v;
     if (bk_blocked_view_get(f, &v) != BK_OK) return;
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
-    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) view_add_avx2(&v, h, n);
+    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) view_add_avx2(v, h, n);
     else
 #endif
-        view_add_scalar(&v, h, n);
+        view_add_scalar(v, h, n);
     bk_blocked_note_added(f, n);
 }
 static size_t bb_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *r)
@@ -89,9 +89,9 @@ static size_t bb_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *
     bk_blocked_view v;
     if (bk_blocked_view_get(f, &v) != BK_OK) return 0;
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
-    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) return view_contains_avx2(&v, h, n, r);
+    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) return view_contains_avx2(v, h, n, r);
 #endif
-    return view_contains_scalar(&v, h, n, r);
+    return view_contains_scalar(v, h, n, r);
 }
 
 const bench_contender bench_blocked = {

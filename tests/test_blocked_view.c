@@ -15,28 +15,28 @@ static uint64_t *hashes(uint64_t set, size_t n, uint64_t seed)
     return h;
 }
 
-static void add_scalar(const bk_blocked_view *v, const uint64_t *h, size_t n)
+static void add_scalar(bk_blocked_view v, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) bk_blocked_view_add_scalar(v, h[i]);
 }
-static void query_scalar(const bk_blocked_view *v, const uint64_t *h, size_t n, uint8_t *res)
+static void query_scalar(bk_blocked_view v, const uint64_t *h, size_t n, uint8_t *res)
 {
     for (size_t i = 0; i < n; i++) res[i] = bk_blocked_view_contains_scalar(v, h[i]);
 }
-static void add_auto(const bk_blocked_view *v, const uint64_t *h, size_t n)
+static void add_auto(bk_blocked_view v, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) bk_blocked_view_add(v, h[i]);
 }
-static void query_auto(const bk_blocked_view *v, const uint64_t *h, size_t n, uint8_t *res)
+static void query_auto(bk_blocked_view v, const uint64_t *h, size_t n, uint8_t *res)
 {
     for (size_t i = 0; i < n; i++) res[i] = bk_blocked_view_contains(v, h[i]);
 }
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
-__attribute__((target("avx2"))) static void add_avx2(const bk_blocked_view *v, const uint64_t *h, size_t n)
+__attribute__((target("avx2"))) static void add_avx2(bk_blocked_view v, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) bk_blocked_view_add_avx2(v, h[i]);
 }
-__attribute__((target("avx2"))) static void query_avx2(const bk_blocked_view *v, const uint64_t *h, size_t n,
+__attribute__((target("avx2"))) static void query_avx2(bk_blocked_view v, const uint64_t *h, size_t n,
                                                        uint8_t *res)
 {
     for (size_t i = 0; i < n; i++) res[i] = bk_blocked_view_contains_avx2(v, h[i]);
@@ -45,8 +45,8 @@ __attribute__((target("avx2"))) static void query_avx2(const bk_blocked_view *v,
 
 typedef struct {
     const char *name;
-    void (*add)(const bk_blocked_view *, const uint64_t *, size_t);
-    void (*query)(const bk_blocked_view *, const uint64_t *, size_t, uint8_t *);
+    void (*add)(bk_blocked_view, const uint64_t *, size_t);
+    void (*query)(bk_blocked_view, const uint64_t *, size_t, uint8_t *);
 } view_form;
 
 static int forms(view_form out[3])
@@ -99,16 +99,16 @@ static void view_is_bit_identical_to_library(void **state)
             bk_blocked_view v;
             assert_int_equal(bk_blocked_view_get(f, &v), BK_OK);
             assert_int_equal(v.blocks, blocks[bi]);
-            vf[fi].add(&v, ins, nins);
+            vf[fi].add(v, ins, nins);
             bk_blocked_note_added(f, nins);
             assert_int_equal(bk_blocked_count(f), nins);
             assert_memory_equal(bk_blocked_data(f, NULL), want, len);
             /* the view answers as the library on the library-built filter, and vice versa */
             bk_blocked_view lv;
             assert_int_equal(bk_blocked_view_get(lib, &lv), BK_OK);
-            vf[fi].query(&lv, qs, 2 * M, res);
+            vf[fi].query(lv, qs, 2 * M, res);
             assert_memory_equal(res, ref, 2 * M);
-            vf[fi].query(&v, qs, 2 * M, res);
+            vf[fi].query(v, qs, 2 * M, res);
             assert_memory_equal(res, ref, 2 * M);
             print_message("%llu blocks: view %s identical to the library\n", (unsigned long long)blocks[bi],
                           vf[fi].name);
@@ -137,10 +137,10 @@ static void view_no_false_negatives(void **state)
         assert_int_equal(bk_blocked_new(N, 0.01, &o, &f), BK_OK);
         bk_blocked_view v;
         assert_int_equal(bk_blocked_view_get(f, &v), BK_OK);
-        vf[fi].add(&v, h, N);
+        vf[fi].add(v, h, N);
         for (int qi = 0; qi < nf; qi++) {
             memset(res, 0, N);
-            vf[qi].query(&v, h, N, res);
+            vf[qi].query(v, h, N, res);
             for (size_t i = 0; i < N; i++)
                 if (!res[i]) fail_msg("false negative: view %s/%s key %zu", vf[fi].name, vf[qi].name, i);
         }

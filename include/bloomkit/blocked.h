@@ -182,7 +182,8 @@ BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
  * attribute: call them from a function with the same attribute, and only on a CPU that has AVX2
  * (bk_simd_best() >= BK_SIMD_AVX2).
  *
- * A view stays valid until the filter is freed. Inserts through a view do not update the filter's
+ * Views are passed by value: a copy in the caller's registers that no store can alias, so a loop
+ * never reloads it. A view stays valid until the filter is freed. Inserts through a view do not update the filter's
  * count: add them with bk_blocked_note_added so statistics stay right. Thread-safety: as
  * bk_blocked_add_hash ([excl]) and bk_blocked_contains_hash ([query]).
  */
@@ -202,15 +203,15 @@ BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
                           0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
 
 /* The block of hash h: the high 64 bits of h * blocks (multiply-shift). */
-static inline uint64_t *bk_blocked__view_block(const bk_blocked_view *v, uint64_t h)
+static inline uint64_t *bk_blocked__view_block(bk_blocked_view v, uint64_t h)
 {
 #if defined(__SIZEOF_INT128__)
     __extension__ typedef unsigned __int128 bk__view_u128;
-    return v->words + ((uint64_t)(((bk__view_u128)h * v->blocks) >> 64) << 2);
+    return v.words + ((uint64_t)(((bk__view_u128)h * v.blocks) >> 64) << 2);
 #else
-    uint64_t a = h >> 32, b = h & 0xffffffffu, c = v->blocks >> 32, d = v->blocks & 0xffffffffu;
+    uint64_t a = h >> 32, b = h & 0xffffffffu, c = v.blocks >> 32, d = v.blocks & 0xffffffffu;
     uint64_t mid = a * d + ((b * d) >> 32), mid2 = b * c + (mid & 0xffffffffu);
-    return v->words + ((a * c + (mid >> 32) + (mid2 >> 32)) << 2);
+    return v.words + ((a * c + (mid >> 32) + (mid2 >> 32)) << 2);
 #endif
 }
 
@@ -220,7 +221,7 @@ static inline uint64_t bk_blocked__view_word(uint32_t x, uint32_t s0, uint32_t s
     return ((uint64_t)1 << ((uint32_t)(x * s0) >> 27)) | ((uint64_t)1 << (32 + ((uint32_t)(x * s1) >> 27)));
 }
 
-static inline void bk_blocked_view_add_scalar(const bk_blocked_view *v, uint64_t h)
+static inline void bk_blocked_view_add_scalar(bk_blocked_view v, uint64_t h)
 {
     static const uint32_t s[8] = { BK_BLOCKED__SALTS };
     uint64_t *b = bk_blocked__view_block(v, h);
@@ -231,7 +232,7 @@ static inline void bk_blocked_view_add_scalar(const bk_blocked_view *v, uint64_t
     b[3] |= bk_blocked__view_word(x, s[6], s[7]);
 }
 
-static inline bool bk_blocked_view_contains_scalar(const bk_blocked_view *v, uint64_t h)
+static inline bool bk_blocked_view_contains_scalar(bk_blocked_view v, uint64_t h)
 {
     static const uint32_t s[8] = { BK_BLOCKED__SALTS };
     const uint64_t *b = bk_blocked__view_block(v, h);
@@ -261,12 +262,12 @@ __attribute__((target("avx2"))) static inline __m256i bk_blocked__view_mask_avx2
     __m256i p = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), p);
 }
-__attribute__((target("avx2"))) static inline void bk_blocked_view_add_avx2(const bk_blocked_view *v, uint64_t h)
+__attribute__((target("avx2"))) static inline void bk_blocked_view_add_avx2(bk_blocked_view v, uint64_t h)
 {
     __m256i *b = (__m256i *)(void *)bk_blocked__view_block(v, h);
     _mm256_storeu_si256(b, _mm256_or_si256(_mm256_loadu_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)));
 }
-__attribute__((target("avx2"))) static inline bool bk_blocked_view_contains_avx2(const bk_blocked_view *v, uint64_t h)
+__attribute__((target("avx2"))) static inline bool bk_blocked_view_contains_avx2(bk_blocked_view v, uint64_t h)
 {
     const __m256i *b = (const __m256i *)(const void *)bk_blocked__view_block(v, h);
     return _mm256_testc_si256(_mm256_loadu_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)) != 0;
@@ -274,7 +275,7 @@ __attribute__((target("avx2"))) static inline bool bk_blocked_view_contains_avx2
 #endif
 
 /* Insert / query one pre-hashed key through a view (AVX2 when the caller is compiled with it). */
-static inline void bk_blocked_view_add(const bk_blocked_view *v, uint64_t h)
+static inline void bk_blocked_view_add(bk_blocked_view v, uint64_t h)
 {
 #if defined(__AVX2__) && defined(BK_BLOCKED_VIEW_HAVE_AVX2)
     bk_blocked_view_add_avx2(v, h);
@@ -282,7 +283,7 @@ static inline void bk_blocked_view_add(const bk_blocked_view *v, uint64_t h)
     bk_blocked_view_add_scalar(v, h);
 #endif
 }
-static inline bool bk_blocked_view_contains(const bk_blocked_view *v, uint64_t h)
+static inline bool bk_blocked_view_contains(bk_blocked_view v, uint64_t h)
 {
 #if defined(__AVX2__) && defined(BK_BLOCKED_VIEW_HAVE_AVX2)
     return bk_blocked_view_contains_avx2(v, h);
