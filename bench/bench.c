@@ -2,7 +2,7 @@
  * bench: every filter type on the same keys, in one run, next to libbloom.
  *
  *   bench [-n N] [-p P] [--keys u64|url] [--only a,b,...] [--no-batch] [--queries Q] [--capacity C]
- *         [--csv] [--cpu-time]
+ *         [--repeat R] [--csv] [--cpu-time]
  *
  * For each contender: build from N keys (one at a time, then again with the batch form where there is
  * one, then with the header-inline pre-hashed form where there is one), then query Q keys at hit
@@ -13,6 +13,7 @@
  * --capacity C sizes every filter for C keys (C > N) but inserts only N: the way to measure a filter
  * far larger than the cache (C = 800M at 1% is about 1 GiB) without generating C keys; bits/key is
  * then per sized key (bytes * 8 / C) and the measured FPR is that of an underfilled filter.
+ * --repeat R runs each row R times and keeps the fastest of each figure.
  * Figures only: nothing here passes or fails.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -208,7 +209,7 @@ static bool selected(const char *only, const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench [-n N] [-p P] [--keys u64|url] [--only a,b] [--no-batch] [--queries Q] "
-                    "[--capacity C] [--csv] [--cpu-time]\n");
+                    "[--capacity C] [--repeat R] [--csv] [--cpu-time]\n");
     exit(2);
 }
 
@@ -219,12 +220,14 @@ int main(int argc, char **argv)
     key_kind kind = KEYS_U64;
     const char *only = NULL;
     bool do_batch = true, csv = false;
+    int repeat = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-n") && i + 1 < argc) n = (uint64_t)strtod(argv[++i], NULL);
         else if (!strcmp(a, "-p") && i + 1 < argc) p = strtod(argv[++i], NULL);
         else if (!strcmp(a, "--queries") && i + 1 < argc) q = (uint64_t)strtod(argv[++i], NULL);
         else if (!strcmp(a, "--capacity") && i + 1 < argc) cap = (uint64_t)strtod(argv[++i], NULL);
+        else if (!strcmp(a, "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
         else if (!strcmp(a, "--keys") && i + 1 < argc) {
             const char *k = argv[++i];
             if (!strcmp(k, "u64")) kind = KEYS_U64;
@@ -236,16 +239,18 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cpu-time")) g_clock = CLOCK_PROCESS_CPUTIME_ID;
         else usage();
     }
-    if (n == 0 || !(p > 0 && p < 1)) usage();
+    if (n == 0 || !(p > 0 && p < 1) || repeat < 1) usage();
     if (q == 0) q = n;
     if (cap < n) cap = n;
     static chunk_t ch;
     if (csv)
         printf("name,mode,keys,n,p,bits_per_key,fpr,insert_ns,q100_ns,q50_ns,q0_ns,false_negatives,remove_ns\n");
     else {
-        printf("n = %llu keys (%s), target p = %g, %llu queries per hit rate; x = libbloom time / ours%s\n",
+        printf("n = %llu keys (%s), target p = %g, %llu queries per hit rate; x = libbloom time / ours%s",
                (unsigned long long)n, kind == KEYS_U64 ? "8-byte" : "~31-byte URL", p, (unsigned long long)q,
                g_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
+        if (repeat > 1) printf("; fastest of %d runs", repeat);
+        printf("\n");
         if (cap > n)
             printf("filters sized for %llu keys (--capacity), %llu inserted: bits/key per sized key, FPR of an "
                    "underfilled filter\n", (unsigned long long)cap, (unsigned long long)n);
@@ -267,6 +272,17 @@ int main(int argc, char **argv)
             if (m == MODE_BATCH && (!do_batch || !(c->add_batch || c->contains_batch))) continue;
             if (m == MODE_INLINE && (!do_batch || !(c->add_hashed || c->contains_hashed))) continue;
             result_t r = run(c, kind, n, cap, q, p, m, &ch);
+            /* --repeat: the fastest of each figure over the runs (a busy shared machine only adds time) */
+            for (int k = 1; k < repeat && r.ok; k++) {
+                result_t r2 = run(c, kind, n, cap, q, p, m, &ch);
+                if (!r2.ok) break;
+                if (r2.insert_ns < r.insert_ns) r.insert_ns = r2.insert_ns;
+                for (int h = 0; h < 3; h++)
+                    if (r2.q_ns[h] < r.q_ns[h]) r.q_ns[h] = r2.q_ns[h];
+                if (r2.remove_ns > 0 && r2.remove_ns < r.remove_ns) r.remove_ns = r2.remove_ns;
+                r.false_negatives += r2.false_negatives;
+                r.remove_misses += r2.remove_misses;
+            }
             if (!r.ok) {
                 fprintf(stderr, "%s: could not be created\n", c->name);
                 continue;
