@@ -223,7 +223,7 @@ static size_t seeds(seed *out)
     free(buf);
     bkr_value_free(v);
 
-    so.growth = 1;
+    so.flags = BK_SCALABLE_NONSCALING;
     CHECK(bk_scalable_new(1000, 0.001, &so, &sf) == BK_OK);
     for (int i = 0; i < 100; i++) bk_scalable_add(sf, &i, sizeof i);
     v = bkr_value_wrap(BK_TYPE_SCALABLE, sf);
