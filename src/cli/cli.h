@@ -106,7 +106,7 @@ typedef struct cli_type_opts {
     bool nonscaling;           /* scalable: never grow (one sub-filter) */
     double ratio;              /* scalable: tightening ratio r in (0, 1) */
     uint32_t fingerprint_bits; /* cuckoo: 8, 12, 16; fuse: 8, 16 */
-    uint32_t bucket_size;      /* cuckoo: 1, 2, 4, 8 */
+    uint32_t bucket_size;      /* cuckoo: 1 .. 255 */
     uint32_t max_kicks;        /* cuckoo */
     uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */
     uint32_t block_bits;       /* blocked: 256 (split block) or 512 */

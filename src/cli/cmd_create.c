@@ -22,7 +22,7 @@ static const char help[] =
     "      --nonscaling          scalable: never add a sub-filter (adds fail once it holds N keys)\n"
     "      --ratio R             scalable: each new sub-filter's error R times the previous (0 < R < 1)\n"
     "      --fingerprint-bits F  cuckoo: 8, 12 or 16 (default: from P)\n"
-    "      --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 (default) or 8\n"
+    "      --bucket-size B       cuckoo: slots per bucket, 1 .. 255 (default 4; 1, 2, 4, 8 fastest)\n"
     "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
     "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"

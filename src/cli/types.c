@@ -367,9 +367,7 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         *given |= CLI_TOPT_FINGERPRINT;
         return 1;
     case OPT_BUCKET:
-        if (!cli_parse_count("--bucket-size", val, 1, 8, &v)) return -1;
-        if (v != 1 && v != 2 && v != 4 && v != 8)
-            return cli_err("--bucket-size: '%s' must be 1, 2, 4 or 8", val), -1;
+        if (!cli_parse_count("--bucket-size", val, 1, BK_CUCKOO_MAX_BUCKET_SIZE, &v)) return -1;
         o->bucket_size = (uint32_t)v;
         *given |= CLI_TOPT_BUCKET;
         return 1;
