@@ -524,7 +524,7 @@ static void odd_bucket_sizes(void **state)
         const uint64_t buckets = 20000 / b + 7;
         bk_cuckoo *c = make_buckets(buckets, b, f, 0, 5 + ci);
         uint64_t slots = buckets * b;
-        uint64_t *h = malloc((slots + 1) * sizeof *h);
+        uint64_t *h = malloc((slots + 2) * sizeof *h); /* every slot, the victim, and the refused one */
         uint64_t n = 0, st = 77 + ci;
         bk_status s;
         while ((s = bk_cuckoo_add_hash(c, h[n] = tu_splitmix(&st))) == BK_OK) n++;
