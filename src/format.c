@@ -335,6 +335,12 @@ bk_status bk_filter_save_fd(const bk_filter *f, int fd)
     return save_stream(f, sink_fd, &fd);
 }
 
+bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx)
+{
+    if (!f || !sink) return BK_EINVAL;
+    return save_stream(f, sink, ctx);
+}
+
 bk_status bk_filter_save_file(const bk_filter *f, FILE *fp)
 {
     if (!f || !fp) return BK_EINVAL;

@@ -23,7 +23,7 @@ struct bk_scalable {
      * by [excl] calls (clear, free). */
     layer *layers[BK_SCALABLE_MAX_FILTERS];
     uint32_t n;
-    uint32_t growth;
+    uint32_t growth;       /* capacity ratio between sub-filters; 0: non-scaling (one sub-filter) */
     uint64_t capacity0;
     double p;
     double r;
@@ -41,22 +41,30 @@ static bk_status check_options(uint64_t capacity, double p, const bk_scalable_op
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
     if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
+    if (o->flags & ~(uint32_t)BK_SCALABLE_NONSCALING) return BK_EINVAL;
     if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
     if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
     return BK_OK;
 }
 
+/* The growth the chain is built with: 0 for a non-scaling filter. */
+static uint32_t chain_growth(const bk_scalable_options *o)
+{
+    return (o->flags & BK_SCALABLE_NONSCALING) ? 0 : o->growth;
+}
+
 static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
 
-/* capacity_i = capacity0 * growth^i and p_i = p0 r^i (p for growth 1); BK_ETOOBIG when out of range. */
+/* capacity_i = capacity0 * growth^i and p_i = p0 r^i; growth 0 (non-scaling): only i = 0, sized for
+ * (capacity0, p). BK_ETOOBIG when out of range. */
 static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, uint32_t i,
                                 bk_geometry *g, uint64_t *bytes)
 {
-    if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 1 && i > 0)) return BK_ETOOBIG;
+    if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 0 && i > 0)) return BK_ETOOBIG;
     uint64_t cap = capacity0;
     for (uint32_t j = 0; j < i; j++)
         if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
-    double err = growth == 1 ? p : p * (1.0 - r) * pow(r, (double)i);
+    double err = growth == 0 ? p : p * (1.0 - r) * pow(r, (double)i);
     if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
     bk_status s = bk_bloom_size(cap, err, g);
     if (s == BK_EINVAL) return BK_ETOOBIG;
@@ -69,7 +77,7 @@ static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
 
 bk_scalable_options bk_scalable_default_options(void)
 {
-    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0 };
+    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0, 0 };
     return o;
 }
 
@@ -81,7 +89,7 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return layer_geometry(capacity, p, o.growth, o.tightening, i, out, NULL);
+    return layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, out, NULL);
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
@@ -95,8 +103,8 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
     do {
         bk_geometry g;
         uint64_t b;
-        if (o.growth == 1 && i == 1) return BK_EFULL;
-        if ((s = layer_geometry(capacity, p, o.growth, o.tightening, i, &g, &b))) return s;
+        if (chain_growth(&o) == 0 && i == 1) return BK_EFULL;
+        if ((s = layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, &g, &b))) return s;
         total += b;
         if (total > limit) return BK_ETOOBIG;
         held = held + g.n < held ? UINT64_MAX : held + g.n;
@@ -179,7 +187,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
-    bk_scalable *f = alloc_shell(capacity, p, o.growth, o.tightening, o.max_bytes, o.seed);
+    bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed);
     if (!f) return BK_ENOMEM;
     if ((s = make_layer(f, 0, 0, &f->layers[0]))) {
         free_shell(f);
@@ -324,7 +332,7 @@ bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len)
 static bk_status grow_locked(bk_scalable *f, uint32_t n)
 {
     if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
-    if (f->growth == 1) return BK_EFULL;
+    if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
     layer *L;
     bk_status s = make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), &L);
@@ -660,7 +668,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     out->fpr_now = 1.0 - pass_none;
     bool full = __atomic_load_n(&last->fill, __ATOMIC_RELAXED) >= last->capacity;
     bool can_grow = false;
-    if (f->growth > 1 && n < BK_SCALABLE_MAX_FILTERS) {
+    if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
         can_grow = layer_geometry(f->capacity0, f->p, f->growth, f->r, n, &g, &b) == BK_OK &&
@@ -707,7 +715,8 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
 
 uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity0; }
 double bk_scalable_error(const bk_scalable *f) { return f->p; }
-uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth; }
+uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
+bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
@@ -723,9 +732,13 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters  (40 bytes)
+ * The growth field: 1 = non-scaling (files from before same-size growth existed keep that meaning),
+ * 2 .. 16 = scaling with that growth, GROWTH_SAME_SIZE | 1 = scaling with same-size sub-filters.
  * then zero padding to 64, then nfilters classic-filter bodies (bloom.c's body layout, standard
  * layout), each starting at a 64-byte aligned body offset. Sub-filter i must have exactly the geometry
  * the parameters give for it. */
+
+#define GROWTH_SAME_SIZE (UINT32_C(1) << 16)
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */
 #define MAX_LAYER_COUNT (UINT64_C(1) << 48)
@@ -734,9 +747,10 @@ static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_scalable *f = vf;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    uint32_t stored_growth = f->growth == 0 ? 1 : f->growth == 1 ? GROWTH_SAME_SIZE | 1 : f->growth;
     bk_status s;
     if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
-        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
+        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, stored_growth)) || (s = bk__w_u32(w, n)) ||
         (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
@@ -768,9 +782,13 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
         (s = r_pad64(r)))
         return s;
-    bk_scalable_options o = { growth, rr, max_bytes, r->seed };
+    /* stored 1: non-scaling; GROWTH_SAME_SIZE | 1: scaling with growth 1; 2 .. 16 as they are */
+    if (growth == (GROWTH_SAME_SIZE | 1)) growth = 1;
+    else if (growth == 1) growth = 0;
+    else if (growth < 2) return BK_ECORRUPT;
+    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed, growth ? 0 : BK_SCALABLE_NONSCALING };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
-        (growth == 1 && n != 1))
+        (growth == 0 && n != 1))
         return BK_ECORRUPT;
     bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed);
     if (!f) return BK_ENOMEM;

@@ -164,6 +164,17 @@ static int teardown(void **state)
 
 /* ---- round trips ---- */
 
+/* A save sink into a fixed buffer that fails (BK_EIO) once more than stop_after bytes would arrive. */
+typedef struct { uint8_t *buf; size_t cap, len, stop_after; } sink_buf_t;
+static bk_status sink_into(void *ctx, const void *data, size_t n)
+{
+    sink_buf_t *b = ctx;
+    if (b->len + n > b->stop_after || b->len + n > b->cap) return BK_EIO;
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    return BK_OK;
+}
+
 static void roundtrip_every_form(void **state)
 {
     (void)state;
@@ -242,6 +253,19 @@ static void roundtrip_every_form(void **state)
         assert_same_bytes(g, ref, ref_len, "FILE");
         assert_same_answers(g, ref_in, ref_out, N, "FILE");
         bk_filter_free(g);
+
+        /* a callback sink gets exactly the saved bytes; a sink's error stops the save and comes back */
+        sink_buf_t sb = { malloc(ref_len), ref_len, 0, SIZE_MAX };
+        assert_int_equal(bk_filter_save_sink(f, sink_into, &sb), BK_OK);
+        assert_int_equal(sb.len, ref_len);
+        assert_memory_equal(sb.buf, ref, ref_len);
+        sb.len = 0;
+        sb.stop_after = 100;
+        assert_int_equal(bk_filter_save_sink(f, sink_into, &sb), BK_EIO);
+        assert_true(sb.len <= 100);
+        assert_int_equal(bk_filter_save_sink(f, NULL, &sb), BK_EINVAL);
+        assert_int_equal(bk_filter_save_sink(NULL, sink_into, &sb), BK_EINVAL);
+        free(sb.buf);
 
         free(ref_in);
         free(ref_out);

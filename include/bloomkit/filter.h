@@ -168,6 +168,13 @@ BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 BK_API bk_status bk_filter_save_file(const bk_filter *f, FILE *fp);
 BK_API bk_status bk_filter_save_fd(const bk_filter *f, int fd);
 
+/* The same stream of bytes handed to a callback, in order, in pieces of any size (for hosts that
+ * move the bytes themselves: the Redis module's RDB, AOF and SCANDUMP paths). The library allocates
+ * nothing for it. A sink status other than BK_OK stops the save and is returned as it is (a sink may
+ * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), the sink's. [query] */
+typedef bk_status (*bk_save_sink)(void *ctx, const void *data, size_t len);
+BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx);
+
 /* ------------------------------------------------------------------------------------------------
  * Loading (copies into owned heap memory: BK_BACKING_MEMORY)
  * ---------------------------------------------------------------------------------------------- */
