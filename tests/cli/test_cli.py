@@ -238,8 +238,9 @@ def test_build_query():
     i = info("b.bf")
     # sized for the distinct count (HyperLogLog, 0.41% standard error, +1.2% margin)
     check(50000 <= i["capacity"] <= 50000 * 1.03, "capacity %d for 50,000 distinct keys" % i["capacity"])
-    # duplicates (and the ~1% false positives met while inserting) are not counted again
-    check(49000 <= i["count"] <= 50000, "count %d: distinct keys added" % i["count"])
+    # duplicates are not counted again: the count is the fill-based estimate of distinct keys, whose
+    # noise is a few tenths of a percent either way
+    check(49000 <= i["count"] <= 50500, "count %d: distinct keys added" % i["count"])
     check(abs(i["est_cardinality"] - 50000) < 1500, i)
     check(not i["saturated"], "a built filter is not saturated")
     rc, out, err = run(["query", "b.bf"], input=lines(keys), expect=0)
