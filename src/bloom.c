@@ -334,10 +334,11 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
         out->fpr_now = p;
     }
     /* An optimally sized filter holds half its bits set at capacity; rounding k up puts that a little
-     * higher (51.8% for k = 7 at 1%), so the fill limit is the fill expected at capacity, clamped to
-     * [50%, 60%]: a correctly sized filter at its designed load is not flagged, one past it is. */
-    double limit = -expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m));
-    limit = limit < 0.5 ? 0.5 : limit > 0.6 ? 0.6 : limit;
+     * higher (51.8% for k = 7 at 1%), so the fill limit is the fill expected at capacity (at most
+     * 60%) plus a noise margin (bk__saturation_fill): a correctly sized filter at its designed
+     * load is not flagged, one past it is. */
+    double limit = bk__saturation_fill(-expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m)),
+                                       (double)f->m);
     out->saturated = out->fill_ratio > limit || count > f->capacity;
     out->seed = f->seed;
 }

@@ -402,9 +402,9 @@ void bk_counting_stats(const bk_counting *f, bk_stats *out)
     out->est_cardinality = estimate_cardinality(f->m, f->k, nonzero);
     out->fpr_target = f->fpr_target;
     out->fpr_now = pow(out->fill_ratio, f->k);
-    /* the classic filter's rule: past the fill expected at capacity, clamped to [50%, 60%] */
-    double limit = -expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m));
-    limit = limit < 0.5 ? 0.5 : limit > 0.6 ? 0.6 : limit;
+    /* the classic filter's rule: past the fill expected at capacity (at most 60%) plus noise */
+    double limit = bk__saturation_fill(-expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m)),
+                                       (double)f->m);
     out->saturated = out->fill_ratio > limit || count > f->capacity;
     out->saturated_cells = full;
     out->seed = f->seed;

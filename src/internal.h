@@ -84,6 +84,17 @@ BK_INLINE uint64_t bk__probe_mix_of_flags(uint32_t file_flags)
     return (file_flags & 0x0002u) ? BK__PROBE_MIX : BK__PROBE_MIX_LEGACY; /* BK_FILE_FLAG_PROBES2 */
 }
 
+/*
+ * The fill past which a filter's statistics say "saturated": the fill expected at its designed
+ * capacity (at most 60%: a capacity hint far beyond the geometry's own must not disable the check)
+ * plus three standard deviations of the fill of m cells. At exactly
+ * the designed load the fill sits at the expected value, either side, so without the margin a
+ * correctly sized filter would be flagged about half the time from noise. The binomial deviation
+ * sqrt(q (1 - q) / m) is larger than a Bloom filter's real one, so the margin is conservative; past
+ * capacity the count flags the filter anyway, and the fill alone (after a union) one a few percent
+ * past its load. Defined in math.c. */
+BK_HIDDEN double bk__saturation_fill(double expected, double m);
+
 /* ---- overflow-safe size arithmetic ---- */
 BK_INLINE bool bk__mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
 {
