@@ -227,11 +227,13 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 
 /* ---- query ---- */
 
-/* Layers at least this big are assumed to miss the near caches: queries prefetch their lines (for a
- * layer that turns out to sit in L2 that costs little). */
-#ifndef BIG_LAYER_BYTES
+/* Layers at least this big are assumed to miss the cache. */
 #define BIG_LAYER_BYTES (UINT64_C(1) << 16)
-#endif
+/* Probes past the first two that a query prefetches in each big layer. */
+#define PREFETCH_DEPTH 2
+
+/* Rounds (probes) tested breadth first before the layers still alive test the rest at once. */
+#define BREADTH_ROUNDS 4
 
 /* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
  * early exit. */
@@ -248,71 +250,67 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, ui
     return all & 1;
 }
 
-/* Of the layers in `set`, those whose probes t and t + 1 (values xa, xb) both hit; a layer with k = t + 1
- * ignores probe t + 1. Branch-free: all loads independent. */
-BK_INLINE uint64_t probe_pair(layer *const *layers, uint64_t set, uint64_t xa, uint64_t xb, uint32_t t)
-{
-    uint64_t alive = 0;
-    for (uint64_t a = set; a; a &= a - 1) {
-        unsigned l = (unsigned)__builtin_ctzll(a);
-        const layer *L = layers[l];
-        const uint64_t *w = L->words;
-        uint64_t ba = bk__range64(xa, L->m), bb = bk__range64(xb, L->m);
-        uint64_t hit = (__atomic_load_n(&w[ba >> 6], __ATOMIC_RELAXED) >> (ba & 63)) &
-                       ((__atomic_load_n(&w[bb >> 6], __ATOMIC_RELAXED) >> (bb & 63)) | (L->k < t + 2)) & 1;
-        alive |= hit << l;
-    }
-    return alive;
-}
-
 /*
- * The end of a query, once probes 0 and 1 of every layer are known: `alive` holds the layers whose
- * probes 0 and 1 both hit. Every layer probes with the same sequence x_0, x_1, ... (it depends only on
- * the hash), mapped to each layer's own m. An absent key is rejected by about two probes per layer, so
- * the walk goes breadth first in pairs of probes, with no branch inside a pair: probes 2 and 3 of the
- * layers still alive (one in four for an absent key), then, for the few still alive after that (one in
- * sixteen; the layer holding a present key), all remaining probes with independent loads.
+ * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
+ * each layer's own m. An absent key is rejected by about two probes per layer, so phase 1 tests
+ * probes 0 and 1 of every layer with a fixed amount of work and no branch on the data: all those
+ * loads are independent and their cache misses overlap; it also prefetches the next probes of the big
+ * layers. Phase 2 then goes on breadth first over the few layers still alive (round t tests probe t of
+ * each), with one unpredictable branch per round rather than per probe. A layer whose k probes all hit
+ * holds the key. After BREADTH_ROUNDS probes, the layers still alive (rare for an absent key, the
+ * layer holding a present one) test all their remaining probes with independent loads. n <= 64, so a
+ * 64-bit mask holds the live layers.
  */
-BK_INLINE bool chain_finish(layer *const *layers, uint64_t alive, uint64_t x0, uint64_t y0, uint64_t w)
-{
-    const uint64_t x1 = x0 + y0, x2 = x1 + y0, y2 = y0 + w, x3 = x2 + y2, y3 = y2 + 2 * w, x4 = x3 + y3,
-                   y4 = y3 + 3 * w;
-    uint64_t done = 0;
-    for (uint64_t a = alive; a; a &= a - 1) done |= (uint64_t)(layers[__builtin_ctzll(a)]->k <= 2);
-    if (!alive || done) return alive != 0;
-    alive = probe_pair(layers, alive, x2, x3, 2);
-    for (uint64_t a = alive; a; a &= a - 1) done |= (uint64_t)(layers[__builtin_ctzll(a)]->k <= 4);
-    if (!alive || done) return alive != 0;
-    while (alive) { /* newest first */
-        unsigned l = 63u - (unsigned)__builtin_clzll(alive);
-        if (layer_rest(layers[l], 4, x4, y4, w)) return true;
-        alive &= ~(UINT64_C(1) << l);
-    }
-    return false;
-}
-
-/* A single key: the loads of probes 0 and 1 of every layer, largest first, with no branch on the data,
- * so all their cache misses overlap; the big layers also prefetch probes 2 and 3, which a quarter of
- * them will need, so that most absent keys cost one memory round trip. */
 static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
     layer *const *layers = f->layers;
-    const uint64_t x0 = h, y0 = bk__remix(h), w = bk__probe_step(h, f->mix);
-    const uint64_t x1 = x0 + y0, x2 = x1 + y0, x3 = x2 + y0 + w;
-    uint64_t alive = 0;
-    for (uint32_t l = n; l-- > 0;) {
+    const uint64_t x0 = h, y0 = bk__remix(h);
+    const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
+    const uint64_t inc = bk__probe_step(h, f->mix); /* y += t * inc after probe t */
+    uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
+    uint64_t alive = 0, done = 0;
+    for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
-        const uint64_t *words = L->words;
-        if (L->bytes >= BIG_LAYER_BYTES) {
-            BK_PREFETCH(&words[bk__range64(x2, L->m) >> 6]);
-            BK_PREFETCH(&words[bk__range64(x3, L->m) >> 6]);
-        }
+        const uint64_t *w = L->words;
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
-        uint64_t hit = (__atomic_load_n(&words[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) &
-                       ((__atomic_load_n(&words[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1;
+        if (L->bytes >= BIG_LAYER_BYTES) {
+            uint64_t px = x, py = y;
+            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
+                BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
+                px += py;
+                py += t * inc;
+            }
+        }
+        /* (a layer with k = 1 ignores probe 1) */
+        uint64_t hit = (__atomic_load_n(&w[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) &
+                       ((__atomic_load_n(&w[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1;
         alive |= hit << l;
+        done |= (uint64_t)(hit & (L->k <= 2)) << l;
     }
-    return chain_finish(layers, alive, x0, y0, w);
+    if (!alive) return false;
+    if (done) return true;
+    uint32_t t = 2;
+    for (; alive && t < BREADTH_ROUNDS; t++) {
+        uint64_t next = 0;
+        for (uint64_t a = alive; a; a &= a - 1) {
+            unsigned l = (unsigned)__builtin_ctzll(a);
+            const layer *L = layers[l];
+            uint64_t bit = bk__range64(x, L->m);
+            uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+            next |= hit << l;
+            done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+        }
+        if (done) return true;
+        alive = next;
+        x += y;
+        y += t * inc;
+    }
+    /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
+     * key) test all their remaining probes with independent loads, so those misses overlap too. */
+    for (uint64_t a = alive; a; a &= a - 1) {
+        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y, inc)) return true;
+    }
+    return false;
 }
 
 bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t h)
@@ -459,104 +457,97 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
 
 
 /*
- * A batch is a four-stage software pipeline over the keys, so the cache misses of several keys are in
- * flight at once and, as far as possible, every line fetched is one the walk needs:
- *   stage 1 (key i):        prefetch the line of probe 0 in every big layer;
- *   stage 2 (key i - D):    test probe 0 of the big layers (now in cache); where it hit (half of them
- *                           for an absent key), prefetch probe 1;
- *   stage 3 (key i - 2D):   test probe 1 of those; where it hit too (a quarter), prefetch probes 2, 3;
- *   stage 4 (key i - 3D):   the small layers (in cache) test probes 0 and 1 branch-free, then
- *                           chain_finish walks every layer still alive.
- * An absent key costs about two line fetches per big layer (1 + 1/2 + 2/4), the least a walk that
- * stops at a layer's first clear bit can fetch, all overlapped with other keys' work.
+ * A batch runs the breadth-first walk of chain_has for a block of keys in lock step: round t tests
+ * probe t of every (key, layer) pair still alive, then prefetches probe t + 1 of the big layers still
+ * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
+ * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
  */
-#ifndef PIPE_D
-#define PIPE_D 4   /* keys between stages */
-#endif
-#define PIPE_RING 64 /* ring of per-key state, a power of two > 3 * PIPE_D */
-
-typedef struct {
-    uint64_t x0, y0, w;
-    uint64_t alive; /* big layers whose probes 0 and 1 hit (stage 2) */
-} pipe_key;
-
 size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
+    enum { STEP = 16 };
     layer *const *layers = f->layers;
     const uint64_t mix = f->mix;
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    uint64_t big = 0, small = 0;
-    for (uint32_t l = 0; l < nl; l++) {
-        if (layers[l]->bytes >= BIG_LAYER_BYTES) big |= UINT64_C(1) << l;
-        else small |= UINT64_C(1) << l;
-    }
-    pipe_key ring[PIPE_RING];
+    const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
+    uint64_t bigmask = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
     size_t present = 0;
-    for (size_t i = 0; i < n + 3 * PIPE_D; i++) {
-        if (i < n) { /* stage 1: probe 0 of the big layers */
-            pipe_key *K = &ring[i & (PIPE_RING - 1)];
-            K->x0 = hashes[i];
-            K->y0 = bk__remix(K->x0);
-            K->w = bk__probe_step(K->x0, mix);
-            for (uint64_t a = big; a; a &= a - 1) {
+    for (size_t i = 0; i < n; i += STEP) {
+        const size_t cnt = n - i < STEP ? n - i : STEP;
+        uint64_t x[STEP], y[STEP], w[STEP], alive[STEP];
+        uint8_t found[STEP];
+        for (size_t j = 0; j < cnt; j++) {
+            x[j] = hashes[i + j];
+            y[j] = bk__remix(x[j]);
+            w[j] = bk__probe_step(x[j], mix);
+            alive[j] = all;
+            found[j] = 0;
+            for (uint64_t a = bigmask; a; a &= a - 1) {
                 const layer *L = layers[__builtin_ctzll(a)];
-                BK_PREFETCH(&L->words[bk__range64(K->x0, L->m) >> 6]);
+                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
             }
         }
-        if (i >= PIPE_D && i - PIPE_D < n) { /* stage 2: test probe 0, fetch probe 1 where it hit */
-            pipe_key *K = &ring[(i - PIPE_D) & (PIPE_RING - 1)];
-            const uint64_t x1 = K->x0 + K->y0;
-            uint64_t alive = 0;
-            for (uint64_t a = big; a; a &= a - 1) {
-                unsigned l = (unsigned)__builtin_ctzll(a);
-                const layer *L = layers[l];
-                uint64_t b0 = bk__range64(K->x0, L->m);
-                alive |= ((__atomic_load_n(&L->words[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) & 1) << l;
+        uint64_t any = cnt ? 1 : 0;
+        uint32_t t = 0;
+        for (; any && t < BREADTH_ROUNDS; t++) {
+            any = 0;
+            for (size_t j = 0; j < cnt; j++) {
+                if (!alive[j]) continue;
+                uint64_t next = 0, done = 0;
+                for (uint64_t a = alive[j]; a; a &= a - 1) {
+                    unsigned l = (unsigned)__builtin_ctzll(a);
+                    const layer *L = layers[l];
+                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+                    next |= hit << l;
+                    done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+                }
+                x[j] += y[j];
+                y[j] += t * w[j];
+                if (done) {
+                    found[j] = 1;
+                    next = 0;
+                }
+                alive[j] = next;
+                any |= next;
+                for (uint64_t a = next & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                }
             }
-            for (uint64_t a = alive; a; a &= a - 1) {
-                const layer *L = layers[__builtin_ctzll(a)];
-                BK_PREFETCH(&L->words[bk__range64(x1, L->m) >> 6]);
-            }
-            K->alive = alive;
         }
-        if (i >= 2 * PIPE_D && i - 2 * PIPE_D < n) { /* stage 3: test probe 1, fetch probes 2, 3 */
-            pipe_key *K = &ring[(i - 2 * PIPE_D) & (PIPE_RING - 1)];
-            const uint64_t x1 = K->x0 + K->y0, x2 = x1 + K->y0, x3 = x2 + K->y0 + K->w;
-            uint64_t alive = 0;
-            for (uint64_t a = K->alive; a; a &= a - 1) {
-                unsigned l = (unsigned)__builtin_ctzll(a);
-                const layer *L = layers[l];
-                uint64_t b1 = bk__range64(x1, L->m);
-                alive |= (((__atomic_load_n(&L->words[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1) << l;
-            }
-            for (uint64_t a = alive; a; a &= a - 1) {
-                const layer *L = layers[__builtin_ctzll(a)];
-                BK_PREFETCH(&L->words[bk__range64(x2, L->m) >> 6]);
-                BK_PREFETCH(&L->words[bk__range64(x3, L->m) >> 6]);
-            }
-            K->alive = alive;
+        /* the few (key, layer) pairs still alive: prefetch all their remaining probes, then test them */
+        if (any) {
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j] & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    uint64_t px = x[j], py = y[j];
+                    for (uint32_t u = t; u < L->k; u++) {
+                        BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
+                        px += py;
+                        py += u * w[j];
+                    }
+                }
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j], w[j]);
         }
-        if (i >= 3 * PIPE_D) { /* stage 4: the small layers, then every layer still alive */
-            const size_t j = i - 3 * PIPE_D;
-            const pipe_key *K = &ring[j & (PIPE_RING - 1)];
-            const uint64_t alive = K->alive | probe_pair(layers, small, K->x0, K->x0 + K->y0, 0);
-            const bool found = chain_finish(layers, alive, K->x0, K->y0, K->w);
-            if (results) results[j] = found;
-            present += found;
+        for (size_t j = 0; j < cnt; j++) {
+            if (results) results[i + j] = found[j];
+            present += found[j];
         }
     }
     return present;
 }
 
-/* Hashes a few hundred keys at a time, so the pipeline above runs long between fill and drain. */
 size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *results)
 {
-    enum { CHUNK = 256 };
-    uint64_t h[CHUNK];
+    uint64_t h[BK_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
         for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
         present += bk_scalable_contains_hashes(f, h, e - i, results ? results + i : NULL);
     }
