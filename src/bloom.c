@@ -26,14 +26,15 @@ struct bk_bloom {
  * (the scheme: bk__probe_step in internal.h), kept as a running sum d_ so the loop only adds. */
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(h), d_ = 0, w_ = bk__probe_step(h, (f)->mix);                  \
+        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
+        const uint64_t w_ = bk__probe_step(x_, (f)->mix);                      \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
                 uint64_t bit = bk__range64(x_, (f)->m);                        \
                 BODY;                                                          \
                 x_ += y_;                                                      \
                 y_ += d_;                                                      \
-                d_ += w_;                                                \
+                d_ += w_;                                                      \
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
@@ -42,7 +43,7 @@ struct bk_bloom {
                 BODY;                                                          \
                 x_ += y_;                                                      \
                 y_ += d_;                                                      \
-                d_ += w_;                                                \
+                d_ += w_;                                                      \
             }                                                                  \
         }                                                                      \
     } while (0)

@@ -26,7 +26,8 @@ struct bk_counting {
 /* Calls BODY with `wp` pointing at the word of each of the k probed counters and `sh` its bit offset. */
 #define BK_FOR_EACH_COUNTER(f, h, BODY)                                        \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(h), d_ = 0, w_ = bk__probe_step(h, (f)->mix);                  \
+        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
+        const uint64_t w_ = bk__probe_step(x_, (f)->mix);                      \
         const uint64_t lowmask_ = (UINT64_C(1) << (f)->shift) - 1;             \
         for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                             \
             uint64_t c_ = bk__range64(x_, (f)->m);                             \
@@ -35,7 +36,7 @@ struct bk_counting {
             BODY;                                                              \
             x_ += y_;                                                          \
             y_ += d_;                                                          \
-            d_ += w_;                                                    \
+            d_ += w_;                                                          \
         }                                                                      \
     } while (0)
 

@@ -19,7 +19,7 @@ enum {
 #define BODY_MAX (BK_MAX_FILTER_BYTES + (UINT64_C(1) << 20))
 #define FLAGS_MUST_UNDERSTAND 0xFFFFu
 #define FLAGS_KNOWN (BK_FILE_FLAG_CHECKSUM_STALE | BK_FILE_FLAG_PROBES2)
-_Static_assert(BK_FILE_FLAG_PROBES2 == 0x0002u, "bk__probe_inc_of_flags (internal.h) tests bit 1");
+_Static_assert(BK_FILE_FLAG_PROBES2 == 0x0002u, "bk__probe_mix_of_flags (internal.h) tests bit 1");
 
 /* The types whose probes BK_FILE_FLAG_PROBES2 selects; on any other type the flag is corrupt. */
 static bool uses_probe_flag(uint32_t type)

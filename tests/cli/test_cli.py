@@ -620,6 +620,15 @@ def test_info():
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
+    # a file written before probe scheme 2 (tests/golden) says so, and will not merge with a new one
+    legacy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "bloom-standard-v1.0.bkf")
+    rc, out, err = run(["info", legacy], expect=0)
+    check(b"legacy probes" in out, out)
+    rc, out, err = run(["info", "i.bf"], expect=0)
+    check(b"legacy probes" not in out, out)
+    run(["create", "-q", "n.bf", "-n", "1000", "-p", "1%", "--seed", "42"], expect=0)
+    rc, out, err = run(["merge", "m.bf", legacy, "n.bf"], expect=2)
+    check("different probe schemes" in err and not os.path.exists("m.bf"), err)
 
 
 @group
