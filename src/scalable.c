@@ -30,6 +30,7 @@ struct bk_scalable {
     uint64_t max_bytes;
     uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
     uint64_t seed;
+    uint64_t mix;          /* every layer's probe scheme (bloom.c's; BK__PROBE_MIX*) */
     pthread_mutex_t grow_lock;
 };
 
@@ -152,6 +153,7 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
+    bk__bloom_set_probe_mix(bf, f->mix);
     if ((s = wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
     return s;
 }
@@ -171,6 +173,7 @@ static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     f->r = r;
     f->max_bytes = effective_max(max_bytes);
     f->seed = seed;
+    f->mix = BK__PROBE_MIX;
     return f;
 }
 
@@ -213,6 +216,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!f) return BK_EINVAL;
     bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed);
     if (!c) return BK_ENOMEM;
+    c->mix = f->mix;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         bk_bloom *bf;
@@ -241,7 +245,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 
 /* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
  * early exit. */
-BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y)
+BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, uint64_t step)
 {
     const uint64_t *w = L->words;
     uint64_t all = 1;
@@ -249,7 +253,7 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y)
         uint64_t bit = bk__range64(x, L->m);
         all &= __atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63);
         x += y;
-        y += t;
+        y += t * step;
     }
     return all & 1;
 }
@@ -270,7 +274,8 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     layer *const *layers = f->layers;
     const uint64_t x0 = h, y0 = bk__remix(h);
     const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
-    uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
+    const uint64_t inc = bk__probe_step(h, f->mix); /* y += t * inc after probe t */
+    uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
     uint64_t alive = 0, done = 0;
     for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
@@ -281,7 +286,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
             for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
                 BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
                 px += py;
-                py += t;
+                py += t * inc;
             }
         }
         /* (a layer with k = 1 ignores probe 1) */
@@ -306,12 +311,12 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         if (done) return true;
         alive = next;
         x += y;
-        y += t;
+        y += t * inc;
     }
     /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
      * key) test all their remaining probes with independent loads, so those misses overlap too. */
     for (uint64_t a = alive; a; a &= a - 1) {
-        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y)) return true;
+        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y, inc)) return true;
     }
     return false;
 }
@@ -469,6 +474,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
 {
     enum { STEP = 16 };
     layer *const *layers = f->layers;
+    const uint64_t mix = f->mix;
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;
@@ -477,11 +483,12 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
     size_t present = 0;
     for (size_t i = 0; i < n; i += STEP) {
         const size_t cnt = n - i < STEP ? n - i : STEP;
-        uint64_t x[STEP], y[STEP], alive[STEP];
+        uint64_t x[STEP], y[STEP], w[STEP], alive[STEP];
         uint8_t found[STEP];
         for (size_t j = 0; j < cnt; j++) {
             x[j] = hashes[i + j];
             y[j] = bk__remix(x[j]);
+            w[j] = bk__probe_step(x[j], mix);
             alive[j] = all;
             found[j] = 0;
             for (uint64_t a = bigmask; a; a &= a - 1) {
@@ -505,7 +512,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                     done |= (uint64_t)(hit & (L->k == t + 1)) << l;
                 }
                 x[j] += y[j];
-                y[j] += t;
+                y[j] += t * w[j];
                 if (done) {
                     found[j] = 1;
                     next = 0;
@@ -527,12 +534,12 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                     for (uint32_t u = t; u < L->k; u++) {
                         BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
                         px += py;
-                        py += u;
+                        py += u * w[j];
                     }
                 }
             for (size_t j = 0; j < cnt; j++)
                 for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
-                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j]);
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j], w[j]);
         }
         for (size_t j = 0; j < cnt; j++) {
             if (results) results[i + j] = found[j];
@@ -574,7 +581,7 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed)
+        a->seed != b->seed || a->mix != b->mix)
         return BK_EINCOMPAT;
     uint32_t n = a->n < b->n ? a->n : b->n;
     for (uint32_t i = 0; i < n; i++)
@@ -720,6 +727,11 @@ bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
+void bk__scalable_set_probe_mix(bk_scalable *f, uint64_t mix)
+{
+    f->mix = mix;
+    for (uint32_t i = 0; i < f->n; i++) bk__bloom_set_probe_mix(f->layers[i]->bf, mix);
+}
 
 bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 {
@@ -792,6 +804,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed);
     if (!f) return BK_ENOMEM;
+    f->mix = bk__probe_mix_of_flags(r->flags); /* the layers' decoder reads the same flag */
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;
         uint64_t b;
@@ -801,7 +814,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             s = BK_ECORRUPT;
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             uint64_t cap; /* the sub-filter body's capacity field (bloom.c: offset 16) */
-            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0 };
+            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0, 0 };
             if (bk__r_u64(&at, &cap) != BK_OK || cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;

@@ -493,10 +493,11 @@ static bk_status sink(void *ctx, const void *data, size_t len)
 static uint8_t *encode(const void *f, size_t *len)
 {
     sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0 };
+    bk_writer w = { sink, &s, 0, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
-    bk_writer count_only = { NULL, NULL, 0 };
+    assert_int_equal(w.flags, BK_FILE_FLAG_PROBES2); /* new filters use probe scheme 2 */
+    bk_writer count_only = { NULL, NULL, 0, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &count_only), BK_OK);
     assert_int_equal(count_only.offset, s.len);
     uint8_t *al = aligned_alloc(64, (s.len + 63) / 64 * 64 + 64);
@@ -508,7 +509,7 @@ static uint8_t *encode(const void *f, size_t *len)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, BK_FILE_FLAG_PROBES2 };
     bk_status s = bk__scalable_vtable.decode(&r, out);
     if (s == BK_OK && r.off != len) {
         /* the container refuses a body shorter than its declared length */
@@ -630,6 +631,7 @@ static void union_clone_clear(void **state)
     assert_int_equal(bk_scalable_filters(b), 5);
     bk_scalable *c = NULL;
     assert_int_equal(bk_scalable_clone(a, &c), BK_OK);
+    const uint64_t c_count = bk_scalable_count(c); /* 300 less the keys add found "present" already */
     assert_int_equal(bk_scalable_union(a, b), BK_OK);
     assert_int_equal(bk_scalable_filters(a), 5);
     for (uint64_t i = 0; i < 300; i++) assert_true(has(a, 14, i));
@@ -644,7 +646,7 @@ static void union_clone_clear(void **state)
         assert_int_equal(bk_scalable_union(c, targets[t]), BK_EINCOMPAT);
     }
     assert_int_equal(bk_scalable_filters(c), 2);
-    assert_int_equal(bk_scalable_count(c), 300);
+    assert_int_equal(bk_scalable_count(c), c_count);
     for (uint64_t i = 0; i < 300; i++) assert_true(has(c, 14, i));
     /* a union that would pass the memory limit: refused, nothing changed */
     bk_scalable *small = make(100, 0.01, 2, 0.9, 512, 51);

@@ -128,7 +128,9 @@ def test_scaling_grows_without_false_negatives(r):
     info = r.bf().info("g")
     assert info.filterNum >= 5  # 100 + 200 + 400 + 800 + 1600 >= 3000
     assert info.capacity == sum(100 * 2**i for i in range(info.filterNum))
-    assert info.insertedNum <= 3000 and info.insertedNum >= 2990
+    # an add that meets a false positive is not counted; the chain's FPR stays under 1% while it fills,
+    # so fewer than 30 of the 3,000 (about 11 expected)
+    assert info.insertedNum <= 3000 and info.insertedNum >= 2970
     assert all(x == 1 for x in r.bf().mexists("g", *items))
     absent = [f"absent:{i}" for i in range(20000)]
     fp = sum(r.bf().mexists("g", *absent[k:k + 1000]).count(1) for k in range(0, len(absent), 1000))
