@@ -58,6 +58,7 @@ struct bk_blocked {
     double fpr_target;
     uint64_t count_own;
     uint64_t *count;      /* &count_own, or the count field inside a shared mapping */
+    bk__stripes stripes;  /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above */
     uint32_t lane_off[16]; /* read with unaligned loads: the allocator only promises 16 bytes */
@@ -530,7 +531,10 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     }
     for (int j = 0; j < words; j++)
         if (m[j] && (load_relaxed(&b[j]) & m[j]) != m[j]) __atomic_fetch_or(&b[j], m[j], __ATOMIC_RELAXED);
-    __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED);
+    if (f->count == &f->count_own)
+        bk__stripes_add(&f->stripes, 1);
+    else
+        __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
 }
 
@@ -605,6 +609,7 @@ void bk_blocked_clear(bk_blocked *f)
     if (!f) return;
     memset(f->words, 0, f->nwords * 8);
     *f->count = 0;
+    bk__stripes_clear(&f->stripes);
 }
 
 bk_status bk_blocked_compatible(const bk_blocked *a, const bk_blocked *b)
@@ -647,6 +652,7 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    bk__stripes_clear(&dst->stripes);
     *dst->count = (uint64_t)llround(estimate_cardinality(dst, popcount_words(d, dst->nwords)));
     return BK_OK;
 }
@@ -702,7 +708,10 @@ void bk_blocked_stats(const bk_blocked *f, bk_stats *out)
 
 uint64_t bk_blocked_bits(const bk_blocked *f) { return f->nwords * 64; }
 uint32_t bk_blocked_k(const bk_blocked *f) { return f->k; }
-uint64_t bk_blocked_count(const bk_blocked *f) { return __atomic_load_n(f->count, __ATOMIC_RELAXED); }
+uint64_t bk_blocked_count(const bk_blocked *f)
+{
+    return __atomic_load_n(f->count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
+}
 uint64_t bk_blocked_seed(const bk_blocked *f) { return f->seed; }
 bk_blocked_layout bk_blocked_layout_of(const bk_blocked *f) { return f->layout; }
 bk_simd bk_blocked_simd(const bk_blocked *f) { return f->simd; }

@@ -17,6 +17,7 @@ struct bk_bloom {
     double fpr_target;
     uint64_t count_own;
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
+    bk__stripes stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
 };
 
@@ -127,7 +128,7 @@ bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
     (*out)->mix = f->mix;
-    (*out)->count_own = *f->count;
+    (*out)->count_own = bk_bloom_count(f);
     return BK_OK;
 }
 
@@ -159,7 +160,10 @@ bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t h)
         if (!(__atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) & mask))
             __atomic_fetch_or(&w[bit >> 6], mask, __ATOMIC_RELAXED);
     });
-    __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED);
+    if (f->count == &f->count_own)
+        bk__stripes_add(&f->stripes, 1);
+    else
+        __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
 }
 
@@ -257,6 +261,7 @@ void bk_bloom_clear(bk_bloom *f)
     if (!f) return;
     memset(f->words, 0, f->nwords * 8);
     *f->count = 0;
+    bk__stripes_clear(&f->stripes);
 }
 
 bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
@@ -292,6 +297,7 @@ static bk_status combine(bk_bloom *dst, const bk_bloom *src, bool is_union)
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    bk__stripes_clear(&dst->stripes);
     *dst->count = (uint64_t)llround(estimate_cardinality(dst->m, dst->k, popcount_words(d, dst->nwords)));
     return BK_OK;
 }
@@ -303,7 +309,7 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
     uint64_t set = popcount_words(f->words, f->nwords);
-    uint64_t count = __atomic_load_n(f->count, __ATOMIC_RELAXED);
+    uint64_t count = bk_bloom_count(f);
     out->type = BK_TYPE_BLOOM;
     out->k = f->k;
     out->capacity = f->capacity;
@@ -346,7 +352,10 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
 
 uint64_t bk_bloom_bits(const bk_bloom *f) { return f->m; }
 uint32_t bk_bloom_k(const bk_bloom *f) { return f->k; }
-uint64_t bk_bloom_count(const bk_bloom *f) { return __atomic_load_n(f->count, __ATOMIC_RELAXED); }
+uint64_t bk_bloom_count(const bk_bloom *f)
+{
+    return __atomic_load_n(f->count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
+}
 uint64_t bk_bloom_seed(const bk_bloom *f) { return f->seed; }
 uint64_t bk__bloom_probe_mix(const bk_bloom *f) { return f->mix; }
 void bk__bloom_set_probe_mix(bk_bloom *f, uint64_t mix) { f->mix = mix; }

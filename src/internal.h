@@ -43,6 +43,39 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
 }
 
 /* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
+/*
+ * Inserted-key counts of atomic inserts into filters in memory. One shared counter would be one
+ * cache line that every insert of every thread writes: with two threads inserting, the line moves
+ * between cores on nearly every insert and two threads insert slower than one. Instead each thread
+ * adds to one of BK__STRIPES counters, 64 bytes apart (never two in one cache line), chosen by its
+ * stack address: thread stacks are megabytes apart, so threads land on different stripes (two share
+ * one with probability 1/BK__STRIPES, which only costs speed). The count is the owner's plain
+ * counter plus the sum of the stripes; a filter in a shared file mapping keeps its single counter
+ * in the file (other processes update it) and does not use stripes.
+ */
+#define BK__STRIPES 16
+typedef struct bk__stripes {
+    uint64_t pad_[8]; /* keeps the stripes off the owner's hot read-mostly fields */
+    uint64_t v[BK__STRIPES * 8];
+} bk__stripes;
+
+BK_INLINE void bk__stripes_add(bk__stripes *s, uint64_t n)
+{
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 16;
+    unsigned i = (unsigned)((sp * UINT64_C(0x9e3779b97f4a7c15)) >> 60) & (BK__STRIPES - 1);
+    __atomic_fetch_add(&s->v[i * 8], n, __ATOMIC_RELAXED);
+}
+BK_INLINE uint64_t bk__stripes_sum(const bk__stripes *s)
+{
+    uint64_t t = 0;
+    for (unsigned i = 0; i < BK__STRIPES; i++) t += __atomic_load_n(&s->v[i * 8], __ATOMIC_RELAXED);
+    return t;
+}
+BK_INLINE void bk__stripes_clear(bk__stripes *s)
+{
+    for (unsigned i = 0; i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
+}
+
 BK_INLINE uint64_t bk__remix(uint64_t h)
 {
     h ^= h >> 33;
