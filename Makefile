@@ -7,7 +7,7 @@ FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan fuzz bench plots install clean
+.PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install clean
 
 all: build
 
@@ -59,6 +59,10 @@ fuzz:
 
 bench: deps build
 	$(BUILD)/bench/bench
+
+# The blocked filter's figures (issue 5): both key kinds, in cache and ~1 GiB, with the memory floor.
+bench-blocked: deps build
+	sh bench/blocked.sh $(BUILD)
 
 # The README's charts: FPR against bits per key, and throughput, for every filter type.
 plots: deps build

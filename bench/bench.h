@@ -19,6 +19,13 @@ typedef struct bench_contender {
     bool (*remove)(void *f, const void *key, size_t len);
     /* Static filters (fuse): built in one call from every key; create/add are NULL then. */
     void *(*build)(const void *const *keys, const size_t *lens, size_t n, double p);
+    /* Optional: one key at a time through a header-inline form, on 64-bit hashes of the keys
+     * (bk_hash64(key, len, 0)) computed before the timer starts: the "(inline, pre-hashed)" rows. */
+    void (*add_hashed)(void *f, const uint64_t *h, size_t n);
+    size_t (*contains_hashed)(void *f, const uint64_t *h, size_t n, uint8_t *res);
+    /* Optional: zero the arrays (touching every page), called before the timed inserts so the insert
+     * column does not include the kernel's first-touch page faults of a large filter. */
+    void (*clear)(void *f);
     size_t (*bytes)(void *f);   /* memory of the filter's arrays */
     void (*destroy)(void *f);
     const char *note;           /* what the row is, printed under the table */

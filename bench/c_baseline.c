@@ -1,11 +1,18 @@
 /* Contenders: libbloom (Debian's libbloom-dev, the baseline) and bloomkit's classic filter. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bloom.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
 
+/* libbloom 1.6 keeps the bit count in an int: at most 2^31 - 1 bits (256 MiB). Larger requests (the
+ * out-of-cache runs) are clamped to the most entries that fit, still far larger than the cache. */
 static void *lb_create(uint64_t n, double p)
 {
+    double bpe = -log(p) / (0.69314718055994530942 * 0.69314718055994530942);
+    double max_entries = floor(2147000000.0 / bpe);
+    if ((double)n > max_entries) n = (uint64_t)max_entries;
     struct bloom *b = calloc(1, sizeof *b);
     if (!b || bloom_init(b, (int)n, p) != 0) { free(b); return NULL; }
     return b;
@@ -14,11 +21,13 @@ static void lb_add(void *f, const void *k, size_t len) { bloom_add(f, k, (int)le
 static bool lb_contains(void *f, const void *k, size_t len) { return bloom_check(f, k, (int)len) == 1; }
 static size_t lb_bytes(void *f) { return (size_t)((struct bloom *)f)->bytes; }
 static void lb_destroy(void *f) { bloom_free(f); free(f); }
+static void lb_clear(void *f) { memset(((struct bloom *)f)->bf, 0, (size_t)((struct bloom *)f)->bytes); }
 
 const bench_contender bench_libbloom = {
     .name = "libbloom", .create = lb_create, .add = lb_add, .contains = lb_contains,
-    .bytes = lb_bytes, .destroy = lb_destroy,
-    .note = "libbloom 1.6 (Debian libbloom-dev): the baseline of the ratio columns",
+    .clear = lb_clear, .bytes = lb_bytes, .destroy = lb_destroy,
+    .note = "libbloom 1.6 (Debian libbloom-dev): the baseline of the ratio columns (at most 256 MiB: "
+            "larger sizes are clamped to that)",
 };
 
 static void *bl_create(uint64_t n, double p, bk_layout layout)
@@ -43,14 +52,17 @@ static size_t bl_bytes(void *f)
     return len;
 }
 static void bl_destroy(void *f) { bk_bloom_free(f); }
+static void bl_clear(void *f) { bk_bloom_clear(f); }
 
 const bench_contender bench_bloom = {
     .name = "bloom", .create = std_create, .add = bl_add, .contains = bl_contains,
-    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .bytes = bl_bytes, .destroy = bl_destroy,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bl_clear, .bytes = bl_bytes,
+    .destroy = bl_destroy,
     .note = "bloomkit classic, standard layout",
 };
 const bench_contender bench_partitioned = {
     .name = "partitioned", .create = part_create, .add = bl_add, .contains = bl_contains,
-    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .bytes = bl_bytes, .destroy = bl_destroy,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bl_clear, .bytes = bl_bytes,
+    .destroy = bl_destroy,
     .note = "bloomkit classic, partitioned layout",
 };

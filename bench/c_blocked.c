@@ -6,6 +6,11 @@
  * random 64-byte line. Its batch form prefetches the same distance ahead as the blocked filter's, so
  * "blocked (batch)" next to "floor (batch)" is the filter's cost over the memory system's.
  * The SIMD path follows $BK_SIMD (scalar, avx2, avx512; default: the CPU's best).
+ *
+ * "(inline, pre-hashed)" rows: a plain loop over hashes computed before the timer, one key at a time
+ * through the header-inline view (bk_blocked_view_add / _contains; AVX2 form when the filter's path
+ * is AVX2 or better), and for the floor the same loop reading one line per hash. No batching and no
+ * prefetch: what the CPU overlaps on its own when each key costs a few instructions.
  */
 #define _DEFAULT_SOURCE
 #include <stdlib.h>
@@ -36,21 +41,76 @@ static size_t bb_bytes(void *f)
     return len;
 }
 static void bb_destroy(void *f) { bk_blocked_free(f); }
+static void bb_clear(void *f) { bk_blocked_clear(f); }
+
+/* ---- header-inline view, one pre-hashed key at a time ---- */
+static void view_add_scalar(bk_blocked_view v, const uint64_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) bk_blocked_view_add_scalar(v, h[i]);
+}
+static size_t view_contains_scalar(bk_blocked_view v, const uint64_t *h, size_t n, uint8_t *r)
+{
+    size_t present = 0;
+    for (size_t i = 0; i < n; i++) {
+        r[i] = bk_blocked_view_contains_scalar(v, h[i]);
+        present += r[i];
+    }
+    return present;
+}
+#ifdef BK_BLOCKED_VIEW_HAVE_AVX2
+__attribute__((target("avx2"))) static void view_add_avx2(bk_blocked_view v, const uint64_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) bk_blocked_view_add_avx2(v, h[i]);
+}
+__attribute__((target("avx2"))) static size_t view_contains_avx2(bk_blocked_view v, const uint64_t *h, size_t n,
+                                                                 uint8_t *r)
+{
+    size_t present = 0;
+    for (size_t i = 0; i < n; i++) {
+        r[i] = bk_blocked_view_contains_avx2(v, h[i]);
+        present += r[i];
+    }
+    return present;
+}
+#endif
+static void bb_add_hashed(void *f, const uint64_t *h, size_t n)
+{
+    bk_blocked_view v;
+    if (bk_blocked_view_get(f, &v) != BK_OK) return;
+#ifdef BK_BLOCKED_VIEW_HAVE_AVX2
+    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) view_add_avx2(v, h, n);
+    else
+#endif
+        view_add_scalar(v, h, n);
+    bk_blocked_note_added(f, n);
+}
+static size_t bb_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    bk_blocked_view v;
+    if (bk_blocked_view_get(f, &v) != BK_OK) return 0;
+#ifdef BK_BLOCKED_VIEW_HAVE_AVX2
+    if (bk_blocked_simd(f) >= BK_SIMD_AVX2) return view_contains_avx2(v, h, n, r);
+#endif
+    return view_contains_scalar(v, h, n, r);
+}
 
 const bench_contender bench_blocked = {
     .name = "blocked", .create = split_create, .add = bb_add, .contains = bb_contains,
-    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .bytes = bb_bytes, .destroy = bb_destroy,
+    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .add_hashed = bb_add_hashed,
+    .contains_hashed = bb_contains_hashed, .clear = bb_clear, .bytes = bb_bytes, .destroy = bb_destroy,
     .note = "bloomkit blocked, split-block layout (256-bit blocks, k = 8), path from $BK_SIMD or the CPU",
 };
 const bench_contender bench_blocked512 = {
     .name = "blocked512", .create = b512_create, .add = bb_add, .contains = bb_contains,
-    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .bytes = bb_bytes, .destroy = bb_destroy,
-    .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
+    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .clear = bb_clear, .bytes = bb_bytes,
+    .destroy = bb_destroy, .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
 };
 
 /* ---- the memory floor ---- */
 
-#define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#ifndef FLOOR_PF
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#endif
 
 typedef struct {
     uint64_t *lines; /* lines * 8 words */
@@ -136,6 +196,22 @@ static size_t floor_contains_batch(void *f, const void *const *k, const size_t *
     }
     return present;
 }
+static void floor_add_hashed(void *f, const uint64_t *h, size_t n)
+{
+    floor_t *fl = f;
+    for (size_t i = 0; i < n; i++) fl->lines[line_of(fl, h[i])] |= h[i];
+}
+static size_t floor_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    floor_t *fl = f;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i++) {
+        r[i] = (fl->lines[line_of(fl, h[i])] & h[i]) == h[i];
+        present += r[i];
+    }
+    return present;
+}
+static void floor_clear(void *f) { memset(((floor_t *)f)->lines, 0, ((floor_t *)f)->bytes); }
 static size_t floor_bytes(void *f) { return ((floor_t *)f)->bytes; }
 static void floor_destroy(void *f)
 {
@@ -146,7 +222,8 @@ static void floor_destroy(void *f)
 
 const bench_contender bench_floor = {
     .name = "floor", .create = floor_create, .add = floor_add, .contains = floor_contains,
-    .add_batch = floor_add_batch, .contains_batch = floor_contains_batch, .bytes = floor_bytes,
+    .add_batch = floor_add_batch, .contains_batch = floor_contains_batch, .add_hashed = floor_add_hashed,
+    .contains_hashed = floor_contains_hashed, .clear = floor_clear, .bytes = floor_bytes,
     .destroy = floor_destroy,
     .note = "not a filter: hash + one random 64-byte line read (insert: read-modify-write) in an array the "
             "size of 'blocked'; its FPR column is meaningless",

@@ -47,7 +47,7 @@ plot $plotcmd classic(x) with lines dashtype 2 lw 2 title "classic optimum e^{-b
      fuse(x) with lines dashtype 3 lw 2 title "binary fuse 2^{-b/1.125}"
 GP
 
-awk -F, '{ label = $1 ($2 == "batch" ? " (batch)" : ""); printf "\"%s\" %.2f %.2f %.2f\n", label, 1000/$8, 1000/$9, 1000/$11 }' \
+awk -F, '$2 == "inline-prehashed" { next } { label = $1 ($2 == "batch" ? " (batch)" : ""); printf "\"%s\" %.2f %.2f %.2f\n", label, 1000/$8, 1000/$9, 1000/$11 }' \
     "$work/speed.csv" > "$work/speed.dat"
 gnuplot <<GP
 set terminal pngcairo size 1000,600 enhanced font "sans,11"

@@ -718,6 +718,18 @@ bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s)
     }
     return st;
 }
+bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out)
+{
+    if (!f || !out) return BK_EINVAL;
+    if (f->layout != BK_BLOCKED_SPLIT256) return BK_ENOTSUP;
+    out->words = f->words;
+    out->blocks = f->blocks;
+    return BK_OK;
+}
+void bk_blocked_note_added(bk_blocked *f, uint64_t n)
+{
+    if (f) *f->count += n;
+}
 const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
 {
     if (len) *len = (size_t)(f->nwords * 8);

@@ -167,6 +167,131 @@ BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
 /* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
 BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 
+/* ---- header-inline probes of pre-hashed keys (SPLIT256 only) ----
+ *
+ * A loop that calls the library once per key keeps only a few cache misses in flight: each call,
+ * its checks and its dispatch fill the CPU's reorder window. A view holds what a probe needs (the
+ * words and the block count); the static inline functions below compile into the caller's loop as a
+ * handful of instructions per key, so the CPU overlaps many independent misses without any batching.
+ * They set and test exactly the bits of bk_blocked_add_hash / bk_blocked_contains_hash (tested), so
+ * views and library calls mix freely on one filter. Hashes are used as they are: for bytes keys pass
+ * bk_hash64(key, len, bk_blocked_seed(f)).
+ *
+ * bk_blocked_view_add/_contains use AVX2 when the calling code is compiled with it (-mavx2 or
+ * -march=...), the scalar form otherwise. The explicit _avx2 forms (x86, GCC or clang) carry a target
+ * attribute: call them from a function with the same attribute, and only on a CPU that has AVX2
+ * (bk_simd_best() >= BK_SIMD_AVX2).
+ *
+ * Views are passed by value: a copy in the caller's registers that no store can alias, so a loop
+ * never reloads it. A view stays valid until the filter is freed. Inserts through a view do not update the filter's
+ * count: add them with bk_blocked_note_added so statistics stay right. Thread-safety: as
+ * bk_blocked_add_hash ([excl]) and bk_blocked_contains_hash ([query]).
+ */
+typedef struct bk_blocked_view {
+    uint64_t *words;  /* blocks * 4 little-endian words; block b is words[4b .. 4b + 3] */
+    uint64_t blocks;  /* number of 256-bit blocks, >= 1 */
+} bk_blocked_view;
+
+/* Fill *out for f. BK_EINVAL for NULL arguments, BK_ENOTSUP for the BK_BLOCKED_512 layout (use the
+ * library calls there). [query] (the view itself may then be used as stated above) */
+BK_API bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out);
+/* Add n to the count of keys inserted (for keys inserted through a view). [excl] */
+BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
+
+/* The odd multipliers of the in-block probes (part of the file format; src/blocked.c has the same). */
+#define BK_BLOCKED__SALTS 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u, \
+                          0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
+
+/* The block of hash h: the high 64 bits of h * blocks (multiply-shift). */
+static inline uint64_t *bk_blocked__view_block(bk_blocked_view v, uint64_t h)
+{
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 bk__view_u128;
+    return v.words + ((uint64_t)(((bk__view_u128)h * v.blocks) >> 64) << 2);
+#else
+    uint64_t a = h >> 32, b = h & 0xffffffffu, c = v.blocks >> 32, d = v.blocks & 0xffffffffu;
+    uint64_t mid = a * d + ((b * d) >> 32), mid2 = b * c + (mid & 0xffffffffu);
+    return v.words + ((a * c + (mid >> 32) + (mid2 >> 32)) << 2);
+#endif
+}
+
+/* 64-bit word j of a block: bit (x * s0) >> 27 of its low half, (x * s1) >> 27 of its high half. */
+static inline uint64_t bk_blocked__view_word(uint32_t x, uint32_t s0, uint32_t s1)
+{
+    return ((uint64_t)1 << ((uint32_t)(x * s0) >> 27)) | ((uint64_t)1 << (32 + ((uint32_t)(x * s1) >> 27)));
+}
+
+static inline void bk_blocked_view_add_scalar(bk_blocked_view v, uint64_t h)
+{
+    static const uint32_t s[8] = { BK_BLOCKED__SALTS };
+    uint64_t *b = bk_blocked__view_block(v, h);
+    uint32_t x = (uint32_t)h;
+    b[0] |= bk_blocked__view_word(x, s[0], s[1]);
+    b[1] |= bk_blocked__view_word(x, s[2], s[3]);
+    b[2] |= bk_blocked__view_word(x, s[4], s[5]);
+    b[3] |= bk_blocked__view_word(x, s[6], s[7]);
+}
+
+static inline bool bk_blocked_view_contains_scalar(bk_blocked_view v, uint64_t h)
+{
+    static const uint32_t s[8] = { BK_BLOCKED__SALTS };
+    const uint64_t *b = bk_blocked__view_block(v, h);
+    uint32_t x = (uint32_t)h;
+#if defined(__GNUC__)
+    /* relaxed atomic loads (plain loads on mainstream targets): defined alongside *_atomic inserts */
+#  define BK_BLOCKED__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#else
+#  define BK_BLOCKED__LOAD(p) (*(p))
+#endif
+    uint64_t miss = (bk_blocked__view_word(x, s[0], s[1]) & ~BK_BLOCKED__LOAD(&b[0])) |
+                    (bk_blocked__view_word(x, s[2], s[3]) & ~BK_BLOCKED__LOAD(&b[1])) |
+                    (bk_blocked__view_word(x, s[4], s[5]) & ~BK_BLOCKED__LOAD(&b[2])) |
+                    (bk_blocked__view_word(x, s[6], s[7]) & ~BK_BLOCKED__LOAD(&b[3]));
+#undef BK_BLOCKED__LOAD
+    return miss == 0;
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#  include <immintrin.h>
+#  define BK_BLOCKED_VIEW_HAVE_AVX2 1
+/* One bit in each 32-bit lane i: (x * salt_i) >> 27. */
+__attribute__((target("avx2"))) static inline __m256i bk_blocked__view_mask_avx2(uint32_t x)
+{
+    const __m256i salt = _mm256_setr_epi32((int)0x97406341u, (int)0x15649dadu, (int)0x84849edbu, (int)0x1a56b061u,
+                                           (int)0xbf9bf163u, (int)0x80554a9du, (int)0xef3d9061u, (int)0x3e112a0du);
+    __m256i p = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), p);
+}
+__attribute__((target("avx2"))) static inline void bk_blocked_view_add_avx2(bk_blocked_view v, uint64_t h)
+{
+    __m256i *b = (__m256i *)(void *)bk_blocked__view_block(v, h);
+    _mm256_storeu_si256(b, _mm256_or_si256(_mm256_loadu_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)));
+}
+__attribute__((target("avx2"))) static inline bool bk_blocked_view_contains_avx2(bk_blocked_view v, uint64_t h)
+{
+    const __m256i *b = (const __m256i *)(const void *)bk_blocked__view_block(v, h);
+    return _mm256_testc_si256(_mm256_loadu_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)) != 0;
+}
+#endif
+
+/* Insert / query one pre-hashed key through a view (AVX2 when the caller is compiled with it). */
+static inline void bk_blocked_view_add(bk_blocked_view v, uint64_t h)
+{
+#if defined(__AVX2__) && defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+    bk_blocked_view_add_avx2(v, h);
+#else
+    bk_blocked_view_add_scalar(v, h);
+#endif
+}
+static inline bool bk_blocked_view_contains(bk_blocked_view v, uint64_t h)
+{
+#if defined(__AVX2__) && defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+    return bk_blocked_view_contains_avx2(v, h);
+#else
+    return bk_blocked_view_contains_scalar(v, h);
+#endif
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -140,7 +140,8 @@ BK_API bk_status bk_cuckoo_remove_hash(bk_cuckoo *f, uint64_t hash);
  * return it (BK_EINVAL for a NULL key with len > 0); the return value is how many succeeded.
  * Queries: results (may be NULL) receives 1 if present, else 0; the return value is how many were
  * present. n = 0 is fine; f NULL or NULL arrays with n > 0 return 0 (results set to BK_EINVAL).
- * Thread-safety as the single-key forms. */
+ * Thread-safety as the single-key forms: adds and removes [excl], queries [query]; all of them [any]
+ * if concurrent. */
 BK_API size_t bk_cuckoo_add_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, bk_status *results);
 BK_API size_t bk_cuckoo_add_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
                                  bk_status *results);
