@@ -23,7 +23,7 @@ demo: deps build
 	@sh scripts/demo.sh $(BUILD)
 
 # Every test, then the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the
-# concurrency tests under ThreadSanitizer, then the loader fuzzer for FUZZ_SECONDS.
+# concurrency tests under ThreadSanitizer, then the fuzzers for FUZZ_SECONDS in all.
 check: deps build
 	@$(MAKE) --no-print-directory test test-asan test-tsan fuzz
 
@@ -43,19 +43,35 @@ test-tsan:
 	@cmake --build $(BUILD_TSAN) -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrency --no-tests=ignore
 
-# libFuzzer on the file loader (clang, ASan+UBSan), seeded with valid files of every type; fails on
-# any crash, leak or sanitizer report. New interesting inputs accumulate in $(BUILD_FUZZ)/corpus-load;
-# crashing inputs are written to $(BUILD_FUZZ)/ (crash-*): copy them into fuzz/corpus/load/.
+# libFuzzer (clang, ASan+UBSan) on every untrusted input, FUZZ_SECONDS in all: the file loader for half
+# of it (seeded with valid files of every type), the Redis module's RDB loader and its commands (argument
+# parsing, the chunk protocol, BK.IMPORT payloads) for a quarter each, when the module can be built.
+# Fails on any crash, leak or sanitizer report. New interesting inputs accumulate in
+# $(BUILD_FUZZ)/corpus-{load,rdb,cmd}; crashing inputs are written to $(BUILD_FUZZ)/ (crash-*): copy them
+# into fuzz/corpus/<target>/.
+FUZZ_FLAGS = -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fuzz:
 	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBK_BUILD_FUZZ=ON \
 	  -DBK_SANITIZE=address,undefined -DBK_WERROR=ON -DBK_BUILD_TESTS=OFF -DBK_BUILD_BENCH=OFF \
-	  -DBK_BUILD_CLI=OFF -DBK_BUILD_REDIS=OFF -DBK_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
+	  -DBK_BUILD_CLI=OFF -DBK_BUILD_REDIS=ON -DBK_BUILD_EXAMPLES=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_load gen_corpus
 	@mkdir -p $(BUILD_FUZZ)/corpus-load $(BUILD_FUZZ)/seed-load
 	@$(BUILD_FUZZ)/fuzz/gen_corpus $(BUILD_FUZZ)/seed-load
-	cd $(BUILD_FUZZ) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  fuzz/fuzz_load -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-	  corpus-load seed-load $(CURDIR)/fuzz/corpus/load $(CURDIR)/tests/golden
+	@if cmake --build $(BUILD_FUZZ) --target help | grep -q fuzz_cmd; then \
+	  load_s=$$(( $(FUZZ_SECONDS) / 2 )); redis_s=$$(( $(FUZZ_SECONDS) / 4 )); \
+	else \
+	  load_s=$(FUZZ_SECONDS); redis_s=0; \
+	  echo "fuzz: the Redis module is not built here (no redismodule.h: run scripts/deps.sh); loader only"; \
+	fi; \
+	cd $(BUILD_FUZZ) && $(FUZZ_ENV) fuzz/fuzz_load -max_total_time=$$load_s $(FUZZ_FLAGS) \
+	  corpus-load seed-load $(CURDIR)/fuzz/corpus/load $(CURDIR)/tests/golden || exit 1; \
+	[ $$redis_s -gt 0 ] || exit 0; \
+	cmake --build . -j $(JOBS) --target fuzz_rdb fuzz_cmd fuzz_rdb_seeds fuzz_cmd_seeds || exit 1; \
+	mkdir -p corpus-rdb seed-rdb corpus-cmd seed-cmd && \
+	fuzz/fuzz_rdb_seeds --write-seeds seed-rdb && fuzz/fuzz_cmd_seeds --write-seeds seed-cmd || exit 1; \
+	$(FUZZ_ENV) fuzz/fuzz_rdb -max_total_time=$$redis_s $(FUZZ_FLAGS) corpus-rdb seed-rdb || exit 1; \
+	$(FUZZ_ENV) fuzz/fuzz_cmd -max_total_time=$$redis_s -max_len=65536 $(FUZZ_FLAGS) corpus-cmd seed-cmd
 
 bench: deps build
 	$(BUILD)/bench/bench

@@ -1,5 +1,5 @@
 /* Contenders: bloomkit's scalable Bloom filter, grown from 100 keys (RedisBloom's default BF.ADD case),
- * and the non-scaling form (growth 1, sized for n: RedisBloom's NONSCALING). */
+ * and the non-scaling form (BK_SCALABLE_NONSCALING, sized for n: RedisBloom's NONSCALING). */
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
 
@@ -15,7 +15,7 @@ static void *create_fixed(uint64_t n, double p)
 {
     bk_scalable *f;
     bk_scalable_options o = bk_scalable_default_options();
-    o.growth = 1;
+    o.flags = BK_SCALABLE_NONSCALING;
     o.max_bytes = BK_MAX_FILTER_BYTES;
     return bk_scalable_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
@@ -37,5 +37,5 @@ const bench_contender bench_scalable = {
 const bench_contender bench_scalable1 = {
     .name = "scalable1", .create = create_fixed, .add = add, .contains = contains, .add_batch = add_batch,
     .contains_batch = contains_batch, .bytes = bytes, .destroy = destroy,
-    .note = "bloomkit scalable, growth 1 sized for n (RedisBloom's NONSCALING)",
+    .note = "bloomkit scalable, non-scaling, sized for n (RedisBloom's NONSCALING)",
 };

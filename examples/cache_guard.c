@@ -73,6 +73,21 @@ static int store_lookup(backing_store *st, uint64_t code, char *val)
 
 /* ---- Redis ---- */
 
+/* A reply holding text: a bulk string or a simple string (STATUS). */
+static int is_text(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
+}
+
+/* A reply of name, value pairs: RESP2's flat array, or RESP3's map. */
+static int is_pairs(const redisReply *r)
+{
+#ifdef REDIS_REPLY_MAP
+    if (r->type == REDIS_REPLY_MAP) return 1;
+#endif
+    return r->type == REDIS_REPLY_ARRAY;
+}
+
 static redisReply *cmd(redisContext *c, const char *fmt, ...)
 {
     va_list ap;
@@ -264,11 +279,13 @@ int main(int argc, char **argv)
     serve(c, NULL, prefix_plain, codes, exists, requests, &st, &plain);
     serve(c, guard, prefix_guarded, codes, exists, requests, &st, &guarded);
 
+    /* BF.INFO's field names are simple strings (a STATUS reply in RESP2, as RedisBloom sends them);
+     * accept bulk strings too, and the RESP3 map. */
     redisReply *info = cmd(c, "BF.INFO %s", guard);
     long long bf_size = -1;
-    if (info->type == REDIS_REPLY_ARRAY)
+    if (is_pairs(info))
         for (size_t i = 0; i + 1 < info->elements; i += 2)
-            if (info->element[i]->type == REDIS_REPLY_STRING && strcmp(info->element[i]->str, "Size") == 0 &&
+            if (is_text(info->element[i]) && strcmp(info->element[i]->str, "Size") == 0 &&
                 info->element[i + 1]->type == REDIS_REPLY_INTEGER)
                 bf_size = info->element[i + 1]->integer;
     freeReplyObject(info);

@@ -223,7 +223,7 @@ static size_t seeds(seed *out)
     free(buf);
     bkr_value_free(v);
 
-    so.growth = 1;
+    so.flags = BK_SCALABLE_NONSCALING;
     CHECK(bk_scalable_new(1000, 0.001, &so, &sf) == BK_OK);
     for (int i = 0; i < 100; i++) bk_scalable_add(sf, &i, sizeof i);
     v = bkr_value_wrap(BK_TYPE_SCALABLE, sf);
@@ -258,14 +258,16 @@ int main(int argc, char **argv)
     seed s[8];
     size_t ns = seeds(s);
     if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
+        int rc = 0;
         for (size_t i = 0; i < ns; i++) {
             char p[4096];
             snprintf(p, sizeof p, "%s/seed-%zu", argv[2], i);
             FILE *fp = fopen(p, "wb");
-            if (!fp || fwrite(s[i].data, 1, s[i].len, fp) != s[i].len) return 1;
-            fclose(fp);
+            if (!fp || fwrite(s[i].data, 1, s[i].len, fp) != s[i].len) rc = 1;
+            if (fp && fclose(fp) != 0) rc = 1;
         }
-        return 0;
+        for (size_t i = 0; i < ns; i++) free(s[i].data);
+        return rc;
     }
     long mutations = argc == 2 ? atol(argv[1]) : 3000;
     uint8_t *m = malloc(1 << 20);

@@ -1,7 +1,8 @@
 /*
  * BF.* : the Bloom side, RedisBloom 2.4.23's commands over bloomkit's scalable filter.
  *
- * BF.RESERVE / BF.ADD / BF.INSERT create a bk_scalable (NONSCALING = growth 1, EXPANSION = growth).
+ * BF.RESERVE / BF.ADD / BF.INSERT create a bk_scalable (NONSCALING = BK_SCALABLE_NONSCALING, EXPANSION =
+ * growth, 1 .. 16; EXPANSION 1 grows by same-size sub-filters, as in RedisBloom).
  * A BF key may also hold any other non-cuckoo bloomkit filter loaded by BK.IMPORT (classic, blocked,
  * counting, binary fuse): the same commands work on it through the generic handle, and INFO reports it
  * as one non-scaling filter. Options are read positionally after the fixed arguments, so a key or an
@@ -19,7 +20,8 @@ static bk_status bf_create(long long capacity, double error, long long expansion
                            bkr_value **out)
 {
     bk_scalable_options o = bk_scalable_default_options();
-    o.growth = nonscaling ? 1 : (uint32_t)expansion;
+    o.growth = (uint32_t)expansion;
+    if (nonscaling) o.flags |= BK_SCALABLE_NONSCALING;
     o.tightening = bkr_cfg.bf_tightening;
     bk_scalable *sf;
     bk_status s = bk_scalable_new((uint64_t)capacity, error, &o, &sf);
@@ -60,11 +62,6 @@ static int validate_expansion(RedisModuleCtx *ctx, long long expansion)
 {
     if (expansion < 1) {
         RedisModule_ReplyWithError(ctx, "ERR expansion should be greater or equal to 1");
-        return 0;
-    }
-    if (expansion == 1) {
-        /* bloomkit's growth 1 means "no growth" (NONSCALING); equal-size sub-filters do not exist. */
-        RedisModule_ReplyWithError(ctx, "ERR expansion 1 is not supported: use 2..16, or NONSCALING");
         return 0;
     }
     if (expansion > BK_SCALABLE_MAX_GROWTH) {
@@ -286,8 +283,8 @@ static void bf_info_of(const bkr_value *v, bf_info *o)
         o->capacity = (long long)bk_scalable_capacity(v->typed);
         o->filters = bk_scalable_filters(v->typed);
         o->items = (long long)bk_scalable_count(v->typed);
-        uint32_t g = bk_scalable_growth(v->typed);
-        o->expansion = g > 1 ? g : 0;
+        /* RedisBloom: null for NONSCALING, else the growth (1 included) */
+        o->expansion = bk_scalable_nonscaling(v->typed) ? 0 : bk_scalable_growth(v->typed);
     } else {
         bk_stats st;
         bk_filter_stats(v->f, &st);

@@ -1,6 +1,6 @@
 /*
  * CF.* : the cuckoo side, RedisBloom 2.4.23's commands over bloomkit's cuckoo filter (bk_cuckoo) with
- * its expansion chain. BUCKETSIZE is the slots per bucket (1, 2, 4 or 8 here), MAXITERATIONS the kicks
+ * its expansion chain. BUCKETSIZE is the slots per bucket (1 .. 255, as RedisBloom), MAXITERATIONS the kicks
  * one insert may do, EXPANSION the growth of each new table (0: none). Fingerprints are 8 bits by
  * default, RedisBloom's size and error class; the module argument CF_FINGERPRINT_BITS 12 or 16 buys a
  * 16x or 256x lower false-positive rate for 1.5x or 2x the memory.
@@ -49,8 +49,9 @@ static int CF_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         } else if (bkr_arg_is(argv[i], "BUCKETSIZE")) {
             if (!bkr_arg_ll(argv[i + 1], &bucket_size))
                 return RedisModule_ReplyWithError(ctx, "Couldn't parse BUCKETSIZE");
-            if (bucket_size != 1 && bucket_size != 2 && bucket_size != 4 && bucket_size != 8)
-                return RedisModule_ReplyWithError(ctx, "BUCKETSIZE: value must be 1, 2, 4 or 8.");
+            if (bucket_size <= 0 || bucket_size > BK_CUCKOO_MAX_BUCKET_SIZE)
+                return RedisModule_ReplyWithError(
+                    ctx, "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.");
         } else if (bkr_arg_is(argv[i], "EXPANSION")) {
             if (!bkr_arg_ll(argv[i + 1], &expansion))
                 return RedisModule_ReplyWithError(ctx, "Couldn't parse EXPANSION");

@@ -22,12 +22,8 @@
  * the last completes it and is validated like any load (a filter changed between two SCANDUMP calls
  * fails its checksum here instead of being restored torn).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* fopencookie */
-#endif
 #include "module.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define BKR_RDB_PIECE ((size_t)4 << 20)
@@ -94,12 +90,13 @@ size_t bkr_value_memory(const bkr_value *v)
 
 size_t bkr_mem_usage(const void *value) { return bkr_value_memory(value); }
 
-/* ---- streaming the saved form: a stdio stream whose writes go to a callback ----
- * bk_filter_save_file encodes the filter straight into a FILE *; with fopencookie the bytes arrive here
- * in order, without a buffer the size of the filter. Two uses: cut them into pieces handed to `emit`
- * (RDB, AOF, digest), or copy out one window [lo, hi) and stop (SCANDUMP). */
+/* ---- streaming the saved form ----
+ * bk_filter_save_sink encodes the filter and hands the bytes here in order, without a buffer the size
+ * of the filter and without allocating anything itself (a stdio stream would take its FILE from libc's
+ * malloc, unseen by Redis). Two uses: cut them into pieces handed to `emit` (RDB, AOF, digest), or copy
+ * out one window [lo, hi) and stop (SCANDUMP). */
 typedef struct bkr_stream {
-    /* pieces */
+    /* pieces: a RedisModule_Alloc buffer */
     uint8_t *piece;
     size_t piece_cap, piece_len;
     int (*emit)(void *ctx, const uint8_t *p, size_t n);
@@ -107,49 +104,44 @@ typedef struct bkr_stream {
     /* window */
     uint64_t pos, lo, hi;
     uint8_t *window;
-    bool windowed;
     bool failed;
 } bkr_stream;
 
-static ssize_t stream_write(void *cookie, const char *data, size_t n)
+/* The window is complete: the sink's way to stop the encoder early (not an error for the caller). */
+#define BKR_STREAM_DONE BK_EIO
+
+static bk_status sink_window(void *cookie, const void *data, size_t n)
 {
     bkr_stream *s = cookie;
-    const uint8_t *p = (const uint8_t *)data;
-    if (s->windowed) {
-        uint64_t a = s->pos, b = s->pos + n;
-        uint64_t from = a > s->lo ? a : s->lo, to = b < s->hi ? b : s->hi;
-        if (from < to) memcpy(s->window + (from - s->lo), p + (from - a), (size_t)(to - from));
-        s->pos = b;
-        /* Past the window: fail the write so the encoder stops early (an expected "error"). */
-        if (s->pos >= s->hi) return -1;
-        return (ssize_t)n;
-    }
-    size_t left = n;
-    while (left) {
+    const uint8_t *p = data;
+    uint64_t a = s->pos, b = s->pos + n;
+    uint64_t from = a > s->lo ? a : s->lo, to = b < s->hi ? b : s->hi;
+    if (from < to) memcpy(s->window + (from - s->lo), p + (from - a), (size_t)(to - from));
+    s->pos = b;
+    return s->pos >= s->hi ? BKR_STREAM_DONE : BK_OK;
+}
+
+static bk_status sink_pieces(void *cookie, const void *data, size_t n)
+{
+    bkr_stream *s = cookie;
+    const uint8_t *p = data;
+    while (n) {
         size_t take = s->piece_cap - s->piece_len;
-        if (take > left) take = left;
+        if (take > n) take = n;
         memcpy(s->piece + s->piece_len, p, take);
         s->piece_len += take;
         p += take;
-        left -= take;
+        n -= take;
         if (s->piece_len == s->piece_cap) {
             if (s->emit(s->emit_ctx, s->piece, s->piece_len) != 0) {
                 s->failed = true;
-                return -1;
+                return BK_EIO;
             }
             s->pos += s->piece_len;
             s->piece_len = 0;
         }
     }
-    return (ssize_t)n;
-}
-
-static FILE *stream_open(bkr_stream *s)
-{
-    cookie_io_functions_t io = { .read = NULL, .write = stream_write, .seek = NULL, .close = NULL };
-    FILE *fp = fopencookie(s, "w", io);
-    if (fp) setvbuf(fp, NULL, _IONBF, 0);
-    return fp;
+    return BK_OK;
 }
 
 /* Stream the saved form of f to emit() in pieces of at most `piece` bytes. 0 on success. */
@@ -161,13 +153,7 @@ static int stream_pieces(const bk_filter *f, size_t piece, int (*emit)(void *, c
     if (bk_filter_save_size(f, &total) == BK_OK && total > 0 && total < piece) piece = total;
     bkr_stream s = { .piece_cap = piece, .emit = emit, .emit_ctx = ctx };
     s.piece = RedisModule_Alloc(piece);
-    FILE *fp = stream_open(&s);
-    if (!fp) {
-        RedisModule_Free(s.piece);
-        return -1;
-    }
-    bk_status st = bk_filter_save_file(f, fp);
-    if (fclose(fp) != 0) st = BK_EIO;
+    bk_status st = bk_filter_save_sink(f, sink_pieces, &s);
     int rc = (st == BK_OK && !s.failed) ? 0 : -1;
     if (rc == 0 && s.piece_len) rc = emit(ctx, s.piece, s.piece_len);
     RedisModule_Free(s.piece);
@@ -177,11 +163,8 @@ static int stream_pieces(const bk_filter *f, size_t piece, int (*emit)(void *, c
 /* Bytes [lo, lo + n) of the saved form of f into out. 0 on success. */
 static int stream_window(const bk_filter *f, uint64_t lo, size_t n, uint8_t *out)
 {
-    bkr_stream s = { .windowed = true, .lo = lo, .hi = lo + n, .window = out };
-    FILE *fp = stream_open(&s);
-    if (!fp) return -1;
-    bk_filter_save_file(f, fp); /* stops with BK_EIO once past the window: expected */
-    fclose(fp);
+    bkr_stream s = { .lo = lo, .hi = lo + n, .window = out };
+    bk_filter_save_sink(f, sink_window, &s); /* BKR_STREAM_DONE once past the window: expected */
     return s.pos >= s.hi ? 0 : -1;
 }
 

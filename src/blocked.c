@@ -694,9 +694,8 @@ void bk_blocked_stats(const bk_blocked *f, bk_stats *out)
     out->est_cardinality = estimate_cardinality(f, set);
     out->fpr_target = f->fpr_target;
     out->fpr_now = fpr_of_bits(f);
-    /* Fill expected at capacity, clamped to [50%, 60%], as for the classic filter. */
-    double limit = -expm1(-(double)f->capacity / (double)f->blocks * per_key_bit_chance(f));
-    limit = limit < 0.5 ? 0.5 : limit > 0.6 ? 0.6 : limit;
+    /* Fill expected at capacity (at most 60%) plus a noise margin, as for the classic filter. */
+    double limit = bk__saturation_fill(-expm1(-(double)f->capacity / (double)f->blocks * per_key_bit_chance(f)), m);
     out->saturated = out->fill_ratio > limit || count > f->capacity;
     out->seed = f->seed;
 }

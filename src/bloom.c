@@ -2,6 +2,7 @@
 #include <math.h>
 #include "internal.h"
 #include "bloomkit/bloom.h"
+#include "bloomkit/filter.h"
 
 struct bk_bloom {
     uint64_t *words;     /* m bits, rounded up to whole 64-byte lines; bits past m stay zero */
@@ -11,6 +12,7 @@ struct bk_bloom {
     uint32_t k;
     bk_layout layout;
     uint64_t seed;
+    uint64_t mix;        /* probe scheme: BK__PROBE_MIX, or BK__PROBE_MIX_LEGACY from older files */
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
@@ -20,16 +22,19 @@ struct bk_bloom {
 
 /* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
 
-/* Calls BODY with `bit` set to each of the k probe positions of hash h. */
+/* Calls BODY with `bit` set to each of the k probe positions of hash h. y grows by i * w after probe i
+ * (the scheme: bk__probe_step in internal.h), kept as a running sum d_ so the loop only adds. */
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(h);                                  \
+        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
+        const uint64_t w_ = bk__probe_step(x_, (f)->mix);                      \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
                 uint64_t bit = bk__range64(x_, (f)->m);                        \
                 BODY;                                                          \
                 x_ += y_;                                                      \
-                y_ += i_;                                                      \
+                y_ += d_;                                                      \
+                d_ += w_;                                                      \
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
@@ -37,7 +42,8 @@ struct bk_bloom {
                 uint64_t bit = base_ + bk__range64(x_, (f)->slice);            \
                 BODY;                                                          \
                 x_ += y_;                                                      \
-                y_ += i_;                                                      \
+                y_ += d_;                                                      \
+                d_ += w_;                                                      \
             }                                                                  \
         }                                                                      \
     } while (0)
@@ -63,6 +69,7 @@ static bk_status alloc_filter(uint64_t m, uint32_t k, bk_layout layout, uint64_t
     f->layout = layout;
     f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
     f->seed = seed;
+    f->mix = BK__PROBE_MIX;
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -119,6 +126,7 @@ bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
     bk_status s = alloc_filter(f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
+    (*out)->mix = f->mix;
     (*out)->count_own = *f->count;
     return BK_OK;
 }
@@ -254,7 +262,8 @@ void bk_bloom_clear(bk_bloom *f)
 bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
 {
     if (!a || !b) return BK_EINVAL;
-    if (a->m != b->m || a->k != b->k || a->layout != b->layout || a->seed != b->seed) return BK_EINCOMPAT;
+    if (a->m != b->m || a->k != b->k || a->layout != b->layout || a->seed != b->seed || a->mix != b->mix)
+        return BK_EINCOMPAT;
     return BK_OK;
 }
 
@@ -326,10 +335,11 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
         out->fpr_now = p;
     }
     /* An optimally sized filter holds half its bits set at capacity; rounding k up puts that a little
-     * higher (51.8% for k = 7 at 1%), so the fill limit is the fill expected at capacity, clamped to
-     * [50%, 60%]: a correctly sized filter at its designed load is not flagged, one past it is. */
-    double limit = -expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m));
-    limit = limit < 0.5 ? 0.5 : limit > 0.6 ? 0.6 : limit;
+     * higher (51.8% for k = 7 at 1%), so the fill limit is the fill expected at capacity (at most
+     * 60%) plus a noise margin (bk__saturation_fill): a correctly sized filter at its designed
+     * load is not flagged, one past it is. */
+    double limit = bk__saturation_fill(-expm1((double)f->k * (double)f->capacity * log1p(-1.0 / (double)f->m)),
+                                       (double)f->m);
     out->saturated = out->fill_ratio > limit || count > f->capacity;
     out->seed = f->seed;
 }
@@ -338,6 +348,8 @@ uint64_t bk_bloom_bits(const bk_bloom *f) { return f->m; }
 uint32_t bk_bloom_k(const bk_bloom *f) { return f->k; }
 uint64_t bk_bloom_count(const bk_bloom *f) { return __atomic_load_n(f->count, __ATOMIC_RELAXED); }
 uint64_t bk_bloom_seed(const bk_bloom *f) { return f->seed; }
+uint64_t bk__bloom_probe_mix(const bk_bloom *f) { return f->mix; }
+void bk__bloom_set_probe_mix(bk_bloom *f, uint64_t mix) { f->mix = mix; }
 bk_layout bk_bloom_layout(const bk_bloom *f) { return f->layout; }
 const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
 {
@@ -358,6 +370,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_bloom_count(f))) ||
         (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
         return s;
+    if (f->mix == BK__PROBE_MIX) w->flags |= BK_FILE_FLAG_PROBES2;
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
@@ -395,6 +408,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_bloom *f;
     s = alloc_filter(m, k, (bk_layout)layout, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
+    f->mix = bk__probe_mix_of_flags(r->flags);
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);

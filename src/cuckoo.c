@@ -8,10 +8,13 @@
 
 /*
  * Layout. Slot s = bucket * b + j of a table holds its fingerprint at bit s * f of an array of
- * little-endian 64-bit words (0 = empty slot; fingerprints are 1 .. 2^f - 1). A bucket is read as one
- * or two "groups" of at most 64 bits (b * f <= 64: one group; b = 8 with f = 12 or 16: two groups of
- * four lanes) and all its lanes are compared at once with SWAR arithmetic. Every read of a group
- * loads the two aligned words that can hold it, so the array carries one spare word at its end.
+ * little-endian 64-bit words (0 = empty slot; fingerprints are 1 .. 2^f - 1). A bucket is read as
+ * "groups" of at most 64 bits whose lanes are compared at once with SWAR arithmetic: one group when
+ * b * f <= 64 (every bucket of 1, 2 or 4 slots, and 8 slots of 8 bits), else groups of 64 / f lanes
+ * (8, 5 or 4), the last one holding the rest. b is any size from 1 to BK_CUCKOO_MAX_BUCKET_SIZE; the
+ * queries' straight-line fast paths serve one-group buckets, larger ones loop over their groups. Every
+ * read of a group loads the two aligned words that can hold it, so the array carries one spare word at
+ * its end.
  *
  * Alternate bucket: i2 = (H(fp) - i1) mod m, with H(fp) = (fp * golden ratio) mapped to [0, m) by
  * multiply-shift. Applying it to i2 gives back i1 for any m, so m needs no rounding; the "mod" is a
@@ -56,12 +59,15 @@ struct bk_cuckoo {
     uint32_t exp_shift;
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
     uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
-    uint32_t groups;         /* 1 or 2 groups per bucket */
-    uint32_t group_bits;     /* lanes per group * f */
+    uint32_t groups;         /* groups per bucket: 1 when b * f <= 64 */
+    uint32_t group_lanes;    /* lanes of every group but the last */
+    uint32_t group_bits;     /* group_lanes * f */
     uint32_t bucket_bits;    /* b * f */
-    uint64_t lane_lo;        /* bit 0 of each lane of a group */
+    uint64_t lane_lo;        /* bit 0 of each lane of a full group */
     uint64_t lane_hi;        /* top bit of each lane */
     uint64_t lane_low;       /* the f - 1 low bits of each lane */
+    uint64_t last_hi;        /* lane_hi and lane_low of the last group (equal to them when it is full) */
+    uint64_t last_low;
     uint64_t seed;
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */
@@ -85,7 +91,7 @@ struct bk_cuckoo {
 
 /* ---- geometry ---- */
 
-static bool valid_b(uint32_t b) { return b == 1 || b == 2 || b == 4 || b == 8; }
+static bool valid_b(uint32_t b) { return b >= 1 && b <= BK_CUCKOO_MAX_BUCKET_SIZE; }
 static bool valid_f(uint32_t f) { return f == 8 || f == 12 || f == 16; }
 
 static double default_load(uint32_t b)
@@ -93,7 +99,9 @@ static double default_load(uint32_t b)
     switch (b) {
     case 1: return 0.45; /* with 8-bit fingerprints, large b = 1 tables fill far less: see cuckoo.h */
     case 2: return 0.84;
+    case 3: return 0.90;
     case 4: return 0.95;
+    case 5: case 6: case 7: return 0.96;
     default: return 0.97;
     }
 }
@@ -179,12 +187,12 @@ BK_INLINE bool any_zero_lane(uint64_t lo, uint64_t hi, uint64_t x1, uint64_t x2)
     return (((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi;
 }
 
-/* Lanes of x (one group) equal to zero: the top bit of each such lane set, nothing else. Exact: no
- * borrow crosses lanes, so it can also count matches. */
-BK_INLINE uint64_t zero_lanes(const bk_cuckoo *F, uint64_t x)
+/* Lanes of x (one group, lanes given by hi and low) equal to zero: the top bit of each such lane set,
+ * nothing else. Exact: no carry crosses lanes, so it can also count matches. */
+BK_INLINE uint64_t zero_lanes(uint64_t x, uint64_t low, uint64_t hi)
 {
-    uint64_t y = (x & F->lane_low) + F->lane_low;
-    return ~(y | x | F->lane_low) & F->lane_hi;
+    uint64_t y = (x & low) + low;
+    return ~(y | x | low) & hi;
 }
 
 BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
@@ -192,11 +200,19 @@ BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
     return bucket * F->bucket_bits + (uint64_t)g * F->group_bits;
 }
 
+/* Matching lanes of group g of a bucket (the last group has its own masks). */
+BK_INLINE uint64_t group_match(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t g, uint64_t pat,
+                               bool atomic)
+{
+    uint64_t x = read64(T->words, group_pos(F, bucket, g), atomic) ^ pat;
+    return g + 1 < F->groups ? zero_lanes(x, F->lane_low, F->lane_hi) : zero_lanes(x, F->last_low, F->last_hi);
+}
+
 BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
 {
     uint64_t pat = fp * F->lane_lo;
-    uint64_t hit = zero_lanes(F, read64(T->words, group_pos(F, bucket, 0), atomic) ^ pat);
-    if (F->groups == 2) hit |= zero_lanes(F, read64(T->words, group_pos(F, bucket, 1), atomic) ^ pat);
+    uint64_t hit = 0;
+    for (uint32_t g = 0; g < F->groups; g++) hit |= group_match(F, T, bucket, g, pat, atomic);
     return hit != 0;
 }
 
@@ -205,7 +221,7 @@ BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t 
     uint64_t pat = fp * F->lane_lo;
     uint32_t c = 0;
     for (uint32_t g = 0; g < F->groups; g++)
-        c += (uint32_t)__builtin_popcountll(zero_lanes(F, read64(T->words, group_pos(F, bucket, g), atomic) ^ pat));
+        c += (uint32_t)__builtin_popcountll(group_match(F, T, bucket, g, pat, atomic));
     return c;
 }
 
@@ -214,11 +230,11 @@ static int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, u
 {
     uint64_t pat = fp * F->lane_lo;
     for (uint32_t g = 0; g < F->groups; g++) {
-        uint64_t z = zero_lanes(F, read_plain(T->words, group_pos(F, bucket, g)) ^ pat);
+        uint64_t z = group_match(F, T, bucket, g, pat, false);
         if (z) {
             /* the flag of lane l is bit l*f + f-1: (ctz + 1) / f = l + 1, divided by a reciprocal */
             uint32_t lane1 = ((uint32_t)__builtin_ctzll(z) + 1) * F->f_recip >> 16;
-            return (int)(g * (F->b / F->groups) + lane1) - 1;
+            return (int)(g * F->group_lanes + lane1) - 1;
         }
     }
     return -1;
@@ -415,12 +431,20 @@ static bk_status filter_new(const cf_params *p, double fpr_target, bk_cuckoo **o
     F->fp_range = (UINT32_C(1) << p->f) - 1;
     F->f_recip = 65536 / p->f + 1;
     F->bucket_bits = p->b * p->f;
-    F->groups = F->bucket_bits > 64 ? 2 : 1;
-    F->group_bits = F->bucket_bits / F->groups;
-    uint32_t lanes = p->b / F->groups;
-    for (uint32_t l = 0; l < lanes; l++) F->lane_lo |= UINT64_C(1) << (l * p->f);
+    /* Groups of 64 / f lanes (8, 5 or 4), or the whole bucket when it fits in one: every group starts
+     * at a multiple of 4 bits and spans at most 64 - 4 (f = 12) or 64 bits (f = 8, 16), which one
+     * unaligned 8-byte load always holds (read_plain). */
+    F->group_lanes = F->bucket_bits <= 64 ? p->b : 64 / p->f;
+    F->groups = (p->b + F->group_lanes - 1) / F->group_lanes;
+    F->group_bits = F->group_lanes * p->f;
+    uint32_t last_lanes = p->b - (F->groups - 1) * F->group_lanes;
+    uint64_t last_lo = 0;
+    for (uint32_t l = 0; l < F->group_lanes; l++) F->lane_lo |= UINT64_C(1) << (l * p->f);
+    for (uint32_t l = 0; l < last_lanes; l++) last_lo |= UINT64_C(1) << (l * p->f);
     F->lane_hi = F->lane_lo << (p->f - 1);
     F->lane_low = F->lane_hi - F->lane_lo;
+    F->last_hi = last_lo << (p->f - 1);
+    F->last_low = F->last_hi - last_lo;
     F->ctr = F->ctr_own;
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     if (p->concurrent && set_concurrent(F, true) != BK_OK) {
@@ -655,7 +679,9 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
     uint64_t pa = none, pb = none; /* the buckets whose stripes protect the homeless fingerprint */
     uint64_t kicks = 0;
     for (uint32_t n = 0; n < F->max_kicks; n++) {
-        uint32_t j = (uint32_t)(rng_next(F) >> 32) & (F->b - 1);
+        uint32_t r = (uint32_t)(rng_next(F) >> 32);
+        /* a power-of-two b takes the low bits (as always); any other b a multiply-shift */
+        uint32_t j = (F->b & (F->b - 1)) == 0 ? r & (F->b - 1) : (uint32_t)(((uint64_t)r * F->b) >> 32);
         uint32_t old = slot_get(F, T, bucket, j);
         uint64_t alt = alt_t(T, bucket, old);
         prefetch_bucket(F, T, alt); /* its load overlaps the writes below */

@@ -18,7 +18,14 @@ enum {
 #define HDR_MAX 4096u
 #define BODY_MAX (BK_MAX_FILTER_BYTES + (UINT64_C(1) << 20))
 #define FLAGS_MUST_UNDERSTAND 0xFFFFu
-#define FLAGS_KNOWN BK_FILE_FLAG_CHECKSUM_STALE
+#define FLAGS_KNOWN (BK_FILE_FLAG_CHECKSUM_STALE | BK_FILE_FLAG_PROBES2)
+_Static_assert(BK_FILE_FLAG_PROBES2 == 0x0002u, "bk__probe_mix_of_flags (internal.h) tests bit 1");
+
+/* The types whose probes BK_FILE_FLAG_PROBES2 selects; on any other type the flag is corrupt. */
+static bool uses_probe_flag(uint32_t type)
+{
+    return type == BK_TYPE_BLOOM || type == BK_TYPE_COUNTING || type == BK_TYPE_SCALABLE;
+}
 
 /* ---- little-endian fields ---- */
 static void put16(uint8_t *b, uint16_t v) { b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); }
@@ -120,6 +127,7 @@ static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load
     const bk_vtable *vt = bk__vtable_of(in.type);
     if (!vt) return BK_ETYPE;
     if (in.hash_id != BK_HASH_XXH3_64) return BK_ENOTSUP;
+    if ((in.flags & BK_FILE_FLAG_PROBES2) && !uses_probe_flag(in.type)) return BK_ECORRUPT;
     if (mode == MODE_SHARED) {
         if (in.version_minor > BK_FORMAT_VERSION_MINOR) return BK_EVERSION;
         if (!vt->add_hash_atomic) return BK_ENOTSUP;
@@ -133,7 +141,7 @@ static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load
             return BK_ECHECKSUM;
     }
     bk_reader r = { .base = body, .len = (size_t)in.body_size, .off = 0, .borrow = mode != MODE_COPY,
-                    .writable = mode == MODE_SHARED, .seed = in.seed };
+                    .writable = mode == MODE_SHARED, .seed = in.seed, .flags = in.flags };
     void *obj = NULL;
     s = vt->decode(&r, &obj);
     if (s != BK_OK) return s;
@@ -170,22 +178,24 @@ bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_
 
 typedef bk_status (*sink_fn)(void *ctx, const void *data, size_t len);
 
-static bk_status encode_body(const bk_filter *f, sink_fn sink, void *ctx, uint64_t *size)
+/* `flags`, when not NULL, receives the header flags the body needs. */
+static bk_status encode_body(const bk_filter *f, sink_fn sink, void *ctx, uint64_t *size, uint32_t *flags)
 {
-    bk_writer w = { .sink = sink, .ctx = ctx, .offset = 0 };
+    bk_writer w = { .sink = sink, .ctx = ctx, .offset = 0, .flags = 0 };
     bk_status s = f->vt->encode(f->obj, &w);
     *size = w.offset;
+    if (flags) *flags = w.flags;
     return s;
 }
 
-static void build_header(uint8_t h[64], const bk_filter *f, uint64_t body_size, uint64_t body_sum)
+static void build_header(uint8_t h[64], const bk_filter *f, uint32_t flags, uint64_t body_size, uint64_t body_sum)
 {
     memset(h, 0, 64);
     memcpy(h, MAGIC, 8);
     put16(h + OFF_MAJOR, BK_FORMAT_VERSION_MAJOR);
     put16(h + OFF_MINOR, BK_FORMAT_VERSION_MINOR);
     put32(h + OFF_TYPE, (uint32_t)f->vt->type);
-    put32(h + OFF_FLAGS, 0);
+    put32(h + OFF_FLAGS, flags);
     put32(h + OFF_HASH, BK_HASH_XXH3_64);
     put32(h + OFF_HSIZE, 64);
     put64(h + OFF_SEED, f->vt->seed(f->obj));
@@ -197,7 +207,7 @@ static void build_header(uint8_t h[64], const bk_filter *f, uint64_t body_size, 
 static bk_status saved_size(const bk_filter *f, uint64_t *total)
 {
     uint64_t body;
-    bk_status s = encode_body(f, NULL, NULL, &body);
+    bk_status s = encode_body(f, NULL, NULL, &body, NULL);
     if (s != BK_OK) return s;
     if (body > BODY_MAX || body + 64 > SIZE_MAX) return BK_ETOOBIG;
     *total = body + 64;
@@ -239,9 +249,10 @@ bk_status bk_filter_save_buffer(const bk_filter *f, void *buf, size_t cap, size_
     }
     buf_sink b = { (uint8_t *)buf + 64, (size_t)total - 64 };
     uint64_t body;
-    if ((s = encode_body(f, sink_buf, &b, &body)) != BK_OK) return s;
+    uint32_t hflags;
+    if ((s = encode_body(f, sink_buf, &b, &body, &hflags)) != BK_OK) return s;
     if (body != total - 64) return BK_EINVAL;
-    build_header(buf, f, body, XXH3_64bits((uint8_t *)buf + 64, (size_t)body));
+    build_header(buf, f, hflags, body, XXH3_64bits((uint8_t *)buf + 64, (size_t)body));
     *written = (size_t)total;
     return BK_OK;
 }
@@ -320,12 +331,13 @@ static bk_status save_stream(const bk_filter *f, sink_fn out, void *ctx)
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     uint64_t body, body2;
-    if ((s = encode_body(f, sink_hash, &st, &body)) != BK_OK) return s;
+    uint32_t hflags;
+    if ((s = encode_body(f, sink_hash, &st, &body, &hflags)) != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
-    build_header(h, f, body, XXH3_64bits_digest(&st));
+    build_header(h, f, hflags, body, XXH3_64bits_digest(&st));
     if ((s = out(ctx, h, 64)) != BK_OK) return s;
-    if ((s = encode_body(f, out, ctx, &body2)) != BK_OK) return s;
+    if ((s = encode_body(f, out, ctx, &body2, NULL)) != BK_OK) return s;
     return body2 == body ? BK_OK : BK_EINVAL;
 }
 
@@ -333,6 +345,12 @@ bk_status bk_filter_save_fd(const bk_filter *f, int fd)
 {
     if (!f || fd < 0) return BK_EINVAL;
     return save_stream(f, sink_fd, &fd);
+}
+
+bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx)
+{
+    if (!f || !sink) return BK_EINVAL;
+    return save_stream(f, sink, ctx);
 }
 
 bk_status bk_filter_save_file(const bk_filter *f, FILE *fp)
@@ -407,12 +425,13 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
         if (!(t.bounce = bk__malloc(t.bounce_len))) return BK_ENOMEM;
     }
     uint64_t body;
-    s = encode_body(f, sink_tmpfile, &t, &body);
+    uint32_t hflags;
+    s = encode_body(f, sink_tmpfile, &t, &body, &hflags);
     bk__free(t.bounce);
     if (s != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
-    build_header(h, f, body, XXH3_64bits_digest(&st));
+    build_header(h, f, hflags, body, XXH3_64bits_digest(&st));
     if ((s = pwrite_all(fd, h, 64, 0)) != BK_OK) return s;
     while (fsync(fd) != 0)
         if (errno != EINTR) return BK_EIO;

@@ -1,5 +1,6 @@
 #include <math.h>
 #include "bloomkit/math.h"
+#include "internal.h"
 
 #define BK_LN2 0.69314718055994530942
 
@@ -82,4 +83,10 @@ uint64_t bk_bloom_capacity(uint64_t m, uint32_t k, double p)
     /* floating error at the boundary: step down until the exact FPR is within p */
     while (r > 0 && bk_bloom_fpr_exact(m, r, k) > p) r--;
     return r;
+}
+
+double bk__saturation_fill(double expected, double m)
+{
+    double q = expected > 0.6 ? 0.6 : expected;
+    return q + 3.0 * sqrt(q * (1.0 - q) / (m > 1.0 ? m : 1.0));
 }

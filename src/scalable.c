@@ -23,13 +23,14 @@ struct bk_scalable {
      * by [excl] calls (clear, free). */
     layer *layers[BK_SCALABLE_MAX_FILTERS];
     uint32_t n;
-    uint32_t growth;
+    uint32_t growth;       /* capacity ratio between sub-filters; 0: non-scaling (one sub-filter) */
     uint64_t capacity0;
     double p;
     double r;
     uint64_t max_bytes;
     uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
     uint64_t seed;
+    uint64_t mix;          /* every layer's probe scheme (bloom.c's; BK__PROBE_MIX*) */
     pthread_mutex_t grow_lock;
 };
 
@@ -41,22 +42,30 @@ static bk_status check_options(uint64_t capacity, double p, const bk_scalable_op
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
     if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
+    if (o->flags & ~(uint32_t)BK_SCALABLE_NONSCALING) return BK_EINVAL;
     if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
     if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
     return BK_OK;
 }
 
+/* The growth the chain is built with: 0 for a non-scaling filter. */
+static uint32_t chain_growth(const bk_scalable_options *o)
+{
+    return (o->flags & BK_SCALABLE_NONSCALING) ? 0 : o->growth;
+}
+
 static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
 
-/* capacity_i = capacity0 * growth^i and p_i = p0 r^i (p for growth 1); BK_ETOOBIG when out of range. */
+/* capacity_i = capacity0 * growth^i and p_i = p0 r^i; growth 0 (non-scaling): only i = 0, sized for
+ * (capacity0, p). BK_ETOOBIG when out of range. */
 static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, uint32_t i,
                                 bk_geometry *g, uint64_t *bytes)
 {
-    if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 1 && i > 0)) return BK_ETOOBIG;
+    if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 0 && i > 0)) return BK_ETOOBIG;
     uint64_t cap = capacity0;
     for (uint32_t j = 0; j < i; j++)
         if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
-    double err = growth == 1 ? p : p * (1.0 - r) * pow(r, (double)i);
+    double err = growth == 0 ? p : p * (1.0 - r) * pow(r, (double)i);
     if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
     bk_status s = bk_bloom_size(cap, err, g);
     if (s == BK_EINVAL) return BK_ETOOBIG;
@@ -69,7 +78,7 @@ static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
 
 bk_scalable_options bk_scalable_default_options(void)
 {
-    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0 };
+    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0, 0 };
     return o;
 }
 
@@ -81,7 +90,7 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return layer_geometry(capacity, p, o.growth, o.tightening, i, out, NULL);
+    return layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, out, NULL);
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
@@ -95,8 +104,8 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
     do {
         bk_geometry g;
         uint64_t b;
-        if (o.growth == 1 && i == 1) return BK_EFULL;
-        if ((s = layer_geometry(capacity, p, o.growth, o.tightening, i, &g, &b))) return s;
+        if (chain_growth(&o) == 0 && i == 1) return BK_EFULL;
+        if ((s = layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, &g, &b))) return s;
         total += b;
         if (total > limit) return BK_ETOOBIG;
         held = held + g.n < held ? UINT64_MAX : held + g.n;
@@ -144,6 +153,7 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
+    bk__bloom_set_probe_mix(bf, f->mix);
     if ((s = wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
     return s;
 }
@@ -163,6 +173,7 @@ static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     f->r = r;
     f->max_bytes = effective_max(max_bytes);
     f->seed = seed;
+    f->mix = BK__PROBE_MIX;
     return f;
 }
 
@@ -179,7 +190,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
-    bk_scalable *f = alloc_shell(capacity, p, o.growth, o.tightening, o.max_bytes, o.seed);
+    bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed);
     if (!f) return BK_ENOMEM;
     if ((s = make_layer(f, 0, 0, &f->layers[0]))) {
         free_shell(f);
@@ -205,6 +216,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!f) return BK_EINVAL;
     bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed);
     if (!c) return BK_ENOMEM;
+    c->mix = f->mix;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         bk_bloom *bf;
@@ -233,7 +245,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 
 /* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
  * early exit. */
-BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y)
+BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, uint64_t step)
 {
     const uint64_t *w = L->words;
     uint64_t all = 1;
@@ -241,7 +253,7 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y)
         uint64_t bit = bk__range64(x, L->m);
         all &= __atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63);
         x += y;
-        y += t;
+        y += t * step;
     }
     return all & 1;
 }
@@ -262,7 +274,8 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     layer *const *layers = f->layers;
     const uint64_t x0 = h, y0 = bk__remix(h);
     const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
-    uint64_t x = x1 + y0, y = y0 + 1;     /* probe 2 */
+    const uint64_t inc = bk__probe_step(h, f->mix); /* y += t * inc after probe t */
+    uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
     uint64_t alive = 0, done = 0;
     for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
@@ -273,7 +286,7 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
             for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
                 BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
                 px += py;
-                py += t;
+                py += t * inc;
             }
         }
         /* (a layer with k = 1 ignores probe 1) */
@@ -298,12 +311,12 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
         if (done) return true;
         alive = next;
         x += y;
-        y += t;
+        y += t * inc;
     }
     /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
      * key) test all their remaining probes with independent loads, so those misses overlap too. */
     for (uint64_t a = alive; a; a &= a - 1) {
-        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y)) return true;
+        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y, inc)) return true;
     }
     return false;
 }
@@ -324,7 +337,7 @@ bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len)
 static bk_status grow_locked(bk_scalable *f, uint32_t n)
 {
     if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
-    if (f->growth == 1) return BK_EFULL;
+    if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
     layer *L;
     bk_status s = make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), &L);
@@ -461,6 +474,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
 {
     enum { STEP = 16 };
     layer *const *layers = f->layers;
+    const uint64_t mix = f->mix;
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;
@@ -469,11 +483,12 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
     size_t present = 0;
     for (size_t i = 0; i < n; i += STEP) {
         const size_t cnt = n - i < STEP ? n - i : STEP;
-        uint64_t x[STEP], y[STEP], alive[STEP];
+        uint64_t x[STEP], y[STEP], w[STEP], alive[STEP];
         uint8_t found[STEP];
         for (size_t j = 0; j < cnt; j++) {
             x[j] = hashes[i + j];
             y[j] = bk__remix(x[j]);
+            w[j] = bk__probe_step(x[j], mix);
             alive[j] = all;
             found[j] = 0;
             for (uint64_t a = bigmask; a; a &= a - 1) {
@@ -497,7 +512,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                     done |= (uint64_t)(hit & (L->k == t + 1)) << l;
                 }
                 x[j] += y[j];
-                y[j] += t;
+                y[j] += t * w[j];
                 if (done) {
                     found[j] = 1;
                     next = 0;
@@ -519,12 +534,12 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                     for (uint32_t u = t; u < L->k; u++) {
                         BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
                         px += py;
-                        py += u;
+                        py += u * w[j];
                     }
                 }
             for (size_t j = 0; j < cnt; j++)
                 for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
-                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j]);
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j], w[j]);
         }
         for (size_t j = 0; j < cnt; j++) {
             if (results) results[i + j] = found[j];
@@ -566,7 +581,7 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed)
+        a->seed != b->seed || a->mix != b->mix)
         return BK_EINCOMPAT;
     uint32_t n = a->n < b->n ? a->n : b->n;
     for (uint32_t i = 0; i < n; i++)
@@ -660,7 +675,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     out->fpr_now = 1.0 - pass_none;
     bool full = __atomic_load_n(&last->fill, __ATOMIC_RELAXED) >= last->capacity;
     bool can_grow = false;
-    if (f->growth > 1 && n < BK_SCALABLE_MAX_FILTERS) {
+    if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
         can_grow = layer_geometry(f->capacity0, f->p, f->growth, f->r, n, &g, &b) == BK_OK &&
@@ -707,10 +722,16 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
 
 uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity0; }
 double bk_scalable_error(const bk_scalable *f) { return f->p; }
-uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth; }
+uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
+bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
+void bk__scalable_set_probe_mix(bk_scalable *f, uint64_t mix)
+{
+    f->mix = mix;
+    for (uint32_t i = 0; i < f->n; i++) bk__bloom_set_probe_mix(f->layers[i]->bf, mix);
+}
 
 bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 {
@@ -723,9 +744,13 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters  (40 bytes)
+ * The growth field: 1 = non-scaling (files from before same-size growth existed keep that meaning),
+ * 2 .. 16 = scaling with that growth, GROWTH_SAME_SIZE | 1 = scaling with same-size sub-filters.
  * then zero padding to 64, then nfilters classic-filter bodies (bloom.c's body layout, standard
  * layout), each starting at a 64-byte aligned body offset. Sub-filter i must have exactly the geometry
  * the parameters give for it. */
+
+#define GROWTH_SAME_SIZE (UINT32_C(1) << 16)
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */
 #define MAX_LAYER_COUNT (UINT64_C(1) << 48)
@@ -734,9 +759,10 @@ static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_scalable *f = vf;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    uint32_t stored_growth = f->growth == 0 ? 1 : f->growth == 1 ? GROWTH_SAME_SIZE | 1 : f->growth;
     bk_status s;
     if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
-        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
+        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, stored_growth)) || (s = bk__w_u32(w, n)) ||
         (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
@@ -768,12 +794,17 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
         (s = r_pad64(r)))
         return s;
-    bk_scalable_options o = { growth, rr, max_bytes, r->seed };
+    /* stored 1: non-scaling; GROWTH_SAME_SIZE | 1: scaling with growth 1; 2 .. 16 as they are */
+    if (growth == (GROWTH_SAME_SIZE | 1)) growth = 1;
+    else if (growth == 1) growth = 0;
+    else if (growth < 2) return BK_ECORRUPT;
+    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed, growth ? 0 : BK_SCALABLE_NONSCALING };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
-        (growth == 1 && n != 1))
+        (growth == 0 && n != 1))
         return BK_ECORRUPT;
     bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed);
     if (!f) return BK_ENOMEM;
+    f->mix = bk__probe_mix_of_flags(r->flags); /* the layers' decoder reads the same flag */
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;
         uint64_t b;
@@ -783,7 +814,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             s = BK_ECORRUPT;
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             uint64_t cap; /* the sub-filter body's capacity field (bloom.c: offset 16) */
-            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0 };
+            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0, 0 };
             if (bk__r_u64(&at, &cap) != BK_OK || cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;

@@ -50,11 +50,11 @@ static bk_status mem_sink(void *ctx, const void *data, size_t len)
 static membuf encode(const bk_cuckoo *c)
 {
     membuf m = { NULL, 0, 0 };
-    bk_writer w = { mem_sink, &m, 0 };
+    bk_writer w = { mem_sink, &m, 0, 0 };
     assert_int_equal(bk__cuckoo_vtable.encode(c, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     /* a size query (no sink) gives the same length */
-    bk_writer count = { NULL, NULL, 0 };
+    bk_writer count = { NULL, NULL, 0, 0 };
     assert_int_equal(bk__cuckoo_vtable.encode(c, &count), BK_OK);
     assert_int_equal(count.offset, m.len);
     return m;
@@ -62,7 +62,7 @@ static membuf encode(const bk_cuckoo *c)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, 0 };
     void *f = NULL;
     bk_status s = bk__cuckoo_vtable.decode(&r, &f);
     *out = f;
@@ -507,6 +507,82 @@ static void forms_agree(void **state)
     bk_cuckoo_free(c);
 }
 
+/* ---- bucket sizes other than 1, 2, 4, 8 (RedisBloom takes 1 .. 255): one group of lanes when the
+ * bucket fits in 64 bits, several (the last one partial) when it does not ---- */
+
+static void odd_bucket_sizes(void **state)
+{
+    (void)state;
+    const struct { uint32_t b, f; double min_load; } cases[] = {
+        { 3, 8, 0.85 },   { 3, 12, 0.85 },  { 5, 12, 0.93 },  { 6, 8, 0.93 },  { 7, 16, 0.93 },
+        { 9, 8, 0.95 },   { 12, 12, 0.95 }, { 16, 16, 0.95 }, { 31, 12, 0.95 }, { 64, 8, 0.95 },
+        { 255, 16, 0.95 }, { 255, 8, 0.95 },
+    };
+    enum { NEG = 100000 };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const uint32_t b = cases[ci].b, f = cases[ci].f;
+        const uint64_t buckets = 20000 / b + 7;
+        bk_cuckoo *c = make_buckets(buckets, b, f, 0, 5 + ci);
+        uint64_t slots = buckets * b;
+        uint64_t *h = malloc((slots + 2) * sizeof *h); /* every slot, the victim, and the refused one */
+        uint64_t n = 0, st = 77 + ci;
+        bk_status s;
+        while ((s = bk_cuckoo_add_hash(c, h[n] = tu_splitmix(&st))) == BK_OK) n++;
+        assert_int_equal(s, BK_EFULL);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        assert_int_equal(in.bucket_size, b);
+        assert_int_equal(in.items, n);
+        /* no false negatives, single and batch, with the victim set */
+        for (uint64_t i = 0; i < n; i++)
+            if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("b=%u f=%u: false negative %llu", b, f, (unsigned long long)i);
+        assert_int_equal(bk_cuckoo_contains_hashes(c, h, n, NULL), n);
+        /* FPR at full load within the bound 2b / (2^f - 1) (plus sampling noise) */
+        uint64_t fp = 0;
+        for (uint64_t i = 0; i < NEG; i++) fp += bk_cuckoo_contains_hash(c, tu_splitmix(&st));
+        double fpr = (double)fp / NEG, bound = bk_cuckoo_fpr_bound(b, f);
+        print_message("b=%u f=%u: full at load %.4f, FPR %.5f (bound %.5f)\n", b, f, in.load_factor, fpr, bound);
+        assert_true(in.load_factor >= cases[ci].min_load);
+        assert_true(fpr <= bound + 4 * sqrt(bound / NEG) + 1e-5);
+        /* counts and removes: a key's copies are counted, removes free slots, nothing else is lost */
+        assert_true(bk_cuckoo_count_hash(c, h[0]) >= 1);
+        for (uint64_t i = 0; i < n / 2; i++) assert_int_equal(bk_cuckoo_remove_hash(c, h[i]), BK_OK);
+        for (uint64_t i = n / 2; i < n; i++)
+            if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("b=%u f=%u: lost %llu after removes", b, f, (unsigned long long)i);
+        for (uint64_t i = 0; i < n / 4; i++) assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
+        /* the saved form round-trips bit for bit */
+        membuf m = encode(c);
+        bk_cuckoo *d = NULL;
+        assert_int_equal(decode(m.buf, m.len, 5 + ci, false, &d), BK_OK);
+        membuf m2 = encode(d);
+        assert_int_equal(m.len, m2.len);
+        assert_memory_equal(m.buf, m2.buf, m.len);
+        for (uint64_t i = n / 2; i < n; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
+        free(m.buf);
+        free(m2.buf);
+        bk_cuckoo_free(d);
+        free(h);
+        bk_cuckoo_free(c);
+    }
+    /* created by capacity, with an expansion chain */
+    bk_cuckoo_options o = { 0 };
+    o.bucket_size = 3;
+    o.fingerprint_bits = 8;
+    o.expansion = 2;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(1000, 0, &o, &c), BK_OK);
+    for (uint64_t i = 0; i < 10000; i++) {
+        tu_key k = tu_make_key(9, i);
+        assert_int_equal(bk_cuckoo_add(c, k.b, sizeof k.b), BK_OK);
+    }
+    assert_true(bk_cuckoo_tables(c) > 1);
+    for (uint64_t i = 0; i < 10000; i++) {
+        tu_key k = tu_make_key(9, i);
+        assert_true(bk_cuckoo_contains(c, k.b, sizeof k.b));
+    }
+    bk_cuckoo_free(c);
+}
+
 /* ---- serialization: round trip, borrow, and every kind of corruption ---- */
 
 static void serialization(void **state)
@@ -556,7 +632,7 @@ static void serialization(void **state)
         membuf m = encode(c);
         uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
         memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17 };
+        bk_reader r = { al, m.len, 0, true, true, 17, 0 };
         void *v = NULL;
         assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
         bk_cuckoo *e = v;
@@ -686,7 +762,7 @@ static void bad_input(void **state)
         assert_int_equal(bk_cuckoo_new_buckets(1000, &o, &c), BK_EINVAL);
         assert_null(c);
     }
-    const uint32_t badb[] = { 3, 5, 6, 7, 16, 255 };
+    const uint32_t badb[] = { BK_CUCKOO_MAX_BUCKET_SIZE + 1, 1000, UINT32_MAX };
     for (size_t i = 0; i < sizeof badb / sizeof badb[0]; i++) {
         o = (bk_cuckoo_options){ 0 };
         o.bucket_size = badb[i];
@@ -809,7 +885,7 @@ static void stats_clone_clear(void **state)
     /* sizing helpers */
     assert_true(fabs(bk_cuckoo_bits_per_key(12, 0.95) - 12.0 / 0.95) < 1e-12);
     assert_true(isnan(bk_cuckoo_bits_per_key(11, 0.95)));
-    assert_true(isnan(bk_cuckoo_fpr_bound(3, 12)));
+    assert_true(isnan(bk_cuckoo_fpr_bound(256, 12)));
     assert_true(fabs(bk_cuckoo_fpr_bound(4, 8) - 8.0 / 255) < 0.001);
     bk_cuckoo_free(c);
 }
@@ -862,6 +938,7 @@ int main(void)
         cmocka_unit_test(remove_semantics),
         cmocka_unit_test(expansion_chain),
         cmocka_unit_test(forms_agree),
+        cmocka_unit_test(odd_bucket_sizes),
         cmocka_unit_test(serialization),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(stats_clone_clear),

@@ -4,9 +4,10 @@
 #include "internal.h"
 #include <bloomkit/bloomkit.h>
 
+/* growth 0: a non-scaling filter (BK_SCALABLE_NONSCALING) */
 static bk_scalable *make(uint64_t cap, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed)
 {
-    bk_scalable_options o = { growth, r, max_bytes, seed };
+    bk_scalable_options o = { growth ? growth : 2, r, max_bytes, seed, growth ? 0 : BK_SCALABLE_NONSCALING };
     bk_scalable *f = NULL;
     assert_int_equal(bk_scalable_new(cap, p, &o, &f), BK_OK);
     assert_non_null(f);
@@ -133,11 +134,93 @@ static void other_growth_and_ratios(void **state)
     }
 }
 
-/* Growth 1: RedisBloom's NONSCALING. Exactly `capacity` keys, then BK_EFULL with nothing changed. */
+/* Growth 1 (RedisBloom's EXPANSION 1): sub-filters of the same capacity, each tighter by r; no false
+ * negatives, FPR under p, and it is not the non-scaling mode. */
+static void growth_one_adds_same_size_layers(void **state)
+{
+    (void)state;
+    bk_scalable *f = make(2000, 0.01, 1, 0.9, 0, 9);
+    assert_int_equal(bk_scalable_growth(f), 1);
+    assert_false(bk_scalable_nonscaling(f));
+    uint64_t added = 0;
+    for (uint64_t i = 0; i < 20000; i++) added += add(f, 7, i) == BK_OK;
+    for (uint64_t i = 0; i < 20000; i++)
+        if (!has(f, 7, i)) fail_msg("false negative %llu", (unsigned long long)i);
+    uint32_t L = bk_scalable_filters(f);
+    assert_int_equal(L, layers_for(2000, 1, added));
+    assert_true(L >= 10);
+    for (uint32_t i = 0; i < L; i++) {
+        bk_scalable_layer ls;
+        assert_int_equal(bk_scalable_layer_stats(f, i, &ls), BK_OK);
+        assert_int_equal(ls.capacity, 2000);
+        TU_ASSERT_WITHIN(ls.error, 0.01 * 0.1 * pow(0.9, i), 0.1);
+    }
+    double fpr = measure_fpr(f, 200000), b = bk_scalable_fpr_bound(f);
+    print_message("growth 1: %u sub-filters of 2000 keys, FPR %.5f, bound %.5f\n", L, fpr, b);
+    assert_true(fpr <= b + 3 * sqrt(b / 200000));
+    assert_true(b <= 0.01);
+    uint32_t planned;
+    bk_scalable_options o = { 1, 0.9, 0, 9, 0 };
+    assert_int_equal(bk_scalable_plan(2000, 0.01, &o, added, &planned, NULL), BK_OK);
+    assert_int_equal(planned, L);
+    /* the round trip keeps it a growing filter with growth 1 */
+    bk_filter *h;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);
+    void *buf;
+    size_t len;
+    assert_int_equal(bk_filter_save_alloc(h, &buf, &len), BK_OK);
+    bk_filter *g;
+    assert_int_equal(bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, &g), BK_OK);
+    const bk_scalable *gs = bk_filter_get(g, BK_TYPE_SCALABLE);
+    assert_int_equal(bk_scalable_growth(gs), 1);
+    assert_false(bk_scalable_nonscaling(gs));
+    assert_int_equal(bk_scalable_filters(gs), L);
+    assert_int_equal(bk_filter_add(g, "one more", 8), BK_OK);
+    bk_filter_buffer_free(buf);
+    bk_filter_free(g);
+    bk_filter_free(h);
+}
+
+/* A file saved when growth 1 was the only way to say "never grow" (tests/golden, written by the CLI of
+ * that time: `create -n 1000 -p 1% --type scalable --growth 1 --seed 42`, then keys key1 .. key300)
+ * loads as the same non-scaling filter and saves back to the same bytes. */
+static void legacy_growth_one_is_nonscaling(void **state)
+{
+    (void)state;
+    FILE *fp = fopen(BK_TEST_SOURCE_DIR "/golden/scalable-nonscaling-v1.0.bkf", "rb");
+    assert_non_null(fp);
+    static uint8_t gold[4096];
+    size_t len = fread(gold, 1, sizeof gold, fp);
+    fclose(fp);
+    assert_true(len > 64 && len < sizeof gold);
+    bk_filter *g;
+    assert_int_equal(bk_filter_load_buffer(gold, len, BK_LOAD_REQUIRE_CLEAN, &g), BK_OK);
+    const bk_scalable *s = bk_filter_get(g, BK_TYPE_SCALABLE);
+    assert_non_null(s);
+    assert_true(bk_scalable_nonscaling(s));
+    assert_int_equal(bk_scalable_growth(s), 1);
+    assert_int_equal(bk_scalable_count(s), 300);
+    assert_int_equal(bk_scalable_capacity(s), 1000);
+    for (int i = 1; i <= 300; i++) {
+        char k[16];
+        int n = snprintf(k, sizeof k, "key%d", i);
+        assert_true(bk_filter_contains(g, k, (size_t)n));
+    }
+    void *buf;
+    size_t n;
+    assert_int_equal(bk_filter_save_alloc(g, &buf, &n), BK_OK);
+    assert_int_equal(n, len);
+    assert_memory_equal(buf, gold, len);
+    bk_filter_buffer_free(buf);
+    bk_filter_free(g);
+}
+
+/* NONSCALING: exactly `capacity` keys, then BK_EFULL with nothing changed. */
 static void nonscaling_fills_then_refuses(void **state)
 {
     (void)state;
-    bk_scalable *f = make(1000, 0.01, 1, 0.5, 0, 4);
+    bk_scalable *f = make(1000, 0.01, 0, 0.5, 0, 4);
+    assert_true(bk_scalable_nonscaling(f));
     bk_geometry g;
     bk_bloom_size(1000, 0.01, &g);
     bk_scalable_layer ls;
@@ -174,7 +257,7 @@ static void nonscaling_fills_then_refuses(void **state)
     uint64_t hn = bk_hash64("new!", 4, 4);
     assert_int_equal(bk_scalable_add_hash_atomic(f, hn), bk_scalable_contains_hash(f, hn) ? BK_EEXISTS : BK_EFULL);
     uint32_t nf;
-    bk_scalable_options o = { 1, 0.5, 0, 0 };
+    bk_scalable_options o = { 2, 0.5, 0, 0, BK_SCALABLE_NONSCALING };
     assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1000, &nf, NULL), BK_OK);
     assert_int_equal(nf, 1);
     assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1001, &nf, NULL), BK_EFULL);
@@ -229,9 +312,9 @@ static void memory_limit(void **state)
     assert_true(st.saturated);
     /* the next layer would not fit */
     bk_geometry g;
-    assert_int_equal(bk_scalable_layer_size(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6 }, L, &g), BK_OK);
+    assert_int_equal(bk_scalable_layer_size(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6, 0 }, L, &g), BK_OK);
     assert_true(bytes + (g.m + 511) / 512 * 64 > limit);
-    assert_int_equal(bk_scalable_plan(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6 }, cap + 1, NULL, NULL),
+    assert_int_equal(bk_scalable_plan(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6, 0 }, cap + 1, NULL, NULL),
                      BK_ETOOBIG);
     assert_int_equal(add(f, 7, 1), has(f, 7, 1) ? BK_EEXISTS : BK_ETOOBIG);
     assert_int_equal(bk_scalable_filters(f), L);
@@ -254,7 +337,7 @@ static void memory_limit(void **state)
     assert_int_equal(bk_scalable_max_bytes(f), BK_SCALABLE_DEFAULT_MAX_BYTES);
     bk_scalable_free(f);
     /* a first sub-filter past the limit */
-    bk_scalable_options o = { 2, 0.9, 1024, 0 };
+    bk_scalable_options o = { 2, 0.9, 1024, 0, 0 };
     f = (bk_scalable *)(uintptr_t)1;
     assert_int_equal(bk_scalable_new(100000, 0.01, &o, &f), BK_ETOOBIG);
     assert_null(f);
@@ -273,7 +356,7 @@ static void bad_input(void **state)
         { 100, NAN, 2, 0.9, 0 },      { 100, 0.01, 2, 0.9, BK_MAX_FILTER_BYTES + 1 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        bk_scalable_options o = { bad[i].s, bad[i].r, bad[i].max, 0 };
+        bk_scalable_options o = { bad[i].s, bad[i].r, bad[i].max, 0, 0 };
         bk_scalable *f = (bk_scalable *)(uintptr_t)1;
         if (bk_scalable_new(bad[i].cap, bad[i].p, &o, &f) != BK_EINVAL) fail_msg("case %zu accepted", i);
         assert_null(f);
@@ -282,7 +365,12 @@ static void bad_input(void **state)
         assert_int_equal(bk_scalable_plan(bad[i].cap, bad[i].p, &o, 10, NULL, NULL), BK_EINVAL);
     }
     assert_int_equal(bk_scalable_new(100, 0.01, NULL, NULL), BK_EINVAL);
-    bk_scalable *f = make(100, 0.01, 2, 0.9, 0, 0);
+    bk_scalable_options unknown_flag = bk_scalable_default_options();
+    unknown_flag.flags = 2;
+    bk_scalable *f = (bk_scalable *)(uintptr_t)1;
+    assert_int_equal(bk_scalable_new(100, 0.01, &unknown_flag, &f), BK_EINVAL);
+    assert_null(f);
+    f = make(100, 0.01, 2, 0.9, 0, 0);
     assert_int_equal(bk_scalable_add(NULL, "x", 1), BK_EINVAL);
     assert_int_equal(bk_scalable_add(f, NULL, 1), BK_EINVAL);
     assert_int_equal(bk_scalable_add_if_absent(f, NULL, 1), BK_EINVAL);
@@ -405,10 +493,11 @@ static bk_status sink(void *ctx, const void *data, size_t len)
 static uint8_t *encode(const void *f, size_t *len)
 {
     sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0 };
+    bk_writer w = { sink, &s, 0, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
-    bk_writer count_only = { NULL, NULL, 0 };
+    assert_int_equal(w.flags, BK_FILE_FLAG_PROBES2); /* new filters use probe scheme 2 */
+    bk_writer count_only = { NULL, NULL, 0, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &count_only), BK_OK);
     assert_int_equal(count_only.offset, s.len);
     uint8_t *al = aligned_alloc(64, (s.len + 63) / 64 * 64 + 64);
@@ -420,7 +509,7 @@ static uint8_t *encode(const void *f, size_t *len)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, BK_FILE_FLAG_PROBES2 };
     bk_status s = bk__scalable_vtable.decode(&r, out);
     if (s == BK_OK && r.off != len) {
         /* the container refuses a body shorter than its declared length */
@@ -494,6 +583,8 @@ static void serialization_round_trip(void **state)
         { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
         { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
         { 40, 1, 1 },     { 63, 1, 0x80 },
+        /* the growth field's same-size flag: only with growth 1, no other flag bits; this chain grew x2 */
+        { 32, 4, 0x10001 }, { 32, 4, 0x10002 }, { 32, 4, 0x20001 }, { 32, 4, 0x10000 },
         /* first sub-filter body at 64: layout, k, m, capacity, count */
         { 64, 4, 1 },     { 68, 4, 9 },       { 72, 8, 100 },    { 80, 8, 100 },   { 88, 8, UINT64_MAX },
     };
@@ -517,12 +608,13 @@ static void serialization_round_trip(void **state)
     free(bad);
     free(buf);
     bk_scalable_free(f);
-    /* growth 1 round trip */
-    f = make(500, 0.01, 1, 0.5, 0, 42);
+    /* non-scaling round trip */
+    f = make(500, 0.01, 0, 0.5, 0, 42);
     for (uint64_t i = 0; bk_scalable_count(f) < 500; i++) add(f, 12, i);
     buf = encode(f, &len);
     assert_int_equal(decode(buf, len, 42, false, &g), BK_OK);
     assert_int_equal(bk_scalable_growth(g), 1);
+    assert_true(bk_scalable_nonscaling(g));
     assert_int_equal(add(g, 13, 1), has(g, 13, 1) ? BK_EEXISTS : BK_EFULL);
     bk_scalable_free(g);
     free(buf);
@@ -539,6 +631,7 @@ static void union_clone_clear(void **state)
     assert_int_equal(bk_scalable_filters(b), 5);
     bk_scalable *c = NULL;
     assert_int_equal(bk_scalable_clone(a, &c), BK_OK);
+    const uint64_t c_count = bk_scalable_count(c); /* 300 less the keys add found "present" already */
     assert_int_equal(bk_scalable_union(a, b), BK_OK);
     assert_int_equal(bk_scalable_filters(a), 5);
     for (uint64_t i = 0; i < 300; i++) assert_true(has(a, 14, i));
@@ -553,7 +646,7 @@ static void union_clone_clear(void **state)
         assert_int_equal(bk_scalable_union(c, targets[t]), BK_EINCOMPAT);
     }
     assert_int_equal(bk_scalable_filters(c), 2);
-    assert_int_equal(bk_scalable_count(c), 300);
+    assert_int_equal(bk_scalable_count(c), c_count);
     for (uint64_t i = 0; i < 300; i++) assert_true(has(c, 14, i));
     /* a union that would pass the memory limit: refused, nothing changed */
     bk_scalable *small = make(100, 0.01, 2, 0.9, 512, 51);
@@ -581,6 +674,8 @@ int main(void)
         cmocka_unit_test(grows_to_a_million),
         cmocka_unit_test(other_growth_and_ratios),
         cmocka_unit_test(nonscaling_fills_then_refuses),
+        cmocka_unit_test(growth_one_adds_same_size_layers),
+        cmocka_unit_test(legacy_growth_one_is_nonscaling),
         cmocka_unit_test(add_reports_new_keys),
         cmocka_unit_test(memory_limit),
         cmocka_unit_test(bad_input),

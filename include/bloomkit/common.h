@@ -111,7 +111,7 @@ typedef struct bk_stats {
     double fpr_target;         /* the FPR the filter was sized for */
     double fpr_now;            /* FPR expected at the current fill */
     bool saturated;            /* count past capacity, or fill past 50% (Bloom family: past the fill
-                                  expected at capacity, clamped to [50%, 60%]): rebuild larger */
+                                  expected at capacity, at most 60%, plus a noise margin): rebuild larger */
     uint64_t saturated_cells;  /* counting filter: counters stuck at their maximum */
     uint32_t subfilters;       /* scalable and cuckoo chains: number of sub-filters */
     uint64_t seed;

@@ -2,8 +2,9 @@
  * bloomkit: the cuckoo filter. Deletion and counting with less memory than a counting Bloom filter
  * at every FPR <= 1%.
  *
- * A table of m buckets, each of b slots (b = 1, 2, 4 or 8) holding f-bit fingerprints (f = 8, 12 or
- * 16; 12-bit fingerprints are bit-packed, so a slot costs exactly f bits). A key's fingerprint lives
+ * A table of m buckets, each of b slots (b = 1 .. 255; 1, 2, 4 and 8 have the fastest queries)
+ * holding f-bit fingerprints (f = 8, 12 or 16; 12-bit fingerprints are bit-packed, so a slot costs
+ * exactly f bits). A key's fingerprint lives
  * in one of two buckets: i1 from the hash, and i2 = (H(fp) - i1) mod m. That alternate-bucket map is
  * its own inverse for ANY m (i1 = (H(fp) - i2) mod m), so the table needs no power-of-two size and
  * wastes no memory on rounding. Inserting into two full buckets evicts ("kicks") a resident
@@ -50,6 +51,9 @@ extern "C" {
 typedef struct bk_cuckoo bk_cuckoo;
 
 #define BK_CUCKOO_DEFAULT_BUCKET_SIZE 4
+/* Largest bucket size (RedisBloom's limit). 1, 2, 4 and 8 are the sizes the query fast paths are
+ * built for; other sizes work, and queries on buckets wider than 64 bits loop over them. */
+#define BK_CUCKOO_MAX_BUCKET_SIZE 255
 #define BK_CUCKOO_DEFAULT_FINGERPRINT_BITS 12 /* for bk_cuckoo_new_buckets; bk_cuckoo_new picks from p */
 #define BK_CUCKOO_DEFAULT_MAX_KICKS 500
 #define BK_CUCKOO_MAX_KICKS 65535       /* like RedisBloom's MAXITERATIONS limit */
@@ -57,7 +61,7 @@ typedef struct bk_cuckoo bk_cuckoo;
 #define BK_CUCKOO_MAX_TABLES 65535      /* tables in one expansion chain */
 
 typedef struct bk_cuckoo_options {
-    uint32_t bucket_size;      /* slots per bucket: 1, 2, 4 or 8; 0 means 4 */
+    uint32_t bucket_size;      /* slots per bucket: 1 .. BK_CUCKOO_MAX_BUCKET_SIZE; 0 means 4 */
     uint32_t fingerprint_bits; /* 8, 12 or 16; 0 means: chosen from p by bk_cuckoo_new (the smallest
                                   whose full-table bound 2b/(2^f - 1) is <= p), 12 for _new_buckets */
     uint32_t max_kicks;        /* evictions one insert may do before it gives up; 0 means 500;
@@ -81,8 +85,8 @@ typedef struct bk_cuckoo_options {
  * reach p with 4 slots and opts->bucket_size is 0, the bucket size drops to 2, then 1 (so p down to
  * 3.05e-5 works; below that, BK_EINVAL). When opts->fingerprint_bits is set, p may be 0 (the target
  * is then the bound of those bits); otherwise p must be in (0, 1).
- * Errors: BK_EINVAL (capacity 0, bad p, p below what 16-bit fingerprints give, bucket_size not in
- * {1,2,4,8}, fingerprint_bits not in {0,8,12,16}, max_kicks or expansion over the limits,
+ * Errors: BK_EINVAL (capacity 0, bad p, p below what 16-bit fingerprints give, bucket_size over
+ * BK_CUCKOO_MAX_BUCKET_SIZE, fingerprint_bits not in {0,8,12,16}, max_kicks or expansion over the limits,
  * load_factor outside (0,1], out NULL), BK_ETOOBIG (more than BK_MAX_FILTER_BYTES), BK_ENOMEM.
  * On error *out is NULL and nothing stays allocated. [any] */
 BK_API bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *opts, bk_cuckoo **out);

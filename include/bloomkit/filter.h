@@ -174,6 +174,13 @@ BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 BK_API bk_status bk_filter_save_file(const bk_filter *f, FILE *fp);
 BK_API bk_status bk_filter_save_fd(const bk_filter *f, int fd);
 
+/* The same stream of bytes handed to a callback, in order, in pieces of any size (for hosts that
+ * move the bytes themselves: the Redis module's RDB, AOF and SCANDUMP paths). The library allocates
+ * nothing for it. A sink status other than BK_OK stops the save and is returned as it is (a sink may
+ * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), the sink's. [query] */
+typedef bk_status (*bk_save_sink)(void *ctx, const void *data, size_t len);
+BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx);
+
 /* ------------------------------------------------------------------------------------------------
  * Loading (copies into owned heap memory: BK_BACKING_MEMORY)
  * ---------------------------------------------------------------------------------------------- */
@@ -275,6 +282,10 @@ BK_API bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned fla
 
 /* Header flags (docs/FORMAT.md). */
 #define BK_FILE_FLAG_CHECKSUM_STALE 0x0001u /* payload checksum not maintained: open for shared writing */
+/* Bloom-family probes (classic, counting, scalable) use probe scheme 2: y += i * w with a key-dependent
+ * w (docs/FORMAT.md 6.1). Set on every such filter created since it was defined; files without it
+ * (older ones) use y += i and keep doing so when loaded, added to and saved again. */
+#define BK_FILE_FLAG_PROBES2 0x0002u
 
 /* Hash function ids (docs/FORMAT.md). */
 #define BK_HASH_XXH3_64 1u /* XXH3-64 with the header's seed */

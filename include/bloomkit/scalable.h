@@ -14,22 +14,31 @@
  * Choice of the default r (BK_SCALABLE_DEFAULT_TIGHTENING = 0.9), measured with `bench/scalable_r`
  * (start at 100 keys, growth 2, 10,000,000 distinct 8-byte keys added at p = 1%, 17 sub-filters, FPR
  * over 1,000,000 never-added keys; memory is the sub-filters' arrays):
- *        r    bits/key   bound p(1-r^17)   measured FPR
- *      0.50     42.82        1.004%          1.058%     (RedisBloom's ratio: it reports 42.8 bits/key)
- *      0.60     35.97        1.000%          1.040%
- *      0.70     30.44        1.000%          1.010%
- *      0.80     26.09        0.979%          1.016%
- *      0.85     24.39        0.939%          0.971%
- *      0.90     23.16        0.835%          0.870%
- *      0.95     22.84        0.583%          0.592%
- *      0.97     23.38        0.405%          0.429%
+ *        r    bits/key   bound p(1-r^17)   measured FPR (probe scheme 2; legacy probes in brackets)
+ *      0.50     42.82        1.004%          0.953%  [1.058%]   (RedisBloom's ratio: it reports 42.8 bits/key)
+ *      0.60     35.97        1.000%          1.007%  [1.040%]
+ *      0.70     30.44        1.000%          1.118%  [1.010%]
+ *      0.80     26.09        0.979%          1.016%  [1.016%]
+ *      0.85     24.39        0.939%          0.997%  [0.971%]
+ *      0.90     23.16        0.835%          0.829%  [0.870%]
+ *      0.95     22.84        0.583%          0.545%  [0.592%]
+ *      0.97     23.38        0.405%          0.387%  [0.429%]
+ * Each row is one chain (one seed): its FPR is dominated by the first, smallest sub-filters, whose
+ * real fill varies from chain to chain (a 100-key first layer's fill has a standard deviation of 0.8
+ * points, enough to move its FPR by 40%), so a row can sit above the bound, which holds on average
+ * (averaged over 300 chains the measured FPR is 0.995x the formula, tests/test_probes.c; an r = 0.7
+ * chain grown the same way to 10^6 keys measured 1.16% with a first layer 3.8 deviations over its
+ * expected fill, its other layers on their formula).
  * Memory is lowest near r = 0.95 for this chain length; 0.9 is within 1.5% of it, keeps the first
  * sub-filter cheaper (p0 = p/10 rather than p/20) for chains that never grow much, and leaves room
- * under p for the small first sub-filters, whose real FPR runs above the classic formula (a 100-key
- * classic filter at 0.1% measures 0.124%, bench/small_fpr): below r = 0.85 the measured FPR passes p.
+ * under p for that chain-to-chain spread: below r = 0.85 single chains pass p.
  *
- * growth = 1 means no growth (RedisBloom's NONSCALING): one sub-filter sized for (capacity, p) exactly
- * (p0 = p, r unused), and an add of a new key once it holds `capacity` keys fails with BK_EFULL.
+ * growth = 1 grows by sub-filters of the same capacity (RedisBloom's EXPANSION 1): p_i still tightens
+ * by r, so the bound above holds, but the chain needs n / capacity sub-filters for n keys.
+ * The flag BK_SCALABLE_NONSCALING (RedisBloom's NONSCALING) means no growth: one sub-filter sized for
+ * (capacity, p) exactly (p0 = p, r and growth unused), and an add of a new key once it holds
+ * `capacity` keys fails with BK_EFULL. (Before this flag existed, growth 1 meant no growth;
+ * files saved then still load as non-scaling filters: docs/FORMAT.md.)
  *
  * add hashes the key once (bk_hash64 with the filter's seed) and uses that one 64-bit value for every
  * sub-filter: each sub-filter's probes come from it by one multiply-shift per probe, so an absent key
@@ -69,15 +78,20 @@ typedef struct bk_scalable bk_scalable;
 /* At most this many sub-filters in one chain. */
 #define BK_SCALABLE_MAX_FILTERS 64
 
+/* bk_scalable_options.flags: never add a sub-filter (one sub-filter sized for (capacity, p); growth
+ * and tightening are then unused). */
+#define BK_SCALABLE_NONSCALING 1u
+
 typedef struct bk_scalable_options {
-    uint32_t growth;    /* capacity ratio s between sub-filters: 1 (no growth) .. 16 */
+    uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1) */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
+    uint32_t flags;     /* 0 or BK_SCALABLE_NONSCALING; other bits are BK_EINVAL */
 } bk_scalable_options;
 
-/* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0.
- * Start from these and change fields. [any] */
+/* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
+ * flags 0 (scaling). Start from these and change fields. [any] */
 BK_API bk_scalable_options bk_scalable_default_options(void);
 
 /* Geometry of sub-filter i (0 = the first, allocated at creation) of a chain created with
@@ -87,12 +101,13 @@ BK_API bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_sc
                                         uint32_t i, bk_geometry *out);
 /* What holding n keys takes: the number of sub-filters and the total bytes of their arrays (either
  * output may be NULL). BK_ETOOBIG if it is past opts' max_bytes or BK_SCALABLE_MAX_FILTERS, BK_EFULL
- * if growth is 1 and n > capacity. [any] */
+ * if the filter is non-scaling and n > capacity. [any] */
 BK_API bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
                                   uint32_t *filters, uint64_t *bytes);
 
 /* Create with the first sub-filter sized for `capacity` keys. opts NULL means the defaults.
- * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth 0 or > 16, r not in (0,1), out NULL),
+ * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth 0 or > 16, r not in (0,1), unknown flags,
+ * out NULL),
  * BK_ETOOBIG (the first sub-filter alone exceeds max_bytes or BK_MAX_FILTER_BYTES), BK_ENOMEM;
  * on error *out is NULL. [any] */
 BK_API bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts,
@@ -103,7 +118,7 @@ BK_API void bk_scalable_free(bk_scalable *f);
 BK_API bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out);
 
 /* Insert unless the key is probably present already. BK_OK in both cases (the key is then probably
- * present); BK_EFULL (growth 1 and full), BK_ETOOBIG (growing would pass max_bytes or
+ * present); BK_EFULL (non-scaling and full), BK_ETOOBIG (growing would pass max_bytes or
  * BK_SCALABLE_MAX_FILTERS), BK_ENOMEM, BK_EINVAL (f NULL, or key NULL with len > 0): nothing changed.
  * [excl] */
 BK_API bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len);
@@ -139,7 +154,8 @@ BK_API size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *
 /* Back to just the first sub-filter, empty (later sub-filters are freed). [excl] */
 BK_API void bk_scalable_clear(bk_scalable *f);
 
-/* dst |= src, sub-filter by sub-filter. Both must have the same capacity, p, growth, r and seed, else
+/* dst |= src, sub-filter by sub-filter. Both must have the same capacity, p, growth (and non-scaling
+ * flag), r and seed, else
  * BK_EINCOMPAT and dst is unchanged; dst first grows to src's number of sub-filters (BK_ETOOBIG /
  * BK_ENOMEM if it cannot: dst unchanged). Each merged sub-filter's count becomes its fill-based
  * estimate; a sub-filter holding more than its capacity raises the chain's FPR above p (stats show
@@ -150,7 +166,7 @@ BK_API bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable 
 /* Statistics of the whole chain: capacity and count summed over sub-filters, bits and memory_bytes
  * summed over their arrays, fill_ratio the set fraction of all bits, k the newest sub-filter's,
  * fpr_target = p, fpr_now = 1 - prod(1 - fpr_now_i) (the chance an absent key passes some
- * sub-filter at the current fills), saturated when growth is 1 and the filter is full, or when the
+ * sub-filter at the current fills), saturated when the filter is non-scaling and full, or when the
  * next growth would pass max_bytes, subfilters the chain length. O(total bits). [query] */
 BK_API void bk_scalable_stats(const bk_scalable *f, bk_stats *out);
 
@@ -182,7 +198,8 @@ BK_API uint64_t bk_scalable_memory_usage(const bk_scalable *f);
 BK_API double bk_scalable_fpr_bound(const bk_scalable *f);
 BK_API uint64_t bk_scalable_initial_capacity(const bk_scalable *f);
 BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
-BK_API uint32_t bk_scalable_growth(const bk_scalable *f);
+BK_API uint32_t bk_scalable_growth(const bk_scalable *f);   /* 1 for a non-scaling filter */
+BK_API bool bk_scalable_nonscaling(const bk_scalable *f);   /* created with BK_SCALABLE_NONSCALING */
 BK_API double bk_scalable_tightening(const bk_scalable *f);
 BK_API uint64_t bk_scalable_max_bytes(const bk_scalable *f);
 BK_API uint64_t bk_scalable_seed(const bk_scalable *f);

@@ -102,10 +102,11 @@ bool cli_parse_double(const char *what, const char *s, double min, double max, d
 typedef struct cli_type_opts {
     uint64_t seed;
     uint32_t counter_bits;     /* counting: 4 or 8 */
-    uint32_t growth;           /* scalable: 1..16 */
+    uint32_t growth;           /* scalable: 1..16 (1: sub-filters of the same size) */
+    bool nonscaling;           /* scalable: never grow (one sub-filter) */
     double ratio;              /* scalable: tightening ratio r in (0, 1) */
     uint32_t fingerprint_bits; /* cuckoo: 8, 12, 16; fuse: 8, 16 */
-    uint32_t bucket_size;      /* cuckoo: 1, 2, 4, 8 */
+    uint32_t bucket_size;      /* cuckoo: 1 .. 255 */
     uint32_t max_kicks;        /* cuckoo */
     uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */
     uint32_t block_bits;       /* blocked: 256 (split block) or 512 */
@@ -121,6 +122,7 @@ enum {
     CLI_TOPT_KICKS = 1u << 5,
     CLI_TOPT_EXPANSION = 1u << 6,
     CLI_TOPT_BLOCK = 1u << 7,
+    CLI_TOPT_NONSCALING = 1u << 8,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -334,6 +336,7 @@ enum {
     OPT_KICKS,
     OPT_EXPANSION,
     OPT_BLOCK,
+    OPT_NONSCALING,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -343,7 +346,8 @@ enum {
     { "counter-bits", 0, true, OPT_COUNTER_BITS }, { "growth", 0, true, OPT_GROWTH },               \
     { "ratio", 0, true, OPT_RATIO }, { "fingerprint-bits", 0, true, OPT_FINGERPRINT },              \
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
-    { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK }
+    { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK },                  \
+    { "nonscaling", 0, false, OPT_NONSCALING }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

@@ -137,6 +137,7 @@ static bk_scalable_options scalable_opts(const cli_type_opts *o)
 {
     bk_scalable_options so = bk_scalable_default_options();
     if (o->growth) so.growth = o->growth;
+    if (o->nonscaling) so.flags |= BK_SCALABLE_NONSCALING;
     if (o->ratio > 0) so.tightening = o->ratio;
     so.seed = o->seed;
     return so;
@@ -155,7 +156,7 @@ static bk_status scalable_size(uint64_t n, double p, const cli_type_opts *o, cli
     out->k_label = "k";
     out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
     out->fpr = g.fpr;
-    if (so.growth == 1)
+    if (so.flags & BK_SCALABLE_NONSCALING)
         snprintf(out->note, sizeof out->note, "one sub-filter, never grows");
     else
         snprintf(out->note, sizeof out->note, "first sub-filter (p0 = p x %.2g); grows x%u, FPR stays < p",
@@ -277,7 +278,7 @@ const cli_type cli_types[] = {
     { "counting", "counting Bloom filter: 4- or 8-bit counters, keys can be removed", CLI_TOPT_COUNTER_BITS, true,
       false, false, counting_size, counting_create, NULL },
     { "scalable", "scalable Bloom filter: a chain of filters that grows when full, FPR stays under p",
-      CLI_TOPT_GROWTH | CLI_TOPT_RATIO, false, false, false, scalable_size, scalable_create, NULL },
+      CLI_TOPT_GROWTH | CLI_TOPT_RATIO | CLI_TOPT_NONSCALING, false, false, false, scalable_size, scalable_create, NULL },
     { "cuckoo", "cuckoo filter: fingerprints in buckets, keys can be removed, small at low p",
       CLI_TOPT_FINGERPRINT | CLI_TOPT_BUCKET | CLI_TOPT_KICKS | CLI_TOPT_EXPANSION, true, false, false, cuckoo_size,
       cuckoo_create, NULL },
@@ -320,6 +321,7 @@ static const struct {
     { CLI_TOPT_RATIO, "--ratio" },               { CLI_TOPT_FINGERPRINT, "--fingerprint-bits" },
     { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
     { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
+    { CLI_TOPT_NONSCALING, "--nonscaling" },
 };
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
@@ -365,9 +367,7 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         *given |= CLI_TOPT_FINGERPRINT;
         return 1;
     case OPT_BUCKET:
-        if (!cli_parse_count("--bucket-size", val, 1, 8, &v)) return -1;
-        if (v != 1 && v != 2 && v != 4 && v != 8)
-            return cli_err("--bucket-size: '%s' must be 1, 2, 4 or 8", val), -1;
+        if (!cli_parse_count("--bucket-size", val, 1, BK_CUCKOO_MAX_BUCKET_SIZE, &v)) return -1;
         o->bucket_size = (uint32_t)v;
         *given |= CLI_TOPT_BUCKET;
         return 1;
@@ -381,6 +381,10 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         if (v != 256 && v != 512) return cli_err("--block-bits: '%s' must be 256 or 512", val), -1;
         o->block_bits = (uint32_t)v;
         *given |= CLI_TOPT_BLOCK;
+        return 1;
+    case OPT_NONSCALING:
+        o->nonscaling = true;
+        *given |= CLI_TOPT_NONSCALING;
         return 1;
     case OPT_EXPANSION:
         if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;

@@ -57,7 +57,7 @@ const char *cli_status_words(bk_status s)
     case BK_EINVAL: return "invalid argument";
     case BK_ENOMEM: return "out of memory";
     case BK_ETOOBIG: return "the filter would be too large (over 256 GiB); use a larger -p or a smaller -n";
-    case BK_EINCOMPAT: return "the filters are not compatible (type, geometry, layout or seed differ)";
+    case BK_EINCOMPAT: return "the filters are not compatible (type, geometry, layout, seed or probe scheme differ)";
     case BK_ENOTFOUND: return "the key is not in the filter";
     case BK_EFULL: return "the filter is full; rebuild it larger, or use a scalable filter";
     case BK_ECORRUPT: return "damaged file: inconsistent contents";

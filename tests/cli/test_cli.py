@@ -219,6 +219,15 @@ def test_create():
         check("fuse filters cannot be merged" in err, err)
         rc, out, err = run(["remove", "f.bf", "a"], expect=2)
         check("fuse filters cannot remove keys" in err, err)
+    # scalable: --growth 1 grows by same-size sub-filters, --nonscaling never grows
+    run(["create", "-q", "g1.bf", "-n", "100", "-p", "1%", "--type", "scalable", "--growth", "1"], expect=0)
+    run(["add", "-q", "g1.bf"], input=b"".join(b"k%d\n" % i for i in range(300)), expect=0)
+    check(info("g1.bf")["subfilters"] == 3, info("g1.bf"))
+    run(["create", "-q", "ns.bf", "-n", "100", "-p", "1%", "--type", "scalable", "--nonscaling"], expect=0)
+    rc, out, err = run(["add", "-q", "ns.bf"], input=b"".join(b"k%d\n" % i for i in range(300)), expect=2)
+    check("full" in err, err)
+    rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--nonscaling"], expect=2)
+    check("--nonscaling does not apply to bloom" in err, err)
     rc, out, err = run(["create", "-n", "10", "-p", "1%"], expect=2)
     check("needs a FILE" in err, err)
     rc, out, err = run(["create", "nodir/x.bf", "-n", "10", "-p", "1%"], expect=2)
@@ -238,8 +247,9 @@ def test_build_query():
     i = info("b.bf")
     # sized for the distinct count (HyperLogLog, 0.41% standard error, +1.2% margin)
     check(50000 <= i["capacity"] <= 50000 * 1.03, "capacity %d for 50,000 distinct keys" % i["capacity"])
-    # duplicates (and the ~1% false positives met while inserting) are not counted again
-    check(49000 <= i["count"] <= 50000, "count %d: distinct keys added" % i["count"])
+    # duplicates are not counted again: the count is the fill-based estimate of distinct keys, whose
+    # noise is a few tenths of a percent either way
+    check(49000 <= i["count"] <= 50500, "count %d: distinct keys added" % i["count"])
     check(abs(i["est_cardinality"] - 50000) < 1500, i)
     check(not i["saturated"], "a built filter is not saturated")
     rc, out, err = run(["query", "b.bf"], input=lines(keys), expect=0)
@@ -619,6 +629,15 @@ def test_info():
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
+    # a file written before probe scheme 2 (tests/golden) says so, and will not merge with a new one
+    legacy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "bloom-standard-v1.0.bkf")
+    rc, out, err = run(["info", legacy], expect=0)
+    check(b"legacy probes" in out, out)
+    rc, out, err = run(["info", "i.bf"], expect=0)
+    check(b"legacy probes" not in out, out)
+    run(["create", "-q", "n.bf", "-n", "1000", "-p", "1%", "--seed", "42"], expect=0)
+    rc, out, err = run(["merge", "m.bf", legacy, "n.bf"], expect=2)
+    check("different probe schemes" in err and not os.path.exists("m.bf"), err)
 
 
 @group

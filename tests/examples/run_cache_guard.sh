@@ -65,11 +65,17 @@ fi
 if [ $# -eq 0 ]; then
     set -- --keys 20000 --requests 5000 --delay-us 50 --seed 9
 fi
-"$prog" --port "$port" "$@"
+"$prog" --port "$port" "$@" >"$dir/out.txt" 2>&1
 rc=$?
+cat "$dir/out.txt"
 if ! kill -0 "$pid" 2>/dev/null; then
     echo "redis-server died during the run; its log:"
     cat "$dir/server.log"
+    exit 1
+fi
+# BF.INFO's field names are simple-string (STATUS) replies: the example must have read Size from them.
+if [ $rc -eq 0 ] && ! grep -q "KB in Redis" "$dir/out.txt"; then
+    echo "cache_guard did not read BF.INFO Size"
     exit 1
 fi
 exit $rc

@@ -41,6 +41,24 @@ def test_options_any_order(r):
     assert (info.bucketSize, info.expansionRate, info.maxIteration) == (1, 0, 5)
 
 
+def test_any_bucket_size(r):
+    # RedisBloom takes 1 .. 255 slots per bucket
+    for b in (3, 5, 7, 16, 100, 255):
+        key = f"bs{b}"
+        assert r.cf().create(key, 4000, bucket_size=b, expansion=2)
+        assert r.cf().info(key).bucketSize == b
+        items = [f"{key}-{i}" for i in range(5000)]
+        for i in range(0, len(items), 500):
+            assert r.execute_command("CF.INSERT", key, "ITEMS", *items[i:i + 500]) == [1] * 500
+        assert all(r.cf().mexists(key, *items))
+        assert r.cf().count(key, items[0]) >= 1
+        assert r.cf().delete(key, items[0]) == 1
+        assert all(r.cf().mexists(key, *items[1:]))
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.cf().info("bs255").bucketSize == 255
+    assert all(r.cf().mexists("bs7", *[f"bs7-{i}" for i in range(1, 5000)]))
+
+
 def test_add_creates_default(r):
     assert r.cf().add("auto", "x") == 1
     info = r.cf().info("auto")
@@ -56,7 +74,9 @@ def test_reserve_errors(r):
         "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."
     assert err(r, "CF.RESERVE", "c", 100, "MAXITERATIONS", 65536).startswith("MAXITERATIONS")
     assert err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE", "x") == "Couldn't parse BUCKETSIZE"
-    assert err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE", 3).startswith("BUCKETSIZE")
+    assert err(r, "CF.RESERVE", "c", 100, "BUCKETSIZE", 0) == \
+        "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."
+    assert err(r, "CF.RESERVE", "c", 1000, "BUCKETSIZE", 256).startswith("BUCKETSIZE")
     assert err(r, "CF.RESERVE", "c", 100, "EXPANSION", "x") == "Couldn't parse EXPANSION"
     assert err(r, "CF.RESERVE", "c", 100, "EXPANSION", -1) == \
         "EXPANSION: value must be an integer between 0 and 32768, inclusive."
