@@ -104,6 +104,12 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
 /* dst becomes the union of dst and src. Errors: BK_EINVAL (NULL), BK_EINCOMPAT (different types, or
  * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union, or dst is a
  * mapping: a plain OR into a shared mapping could lose another process's concurrent insert).
+ * The count after a union: the bit-setting types (bloom, partitioned, blocked) cannot know how far
+ * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
+ * keys (bk_stats.est_cardinality); counting, scalable and cuckoo filters add their counts.
+ * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
+ * that estimate (what `bloomkit build` does after inserting input that may hold duplicates, since
+ * every add counts); for counting and cuckoo filters it doubles every key's multiplicity.
  * [excl] on dst, [query] on src */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
@@ -200,7 +206,13 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
 /* Load from a file path (the file must hold exactly one filter). The bytes are read into a temporary
  * buffer, validated, then decoded into the filter's own memory: the peak is about twice the file's
  * size (bk_filter_open_mmap needs no copy at all). Errors: see the top of this file; BK_ECORRUPT
- * also for trailing bytes after the filter. [any] */
+ * also for trailing bytes after the filter.
+ * Locking: while it validates, this call (and bk_filter_open_mmap) holds a shared flock() on the
+ * file, waiting if another open file description holds an exclusive one (a writer recomputing the
+ * checksum of a shared mapping, or `bloomkit` replacing the file). That includes an exclusive flock
+ * the calling process itself holds through another descriptor of the same file: the call would
+ * then wait forever. Release your own exclusive lock first, or load from the locked descriptor
+ * with bk_filter_load_fd (which takes no lock). [any] */
 BK_API bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out);
 
 /* Load one filter from a stream / descriptor at its current position, reading exactly its bytes
