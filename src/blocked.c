@@ -472,7 +472,7 @@ bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
     if (!f) return BK_EINVAL;
     bk_status s = alloc_filter(f->layout, f->blocks, f->k, f->seed, f->simd, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
-    memcpy((*out)->words, f->words, f->nwords * 8);
+    bk__copy_words_relaxed((*out)->words, f->words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->count_own = bk_blocked_count(f);
     return BK_OK;
 }

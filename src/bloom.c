@@ -126,7 +126,7 @@ bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
     if (!f || !out) return BK_EINVAL;
     bk_status s = alloc_filter(f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
-    memcpy((*out)->words, f->words, f->nwords * 8);
+    bk__copy_words_relaxed((*out)->words, f->words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->mix = f->mix;
     (*out)->count_own = bk_bloom_count(f);
     return BK_OK;
@@ -275,7 +275,7 @@ bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
 static uint64_t popcount_words(const uint64_t *w, uint64_t n)
 {
     uint64_t c = 0;
-    for (uint64_t i = 0; i < n; i++) c += (uint64_t)__builtin_popcountll(w[i]);
+    for (uint64_t i = 0; i < n; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
     return c;
 }
 
@@ -329,10 +329,10 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
             uint64_t lo = i * f->slice, hi = lo + f->slice, c = 0;
             for (uint64_t b = lo; b < hi;) {
                 if ((b & 63) == 0 && b + 64 <= hi) {
-                    c += (uint64_t)__builtin_popcountll(f->words[b >> 6]);
+                    c += (uint64_t)__builtin_popcountll(__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED));
                     b += 64;
                 } else {
-                    c += (f->words[b >> 6] >> (b & 63)) & 1;
+                    c += (__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED) >> (b & 63)) & 1;
                     b++;
                 }
             }

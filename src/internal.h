@@ -43,6 +43,13 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
 }
 
 /* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
+/* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
+ * relaxed atomic loads, plain loads on every mainstream target, keep the race defined. */
+BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
 /*
  * Inserted-key counts of atomic inserts into filters in memory. One shared counter would be one
  * cache line that every insert of every thread writes: with two threads inserting, the line moves
