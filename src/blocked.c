@@ -822,6 +822,12 @@ static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint
     return bk_blocked_contains_hashes(f, h, n, r);
 }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
+static void v_set_count(void *p, uint64_t n)
+{
+    bk_blocked *f = p;
+    bk__stripes_clear(&f->stripes);
+    *f->count = n;
+}
 static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
 {
     return bk_blocked_add_hashes_atomic(f, h, n);
@@ -848,4 +854,5 @@ BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
+    .set_count = v_set_count,
 };

@@ -442,6 +442,12 @@ static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); 
 static void v_clear(void *f) { bk_bloom_clear(f); }
 static void v_destroy(void *f) { bk_bloom_free(f); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_bloom_add_hash_atomic(f, h); }
+static void v_set_count(void *p, uint64_t n)
+{
+    bk_bloom *f = p;
+    bk__stripes_clear(&f->stripes);
+    *f->count = n;
+}
 
 BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .type = BK_TYPE_BLOOM,
@@ -458,4 +464,5 @@ BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .decode = v_decode,
     .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
+    .set_count = v_set_count,
 };

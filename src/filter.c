@@ -183,6 +183,14 @@ bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src)
     return dst->vt->merge(dst->obj, src->obj);
 }
 
+bk_status bk_filter_set_count(bk_filter *f, uint64_t n)
+{
+    if (!f) return BK_EINVAL;
+    if (!f->vt->set_count || f->backing != BK_BACKING_MEMORY) return BK_ENOTSUP;
+    f->vt->set_count(f->obj, n);
+    return BK_OK;
+}
+
 bk_status bk_filter_clear(bk_filter *f)
 {
     if (!f) return BK_EINVAL;

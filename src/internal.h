@@ -209,6 +209,8 @@ typedef struct bk_vtable {
      * is called per key). */
     bk_status (*add_hash_atomic)(void *f, uint64_t h);
     bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
+    /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
+    void (*set_count)(void *f, uint64_t n);
 } bk_vtable;
 
 /* The tables, one per type source file. */

@@ -108,8 +108,8 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
  * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
  * keys (bk_stats.est_cardinality); counting, scalable and cuckoo filters add their counts.
  * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
- * that estimate (what `bloomkit build` does after inserting input that may hold duplicates, since
- * every add counts); for counting and cuckoo filters it doubles every key's multiplicity.
+ * that estimate (bk_filter_set_count sets a count you know better); for counting and cuckoo filters
+ * it doubles every key's multiplicity.
  * [excl] on dst, [query] on src */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
@@ -117,6 +117,14 @@ BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
  * clear, or a read-only mapping). On a shared writable mapping the clear is visible to every process
  * but races with their inserts: only call it while no other process inserts. [excl] */
 BK_API bk_status bk_filter_clear(bk_filter *f);
+
+/* Replace the inserted-key count of a filter that only sets bits (bloom, partitioned, blocked),
+ * whose adds count every call, a key added twice included. For builders that know how many
+ * distinct keys they added (from a distinct-count sketch, or an exact count): statistics,
+ * saturation and the saved file then report that number. Nothing else changes. Errors: BK_EINVAL
+ * (NULL), BK_ENOTSUP (a type whose count is exact — counting, scalable, cuckoo, fuse — or a
+ * mapping). [excl] */
+BK_API bk_status bk_filter_set_count(bk_filter *f, uint64_t n);
 
 /* The type and the hash seed of the filter inside. f must not be NULL. [any] */
 BK_API bk_type bk_filter_type(const bk_filter *f);

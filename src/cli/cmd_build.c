@@ -42,7 +42,7 @@ static const char help[] =
     "(+1.2%; never more than the keys read) and filled from the spool.\n"
     "\n"
     "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
-    "blocked filters record the number of distinct keys estimated from their fill as their count;\n"
+    "blocked filters record the sketch's estimate of distinct keys (at most the keys read) as their count;\n"
     "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
     "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
     "\n"
@@ -163,6 +163,8 @@ static int run(int argc, char **argv)
     cli_progress_end(&prog);
     if (more < 0) goto out;
     double est = cli_hll_estimate(hll);
+    /* the sketch's distinct count, never more than the keys read */
+    uint64_t est_n = est + 0.5 >= (double)lines ? lines : (uint64_t)(est + 0.5);
     uint64_t cap = n_override;
     if (!cap) {
         double c = ceil(est * (1.0 + 3.0 * cli_hll_stderr()));
@@ -199,11 +201,10 @@ static int run(int argc, char **argv)
             cli_progress_end(&prog);
             if (nx < 0) goto out;
             if (dedupe) distinct = done;
-            /* Bit-setting types count every add, duplicates included. A union sets the count to the
-             * fill-based estimate of distinct keys; the union of a filter with itself changes no bit,
-             * so this gives the count that info's saturation check needs, for one pass over the
-             * array (cheaper than testing every key before adding it). */
-            if (s == BK_OK && t->sets_bits) (void)bk_filter_merge(f, f);
+            /* Bit-setting types count every add, duplicates included: record the sketch's distinct
+             * count instead, never more than the keys read, so never more than the capacity sized
+             * from it (a count a hair over capacity from estimation noise would read as saturated). */
+            if (s == BK_OK && t->sets_bits) s = bk_filter_set_count(f, est_n);
         }
     }
     if (s != BK_OK) {
@@ -224,7 +225,7 @@ static int run(int argc, char **argv)
                      cli_percent(st.fpr_now, b3, sizeof b3));
         fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s\n",
                 cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
-                cli_group(distinct ? distinct : (uint64_t)(est + 0.5), b2, sizeof b2), distinct ? "" : ", estimated",
+                cli_group(distinct ? distinct : est_n, b2, sizeof b2), distinct ? "" : ", estimated",
                 el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
     }
 out:
