@@ -21,7 +21,7 @@ done > "$work/fpr.csv"
 "$bench" -n "$n" -p 0.01 --csv | tail -n +2 > "$work/speed.csv"
 
 # one data file per filter: bits_per_key fpr
-names=$(cut -d, -f1 "$work/fpr.csv" | sort -u)
+names=$(cut -d, -f1 "$work/fpr.csv" | grep -vx floor | sort -u) # floor: a memory-speed reference, not a filter
 plotcmd=""
 for name in $names; do
     awk -F, -v n="$name" '$1 == n && $7 > 0 { print $6, $7 }' "$work/fpr.csv" | sort -g > "$work/fpr-$name.dat"
@@ -47,7 +47,7 @@ plot $plotcmd classic(x) with lines dashtype 2 lw 2 title "classic optimum e^{-b
      fuse(x) with lines dashtype 3 lw 2 title "binary fuse 2^{-b/1.125}"
 GP
 
-awk -F, '$2 == "inline-prehashed" { next } { label = $1 ($2 == "batch" ? " (batch)" : ""); printf "\"%s\" %.2f %.2f %.2f\n", label, 1000/$8, 1000/$9, 1000/$11 }' \
+awk -F, '$2 == "inline-prehashed" || $1 == "floor" { next } { label = $1 ($2 == "batch" ? " (batch)" : ""); printf "\"%s\" %.2f %.2f %.2f\n", label, 1000/$8, 1000/$9, 1000/$11 }' \
     "$work/speed.csv" > "$work/speed.dat"
 gnuplot <<GP
 set terminal pngcairo size 1000,600 enhanced font "sans,11"
@@ -59,6 +59,7 @@ set style histogram cluster gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set xtics rotate by -30
+set rmargin 8
 set grid ytics
 set key top right
 plot "$work/speed.dat" using 2:xtic(1) title "insert", "" using 3 title "query (hit)", "" using 4 title "query (miss)"
