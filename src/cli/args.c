@@ -337,3 +337,40 @@ bool cli_parse_double(const char *what, const char *s, double min, double max, d
     *out = v;
     return true;
 }
+
+int cli_parse_file_keys(int argc, char **argv, const char *cmd, cli_file_keys *a)
+{
+    static const cli_opt opts[] = {
+        CLI_OPTS_COMMON,
+        CLI_OPTS_KEYS,
+        { "quiet", 'q', false, OPT_QUIET },
+        CLI_OPTS_END,
+    };
+    memset(a, 0, sizeof *a);
+    if (!(a->keys = calloc((size_t)argc, sizeof *a->keys))) return cli_err("out of memory");
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    const char *val;
+    int id, rc = -1;
+    while (rc < 0 && (id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: rc = CLI_EXIT_ERR; break;
+        case OPT_HELP: rc = cli_help(cmd); break;
+        case OPT_NULL: a->ro.null_delim = true; break;
+        case OPT_KEEP_CR: a->ro.keep_cr = true; break;
+        case OPT_QUIET: a->quiet = true; break;
+        case CLI_OPT_OPERAND:
+            if (!a->path)
+                a->path = val;
+            else
+                a->keys[a->nkeys++] = (char *)val;
+            break;
+        }
+    }
+    if (rc < 0 && !a->path) rc = cli_err("needs a FILE (see: bloomkit %s --help)", cmd);
+    if (rc >= 0) {
+        free(a->keys);
+        a->keys = NULL;
+    }
+    return rc;
+}

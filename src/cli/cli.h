@@ -381,4 +381,15 @@ extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_ad
 /* Prints the command's help on stdout and returns 0. */
 int cli_help(const char *name);
 
+/* The command line of add, query and remove: FILE [KEY...] with --null, --keep-cr, -q and --help. */
+typedef struct {
+    const char *path;
+    char **keys; /* the KEY arguments (pointers into argv), nkeys of them; the caller frees the array */
+    size_t nkeys;
+    bool quiet;
+    cli_reader_opts ro;
+} cli_file_keys;
+/* -1: parsed, go on; otherwise the exit status to return (help printed, or the error reported). */
+int cli_parse_file_keys(int argc, char **argv, const char *cmd, cli_file_keys *a);
+
 #endif

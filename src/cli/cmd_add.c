@@ -42,13 +42,6 @@ static const char help[] =
     "  -q, --quiet     no progress bar (it is shown only when stderr is a terminal)\n"
     "  -h, --help      this help\n";
 
-static const cli_opt opts[] = {
-    CLI_OPTS_COMMON,
-    CLI_OPTS_KEYS,
-    { "quiet", 'q', false, OPT_QUIET },
-    CLI_OPTS_END,
-};
-
 /* Adds the keys (arguments, else the reader's); returns BK_OK or the first error. *read_failed is set
  * when the input could not be read (message printed). */
 static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_reader_opts *ro, bool quiet,
@@ -100,34 +93,14 @@ static int add_error(const char *path, bk_status s, bool saved_nothing)
 
 static int run(int argc, char **argv)
 {
-    cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
-    bool quiet = false;
-    cli_reader_opts ro = { false, false };
-    const char *path = NULL, *val;
-    char **keys = calloc((size_t)argc, sizeof *keys);
-    size_t nkeys = 0;
-    int id;
-    if (!keys) return cli_err("out of memory");
-    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
-        switch (id) {
-        case CLI_OPT_ERROR: free(keys); return CLI_EXIT_ERR;
-        case OPT_HELP: free(keys); return cli_help("add");
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
-        case CLI_OPT_OPERAND:
-            if (!path)
-                path = val;
-            else
-                keys[nkeys++] = (char *)val;
-            break;
-        }
-    }
-    if (!path) {
-        free(keys);
-        return cli_err("needs a FILE (see: bloomkit add --help)");
-    }
+    cli_file_keys a;
+    int done = cli_parse_file_keys(argc, argv, "add", &a);
+    if (done >= 0) return done;
+    const char *path = a.path;
+    char **keys = a.keys; /* freed here */
+    size_t nkeys = a.nkeys;
+    bool quiet = a.quiet;
+    cli_reader_opts ro = a.ro;
     int rc = CLI_EXIT_OK;
     bool read_failed;
     bk_status s;

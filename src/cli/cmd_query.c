@@ -22,13 +22,6 @@ static const char help[] =
     "Exit status: 0 every key present; 1 some key absent; 2 an error (missing or damaged file, ...).\n"
     "\n";
 
-static const cli_opt opts[] = {
-    CLI_OPTS_COMMON,
-    CLI_OPTS_KEYS,
-    { "quiet", 'q', false, OPT_QUIET },
-    CLI_OPTS_END,
-};
-
 static void print_result(cli_out *o, const void *key, size_t len, bool present, char end)
 {
     static const char p[] = "\tpresent", a[] = "\tabsent";
@@ -42,34 +35,14 @@ static void print_result(cli_out *o, const void *key, size_t len, bool present, 
 
 static int run(int argc, char **argv)
 {
-    cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
-    bool quiet = false;
-    cli_reader_opts ro = { false, false };
-    const char *path = NULL, *val;
-    char **keys = calloc((size_t)argc, sizeof *keys);
-    size_t nkeys = 0;
-    int id;
-    if (!keys) return cli_err("out of memory");
-    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
-        switch (id) {
-        case CLI_OPT_ERROR: free(keys); return CLI_EXIT_ERR;
-        case OPT_HELP: free(keys); return cli_help("query");
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
-        case CLI_OPT_OPERAND:
-            if (!path)
-                path = val;
-            else
-                keys[nkeys++] = (char *)val;
-            break;
-        }
-    }
-    if (!path) {
-        free(keys);
-        return cli_err("needs a FILE (see: bloomkit query --help)");
-    }
+    cli_file_keys a;
+    int done = cli_parse_file_keys(argc, argv, "query", &a);
+    if (done >= 0) return done;
+    const char *path = a.path;
+    char **keys = a.keys; /* freed here */
+    size_t nkeys = a.nkeys;
+    bool quiet = a.quiet;
+    cli_reader_opts ro = a.ro;
     bk_filter *f = cli_open_ro(path);
     if (!f) {
         free(keys);

@@ -26,13 +26,6 @@ static const char help[] =
     "\n"
     "Exit status: 0 every key removed; 1 some key was absent; 2 an error (nothing saved).\n";
 
-static const cli_opt opts[] = {
-    CLI_OPTS_COMMON,
-    CLI_OPTS_KEYS,
-    { "quiet", 'q', false, OPT_QUIET },
-    CLI_OPTS_END,
-};
-
 static bool report_absent(cli_out *o, bool quiet, const void *key, size_t len, char end)
 {
     if (quiet) return true;
@@ -43,34 +36,14 @@ static bool report_absent(cli_out *o, bool quiet, const void *key, size_t len, c
 
 static int run(int argc, char **argv)
 {
-    cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
-    bool quiet = false;
-    cli_reader_opts ro = { false, false };
-    const char *path = NULL, *val;
-    char **keys = calloc((size_t)argc, sizeof *keys);
-    size_t nkeys = 0;
-    int id;
-    if (!keys) return cli_err("out of memory");
-    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
-        switch (id) {
-        case CLI_OPT_ERROR: free(keys); return CLI_EXIT_ERR;
-        case OPT_HELP: free(keys); return cli_help("remove");
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
-        case CLI_OPT_OPERAND:
-            if (!path)
-                path = val;
-            else
-                keys[nkeys++] = (char *)val;
-            break;
-        }
-    }
-    if (!path) {
-        free(keys);
-        return cli_err("needs a FILE (see: bloomkit remove --help)");
-    }
+    cli_file_keys a;
+    int done = cli_parse_file_keys(argc, argv, "remove", &a);
+    if (done >= 0) return done;
+    const char *path = a.path;
+    char **keys = a.keys; /* freed here */
+    size_t nkeys = a.nkeys;
+    bool quiet = a.quiet;
+    cli_reader_opts ro = a.ro;
     cli_lock l;
     if (!cli_lock_path(path, LOCK_EX, &l, NULL)) {
         free(keys);
