@@ -58,7 +58,7 @@ struct bk_blocked {
     double fpr_target;
     uint64_t count_own;
     uint64_t *count;      /* &count_own, or the count field inside a shared mapping */
-    bk__stripes stripes;  /* atomic inserts' counts when count == &count_own (see internal.h) */
+    bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above */
     uint32_t lane_off[16]; /* read with unaligned loads: the allocator only promises 16 bytes */
@@ -462,6 +462,7 @@ void bk_blocked_free(bk_blocked *f)
 {
     if (!f) return;
     if (f->owns_words) bk__free_aligned(f->words);
+    bk__free_aligned(f->stripes);
     bk__free(f);
 }
 
@@ -532,7 +533,7 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     for (int j = 0; j < words; j++)
         if (m[j] && (load_relaxed(&b[j]) & m[j]) != m[j]) __atomic_fetch_or(&b[j], m[j], __ATOMIC_RELAXED);
     if (f->count == &f->count_own)
-        bk__stripes_add(&f->stripes, 1);
+        bk__count_atomic(&f->stripes, f->count, 1);
     else
         __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;

@@ -17,7 +17,7 @@ struct bk_bloom {
     double fpr_target;
     uint64_t count_own;
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
-    bk__stripes stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
+    bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
 };
 
@@ -118,6 +118,7 @@ void bk_bloom_free(bk_bloom *f)
 {
     if (!f) return;
     if (f->owns_words) bk__free_aligned(f->words);
+    bk__free_aligned(f->stripes);
     bk__free(f);
 }
 
@@ -161,7 +162,7 @@ bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t h)
             __atomic_fetch_or(&w[bit >> 6], mask, __ATOMIC_RELAXED);
     });
     if (f->count == &f->count_own)
-        bk__stripes_add(&f->stripes, 1);
+        bk__count_atomic(&f->stripes, f->count, 1);
     else
         __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;

@@ -97,3 +97,12 @@ void bk__free_aligned(void *p)
     memcpy(&raw, (uint8_t *)p - sizeof(void *), sizeof(void *));
     bk__free(raw);
 }
+
+bk__stripes *bk__stripes_get(bk__stripes **slot)
+{
+    bk__stripes *s = bk__calloc_aligned(sizeof *s), *expected = NULL;
+    if (!s) return NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return s;
+    bk__free_aligned(s); /* another thread's first insert won */
+    return expected;
+}

@@ -58,29 +58,42 @@ BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64
  * stack address: thread stacks are megabytes apart, so threads land on different stripes (two share
  * one with probability 1/BK__STRIPES, which only costs speed). The count is the owner's plain
  * counter plus the sum of the stripes; a filter in a shared file mapping keeps its single counter
- * in the file (other processes update it) and does not use stripes.
+ * in the file (other processes update it) and does not use stripes. The stripes (1 KiB) are
+ * allocated by a filter's first atomic insert, so filters that never get one (most: the Redis
+ * module's, every single-threaded user's) do not carry them.
  */
 #define BK__STRIPES 16
 typedef struct bk__stripes {
-    uint64_t pad_[8]; /* keeps the stripes off the owner's hot read-mostly fields */
     uint64_t v[BK__STRIPES * 8];
 } bk__stripes;
 
-BK_INLINE void bk__stripes_add(bk__stripes *s, uint64_t n)
+/* *slot, allocating it if still NULL (once per filter; racing first inserts keep one). NULL when the
+ * allocation fails: the caller then counts in its shared counter. */
+BK_HIDDEN bk__stripes *bk__stripes_get(bk__stripes **slot);
+
+/* Adds n to the count of an atomic insert: to this thread's stripe, else (no stripes) to *shared. */
+BK_INLINE void bk__count_atomic(bk__stripes **slot, uint64_t *shared, uint64_t n)
 {
+    bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (BK_UNLIKELY(!s) && !(s = bk__stripes_get(slot))) {
+        __atomic_fetch_add(shared, n, __ATOMIC_RELAXED);
+        return;
+    }
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 16;
     unsigned i = (unsigned)((sp * UINT64_C(0x9e3779b97f4a7c15)) >> 60) & (BK__STRIPES - 1);
     __atomic_fetch_add(&s->v[i * 8], n, __ATOMIC_RELAXED);
 }
-BK_INLINE uint64_t bk__stripes_sum(const bk__stripes *s)
+BK_INLINE uint64_t bk__stripes_sum(bk__stripes *const *slot)
 {
+    const bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     uint64_t t = 0;
-    for (unsigned i = 0; i < BK__STRIPES; i++) t += __atomic_load_n(&s->v[i * 8], __ATOMIC_RELAXED);
+    for (unsigned i = 0; s && i < BK__STRIPES; i++) t += __atomic_load_n(&s->v[i * 8], __ATOMIC_RELAXED);
     return t;
 }
-BK_INLINE void bk__stripes_clear(bk__stripes *s)
+BK_INLINE void bk__stripes_clear(bk__stripes *const *slot)
 {
-    for (unsigned i = 0; i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
+    bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; s && i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
 }
 
 BK_INLINE uint64_t bk__remix(uint64_t h)
