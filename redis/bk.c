@@ -76,6 +76,18 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
+/* The filter of either family under name, for reading; false after replying the error (wrong
+ * type, no such key, or a SCANDUMP restore still in progress). */
+static bool open_readable(RedisModuleCtx *ctx, RedisModuleString *name, bkr_value **v, bkr_family *fam)
+{
+    RedisModuleKey *key;
+    bkr_lookup st = bkr_open_any(ctx, name, REDISMODULE_READ, &key, v, fam);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx), false;
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found"), false;
+    if ((*v)->stage) return bkr_reply_restoring(ctx), false;
+    return true;
+}
+
 /* ---- BK.INFO key ---- */
 
 static void kv_ll(RedisModuleCtx *ctx, const char *k, long long v)
@@ -93,13 +105,9 @@ static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 2) return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
     bkr_value *v;
     bkr_family fam;
-    bkr_lookup st = bkr_open_any(ctx, argv[1], REDISMODULE_READ, &key, &v, &fam);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (!open_readable(ctx, argv[1], &v, &fam)) return REDISMODULE_OK;
     bk_stats s;
     bk_filter_stats(v->f, &s);
     double bound = v->type == BK_TYPE_SCALABLE ? bk_scalable_fpr_bound(v->typed) : s.fpr_target;
@@ -165,13 +173,9 @@ static int BK_Export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 2) return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
     bkr_value *v;
     bkr_family fam;
-    bkr_lookup st = bkr_open_any(ctx, argv[1], REDISMODULE_READ, &key, &v, &fam);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (!open_readable(ctx, argv[1], &v, &fam)) return REDISMODULE_OK;
     uint8_t *buf;
     size_t len;
     bk_status s = bkr_save_alloc(v->f, &buf, &len);
