@@ -580,6 +580,27 @@ bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n)
     return BK_OK;
 }
 
+/* The blocks cut into nparts ranges at even block numbers (two 256-bit blocks share a line): the
+ * hashes whose block is in this part are gathered a few hundred at a time and added by the path's
+ * batch insert. */
+void bk__blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
+{
+    const uint64_t pairs = (f->blocks + 1) / 2;
+    uint64_t lo = pairs * part / nparts * 2, hi = pairs * (part + 1) / nparts * 2;
+    if (hi > f->blocks) hi = f->blocks;
+    uint64_t mine[256];
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        mine[c] = hashes[i];
+        c += bk__range64(hashes[i], f->blocks) - lo < hi - lo;
+        if (c == 256) {
+            f->ops.add_hashes(f, mine, c);
+            c = 0;
+        }
+    }
+    if (c) f->ops.add_hashes(f, mine, c);
+}
+
 size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     if (!f || !hashes) return 0;

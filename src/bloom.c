@@ -213,6 +213,25 @@ bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
     return BK_OK;
 }
 
+/* The filter's words cut into nparts ranges at 64-byte lines: this part's probes are collected (and
+ * their lines prefetched for writing) for a batch of keys, then set; the others are skipped. */
+void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
+{
+    const uint64_t lines = f->nwords / 8;
+    const uint64_t lo = lines * part / nparts * 512, span = lines * (part + 1) / nparts * 512 - lo;
+    uint64_t *w = f->words;
+    uint64_t pos[BK_BATCH * BK_MAX_K];
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, c = 0;
+        for (size_t j = i; j < e; j++)
+            BK_FOR_EACH_PROBE(f, hashes[j], if (bit - lo < span) {
+                pos[c++] = bit;
+                BK_PREFETCH_W(&w[bit >> 6]);
+            });
+        for (size_t q = 0; q < c; q++) w[pos[q] >> 6] |= UINT64_C(1) << (pos[q] & 63);
+    }
+}
+
 size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     size_t present = 0;

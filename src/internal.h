@@ -240,6 +240,16 @@ struct bk_counting;
 BK_HIDDEN void bk__counting_set_probe_mix(struct bk_counting *f, uint64_t mix);
 struct bk_scalable;
 BK_HIDDEN void bk__scalable_set_probe_mix(struct bk_scalable *f, uint64_t mix); /* for tests: an empty chain */
+/* Filling a classic or blocked filter on several threads without atomics (bloomkit build): the bit
+ * array is cut into nparts ranges of whole 64-byte lines; a call sets only the bits of the hashes'
+ * probes that fall in range `part` (blocked: adds only the hashes whose block is in it) and leaves the
+ * count alone. Calls for different parts touch disjoint lines, so they may run at the same time;
+ * calls for every part over the same hashes set exactly the bits add_hashes sets. [excl] per part. */
+BK_HIDDEN void bk__bloom_add_hashes_part(struct bk_bloom *f, const uint64_t *h, size_t n, unsigned part,
+                                         unsigned nparts);
+struct bk_blocked;
+BK_HIDDEN void bk__blocked_add_hashes_part(struct bk_blocked *f, const uint64_t *h, size_t n, unsigned part,
+                                           unsigned nparts);
 BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 /* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
 struct bk_cuckoo;

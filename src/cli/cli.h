@@ -199,6 +199,13 @@ uint64_t cli_reader_total_bytes(const cli_reader *r);
 uint64_t cli_reader_bytes_done(const cli_reader *r);
 
 #define CLI_BATCH 1024
+
+/* The hashes (with seed) of the next keys, at most CLI_HASH_RUN of them: straight from a read-ahead
+ * block when the read-ahead thread runs, else one batch. 1 with *n > 0 hashes at *h (valid until the
+ * next call), 0 at the end of all inputs, -1 on error (message printed). Do not mix with
+ * cli_reader_next on one reader. */
+int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n);
+#define CLI_HASH_RUN 16384
 /* The longest key accepted (the read buffer grows to hold it). */
 #define CLI_MAX_KEY ((size_t)1 << 30)
 
@@ -213,8 +220,17 @@ uint64_t cli_spool_count(const cli_spool *s);
 /* The next partition of hashes (in the order of their top 8 bits); with dedupe, sorted and without
  * exact duplicates. 1 with a partition, 0 after the last, -1 on error (message printed). */
 int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n);
-/* Every hash in one array, any order (for static filters). Call instead of cli_spool_next. */
+/* Every hash in one array (for static filters; 8 bytes per key in memory). Call instead of
+ * cli_spool_next. */
 bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n);
+/* Every hash as runs of contiguous hashes, in the order cli_spool_next gives them (partitions in the
+ * order of the hashes' top bits, each in input order), without copying (the temporary file, if any,
+ * is mapped). Valid until cli_spool_free; the spool is not changed, so threads may read the runs. */
+typedef struct cli_spool_run {
+    const uint64_t *h;
+    size_t n;
+} cli_spool_run;
+bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns);
 
 /* ---- buffered output (util.c) ---- */
 

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h" /* bk__bloom_add_hashes_part, bk__blocked_add_hashes_part */
 
 static const char help[] =
     "Usage: bloomkit build FILE [INPUT...] [-p P] [--type T] [-n N] [--seed S] [type options]\n"
@@ -77,6 +79,74 @@ static const cli_opt opts[] = {
     CLI_OPTS_TYPE,
     CLI_OPTS_END,
 };
+
+/* ---- the fill of classic and blocked filters on several threads ----
+ *
+ * The filter's bit array is cut into one range per thread (whole cache lines); every thread reads all
+ * the spooled hashes and sets only the bits in its own range (the library's *_add_hashes_part), so no
+ * two threads write the same memory, nothing is atomic, and the bits are exactly those of a
+ * single-threaded fill. Each thread computes every probe; only the memory traffic is divided. */
+
+typedef struct fill_job {
+    struct bk_bloom *bloom; /* one of these two */
+    struct bk_blocked *blocked;
+    const cli_spool_run *runs;
+    size_t nruns;
+    unsigned part, nparts;
+    cli_progress *prog; /* part 0 (the caller's thread) shows the progress */
+} fill_job;
+
+static void *fill_part(void *arg)
+{
+    fill_job *j = arg;
+    size_t done = 0;
+    for (size_t i = 0; i < j->nruns; i++) {
+        if (j->bloom)
+            bk__bloom_add_hashes_part(j->bloom, j->runs[i].h, j->runs[i].n, j->part, j->nparts);
+        else
+            bk__blocked_add_hashes_part(j->blocked, j->runs[i].h, j->runs[i].n, j->part, j->nparts);
+        done += j->runs[i].n;
+        if (j->prog) cli_progress_update(j->prog, done, done);
+    }
+    return NULL;
+}
+
+#define FILL_MAX_THREADS 8
+
+/* Threads for the fill of `keys` keys: BLOOMKIT_THREADS when set (tests, benchmarks), else one per
+ * online CPU (at most FILL_MAX_THREADS), and one for fewer than a million keys (the filter then fits in
+ * the caches, and starting threads costs more than it saves). */
+static unsigned fill_threads(uint64_t keys)
+{
+    const char *env = getenv("BLOOMKIT_THREADS");
+    long n;
+    if (env && *env)
+        n = strtol(env, NULL, 10);
+    else
+        n = keys < ((uint64_t)1 << 20) ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > FILL_MAX_THREADS ? FILL_MAX_THREADS : (unsigned)n;
+}
+
+/* Fills f (a classic or blocked filter) from the runs; a thread that cannot be started leaves its part
+ * to the caller's thread. */
+static void fill_parallel(bk_filter *f, const cli_spool_run *runs, size_t nruns, unsigned nparts, cli_progress *prog)
+{
+    fill_job job[FILL_MAX_THREADS];
+    pthread_t tid[FILL_MAX_THREADS];
+    bool started[FILL_MAX_THREADS] = { false };
+    for (unsigned p = 0; p < nparts; p++) {
+        job[p] = (fill_job){ bk_filter_get(f, BK_TYPE_BLOOM), bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p,
+                             nparts, p == 0 ? prog : NULL };
+        if (p > 0) started[p] = pthread_create(&tid[p], NULL, fill_part, &job[p]) == 0;
+    }
+    fill_part(&job[0]);
+    for (unsigned p = 1; p < nparts; p++) {
+        if (started[p])
+            pthread_join(tid[p], NULL);
+        else
+            fill_part(&job[p]);
+    }
+}
 
 /* ---- the command ---- */
 
@@ -148,16 +218,16 @@ static int run(int argc, char **argv)
     cli_hll_init(hll);
 
     /* pass 1: read, hash, count, spool */
-    uint64_t h[CLI_BATCH], lines = 0;
+    uint64_t lines = 0;
     cli_progress prog;
     cli_progress_start(&prog, quiet, "read  ", cli_reader_total_bytes(r));
-    cli_batch b;
+    const uint64_t *h;
+    size_t nh;
     int more;
-    while ((more = cli_reader_next(r, &b)) > 0) {
-        cli_hash_batch(&b, to.seed, h);
-        cli_hll_add(hll, h, b.n);
-        if (!cli_spool_put(sp, h, b.n)) goto out;
-        lines += b.n;
+    while ((more = cli_reader_next_hashes(r, to.seed, &h, &nh)) > 0) {
+        cli_hll_add(hll, h, nh);
+        if (!cli_spool_put(sp, h, nh)) goto out;
+        lines += nh;
         cli_progress_update(&prog, cli_reader_bytes_done(r), lines);
     }
     cli_progress_end(&prog);
@@ -190,17 +260,33 @@ static int run(int argc, char **argv)
              * filter holds the set of keys, as for the other types. */
             const bool dedupe = t->can_remove;
             cli_progress_start(&prog, quiet, "insert", lines);
-            const uint64_t *part;
-            size_t n, done = 0;
-            int nx;
-            while ((nx = cli_spool_next(sp, dedupe, &part, &n)) > 0) {
-                if ((s = bk_filter_add_hashes(f, part, n)) != BK_OK) break;
-                done += n;
-                cli_progress_update(&prog, done, done);
+            size_t done = 0;
+            if (dedupe) {
+                const uint64_t *part;
+                size_t n;
+                int nx;
+                while ((nx = cli_spool_next(sp, dedupe, &part, &n)) > 0) {
+                    if ((s = bk_filter_add_hashes(f, part, n)) != BK_OK) break;
+                    done += n;
+                    cli_progress_update(&prog, done, done);
+                }
+                if (nx < 0) goto out;
+                distinct = done;
+            } else {
+                const cli_spool_run *runs;
+                size_t nruns;
+                if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
+                if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
+                    fill_parallel(f, runs, nruns, fill_threads(lines), &prog);
+                } else {
+                    for (size_t i = 0; i < nruns && s == BK_OK; i++) {
+                        s = bk_filter_add_hashes(f, runs[i].h, runs[i].n);
+                        done += runs[i].n;
+                        cli_progress_update(&prog, done, done);
+                    }
+                }
             }
             cli_progress_end(&prog);
-            if (nx < 0) goto out;
-            if (dedupe) distinct = done;
             /* Bit-setting types count every add, duplicates included: record the sketch's distinct
              * count instead, never more than the keys read, so never more than the capacity sized
              * from it (a count a hair over capacity from estimation noise would read as saturated). */

@@ -79,6 +79,7 @@ struct cli_reader {
     size_t lens[CLI_BATCH];
     size_t raw_lens[CLI_BATCH];
     ra *ra;
+    uint64_t *hashes; /* CLI_HASH_RUN, for cli_reader_next_hashes */
 };
 
 static bool ra_start(cli_reader *r);
@@ -158,6 +159,7 @@ void cli_reader_close(cli_reader *r)
     if (!r) return;
     ra_stop(r);
     if (r->fd > 0) close(r->fd);
+    free(r->hashes);
     free(r->buf);
     free(r);
 }
@@ -476,19 +478,37 @@ static void ra_stop(cli_reader *r)
     r->ra = NULL;
 }
 
+/* The block being handed out, waiting for the thread to publish one if needed. */
+static ra_block *ra_current(cli_reader *r)
+{
+    ra *a = r->ra;
+    if (!a->cur) {
+        pthread_mutex_lock(&a->mu);
+        while (a->nfull == 0) pthread_cond_wait(&a->cv, &a->mu);
+        a->cur = &a->blk[a->head];
+        pthread_mutex_unlock(&a->mu);
+        a->cur_i = 0;
+        r->bytes_done = a->cur->bytes_done;
+    }
+    return a->cur;
+}
+
+/* The current block is done (the caller has finished with its keys): give it back. */
+static void ra_release(ra *a)
+{
+    pthread_mutex_lock(&a->mu);
+    a->head = (a->head + 1) % RA_NBLOCKS;
+    a->nfull--;
+    a->cur = NULL;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
 static int ra_next(cli_reader *r, cli_batch *b)
 {
     ra *a = r->ra;
     for (;;) {
-        if (!a->cur) {
-            pthread_mutex_lock(&a->mu);
-            while (a->nfull == 0) pthread_cond_wait(&a->cv, &a->mu);
-            a->cur = &a->blk[a->head];
-            pthread_mutex_unlock(&a->mu);
-            a->cur_i = 0;
-            r->bytes_done = a->cur->bytes_done;
-        }
-        ra_block *k = a->cur;
+        ra_block *k = ra_current(r);
         if (k->status < 0) return -1;
         if (k->status > 0) {
             b->n = 0;
@@ -514,12 +534,45 @@ static int ra_next(cli_reader *r, cli_batch *b)
             b->n = n;
             return 1;
         }
-        /* this block is done (the caller has finished with its keys): give it back */
-        pthread_mutex_lock(&a->mu);
-        a->head = (a->head + 1) % RA_NBLOCKS;
-        a->nfull--;
-        a->cur = NULL;
-        pthread_cond_broadcast(&a->cv);
-        pthread_mutex_unlock(&a->mu);
+        ra_release(a);
+    }
+}
+
+int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n)
+{
+    if (!r->hashes && !(r->hashes = malloc(CLI_HASH_RUN * sizeof *r->hashes))) return cli_err("out of memory"), -1;
+    *h = r->hashes;
+    if (!r->ra) {
+        cli_batch b;
+        int rc = cli_reader_next(r, &b);
+        if (rc > 0) cli_hash_batch(&b, seed, r->hashes);
+        *n = rc > 0 ? b.n : 0;
+        return rc;
+    }
+    /* straight from the block's delimiter positions: no key arrays */
+    ra *a = r->ra;
+    for (;;) {
+        ra_block *k = ra_current(r);
+        if (k->status < 0) return -1;
+        if (k->status > 0) {
+            *n = 0;
+            return 0;
+        }
+        if (a->cur_i < k->nends) {
+            size_t i = a->cur_i, e = i + CLI_HASH_RUN < k->nends ? i + CLI_HASH_RUN : k->nends, m = 0;
+            size_t start = i ? (size_t)k->ends[i - 1] + 1 : 0;
+            const bool strip = r->strip_cr;
+            for (; i < e; i++) {
+                size_t end = k->ends[i], len = end - start;
+                const uint8_t *key = k->data + start;
+                if (strip && len && key[len - 1] == '\r') len--;
+                r->hashes[m++] = bk_hash64(key, len, seed);
+                start = end + 1;
+            }
+            a->cur_i = e;
+            *n = m;
+            return 1;
+        }
+        ra_release(a);
     }
 }

@@ -2,14 +2,18 @@
  * The hash spool of `bloomkit build`: the 64-bit hash of every key read, kept until the filter can be
  * sized, with bounded memory.
  *
- * Hashes are partitioned by their top 8 bits into 256 partitions, each with a 32 KiB buffer (8 MiB in
- * all). A full buffer is appended to an unlinked temporary file as one chunk; small inputs never touch
- * the disk. Reading back goes partition by partition, in the order of the hashes' top bits, which is
- * the order of the filter's memory for every type that picks a block or bucket by multiply-shift of
- * the hash (blocked, cuckoo, the first probe of the classic filter): inserts then walk the filter
- * sequentially instead of at random. A partition can also be read sorted with exact duplicates
- * removed (equal 64-bit hashes: the same key), for the types that count occurrences; that takes one
- * partition in memory at a time, about 8 bytes x keys / 256 (times two while sorting).
+ * Hashes are partitioned by their top 8 bits into 256 partitions, and stored in chunks of 32 KiB
+ * (4096 hashes), each chunk holding hashes of one partition in the order they came. A partition
+ * writes into its current chunk; a full chunk is kept in memory as it is (the partition takes a fresh
+ * chunk: no copy) while the spool's memory stays within a bound (1/8 of the RAM, at most 1 GiB), and
+ * beyond it is appended to an unlinked temporary file as one chunk and its memory reused, so memory
+ * never exceeds the bound plus the 256 current chunks (8 MiB). Reading back goes partition by
+ * partition, in the order of the hashes' top bits, which is the order of the filter's memory for every
+ * type that picks a block or bucket by multiply-shift of the hash (blocked, cuckoo, the first probe of
+ * the classic filter): inserts then walk the filter sequentially instead of at random. A partition can
+ * also be read sorted with exact duplicates removed (equal 64-bit hashes: the same key), for the types
+ * that count occurrences; that takes one partition in memory at a time, about 8 bytes x keys / 256
+ * (times two while sorting).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,41 +26,81 @@
 #include "cli.h"
 
 #define NPART 256
-#define PBUF 4096 /* hashes per partition buffer: 32 KiB chunks */
+#define PBUF 4096                    /* hashes per chunk: 32 KiB */
+#define SLAB_CHUNKS 64               /* chunks are carved from 2 MiB slabs */
+#define SLAB_BYTES ((size_t)SLAB_CHUNKS * PBUF * sizeof(uint64_t))
+#define MEM_MAX ((uint64_t)1 << 30) /* in-memory chunks: at most this, and at most 1/8 of the RAM */
+
+typedef struct chunk {
+    uint64_t *mem; /* the hashes, or NULL when they are in the file at off */
+    uint64_t off;
+    uint32_t next;
+} chunk;
 
 struct cli_spool {
-    uint64_t *buf;            /* NPART * PBUF */
+    uint64_t *cur[NPART];     /* each partition's current chunk, fill[p] hashes in it */
     uint32_t fill[NPART];
-    uint64_t part_total[NPART];
+    uint32_t nfull[NPART];    /* full chunks of the partition, listed from head[p] */
+    uint32_t head[NPART], tail[NPART];
+    chunk *chunks;
+    size_t nchunks, chunk_cap;
+    uint64_t **slabs;
+    size_t nslabs, slab_cap, slab_used; /* chunks taken from the last slab */
+    uint64_t mem_chunks_max;  /* full chunks that may stay in memory */
     int fd;
     char dir[PATH_MAX];
     uint64_t total, file_bytes;
-    /* chunks in the file: offsets, linked per partition */
-    uint64_t *chunk_off;
-    uint32_t *chunk_next;
-    size_t nchunks, chunk_cap;
-    uint32_t head[NPART], tail[NPART];
     /* reading back */
     uint32_t next_part;
     uint64_t *work, *tmp;
     size_t work_cap;
     void *map;
     size_t map_len;
+    cli_spool_run *runs;
 };
 
 #define NO_CHUNK UINT32_MAX
+
+/* A fresh chunk from the current slab (a new 2 MiB slab when it is used up); NULL when out of memory. */
+static uint64_t *new_chunk(cli_spool *s)
+{
+    if (s->nslabs == 0 || s->slab_used == SLAB_CHUNKS) {
+        if (s->nslabs == s->slab_cap) {
+            size_t cap = s->slab_cap ? 2 * s->slab_cap : 16;
+            uint64_t **v = realloc(s->slabs, cap * sizeof *v);
+            if (!v) return NULL;
+            s->slabs = v;
+            s->slab_cap = cap;
+        }
+        void *p = NULL;
+        if (posix_memalign(&p, (size_t)2 << 20, SLAB_BYTES) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, SLAB_BYTES, MADV_HUGEPAGE); /* fewer page faults; only a hint */
+#endif
+        s->slabs[s->nslabs++] = p;
+        s->slab_used = 0;
+    }
+    return s->slabs[s->nslabs - 1] + (size_t)PBUF * s->slab_used++;
+}
 
 cli_spool *cli_spool_new(const char *near_path)
 {
     cli_spool *s = calloc(1, sizeof *s);
     if (!s) return cli_err("out of memory"), NULL;
-    s->buf = malloc((size_t)NPART * PBUF * sizeof *s->buf);
-    if (!s->buf) {
-        free(s);
-        return cli_err("out of memory"), NULL;
-    }
     s->fd = -1;
-    for (int p = 0; p < NPART; p++) s->head[p] = s->tail[p] = NO_CHUNK;
+    for (int p = 0; p < NPART; p++) {
+        s->head[p] = s->tail[p] = NO_CHUNK;
+        if (!(s->cur[p] = new_chunk(s))) {
+            cli_spool_free(s);
+            return cli_err("out of memory"), NULL;
+        }
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t ram = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+    uint64_t bound = ram / 8 < MEM_MAX ? ram / 8 : MEM_MAX;
+    s->mem_chunks_max = bound / (PBUF * sizeof(uint64_t));
+    const char *env = getenv("BLOOMKIT_SPOOL_MEM"); /* tests: the bound in chunks (0: always the file) */
+    if (env && *env) s->mem_chunks_max = strtoull(env, NULL, 10);
     const char *slash = strrchr(near_path, '/');
     if (!slash)
         snprintf(s->dir, sizeof s->dir, ".");
@@ -72,11 +116,12 @@ void cli_spool_free(cli_spool *s)
     if (!s) return;
     if (s->map) munmap(s->map, s->map_len);
     if (s->fd >= 0) close(s->fd);
-    free(s->buf);
-    free(s->chunk_off);
-    free(s->chunk_next);
+    for (size_t i = 0; i < s->nslabs; i++) free(s->slabs[i]);
+    free(s->slabs);
+    free(s->chunks);
     free(s->work);
     free(s->tmp);
+    free(s->runs);
     free(s);
 }
 
@@ -120,27 +165,36 @@ static bool write_at(cli_spool *s, const void *data, size_t len)
     return true;
 }
 
+/* Partition p's current chunk is full: list it (kept in memory, or written to the file) and start
+ * another. */
 static bool spill(cli_spool *s, uint32_t p)
 {
     if (s->nchunks == s->chunk_cap) {
         size_t cap = s->chunk_cap ? 2 * s->chunk_cap : 1024;
-        uint64_t *o = realloc(s->chunk_off, cap * sizeof *o);
-        if (!o) return cli_err("out of memory"), false;
-        s->chunk_off = o;
-        uint32_t *n = realloc(s->chunk_next, cap * sizeof *n);
-        if (!n) return cli_err("out of memory"), false;
-        s->chunk_next = n;
+        chunk *c = realloc(s->chunks, cap * sizeof *c);
+        if (!c) return cli_err("out of memory"), false;
+        s->chunks = c;
         s->chunk_cap = cap;
     }
-    uint32_t c = (uint32_t)s->nchunks++;
-    s->chunk_off[c] = s->file_bytes;
-    s->chunk_next[c] = NO_CHUNK;
+    chunk *c = &s->chunks[s->nchunks];
+    uint64_t *fresh = s->nchunks < s->mem_chunks_max ? new_chunk(s) : NULL;
+    if (fresh) {
+        c->mem = s->cur[p];
+        c->off = 0;
+        s->cur[p] = fresh;
+    } else {
+        c->mem = NULL;
+        c->off = s->file_bytes;
+        if (!write_at(s, s->cur[p], PBUF * sizeof *s->cur[p])) return false;
+    }
+    c->next = NO_CHUNK;
+    uint32_t i = (uint32_t)s->nchunks++;
     if (s->tail[p] == NO_CHUNK)
-        s->head[p] = c;
+        s->head[p] = i;
     else
-        s->chunk_next[s->tail[p]] = c;
-    s->tail[p] = c;
-    if (!write_at(s, s->buf + (size_t)p * PBUF, PBUF * sizeof *s->buf)) return false;
+        s->chunks[s->tail[p]].next = i;
+    s->tail[p] = i;
+    s->nfull[p]++;
     s->fill[p] = 0;
     return true;
 }
@@ -149,8 +203,7 @@ bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t p = (uint32_t)(h[i] >> 56);
-        s->buf[(size_t)p * PBUF + s->fill[p]++] = h[i];
-        s->part_total[p]++;
+        s->cur[p][s->fill[p]++] = h[i];
         if (CLI_UNLIKELY(s->fill[p] == PBUF) && !spill(s, p)) return false;
     }
     s->total += n;
@@ -210,23 +263,25 @@ static uint64_t *radix_sort(uint64_t *a, uint64_t *t, size_t n)
 
 int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n)
 {
-    while (s->next_part < NPART && s->part_total[s->next_part] == 0) s->next_part++;
+    while (s->next_part < NPART && s->nfull[s->next_part] == 0 && s->fill[s->next_part] == 0) s->next_part++;
     if (s->next_part >= NPART) return 0;
     uint32_t p = s->next_part++;
-    size_t total = (size_t)s->part_total[p];
-    const uint64_t *mem = s->buf + (size_t)p * PBUF;
-    if (!dedupe && s->head[p] == NO_CHUNK) { /* all in memory: no copy */
-        *h = mem;
+    size_t total = (size_t)s->nfull[p] * PBUF + s->fill[p];
+    if (!dedupe && s->nfull[p] == 0) { /* one chunk: no copy */
+        *h = s->cur[p];
         *n = total;
         return 1;
     }
     if (!reserve_work(s, total, dedupe)) return -1;
     size_t k = 0;
-    for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunk_next[c]) {
-        if (!read_chunk(s, s->chunk_off[c], s->work + k)) return -1;
+    for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next) {
+        if (s->chunks[c].mem)
+            memcpy(s->work + k, s->chunks[c].mem, PBUF * sizeof *s->work);
+        else if (!read_chunk(s, s->chunks[c].off, s->work + k))
+            return -1;
         k += PBUF;
     }
-    memcpy(s->work + k, mem, s->fill[p] * sizeof *mem);
+    memcpy(s->work + k, s->cur[p], s->fill[p] * sizeof *s->work);
     k += s->fill[p];
     if (!dedupe) {
         *h = s->work;
@@ -242,28 +297,59 @@ int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n)
     return 1;
 }
 
-bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n)
+/* Maps the temporary file (when there is one) read-only. */
+static bool map_file(cli_spool *s)
 {
-    *n = (size_t)s->total;
-    if (s->fd < 0) {
-        /* compact the partition buffers into one array, in place (each moves down or stays) */
-        size_t k = 0;
-        for (int p = 0; p < NPART; p++) {
-            memmove(s->buf + k, s->buf + (size_t)p * PBUF, s->fill[p] * sizeof *s->buf);
-            k += s->fill[p];
-        }
-        *h = s->buf;
-        return true;
-    }
-    /* everything into the file (chunk order does not matter here), then map it */
-    for (int p = 0; p < NPART; p++)
-        if (s->fill[p] && !write_at(s, s->buf + (size_t)p * PBUF, s->fill[p] * sizeof *s->buf)) return false;
+    if (s->fd < 0 || s->map || s->file_bytes == 0) return true;
     s->map_len = (size_t)s->file_bytes;
     s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->fd, 0);
     if (s->map == MAP_FAILED) {
         s->map = NULL;
         return cli_err_errno(s->dir, "cannot map the temporary spool file"), false;
     }
-    *h = s->map;
+    return true;
+}
+
+bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns)
+{
+    if (!map_file(s)) return false;
+    free(s->runs);
+    s->runs = malloc((s->nchunks + NPART) * sizeof *s->runs);
+    if (!s->runs) return cli_err("out of memory"), false;
+    size_t k = 0;
+    for (int p = 0; p < NPART; p++) {
+        for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next) {
+            const chunk *ch = &s->chunks[c];
+            s->runs[k].h = ch->mem ? ch->mem : (const uint64_t *)((const uint8_t *)s->map + ch->off);
+            s->runs[k++].n = PBUF;
+        }
+        if (s->fill[p]) {
+            s->runs[k].h = s->cur[p];
+            s->runs[k++].n = s->fill[p];
+        }
+    }
+    *runs = s->runs;
+    *nruns = k;
+    return true;
+}
+
+bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n)
+{
+    /* the order of the file spool this replaced (fuse construction depends on it): the full chunks in
+     * the order they filled, then each partition's partial chunk */
+    *n = (size_t)s->total;
+    if (!reserve_work(s, *n ? *n : 1, false)) return false;
+    size_t k = 0;
+    for (size_t c = 0; c < s->nchunks; c++, k += PBUF) {
+        if (s->chunks[c].mem)
+            memcpy(s->work + k, s->chunks[c].mem, PBUF * sizeof *s->work);
+        else if (!read_chunk(s, s->chunks[c].off, s->work + k))
+            return false;
+    }
+    for (int p = 0; p < NPART; p++) {
+        memcpy(s->work + k, s->cur[p], s->fill[p] * sizeof *s->work);
+        k += s->fill[p];
+    }
+    *h = s->work;
     return true;
 }
