@@ -424,6 +424,43 @@ def test_keys_readahead():
 
 
 @group
+def test_build_threads():
+    """build fills classic and blocked filters on several threads, each setting the bits of its own
+    part of the filter, and keeps its hash spool in memory up to a bound, then in a temporary file:
+    every thread count and every spool placement must give the very same file (the fill and the
+    partition order are deterministic), and no key may go missing."""
+    # 1.1 million short keys, some repeated: more than one 4096-hash chunk in every spool partition
+    keys = [b"k%d" % (i * 7) for i in range(1100000)]
+    write("keys.txt", lines(keys) + lines(keys[::97]))
+    write("few.txt", lines(keys[:50]))
+
+    def build(out, src, opts, **env):
+        run(["build", "-q", out, src] + opts, expect=0, env=dict(os.environ, **env))
+        return read(out)
+
+    for t in ["bloom", "partitioned", "blocked", "blocked --block-bits 256"]:
+        opts = ["--type"] + t.split() + ["-p", "1%"]
+        ref = build("ref.bf", "keys.txt", opts, BLOOMKIT_THREADS="1")
+        for n in ["2", "3"]:
+            check(build("t.bf", "keys.txt", opts, BLOOMKIT_THREADS=n) == ref,
+                  "%s: %s fill threads build the same file as one" % (t, n))
+        check(build("t.bf", "keys.txt", opts, BLOOMKIT_THREADS="2", BLOOMKIT_SPOOL_MEM="0") == ref,
+              "%s: a spool in the temporary file builds the same file" % t)
+        with open("keys.txt", "rb") as f:
+            rc, out, err = run(["query", "-q", "t.bf"], stdin=f)
+        check(rc == 0, "%s: every key present after a threaded fill (exit %d)" % (t, rc))
+        # a filter of a few lines, cut into more parts than it has (or some parts with none)
+        small = build("s1.bf", "few.txt", opts, BLOOMKIT_THREADS="1")
+        check(build("s8.bf", "few.txt", opts, BLOOMKIT_THREADS="8") == small, "%s: 8 threads, 50 keys" % t)
+    # every type: the spool in memory, in the file, or both, gives the same hashes in the same order
+    for t in all_types():
+        ref = build("ref.bf", "keys.txt", ["--type", t], BLOOMKIT_SPOOL_MEM="0")
+        check(build("m.bf", "keys.txt", ["--type", t]) == ref, "%s: spool in memory = in the file" % t)
+        check(build("x.bf", "keys.txt", ["--type", t], BLOOMKIT_SPOOL_MEM="100") == ref,
+              "%s: spool partly in memory = in the file" % t)
+
+
+@group
 def test_merge():
     keys = urls(60000)
     a, b = keys[:30000], keys[30000:]
