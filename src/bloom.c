@@ -213,8 +213,9 @@ bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
     return BK_OK;
 }
 
-/* The filter's words cut into nparts ranges at 64-byte lines: this part's probes are collected (and
- * their lines prefetched for writing) for a batch of keys, then set; the others are skipped. */
+/* The filter's words cut into nparts ranges at 64-byte lines. For a batch of keys, this part's probes
+ * are collected without a branch (whether a probe is in the part is a coin toss, which a branch would
+ * mispredict half the time), their lines prefetched for writing, then set. */
 void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
 {
     const uint64_t lines = f->nwords / 8;
@@ -224,10 +225,11 @@ void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, un
     for (size_t i = 0; i < n; i += BK_BATCH) {
         size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, c = 0;
         for (size_t j = i; j < e; j++)
-            BK_FOR_EACH_PROBE(f, hashes[j], if (bit - lo < span) {
-                pos[c++] = bit;
-                BK_PREFETCH_W(&w[bit >> 6]);
+            BK_FOR_EACH_PROBE(f, hashes[j], {
+                pos[c] = bit;
+                c += bit - lo < span;
             });
+        for (size_t q = 0; q < c; q++) BK_PREFETCH_W(&w[pos[q] >> 6]);
         for (size_t q = 0; q < c; q++) w[pos[q] >> 6] |= UINT64_C(1) << (pos[q] & 63);
     }
 }

@@ -302,7 +302,11 @@ static bool map_file(cli_spool *s)
 {
     if (s->fd < 0 || s->map || s->file_bytes == 0) return true;
     s->map_len = (size_t)s->file_bytes;
-    s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->fd, 0);
+    int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+    flags |= MAP_POPULATE; /* one call instead of a page fault every few pages */
+#endif
+    s->map = mmap(NULL, s->map_len, PROT_READ, flags, s->fd, 0);
     if (s->map == MAP_FAILED) {
         s->map = NULL;
         return cli_err_errno(s->dir, "cannot map the temporary spool file"), false;
