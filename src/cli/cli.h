@@ -177,6 +177,8 @@ typedef struct cli_reader cli_reader;
 typedef struct cli_reader_opts {
     bool null_delim; /* keys end at NUL instead of newline */
     bool keep_cr;    /* keep a trailing \r (line mode only) */
+    bool hash_all;   /* the keys are read with cli_reader_hash_all only (no read-ahead thread: its
+                        workers read the regular-file inputs that the read-ahead thread would) */
 } cli_reader_opts;
 
 /* One batch of keys. Pointers stay valid until the next cli_reader_next call. */
@@ -206,6 +208,15 @@ uint64_t cli_reader_bytes_done(const cli_reader *r);
  * cli_reader_next on one reader. */
 int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n);
 #define CLI_HASH_RUN 16384
+
+/* Receives hashes in input order; false stops the read (the sink has printed why). */
+typedef bool (*cli_hash_sink)(void *ctx, const uint64_t *h, size_t n);
+/* Hashes every key of the inputs (seed) and hands the hashes to sink in input order, from one thread
+ * at a time (the sink needs no lock, and may call cli_reader_bytes_done). When the reader was opened
+ * with hash_all for inputs the read-ahead thread would read (regular files), `threads` workers (the
+ * caller's thread among them) each read, split and hash whole blocks; otherwise the caller's thread
+ * does it all. 0 at the end of the inputs, -1 on error (message printed) or when the sink said stop. */
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_sink sink, void *ctx);
 /* The longest key accepted (the read buffer grows to hold it). */
 #define CLI_MAX_KEY ((size_t)1 << 30)
 

@@ -113,18 +113,38 @@ static void *fill_part(void *arg)
 
 #define FILL_MAX_THREADS 8
 
-/* Threads for the fill of `keys` keys: BLOOMKIT_THREADS when set (tests, benchmarks), else one per
- * online CPU (at most FILL_MAX_THREADS), and one for fewer than a million keys (the filter then fits in
- * the caches, and starting threads costs more than it saves). */
-static unsigned fill_threads(uint64_t keys)
+/* Threads for reading and for the fill of `keys` keys (0: for reading): BLOOMKIT_THREADS when set
+ * (tests, benchmarks), else one per online CPU (at most FILL_MAX_THREADS), and one for a fill of fewer
+ * than a million keys (the filter then fits in the caches, and starting threads costs more than it
+ * saves). */
+static unsigned build_threads(uint64_t keys)
 {
     const char *env = getenv("BLOOMKIT_THREADS");
     long n;
     if (env && *env)
         n = strtol(env, NULL, 10);
     else
-        n = keys < ((uint64_t)1 << 20) ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+        n = keys && keys < ((uint64_t)1 << 20) ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > FILL_MAX_THREADS ? FILL_MAX_THREADS : (unsigned)n;
+}
+
+/* Pass 1's sink: every hash into the sketch and the spool, in input order. */
+typedef struct pass1 {
+    cli_hll *hll;
+    cli_spool *sp;
+    cli_reader *r;
+    cli_progress *prog;
+    uint64_t lines;
+} pass1;
+
+static bool pass1_sink(void *ctx, const uint64_t *h, size_t n)
+{
+    pass1 *p = ctx;
+    cli_hll_add(p->hll, h, n);
+    if (!cli_spool_put(p->sp, h, n)) return false;
+    p->lines += n;
+    cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
+    return true;
 }
 
 /* Fills f (a classic or blocked filter) from the runs; a thread that cannot be started leaves its part
@@ -157,7 +177,7 @@ static int run(int argc, char **argv)
     uint64_t n_override = 0;
     double p = 0.01;
     bool quiet = false, force = false;
-    cli_reader_opts ro = { false, false };
+    cli_reader_opts ro = { false, false, true };
     const cli_type *t = &cli_types[0];
     const char *path = NULL, *val;
     char **inputs = calloc((size_t)argc, sizeof *inputs);
@@ -218,20 +238,13 @@ static int run(int argc, char **argv)
     cli_hll_init(hll);
 
     /* pass 1: read, hash, count, spool */
-    uint64_t lines = 0;
     cli_progress prog;
     cli_progress_start(&prog, quiet, "read  ", cli_reader_total_bytes(r));
-    const uint64_t *h;
-    size_t nh;
-    int more;
-    while ((more = cli_reader_next_hashes(r, to.seed, &h, &nh)) > 0) {
-        cli_hll_add(hll, h, nh);
-        if (!cli_spool_put(sp, h, nh)) goto out;
-        lines += nh;
-        cli_progress_update(&prog, cli_reader_bytes_done(r), lines);
-    }
+    pass1 p1 = { hll, sp, r, &prog, 0 };
+    int more = cli_reader_hash_all(r, to.seed, build_threads(0), pass1_sink, &p1);
     cli_progress_end(&prog);
     if (more < 0) goto out;
+    const uint64_t lines = p1.lines;
     double est = cli_hll_estimate(hll);
     /* the sketch's distinct count, never more than the keys read */
     uint64_t est_n = est + 0.5 >= (double)lines ? lines : (uint64_t)(est + 0.5);
@@ -277,7 +290,7 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    fill_parallel(f, runs, nruns, fill_threads(lines), &prog);
+                    fill_parallel(f, runs, nruns, build_threads(lines), &prog);
                 } else {
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {
                         s = bk_filter_add_hashes(f, runs[i].h, runs[i].n);

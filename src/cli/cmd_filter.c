@@ -40,7 +40,7 @@ static int run(int argc, char **argv)
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
     bool quiet = false, want_present = false;
-    cli_reader_opts ro = { false, false };
+    cli_reader_opts ro = { false, false, false };
     const char *path = NULL, *val;
     char **inputs = calloc((size_t)argc, sizeof *inputs);
     size_t ninputs = 0;

@@ -80,6 +80,8 @@ struct cli_reader {
     size_t raw_lens[CLI_BATCH];
     ra *ra;
     uint64_t *hashes; /* CLI_HASH_RUN, for cli_reader_next_hashes */
+    bool parallel;    /* cli_reader_hash_all reads the (regular) inputs on several threads */
+    uint64_t stdin_base; /* where a regular-file standard input starts */
 };
 
 static bool ra_start(cli_reader *r);
@@ -136,7 +138,10 @@ cli_reader *cli_reader_open(char **paths, size_t npaths, const cli_reader_opts *
             total += (uint64_t)st.st_size;
             if (strcmp(paths[i], "-") == 0) {
                 off_t pos = lseek(0, 0, SEEK_CUR);
-                if (pos > 0 && (uint64_t)pos <= total) total -= (uint64_t)pos;
+                if (pos > 0 && (uint64_t)pos <= total) {
+                    total -= (uint64_t)pos;
+                    r->stdin_base = (uint64_t)pos;
+                }
             }
         } else {
             known = false;
@@ -147,6 +152,10 @@ cli_reader *cli_reader_open(char **paths, size_t npaths, const cli_reader_opts *
      * tests and benchmarks; by default it runs for regular-file inputs of RA_MIN_INPUT or more. */
     const char *env = getenv("BLOOMKIT_READAHEAD");
     bool want = env && *env ? strcmp(env, "0") != 0 : total >= RA_MIN_INPUT;
+    if (known && want && o->hash_all) {
+        r->parallel = true;
+        return r;
+    }
     if (known && want && !ra_start(r)) {
         cli_reader_close(r);
         return NULL;
@@ -575,4 +584,297 @@ int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, siz
         }
         ra_release(a);
     }
+}
+
+/* ---- build: read and hash on several threads ----
+ *
+ * Regular files only (their size is known, and pread reads any part of them). Each input is cut into
+ * blocks of PH_BLOCK bytes; every worker (the caller's thread and the others) claims the next block,
+ * reads it with pread together with up to PH_LOOK bytes before it, and hashes the keys whose delimiter
+ * is in the block (the first of them starts in an earlier block: the bytes read before the block hold
+ * its start, or for a longer key the start is looked for further back). At the end of an input the
+ * last block also hashes the key without a delimiter, if any. Then the worker waits for its block's
+ * turn and hands its hashes to the sink: the sink sees every key's hash in input order, one block at
+ * a time, from one thread at a time. The reading (the kernel's copy), the splitting and the hashing
+ * are divided between the threads instead of pipelined, so neither thread waits for the other.
+ */
+#define PH_BLOCK ((size_t)1 << 20)
+#define PH_LOOK ((size_t)4 << 10)
+#define PH_MAX_THREADS 4
+
+typedef struct ph {
+    cli_reader *r;
+    uint64_t seed;
+    cli_hash_sink sink;
+    void *ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t file;       /* claiming: the input, its size, and the next block's offset and sequence number */
+    uint64_t size, off, seq;
+    bool sized;
+    uint64_t turn;     /* the block whose hashes go to the sink next */
+    bool failed;
+} ph;
+
+typedef struct ph_worker {
+    ph *p;
+    uint8_t *buf;      /* PH_LOOK + PH_BLOCK */
+    uint64_t *h;
+    size_t hcap;
+    uint8_t *big;      /* a key longer than the bytes read before its block */
+    size_t bigcap;
+    int fd;
+    size_t fd_file;
+} ph_worker;
+
+static const char *ph_path(const ph *p, size_t file) { return p->r->paths[file]; }
+
+/* Fails the whole read (the message is printed by the caller of this). */
+static void ph_fail(ph *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->failed = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The input's descriptor for this worker, opened once per input. */
+static int ph_fd(ph_worker *w, size_t file)
+{
+    if (w->fd >= 0 && w->fd_file == file) return w->fd;
+    if (w->fd > 0) close(w->fd);
+    w->fd = -1;
+    const char *path = ph_path(w->p, file);
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return cli_err_errno(display_name(path), "cannot open"), -1;
+    w->fd = fd;
+    w->fd_file = file;
+    return fd;
+}
+
+/* Reads len bytes at off (relative to where the input starts); fewer only at the end of the file. */
+static ssize_t ph_read(ph_worker *w, size_t file, uint8_t *dst, size_t len, uint64_t off)
+{
+    int fd = ph_fd(w, file);
+    if (fd < 0) return -1;
+    uint64_t base = strcmp(ph_path(w->p, file), "-") == 0 ? w->p->r->stdin_base : 0;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, dst + got, len - got, (off_t)(base + off + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return cli_err_errno(display_name(ph_path(w->p, file)), "read failed"), -1;
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+static uint64_t ph_hash(const ph *p, const uint8_t *key, size_t len)
+{
+    if (p->r->strip_cr && len && key[len - 1] == '\r') len--;
+    return bk_hash64(key, len, p->seed);
+}
+
+/* The hash of the key that ends at `end` (an offset in the input) and starts before `from`, the first
+ * offset read: the start is looked for backwards, in growing steps. */
+static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, size_t *n)
+{
+    const uint8_t delim = w->p->r->delim;
+    uint64_t start = from;
+    size_t step = PH_LOOK;
+    for (;;) {
+        if (start == 0) break;
+        size_t back = start < step ? (size_t)start : step;
+        if (end - (start - back) > CLI_MAX_KEY) {
+            cli_err("%s: the key that ends at byte %llu is longer than the limit of %zu MiB",
+                    display_name(ph_path(w->p, file)), (unsigned long long)end, CLI_MAX_KEY >> 20);
+            return false;
+        }
+        uint8_t tmp[4096];
+        /* scan [start - back, start) backwards, 4 KiB at a time */
+        bool found = false;
+        for (uint64_t hi = start; hi > start - back && !found;) {
+            size_t k = hi - (start - back) < sizeof tmp ? (size_t)(hi - (start - back)) : sizeof tmp;
+            ssize_t got = ph_read(w, file, tmp, k, hi - k);
+            if (got != (ssize_t)k) return got >= 0 ? (cli_err("%s: the file changed while it was read",
+                                                             display_name(ph_path(w->p, file))), false)
+                                                   : false;
+            const uint8_t *q = memrchr(tmp, delim, k);
+            if (q) {
+                start = hi - k + (uint64_t)(q - tmp) + 1;
+                found = true;
+            }
+            hi -= k;
+        }
+        if (found) break;
+        start -= back;
+        step *= 2;
+    }
+    size_t len = (size_t)(end - start);
+    if (len > w->bigcap) {
+        uint8_t *b = realloc(w->big, len);
+        if (!b) return cli_err("out of memory for a key of %zu MiB", len >> 20), false;
+        w->big = b;
+        w->bigcap = len;
+    }
+    ssize_t got = ph_read(w, file, w->big, len, start);
+    if (got != (ssize_t)len)
+        return got >= 0 ? (cli_err("%s: the file changed while it was read", display_name(ph_path(w->p, file))),
+                           false)
+                        : false;
+    w->h[(*n)++] = ph_hash(w->p, w->big, len);
+    return true;
+}
+
+/* Hashes the keys of the block at off (len bytes, the last of the input when last) into w->h (room for
+ * len + 1 hashes: a block holds at most len delimiters, and one more key at the end of an input). */
+static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool last, size_t *n)
+{
+    ph *p = w->p;
+    const uint8_t delim = p->r->delim;
+    size_t look = off < PH_LOOK ? (size_t)off : PH_LOOK;
+    uint8_t *b = w->buf + PH_LOOK; /* the block's first byte */
+    ssize_t got = ph_read(w, file, b - look, look + len, off - look);
+    if (got < 0) return false;
+    if ((size_t)got != look + len)
+        return cli_err("%s: the file changed while it was read", display_name(ph_path(p, file))), false;
+    *n = 0;
+    const uint8_t *e = b + len, *q = memchr(b, delim, len);
+    if (!q && !last) return true; /* inside a key that ends in a later block */
+    /* the first key: it started before the block (or is the input's first) */
+    const uint8_t *kend = q ? q : e, *d = look ? memrchr(b - look, delim, look) : NULL;
+    const uint8_t *s = d ? d + 1 : look == off ? b - look : NULL;
+    if (s)
+        w->h[(*n)++] = ph_hash(p, s, (size_t)(kend - s));
+    else if (!ph_long_key(w, file, off - look, off + (uint64_t)(kend - b), n))
+        return false;
+    if (!q) return true; /* the input ends inside that key */
+    uint64_t *h = w->h;
+    size_t k = *n;
+    for (s = q + 1; (q = memchr(s, delim, (size_t)(e - s))); s = q + 1) h[k++] = ph_hash(p, s, (size_t)(q - s));
+    if (last && s < e) h[k++] = ph_hash(p, s, (size_t)(e - s)); /* the last key, without a delimiter */
+    *n = k;
+    return true;
+}
+
+/* Claims the next block in input order: false when there is none left, or the read has failed. */
+static bool ph_claim(ph *p, size_t *file, uint64_t *off, size_t *len, bool *last, uint64_t *seq)
+{
+    bool got = false;
+    pthread_mutex_lock(&p->mu);
+    while (!p->failed && p->file < p->r->npaths) {
+        if (!p->sized) {
+            const char *path = ph_path(p, p->file);
+            struct stat st;
+            bool std = strcmp(path, "-") == 0;
+            if ((std ? fstat(0, &st) : stat(path, &st)) != 0) {
+                cli_err_errno(display_name(path), "cannot read");
+                p->failed = true;
+                pthread_cond_broadcast(&p->cv);
+                break;
+            }
+            uint64_t base = std ? p->r->stdin_base : 0;
+            p->size = (uint64_t)st.st_size > base ? (uint64_t)st.st_size - base : 0;
+            p->off = 0;
+            p->sized = true;
+        }
+        if (p->off < p->size) {
+            *file = p->file;
+            *off = p->off;
+            *len = p->size - p->off < PH_BLOCK ? (size_t)(p->size - p->off) : PH_BLOCK;
+            *last = p->off + *len == p->size;
+            *seq = p->seq++;
+            p->off += *len;
+            got = true;
+            break;
+        }
+        p->file++;
+        p->sized = false;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return got;
+}
+
+static void *ph_main(void *arg)
+{
+    ph_worker *w = arg;
+    ph *p = w->p;
+    size_t file, len, n;
+    uint64_t off, seq;
+    bool last;
+    while (ph_claim(p, &file, &off, &len, &last, &seq)) {
+        if (!ph_block(w, file, off, len, last, &n)) {
+            ph_fail(p);
+            break;
+        }
+        /* the block's turn: every earlier block's hashes have gone to the sink */
+        pthread_mutex_lock(&p->mu);
+        while (p->turn != seq && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
+        bool go = !p->failed;
+        pthread_mutex_unlock(&p->mu);
+        if (!go) break;
+        p->r->bytes_done += len;
+        if (n && !p->sink(p->ctx, w->h, n)) {
+            ph_fail(p);
+            break;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->turn++;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_sink sink, void *ctx)
+{
+    if (!r->parallel) {
+        const uint64_t *h;
+        size_t n;
+        int rc;
+        while ((rc = cli_reader_next_hashes(r, seed, &h, &n)) > 0)
+            if (!sink(ctx, h, n)) return -1;
+        return rc;
+    }
+    if (threads < 1) threads = 1;
+    if (threads > PH_MAX_THREADS) threads = PH_MAX_THREADS;
+    ph p;
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    p.seed = seed;
+    p.sink = sink;
+    p.ctx = ctx;
+    ph_worker w[PH_MAX_THREADS];
+    pthread_t tid[PH_MAX_THREADS];
+    bool started[PH_MAX_THREADS] = { false };
+    memset(w, 0, sizeof w);
+    bool ok = true;
+    for (unsigned i = 0; i < threads; i++) {
+        w[i].p = &p;
+        w[i].fd = -1;
+        w[i].hcap = PH_BLOCK + 1;
+        w[i].buf = malloc(PH_LOOK + PH_BLOCK);
+        w[i].h = malloc(w[i].hcap * sizeof *w[i].h);
+        if (!w[i].buf || !w[i].h) ok = false;
+    }
+    if (ok) {
+        pthread_mutex_init(&p.mu, NULL);
+        pthread_cond_init(&p.cv, NULL);
+        for (unsigned i = 1; i < threads; i++) started[i] = pthread_create(&tid[i], NULL, ph_main, &w[i]) == 0;
+        ph_main(&w[0]); /* a worker that could not start leaves its blocks to the others */
+        for (unsigned i = 1; i < threads; i++)
+            if (started[i]) pthread_join(tid[i], NULL);
+        pthread_mutex_destroy(&p.mu);
+        pthread_cond_destroy(&p.cv);
+    } else {
+        cli_err("out of memory");
+        p.failed = true;
+    }
+    for (unsigned i = 0; i < threads; i++) {
+        if (w[i].fd > 0) close(w[i].fd);
+        free(w[i].buf);
+        free(w[i].h);
+        free(w[i].big);
+    }
+    return p.failed ? -1 : 0;
 }
