@@ -452,6 +452,36 @@ def test_build_threads():
         # a filter of a few lines, cut into more parts than it has (or some parts with none)
         small = build("s1.bf", "few.txt", opts, BLOOMKIT_THREADS="1")
         check(build("s8.bf", "few.txt", opts, BLOOMKIT_THREADS="8") == small, "%s: 8 threads, 50 keys" % t)
+    # pass 1 on several threads, each reading whole 1 MiB blocks: keys across block boundaries, keys
+    # longer than the 4 KiB read before a block (and than a block), a key ending on a block's last
+    # byte, CRLF, empty lines, an unterminated last key, several inputs, a positioned standard input
+    rng = random.Random(11)
+    parts = []
+    for i in range(60000):
+        c = rng.random()
+        if c < 0.002:
+            parts.append(b"L%d" % i + b"x" * rng.choice([4093, 4096, 4100, 9000, 70000, (1 << 20) + 5]) + b"\n")
+        elif c < 0.02:
+            parts.append(b"crlf%d\r\n" % i if c < 0.01 else b"\n")
+        else:
+            parts.append(b"https://blocks.test/%d/%d\n" % (i, rng.randrange(10 ** 9)))
+    data = b"".join(parts)
+    write("p1.txt", data + b"unterminated\r")
+    write("p2.txt", b"q" * ((1 << 20) - 1) + b"\n" + b"z" * (1 << 20))  # a key ends on a block's last byte
+    write("p3.txt", b"")
+    write("p4.txt", data[: len(data) // 2] + b"no-newline")
+    for inputs in (["p1.txt"], ["p2.txt"], ["p4.txt", "p3.txt", "p2.txt", "p1.txt"]):
+        ref = build("ref.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="0")
+        for n in ["1", "2", "3"]:
+            check(build("t.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="1", BLOOMKIT_THREADS=n) == ref,
+                  "%s: reading on %s threads builds what reading on one does" % (" ".join(inputs), n))
+    with open("p1.txt", "rb") as f:
+        f.seek(12345)
+        run(["build", "-q", "ref.bf"], stdin=f, expect=0, env=dict(os.environ, BLOOMKIT_READAHEAD="0"))
+        f.seek(12345)
+        run(["build", "-q", "t.bf"], stdin=f, expect=0, env=dict(os.environ, BLOOMKIT_READAHEAD="1",
+                                                                   BLOOMKIT_THREADS="2"))
+    check(read("t.bf") == read("ref.bf"), "standard input from its current position, on two threads")
     # every type: the spool in memory, in the file, or both, gives the same hashes in the same order
     for t in all_types():
         ref = build("ref.bf", "keys.txt", ["--type", t], BLOOMKIT_SPOOL_MEM="0")
