@@ -474,7 +474,7 @@ def test_build_threads():
         ref = build("ref.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="0")
         for n in ["1", "2", "3"]:
             check(build("t.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="1", BLOOMKIT_THREADS=n) == ref,
-                  "%s: reading on %s threads builds what reading on one does" % (" ".join(inputs), n))
+                  "%s: pass 1 on %s worker threads builds what plain reading does" % (" ".join(inputs), n))
     with open("p1.txt", "rb") as f:
         f.seek(12345)
         run(["build", "-q", "ref.bf"], stdin=f, expect=0, env=dict(os.environ, BLOOMKIT_READAHEAD="0"))
