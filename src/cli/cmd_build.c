@@ -82,18 +82,22 @@ static const cli_opt opts[] = {
 
 /* ---- the fill of classic and blocked filters on several threads ----
  *
- * The filter's bit array is cut into one range per thread (whole cache lines); every thread reads all
- * the spooled hashes and sets only the bits in its own range (the library's *_add_hashes_part), so no
- * two threads write the same memory, nothing is atomic, and the bits are exactly those of a
- * single-threaded fill. Each thread computes every probe; only the memory traffic is divided. */
+ * Two ways, both without atomics and both giving exactly the bits of a single-threaded fill:
+ * - classic filters, when the copies fit (FILL_COPY_MAX): each thread fills its own empty copy of the
+ *   filter from its share of the hashes, and the copies are OR-ed into the filter (a union);
+ * - otherwise, and for blocked filters: the bit array is cut into one range per thread (whole cache
+ *   lines); every thread reads all the hashes and sets only the bits in its own range (the library's
+ *   *_add_hashes_part), so no two threads write the same memory. Each thread computes every probe;
+ *   only the memory traffic is divided (a blocked filter's probe is one multiply). */
 
 typedef struct fill_job {
     struct bk_bloom *bloom; /* one of these two */
     struct bk_blocked *blocked;
     const cli_spool_run *runs;
     size_t nruns;
-    unsigned part, nparts;
-    cli_progress *prog; /* part 0 (the caller's thread) shows the progress */
+    unsigned part, nparts;  /* the range of the filter (1 of 1 for a private copy) */
+    cli_progress *prog;     /* the caller's thread shows the progress */
+    size_t scale;           /* its share of the hashes is about 1 / scale of them */
 } fill_job;
 
 static void *fill_part(void *arg)
@@ -106,10 +110,13 @@ static void *fill_part(void *arg)
         else
             bk__blocked_add_hashes_part(j->blocked, j->runs[i].h, j->runs[i].n, j->part, j->nparts);
         done += j->runs[i].n;
-        if (j->prog) cli_progress_update(j->prog, done, done);
+        if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
     }
     return NULL;
 }
+
+/* Private copies of a classic filter for the fill: at most this many bytes of them. */
+#define FILL_COPY_MAX ((uint64_t)256 << 20)
 
 #define FILL_MAX_THREADS 8
 
@@ -147,25 +154,49 @@ static bool pass1_sink(void *ctx, const uint64_t *h, size_t n)
     return true;
 }
 
-/* Fills f (a classic or blocked filter) from the runs; a thread that cannot be started leaves its part
- * to the caller's thread. */
-static void fill_parallel(bk_filter *f, const cli_spool_run *runs, size_t nruns, unsigned nparts, cli_progress *prog)
+/* Runs the jobs, job[0] on the caller's thread; a thread that cannot be started leaves its job to the
+ * caller's thread. */
+static void run_jobs(fill_job *job, unsigned n)
 {
-    fill_job job[FILL_MAX_THREADS];
     pthread_t tid[FILL_MAX_THREADS];
     bool started[FILL_MAX_THREADS] = { false };
-    for (unsigned p = 0; p < nparts; p++) {
-        job[p] = (fill_job){ bk_filter_get(f, BK_TYPE_BLOOM), bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p,
-                             nparts, p == 0 ? prog : NULL };
-        if (p > 0) started[p] = pthread_create(&tid[p], NULL, fill_part, &job[p]) == 0;
-    }
+    for (unsigned p = 1; p < n; p++) started[p] = pthread_create(&tid[p], NULL, fill_part, &job[p]) == 0;
     fill_part(&job[0]);
-    for (unsigned p = 1; p < nparts; p++) {
+    for (unsigned p = 1; p < n; p++) {
         if (started[p])
             pthread_join(tid[p], NULL);
         else
             fill_part(&job[p]);
     }
+}
+
+/* Fills f (a classic or blocked filter) from the runs on nparts threads. */
+static bk_status fill_parallel(bk_filter *f, const cli_spool_run *runs, size_t nruns, unsigned nparts,
+                               cli_progress *prog)
+{
+    fill_job job[FILL_MAX_THREADS];
+    struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
+    bk_stats st;
+    bk_status s = bk_filter_stats(f, &st);
+    if (s != BK_OK) return s;
+    bool copies = bloom && nparts > 1 && st.memory_bytes * (nparts - 1) <= FILL_COPY_MAX;
+    for (unsigned p = 1; copies && p < nparts; p++) copies = bk_bloom_clone(bloom, &copy[p]) == BK_OK;
+    if (copies) {
+        copy[0] = bloom;
+        for (unsigned p = 0; p < nparts; p++) {
+            size_t a = nruns * p / nparts, b = nruns * (p + 1) / nparts;
+            job[p] = (fill_job){ copy[p], NULL, runs + a, b - a, 0, 1, p == 0 ? prog : NULL, nparts };
+        }
+        run_jobs(job, nparts);
+        for (unsigned p = 1; p < nparts && s == BK_OK; p++) s = bk_bloom_union(bloom, copy[p]);
+    } else {
+        for (unsigned p = 0; p < nparts; p++)
+            job[p] = (fill_job){ bloom, bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p, nparts,
+                                 p == 0 ? prog : NULL, 1 };
+        run_jobs(job, nparts);
+    }
+    for (unsigned p = 1; p < nparts; p++) bk_bloom_free(copy[p]);
+    return s;
 }
 
 /* ---- the command ---- */
@@ -290,7 +321,7 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    fill_parallel(f, runs, nruns, build_threads(lines), &prog);
+                    s = fill_parallel(f, runs, nruns, build_threads(lines), &prog);
                 } else {
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {
                         s = bk_filter_add_hashes(f, runs[i].h, runs[i].n);
