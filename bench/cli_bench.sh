@@ -7,7 +7,8 @@
 # Each command runs REPEAT times (default 3), files warm in the page cache; the best wall time is
 # reported, with its user+system CPU time (on a busy machine the CPU time is the fairer figure: check
 # the load printed first). Rows marked "(1 thread)" run without the read-ahead thread
-# (BLOOMKIT_READAHEAD=0): their lines per CPU-second are the per-core figure.
+# (BLOOMKIT_READAHEAD=0) and, for build, with one thread for the fill (BLOOMKIT_THREADS=1): their
+# lines per CPU-second are the per-core figure.
 #
 # Usage: bench/cli_bench.sh [BUILD_DIR]   env: N (lines, default 10000000), REPEAT, DIR (work dir),
 #                                              TYPES (build types, default "bloom blocked")
@@ -63,7 +64,8 @@ for t in $TYPES; do
     for ra in 1 0; do
         label="bloomkit build -q out.bf urls --type $t -p 1%"
         [ "$ra" = 0 ] && label="$label (1 thread)"
-        set -- $(BLOOMKIT_READAHEAD=$ra best "$BK" build -q "$DIR/urls-$t.bf" "$URLS" --type "$t" -p 1%)
+        th=; [ "$ra" = 0 ] && th=1
+        set -- $(BLOOMKIT_READAHEAD=$ra BLOOMKIT_THREADS=$th best "$BK" build -q "$DIR/urls-$t.bf" "$URLS" --type "$t" -p 1%)
         printf "%-66s %8s %8s %10s %9s %9s\n" "$label" "$1" "$2" \
             "$(awk -v n="$N" -v t="$1" 'BEGIN { printf "%.1fM", n / t / 1e6 }')" \
             "$(awk -v a="$1" -v b="$wc_wall" 'BEGIN { printf "%.2f", a / b }')" \
