@@ -234,14 +234,19 @@ int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n);
 /* Every hash in one array (for static filters; 8 bytes per key in memory). Call instead of
  * cli_spool_next. */
 bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n);
-/* Every hash as runs of contiguous hashes, in the order cli_spool_next gives them (partitions in the
- * order of the hashes' top bits, each in input order), without copying (the temporary file, if any,
- * is mapped). Valid until cli_spool_free; the spool is not changed, so threads may read the runs. */
+/* Every hash as runs of at most CLI_SPOOL_RUN_MAX hashes, in the order cli_spool_next gives them
+ * (partitions in the order of the hashes' top bits, each in input order): a run is in memory (h) or
+ * in the temporary file (at off). Valid until cli_spool_free. */
 typedef struct cli_spool_run {
-    const uint64_t *h;
+    const uint64_t *h; /* NULL: in the file */
+    uint64_t off;
     size_t n;
 } cli_spool_run;
+#define CLI_SPOOL_RUN_MAX 4096
 bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns);
+/* A run's hashes: in memory, or read from the file into buf (room for CLI_SPOOL_RUN_MAX). NULL on a
+ * read error (message printed). Threads may read runs at the same time, each into its own buf. */
+const uint64_t *cli_spool_run_hashes(cli_spool *s, const cli_spool_run *run, uint64_t *buf);
 
 /* ---- buffered output (util.c) ---- */
 

@@ -98,17 +98,25 @@ typedef struct fill_job {
     unsigned part, nparts;  /* the range of the filter (1 of 1 for a private copy) */
     cli_progress *prog;     /* the caller's thread shows the progress */
     size_t scale;           /* its share of the hashes is about 1 / scale of them */
+    cli_spool *sp;
+    bool failed;            /* a run could not be read from the spool's file (message printed) */
 } fill_job;
 
 static void *fill_part(void *arg)
 {
     fill_job *j = arg;
+    uint64_t buf[CLI_SPOOL_RUN_MAX];
     size_t done = 0;
     for (size_t i = 0; i < j->nruns; i++) {
+        const uint64_t *h = cli_spool_run_hashes(j->sp, &j->runs[i], buf);
+        if (!h) {
+            j->failed = true;
+            break;
+        }
         if (j->bloom)
-            bk__bloom_add_hashes_part(j->bloom, j->runs[i].h, j->runs[i].n, j->part, j->nparts);
+            bk__bloom_add_hashes_part(j->bloom, h, j->runs[i].n, j->part, j->nparts);
         else
-            bk__blocked_add_hashes_part(j->blocked, j->runs[i].h, j->runs[i].n, j->part, j->nparts);
+            bk__blocked_add_hashes_part(j->blocked, h, j->runs[i].n, j->part, j->nparts);
         done += j->runs[i].n;
         if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
     }
@@ -170,33 +178,37 @@ static void run_jobs(fill_job *job, unsigned n)
     }
 }
 
-/* Fills f (a classic or blocked filter) from the runs on nparts threads. */
-static bk_status fill_parallel(bk_filter *f, const cli_spool_run *runs, size_t nruns, unsigned nparts,
-                               cli_progress *prog)
+/* Fills f (a classic or blocked filter) from the spool's runs on nparts threads. False when the spool
+ * could not be read (message printed); else *s says whether the filter could be filled. */
+static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs, size_t nruns, unsigned nparts,
+                          cli_progress *prog, bk_status *s)
 {
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
     bk_stats st;
-    bk_status s = bk_filter_stats(f, &st);
-    if (s != BK_OK) return s;
+    if ((*s = bk_filter_stats(f, &st)) != BK_OK) return true;
     bool copies = bloom && nparts > 1 && st.memory_bytes * (nparts - 1) <= FILL_COPY_MAX;
     for (unsigned p = 1; copies && p < nparts; p++) copies = bk_bloom_clone(bloom, &copy[p]) == BK_OK;
     if (copies) {
         copy[0] = bloom;
         for (unsigned p = 0; p < nparts; p++) {
             size_t a = nruns * p / nparts, b = nruns * (p + 1) / nparts;
-            job[p] = (fill_job){ copy[p], NULL, runs + a, b - a, 0, 1, p == 0 ? prog : NULL, nparts };
+            job[p] = (fill_job){ copy[p], NULL, runs + a, b - a, 0, 1, p == 0 ? prog : NULL, nparts, sp, false };
         }
         run_jobs(job, nparts);
-        for (unsigned p = 1; p < nparts && s == BK_OK; p++) s = bk_bloom_union(bloom, copy[p]);
+        for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
     } else {
         for (unsigned p = 0; p < nparts; p++)
             job[p] = (fill_job){ bloom, bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p, nparts,
-                                 p == 0 ? prog : NULL, 1 };
+                                 p == 0 ? prog : NULL, 1, sp, false };
         run_jobs(job, nparts);
     }
-    for (unsigned p = 1; p < nparts; p++) bk_bloom_free(copy[p]);
-    return s;
+    bool ok = true;
+    for (unsigned p = 0; p < nparts; p++) {
+        ok = ok && !job[p].failed;
+        if (p) bk_bloom_free(copy[p]);
+    }
+    return ok;
 }
 
 /* ---- the command ---- */
@@ -321,10 +333,13 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    s = fill_parallel(f, runs, nruns, build_threads(lines), &prog);
+                    if (!fill_parallel(f, sp, runs, nruns, build_threads(lines), &prog, &s)) goto out;
                 } else {
+                    uint64_t buf[CLI_SPOOL_RUN_MAX];
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {
-                        s = bk_filter_add_hashes(f, runs[i].h, runs[i].n);
+                        const uint64_t *h = cli_spool_run_hashes(sp, &runs[i], buf);
+                        if (!h) goto out;
+                        s = bk_filter_add_hashes(f, h, runs[i].n);
                         done += runs[i].n;
                         cli_progress_update(&prog, done, done);
                     }

@@ -54,8 +54,6 @@ struct cli_spool {
     uint32_t next_part;
     uint64_t *work, *tmp;
     size_t work_cap;
-    void *map;
-    size_t map_len;
     cli_spool_run *runs;
 };
 
@@ -114,7 +112,6 @@ cli_spool *cli_spool_new(const char *near_path)
 void cli_spool_free(cli_spool *s)
 {
     if (!s) return;
-    if (s->map) munmap(s->map, s->map_len);
     if (s->fd >= 0) close(s->fd);
     for (size_t i = 0; i < s->nslabs; i++) free(s->slabs[i]);
     free(s->slabs);
@@ -226,7 +223,7 @@ static bool reserve_work(cli_spool *s, size_t n, bool with_tmp)
     return true;
 }
 
-static bool read_chunk(cli_spool *s, uint64_t off, uint64_t *dst)
+static bool read_chunk(const cli_spool *s, uint64_t off, uint64_t *dst)
 {
     size_t want = PBUF * sizeof *dst, got = 0;
     while (got < want) {
@@ -297,44 +294,26 @@ int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n)
     return 1;
 }
 
-/* Maps the temporary file (when there is one) read-only. */
-static bool map_file(cli_spool *s)
-{
-    if (s->fd < 0 || s->map || s->file_bytes == 0) return true;
-    s->map_len = (size_t)s->file_bytes;
-    int flags = MAP_PRIVATE;
-#ifdef MAP_POPULATE
-    flags |= MAP_POPULATE; /* one call instead of a page fault every few pages */
-#endif
-    s->map = mmap(NULL, s->map_len, PROT_READ, flags, s->fd, 0);
-    if (s->map == MAP_FAILED) {
-        s->map = NULL;
-        return cli_err_errno(s->dir, "cannot map the temporary spool file"), false;
-    }
-    return true;
-}
-
 bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns)
 {
-    if (!map_file(s)) return false;
     free(s->runs);
     s->runs = malloc((s->nchunks + NPART) * sizeof *s->runs);
     if (!s->runs) return cli_err("out of memory"), false;
     size_t k = 0;
     for (int p = 0; p < NPART; p++) {
-        for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next) {
-            const chunk *ch = &s->chunks[c];
-            s->runs[k].h = ch->mem ? ch->mem : (const uint64_t *)((const uint8_t *)s->map + ch->off);
-            s->runs[k++].n = PBUF;
-        }
-        if (s->fill[p]) {
-            s->runs[k].h = s->cur[p];
-            s->runs[k++].n = s->fill[p];
-        }
+        for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next)
+            s->runs[k++] = (cli_spool_run){ s->chunks[c].mem, s->chunks[c].off, PBUF };
+        if (s->fill[p]) s->runs[k++] = (cli_spool_run){ s->cur[p], 0, s->fill[p] };
     }
     *runs = s->runs;
     *nruns = k;
     return true;
+}
+
+const uint64_t *cli_spool_run_hashes(cli_spool *s, const cli_spool_run *run, uint64_t *buf)
+{
+    if (run->h) return run->h;
+    return read_chunk(s, run->off, buf) ? buf : NULL;
 }
 
 bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n)
