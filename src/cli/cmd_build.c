@@ -181,14 +181,18 @@ static void run_jobs(fill_job *job, unsigned n)
 /* Fills f (a classic or blocked filter) from the spool's runs on nparts threads. False when the spool
  * could not be read (message printed); else *s says whether the filter could be filled. */
 static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs, size_t nruns, unsigned nparts,
-                          cli_progress *prog, bk_status *s)
+                          cli_progress *prog, bk_status *s, bk_filter *(*make_empty)(void *), void *make_ctx)
 {
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
+    bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     bk_stats st;
     if ((*s = bk_filter_stats(f, &st)) != BK_OK) return true;
     bool copies = bloom && nparts > 1 && st.memory_bytes * (nparts - 1) <= FILL_COPY_MAX;
-    for (unsigned p = 1; copies && p < nparts; p++) copies = bk_bloom_clone(bloom, &copy[p]) == BK_OK;
+    /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
+     * only touched by the fill) */
+    for (unsigned p = 1; copies && p < nparts; p++)
+        copies = (copy_f[p] = make_empty(make_ctx)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
     if (copies) {
         copy[0] = bloom;
         for (unsigned p = 0; p < nparts; p++) {
@@ -206,9 +210,24 @@ static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs
     bool ok = true;
     for (unsigned p = 0; p < nparts; p++) {
         ok = ok && !job[p].failed;
-        if (p) bk_bloom_free(copy[p]);
+        if (p) bk_filter_free(copy_f[p]);
     }
     return ok;
+}
+
+/* An empty filter as the command creates it (for the fill's copies). */
+typedef struct make_args {
+    const cli_type *t;
+    uint64_t cap;
+    double p;
+    const cli_type_opts *to;
+} make_args;
+
+static bk_filter *make_empty(void *ctx)
+{
+    make_args *a = ctx;
+    bk_filter *f = NULL;
+    return a->t->create(a->cap, a->p, a->to, &f) == BK_OK ? f : NULL;
 }
 
 /* ---- the command ---- */
@@ -333,7 +352,8 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    if (!fill_parallel(f, sp, runs, nruns, build_threads(lines), &prog, &s)) goto out;
+                    make_args ma = { t, cap, p, &to };
+                    if (!fill_parallel(f, sp, runs, nruns, build_threads(lines), &prog, &s, make_empty, &ma)) goto out;
                 } else {
                     uint64_t buf[CLI_SPOOL_RUN_MAX];
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {
