@@ -209,14 +209,20 @@ uint64_t cli_reader_bytes_done(const cli_reader *r);
 int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n);
 #define CLI_HASH_RUN 16384
 
-/* Receives hashes in input order; false stops the read (the sink has printed why). */
-typedef bool (*cli_hash_sink)(void *ctx, const uint64_t *h, size_t n);
-/* Hashes every key of the inputs (seed) and hands the hashes to sink in input order, from one thread
- * at a time (the sink needs no lock, and may call cli_reader_bytes_done). When the reader was opened
+/* Receive the hashes of a run of keys; false stops the read (the callback has printed why). `worker`
+ * (below CLI_READ_MAX_THREADS) names the thread that hashed them. */
+typedef bool (*cli_hash_fn)(void *ctx, unsigned worker, const uint64_t *h, size_t n);
+#define CLI_READ_MAX_THREADS 4
+/* Hashes every key of the inputs (seed). Each run of hashes goes first to work, on the thread that
+ * hashed it (workers call it at the same time, each with its own index), then to sink in input order,
+ * from one thread at a time (the sink needs no lock, and may call cli_reader_bytes_done); both get
+ * the same run, and between the two calls the run belongs to its worker. When the reader was opened
  * with hash_all for inputs the read-ahead thread would read (regular files), `threads` workers (the
- * caller's thread among them) each read, split and hash whole blocks; otherwise the caller's thread
- * does it all. 0 at the end of the inputs, -1 on error (message printed) or when the sink said stop. */
-int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_sink sink, void *ctx);
+ * caller's thread among them, at most CLI_READ_MAX_THREADS) each read, split and hash whole blocks;
+ * otherwise the caller's thread does it all, as worker 0. 0 at the end of the inputs, -1 on error
+ * (message printed) or when a callback said stop. */
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_fn work, cli_hash_fn sink,
+                        void *ctx);
 /* The longest key accepted (the read buffer grows to hold it). */
 #define CLI_MAX_KEY ((size_t)1 << 30)
 
@@ -226,7 +232,12 @@ typedef struct cli_spool cli_spool;
 /* A spool whose temporary file (if it needs one) goes in the directory of near_path, else $TMPDIR. */
 cli_spool *cli_spool_new(const char *near_path);
 void cli_spool_free(cli_spool *s);
-bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n);
+/* Adds hashes grouped by partition (their top 8 bits): count[p] of partition p, in order p = 0..255,
+ * each group in input order (cli_spool_group makes the groups). */
+bool cli_spool_put_grouped(cli_spool *s, const uint64_t *h, const uint32_t count[256]);
+/* Groups n hashes by partition into out (stable: each group keeps the input order); count[p] gets the
+ * size of group p. Needs no spool: threads may group at the same time. */
+void cli_spool_group(const uint64_t *h, size_t n, uint64_t *out, uint32_t count[256]);
 uint64_t cli_spool_count(const cli_spool *s);
 /* The next partition of hashes (in the order of their top 8 bits); with dedupe, sorted and without
  * exact duplicates. 1 with a partition, 0 after the last, -1 on error (message printed). */
@@ -305,6 +316,8 @@ typedef struct cli_hll {
 void cli_hll_init(cli_hll *h);
 /* Adds well-mixed 64-bit hashes. */
 void cli_hll_add(cli_hll *h, const uint64_t *hashes, size_t n);
+/* dst becomes the sketch of both inputs (the register-wise maximum): the same as adding src's hashes. */
+void cli_hll_merge(cli_hll *dst, const cli_hll *src);
 double cli_hll_estimate(const cli_hll *h);
 /* Relative standard error of the estimate: 1.04 / sqrt(2^p). */
 double cli_hll_stderr(void);

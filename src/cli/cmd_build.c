@@ -143,23 +143,64 @@ static unsigned build_threads(uint64_t keys)
     return n < 1 ? 1 : n > FILL_MAX_THREADS ? FILL_MAX_THREADS : (unsigned)n;
 }
 
-/* Pass 1's sink: every hash into the sketch and the spool, in input order. */
+/* Pass 1: each worker adds its hashes to its own sketch (merged at the end: the same registers as one
+ * sketch of every hash) and groups them by spool partition; then, in input order, the groups go to the
+ * spool. Only that last step is done one worker at a time. */
 typedef struct pass1 {
-    cli_hll *hll;
+    cli_hll *hll[CLI_READ_MAX_THREADS]; /* hll[0]: the command's */
+    uint64_t *grouped[CLI_READ_MAX_THREADS];
+    size_t gcap[CLI_READ_MAX_THREADS];
+    uint32_t count[CLI_READ_MAX_THREADS][256];
     cli_spool *sp;
     cli_reader *r;
     cli_progress *prog;
     uint64_t lines;
 } pass1;
 
-static bool pass1_sink(void *ctx, const uint64_t *h, size_t n)
+static bool pass1_work(void *ctx, unsigned w, const uint64_t *h, size_t n)
 {
     pass1 *p = ctx;
-    cli_hll_add(p->hll, h, n);
-    if (!cli_spool_put(p->sp, h, n)) return false;
+    cli_hll_add(p->hll[w], h, n);
+    if (n > p->gcap[w]) {
+        uint64_t *g = realloc(p->grouped[w], n * sizeof *g);
+        if (!g) return cli_err("out of memory"), false;
+        p->grouped[w] = g;
+        p->gcap[w] = n;
+    }
+    cli_spool_group(h, n, p->grouped[w], p->count[w]);
+    return true;
+}
+
+static bool pass1_sink(void *ctx, unsigned w, const uint64_t *h, size_t n)
+{
+    (void)h;
+    pass1 *p = ctx;
+    if (!cli_spool_put_grouped(p->sp, p->grouped[w], p->count[w])) return false;
     p->lines += n;
     cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
     return true;
+}
+
+/* Pass 1 with up to `threads` workers; false on error (message printed). */
+static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads)
+{
+    if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
+    bool ok = true;
+    for (unsigned i = 1; i < threads && ok; i++) {
+        if (!(p->hll[i] = malloc(sizeof *p->hll[i]))) {
+            cli_err("out of memory");
+            ok = false;
+        } else {
+            cli_hll_init(p->hll[i]);
+        }
+    }
+    ok = ok && cli_reader_hash_all(p->r, seed, threads, pass1_work, pass1_sink, p) == 0;
+    for (unsigned i = 0; i < CLI_READ_MAX_THREADS; i++) {
+        if (i && p->hll[i]) cli_hll_merge(p->hll[0], p->hll[i]);
+        if (i) free(p->hll[i]);
+        free(p->grouped[i]);
+    }
+    return ok;
 }
 
 /* Runs the jobs, job[0] on the caller's thread; a thread that cannot be started leaves its job to the
@@ -302,10 +343,15 @@ static int run(int argc, char **argv)
     /* pass 1: read, hash, count, spool */
     cli_progress prog;
     cli_progress_start(&prog, quiet, "read  ", cli_reader_total_bytes(r));
-    pass1 p1 = { hll, sp, r, &prog, 0 };
-    int more = cli_reader_hash_all(r, to.seed, build_threads(0), pass1_sink, &p1);
+    pass1 p1;
+    memset(&p1, 0, sizeof p1);
+    p1.hll[0] = hll;
+    p1.sp = sp;
+    p1.r = r;
+    p1.prog = &prog;
+    bool read_ok = run_pass1(&p1, to.seed, build_threads(0));
     cli_progress_end(&prog);
-    if (more < 0) goto out;
+    if (!read_ok) goto out;
     const uint64_t lines = p1.lines;
     double est = cli_hll_estimate(hll);
     /* the sketch's distinct count, never more than the keys read */

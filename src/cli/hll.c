@@ -28,6 +28,12 @@ void cli_hll_add(cli_hll *h, const uint64_t *hashes, size_t n)
     }
 }
 
+void cli_hll_merge(cli_hll *dst, const cli_hll *src)
+{
+    for (uint32_t i = 0; i < M; i++)
+        if (src->reg[i] > dst->reg[i]) dst->reg[i] = src->reg[i];
+}
+
 /* sigma(x) = x + sum_{k>=1} x^(2^k) 2^(k-1), for the share of empty registers. */
 static double sigma(double x)
 {

@@ -600,12 +600,11 @@ int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, siz
  */
 #define PH_BLOCK ((size_t)1 << 20)
 #define PH_LOOK ((size_t)4 << 10)
-#define PH_MAX_THREADS 4
 
 typedef struct ph {
     cli_reader *r;
     uint64_t seed;
-    cli_hash_sink sink;
+    cli_hash_fn work, sink;
     void *ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -618,6 +617,7 @@ typedef struct ph {
 
 typedef struct ph_worker {
     ph *p;
+    unsigned index;
     uint8_t *buf;      /* PH_LOOK + PH_BLOCK */
     uint64_t *h;
     size_t hcap;
@@ -803,7 +803,7 @@ static void *ph_main(void *arg)
     uint64_t off, seq;
     bool last;
     while (ph_claim(p, &file, &off, &len, &last, &seq)) {
-        if (!ph_block(w, file, off, len, last, &n)) {
+        if (!ph_block(w, file, off, len, last, &n) || (n && !p->work(p->ctx, w->index, w->h, n))) {
             ph_fail(p);
             break;
         }
@@ -814,7 +814,7 @@ static void *ph_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (!go) break;
         p->r->bytes_done += len;
-        if (n && !p->sink(p->ctx, w->h, n)) {
+        if (n && !p->sink(p->ctx, w->index, w->h, n)) {
             ph_fail(p);
             break;
         }
@@ -826,31 +826,34 @@ static void *ph_main(void *arg)
     return NULL;
 }
 
-int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_sink sink, void *ctx)
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_fn work, cli_hash_fn sink,
+                        void *ctx)
 {
     if (!r->parallel) {
         const uint64_t *h;
         size_t n;
         int rc;
         while ((rc = cli_reader_next_hashes(r, seed, &h, &n)) > 0)
-            if (!sink(ctx, h, n)) return -1;
+            if (!work(ctx, 0, h, n) || !sink(ctx, 0, h, n)) return -1;
         return rc;
     }
     if (threads < 1) threads = 1;
-    if (threads > PH_MAX_THREADS) threads = PH_MAX_THREADS;
+    if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
     ph p;
     memset(&p, 0, sizeof p);
     p.r = r;
     p.seed = seed;
+    p.work = work;
     p.sink = sink;
     p.ctx = ctx;
-    ph_worker w[PH_MAX_THREADS];
-    pthread_t tid[PH_MAX_THREADS];
-    bool started[PH_MAX_THREADS] = { false };
+    ph_worker w[CLI_READ_MAX_THREADS];
+    pthread_t tid[CLI_READ_MAX_THREADS];
+    bool started[CLI_READ_MAX_THREADS] = { false };
     memset(w, 0, sizeof w);
     bool ok = true;
     for (unsigned i = 0; i < threads; i++) {
         w[i].p = &p;
+        w[i].index = i;
         w[i].fd = -1;
         w[i].hcap = PH_BLOCK + 1;
         w[i].buf = malloc(PH_LOOK + PH_BLOCK);

@@ -196,14 +196,33 @@ static bool spill(cli_spool *s, uint32_t p)
     return true;
 }
 
-bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n)
+void cli_spool_group(const uint64_t *h, size_t n, uint64_t *out, uint32_t count[256])
 {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t p = (uint32_t)(h[i] >> 56);
-        s->cur[p][s->fill[p]++] = h[i];
-        if (CLI_UNLIKELY(s->fill[p] == PBUF) && !spill(s, p)) return false;
+    uint32_t at[NPART];
+    memset(count, 0, NPART * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[h[i] >> 56]++;
+    uint32_t sum = 0;
+    for (int p = 0; p < NPART; p++) {
+        at[p] = sum;
+        sum += count[p];
     }
-    s->total += n;
+    for (size_t i = 0; i < n; i++) out[at[h[i] >> 56]++] = h[i];
+}
+
+bool cli_spool_put_grouped(cli_spool *s, const uint64_t *h, const uint32_t count[256])
+{
+    for (uint32_t p = 0; p < NPART; p++) {
+        uint32_t left = count[p];
+        while (left) {
+            uint32_t k = PBUF - s->fill[p] < left ? PBUF - s->fill[p] : left;
+            memcpy(s->cur[p] + s->fill[p], h, k * sizeof *h);
+            s->fill[p] += k;
+            h += k;
+            left -= k;
+            s->total += k;
+            if (s->fill[p] == PBUF && !spill(s, p)) return false;
+        }
+    }
     return true;
 }
 
