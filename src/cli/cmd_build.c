@@ -3,16 +3,19 @@
  *
  * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
  * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
- * spool (spool.c: 8 bytes per key, 8 MiB in memory, the rest in an unlinked temporary file). Then
- * the filter is created for that estimate and filled from the spool, partition by partition in hash
- * order (the bytes form of every insert equals the pre-hashed form on these hashes, so the keys are
- * not needed again). Peak memory: the filter, the 4 MiB read block, the 8 MiB spool buffers, the
- * 64 KiB sketch, and for counting and cuckoo filters one spool partition at a time (sorted to drop
+ * spool (spool.c: 8 bytes per key, in memory up to 1/8 of the RAM and at most 1 GiB, the rest in an
+ * unlinked temporary file). Then the filter is created for that estimate and filled from the spool,
+ * partition by partition in hash order (the bytes form of every insert equals the pre-hashed form on
+ * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
+ * one thread per CPU (cli_reader_hash_all), and classic and blocked filters are filled on one thread
+ * per CPU (below): both give exactly the file of a single thread. Peak memory: the filter, the spool,
+ * up to 17 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter per extra fill
+ * thread, and for counting and cuckoo filters one spool partition at a time (sorted to drop
  * duplicates: about 16 bytes x keys / 256).
  *
- * Fuse filters are built from the whole key set at once: the spooled hashes are mapped (or, when
- * they fit, used from memory) and handed to the fuse constructor, whose own memory is linear in the
- * number of keys (see fuse.h); so a fuse build needs 8 bytes per input key on top of that.
+ * Fuse filters are built from the whole key set at once: the spooled hashes are gathered into one
+ * array and handed to the fuse constructor, whose own memory is linear in the number of keys (see
+ * fuse.h); so a fuse build needs 8 bytes per input key on top of that.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,19 +42,23 @@ static const char help[] =
     "\n"
     "The input is read once, in large blocks, and may be a pipe. Each key is hashed once; the hashes\n"
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
-    "per key, in memory up to 8 MiB and beyond that in an unlinked temporary file next to FILE (or in\n"
-    "$TMPDIR). The filter is then created for the estimated distinct count plus a 3-sigma margin\n"
-    "(+1.2%; never more than the keys read) and filled from the spool.\n"
+    "per key, in memory up to 1/8 of the RAM (at most 1 GiB) and beyond that in an unlinked temporary\n"
+    "file next to FILE (or in $TMPDIR). The filter is then created for the estimated distinct count\n"
+    "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. Large\n"
+    "regular files are read and hashed on one thread per CPU, and bloom, partitioned and blocked\n"
+    "filters are filled on one thread per CPU: the file is the same as with one thread.\n"
     "\n"
     "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
     "blocked filters record the sketch's estimate of distinct keys (at most the keys read) as their count;\n"
     "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
     "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
     "\n"
-    "Memory: the filter plus about 12 MiB (read block, spool buffers, sketch); counting and cuckoo\n"
-    "builds also sort one 256th of the keys at a time (16 bytes each). Temporary disk: 8 bytes per\n"
-    "key. Fuse filters take every hash at once (8 bytes per key, mapped from the temporary file) plus\n"
-    "their construction memory (about 24 bytes per key, see fuse.h).\n"
+    "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 17 MiB per reading\n"
+    "thread (about 1.3 MiB used unless the keys are very short), a copy of a bloom filter per extra\n"
+    "fill thread; counting and cuckoo builds also sort one 256th of the keys at a time (16 bytes each).\n"
+    "Temporary disk: 8 bytes per key beyond the bound.\n"
+    "Fuse filters take every hash at once (8 bytes per key, in memory) plus their construction memory\n"
+    "(about 24 bytes per key, see fuse.h).\n"
     "\n"
     "Options:\n"
     "  -p, --fpr P        target false-positive rate (default 1%): 0.01, 1%, 1e-3, 1/1000\n"
