@@ -81,13 +81,16 @@ typedef struct bk_scalable bk_scalable;
 /* bk_scalable_options.flags: never add a sub-filter (one sub-filter sized for (capacity, p); growth
  * and tightening are then unused). */
 #define BK_SCALABLE_NONSCALING 1u
+/* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
+ * ones: about 5% less memory, queries several times slower once the chain is out of cache. */
+#define BK_SCALABLE_CLASSIC 2u
 
 typedef struct bk_scalable_options {
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1) */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
-    uint32_t flags;     /* 0 or BK_SCALABLE_NONSCALING; other bits are BK_EINVAL */
+    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
 } bk_scalable_options;
 
 /* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
