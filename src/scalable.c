@@ -311,7 +311,9 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* ---- query ---- */
 
 /* Layers at least this big are assumed to miss the cache. */
-#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+#ifndef BIG_LAYER_BYTES
+#  define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+#endif
 /* Probes past the first two that a query prefetches in each big layer. */
 #define PREFETCH_DEPTH 2
 
@@ -479,8 +481,9 @@ BK_T_AVX512 static bool b1024_has_avx512(layer *const *layers, uint32_t n, uint6
             hi = _mm512_mask_or_epi64(hi, (__mmask8)(lane >> 8), hi, bit);
         }
         const uint64_t *w = b1024_block(L, h);
-        __mmask8 miss = _mm512_test_epi64_mask(_mm512_andnot_si512(_mm512_loadu_si512(w), lo), lo) |
-                        _mm512_test_epi64_mask(_mm512_andnot_si512(_mm512_loadu_si512(w + 8), hi), hi);
+        /* (line & mask) != mask in some lane: the AND takes the line from memory */
+        __mmask8 miss = _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w), lo), lo) |
+                        _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w + 8), hi), hi);
         found |= miss == 0;
     }
     return found != 0;
@@ -672,7 +675,27 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
  */
 /* Keys ahead whose blocks a blocked chain's batch prefetches: each key fetches two lines per big layer,
  * so a few keys already keep the memory system busy. */
-#define BLOCKED_PF 6
+#ifndef BLOCKED_PF
+#  define BLOCKED_PF 6
+#endif
+
+/* The big layers of a blocked chain of nl layers (newest first); returns how many. */
+static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
+{
+    uint32_t nbig = 0;
+    for (uint32_t l = nl; l-- > 0;)
+        if (f->layers[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = f->layers[l];
+    return nbig;
+}
+
+BK_INLINE void prefetch_blocks(const layer *const *big, uint32_t nbig, uint64_t h)
+{
+    for (uint32_t j = 0; j < nbig; j++) {
+        const uint64_t *b = b1024_block(big[j], h);
+        BK_PREFETCH(b);
+        BK_PREFETCH(b + 8);
+    }
+}
 
 /* A blocked chain's batch: while key i is tested, the blocks of key i + BLOCKED_PF in the big layers
  * are fetched. */
@@ -680,24 +703,40 @@ static size_t blocked_contains_hashes(const bk_scalable *f, const uint64_t *hash
 {
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     const layer *big[BK_SCALABLE_MAX_FILTERS];
-    uint32_t nbig = 0;
-    for (uint32_t l = nl; l-- > 0;)
-        if (f->layers[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = f->layers[l];
+    const uint32_t nbig = big_layers(f, nl, big);
     size_t present = 0;
-    for (size_t i = 0; i < n && i < BLOCKED_PF; i++)
-        for (uint32_t j = 0; j < nbig; j++) {
-            const uint64_t *b = b1024_block(big[j], hashes[i]);
-            BK_PREFETCH(b);
-            BK_PREFETCH(b + 8);
-        }
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) prefetch_blocks(big, nbig, hashes[i]);
     for (size_t i = 0; i < n; i++) {
-        if (i + BLOCKED_PF < n)
-            for (uint32_t j = 0; j < nbig; j++) {
-                const uint64_t *b = b1024_block(big[j], hashes[i + BLOCKED_PF]);
-                BK_PREFETCH(b);
-                BK_PREFETCH(b + 8);
-            }
+        if (i + BLOCKED_PF < n) prefetch_blocks(big, nbig, hashes[i + BLOCKED_PF]);
         bool r = blocked_has(f, nl, hashes[i]);
+        if (results) results[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+/* The bytes form: key i + BLOCKED_PF is hashed into a small ring and its blocks fetched while key i is
+ * tested, so hashing overlaps the misses too. */
+static size_t blocked_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *results)
+{
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const layer *big[BK_SCALABLE_MAX_FILTERS];
+    const uint32_t nbig = big_layers(f, nl, big);
+    uint64_t ring[BLOCKED_PF];
+    size_t present = 0;
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) {
+        ring[i] = bk__hash(keys[i], lens[i], f->seed);
+        prefetch_blocks(big, nbig, ring[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = ring[i % BLOCKED_PF];
+        if (i + BLOCKED_PF < n) {
+            uint64_t g = bk__hash(keys[i + BLOCKED_PF], lens[i + BLOCKED_PF], f->seed);
+            ring[i % BLOCKED_PF] = g;
+            prefetch_blocks(big, nbig, g);
+        }
+        bool r = blocked_has(f, nl, h);
         if (results) results[i] = r;
         present += r;
     }
@@ -787,6 +826,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
 size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *results)
 {
+    if (!f->classic) return blocked_contains_many(f, keys, lens, n, results);
     uint64_t h[BK_BATCH];
     size_t present = 0;
     for (size_t i = 0; i < n; i += BK_BATCH) {
@@ -989,6 +1029,7 @@ uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity
 double bk_scalable_error(const bk_scalable *f) { return f->p; }
 uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
 bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
+bool bk_scalable_classic(const bk_scalable *f) { return f->classic; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }

@@ -203,6 +203,7 @@ BK_API uint64_t bk_scalable_initial_capacity(const bk_scalable *f);
 BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
 BK_API uint32_t bk_scalable_growth(const bk_scalable *f);   /* 1 for a non-scaling filter */
 BK_API bool bk_scalable_nonscaling(const bk_scalable *f);   /* created with BK_SCALABLE_NONSCALING */
+BK_API bool bk_scalable_classic(const bk_scalable *f);      /* classic sub-filters (BK_SCALABLE_CLASSIC) */
 BK_API double bk_scalable_tightening(const bk_scalable *f);
 BK_API uint64_t bk_scalable_max_bytes(const bk_scalable *f);
 BK_API uint64_t bk_scalable_seed(const bk_scalable *f);
