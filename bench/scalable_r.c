@@ -8,7 +8,9 @@
  * sub-filters, bits per added key, the compound bound, the FPR measured on Q (1,000,000) never-added
  * keys, and ns per add and per absent-key query (single key, then batched). Times are this thread's
  * CPU time (CLOCK_THREAD_CPUTIME_ID), so that a busy machine's time slicing does not inflate them
- * (its cache and memory-bandwidth contention still does). Figures only.
+ * (its cache and memory-bandwidth contention still does). Last, the machine's memory latency: one
+ * dependent random load at a time (a pointer chase) over 64 MiB, the time a one-key query of a chain
+ * larger than the caches waits at least once. Figures only.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -112,5 +114,23 @@ int main(int argc, char **argv)
         fflush(stdout);
         bk_scalable_free(f);
     }
+    /* pointer chase: a random cyclic permutation (Sattolo), each load's address from the one before */
+    size_t words = (size_t)64 << 17;
+    uint64_t *chain = malloc(words * sizeof *chain);
+    if (!chain) return 1;
+    for (size_t i = 0; i < words; i++) chain[i] = i;
+    for (size_t i = words - 1; i > 0; i--) {
+        size_t j = (size_t)(mix(i) % i);
+        uint64_t t = chain[i];
+        chain[i] = chain[j];
+        chain[j] = t;
+    }
+    enum { HOPS = 2000000 };
+    uint64_t at = 0;
+    double t0 = now_ns();
+    for (int i = 0; i < HOPS; i++) at = chain[at];
+    printf("memory latency: %.1f ns per dependent random load over 64 MiB (%llu)\n", (now_ns() - t0) / HOPS,
+           (unsigned long long)(at & 1));
+    free(chain);
     return 0;
 }
