@@ -3,7 +3,7 @@
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
 extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
-extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable1;
+extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable_classic, bench_scalable1;
 extern const bench_contender bench_cuckoo;
 extern const bench_contender bench_fuse, bench_fuse16;
 
@@ -17,6 +17,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_counting,
     &bench_counting8,
     &bench_scalable,
+    &bench_scalable_classic,
     &bench_scalable1,
     &bench_cuckoo,
     &bench_fuse,

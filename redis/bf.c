@@ -23,6 +23,7 @@ static bk_status bf_create(long long capacity, double error, long long expansion
     o.growth = (uint32_t)expansion;
     if (nonscaling) o.flags |= BK_SCALABLE_NONSCALING;
     o.tightening = bkr_cfg.bf_tightening;
+    if (bkr_cfg.bf_classic) o.flags |= BK_SCALABLE_CLASSIC;
     bk_scalable *sf;
     bk_status s = bk_scalable_new((uint64_t)capacity, error, &o, &sf);
     if (s != BK_OK) return s;

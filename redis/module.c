@@ -244,6 +244,15 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return REDISMODULE_ERR;
             }
             bkr_cfg.bf_tightening = d;
+        } else if (bkr_arg_is(argv[i], "BF_SUBFILTERS")) {
+            if (bkr_arg_is(argv[i + 1], "blocked")) {
+                bkr_cfg.bf_classic = false;
+            } else if (bkr_arg_is(argv[i + 1], "classic")) {
+                bkr_cfg.bf_classic = true;
+            } else {
+                RedisModule_Log(ctx, "warning", "bloomkit: BF_SUBFILTERS must be blocked or classic");
+                return REDISMODULE_ERR;
+            }
         } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
             long long v;
             if (!bkr_arg_ll(argv[i + 1], &v) || (v != 8 && v != 12 && v != 16)) {
@@ -305,8 +314,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
-                    "BF_TIGHTENING_RATIO %g",
+                    "BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
-                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.bf_tightening);
+                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.bf_tightening,
+                    bkr_cfg.bf_classic ? "classic" : "blocked");
     return REDISMODULE_OK;
 }

@@ -36,6 +36,8 @@ typedef struct bkr_config {
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
     double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
                                       scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
+    bool bf_classic;               /* BF_SUBFILTERS classic (ours): classic sub-filters in new Bloom filters
+                                      (default blocked, bk_scalable's default) */
 } bkr_config;
 extern bkr_config bkr_cfg;
 

@@ -360,6 +360,8 @@ static bk_simd resolve_simd(bk_simd want)
     return cap != BK_SIMD_AUTO && cap < best ? cap : best;
 }
 
+int bk__simd_resolve(int want) { return (int)resolve_simd((bk_simd)want); }
+
 static const blocked_ops *ops_for(bk_blocked_layout layout, bk_simd s)
 {
     bool split = layout == BK_BLOCKED_SPLIT256;

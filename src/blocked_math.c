@@ -7,6 +7,7 @@
  * positive when all its probes hit set bits of that block, whose chance given the load L is
  *   SPLIT256:  (1 - (31/32)^L)^8            (each 32-bit word holds one bit of each key)
  *   512:       (1 - (511/512)^(k L))^k      (k probes anywhere in 512 bits)
+ *   1024:      (1 - (1023/1024)^(k L))^k    (the scalable chain's two-line blocks, internal)
  * FPR = sum over L of P(L) * inner(L). The classic formula replaces L by its mean, which is why it
  * underestimates: inner() is convex where it matters, so overfull blocks cost more than underfull
  * blocks save.
@@ -15,13 +16,19 @@
 #include "internal.h"
 #include "bloomkit/blocked.h"
 
-static uint32_t layout_block_bits(bk_blocked_layout layout) { return layout == BK_BLOCKED_SPLIT256 ? 256 : 512; }
+/* Not a public layout: the scalable chain's 1024-bit blocks (bk__blocked1024_size below). */
+#define LAYOUT_1024 ((bk_blocked_layout)2)
+
+static uint32_t layout_block_bits(bk_blocked_layout layout)
+{
+    return layout == BK_BLOCKED_SPLIT256 ? 256 : layout == LAYOUT_1024 ? 1024 : 512;
+}
 
 static double inner_fpr(bk_blocked_layout layout, uint32_t k, double load)
 {
     if (load <= 0) return 0.0;
     if (layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
-    return pow(-expm1(load * (double)k * log1p(-1.0 / 512.0)), (double)k);
+    return pow(-expm1(load * (double)k * log1p(-1.0 / (double)layout_block_bits(layout))), (double)k);
 }
 
 /*
@@ -95,8 +102,13 @@ static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 static bool bad_k(bk_blocked_layout layout, uint32_t k)
 {
     if (layout == BK_BLOCKED_SPLIT256) return k != 0 && k != 8;
-    if (layout == BK_BLOCKED_512) return k > BK_BLOCKED_MAX_K;
+    if (layout == BK_BLOCKED_512 || layout == LAYOUT_1024) return k > BK_BLOCKED_MAX_K;
     return true;
+}
+
+static bool bad_public_layout(bk_blocked_layout layout)
+{
+    return layout != BK_BLOCKED_SPLIT256 && layout != BK_BLOCKED_512;
 }
 
 static double fpr_k(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint32_t k)
@@ -105,13 +117,20 @@ static double fpr_k(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint3
     return k == 0 ? fpr_best_k(blocks, n, layout, &unused) : fpr_blocks(blocks, n, layout, k);
 }
 
-double bk_blocked_fpr(uint64_t m, uint64_t n, bk_blocked_layout layout, uint32_t k)
+static double fpr_of_m(uint64_t m, uint64_t n, bk_blocked_layout layout, uint32_t k)
 {
     if (bad_k(layout, k)) return NAN;
     uint64_t blocks = m / layout_block_bits(layout);
     if (blocks == 0) return NAN;
     return fpr_k(blocks, n, layout, k);
 }
+
+double bk_blocked_fpr(uint64_t m, uint64_t n, bk_blocked_layout layout, uint32_t k)
+{
+    return bad_public_layout(layout) ? NAN : fpr_of_m(m, n, layout, k);
+}
+
+double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k) { return fpr_of_m(m, n, LAYOUT_1024, k); }
 
 uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key)
 {
@@ -131,7 +150,7 @@ uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key)
     return bk;
 }
 
-bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
 {
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
     const uint64_t bbits = layout_block_bits(layout);
@@ -163,9 +182,16 @@ bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geo
     return BK_OK;
 }
 
+bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+{
+    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, out);
+}
+
+bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out) { return size_for(n, p, LAYOUT_1024, out); }
+
 uint64_t bk_blocked_capacity(uint64_t m, bk_blocked_layout layout, uint32_t k, double p)
 {
-    if (bad_p(p) || bad_k(layout, k)) return 0;
+    if (bad_p(p) || bad_public_layout(layout) || bad_k(layout, k)) return 0;
     uint64_t blocks = m / layout_block_bits(layout);
     if (blocks == 0 || fpr_k(blocks, 1, layout, k) > p) return 0;
     /* The FPR rises with every added key: find a failing n by doubling, then bisect. */

@@ -229,6 +229,14 @@ typedef struct bk_vtable {
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
 BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
+/* The scalable chain's blocked sub-filters: 1024-bit blocks (two cache lines), k probes anywhere in
+ * the block. Sizing and exact FPR with the blocked filter's mixture formula (blocked_math.c). */
+struct bk_geometry;
+BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);
+BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
+/* The code path a new filter asked for `want` (an enum bk_simd) gets: bk_simd_force, $BK_SIMD and
+ * the CPU cap it; under ThreadSanitizer AUTO means scalar (blocked.c). */
+BK_HIDDEN int bk__simd_resolve(int want);
 BK_HIDDEN extern const bk_vtable bk__counting_vtable;
 BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
 /* The classic filter's probe scheme (BK__PROBE_MIX*): the scalable chain's layers share one, and a

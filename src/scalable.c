@@ -1,21 +1,52 @@
-/* Scalable Bloom filter: a chain of classic sub-filters, each larger and tighter than the one before. */
+/* Scalable Bloom filter: a chain of sub-filters, each larger and tighter than the one before. The
+ * sub-filters are blocked (1024-bit blocks of two cache lines; the default) or classic Bloom filters. */
 #include <math.h>
 #include <pthread.h>
 #include "internal.h"
+#include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
 #include "bloomkit/scalable.h"
 
-/* One sub-filter. Everything but `fill` is written once, before the layer is published. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#  define BK_X86 1
+#  include <immintrin.h>
+#  define BK_T_AVX2 __attribute__((target("avx2")))
+#  define BK_T_AVX512 __attribute__((target("avx2,avx512f")))
+#endif
+
+/* One sub-filter. Everything but `fill` (and the bits) is written once, before the layer is
+ * published. A classic layer wraps a bk_bloom; a blocked layer owns (or borrows) its words itself. */
 typedef struct layer {
-    bk_bloom *bf;
-    const uint64_t *words; /* bf's bit array, cached for the chain's inlined probe loop */
-    uint64_t m;
+    bk_bloom *bf;          /* classic layers; NULL in a blocked chain */
+    uint64_t *words;       /* the bit array (bf's for a classic layer), 64-byte aligned */
+    uint64_t m;            /* bits */
+    uint64_t blocks;       /* blocked: m / 1024 */
     uint32_t k;
+    bool owns_words;       /* blocked: false when the words are borrowed from a mapping */
     uint64_t capacity;
     double error;          /* exact FPR of (m, k) at capacity */
     uint64_t bytes;
-    uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity */
+    uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity. A blocked
+                            * layer's count is its fill (a union sets it to the fill-based estimate). */
 } layer;
+
+/*
+ * Blocked layers: block bk__range64(h, blocks) of 16 64-bit words (two cache lines); the k probes are
+ * bits (x * B1024_SALT[i]) >> 22 of the block, x the low 32 bits of h (bit b is bit b & 63 of word
+ * b >> 6). The in-block pattern depends on h alone, so a query builds it once for the whole chain and
+ * tests each layer with one masked compare of its block. The constants are part of the file format.
+ */
+#define B1024_WORDS 16
+static const uint32_t B1024_SALT[BK_BLOCKED_MAX_K] = {
+    0xc2c063ffu, 0x239eed25u, 0x958507adu, 0xf768064fu, 0x0e9a8df5u, 0x55113dc3u, 0xe0c67745u, 0x5966eb45u,
+    0xfcb042d9u, 0x4ca82985u, 0x1720800fu, 0xb9c48cb1u, 0xa9f18631u, 0xd6c93f01u, 0xbc4d13ddu, 0xa83c546du,
+};
+
+BK_INLINE uint32_t b1024_bit(uint32_t x, uint32_t i) { return (x * B1024_SALT[i]) >> 22; }
+BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h)
+{
+    return L->words + (bk__range64(h, L->blocks) << 4);
+}
 
 struct bk_scalable {
     /* layers[0 .. n-1] are valid; n is stored with release after layers[n-1] is complete and loaded
@@ -30,7 +61,9 @@ struct bk_scalable {
     uint64_t max_bytes;
     uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
     uint64_t seed;
-    uint64_t mix;          /* every layer's probe scheme (bloom.c's; BK__PROBE_MIX*) */
+    uint64_t mix;          /* every classic layer's probe scheme (bloom.c's; BK__PROBE_MIX*) */
+    bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
+    int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     pthread_mutex_t grow_lock;
 };
 
@@ -42,7 +75,7 @@ static bk_status check_options(uint64_t capacity, double p, const bk_scalable_op
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
     if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
-    if (o->flags & ~(uint32_t)BK_SCALABLE_NONSCALING) return BK_EINVAL;
+    if (o->flags & ~(uint32_t)(BK_SCALABLE_NONSCALING | BK_SCALABLE_CLASSIC)) return BK_EINVAL;
     if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
     if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
     return BK_OK;
@@ -57,8 +90,8 @@ static uint32_t chain_growth(const bk_scalable_options *o)
 static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
 
 /* capacity_i = capacity0 * growth^i and p_i = p0 r^i; growth 0 (non-scaling): only i = 0, sized for
- * (capacity0, p). BK_ETOOBIG when out of range. */
-static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, uint32_t i,
+ * (capacity0, p); classic or blocked sizing. BK_ETOOBIG when out of range. */
+static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, uint32_t i,
                                 bk_geometry *g, uint64_t *bytes)
 {
     if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 0 && i > 0)) return BK_ETOOBIG;
@@ -67,7 +100,7 @@ static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
         if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
     double err = growth == 0 ? p : p * (1.0 - r) * pow(r, (double)i);
     if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
-    bk_status s = bk_bloom_size(cap, err, g);
+    bk_status s = classic ? bk_bloom_size(cap, err, g) : bk__blocked1024_size(cap, err, g);
     if (s == BK_EINVAL) return BK_ETOOBIG;
     if (s != BK_OK) return s;
     uint64_t b = bk__bits_to_bytes64(g->m);
@@ -90,7 +123,8 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, out, NULL);
+    return layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
+                          out, NULL);
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
@@ -105,7 +139,9 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
         bk_geometry g;
         uint64_t b;
         if (chain_growth(&o) == 0 && i == 1) return BK_EFULL;
-        if ((s = layer_geometry(capacity, p, chain_growth(&o), o.tightening, i, &g, &b))) return s;
+        if ((s = layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
+                                &g, &b)))
+            return s;
         total += b;
         if (total > limit) return BK_ETOOBIG;
         held = held + g.n < held ? UINT64_MAX : held + g.n;
@@ -122,7 +158,34 @@ static void free_layer(layer *L)
 {
     if (!L) return;
     bk_bloom_free(L->bf);
+    if (L->owns_words) bk__free_aligned(L->words);
     bk__free(L);
+}
+
+/* A blocked layer of geometry g; words NULL: allocate them (zeroed), else use (borrow) them. */
+static bk_status blocked_layer(const bk_geometry *g, uint64_t *words, uint64_t count, layer **out)
+{
+    uint64_t bytes = g->m / 8;
+    if (g->m == 0 || g->m % 1024 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    layer *L = bk__calloc(1, sizeof *L);
+    if (!L) return BK_ENOMEM;
+    if (!words) {
+        if (!(words = bk__calloc_aligned((size_t)bytes))) {
+            bk__free(L);
+            return BK_ENOMEM;
+        }
+        L->owns_words = true;
+    }
+    L->words = words;
+    L->m = g->m;
+    L->blocks = g->m / 1024;
+    L->k = g->k;
+    L->capacity = g->n;
+    L->error = bk__blocked1024_fpr(g->m, g->n, g->k);
+    L->bytes = bytes;
+    L->fill = count;
+    *out = L;
+    return BK_OK;
 }
 
 /* Wrap a classic filter as a layer (takes ownership of bf on success). */
@@ -132,7 +195,7 @@ static bk_status wrap_layer(bk_bloom *bf, uint64_t capacity, layer **out)
     if (!L) return BK_ENOMEM;
     size_t len;
     L->bf = bf;
-    L->words = (const uint64_t *)(const void *)bk_bloom_data(bf, &len);
+    L->words = (uint64_t *)(uintptr_t)bk_bloom_data(bf, &len);
     L->m = bk_bloom_bits(bf);
     L->k = bk_bloom_k(bf);
     L->capacity = capacity;
@@ -147,9 +210,10 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
 {
     bk_geometry g;
     uint64_t b;
-    bk_status s = layer_geometry(f->capacity0, f->p, f->growth, f->r, i, &g, &b);
+    bk_status s = layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, i, &g, &b);
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
+    if (!f->classic) return blocked_layer(&g, NULL, 0, out);
     bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
@@ -159,7 +223,7 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
 }
 
 static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes,
-                                uint64_t seed)
+                                uint64_t seed, bool classic)
 {
     bk_scalable *f = bk__calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -174,6 +238,8 @@ static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     f->max_bytes = effective_max(max_bytes);
     f->seed = seed;
     f->mix = BK__PROBE_MIX;
+    f->classic = classic;
+    f->simd = bk__simd_resolve(BK_SIMD_AUTO);
     return f;
 }
 
@@ -190,7 +256,8 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
-    bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed);
+    bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
+                                 (o.flags & BK_SCALABLE_CLASSIC) != 0);
     if (!f) return BK_ENOMEM;
     if ((s = make_layer(f, 0, 0, &f->layers[0]))) {
         free_shell(f);
@@ -214,14 +281,22 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed);
+    bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic);
     if (!c) return BK_ENOMEM;
     c->mix = f->mix;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
-        bk_bloom *bf;
-        bk_status s = bk_bloom_clone(f->layers[i]->bf, &bf);
-        if (s == BK_OK && (s = wrap_layer(bf, f->layers[i]->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
+        const layer *L = f->layers[i];
+        bk_status s;
+        if (!f->classic) {
+            bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
+            if ((s = blocked_layer(&g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), &c->layers[i])) == BK_OK)
+                memcpy(c->layers[i]->words, L->words, (size_t)L->bytes);
+        } else {
+            bk_bloom *bf;
+            s = bk_bloom_clone(L->bf, &bf);
+            if (s == BK_OK && (s = wrap_layer(bf, L->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
+        }
         if (s != BK_OK) {
             bk_scalable_free(c);
             return s;
@@ -236,7 +311,9 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* ---- query ---- */
 
 /* Layers at least this big are assumed to miss the cache. */
-#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+#ifndef BIG_LAYER_BYTES
+#  define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+#endif
 /* Probes past the first two that a query prefetches in each big layer. */
 #define PREFETCH_DEPTH 2
 
@@ -269,7 +346,7 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, ui
  * layer holding a present one) test all their remaining probes with independent loads. n <= 64, so a
  * 64-bit mask holds the live layers.
  */
-static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
+static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
     layer *const *layers = f->layers;
     const uint64_t x0 = h, y0 = bk__remix(h);
@@ -321,6 +398,112 @@ static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
     return false;
 }
 
+/*
+ * A blocked chain: every layer is one block test with no branch on the data, so an absent key costs
+ * one block (two lines) per layer, all loads independent. The probe mask of the first k probes is
+ * built once and extended when a layer has a larger k (oldest layers first: k grows along the chain;
+ * a smaller k starts the mask again). The scalar form reads with relaxed atomic loads (it is the path
+ * under ThreadSanitizer); the vector forms use plain vector loads, as the blocked filter does.
+ */
+static bool b1024_has_scalar(layer *const *layers, uint32_t n, uint64_t h)
+{
+    const uint32_t x = (uint32_t)h;
+    uint64_t mask[B1024_WORDS] = { 0 }, found = 0;
+    uint32_t kc = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const layer *L = layers[l];
+        if (L->k < kc) {
+            memset(mask, 0, sizeof mask);
+            kc = 0;
+        }
+        for (; kc < L->k; kc++) {
+            uint32_t b = b1024_bit(x, kc);
+            mask[b >> 6] |= UINT64_C(1) << (b & 63);
+        }
+        const uint64_t *w = b1024_block(L, h);
+        uint64_t miss = 0;
+        for (int i = 0; i < B1024_WORDS; i++) miss |= mask[i] & ~__atomic_load_n(&w[i], __ATOMIC_RELAXED);
+        found |= miss == 0;
+    }
+    return found != 0;
+}
+
+#ifdef BK_X86
+BK_T_AVX2 static bool b1024_has_avx2(layer *const *layers, uint32_t n, uint64_t h)
+{
+    const uint32_t x = (uint32_t)h;
+    uint64_t mask[B1024_WORDS] = { 0 };
+    __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
+    uint32_t kc = 0;
+    int found = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const layer *L = layers[l];
+        if (L->k != kc) {
+            if (L->k < kc) {
+                memset(mask, 0, sizeof mask);
+                kc = 0;
+            }
+            for (; kc < L->k; kc++) {
+                uint32_t b = b1024_bit(x, kc);
+                mask[b >> 6] |= UINT64_C(1) << (b & 63);
+            }
+            m0 = _mm256_loadu_si256((const __m256i *)mask);
+            m1 = _mm256_loadu_si256((const __m256i *)(mask + 4));
+            m2 = _mm256_loadu_si256((const __m256i *)(mask + 8));
+            m3 = _mm256_loadu_si256((const __m256i *)(mask + 12));
+        }
+        const __m256i *w = (const __m256i *)b1024_block(L, h);
+        __m256i miss = _mm256_or_si256(
+            _mm256_or_si256(_mm256_andnot_si256(_mm256_loadu_si256(w), m0), _mm256_andnot_si256(_mm256_loadu_si256(w + 1), m1)),
+            _mm256_or_si256(_mm256_andnot_si256(_mm256_loadu_si256(w + 2), m2), _mm256_andnot_si256(_mm256_loadu_si256(w + 3), m3)));
+        found |= _mm256_testz_si256(miss, miss);
+    }
+    return found != 0;
+}
+
+/* The mask lives in two registers: probe b sets bit b & 63 of lane b >> 6 by a masked OR. */
+BK_T_AVX512 static bool b1024_has_avx512(layer *const *layers, uint32_t n, uint64_t h)
+{
+    const uint32_t x = (uint32_t)h;
+    __m512i lo = _mm512_setzero_si512(), hi = lo;
+    uint32_t kc = 0;
+    unsigned found = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const layer *L = layers[l];
+        if (L->k < kc) {
+            lo = hi = _mm512_setzero_si512();
+            kc = 0;
+        }
+        for (; kc < L->k; kc++) {
+            uint32_t b = b1024_bit(x, kc), lane = 1u << (b >> 6);
+            __m512i bit = _mm512_set1_epi64((long long)(UINT64_C(1) << (b & 63)));
+            lo = _mm512_mask_or_epi64(lo, (__mmask8)lane, lo, bit);
+            hi = _mm512_mask_or_epi64(hi, (__mmask8)(lane >> 8), hi, bit);
+        }
+        const uint64_t *w = b1024_block(L, h);
+        /* (line & mask) != mask in some lane: the AND takes the line from memory */
+        __mmask8 miss = _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w), lo), lo) |
+                        _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w + 8), hi), hi);
+        found |= miss == 0;
+    }
+    return found != 0;
+}
+#endif
+
+static bool blocked_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+#ifdef BK_X86
+    if (f->simd == BK_SIMD_AVX512) return b1024_has_avx512(f->layers, n, h);
+    if (f->simd == BK_SIMD_AVX2) return b1024_has_avx2(f->layers, n, h);
+#endif
+    return b1024_has_scalar(f->layers, n, h);
+}
+
+static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+    return f->classic ? classic_has(f, n, h) : blocked_has(f, n, h);
+}
+
 bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t h)
 {
     return chain_has(f, __atomic_load_n(&f->n, __ATOMIC_ACQUIRE), h);
@@ -360,7 +543,13 @@ bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
         L = f->layers[n];
     }
     L->fill++;
-    return bk_bloom_add_hash(L->bf, h);
+    if (L->bf) return bk_bloom_add_hash(L->bf, h);
+    uint64_t *w = b1024_block(L, h);
+    for (uint32_t i = 0; i < L->k; i++) {
+        uint32_t b = b1024_bit((uint32_t)h, i);
+        w[b >> 6] |= UINT64_C(1) << (b & 63);
+    }
+    return BK_OK;
 }
 
 bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
@@ -395,7 +584,15 @@ bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
         while (c < L->capacity &&
                !__atomic_compare_exchange_n(&L->fill, &c, c + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         }
-        if (c < L->capacity) return bk_bloom_add_hash_atomic(L->bf, h);
+        if (c < L->capacity) {
+            if (L->bf) return bk_bloom_add_hash_atomic(L->bf, h);
+            uint64_t *w = b1024_block(L, h);
+            for (uint32_t i = 0; i < L->k; i++) {
+                uint32_t b = b1024_bit((uint32_t)h, i);
+                __atomic_fetch_or(&w[b >> 6], UINT64_C(1) << (b & 63), __ATOMIC_RELAXED);
+            }
+            return BK_OK;
+        }
         pthread_mutex_lock(&f->grow_lock);
         bk_status s = grow_locked(f, n);
         pthread_mutex_unlock(&f->grow_lock);
@@ -421,6 +618,12 @@ static void prefetch_first(const bk_scalable *f, uint64_t h)
     for (uint32_t l = f->n; l-- > 0;) {
         const layer *L = f->layers[l];
         if (L->bytes < BIG_LAYER_BYTES) break;
+        if (!L->bf) {
+            const uint64_t *b = b1024_block(L, h);
+            BK_PREFETCH(b);
+            BK_PREFETCH(b + 8);
+            continue;
+        }
         BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
         BK_PREFETCH(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
     }
@@ -470,8 +673,79 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
  * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
  * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
  */
+/* Keys ahead whose blocks a blocked chain's batch prefetches: each key fetches two lines per big layer,
+ * so a few keys already keep the memory system busy. */
+#ifndef BLOCKED_PF
+#  define BLOCKED_PF 6
+#endif
+
+/* The big layers of a blocked chain of nl layers (newest first); returns how many. */
+static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
+{
+    uint32_t nbig = 0;
+    for (uint32_t l = nl; l-- > 0;)
+        if (f->layers[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = f->layers[l];
+    return nbig;
+}
+
+BK_INLINE void prefetch_blocks(const layer *const *big, uint32_t nbig, uint64_t h)
+{
+    for (uint32_t j = 0; j < nbig; j++) {
+        const uint64_t *b = b1024_block(big[j], h);
+        BK_PREFETCH(b);
+        BK_PREFETCH(b + 8);
+    }
+}
+
+/* A blocked chain's batch: while key i is tested, the blocks of key i + BLOCKED_PF in the big layers
+ * are fetched. */
+static size_t blocked_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const layer *big[BK_SCALABLE_MAX_FILTERS];
+    const uint32_t nbig = big_layers(f, nl, big);
+    size_t present = 0;
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) prefetch_blocks(big, nbig, hashes[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BLOCKED_PF < n) prefetch_blocks(big, nbig, hashes[i + BLOCKED_PF]);
+        bool r = blocked_has(f, nl, hashes[i]);
+        if (results) results[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+/* The bytes form: key i + BLOCKED_PF is hashed into a small ring and its blocks fetched while key i is
+ * tested, so hashing overlaps the misses too. */
+static size_t blocked_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *results)
+{
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const layer *big[BK_SCALABLE_MAX_FILTERS];
+    const uint32_t nbig = big_layers(f, nl, big);
+    uint64_t ring[BLOCKED_PF];
+    size_t present = 0;
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) {
+        ring[i] = bk__hash(keys[i], lens[i], f->seed);
+        prefetch_blocks(big, nbig, ring[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = ring[i % BLOCKED_PF];
+        if (i + BLOCKED_PF < n) {
+            uint64_t g = bk__hash(keys[i + BLOCKED_PF], lens[i + BLOCKED_PF], f->seed);
+            ring[i % BLOCKED_PF] = g;
+            prefetch_blocks(big, nbig, g);
+        }
+        bool r = blocked_has(f, nl, h);
+        if (results) results[i] = r;
+        present += r;
+    }
+    return present;
+}
+
 size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
+    if (!f->classic) return blocked_contains_hashes(f, hashes, n, results);
     enum { STEP = 16 };
     layer *const *layers = f->layers;
     const uint64_t mix = f->mix;
@@ -552,6 +826,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
 size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *results)
 {
+    if (!f->classic) return blocked_contains_many(f, keys, lens, n, results);
     uint64_t h[BK_BATCH];
     size_t present = 0;
     for (size_t i = 0; i < n; i += BK_BATCH) {
@@ -564,6 +839,25 @@ size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, 
 
 /* ---- whole-filter operations ---- */
 
+static uint64_t popcount_relaxed(const uint64_t *w, uint64_t nwords)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
+    return c;
+}
+
+/* Keys in a layer by its fill: n = -(m / k) ln(1 - set / m) (a full array counts as m - 1/2 set). */
+static double fill_estimate(uint64_t set, uint64_t m, uint32_t k)
+{
+    double x = set >= m ? (double)m - 0.5 : (double)set;
+    return -((double)m / k) * log1p(-x / (double)m);
+}
+
+static uint64_t blocked_estimate(const layer *L)
+{
+    return (uint64_t)llround(fill_estimate(popcount_relaxed(L->words, L->bytes / 8), L->m, L->k));
+}
+
 void bk_scalable_clear(bk_scalable *f)
 {
     if (!f) return;
@@ -572,7 +866,8 @@ void bk_scalable_clear(bk_scalable *f)
         f->layers[i] = NULL;
     }
     f->n = 1;
-    bk_bloom_clear(f->layers[0]->bf);
+    if (f->layers[0]->bf) bk_bloom_clear(f->layers[0]->bf);
+    else memset(f->layers[0]->words, 0, (size_t)f->layers[0]->bytes);
     f->layers[0]->fill = 0;
     f->bytes = f->layers[0]->bytes;
 }
@@ -581,11 +876,13 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed || a->mix != b->mix)
+        a->seed != b->seed || a->classic != b->classic || (a->classic && a->mix != b->mix))
         return BK_EINCOMPAT;
     uint32_t n = a->n < b->n ? a->n : b->n;
-    for (uint32_t i = 0; i < n; i++)
-        if (bk_bloom_compatible(a->layers[i]->bf, b->layers[i]->bf) != BK_OK) return BK_EINCOMPAT;
+    for (uint32_t i = 0; i < n; i++) {
+        const layer *x = a->layers[i], *y = b->layers[i];
+        if (x->bf ? bk_bloom_compatible(x->bf, y->bf) != BK_OK : x->m != y->m || x->k != y->k) return BK_EINCOMPAT;
+    }
     return BK_OK;
 }
 
@@ -598,7 +895,10 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     uint64_t bytes = dst->bytes;
     for (uint32_t i = dst->n; i < src->n; i++) {
         s = make_layer(dst, i, bytes, &fresh[i]);
-        if (s == BK_OK && bk_bloom_compatible(fresh[i]->bf, src->layers[i]->bf) != BK_OK) s = BK_EINCOMPAT;
+        const layer *y = src->layers[i];
+        if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
+                                         : fresh[i]->m != y->m || fresh[i]->k != y->k))
+            s = BK_EINCOMPAT;
         if (s != BK_OK) {
             for (uint32_t j = dst->n; j <= i; j++) free_layer(fresh[j]);
             return s;
@@ -612,30 +912,35 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     }
     for (uint32_t i = 0; i < src->n; i++) {
         layer *L = dst->layers[i];
-        bk_bloom_union(L->bf, src->layers[i]->bf);
-        L->fill = bk_bloom_count(L->bf);
+        if (L->bf) {
+            bk_bloom_union(L->bf, src->layers[i]->bf);
+            L->fill = bk_bloom_count(L->bf);
+            continue;
+        }
+        const uint64_t *w = src->layers[i]->words;
+        for (uint64_t j = 0; j < L->bytes / 8; j++) L->words[j] |= __atomic_load_n(&w[j], __ATOMIC_RELAXED);
+        L->fill = blocked_estimate(L);
     }
     return BK_OK;
 }
 
-static uint64_t popcount_relaxed(const uint64_t *w, uint64_t nwords)
+static uint64_t layer_count(const layer *L)
 {
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
-    return c;
+    return L->bf ? bk_bloom_count(L->bf) : __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
 }
 
 static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
 {
     uint64_t s = popcount_relaxed(L->words, L->bytes / 8);
     out->capacity = L->capacity;
-    out->count = bk_bloom_count(L->bf);
+    out->count = layer_count(L);
     out->bits = L->m;
     out->memory_bytes = L->bytes;
     out->k = L->k;
     out->error = L->error;
     out->fill_ratio = (double)s / (double)L->m;
-    out->fpr_now = pow(out->fill_ratio, L->k);
+    /* a blocked layer: the exact formula at its count (fill^k would miss the blocks' uneven loads) */
+    out->fpr_now = L->bf ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr(L->m, out->count, L->k);
     if (set) *set = s;
 }
 
@@ -662,8 +967,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
         out->memory_bytes += ls.memory_bytes;
         set_total += set;
         pass_none *= 1.0 - ls.fpr_now;
-        double x = set >= ls.bits ? (double)ls.bits - 0.5 : (double)set;
-        est += -((double)ls.bits / ls.k) * log1p(-x / (double)ls.bits);
+        est += fill_estimate(set, ls.bits, ls.k);
     }
     const layer *last = f->layers[n - 1];
     out->type = BK_TYPE_SCALABLE;
@@ -678,7 +982,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
-        can_grow = layer_geometry(f->capacity0, f->p, f->growth, f->r, n, &g, &b) == BK_OK &&
+        can_grow = layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, n, &g, &b) == BK_OK &&
                    b <= f->max_bytes - bk_scalable_bytes(f);
     }
     out->saturated = full && !can_grow;
@@ -690,7 +994,7 @@ uint64_t bk_scalable_count(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t c = 0;
-    for (uint32_t i = 0; i < n; i++) c += bk_bloom_count(f->layers[i]->bf);
+    for (uint32_t i = 0; i < n; i++) c += layer_count(f->layers[i]);
     return c;
 }
 
@@ -705,7 +1009,8 @@ uint64_t bk_scalable_capacity(const bk_scalable *f)
 uint32_t bk_scalable_filters(const bk_scalable *f) { return __atomic_load_n(&f->n, __ATOMIC_ACQUIRE); }
 uint64_t bk_scalable_bytes(const bk_scalable *f) { return __atomic_load_n(&f->bytes, __ATOMIC_RELAXED); }
 
-/* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it. */
+/* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it (a blocked
+ * layer has none). */
 uint64_t bk_scalable_memory_usage(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
@@ -724,13 +1029,15 @@ uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity
 double bk_scalable_error(const bk_scalable *f) { return f->p; }
 uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
 bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
+bool bk_scalable_classic(const bk_scalable *f) { return f->classic; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
 void bk__scalable_set_probe_mix(bk_scalable *f, uint64_t mix)
 {
     f->mix = mix;
-    for (uint32_t i = 0; i < f->n; i++) bk__bloom_set_probe_mix(f->layers[i]->bf, mix);
+    for (uint32_t i = 0; i < f->n; i++)
+        if (f->layers[i]->bf) bk__bloom_set_probe_mix(f->layers[i]->bf, mix);
 }
 
 bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
@@ -745,12 +1052,15 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters  (40 bytes)
  * The growth field: 1 = non-scaling (files from before same-size growth existed keep that meaning),
- * 2 .. 16 = scaling with that growth, GROWTH_SAME_SIZE | 1 = scaling with same-size sub-filters.
- * then zero padding to 64, then nfilters classic-filter bodies (bloom.c's body layout, standard
- * layout), each starting at a 64-byte aligned body offset. Sub-filter i must have exactly the geometry
- * the parameters give for it. */
+ * 2 .. 16 = scaling with that growth, GROWTH_SAME_SIZE | 1 = scaling with same-size sub-filters;
+ * GROWTH_BLOCKED set = blocked sub-filters (files from before blocked chains existed have classic ones).
+ * then zero padding to 64, then nfilters sub-filter bodies, each starting at a 64-byte aligned body
+ * offset: classic: bloom.c's body (standard layout); blocked: u64 m, u32 k, u32 0, u64 capacity,
+ * u64 count (32 bytes), zero padding to 64, the m / 8 bytes of words. Sub-filter i must have exactly
+ * the geometry the parameters give for it. */
 
 #define GROWTH_SAME_SIZE (UINT32_C(1) << 16)
+#define GROWTH_BLOCKED (UINT32_C(1) << 17)
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */
 #define MAX_LAYER_COUNT (UINT64_C(1) << 48)
@@ -760,13 +1070,22 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     const bk_scalable *f = vf;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint32_t stored_growth = f->growth == 0 ? 1 : f->growth == 1 ? GROWTH_SAME_SIZE | 1 : f->growth;
+    if (!f->classic) stored_growth |= GROWTH_BLOCKED;
     bk_status s;
     if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
         (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, stored_growth)) || (s = bk__w_u32(w, n)) ||
         (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
-        if ((s = bk__bloom_vtable.encode(f->layers[i]->bf, w)) || (s = bk__w_align(w, 64))) return s;
+        const layer *L = f->layers[i];
+        if (L->bf) {
+            s = bk__bloom_vtable.encode(L->bf, w);
+        } else if (!(s = bk__w_u64(w, L->m)) && !(s = bk__w_u32(w, L->k)) && !(s = bk__w_u32(w, 0)) &&
+                   !(s = bk__w_u64(w, L->capacity)) && !(s = bk__w_u64(w, layer_count(L))) &&
+                   !(s = bk__w_align(w, 64))) {
+            s = bk__w_u64_array(w, L->words, (size_t)(L->bytes / 8));
+        }
+        if (s || (s = bk__w_align(w, 64))) return s;
     }
     return BK_OK;
 }
@@ -783,6 +1102,38 @@ static bk_status r_pad64(bk_reader *r)
     return BK_OK;
 }
 
+/* A blocked sub-filter's body; g is the geometry the chain's parameters give it. */
+static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer **out)
+{
+    uint64_t m, cap, count;
+    uint32_t k, zero;
+    bk_status s;
+    if ((s = bk__r_u64(r, &m)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u32(r, &zero)) || (s = bk__r_u64(r, &cap)) ||
+        (s = bk__r_u64(r, &count)) || (s = r_pad64(r)))
+        return s;
+    if (m != g->m || k != g->k || cap != g->n || zero != 0 || count > MAX_LAYER_COUNT) return BK_ECORRUPT;
+    const uint8_t *data;
+    if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
+    if ((s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
+    if ((s = blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
+    if (!r->borrow) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        for (uint64_t i = 0; i < m / 64; i++) {
+            uint64_t v = 0;
+            for (int j = 7; j >= 0; j--) v = (v << 8) | data[i * 8 + (uint64_t)j];
+            (*out)->words[i] = v;
+        }
+#else
+        memcpy((*out)->words, data, (size_t)(m / 8));
+#endif
+    }
+    if ((s = r_pad64(r)) != BK_OK) {
+        free_layer(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint64_t cap0, max_bytes;
@@ -795,14 +1146,17 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = r_pad64(r)))
         return s;
     /* stored 1: non-scaling; GROWTH_SAME_SIZE | 1: scaling with growth 1; 2 .. 16 as they are */
+    bool classic = !(growth & GROWTH_BLOCKED);
+    growth &= ~GROWTH_BLOCKED;
     if (growth == (GROWTH_SAME_SIZE | 1)) growth = 1;
     else if (growth == 1) growth = 0;
     else if (growth < 2) return BK_ECORRUPT;
-    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed, growth ? 0 : BK_SCALABLE_NONSCALING };
+    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed,
+                              (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
         (growth == 0 && n != 1))
         return BK_ECORRUPT;
-    bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed);
+    bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic);
     if (!f) return BK_ENOMEM;
     f->mix = bk__probe_mix_of_flags(r->flags); /* the layers' decoder reads the same flag */
     for (uint32_t i = 0; i < n; i++) {
@@ -810,8 +1164,10 @@ static bk_status v_decode(bk_reader *r, void **out)
         uint64_t b;
         size_t start;
         void *bf = NULL;
-        if (layer_geometry(cap0, p, growth, rr, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
+        if (layer_geometry(cap0, p, growth, rr, classic, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
             s = BK_ECORRUPT;
+        } else if (!classic) {
+            s = decode_blocked_layer(r, &g, &f->layers[i]);
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             uint64_t cap; /* the sub-filter body's capacity field (bloom.c: offset 16) */
             bk_reader at = { r->base + start + 16, 8, 0, false, false, 0, 0 };

@@ -116,13 +116,24 @@ static bk_filter *tf_counting8(uint64_t c, uint64_t n, uint64_t s) { return tf_m
 
 /* A chain that starts at capacity / 16 keys, so `capacity` keys make about five sub-filters. */
 static void tf_scalable_free(void *p) { bk_scalable_free(p); }
-static bk_filter *tf_scalable(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+static inline bk_filter *tf_make_scalable(uint32_t flags, uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     bk_scalable_options o = bk_scalable_default_options();
     o.seed = seed;
+    o.flags = flags;
     bk_scalable *c;
     if (bk_scalable_new(capacity / 16 ? capacity / 16 : 1, 0.01, &o, &c) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, nkeys);
+}
+/* "scalable": classic sub-filters (the only kind when the v1.0 golden files were written);
+ * "scalable-blocked": the default blocked sub-filters. */
+static bk_filter *tf_scalable(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_make_scalable(BK_SCALABLE_CLASSIC, capacity, nkeys, seed);
+}
+static bk_filter *tf_scalable_blocked(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_make_scalable(0, capacity, nkeys, seed);
 }
 
 static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
@@ -176,6 +187,7 @@ static const tf_factory tf_factories[] = {
     { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4, false },
     { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8, false },
     { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false },
+    { "scalable-blocked", BK_TYPE_SCALABLE, false, tf_scalable_blocked, false },
     { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },

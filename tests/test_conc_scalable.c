@@ -68,11 +68,13 @@ static void *reader(void *arg)
     return NULL;
 }
 
-static void run(int threads, uint32_t growth)
+/* flags: 0 (blocked sub-filters, the default) or BK_SCALABLE_CLASSIC */
+static void run(int threads, uint32_t growth, uint32_t flags)
 {
     bk_scalable *f = NULL;
     bk_scalable_options o = bk_scalable_default_options();
     o.growth = growth;
+    o.flags = flags;
     o.seed = 21;
     assert_int_equal(bk_scalable_new(PER_THREAD / 200, 0.01, &o, &f), BK_OK); /* about 10 growths */
     pthread_t t[8], rt;
@@ -121,8 +123,9 @@ static void run(int threads, uint32_t growth)
     bk_scalable_free(f);
 }
 
-static void two_threads(void **s) { (void)s; run(2, 2); }
-static void four_threads(void **s) { (void)s; run(4, 2); }
+static void two_threads(void **s) { (void)s; run(2, 2, 0); }
+static void four_threads(void **s) { (void)s; run(4, 2, 0); }
+static void two_threads_classic(void **s) { (void)s; run(2, 2, BK_SCALABLE_CLASSIC); }
 
 /* Growth 1 under races: exactly `capacity` keys get in, every other add says BK_EFULL (or BK_EEXISTS). */
 static void *fill_nonscaling(void *arg)
@@ -167,6 +170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_threads),
         cmocka_unit_test(four_threads),
+        cmocka_unit_test(two_threads_classic),
         cmocka_unit_test(nonscaling_races),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

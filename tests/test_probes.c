@@ -122,17 +122,19 @@ static void counting_small(void **state)
 }
 
 /* Chains from capacity 100 grown to 700 keys (layers of 100, 200, 400): the expected FPR of a chain
- * is 1 - prod(1 - exact(m_i, count_i, k_i)) over its layers. */
-static tally scalable_case(double p, uint64_t inc)
+ * is 1 - prod(1 - exact(m_i, count_i, k_i)) over its layers, with the exact formula of the layers'
+ * kind (classic: inc is their probe scheme; blocked: flags 0, inc unused). */
+static tally scalable_case(double p, uint32_t flags, uint64_t inc)
 {
     tally t = { 0, 0, 0 };
     const uint64_t filters = 300, q = QUERIES_PER_CASE / filters, n = 700;
     for (uint64_t s = 0; s < filters; s++) {
         bk_scalable_options o = bk_scalable_default_options();
         o.seed = s + 1;
+        o.flags = flags;
         bk_scalable *f;
         assert_int_equal(bk_scalable_new(100, p, &o, &f), BK_OK);
-        bk__scalable_set_probe_mix(f, inc);
+        if (flags & BK_SCALABLE_CLASSIC) bk__scalable_set_probe_mix(f, inc);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = added_key(i);
             assert_int_equal(bk_scalable_add(f, &k, 8), BK_OK);
@@ -167,7 +169,8 @@ static tally scalable_case(double p, uint64_t inc)
         for (uint32_t l = 0; l < bk_scalable_filters(f); l++) {
             bk_scalable_layer ls;
             assert_int_equal(bk_scalable_layer_stats(f, l, &ls), BK_OK);
-            pass *= 1.0 - bk_bloom_fpr_exact(ls.bits, ls.count, ls.k);
+            pass *= 1.0 - ((flags & BK_SCALABLE_CLASSIC) ? bk_bloom_fpr_exact(ls.bits, ls.count, ls.k)
+                                                          : bk__blocked1024_fpr(ls.bits, ls.count, ls.k));
         }
         t.expected += (double)q * (1.0 - pass);
         t.queries += q;
@@ -179,29 +182,37 @@ static tally scalable_case(double p, uint64_t inc)
 static void scalable_small(void **state)
 {
     (void)state;
-    tally t = scalable_case(0.001, BK__PROBE_MIX);
+    tally t = scalable_case(0.001, BK_SCALABLE_CLASSIC, BK__PROBE_MIX);
     assert_tally("scalable 100 -> 700 keys p=0.1%", &t);
-    t = scalable_case(0.001, BK__PROBE_MIX_LEGACY);
+    /* the default blocked sub-filters against the blocked mixture formula (at 1%, where a 100-key
+     * layer is more than one block) */
+    t = scalable_case(0.01, 0, 0);
+    assert_tally("scalable blocked 100 -> 700 keys p=1%", &t);
+    t = scalable_case(0.001, 0, 0);
+    assert_tally("scalable blocked 100 -> 700 keys p=0.1%", &t);
+    t = scalable_case(0.001, BK_SCALABLE_CLASSIC, BK__PROBE_MIX_LEGACY);
     report("scalable 100 -> 700 keys p=0.1%, legacy", &t);
     assert_true((double)t.fp > (1 + TOL) * t.expected);
 }
 
 /* The scalable batch query (a pipeline that prefetches the big layers) gives exactly the single-key
- * answers, for both probe schemes, on a chain with layers past the prefetch threshold; no false
- * negatives; batch sizes that do not fill the pipeline. */
+ * answers, for both probe schemes of classic chains and for a blocked chain, on a chain with layers
+ * past the prefetch threshold; no false negatives; batch sizes that do not fill the pipeline. */
 static void scalable_batch_equals_single(void **state)
 {
     (void)state;
-    const uint64_t mixes[] = { BK__PROBE_MIX, BK__PROBE_MIX_LEGACY };
+    const uint64_t mixes[] = { BK__PROBE_MIX, BK__PROBE_MIX_LEGACY, BK__PROBE_MIX }; /* [2]: blocked */
     const uint64_t n = 300000, q = 200000;
     uint64_t *h = malloc((n + q) * sizeof *h);
     uint8_t *res = malloc(n + q);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
         bk_scalable_options o = bk_scalable_default_options();
         o.seed = 5;
+        const bool cls = s < 2;
+        o.flags = cls ? BK_SCALABLE_CLASSIC : 0;
         bk_scalable *f;
         assert_int_equal(bk_scalable_new(1000, 0.01, &o, &f), BK_OK);
-        bk__scalable_set_probe_mix(f, mixes[s]);
+        if (cls) bk__scalable_set_probe_mix(f, mixes[s]);
         for (uint64_t i = 0; i < n + q; i++) {
             uint64_t k = i < n ? added_key(i) : absent_key(i);
             h[i] = bk_hash64(&k, 8, 5);
@@ -224,7 +235,8 @@ static void scalable_batch_equals_single(void **state)
             single += r;
         }
         assert_int_equal(present, single);
-        print_message("scheme %d: %u sub-filters, absent-key FPR %.4f%%\n", s, bk_scalable_filters(f),
+        print_message("scheme %d (%s): %u sub-filters, %.1f bits/key, absent-key FPR %.4f%%\n", s,
+                      cls ? "classic" : "blocked", bk_scalable_filters(f), 8.0 * (double)bk_scalable_bytes(f) / (double)n,
                       100.0 * (double)(single - n) / (double)q);
         bk_scalable_free(f);
     }

@@ -1,35 +1,59 @@
 /*
  * bloomkit: the scalable Bloom filter (Almeida et al., 2007), for sets whose final size is unknown.
  *
- * A chain of classic Bloom sub-filters (standard layout). Sub-filter i (i = 0, 1, ...) is sized for
+ * A chain of sub-filters. Sub-filter i (i = 0, 1, ...) is sized for
  *     capacity_i = capacity * growth^i  keys   at error   p_i = p0 * r^i,   with   p0 = p * (1 - r),
  * where p is the target overall FPR, growth (s) the capacity ratio and r the tightening ratio. A key
  * is a false positive of the chain if it is one of any sub-filter, so the compound FPR is at most
  *     sum_i p_i = p0 * (1 + r + r^2 + ...) = p * (1 - r) / (1 - r) = p
  * however far the chain grows; with L sub-filters the bound is p * (1 - r^L)
- * (bk_scalable_fpr_bound reports it from the real geometries, whose rounding of k moves each p_i a
- * little). Each sub-filter costs log2(1/r) * 1.44 more bits per key than the one before it, so r near
+ * (bk_scalable_fpr_bound reports it from the real geometries, whose rounding moves each p_i a little).
+ * Each sub-filter costs log2(1/r) * 1.44 more bits per key than the one before it, so r near
  * 1 keeps later sub-filters cheap while p0 = p(1 - r) makes the first ones tighter.
+ *
+ * Sub-filter kinds (chosen at creation, stored in files):
+ *   blocked (default)  1024-bit blocks of two cache lines, k probes anywhere in the block, sized with
+ *                      the blocked filter's exact mixture formula (blocked.h). A query of an absent
+ *                      key must test every sub-filter; here each test is one block, all of them
+ *                      independent loads with no branch on the data (the key's in-block mask is built
+ *                      once for the chain), so a chain out of cache costs two lines per big
+ *                      sub-filter instead of about two random lines each plus mispredicted branches.
+ *   classic            BK_SCALABLE_CLASSIC: standard-layout classic Bloom filters; about 6% less
+ *                      memory, queries 1.5-2x slower once the chain is out of cache.
+ * Measured with `build/bench/bench -n 10000000 --only scalable,scalable-classic` (start at 100 keys,
+ * growth 2, r = 0.9, 10,000,000 8-byte keys at p = 1%, 17 sub-filters; 2-vCPU EPYC VM, loaded):
+ *      kind      bits/key  measured FPR   absent-key query: one key per call / batch (contains_many)
+ *      blocked     24.57     0.667%        285-300 ns / 113-122 ns
+ *      classic     23.16     0.824%        307-419 ns / 199-298 ns
+ * (RedisBloom's chain, same case: 42.8 bits/key and 678 ns per absent-key query.) A one-key call
+ * waits for one memory round trip of its own (the chain's big sub-filters are fetched in parallel);
+ * a batch overlaps the round trips of several keys.
  *
  * Choice of the default r (BK_SCALABLE_DEFAULT_TIGHTENING = 0.9), measured with `bench/scalable_r`
  * (start at 100 keys, growth 2, 10,000,000 distinct 8-byte keys added at p = 1%, 17 sub-filters, FPR
  * over 1,000,000 never-added keys; memory is the sub-filters' arrays):
- *        r    bits/key   bound p(1-r^17)   measured FPR (probe scheme 2; legacy probes in brackets)
- *      0.50     42.82        1.004%          0.953%  [1.058%]   (RedisBloom's ratio: it reports 42.8 bits/key)
+ *              classic sub-filters (--classic)                          blocked (default)
+ *        r    bits/key   bound p(1-r^17)   measured FPR [legacy probes]   bits/key  bound    FPR
+ *      0.50     42.82        1.004%          0.953%  [1.058%]             53.41    0.270%   0.257%
  *      0.60     35.97        1.000%          1.007%  [1.040%]
  *      0.70     30.44        1.000%          1.118%  [1.010%]
- *      0.80     26.09        0.979%          1.016%  [1.016%]
- *      0.85     24.39        0.939%          0.997%  [0.971%]
- *      0.90     23.16        0.835%          0.829%  [0.870%]
- *      0.95     22.84        0.583%          0.545%  [0.592%]
+ *      0.80     26.09        0.979%          1.016%  [1.016%]             28.14    0.610%   0.575%
+ *      0.85     24.39        0.939%          0.997%  [0.971%]             26.05    0.684%   0.642%
+ *      0.90     23.16        0.835%          0.829%  [0.870%]             24.57    0.693%   0.666%
+ *      0.93                                                               24.14    0.540%   0.524%
+ *      0.95     22.84        0.583%          0.545%  [0.592%]             24.19    0.460%   0.454%
  *      0.97     23.38        0.405%          0.387%  [0.429%]
- * Each row is one chain (one seed): its FPR is dominated by the first, smallest sub-filters, whose
+ * (RedisBloom uses r = 0.5 and reports 42.8 bits/key in this case.) A blocked sub-filter grows by
+ * whole 1024-bit blocks and its optimal k is an integer, so its real error sits up to a few percent
+ * under p_i (a quarter under for sub-filters of a few blocks): hence the lower bounds.
+ * Each classic row is one chain (one seed): its FPR is dominated by the first, smallest sub-filters, whose
  * real fill varies from chain to chain (a 100-key first layer's fill has a standard deviation of 0.8
  * points, enough to move its FPR by 40%), so a row can sit above the bound, which holds on average
- * (averaged over 300 chains the measured FPR is 0.995x the formula, tests/test_probes.c; an r = 0.7
+ * (averaged over 300 chains the measured FPR is 0.995x the formula for classic chains and 1.00-1.04x
+ * for blocked ones, tests/test_probes.c; an r = 0.7
  * chain grown the same way to 10^6 keys measured 1.16% with a first layer 3.8 deviations over its
  * expected fill, its other layers on their formula).
- * Memory is lowest near r = 0.95 for this chain length; 0.9 is within 1.5% of it, keeps the first
+ * Memory is lowest near r = 0.93-0.95 for this chain length; 0.9 is within 2% of it, keeps the first
  * sub-filter cheaper (p0 = p/10 rather than p/20) for chains that never grow much, and leaves room
  * under p for that chain-to-chain spread: below r = 0.85 single chains pass p.
  *
@@ -42,9 +66,11 @@
  *
  * add hashes the key once (bk_hash64 with the filter's seed) and uses that one 64-bit value for every
  * sub-filter: each sub-filter's probes come from it by one multiply-shift per probe, so an absent key
- * costs one hash for the whole chain. A query tests the first two probes of every sub-filter, newest
- * (largest) first, without branching on them, so their cache misses overlap, then goes on only in the
- * few sub-filters where both were set. A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
+ * costs one hash for the whole chain. A blocked chain's query tests every sub-filter's block without
+ * branching (oldest first, as their k grows; the answer is the same in any order). A classic chain's
+ * query tests the first two probes of every sub-filter, newest (largest) first, without branching on
+ * them, so their cache misses overlap, then goes on only in the few sub-filters where both were set.
+ * A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
  * count is the number of keys actually added; a key that is a false positive of the chain is not
  * added (and add_if_absent says so). When the newest sub-filter holds its capacity, the next add of a
  * new key first appends a sub-filter; if that would take the chain's arrays past max_bytes
@@ -81,13 +107,16 @@ typedef struct bk_scalable bk_scalable;
 /* bk_scalable_options.flags: never add a sub-filter (one sub-filter sized for (capacity, p); growth
  * and tightening are then unused). */
 #define BK_SCALABLE_NONSCALING 1u
+/* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
+ * ones: about 5% less memory, queries several times slower once the chain is out of cache. */
+#define BK_SCALABLE_CLASSIC 2u
 
 typedef struct bk_scalable_options {
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1) */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
-    uint32_t flags;     /* 0 or BK_SCALABLE_NONSCALING; other bits are BK_EINVAL */
+    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
 } bk_scalable_options;
 
 /* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
@@ -200,6 +229,7 @@ BK_API uint64_t bk_scalable_initial_capacity(const bk_scalable *f);
 BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
 BK_API uint32_t bk_scalable_growth(const bk_scalable *f);   /* 1 for a non-scaling filter */
 BK_API bool bk_scalable_nonscaling(const bk_scalable *f);   /* created with BK_SCALABLE_NONSCALING */
+BK_API bool bk_scalable_classic(const bk_scalable *f);      /* classic sub-filters (BK_SCALABLE_CLASSIC) */
 BK_API double bk_scalable_tightening(const bk_scalable *f);
 BK_API uint64_t bk_scalable_max_bytes(const bk_scalable *f);
 BK_API uint64_t bk_scalable_seed(const bk_scalable *f);

@@ -104,6 +104,7 @@ typedef struct cli_type_opts {
     uint32_t counter_bits;     /* counting: 4 or 8 */
     uint32_t growth;           /* scalable: 1..16 (1: sub-filters of the same size) */
     bool nonscaling;           /* scalable: never grow (one sub-filter) */
+    bool classic_layers;       /* scalable: classic sub-filters instead of blocked ones */
     double ratio;              /* scalable: tightening ratio r in (0, 1) */
     uint32_t fingerprint_bits; /* cuckoo: 8, 12, 16; fuse: 8, 16 */
     uint32_t bucket_size;      /* cuckoo: 1 .. 255 */
@@ -123,6 +124,7 @@ enum {
     CLI_TOPT_EXPANSION = 1u << 6,
     CLI_TOPT_BLOCK = 1u << 7,
     CLI_TOPT_NONSCALING = 1u << 8,
+    CLI_TOPT_CLASSIC_LAYERS = 1u << 9,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -382,6 +384,7 @@ enum {
     OPT_EXPANSION,
     OPT_BLOCK,
     OPT_NONSCALING,
+    OPT_CLASSIC_LAYERS,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -392,7 +395,7 @@ enum {
     { "ratio", 0, true, OPT_RATIO }, { "fingerprint-bits", 0, true, OPT_FINGERPRINT },              \
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
     { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK },                  \
-    { "nonscaling", 0, false, OPT_NONSCALING }
+    { "nonscaling", 0, false, OPT_NONSCALING }, { "classic-layers", 0, false, OPT_CLASSIC_LAYERS }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

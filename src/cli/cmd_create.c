@@ -20,6 +20,8 @@ static const char help[] =
     "      --counter-bits B      counting: 4 (default) or 8 bits per counter\n"
     "      --growth G            scalable: each new sub-filter G times larger (1..16; 1 = same size)\n"
     "      --nonscaling          scalable: never add a sub-filter (adds fail once it holds N keys)\n"
+    "      --classic-layers      scalable: classic sub-filters (about 6% less memory than the default\n"
+    "                            blocked ones, queries about 1.5-2x slower once out of cache)\n"
     "      --ratio R             scalable: each new sub-filter's error R times the previous (0 < R < 1)\n"
     "      --fingerprint-bits F  cuckoo: 8, 12 or 16 (default: from P)\n"
     "      --bucket-size B       cuckoo: slots per bucket, 1 .. 255 (default 4; 1, 2, 4, 8 fastest)\n"

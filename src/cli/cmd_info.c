@@ -97,6 +97,9 @@ static int run(int argc, char **argv)
     const cli_type *t = cli_type_of(f);
     const char *type = t ? t->name : bk_type_name(st.type) ? bk_type_name(st.type) : "unknown";
     bool stale = have_hdr && (fi.flags & BK_FILE_FLAG_CHECKSUM_STALE);
+    /* a scalable chain's sub-filters: blocked (the default) or classic */
+    const bk_scalable *sc = st.type == BK_TYPE_SCALABLE ? bk_filter_get(f, BK_TYPE_SCALABLE) : NULL;
+    const char *layers = sc ? (bk_scalable_classic(sc) ? "classic" : "blocked") : NULL;
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
@@ -119,6 +122,7 @@ static int run(int argc, char **argv)
                st.fpr_now);
         if (st.type == BK_TYPE_COUNTING) printf(",\"saturated_cells\":%llu", (unsigned long long)st.saturated_cells);
         if (st.subfilters) printf(",\"subfilters\":%u", st.subfilters);
+        if (layers) printf(",\"subfilter_kind\":\"%s\"", layers);
         printf(",\"saturated\":%s,\"warning\":", st.saturated ? "true" : "false");
         if (st.saturated)
             cli_json_string(stdout, warn);
@@ -131,7 +135,8 @@ static int run(int argc, char **argv)
         printf("type:               %s\n", type);
         /* Bloom-family files written before probe scheme 2 keep their legacy probes (docs/FORMAT.md 3) */
         bool legacy = have_hdr && !(fi.flags & BK_FILE_FLAG_PROBES2) &&
-                      (st.type == BK_TYPE_BLOOM || st.type == BK_TYPE_COUNTING || st.type == BK_TYPE_SCALABLE);
+                      (st.type == BK_TYPE_BLOOM || st.type == BK_TYPE_COUNTING ||
+                       (sc && bk_scalable_classic(sc)));
         if (have_hdr)
             printf("format:             version %u.%u, checksum %s%s\n", fi.version_major, fi.version_minor, cks,
                    legacy ? "; legacy probes (small filters run above their FPR: rebuild to fix)" : "");
@@ -146,7 +151,7 @@ static int run(int argc, char **argv)
                    cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);
         else
             printf("geometry:           %s bits, k = %u probes per key\n", cli_group(st.bits, a, sizeof a), st.k);
-        if (st.subfilters) printf("sub-filters:        %u\n", st.subfilters);
+        if (st.subfilters) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers : "");
         printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
                cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
                st.bits_per_key);

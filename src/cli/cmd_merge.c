@@ -56,6 +56,9 @@ static int incompatible(const char *a_path, const bk_filter *a, const char *b_pa
     else if (sa.seed != sb.seed)
         snprintf(why, sizeof why, "different seeds (%llu and %llu)", (unsigned long long)sa.seed,
                  (unsigned long long)sb.seed);
+    else if (sa.type == BK_TYPE_SCALABLE &&
+             bk_scalable_classic(bk_filter_get(a, BK_TYPE_SCALABLE)) != bk_scalable_classic(bk_filter_get(b, BK_TYPE_SCALABLE)))
+        snprintf(why, sizeof why, "different sub-filter kinds (blocked and classic: --classic-layers)");
     else if ((file_flags(a_path) ^ file_flags(b_path)) & BK_FILE_FLAG_PROBES2)
         snprintf(why, sizeof why, "different probe schemes (one was written before bloomkit's probe scheme 2: "
                  "rebuild it from its keys)");

@@ -138,6 +138,7 @@ static bk_scalable_options scalable_opts(const cli_type_opts *o)
     bk_scalable_options so = bk_scalable_default_options();
     if (o->growth) so.growth = o->growth;
     if (o->nonscaling) so.flags |= BK_SCALABLE_NONSCALING;
+    if (o->classic_layers) so.flags |= BK_SCALABLE_CLASSIC;
     if (o->ratio > 0) so.tightening = o->ratio;
     so.seed = o->seed;
     return so;
@@ -278,7 +279,7 @@ const cli_type cli_types[] = {
     { "counting", "counting Bloom filter: 4- or 8-bit counters, keys can be removed", CLI_TOPT_COUNTER_BITS, true,
       false, false, counting_size, counting_create, NULL },
     { "scalable", "scalable Bloom filter: a chain of filters that grows when full, FPR stays under p",
-      CLI_TOPT_GROWTH | CLI_TOPT_RATIO | CLI_TOPT_NONSCALING, false, false, false, scalable_size, scalable_create, NULL },
+      CLI_TOPT_GROWTH | CLI_TOPT_RATIO | CLI_TOPT_NONSCALING | CLI_TOPT_CLASSIC_LAYERS, false, false, false, scalable_size, scalable_create, NULL },
     { "cuckoo", "cuckoo filter: fingerprints in buckets, keys can be removed, small at low p",
       CLI_TOPT_FINGERPRINT | CLI_TOPT_BUCKET | CLI_TOPT_KICKS | CLI_TOPT_EXPANSION, true, false, false, cuckoo_size,
       cuckoo_create, NULL },
@@ -321,7 +322,7 @@ static const struct {
     { CLI_TOPT_RATIO, "--ratio" },               { CLI_TOPT_FINGERPRINT, "--fingerprint-bits" },
     { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
     { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
-    { CLI_TOPT_NONSCALING, "--nonscaling" },
+    { CLI_TOPT_NONSCALING, "--nonscaling" },     { CLI_TOPT_CLASSIC_LAYERS, "--classic-layers" },
 };
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
@@ -385,6 +386,10 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
     case OPT_NONSCALING:
         o->nonscaling = true;
         *given |= CLI_TOPT_NONSCALING;
+        return 1;
+    case OPT_CLASSIC_LAYERS:
+        o->classic_layers = true;
+        *given |= CLI_TOPT_CLASSIC_LAYERS;
         return 1;
     case OPT_EXPANSION:
         if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;

@@ -228,6 +228,23 @@ def test_create():
     check("full" in err, err)
     rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--nonscaling"], expect=2)
     check("--nonscaling does not apply to bloom" in err, err)
+    # scalable sub-filters: blocked by default, classic with --classic-layers; both hold every key, the
+    # two kinds never merge, and a blocked chain is not reported as having legacy probes
+    keys = b"".join(b"s%d\n" % i for i in range(5000))
+    for name, extra in (("sb.bf", []), ("sc.bf", ["--classic-layers"])):
+        run(["create", "-q", name, "-n", "1000", "-p", "1%", "--type", "scalable"] + extra, expect=0)
+        run(["add", "-q", name], input=keys, expect=0)
+        rc, out, err = run(["query", "-q", name], input=keys, expect=0)
+        j = info(name)
+        check(j["subfilter_kind"] == ("classic" if extra else "blocked"), j)
+        check(j["subfilters"] == 3 and j["count"] >= 4950, j)
+        rc, out, err = run(["info", name], expect=0)
+        check(b"legacy" not in out and (b"classic" if extra else b"blocked") in out, out)
+    check(info("sc.bf")["memory_bytes"] < info("sb.bf")["memory_bytes"], "classic sub-filters are smaller")
+    rc, out, err = run(["merge", "m.bf", "sb.bf", "sc.bf"], expect=2)
+    check("different sub-filter kinds" in err, err)
+    rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--classic-layers"], expect=2)
+    check("--classic-layers does not apply to bloom" in err, err)
     rc, out, err = run(["create", "-n", "10", "-p", "1%"], expect=2)
     check("needs a FILE" in err, err)
     rc, out, err = run(["create", "nodir/x.bf", "-n", "10", "-p", "1%"], expect=2)

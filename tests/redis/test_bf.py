@@ -256,6 +256,23 @@ def test_tightening_ratio_argument(servers):
     assert sizes[None] > sizes["0.5"]
 
 
+def test_subfilters_argument(servers):
+    # New Bloom filters have blocked sub-filters; BF_SUBFILTERS classic makes classic ones (smaller, the
+    # same answers for added items). BK.INFO's bits per item tells them apart.
+    bpi = {}
+    items = ["i%d" % i for i in range(20000)]
+    for arg in ("blocked", "classic"):
+        s = servers(module_args=["BF_SUBFILTERS", arg])
+        c = s.client()
+        c.execute_command("BF.MADD", "f", *items)
+        assert c.execute_command("BF.MEXISTS", "f", *items) == [1] * len(items)
+        info = c.execute_command("BK.INFO", "f")
+        info = dict(zip(info[0::2], info[1::2])) if isinstance(info, list) else info
+        key = b"bits_per_item" if b"bits_per_item" in info else "bits_per_item"
+        bpi[arg] = float(info[key])
+    assert bpi["classic"] < bpi["blocked"] < 1.15 * bpi["classic"], bpi
+
+
 def test_module_arguments(servers):
     s = servers(module_args=["ERROR_RATE", "0.001", "INITIAL_SIZE", "400", "CF_MAX_EXPANSIONS", "4"])
     c = s.client()
@@ -263,7 +280,8 @@ def test_module_arguments(servers):
     assert c.bf().info("f").capacity == 400
     # a bad argument makes the module (and the server) refuse to start
     for bad in (["ERROR_RATE", "2"], ["INITIAL_SIZE", "0"], ["CF_MAX_EXPANSIONS", "0"], ["BOGUS", "1"],
-                ["ERROR_RATE"], ["CF_FINGERPRINT_BITS", "9"], ["BF_TIGHTENING_RATIO", "1"]):
+                ["ERROR_RATE"], ["CF_FINGERPRINT_BITS", "9"], ["BF_TIGHTENING_RATIO", "1"],
+                ["BF_SUBFILTERS", "fast"]):
         b = servers(module_args=bad, start=False)
         b.expected_exit = True
         assert b.start(expect_fail=True) is False, bad
