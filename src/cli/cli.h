@@ -204,12 +204,6 @@ uint64_t cli_reader_bytes_done(const cli_reader *r);
 
 #define CLI_BATCH 1024
 
-/* The hashes (with seed) of the next keys, at most CLI_HASH_RUN of them: straight from a read-ahead
- * block when the read-ahead thread runs, else one batch. 1 with *n > 0 hashes at *h (valid until the
- * next call), 0 at the end of all inputs, -1 on error (message printed). Do not mix with
- * cli_reader_next on one reader. */
-int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n);
-#define CLI_HASH_RUN 16384
 
 /* Receive the hashes of a run of keys; false stops the read (the callback has printed why). `worker`
  * (below CLI_READ_MAX_THREADS) names the thread that hashed them. */

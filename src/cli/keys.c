@@ -79,7 +79,6 @@ struct cli_reader {
     size_t lens[CLI_BATCH];
     size_t raw_lens[CLI_BATCH];
     ra *ra;
-    uint64_t *hashes; /* CLI_HASH_RUN, for cli_reader_next_hashes */
     bool parallel;    /* cli_reader_hash_all reads the (regular) inputs on several threads */
     uint64_t stdin_base; /* where a regular-file standard input starts */
 };
@@ -168,7 +167,6 @@ void cli_reader_close(cli_reader *r)
     if (!r) return;
     ra_stop(r);
     if (r->fd > 0) close(r->fd);
-    free(r->hashes);
     free(r->buf);
     free(r);
 }
@@ -547,45 +545,6 @@ static int ra_next(cli_reader *r, cli_batch *b)
     }
 }
 
-int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, size_t *n)
-{
-    if (!r->hashes && !(r->hashes = malloc(CLI_HASH_RUN * sizeof *r->hashes))) return cli_err("out of memory"), -1;
-    *h = r->hashes;
-    if (!r->ra) {
-        cli_batch b;
-        int rc = cli_reader_next(r, &b);
-        if (rc > 0) cli_hash_batch(&b, seed, r->hashes);
-        *n = rc > 0 ? b.n : 0;
-        return rc;
-    }
-    /* straight from the block's delimiter positions: no key arrays */
-    ra *a = r->ra;
-    for (;;) {
-        ra_block *k = ra_current(r);
-        if (k->status < 0) return -1;
-        if (k->status > 0) {
-            *n = 0;
-            return 0;
-        }
-        if (a->cur_i < k->nends) {
-            size_t i = a->cur_i, e = i + CLI_HASH_RUN < k->nends ? i + CLI_HASH_RUN : k->nends, m = 0;
-            size_t start = i ? (size_t)k->ends[i - 1] + 1 : 0;
-            const bool strip = r->strip_cr;
-            for (; i < e; i++) {
-                size_t end = k->ends[i], len = end - start;
-                const uint8_t *key = k->data + start;
-                if (strip && len && key[len - 1] == '\r') len--;
-                r->hashes[m++] = bk_hash64(key, len, seed);
-                start = end + 1;
-            }
-            a->cur_i = e;
-            *n = m;
-            return 1;
-        }
-        ra_release(a);
-    }
-}
-
 /* ---- build: read and hash on several threads ----
  *
  * Regular files only (their size is known, and pread reads any part of them). Each input is cut into
@@ -593,10 +552,12 @@ int cli_reader_next_hashes(cli_reader *r, uint64_t seed, const uint64_t **h, siz
  * reads it with pread together with up to PH_LOOK bytes before it, and hashes the keys whose delimiter
  * is in the block (the first of them starts in an earlier block: the bytes read before the block hold
  * its start, or for a longer key the start is looked for further back). At the end of an input the
- * last block also hashes the key without a delimiter, if any. Then the worker waits for its block's
- * turn and hands its hashes to the sink: the sink sees every key's hash in input order, one block at
- * a time, from one thread at a time. The reading (the kernel's copy), the splitting and the hashing
- * are divided between the threads instead of pipelined, so neither thread waits for the other.
+ * last block also hashes the key without a delimiter, if any. The worker hands its hashes to `work`
+ * at once, then waits for its block's turn and hands them to `sink`: the sink sees every key's hash in
+ * input order, one block at a time, from one thread at a time. The reading (the kernel's copy), the
+ * splitting and the hashing are divided between the threads instead of pipelined, so neither thread
+ * waits for the other. The sizes are taken when an input's first block is claimed: a file that grows
+ * meanwhile is read up to that size, one that shrinks is an error ("changed while it was read").
  */
 #define PH_BLOCK ((size_t)1 << 20)
 #define PH_LOOK ((size_t)4 << 10)
@@ -829,12 +790,14 @@ static void *ph_main(void *arg)
 int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_fn work, cli_hash_fn sink,
                         void *ctx)
 {
-    if (!r->parallel) {
-        const uint64_t *h;
-        size_t n;
+    if (!r->parallel) { /* one batch at a time, on the caller's thread */
+        uint64_t h[CLI_BATCH];
+        cli_batch b;
         int rc;
-        while ((rc = cli_reader_next_hashes(r, seed, &h, &n)) > 0)
-            if (!work(ctx, 0, h, n) || !sink(ctx, 0, h, n)) return -1;
+        while ((rc = cli_reader_next(r, &b)) > 0) {
+            cli_hash_batch(&b, seed, h);
+            if (!work(ctx, 0, h, b.n) || !sink(ctx, 0, h, b.n)) return -1;
+        }
         return rc;
     }
     if (threads < 1) threads = 1;
