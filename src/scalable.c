@@ -405,6 +405,19 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
  * a smaller k starts the mask again). The scalar form reads with relaxed atomic loads (it is the path
  * under ThreadSanitizer); the vector forms use plain vector loads, as the blocked filter does.
  */
+/* Make mask (holding the first *kc probes of x) hold the first k. */
+BK_INLINE void mask_to_k(uint64_t mask[B1024_WORDS], uint32_t *kc, uint32_t k, uint32_t x)
+{
+    if (k < *kc) {
+        memset(mask, 0, B1024_WORDS * sizeof mask[0]);
+        *kc = 0;
+    }
+    for (; *kc < k; (*kc)++) {
+        uint32_t b = b1024_bit(x, *kc);
+        mask[b >> 6] |= UINT64_C(1) << (b & 63);
+    }
+}
+
 static bool b1024_has_scalar(layer *const *layers, uint32_t n, uint64_t h)
 {
     const uint32_t x = (uint32_t)h;
@@ -412,14 +425,7 @@ static bool b1024_has_scalar(layer *const *layers, uint32_t n, uint64_t h)
     uint32_t kc = 0;
     for (uint32_t l = 0; l < n; l++) {
         const layer *L = layers[l];
-        if (L->k < kc) {
-            memset(mask, 0, sizeof mask);
-            kc = 0;
-        }
-        for (; kc < L->k; kc++) {
-            uint32_t b = b1024_bit(x, kc);
-            mask[b >> 6] |= UINT64_C(1) << (b & 63);
-        }
+        mask_to_k(mask, &kc, L->k, x);
         const uint64_t *w = b1024_block(L, h);
         uint64_t miss = 0;
         for (int i = 0; i < B1024_WORDS; i++) miss |= mask[i] & ~__atomic_load_n(&w[i], __ATOMIC_RELAXED);
@@ -439,14 +445,7 @@ BK_T_AVX2 static bool b1024_has_avx2(layer *const *layers, uint32_t n, uint64_t 
     for (uint32_t l = 0; l < n; l++) {
         const layer *L = layers[l];
         if (L->k != kc) {
-            if (L->k < kc) {
-                memset(mask, 0, sizeof mask);
-                kc = 0;
-            }
-            for (; kc < L->k; kc++) {
-                uint32_t b = b1024_bit(x, kc);
-                mask[b >> 6] |= UINT64_C(1) << (b & 63);
-            }
+            mask_to_k(mask, &kc, L->k, x);
             m0 = _mm256_loadu_si256((const __m256i *)mask);
             m1 = _mm256_loadu_si256((const __m256i *)(mask + 4));
             m2 = _mm256_loadu_si256((const __m256i *)(mask + 8));

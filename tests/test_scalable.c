@@ -711,12 +711,59 @@ static void union_clone_clear(void **state)
     bk_scalable_free(c);
 }
 
+/* A blocked chain answers the same on every code path (scalar, AVX2, AVX-512: forced with
+ * bk_simd_force before creation), one key at a time and in batches, with no false negatives. */
+static void blocked_paths_agree(void **state)
+{
+    (void)state;
+    enum { N = 60000, Q = 200000 };
+    uint8_t *want = malloc(Q), *got = malloc(Q);
+    uint64_t *h = malloc(Q * sizeof *h);
+    for (uint64_t i = 0; i < Q; i++) {
+        tu_key k = tu_make_key(31, i);
+        h[i] = bk_hash64(k.b, sizeof k.b, 8);
+    }
+    int paths = 0;
+    for (bk_simd path = BK_SIMD_SCALAR; path <= BK_SIMD_AVX512; path++) {
+        if (path > bk_simd_best()) continue;
+        assert_int_equal(bk_simd_force(path), BK_OK);
+        bk_scalable_options o = bk_scalable_default_options();
+        o.seed = 8;
+        bk_scalable *f;
+        assert_int_equal(bk_scalable_new(500, 0.01, &o, &f), BK_OK);
+        assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+        for (uint64_t i = 0; i < N; i++) {
+            bk_status st = add(f, 30, i);
+            assert_true(st == BK_OK || st == BK_EEXISTS);
+        }
+        assert_true(bk_scalable_filters(f) >= 7);
+        for (uint64_t i = 0; i < N; i++) assert_true(has(f, 30, i));
+        uint8_t *out = paths == 0 ? want : got;
+        size_t present = bk_scalable_contains_hashes(f, h, Q, out);
+        size_t single = 0;
+        for (uint64_t i = 0; i < Q; i++) {
+            bool r = bk_scalable_contains_hash(f, h[i]);
+            if (r != (out[i] != 0)) fail_msg("path %d key %llu: batch %d single %d", path, (unsigned long long)i, out[i], r);
+            single += r;
+        }
+        assert_int_equal(present, single);
+        if (paths > 0) assert_memory_equal(want, got, Q);
+        paths++;
+        bk_scalable_free(f);
+    }
+    assert_true(paths >= 1);
+    free(want);
+    free(got);
+    free(h);
+}
+
 #define KINDS(f)                                                                                  \
     { #f " (blocked)", f, use_blocked, NULL, NULL }, { #f " (classic)", f, use_classic, NULL, NULL }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(blocked_paths_agree),
         KINDS(grows_to_a_million),
         KINDS(other_growth_and_ratios),
         KINDS(nonscaling_fills_then_refuses),
