@@ -20,14 +20,16 @@
  *                      sub-filter instead of about two random lines each plus mispredicted branches.
  *   classic            BK_SCALABLE_CLASSIC: standard-layout classic Bloom filters; about 6% less
  *                      memory, queries 1.5-2x slower once the chain is out of cache.
- * Measured with `build/bench/bench -n 10000000 --only scalable,scalable-classic` (start at 100 keys,
- * growth 2, r = 0.9, 10,000,000 8-byte keys at p = 1%, 17 sub-filters; 2-vCPU EPYC VM, loaded):
+ * Measured with `build/bench/bench -n 10000000 --only scalable,scalable-classic` and `bench/scalable_r`
+ * (start at 100 keys, growth 2, r = 0.9, 10,000,000 8-byte keys at p = 1%, 17 sub-filters; 2-vCPU
+ * EPYC VM, idle to loaded):
  *      kind      bits/key  measured FPR   absent-key query: one key per call / batch (contains_many)
- *      blocked     24.57     0.667%        285-300 ns / 113-122 ns
- *      classic     23.16     0.824%        307-419 ns / 199-298 ns
+ *      blocked     24.57     0.667%        260-306 ns / 113-128 ns
+ *      classic     23.16     0.824%        309-419 ns / 187-298 ns
  * (RedisBloom's chain, same case: 42.8 bits/key and 678 ns per absent-key query.) A one-key call
- * waits for one memory round trip of its own (the chain's big sub-filters are fetched in parallel);
- * a batch overlaps the round trips of several keys.
+ * waits for one memory round trip of its own (the chain's big sub-filters are fetched in parallel;
+ * this machine's dependent-load latency is 216 ns, scalable_r prints it); a batch overlaps the round
+ * trips of several keys.
  *
  * Choice of the default r (BK_SCALABLE_DEFAULT_TIGHTENING = 0.9), measured with `bench/scalable_r`
  * (start at 100 keys, growth 2, 10,000,000 distinct 8-byte keys added at p = 1%, 17 sub-filters, FPR
