@@ -12,14 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "simd.h"
 #include "bloomkit/blocked.h"
-
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#  define BK_X86 1
-#  include <immintrin.h>
-#  define BK_T_AVX2 __attribute__((target("avx2")))
-#  define BK_T_AVX512 __attribute__((target("avx2,avx512f")))
-#endif
 
 #if defined(__SANITIZE_THREAD__)
 #  define BK_TSAN 1
@@ -823,15 +817,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
     } else {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        for (uint64_t i = 0; i < f->nwords; i++) {
-            uint64_t v = 0;
-            for (int j = 7; j >= 0; j--) v = (v << 8) | data[i * 8 + (uint64_t)j];
-            f->words[i] = v;
-        }
-#else
-        memcpy(f->words, data, (size_t)bytes);
-#endif
+        bk__le64_copy(f->words, data, (size_t)f->nwords);
     }
     f->count_own = count;
     *out = f;

@@ -178,6 +178,9 @@ BK_HIDDEN bk_status bk__w_f64(bk_writer *w, double v);
 BK_HIDDEN bk_status bk__w_align(bk_writer *w, size_t align);
 /* Arrays of 64-bit words are stored little-endian; on little-endian hosts this is one copy. */
 BK_HIDDEN bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count);
+/* The reverse, for decoders that copy: count little-endian words at src into dst (one memcpy on
+ * little-endian hosts). */
+BK_HIDDEN void bk__le64_copy(uint64_t *dst, const uint8_t *src, size_t count);
 
 typedef struct bk_reader {
     const uint8_t *base; /* start of the body; its address is 64-byte aligned when borrowing */

@@ -12,6 +12,15 @@ static uint64_t get_le64(const uint8_t *b)
     return v;
 }
 
+void bk__le64_copy(uint64_t *dst, const uint8_t *src, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t i = 0; i < count; i++) dst[i] = get_le64(src + 8 * i);
+#else
+    memcpy(dst, src, count * 8);
+#endif
+}
+
 bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
 {
     if (len == 0) return BK_OK;

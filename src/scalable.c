@@ -3,16 +3,10 @@
 #include <math.h>
 #include <pthread.h>
 #include "internal.h"
+#include "simd.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
 #include "bloomkit/scalable.h"
-
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#  define BK_X86 1
-#  include <immintrin.h>
-#  define BK_T_AVX2 __attribute__((target("avx2")))
-#  define BK_T_AVX512 __attribute__((target("avx2,avx512f")))
-#endif
 
 /* One sub-filter. Everything but `fill` (and the bits) is written once, before the layer is
  * published. A classic layer wraps a bk_bloom; a blocked layer owns (or borrows) its words itself. */
@@ -311,9 +305,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
 /* ---- query ---- */
 
 /* Layers at least this big are assumed to miss the cache. */
-#ifndef BIG_LAYER_BYTES
-#  define BIG_LAYER_BYTES (UINT64_C(1) << 16)
-#endif
+#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
 /* Probes past the first two that a query prefetches in each big layer. */
 #define PREFETCH_DEPTH 2
 
@@ -674,9 +666,7 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
  */
 /* Keys ahead whose blocks a blocked chain's batch prefetches: each key fetches two lines per big layer,
  * so a few keys already keep the memory system busy. */
-#ifndef BLOCKED_PF
-#  define BLOCKED_PF 6
-#endif
+#define BLOCKED_PF 6
 
 /* The big layers of a blocked chain of nl layers (newest first); returns how many. */
 static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
@@ -1115,17 +1105,7 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
     if ((s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
     if ((s = blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
-    if (!r->borrow) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        for (uint64_t i = 0; i < m / 64; i++) {
-            uint64_t v = 0;
-            for (int j = 7; j >= 0; j--) v = (v << 8) | data[i * 8 + (uint64_t)j];
-            (*out)->words[i] = v;
-        }
-#else
-        memcpy((*out)->words, data, (size_t)(m / 8));
-#endif
-    }
+    if (!r->borrow) bk__le64_copy((*out)->words, data, (size_t)(m / 64));
     if ((s = r_pad64(r)) != BK_OK) {
         free_layer(*out);
         *out = NULL;

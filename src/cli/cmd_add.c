@@ -93,70 +93,65 @@ static int add_error(const char *path, bk_status s, bool saved_nothing)
 
 static int run(int argc, char **argv)
 {
-    cli_file_keys a;
+    cli_file_keys a; /* a.keys is freed here */
     int done = cli_parse_file_keys(argc, argv, "add", &a);
     if (done >= 0) return done;
-    const char *path = a.path;
-    char **keys = a.keys; /* freed here */
-    size_t nkeys = a.nkeys;
-    bool quiet = a.quiet;
-    cli_reader_opts ro = a.ro;
     int rc = CLI_EXIT_OK;
     bool read_failed;
     bk_status s;
 
     /* In place: hold a shared lock while the mapping is opened (the library then holds its own). */
     cli_lock l;
-    if (!cli_lock_path(path, LOCK_SH, &l, NULL)) {
-        free(keys);
+    if (!cli_lock_path(a.path, LOCK_SH, &l, NULL)) {
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
     bk_filter *f = NULL;
     errno = 0;
-    s = bk_filter_open_mmap(path, BK_OPEN_WRITE_SHARED, &f);
+    s = bk_filter_open_mmap(a.path, BK_OPEN_WRITE_SHARED, &f);
     cli_unlock(&l);
     if (s == BK_OK) {
-        s = add_keys(f, keys, nkeys, &ro, quiet, &read_failed);
+        s = add_keys(f, a.keys, a.nkeys, &a.ro, a.quiet, &read_failed);
         bk_status c = bk_filter_close(f);
         if (s != BK_OK)
-            rc = add_error(path, s, false);
+            rc = add_error(a.path, s, false);
         else if (read_failed)
-            rc = cli_err("%s: the keys read before the error were added", path);
+            rc = cli_err("%s: the keys read before the error were added", a.path);
         else if (c != BK_OK)
-            rc = cli_err("%s: closing the shared mapping failed: %s", path, cli_status_words(c));
-        free(keys);
+            rc = cli_err("%s: closing the shared mapping failed: %s", a.path, cli_status_words(c));
+        free(a.keys);
         return rc;
     }
     if (s != BK_ENOTSUP) {
-        free(keys);
-        return cli_file_error(path, s);
+        free(a.keys);
+        return cli_file_error(a.path, s);
     }
 
     /* Load, modify, save, under an exclusive lock held until the new file is in place. */
-    if (!cli_lock_path(path, LOCK_EX, &l, NULL)) {
-        free(keys);
+    if (!cli_lock_path(a.path, LOCK_EX, &l, NULL)) {
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
-    f = cli_load_locked(&l, path);
+    f = cli_load_locked(&l, a.path);
     if (!f) {
         rc = CLI_EXIT_ERR;
     } else {
         const cli_type *t = cli_type_of(f);
         if (t && t->is_static) {
-            rc = cli_err("%s: %s filters cannot take new keys; rebuild it with bloomkit build", path, t->name);
+            rc = cli_err("%s: %s filters cannot take new keys; rebuild it with bloomkit build", a.path, t->name);
         } else {
-            s = add_keys(f, keys, nkeys, &ro, quiet, &read_failed);
+            s = add_keys(f, a.keys, a.nkeys, &a.ro, a.quiet, &read_failed);
             if (s != BK_OK)
-                rc = add_error(path, s, true);
+                rc = add_error(a.path, s, true);
             else if (read_failed)
-                rc = cli_err("%s: nothing was saved", path);
-            else if (!cli_save(f, path))
+                rc = cli_err("%s: nothing was saved", a.path);
+            else if (!cli_save(f, a.path))
                 rc = CLI_EXIT_ERR;
         }
         bk_filter_free(f);
     }
     cli_unlock(&l);
-    free(keys);
+    free(a.keys);
     return rc;
 }
 

@@ -35,36 +35,31 @@ static void print_result(cli_out *o, const void *key, size_t len, bool present, 
 
 static int run(int argc, char **argv)
 {
-    cli_file_keys a;
+    cli_file_keys a; /* a.keys is freed here */
     int done = cli_parse_file_keys(argc, argv, "query", &a);
     if (done >= 0) return done;
-    const char *path = a.path;
-    char **keys = a.keys; /* freed here */
-    size_t nkeys = a.nkeys;
-    bool quiet = a.quiet;
-    cli_reader_opts ro = a.ro;
-    bk_filter *f = cli_open_ro(path);
+    bk_filter *f = cli_open_ro(a.path);
     if (!f) {
-        free(keys);
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
-    char end = ro.null_delim ? '\0' : '\n';
+    char end = a.ro.null_delim ? '\0' : '\n';
     cli_out out;
     if (!cli_out_init(&out, 1, (size_t)1 << 20)) {
         bk_filter_free(f);
-        free(keys);
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
     uint64_t absent = 0;
     int rc = CLI_EXIT_OK;
-    if (nkeys) {
-        for (size_t i = 0; i < nkeys; i++) {
-            bool present = bk_filter_contains(f, keys[i], strlen(keys[i]));
+    if (a.nkeys) {
+        for (size_t i = 0; i < a.nkeys; i++) {
+            bool present = bk_filter_contains(f, a.keys[i], strlen(a.keys[i]));
             absent += !present;
-            if (!quiet) print_result(&out, keys[i], strlen(keys[i]), present, end);
+            if (!a.quiet) print_result(&out, a.keys[i], strlen(a.keys[i]), present, end);
         }
     } else {
-        cli_reader *r = cli_reader_open(NULL, 0, &ro);
+        cli_reader *r = cli_reader_open(NULL, 0, &a.ro);
         if (!r) {
             rc = CLI_EXIT_ERR;
         } else {
@@ -75,7 +70,7 @@ static int run(int argc, char **argv)
             while ((more = cli_reader_next(r, &b)) > 0) {
                 cli_hash_batch(&b, seed, h);
                 absent += b.n - bk_filter_contains_hashes(f, h, b.n, res);
-                if (!quiet)
+                if (!a.quiet)
                     for (size_t i = 0; i < b.n; i++) print_result(&out, b.keys[i], b.lens[i], res[i], end);
             }
             if (more < 0) rc = CLI_EXIT_ERR;
@@ -85,7 +80,7 @@ static int run(int argc, char **argv)
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;
     cli_out_free(&out);
     bk_filter_free(f);
-    free(keys);
+    free(a.keys);
     if (rc == CLI_EXIT_OK && absent) rc = CLI_EXIT_NO;
     return rc;
 }

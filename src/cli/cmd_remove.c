@@ -36,49 +36,44 @@ static bool report_absent(cli_out *o, bool quiet, const void *key, size_t len, c
 
 static int run(int argc, char **argv)
 {
-    cli_file_keys a;
+    cli_file_keys a; /* a.keys is freed here */
     int done = cli_parse_file_keys(argc, argv, "remove", &a);
     if (done >= 0) return done;
-    const char *path = a.path;
-    char **keys = a.keys; /* freed here */
-    size_t nkeys = a.nkeys;
-    bool quiet = a.quiet;
-    cli_reader_opts ro = a.ro;
     cli_lock l;
-    if (!cli_lock_path(path, LOCK_EX, &l, NULL)) {
-        free(keys);
+    if (!cli_lock_path(a.path, LOCK_EX, &l, NULL)) {
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
     int rc = CLI_EXIT_OK;
-    bk_filter *f = cli_load_locked(&l, path);
+    bk_filter *f = cli_load_locked(&l, a.path);
     cli_out out;
     if (!f || !cli_out_init(&out, 1, (size_t)1 << 16)) {
         bk_filter_free(f);
         cli_unlock(&l);
-        free(keys);
+        free(a.keys);
         return CLI_EXIT_ERR;
     }
     const cli_type *t = cli_type_of(f);
-    char end = ro.null_delim ? '\0' : '\n';
+    char end = a.ro.null_delim ? '\0' : '\n';
     uint64_t absent = 0, removed = 0;
     bk_status s = BK_OK;
     if (!t || !t->can_remove) {
-        rc = cli_err("%s: %s filters cannot remove keys (only counting and cuckoo filters can)", path,
+        rc = cli_err("%s: %s filters cannot remove keys (only counting and cuckoo filters can)", a.path,
                      t ? t->name : "this");
         goto done;
     }
-    if (nkeys) {
-        for (size_t i = 0; i < nkeys && s == BK_OK; i++) {
-            s = bk_filter_remove(f, keys[i], strlen(keys[i]));
+    if (a.nkeys) {
+        for (size_t i = 0; i < a.nkeys && s == BK_OK; i++) {
+            s = bk_filter_remove(f, a.keys[i], strlen(a.keys[i]));
             removed += s == BK_OK;
             if (s == BK_ENOTFOUND) {
                 absent++;
                 s = BK_OK;
-                report_absent(&out, quiet, keys[i], strlen(keys[i]), end);
+                report_absent(&out, a.quiet, a.keys[i], strlen(a.keys[i]), end);
             }
         }
     } else {
-        cli_reader *r = cli_reader_open(NULL, 0, &ro);
+        cli_reader *r = cli_reader_open(NULL, 0, &a.ro);
         if (!r) {
             rc = CLI_EXIT_ERR;
             goto done;
@@ -94,27 +89,27 @@ static int run(int argc, char **argv)
                 if (s == BK_ENOTFOUND) {
                     absent++;
                     s = BK_OK;
-                    report_absent(&out, quiet, b.keys[i], b.lens[i], end);
+                    report_absent(&out, a.quiet, b.keys[i], b.lens[i], end);
                 }
             }
         }
         cli_reader_close(r);
         if (more < 0) {
-            rc = cli_err("%s: nothing was saved", path);
+            rc = cli_err("%s: nothing was saved", a.path);
             goto done;
         }
     }
     if (s != BK_OK) {
-        rc = cli_err("%s: remove failed: %s (nothing was saved)", path, cli_status_words(s));
+        rc = cli_err("%s: remove failed: %s (nothing was saved)", a.path, cli_status_words(s));
         goto done;
     }
-    if (removed && !cli_save(f, path)) rc = CLI_EXIT_ERR;
+    if (removed && !cli_save(f, a.path)) rc = CLI_EXIT_ERR;
 done:
     if (!cli_out_flush(&out) && rc == CLI_EXIT_OK) rc = CLI_EXIT_ERR;
     cli_out_free(&out);
     bk_filter_free(f);
     cli_unlock(&l);
-    free(keys);
+    free(a.keys);
     if (rc == CLI_EXIT_OK && absent) rc = CLI_EXIT_NO;
     return rc;
 }
