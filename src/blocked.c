@@ -638,13 +638,6 @@ bk_status bk_blocked_compatible(const bk_blocked *a, const bk_blocked *b)
     return BK_OK;
 }
 
-static uint64_t popcount_words(const uint64_t *w, uint64_t n)
-{
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < n; i++) c += (uint64_t)__builtin_popcountll(load_relaxed(&w[i]));
-    return c;
-}
-
 /* Chance that one key leaves a given bit of its block clear is 1 - c; with Poisson(lambda) keys per
  * block a bit is clear with chance exp(-lambda c), so the fill gives lambda and n = lambda * blocks. */
 static double per_key_bit_chance(const bk_blocked *f)
@@ -671,7 +664,7 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
     bk__stripes_clear(&dst->stripes);
-    *dst->count = (uint64_t)llround(estimate_cardinality(dst, popcount_words(d, dst->nwords)));
+    *dst->count = (uint64_t)llround(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)));
     return BK_OK;
 }
 
@@ -697,14 +690,14 @@ static double fpr_of_bits(const bk_blocked *f)
     }
     double table[513];
     for (int c = 0; c <= 512; c++) table[c] = pow(c / 512.0, (double)f->k);
-    for (uint64_t b = 0; b < f->blocks; b++) sum += table[popcount_words(f->words + b * 8, 8)];
+    for (uint64_t b = 0; b < f->blocks; b++) sum += table[bk__popcount_words(f->words + b * 8, 8)];
     return sum / (double)f->blocks;
 }
 
 void bk_blocked_stats(const bk_blocked *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t set = popcount_words(f->words, f->nwords);
+    uint64_t set = bk__popcount_words(f->words, f->nwords);
     uint64_t count = bk_blocked_count(f);
     double m = (double)f->nwords * 64.0;
     out->type = BK_TYPE_BLOCKED;

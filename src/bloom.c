@@ -305,13 +305,6 @@ bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
     return BK_OK;
 }
 
-static uint64_t popcount_words(const uint64_t *w, uint64_t n)
-{
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < n; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
-    return c;
-}
-
 /* Swamidass & Baldi: n ~ -(m / k) ln(1 - X / m), X the number of set bits. */
 static double estimate_cardinality(uint64_t m, uint32_t k, uint64_t set)
 {
@@ -331,7 +324,7 @@ static bk_status combine(bk_bloom *dst, const bk_bloom *src, bool is_union)
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
     bk__stripes_clear(&dst->stripes);
-    *dst->count = (uint64_t)llround(estimate_cardinality(dst->m, dst->k, popcount_words(d, dst->nwords)));
+    *dst->count = (uint64_t)llround(estimate_cardinality(dst->m, dst->k, bk__popcount_words(d, dst->nwords)));
     return BK_OK;
 }
 
@@ -341,7 +334,7 @@ bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src) { return combin
 void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t set = popcount_words(f->words, f->nwords);
+    uint64_t set = bk__popcount_words(f->words, f->nwords);
     uint64_t count = bk_bloom_count(f);
     out->type = BK_TYPE_BLOOM;
     out->k = f->k;
@@ -360,15 +353,14 @@ void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
         double p = 1.0;
         for (uint32_t i = 0; i < f->k; i++) {
             uint64_t lo = i * f->slice, hi = lo + f->slice, c = 0;
-            for (uint64_t b = lo; b < hi;) {
-                if ((b & 63) == 0 && b + 64 <= hi) {
-                    c += (uint64_t)__builtin_popcountll(__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED));
-                    b += 64;
-                } else {
-                    c += (__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED) >> (b & 63)) & 1;
-                    b++;
-                }
-            }
+            /* the slice's bits before its first whole word and after its last, one at a time */
+            uint64_t wlo = (lo + 63) / 64, whi = hi / 64;
+            if (wlo >= whi) wlo = whi = hi / 64; /* no whole word inside */
+            for (uint64_t b = lo; b < hi && b < wlo * 64; b++)
+                c += (__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED) >> (b & 63)) & 1;
+            c += bk__popcount_words(f->words + wlo, whi - wlo);
+            for (uint64_t b = whi * 64 > lo ? whi * 64 : lo; b < hi; b++)
+                c += (__atomic_load_n(&f->words[b >> 6], __ATOMIC_RELAXED) >> (b & 63)) & 1;
             p *= (double)c / (double)f->slice;
         }
         out->fpr_now = p;

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "internal.h"
+#include "simd.h"
 
 unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }
 const char *bk_version_string(void) { return BK_VERSION_STRING; }
@@ -43,6 +44,31 @@ const char *bk_type_name(bk_type t)
 uint64_t bk_hash64(const void *key, size_t len, uint64_t seed)
 {
     return bk__hash(key, len, seed);
+}
+
+/* ---- bit counts ---- */
+
+#define POPCOUNT_LOOP(w, n, c)                                                               \
+    for (uint64_t i_ = 0; i_ < (n); i_++)                                                    \
+        (c) += (uint64_t)__builtin_popcountll(__atomic_load_n(&(w)[i_], __ATOMIC_RELAXED))
+
+#ifdef BK_X86
+__attribute__((target("popcnt"))) static uint64_t popcount_hw(const uint64_t *w, uint64_t n)
+{
+    uint64_t c = 0;
+    POPCOUNT_LOOP(w, n, c);
+    return c;
+}
+#endif
+
+uint64_t bk__popcount_words(const uint64_t *w, uint64_t n)
+{
+#ifdef BK_X86
+    if (__builtin_cpu_supports("popcnt")) return popcount_hw(w, n);
+#endif
+    uint64_t c = 0;
+    POPCOUNT_LOOP(w, n, c);
+    return c;
 }
 
 /* ---- allocator ---- */

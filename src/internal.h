@@ -32,6 +32,11 @@
 BK_HIDDEN void *bk__malloc(size_t size);
 BK_HIDDEN void *bk__calloc(size_t count, size_t size);
 BK_HIDDEN void bk__free(void *p);
+/* Set bits in w[0..n), read with relaxed loads (other threads may be setting bits meanwhile). Uses
+ * the POPCNT instruction when the CPU has it: the portable build's __builtin_popcountll is a libgcc
+ * call, several times slower over a large filter. */
+BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
+
 /* Zeroed, 64-byte aligned; free with bk__free_aligned. */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);

@@ -828,13 +828,6 @@ size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, 
 
 /* ---- whole-filter operations ---- */
 
-static uint64_t popcount_relaxed(const uint64_t *w, uint64_t nwords)
-{
-    uint64_t c = 0;
-    for (uint64_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(__atomic_load_n(&w[i], __ATOMIC_RELAXED));
-    return c;
-}
-
 /* Keys in a layer by its fill: n = -(m / k) ln(1 - set / m) (a full array counts as m - 1/2 set). */
 static double fill_estimate(uint64_t set, uint64_t m, uint32_t k)
 {
@@ -844,7 +837,7 @@ static double fill_estimate(uint64_t set, uint64_t m, uint32_t k)
 
 static uint64_t blocked_estimate(const layer *L)
 {
-    return (uint64_t)llround(fill_estimate(popcount_relaxed(L->words, L->bytes / 8), L->m, L->k));
+    return (uint64_t)llround(fill_estimate(bk__popcount_words(L->words, L->bytes / 8), L->m, L->k));
 }
 
 void bk_scalable_clear(bk_scalable *f)
@@ -920,7 +913,7 @@ static uint64_t layer_count(const layer *L)
 
 static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
 {
-    uint64_t s = popcount_relaxed(L->words, L->bytes / 8);
+    uint64_t s = bk__popcount_words(L->words, L->bytes / 8);
     out->capacity = L->capacity;
     out->count = layer_count(L);
     out->bits = L->m;

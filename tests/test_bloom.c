@@ -209,6 +209,52 @@ static void cardinality_estimate(void **state)
     }
 }
 
+/* Bit i of the filter's words (bk_bloom_data is the words in memory order). */
+static unsigned bit_at(const uint8_t *data, uint64_t i)
+{
+    uint64_t w;
+    memcpy(&w, data + (i >> 6) * 8, sizeof w);
+    return (unsigned)(w >> (i & 63)) & 1;
+}
+
+/* The fill ratio and, for the partitioned layout, the per-slice FPR product, against a bit-by-bit
+ * count: geometries whose slices start and end inside words, inside one word, and on word edges. */
+static void stats_count_every_bit(void **state)
+{
+    (void)state;
+    static const struct { uint64_t m; uint32_t k; } g[] = {
+        { 100, 7 }, { 448, 7 }, { 1000, 3 }, { 4096, 4 }, { 99991, 7 }, { 640, 10 }, { 63, 1 },
+    };
+    for (int layout = 0; layout <= 1; layout++) {
+        for (size_t gi = 0; gi < sizeof g / sizeof g[0]; gi++) {
+            bk_bloom_options o = { (bk_layout)layout, 5 };
+            bk_bloom *f = NULL;
+            assert_int_equal(bk_bloom_new_mk(g[gi].m, g[gi].k, 0, &o, &f), BK_OK);
+            uint64_t m = bk_bloom_bits(f), keys = m / 12 + 1;
+            for (uint64_t i = 0; i < keys; i++) bk_bloom_add(f, &i, sizeof i);
+            size_t len;
+            const uint8_t *data = bk_bloom_data(f, &len);
+            uint64_t set = 0;
+            double product = 1.0;
+            const uint64_t slice = layout ? m / g[gi].k : m;
+            for (uint64_t s = 0; s < m / slice; s++) {
+                uint64_t c = 0;
+                for (uint64_t b = s * slice; b < (s + 1) * slice; b++) c += bit_at(data, b);
+                set += c;
+                product *= (double)c / (double)slice;
+            }
+            bk_stats st;
+            bk_bloom_stats(f, &st);
+            assert_true(st.fill_ratio == (double)set / (double)m);
+            if (layout)
+                TU_ASSERT_WITHIN(st.fpr_now, product, 1e-12);
+            else
+                TU_ASSERT_WITHIN(st.fpr_now, pow((double)set / (double)m, g[gi].k), 1e-12);
+            bk_bloom_free(f);
+        }
+    }
+}
+
 static void saturation_flag(void **state)
 {
     (void)state;
@@ -323,6 +369,7 @@ int main(void)
         cmocka_unit_test(union_is_bit_identical),
         cmocka_unit_test(union_refuses_incompatible),
         cmocka_unit_test(cardinality_estimate),
+        cmocka_unit_test(stats_count_every_bit),
         cmocka_unit_test(saturation_flag),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(large_filter_past_2_32_bits),
