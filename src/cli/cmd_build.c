@@ -234,9 +234,10 @@ static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
     bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
-    bk_stats st;
-    if ((*s = bk_filter_stats(f, &st)) != BK_OK) return true;
-    bool copies = bloom && nparts > 1 && st.memory_bytes * (nparts - 1) <= FILL_COPY_MAX;
+    size_t bytes = 0;
+    if (bloom) bk_bloom_data(bloom, &bytes); /* not bk_filter_stats: that counts the bits of the whole filter */
+    *s = BK_OK;
+    bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
@@ -359,6 +360,7 @@ static int run(int argc, char **argv)
     bool read_ok = run_pass1(&p1, to.seed, build_threads(0));
     cli_progress_end(&prog);
     if (!read_ok) goto out;
+    const double t_read = cli_now();
     const uint64_t lines = p1.lines;
     double est = cli_hll_estimate(hll);
     /* the sketch's distinct count, never more than the keys read */
@@ -430,10 +432,11 @@ static int run(int argc, char **argv)
                 cli_group(cap, b1, sizeof b1), p, cli_status_words(s));
         goto out;
     }
+    const double t_fill = cli_now();
     if (!cli_save_locked(f, path)) goto out;
     rc = CLI_EXIT_OK;
     if (!quiet) {
-        double el = cli_now() - t0;
+        const double t_end = cli_now(), el = t_end - t0;
         cli_describe(stderr, "built", path, f);
         bk_stats st;
         if (bk_filter_stats(f, &st) == BK_OK && st.saturated)
@@ -441,10 +444,12 @@ static int run(int argc, char **argv)
                      "give a larger -n, or leave -n out",
                      path, cli_group(st.count, b1, sizeof b1), cli_group(st.capacity, b2, sizeof b2),
                      cli_percent(st.fpr_now, b3, sizeof b3));
-        fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s\n",
+        fprintf(stderr, "bloomkit: read %s keys (%s %s distinct%s) in %.2f s, %s keys/s "
+                "(read and hash %.3f s, fill %.3f s, save %.3f s)\n",
                 cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
                 cli_group(distinct ? distinct : est_n, b2, sizeof b2), distinct ? "" : ", estimated",
-                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3));
+                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3), t_read - t0, t_fill - t_read,
+                t_end - t_fill);
     }
 out:
     bk_filter_free(f);
