@@ -206,13 +206,16 @@ uint64_t cli_reader_bytes_done(const cli_reader *r);
 
 
 /* Receive the hashes of a run of keys; false stops the read (the callback has printed why). `worker`
- * (below CLI_READ_MAX_THREADS) names the thread that hashed them. */
-typedef bool (*cli_hash_fn)(void *ctx, unsigned worker, const uint64_t *h, size_t n);
+ * (below CLI_READ_MAX_THREADS) names the thread that hashed them, `slot` (below CLI_READ_MAX_THREADS x
+ * CLI_READ_SLOTS) the buffer that holds them until they are sunk. */
+typedef bool (*cli_hash_fn)(void *ctx, unsigned worker, unsigned slot, const uint64_t *h, size_t n);
 #define CLI_READ_MAX_THREADS 4
+#define CLI_READ_SLOTS 2 /* runs a worker may have hashed ahead of the sink */
 /* Hashes every key of the inputs (seed). Each run of hashes goes first to work, on the thread that
  * hashed it (workers call it at the same time, each with its own index), then to sink in input order,
- * from one thread at a time (the sink needs no lock, and may call cli_reader_bytes_done); both get
- * the same run, and between the two calls the run belongs to its worker. When the reader was opened
+ * from one thread at a time but not always the worker's own (the sink needs no lock, and may call
+ * cli_reader_bytes_done); both get the same run and slot, and between the two calls the slot belongs
+ * to that run (state the work call keeps for the sink goes by slot). When the reader was opened
  * with hash_all for inputs the read-ahead thread would read (regular files), `threads` workers (the
  * caller's thread among them, at most CLI_READ_MAX_THREADS) each read, split and hash whole blocks;
  * otherwise the caller's thread does it all, as worker 0. 0 at the end of the inputs, -1 on error

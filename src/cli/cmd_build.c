@@ -9,7 +9,7 @@
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
  * one thread per CPU (cli_reader_hash_all), and classic and blocked filters are filled on one thread
  * per CPU (below): both give exactly the file of a single thread. Peak memory: the filter, the spool,
- * up to 17 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter per extra fill
+ * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter per extra fill
  * thread, and for counting and cuckoo filters one spool partition at a time (sorted to drop
  * duplicates: about 16 bytes x keys / 256).
  *
@@ -53,8 +53,8 @@ static const char help[] =
     "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
     "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
     "\n"
-    "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 17 MiB per reading\n"
-    "thread (about 1.3 MiB used unless the keys are very short), a copy of a bloom filter per extra\n"
+    "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 33 MiB per reading\n"
+    "thread (about 1.5 MiB used unless the keys are very short), a copy of a bloom filter per extra\n"
     "fill thread; counting and cuckoo builds also sort one 256th of the keys at a time (16 bytes each).\n"
     "Temporary disk: 8 bytes per key beyond the bound.\n"
     "Fuse filters take every hash at once (8 bytes per key, in memory) plus their construction memory\n"
@@ -153,36 +153,38 @@ static unsigned build_threads(uint64_t keys)
 /* Pass 1: each worker adds its hashes to its own sketch (merged at the end: the same registers as one
  * sketch of every hash) and groups them by spool partition; then, in input order, the groups go to the
  * spool. Only that last step is done one worker at a time. */
+#define PASS1_SLOTS (CLI_READ_MAX_THREADS * CLI_READ_SLOTS)
 typedef struct pass1 {
-    cli_hll *hll[CLI_READ_MAX_THREADS]; /* hll[0]: the command's */
-    uint64_t *grouped[CLI_READ_MAX_THREADS];
-    size_t gcap[CLI_READ_MAX_THREADS];
-    uint32_t count[CLI_READ_MAX_THREADS][256];
+    cli_hll *hll[CLI_READ_MAX_THREADS]; /* by worker; hll[0]: the command's */
+    uint64_t *grouped[PASS1_SLOTS];      /* by slot */
+    size_t gcap[PASS1_SLOTS];
+    uint32_t count[PASS1_SLOTS][256];
     cli_spool *sp;
     cli_reader *r;
     cli_progress *prog;
     uint64_t lines;
 } pass1;
 
-static bool pass1_work(void *ctx, unsigned w, const uint64_t *h, size_t n)
+static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
     pass1 *p = ctx;
     cli_hll_add(p->hll[w], h, n);
-    if (n > p->gcap[w]) {
-        uint64_t *g = realloc(p->grouped[w], n * sizeof *g);
+    if (n > p->gcap[slot]) {
+        uint64_t *g = realloc(p->grouped[slot], n * sizeof *g);
         if (!g) return cli_err("out of memory"), false;
-        p->grouped[w] = g;
-        p->gcap[w] = n;
+        p->grouped[slot] = g;
+        p->gcap[slot] = n;
     }
-    cli_spool_group(h, n, p->grouped[w], p->count[w]);
+    cli_spool_group(h, n, p->grouped[slot], p->count[slot]);
     return true;
 }
 
-static bool pass1_sink(void *ctx, unsigned w, const uint64_t *h, size_t n)
+static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
+    (void)w;
     (void)h;
     pass1 *p = ctx;
-    if (!cli_spool_put_grouped(p->sp, p->grouped[w], p->count[w])) return false;
+    if (!cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot])) return false;
     p->lines += n;
     cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
     return true;
@@ -202,11 +204,11 @@ static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads)
         }
     }
     ok = ok && cli_reader_hash_all(p->r, seed, threads, pass1_work, pass1_sink, p) == 0;
-    for (unsigned i = 0; i < CLI_READ_MAX_THREADS; i++) {
-        if (i && p->hll[i]) cli_hll_merge(p->hll[0], p->hll[i]);
-        if (i) free(p->hll[i]);
-        free(p->grouped[i]);
+    for (unsigned i = 1; i < CLI_READ_MAX_THREADS; i++) {
+        if (p->hll[i]) cli_hll_merge(p->hll[0], p->hll[i]);
+        free(p->hll[i]);
     }
+    for (unsigned i = 0; i < PASS1_SLOTS; i++) free(p->grouped[i]);
     return ok;
 }
 

@@ -553,14 +553,25 @@ static int ra_next(cli_reader *r, cli_batch *b)
  * is in the block (the first of them starts in an earlier block: the bytes read before the block hold
  * its start, or for a longer key the start is looked for further back). At the end of an input the
  * last block also hashes the key without a delimiter, if any. The worker hands its hashes to `work`
- * at once, then waits for its block's turn and hands them to `sink`: the sink sees every key's hash in
- * input order, one block at a time, from one thread at a time. The reading (the kernel's copy), the
+ * at once and posts the block as ready; the sink sees every key's hash in input order, one block at a
+ * time, from one thread at a time: whichever worker posts the block whose turn it is (or finds it
+ * posted when it posts its own) sinks it and every ready block after it, while the others go on to
+ * new blocks. A worker has PH_SLOTS hash buffers, so it waits only when all of them hold blocks still
+ * waiting for an earlier one (a slow page fault in another worker's block). The reading (the kernel's copy), the
  * splitting and the hashing are divided between the threads instead of pipelined, so neither thread
  * waits for the other. The sizes are taken when an input's first block is claimed: a file that grows
  * meanwhile is read up to that size, one that shrinks is an error ("changed while it was read").
  */
 #define PH_BLOCK ((size_t)1 << 20)
 #define PH_LOOK ((size_t)4 << 10)
+#define PH_SLOTS CLI_READ_SLOTS
+#define PH_RING (CLI_READ_MAX_THREADS * PH_SLOTS) /* blocks hashed and not yet sunk: at most this many */
+
+typedef struct ph_slot {
+    uint64_t *h;       /* room for PH_BLOCK + 1 hashes (mostly untouched) */
+    size_t n, len;     /* hashes and input bytes of the block it holds */
+    bool busy;         /* holds a block not yet sunk */
+} ph_slot;
 
 typedef struct ph {
     cli_reader *r;
@@ -573,6 +584,9 @@ typedef struct ph {
     uint64_t size, off, seq;
     bool sized;
     uint64_t turn;     /* the block whose hashes go to the sink next */
+    bool sinking;      /* a worker is sinking blocks */
+    ph_slot *ready[PH_RING]; /* ready[seq % PH_RING]: the slot of a hashed block waiting for its turn */
+    unsigned ready_id[PH_RING];
     bool failed;
 } ph;
 
@@ -580,8 +594,8 @@ typedef struct ph_worker {
     ph *p;
     unsigned index;
     uint8_t *buf;      /* PH_LOOK + PH_BLOCK */
-    uint64_t *h;
-    size_t hcap;
+    ph_slot slot[PH_SLOTS];
+    uint64_t *h;       /* the hashes of the block being read: one of the slots' */
     uint8_t *big;      /* a key longer than the bytes read before its block */
     size_t bigcap;
     int fd;
@@ -756,32 +770,61 @@ static bool ph_claim(ph *p, size_t *file, uint64_t *off, size_t *len, bool *last
     return got;
 }
 
+/* Sinks the ready blocks from p->turn on, while they are there; called and returns with p->mu held,
+ * by the one worker that set p->sinking. */
+static void ph_sink_ready(ph *p)
+{
+    ph_slot *sl;
+    while (!p->failed && (sl = p->ready[p->turn % PH_RING])) {
+        unsigned id = p->ready_id[p->turn % PH_RING];
+        p->ready[p->turn % PH_RING] = NULL;
+        pthread_mutex_unlock(&p->mu);
+        p->r->bytes_done += sl->len;
+        bool ok = !sl->n || p->sink(p->ctx, id / PH_SLOTS, id, sl->h, sl->n);
+        pthread_mutex_lock(&p->mu);
+        sl->busy = false;
+        if (!ok) p->failed = true;
+        p->turn++;
+        pthread_cond_broadcast(&p->cv);
+    }
+}
+
 static void *ph_main(void *arg)
 {
     ph_worker *w = arg;
     ph *p = w->p;
-    size_t file, len, n;
+    size_t file, len;
     uint64_t off, seq;
     bool last;
-    while (ph_claim(p, &file, &off, &len, &last, &seq)) {
-        if (!ph_block(w, file, off, len, last, &n) || (n && !p->work(p->ctx, w->index, w->h, n))) {
-            ph_fail(p);
-            break;
-        }
-        /* the block's turn: every earlier block's hashes have gone to the sink */
+    for (;;) {
+        /* a free slot first (so blocks in flight never exceed PH_RING), then a block */
         pthread_mutex_lock(&p->mu);
-        while (p->turn != seq && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
-        bool go = !p->failed;
+        unsigned j = 0;
+        for (;;) {
+            for (j = 0; j < PH_SLOTS && w->slot[j].busy; j++) {}
+            if (j < PH_SLOTS || p->failed) break;
+            pthread_cond_wait(&p->cv, &p->mu);
+        }
+        bool failed = p->failed;
         pthread_mutex_unlock(&p->mu);
-        if (!go) break;
-        p->r->bytes_done += len;
-        if (n && !p->sink(p->ctx, w->index, w->h, n)) {
+        if (failed || !ph_claim(p, &file, &off, &len, &last, &seq)) break;
+        ph_slot *sl = &w->slot[j];
+        const unsigned id = w->index * PH_SLOTS + j;
+        w->h = sl->h;
+        if (!ph_block(w, file, off, len, last, &sl->n) || (sl->n && !p->work(p->ctx, w->index, id, sl->h, sl->n))) {
             ph_fail(p);
             break;
         }
+        sl->len = len;
         pthread_mutex_lock(&p->mu);
-        p->turn++;
-        pthread_cond_broadcast(&p->cv);
+        sl->busy = true;
+        p->ready[seq % PH_RING] = sl;
+        p->ready_id[seq % PH_RING] = id;
+        if (!p->sinking) {
+            p->sinking = true;
+            ph_sink_ready(p);
+            p->sinking = false;
+        }
         pthread_mutex_unlock(&p->mu);
     }
     return NULL;
@@ -796,7 +839,7 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
         int rc;
         while ((rc = cli_reader_next(r, &b)) > 0) {
             cli_hash_batch(&b, seed, h);
-            if (!work(ctx, 0, h, b.n) || !sink(ctx, 0, h, b.n)) return -1;
+            if (!work(ctx, 0, 0, h, b.n) || !sink(ctx, 0, 0, h, b.n)) return -1;
         }
         return rc;
     }
@@ -818,10 +861,10 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
         w[i].p = &p;
         w[i].index = i;
         w[i].fd = -1;
-        w[i].hcap = PH_BLOCK + 1;
         w[i].buf = malloc(PH_LOOK + PH_BLOCK);
-        w[i].h = malloc(w[i].hcap * sizeof *w[i].h);
-        if (!w[i].buf || !w[i].h) ok = false;
+        if (!w[i].buf) ok = false;
+        for (unsigned j = 0; j < PH_SLOTS; j++)
+            if (!(w[i].slot[j].h = malloc((PH_BLOCK + 1) * sizeof *w[i].slot[j].h))) ok = false;
     }
     if (ok) {
         pthread_mutex_init(&p.mu, NULL);
@@ -839,7 +882,7 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
     for (unsigned i = 0; i < threads; i++) {
         if (w[i].fd > 0) close(w[i].fd);
         free(w[i].buf);
-        free(w[i].h);
+        for (unsigned j = 0; j < PH_SLOTS; j++) free(w[i].slot[j].h);
         free(w[i].big);
     }
     return p.failed ? -1 : 0;

@@ -10,6 +10,7 @@ import json
 import os
 import pty
 import random
+import resource
 import select
 import signal
 import subprocess
@@ -487,11 +488,33 @@ def test_build_threads():
     write("p2.txt", b"q" * ((1 << 20) - 1) + b"\n" + b"z" * (1 << 20))  # a key ends on a block's last byte
     write("p3.txt", b"")
     write("p4.txt", data[: len(data) // 2] + b"no-newline")
+    # (a scalable filter's file depends on the order of the keys within each spool partition, so it
+    # also checks that the workers' blocks reach the spool in input order)
     for inputs in (["p1.txt"], ["p2.txt"], ["p4.txt", "p3.txt", "p2.txt", "p1.txt"]):
-        ref = build("ref.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="0")
-        for n in ["1", "2", "3"]:
-            check(build("t.bf", inputs[0], inputs[1:], BLOOMKIT_READAHEAD="1", BLOOMKIT_THREADS=n) == ref,
-                  "%s: pass 1 on %s worker threads builds what plain reading does" % (" ".join(inputs), n))
+        for t in ["bloom", "scalable"]:
+            args = inputs[1:] + ["--type", t]
+            ref = build("ref.bf", inputs[0], args, BLOOMKIT_READAHEAD="0")
+            for n in ["1", "2", "3"]:
+                check(build("t.bf", inputs[0], args, BLOOMKIT_READAHEAD="1", BLOOMKIT_THREADS=n) == ref,
+                      "%s %s: pass 1 on %s worker threads builds what plain reading does"
+                      % (t, " ".join(inputs), n))
+    # a failure in the middle of the threaded pass 1 (the spool's temporary file may not grow past
+    # 1 MiB: RLIMIT_FSIZE, SIGXFSZ ignored) stops every worker: exit 2, the error named, and the
+    # filter that was there is left as it was
+    write("t.bf", read("ref.bf"))
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    for n in ["1", "2", "3"]:
+        p = subprocess.run([BIN, "build", "-q", "t.bf", "keys.txt"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, preexec_fn=small_files, timeout=600,
+                           env=dict(os.environ, BLOOMKIT_READAHEAD="1", BLOOMKIT_THREADS=n, BLOOMKIT_SPOOL_MEM="0"))
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 2 and "temporary spool file" in err,
+              "%s workers, the spool cannot grow: exit %d, %r" % (n, p.returncode, err))
+        check(read("t.bf") == read("ref.bf"), "%s workers, failed build: the old filter is untouched" % n)
     with open("p1.txt", "rb") as f:
         f.seek(12345)
         run(["build", "-q", "ref.bf"], stdin=f, expect=0, env=dict(os.environ, BLOOMKIT_READAHEAD="0"))
