@@ -368,23 +368,32 @@ typedef struct {
     XXH3_state_t *st;
     uint8_t *bounce; /* NULL: hash and write the caller's bytes directly */
     size_t bounce_len;
+    uint64_t off;    /* bytes written so far */
 } file_sink;
+
+/* Large bodies are written in pieces, and (on Linux) the write-back of each piece to the disk is
+ * started as soon as it is written, so the final fsync waits for the last pieces only. */
+#define WRITE_PIECE ((size_t)4 << 20)
 
 static bk_status sink_tmpfile(void *ctx, const void *data, size_t len)
 {
     file_sink *t = ctx;
     const uint8_t *p = data;
     while (len) {
-        size_t n = len;
+        size_t n = len < WRITE_PIECE ? len : WRITE_PIECE;
         const uint8_t *q = p;
         if (t->bounce) {
-            n = len < t->bounce_len ? len : t->bounce_len;
+            n = n < t->bounce_len ? n : t->bounce_len;
             memcpy(t->bounce, p, n);
             q = t->bounce;
         }
         XXH3_64bits_update(t->st, q, n);
         bk_status s = write_all(t->fd, q, n);
         if (s != BK_OK) return s;
+#ifdef SYNC_FILE_RANGE_WRITE
+        if (n == WRITE_PIECE) (void)sync_file_range(t->fd, (off_t)t->off, (off_t)n, SYNC_FILE_RANGE_WRITE);
+#endif
+        t->off += n;
         p += n;
         len -= n;
     }
@@ -419,7 +428,7 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
     if (s != BK_OK) return s;
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
-    file_sink t = { fd, &st, NULL, 0 };
+    file_sink t = { fd, &st, NULL, 0, 64 };
     if (f->backing == BK_BACKING_MAP_SHARED) {
         t.bounce_len = 1 << 20;
         if (!(t.bounce = bk__malloc(t.bounce_len))) return BK_ENOMEM;
