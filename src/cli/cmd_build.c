@@ -9,9 +9,9 @@
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
  * one thread per CPU (cli_reader_hash_all), and classic and blocked filters are filled on one thread
  * per CPU (below): both give exactly the file of a single thread. Peak memory: the filter, the spool,
- * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter per extra fill
- * thread, and for counting and cuckoo filters one spool partition at a time (sorted to drop
- * duplicates: about 16 bytes x keys / 256).
+ * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter
+ * per extra fill thread, and for counting and cuckoo filters one spool partition at a time (sorted to
+ * drop duplicates: about 16 bytes x keys / 256).
  *
  * Fuse filters are built from the whole key set at once: the spooled hashes are gathered into one
  * array and handed to the fuse constructor, whose own memory is linear in the number of keys (see
@@ -237,7 +237,7 @@ static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
     bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     size_t bytes = 0;
-    if (bloom) bk_bloom_data(bloom, &bytes); /* not bk_filter_stats: that counts the bits of the whole filter */
+    if (bloom) bk_bloom_data(bloom, &bytes); /* (bk_filter_stats would count every bit of the filter) */
     *s = BK_OK;
     bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
@@ -450,8 +450,8 @@ static int run(int argc, char **argv)
                 "(read and hash %.3f s, fill %.3f s, save %.3f s)\n",
                 cli_group(lines, b1, sizeof b1), distinct ? "exactly" : "about",
                 cli_group(distinct ? distinct : est_n, b2, sizeof b2), distinct ? "" : ", estimated",
-                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3), t_read - t0, t_fill - t_read,
-                t_end - t_fill);
+                el, cli_human_count(el > 0 ? (double)lines / el : 0, b3, sizeof b3), t_read - t0,
+                t_fill - t_read, t_end - t_fill);
     }
 out:
     bk_filter_free(f);

@@ -557,9 +557,9 @@ static int ra_next(cli_reader *r, cli_batch *b)
  * time, from one thread at a time: whichever worker posts the block whose turn it is (or finds it
  * posted when it posts its own) sinks it and every ready block after it, while the others go on to
  * new blocks. A worker has PH_SLOTS hash buffers, so it waits only when all of them hold blocks still
- * waiting for an earlier one (a slow page fault in another worker's block). The reading (the kernel's copy), the
- * splitting and the hashing are divided between the threads instead of pipelined, so neither thread
- * waits for the other. The sizes are taken when an input's first block is claimed: a file that grows
+ * waiting for an earlier one (a slow page fault in another worker's block). The reading (the
+ * kernel's copy), the splitting and the hashing are divided between the threads instead of
+ * pipelined, so neither thread waits for the other. The sizes are taken when an input's first block is claimed: a file that grows
  * meanwhile is read up to that size, one that shrinks is an error ("changed while it was read").
  */
 #define PH_BLOCK ((size_t)1 << 20)
@@ -811,7 +811,8 @@ static void *ph_main(void *arg)
         ph_slot *sl = &w->slot[j];
         const unsigned id = w->index * PH_SLOTS + j;
         w->h = sl->h;
-        if (!ph_block(w, file, off, len, last, &sl->n) || (sl->n && !p->work(p->ctx, w->index, id, sl->h, sl->n))) {
+        bool ok = ph_block(w, file, off, len, last, &sl->n);
+        if (!ok || (sl->n && !p->work(p->ctx, w->index, id, sl->h, sl->n))) {
             ph_fail(p);
             break;
         }
