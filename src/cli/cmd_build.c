@@ -3,7 +3,7 @@
  *
  * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
  * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
- * spool (spool.c: 8 bytes per key, in memory up to 1/8 of the RAM and at most 1 GiB, the rest in an
+ * spool (spool.c: 8 bytes per key, in memory up to 64 MiB (at most 1/8 of the RAM), the rest in an
  * unlinked temporary file). Then the filter is created for that estimate and filled from the spool,
  * partition by partition in hash order (the bytes form of every insert equals the pre-hashed form on
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
@@ -42,7 +42,7 @@ static const char help[] =
     "\n"
     "The input is read once, in large blocks, and may be a pipe. Each key is hashed once; the hashes\n"
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
-    "per key, in memory up to 1/8 of the RAM (at most 1 GiB) and beyond that in an unlinked temporary\n"
+    "per key, in memory up to 64 MiB (and 1/8 of the RAM) and beyond that in an unlinked temporary\n"
     "file next to FILE (or in $TMPDIR). The filter is then created for the estimated distinct count\n"
     "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. Large\n"
     "regular files are read and hashed on one thread per CPU, and bloom, partitioned and blocked\n"
@@ -130,8 +130,9 @@ static void *fill_part(void *arg)
     return NULL;
 }
 
-/* Private copies of a classic filter for the fill: at most this many bytes of them. */
-#define FILL_COPY_MAX ((uint64_t)256 << 20)
+/* Private copies of a classic filter for the fill: at most this many bytes of them (so the build's
+ * peak memory stays the filter plus a constant; a larger filter is filled by ranges, in place). */
+#define FILL_COPY_MAX ((uint64_t)64 << 20)
 
 #define FILL_MAX_THREADS 8
 
