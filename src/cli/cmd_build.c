@@ -9,9 +9,9 @@
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
  * one thread per CPU (cli_reader_hash_all), and classic and blocked filters are filled on one thread
  * per CPU (below): both give exactly the file of a single thread. Peak memory: the filter, the spool,
- * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, a copy of a classic filter
- * per extra fill thread, and for counting and cuckoo filters one spool partition at a time (sorted to
- * drop duplicates: about 16 bytes x keys / 256).
+ * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, the fill's copies of a
+ * classic filter (at most FILL_COPY_MAX), and for counting and cuckoo filters one spool partition at
+ * a time (sorted to drop duplicates: about 16 bytes x keys / 256).
  *
  * Fuse filters are built from the whole key set at once: the spooled hashes are gathered into one
  * array and handed to the fuse constructor, whose own memory is linear in the number of keys (see
@@ -230,10 +230,25 @@ static void run_jobs(fill_job *job, unsigned n)
     }
 }
 
-/* Fills f (a classic or blocked filter) from the spool's runs on nparts threads. False when the spool
- * could not be read (message printed); else *s says whether the filter could be filled. */
-static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs, size_t nruns, unsigned nparts,
-                          cli_progress *prog, bk_status *s, bk_filter *(*make_empty)(void *), void *make_ctx)
+/* An empty filter as the command creates it (for the fill's copies). */
+typedef struct make_args {
+    const cli_type *t;
+    uint64_t cap;
+    double p;
+    const cli_type_opts *to;
+} make_args;
+
+static bk_filter *make_empty(const make_args *a)
+{
+    bk_filter *f = NULL;
+    return a->t->create(a->cap, a->p, a->to, &f) == BK_OK ? f : NULL;
+}
+
+/* Fills f (a classic or blocked filter, made as `how` says) from the spool's runs on nparts threads.
+ * False when the spool could not be read (message printed); else *s says whether the filter could be
+ * filled. */
+static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, const cli_spool_run *runs,
+                          size_t nruns, unsigned nparts, cli_progress *prog, bk_status *s)
 {
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
@@ -245,7 +260,7 @@ static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
-        copies = (copy_f[p] = make_empty(make_ctx)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
+        copies = (copy_f[p] = make_empty(how)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
     if (copies) {
         copy[0] = bloom;
         for (unsigned p = 0; p < nparts; p++) {
@@ -266,21 +281,6 @@ static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs
         if (p) bk_filter_free(copy_f[p]);
     }
     return ok;
-}
-
-/* An empty filter as the command creates it (for the fill's copies). */
-typedef struct make_args {
-    const cli_type *t;
-    uint64_t cap;
-    double p;
-    const cli_type_opts *to;
-} make_args;
-
-static bk_filter *make_empty(void *ctx)
-{
-    make_args *a = ctx;
-    bk_filter *f = NULL;
-    return a->t->create(a->cap, a->p, a->to, &f) == BK_OK ? f : NULL;
 }
 
 /* ---- the command ---- */
@@ -411,8 +411,8 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    make_args ma = { t, cap, p, &to };
-                    if (!fill_parallel(f, sp, runs, nruns, build_threads(lines), &prog, &s, make_empty, &ma)) goto out;
+                    const make_args how = { t, cap, p, &to };
+                    if (!fill_parallel(f, &how, sp, runs, nruns, build_threads(lines), &prog, &s)) goto out;
                 } else {
                     uint64_t buf[CLI_SPOOL_RUN_MAX];
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {

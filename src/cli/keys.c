@@ -559,8 +559,9 @@ static int ra_next(cli_reader *r, cli_batch *b)
  * new blocks. A worker has PH_SLOTS hash buffers, so it waits only when all of them hold blocks still
  * waiting for an earlier one (a slow page fault in another worker's block). The reading (the
  * kernel's copy), the splitting and the hashing are divided between the threads instead of
- * pipelined, so neither thread waits for the other. The sizes are taken when an input's first block is claimed: a file that grows
- * meanwhile is read up to that size, one that shrinks is an error ("changed while it was read").
+ * pipelined, so neither thread waits for the other. The sizes are taken when an input's first block
+ * is claimed: a file that grows meanwhile is read up to that size, one that shrinks is an error
+ * ("changed while it was read").
  */
 #define PH_BLOCK ((size_t)1 << 20)
 #define PH_LOOK ((size_t)4 << 10)
@@ -570,6 +571,7 @@ static int ra_next(cli_reader *r, cli_batch *b)
 typedef struct ph_slot {
     uint64_t *h;       /* room for PH_BLOCK + 1 hashes (mostly untouched) */
     size_t n, len;     /* hashes and input bytes of the block it holds */
+    unsigned id;       /* worker index x PH_SLOTS + its place: the callbacks' slot */
     bool busy;         /* holds a block not yet sunk */
 } ph_slot;
 
@@ -586,7 +588,6 @@ typedef struct ph {
     uint64_t turn;     /* the block whose hashes go to the sink next */
     bool sinking;      /* a worker is sinking blocks */
     ph_slot *ready[PH_RING]; /* ready[seq % PH_RING]: the slot of a hashed block waiting for its turn */
-    unsigned ready_id[PH_RING];
     bool failed;
 } ph;
 
@@ -595,7 +596,6 @@ typedef struct ph_worker {
     unsigned index;
     uint8_t *buf;      /* PH_LOOK + PH_BLOCK */
     ph_slot slot[PH_SLOTS];
-    uint64_t *h;       /* the hashes of the block being read: one of the slots' */
     uint8_t *big;      /* a key longer than the bytes read before its block */
     size_t bigcap;
     int fd;
@@ -644,15 +644,24 @@ static ssize_t ph_read(ph_worker *w, size_t file, uint8_t *dst, size_t len, uint
     return (ssize_t)got;
 }
 
+/* Reads exactly len bytes at off; false (message printed) on an error or when the file has shrunk. */
+static bool ph_read_exact(ph_worker *w, size_t file, uint8_t *dst, size_t len, uint64_t off)
+{
+    ssize_t got = ph_read(w, file, dst, len, off);
+    if (got == (ssize_t)len) return true;
+    if (got >= 0) cli_err("%s: the file changed while it was read", display_name(ph_path(w->p, file)));
+    return false;
+}
+
 static uint64_t ph_hash(const ph *p, const uint8_t *key, size_t len)
 {
     if (p->r->strip_cr && len && key[len - 1] == '\r') len--;
     return bk_hash64(key, len, p->seed);
 }
 
-/* The hash of the key that ends at `end` (an offset in the input) and starts before `from`, the first
- * offset read: the start is looked for backwards, in growing steps. */
-static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, size_t *n)
+/* The hash (into *hash) of the key that ends at `end` (an offset in the input) and starts before
+ * `from`, the first offset read: the start is looked for backwards, in growing steps. */
+static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, uint64_t *hash)
 {
     const uint8_t delim = w->p->r->delim;
     uint64_t start = from;
@@ -670,10 +679,7 @@ static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, 
         bool found = false;
         for (uint64_t hi = start; hi > start - back && !found;) {
             size_t k = hi - (start - back) < sizeof tmp ? (size_t)(hi - (start - back)) : sizeof tmp;
-            ssize_t got = ph_read(w, file, tmp, k, hi - k);
-            if (got != (ssize_t)k) return got >= 0 ? (cli_err("%s: the file changed while it was read",
-                                                             display_name(ph_path(w->p, file))), false)
-                                                   : false;
+            if (!ph_read_exact(w, file, tmp, k, hi - k)) return false;
             const uint8_t *q = memrchr(tmp, delim, k);
             if (q) {
                 start = hi - k + (uint64_t)(q - tmp) + 1;
@@ -692,27 +698,20 @@ static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, 
         w->big = b;
         w->bigcap = len;
     }
-    ssize_t got = ph_read(w, file, w->big, len, start);
-    if (got != (ssize_t)len)
-        return got >= 0 ? (cli_err("%s: the file changed while it was read", display_name(ph_path(w->p, file))),
-                           false)
-                        : false;
-    w->h[(*n)++] = ph_hash(w->p, w->big, len);
+    if (!ph_read_exact(w, file, w->big, len, start)) return false;
+    *hash = ph_hash(w->p, w->big, len);
     return true;
 }
 
-/* Hashes the keys of the block at off (len bytes, the last of the input when last) into w->h (room for
+/* Hashes the keys of the block at off (len bytes, the last of the input when last) into h (room for
  * len + 1 hashes: a block holds at most len delimiters, and one more key at the end of an input). */
-static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool last, size_t *n)
+static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool last, uint64_t *h, size_t *n)
 {
     ph *p = w->p;
     const uint8_t delim = p->r->delim;
     size_t look = off < PH_LOOK ? (size_t)off : PH_LOOK;
     uint8_t *b = w->buf + PH_LOOK; /* the block's first byte */
-    ssize_t got = ph_read(w, file, b - look, look + len, off - look);
-    if (got < 0) return false;
-    if ((size_t)got != look + len)
-        return cli_err("%s: the file changed while it was read", display_name(ph_path(p, file))), false;
+    if (!ph_read_exact(w, file, b - look, look + len, off - look)) return false;
     *n = 0;
     const uint8_t *e = b + len, *q = memchr(b, delim, len);
     if (!q && !last) return true; /* inside a key that ends in a later block */
@@ -720,12 +719,12 @@ static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool l
     const uint8_t *kend = q ? q : e, *d = look ? memrchr(b - look, delim, look) : NULL;
     const uint8_t *s = d ? d + 1 : look == off ? b - look : NULL;
     if (s)
-        w->h[(*n)++] = ph_hash(p, s, (size_t)(kend - s));
-    else if (!ph_long_key(w, file, off - look, off + (uint64_t)(kend - b), n))
+        h[0] = ph_hash(p, s, (size_t)(kend - s));
+    else if (!ph_long_key(w, file, off - look, off + (uint64_t)(kend - b), &h[0]))
         return false;
+    *n = 1;
     if (!q) return true; /* the input ends inside that key */
-    uint64_t *h = w->h;
-    size_t k = *n;
+    size_t k = 1;
     for (s = q + 1; (q = memchr(s, delim, (size_t)(e - s))); s = q + 1) h[k++] = ph_hash(p, s, (size_t)(q - s));
     if (last && s < e) h[k++] = ph_hash(p, s, (size_t)(e - s)); /* the last key, without a delimiter */
     *n = k;
@@ -776,11 +775,10 @@ static void ph_sink_ready(ph *p)
 {
     ph_slot *sl;
     while (!p->failed && (sl = p->ready[p->turn % PH_RING])) {
-        unsigned id = p->ready_id[p->turn % PH_RING];
         p->ready[p->turn % PH_RING] = NULL;
         pthread_mutex_unlock(&p->mu);
         p->r->bytes_done += sl->len;
-        bool ok = !sl->n || p->sink(p->ctx, id / PH_SLOTS, id, sl->h, sl->n);
+        bool ok = !sl->n || p->sink(p->ctx, sl->id / PH_SLOTS, sl->id, sl->h, sl->n);
         pthread_mutex_lock(&p->mu);
         sl->busy = false;
         if (!ok) p->failed = true;
@@ -809,10 +807,8 @@ static void *ph_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (failed || !ph_claim(p, &file, &off, &len, &last, &seq)) break;
         ph_slot *sl = &w->slot[j];
-        const unsigned id = w->index * PH_SLOTS + j;
-        w->h = sl->h;
-        bool ok = ph_block(w, file, off, len, last, &sl->n);
-        if (!ok || (sl->n && !p->work(p->ctx, w->index, id, sl->h, sl->n))) {
+        bool ok = ph_block(w, file, off, len, last, sl->h, &sl->n);
+        if (!ok || (sl->n && !p->work(p->ctx, w->index, sl->id, sl->h, sl->n))) {
             ph_fail(p);
             break;
         }
@@ -820,7 +816,6 @@ static void *ph_main(void *arg)
         pthread_mutex_lock(&p->mu);
         sl->busy = true;
         p->ready[seq % PH_RING] = sl;
-        p->ready_id[seq % PH_RING] = id;
         if (!p->sinking) {
             p->sinking = true;
             ph_sink_ready(p);
@@ -864,8 +859,10 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
         w[i].fd = -1;
         w[i].buf = malloc(PH_LOOK + PH_BLOCK);
         if (!w[i].buf) ok = false;
-        for (unsigned j = 0; j < PH_SLOTS; j++)
+        for (unsigned j = 0; j < PH_SLOTS; j++) {
+            w[i].slot[j].id = i * PH_SLOTS + j;
             if (!(w[i].slot[j].h = malloc((PH_BLOCK + 1) * sizeof *w[i].slot[j].h))) ok = false;
+        }
     }
     if (ok) {
         pthread_mutex_init(&p.mu, NULL);

@@ -5,9 +5,9 @@
  * Hashes are partitioned by their top 8 bits into 256 partitions, and stored in chunks of 32 KiB
  * (4096 hashes), each chunk holding hashes of one partition in the order they came. A partition
  * writes into its current chunk; a full chunk is kept in memory as it is (the partition takes a fresh
- * chunk: no copy) while the spool's memory stays within a bound (64 MiB, and at most 1/8 of the RAM), and
- * beyond it is appended to an unlinked temporary file as one chunk and its memory reused, so memory
- * never exceeds the bound plus the 256 current chunks (8 MiB). Reading back goes partition by
+ * chunk: no copy) while the spool's memory stays within a bound (64 MiB, and at most 1/8 of the RAM),
+ * and beyond it is appended to an unlinked temporary file as one chunk and its memory reused, so
+ * memory never exceeds the bound plus the 256 current chunks (8 MiB). Reading back goes partition by
  * partition, in the order of the hashes' top bits, which is the order of the filter's memory for every
  * type that picks a block or bucket by multiply-shift of the hash (blocked, cuckoo, the first probe of
  * the classic filter): inserts then walk the filter sequentially instead of at random. A partition can
@@ -262,6 +262,14 @@ static bool read_chunk(const cli_spool *s, uint64_t off, uint64_t *dst)
 }
 
 /* Sorts by the low 56 bits (the top 8 are the partition's) with an LSD radix sort, 8 bits a pass. */
+/* Copies full chunk c (from memory or from the file) to dst. */
+static bool copy_chunk(const cli_spool *s, uint32_t c, uint64_t *dst)
+{
+    if (!s->chunks[c].mem) return read_chunk(s, s->chunks[c].off, dst);
+    memcpy(dst, s->chunks[c].mem, PBUF * sizeof *dst);
+    return true;
+}
+
 static uint64_t *radix_sort(uint64_t *a, uint64_t *t, size_t n)
 {
     for (int shift = 0; shift < 56; shift += 8) {
@@ -294,13 +302,8 @@ int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n)
     }
     if (!reserve_work(s, total, dedupe)) return -1;
     size_t k = 0;
-    for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next) {
-        if (s->chunks[c].mem)
-            memcpy(s->work + k, s->chunks[c].mem, PBUF * sizeof *s->work);
-        else if (!read_chunk(s, s->chunks[c].off, s->work + k))
-            return -1;
-        k += PBUF;
-    }
+    for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next, k += PBUF)
+        if (!copy_chunk(s, c, s->work + k)) return -1;
     memcpy(s->work + k, s->cur[p], s->fill[p] * sizeof *s->work);
     k += s->fill[p];
     if (!dedupe) {
@@ -346,12 +349,8 @@ bool cli_spool_all(cli_spool *s, const uint64_t **h, size_t *n)
     *n = (size_t)s->total;
     if (!reserve_work(s, *n ? *n : 1, false)) return false;
     size_t k = 0;
-    for (size_t c = 0; c < s->nchunks; c++, k += PBUF) {
-        if (s->chunks[c].mem)
-            memcpy(s->work + k, s->chunks[c].mem, PBUF * sizeof *s->work);
-        else if (!read_chunk(s, s->chunks[c].off, s->work + k))
-            return false;
-    }
+    for (uint32_t c = 0; c < s->nchunks; c++, k += PBUF)
+        if (!copy_chunk(s, c, s->work + k)) return false;
     for (int p = 0; p < NPART; p++) {
         memcpy(s->work + k, s->cur[p], s->fill[p] * sizeof *s->work);
         k += s->fill[p];
