@@ -76,7 +76,7 @@ fuzz:
 bench: deps build
 	$(BUILD)/bench/bench
 
-# The blocked filter's figures (issue 5): both key kinds, in cache and ~1 GiB, with the memory floor.
+# The blocked filter's figures: both key kinds, in cache and ~1 GiB, with the memory floor.
 bench-blocked: deps build
 	sh bench/blocked.sh $(BUILD)
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The blocked filter's figures (issue 5) in one run of about 2-3 minutes on an idle 2-core machine,
+# The blocked filter's figures in one run of about 2-3 minutes on an idle 2-core machine,
 # at most ~1.1 GiB of memory at a time:
 #   8-byte and ~31-byte URL keys; n = 1,000,000 (in cache) and a filter of about 1 GiB (out of cache);
 #   single key, batched, and header-inline pre-hashed; 0/50/100% hits; ns/op, bits/key, FPR; next to

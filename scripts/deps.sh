@@ -6,6 +6,10 @@ set -eu
 PACKAGES="gcc g++ make cmake pkg-config clang libclang-rt-14-dev libxxhash-dev libcmocka-dev \
 libbloom-dev redis-server redis-tools python3 python3-redis python3-pytest libhiredis-dev \
 gnuplot-nox dpkg-dev time"
+# The Python package; the file-system fault tests (btrfs, XFS loop images); packaging and the ABI
+# record (debhelper, lintian, abigail-tools); the man page (mandoc) and shell completions.
+PACKAGES="$PACKAGES python3-dev python3-setuptools python3-numpy btrfs-progs xfsprogs e2fsprogs"
+PACKAGES="$PACKAGES debhelper fakeroot lintian abigail-tools mandoc bash-completion zsh"
 
 missing=""
 for p in $PACKAGES; do

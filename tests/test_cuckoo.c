@@ -1,4 +1,4 @@
-/* The cuckoo filter: the properties of issue 7 ("What must hold"), serialization, bad input. */
+/* The cuckoo filter: no false negatives, load, FPR, serialization, bad input. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
