@@ -810,7 +810,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
     } else {
-        bk__le64_copy(f->words, data, (size_t)f->nwords);
+        memcpy(f->words, data, (size_t)bytes);
     }
     f->count_own = count;
     *out = f;

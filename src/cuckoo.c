@@ -169,10 +169,6 @@ BK_INLINE uint64_t read_atomic(const uint64_t *w, uint64_t pos)
     return lo | hi;
 }
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#  error "cuckoo.c: slot words are little-endian and read with unaligned loads"
-#endif
-
 BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
 {
     return atomic ? read_atomic(w, pos) : read_plain(w, pos);

@@ -18,36 +18,7 @@ enum {
 #define HDR_MAX 4096u
 #define BODY_MAX (BK_MAX_FILTER_BYTES + (UINT64_C(1) << 20))
 #define FLAGS_MUST_UNDERSTAND 0xFFFFu
-#define FLAGS_KNOWN (BK_FILE_FLAG_CHECKSUM_STALE | BK_FILE_FLAG_PROBES2)
-_Static_assert(BK_FILE_FLAG_PROBES2 == 0x0002u, "bk__probe_mix_of_flags (internal.h) tests bit 1");
-
-/* The types whose probes BK_FILE_FLAG_PROBES2 selects; on any other type the flag is corrupt. */
-static bool uses_probe_flag(uint32_t type)
-{
-    return type == BK_TYPE_BLOOM || type == BK_TYPE_COUNTING || type == BK_TYPE_SCALABLE;
-}
-
-/* ---- little-endian fields ---- */
-static void put16(uint8_t *b, uint16_t v) { b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
-}
-static uint16_t get16(const uint8_t *b) { return (uint16_t)(b[0] | b[1] << 8); }
-static uint32_t get32(const uint8_t *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-static uint64_t get64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | b[i];
-    return v;
-}
+#define FLAGS_KNOWN BK_FILE_FLAG_CHECKSUM_STALE
 
 /* XXH3-64 of the header with its own checksum field taken as zero. */
 static uint64_t header_checksum(const uint8_t *h, uint32_t hsize)
@@ -67,24 +38,24 @@ static bk_status parse_header(const uint8_t *b, size_t avail, bk_file_info *in)
     size_t n = avail < 8 ? avail : 8;
     if (n && memcmp(b, MAGIC, n) != 0) return BK_ECORRUPT;
     if (avail < 64) return BK_ETRUNCATED;
-    if (get16(b + OFF_MAJOR) != BK_FORMAT_VERSION_MAJOR) return BK_EVERSION;
-    uint32_t hsize = get32(b + OFF_HSIZE);
+    if (bk__get_le16(b + OFF_MAJOR) != BK_FORMAT_VERSION_MAJOR) return BK_EVERSION;
+    uint32_t hsize = bk__get_le32(b + OFF_HSIZE);
     if (hsize < 64 || hsize % 64 || hsize > HDR_MAX) return BK_ECORRUPT;
     if (avail < hsize) return BK_ETRUNCATED;
-    if (header_checksum(b, hsize) != get64(b + OFF_HDR_SUM)) return BK_ECHECKSUM;
-    uint32_t flags = get32(b + OFF_FLAGS);
+    if (header_checksum(b, hsize) != bk__get_le64(b + OFF_HDR_SUM)) return BK_ECHECKSUM;
+    uint32_t flags = bk__get_le32(b + OFF_FLAGS);
     if (flags & FLAGS_MUST_UNDERSTAND & ~FLAGS_KNOWN) return BK_EVERSION;
-    uint64_t body = get64(b + OFF_BODY_SIZE);
+    uint64_t body = bk__get_le64(b + OFF_BODY_SIZE);
     if (body > BODY_MAX) return BK_ETOOBIG;
     in->version_major = BK_FORMAT_VERSION_MAJOR;
-    in->version_minor = get16(b + OFF_MINOR);
-    in->type = get32(b + OFF_TYPE);
+    in->version_minor = bk__get_le16(b + OFF_MINOR);
+    in->type = bk__get_le32(b + OFF_TYPE);
     in->flags = flags;
-    in->hash_id = get32(b + OFF_HASH);
+    in->hash_id = bk__get_le32(b + OFF_HASH);
     in->header_size = hsize;
-    in->seed = get64(b + OFF_SEED);
+    in->seed = bk__get_le64(b + OFF_SEED);
     in->body_size = body;
-    in->body_checksum = get64(b + OFF_BODY_SUM);
+    in->body_checksum = bk__get_le64(b + OFF_BODY_SUM);
     in->total_size = hsize + body;
     return BK_OK;
 }
@@ -101,11 +72,7 @@ bk_status bk_filter_peek_header(const void *buf, size_t len, bk_file_info *info)
 /* The flags word of a live mapping, read while other processes may be writing the header. */
 static uint32_t live_flags(const uint8_t *map)
 {
-    uint32_t v = __atomic_load_n((const uint32_t *)(const void *)(map + OFF_FLAGS), __ATOMIC_ACQUIRE);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return v;
+    return __atomic_load_n((const uint32_t *)(const void *)(map + OFF_FLAGS), __ATOMIC_ACQUIRE);
 }
 
 typedef enum { MODE_COPY, MODE_READONLY, MODE_SHARED } load_mode;
@@ -127,7 +94,6 @@ static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load
     const bk_vtable *vt = bk__vtable_of(in.type);
     if (!vt) return BK_ETYPE;
     if (in.hash_id != BK_HASH_XXH3_64) return BK_ENOTSUP;
-    if ((in.flags & BK_FILE_FLAG_PROBES2) && !uses_probe_flag(in.type)) return BK_ECORRUPT;
     if (mode == MODE_SHARED) {
         if (in.version_minor > BK_FORMAT_VERSION_MINOR) return BK_EVERSION;
         if (!vt->add_hash_atomic) return BK_ENOTSUP;
@@ -141,7 +107,7 @@ static bk_status load_core(const uint8_t *data, size_t len, unsigned flags, load
             return BK_ECHECKSUM;
     }
     bk_reader r = { .base = body, .len = (size_t)in.body_size, .off = 0, .borrow = mode != MODE_COPY,
-                    .writable = mode == MODE_SHARED, .seed = in.seed, .flags = in.flags };
+                    .writable = mode == MODE_SHARED, .seed = in.seed };
     void *obj = NULL;
     s = vt->decode(&r, &obj);
     if (s != BK_OK) return s;
@@ -178,36 +144,34 @@ bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_
 
 typedef bk_status (*sink_fn)(void *ctx, const void *data, size_t len);
 
-/* `flags`, when not NULL, receives the header flags the body needs. */
-static bk_status encode_body(const bk_filter *f, sink_fn sink, void *ctx, uint64_t *size, uint32_t *flags)
+static bk_status encode_body(const bk_filter *f, sink_fn sink, void *ctx, uint64_t *size)
 {
-    bk_writer w = { .sink = sink, .ctx = ctx, .offset = 0, .flags = 0 };
+    bk_writer w = { .sink = sink, .ctx = ctx, .offset = 0 };
     bk_status s = f->vt->encode(f->obj, &w);
     *size = w.offset;
-    if (flags) *flags = w.flags;
     return s;
 }
 
-static void build_header(uint8_t h[64], const bk_filter *f, uint32_t flags, uint64_t body_size, uint64_t body_sum)
+/* Writers set no flag: bit 0 is only ever set in place, on a mapping opened for shared writing. */
+static void build_header(uint8_t h[64], const bk_filter *f, uint64_t body_size, uint64_t body_sum)
 {
     memset(h, 0, 64);
     memcpy(h, MAGIC, 8);
-    put16(h + OFF_MAJOR, BK_FORMAT_VERSION_MAJOR);
-    put16(h + OFF_MINOR, BK_FORMAT_VERSION_MINOR);
-    put32(h + OFF_TYPE, (uint32_t)f->vt->type);
-    put32(h + OFF_FLAGS, flags);
-    put32(h + OFF_HASH, BK_HASH_XXH3_64);
-    put32(h + OFF_HSIZE, 64);
-    put64(h + OFF_SEED, f->vt->seed(f->obj));
-    put64(h + OFF_BODY_SIZE, body_size);
-    put64(h + OFF_BODY_SUM, body_sum);
-    put64(h + OFF_HDR_SUM, header_checksum(h, 64));
+    bk__put_le16(h + OFF_MAJOR, BK_FORMAT_VERSION_MAJOR);
+    bk__put_le16(h + OFF_MINOR, BK_FORMAT_VERSION_MINOR);
+    bk__put_le32(h + OFF_TYPE, (uint32_t)f->vt->type);
+    bk__put_le32(h + OFF_HASH, BK_HASH_XXH3_64);
+    bk__put_le32(h + OFF_HSIZE, 64);
+    bk__put_le64(h + OFF_SEED, f->vt->seed(f->obj));
+    bk__put_le64(h + OFF_BODY_SIZE, body_size);
+    bk__put_le64(h + OFF_BODY_SUM, body_sum);
+    bk__put_le64(h + OFF_HDR_SUM, header_checksum(h, 64));
 }
 
 static bk_status saved_size(const bk_filter *f, uint64_t *total)
 {
     uint64_t body;
-    bk_status s = encode_body(f, NULL, NULL, &body, NULL);
+    bk_status s = encode_body(f, NULL, NULL, &body);
     if (s != BK_OK) return s;
     if (body > BODY_MAX || body + 64 > SIZE_MAX) return BK_ETOOBIG;
     *total = body + 64;
@@ -249,10 +213,9 @@ bk_status bk_filter_save_buffer(const bk_filter *f, void *buf, size_t cap, size_
     }
     buf_sink b = { (uint8_t *)buf + 64, (size_t)total - 64 };
     uint64_t body;
-    uint32_t hflags;
-    if ((s = encode_body(f, sink_buf, &b, &body, &hflags)) != BK_OK) return s;
+    if ((s = encode_body(f, sink_buf, &b, &body)) != BK_OK) return s;
     if (body != total - 64) return BK_EINVAL;
-    build_header(buf, f, hflags, body, XXH3_64bits((uint8_t *)buf + 64, (size_t)body));
+    build_header(buf, f, body, XXH3_64bits((uint8_t *)buf + 64, (size_t)body));
     *written = (size_t)total;
     return BK_OK;
 }
@@ -331,13 +294,12 @@ static bk_status save_stream(const bk_filter *f, sink_fn out, void *ctx)
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     uint64_t body, body2;
-    uint32_t hflags;
-    if ((s = encode_body(f, sink_hash, &st, &body, &hflags)) != BK_OK) return s;
+    if ((s = encode_body(f, sink_hash, &st, &body)) != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
-    build_header(h, f, hflags, body, XXH3_64bits_digest(&st));
+    build_header(h, f, body, XXH3_64bits_digest(&st));
     if ((s = out(ctx, h, 64)) != BK_OK) return s;
-    if ((s = encode_body(f, out, ctx, &body2, NULL)) != BK_OK) return s;
+    if ((s = encode_body(f, out, ctx, &body2)) != BK_OK) return s;
     return body2 == body ? BK_OK : BK_EINVAL;
 }
 
@@ -434,13 +396,12 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
         if (!(t.bounce = bk__malloc(t.bounce_len))) return BK_ENOMEM;
     }
     uint64_t body;
-    uint32_t hflags;
-    s = encode_body(f, sink_tmpfile, &t, &body, &hflags);
+    s = encode_body(f, sink_tmpfile, &t, &body);
     bk__free(t.bounce);
     if (s != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
-    build_header(h, f, hflags, body, XXH3_64bits_digest(&st));
+    build_header(h, f, body, XXH3_64bits_digest(&st));
     if ((s = pwrite_all(fd, h, 64, 0)) != BK_OK) return s;
     while (fsync(fd) != 0)
         if (errno != EINTR) return BK_EIO;
@@ -567,7 +528,7 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     bk_status s = parse_header(hdr, (size_t)n, &in);
     if (s == BK_ETRUNCATED && n == 64) {
         /* a longer header (newer minor version): its size field was checked by parse_header */
-        uint32_t hsize = get32(hdr + OFF_HSIZE);
+        uint32_t hsize = bk__get_le32(hdr + OFF_HSIZE);
         ptrdiff_t m = rd(ctx, hdr + 64, hsize - 64);
         if (m < 0) return BK_EIO;
         s = parse_header(hdr, (size_t)(64 + m), &in);
@@ -668,7 +629,7 @@ bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out)
          * meanwhile: its flag is set now, and the second read skips the check. */
         uint8_t h[64];
         if (s != BK_ECHECKSUM || (flags & BK_LOAD_REQUIRE_CLEAN) || pread(fd, h, 64, 0) != 64 ||
-            !(get32(h + OFF_FLAGS) & BK_FILE_FLAG_CHECKSUM_STALE))
+            !(bk__get_le32(h + OFF_FLAGS) & BK_FILE_FLAG_CHECKSUM_STALE))
             break;
     }
     int e = errno;
@@ -689,12 +650,8 @@ static size_t page_size(void)
  * doing this at the same time write identical bytes. */
 static bk_status mark_stale(uint8_t *map)
 {
-    uint32_t bit = BK_FILE_FLAG_CHECKSUM_STALE;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    bit = __builtin_bswap32(bit);
-#endif
-    __atomic_fetch_or((uint32_t *)(void *)(map + OFF_FLAGS), bit, __ATOMIC_SEQ_CST);
-    put64(map + OFF_HDR_SUM, header_checksum(map, get32(map + OFF_HSIZE)));
+    __atomic_fetch_or((uint32_t *)(void *)(map + OFF_FLAGS), BK_FILE_FLAG_CHECKSUM_STALE, __ATOMIC_SEQ_CST);
+    bk__put_le64(map + OFF_HDR_SUM, header_checksum(map, bk__get_le32(map + OFF_HSIZE)));
     return msync(map, page_size(), MS_SYNC) == 0 ? BK_OK : BK_EIO;
 }
 
@@ -776,13 +733,13 @@ fail:;
 /* Last writer out: recompute the payload checksum, make the body durable, then clear the flag. */
 static bk_status finalize_shared(uint8_t *map, size_t len)
 {
-    uint32_t hsize = get32(map + OFF_HSIZE);
-    uint64_t body = get64(map + OFF_BODY_SIZE);
+    uint32_t hsize = bk__get_le32(map + OFF_HSIZE);
+    uint64_t body = bk__get_le64(map + OFF_BODY_SIZE);
     uint64_t sum = XXH3_64bits(map + hsize, (size_t)body);
     if (msync(map, len, MS_SYNC) != 0) return BK_EIO;
-    put64(map + OFF_BODY_SUM, sum);
-    put32(map + OFF_FLAGS, get32(map + OFF_FLAGS) & ~(uint32_t)BK_FILE_FLAG_CHECKSUM_STALE);
-    put64(map + OFF_HDR_SUM, header_checksum(map, hsize));
+    bk__put_le64(map + OFF_BODY_SUM, sum);
+    bk__put_le32(map + OFF_FLAGS, bk__get_le32(map + OFF_FLAGS) & ~(uint32_t)BK_FILE_FLAG_CHECKSUM_STALE);
+    bk__put_le64(map + OFF_HDR_SUM, header_checksum(map, hsize));
     return msync(map, page_size(), MS_SYNC) == 0 ? BK_OK : BK_EIO;
 }
 

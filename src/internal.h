@@ -12,6 +12,13 @@
 
 #include "bloomkit/common.h"
 
+/* Byte order: bloomkit builds on little-endian hosts only. Saved files are little-endian
+ * (docs/FORMAT.md), and the library maps them and uses their arrays in place, so every array and
+ * field is read and written in host order without conversion. This is the one place that says so. */
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#  error "bloomkit builds on little-endian hosts only (its files are little-endian and mapped in place)"
+#endif
+
 #if defined(__GNUC__)
 #  define BK_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define BK_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -124,23 +131,16 @@ BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
 }
 
 /*
- * Probe scheme of the Bloom family (classic, counting, scalable), docs/FORMAT.md 6.1:
- *   x = h, y = remix(h), w = step(h); probe i uses x, then x += y, y += i * w.
- * Multiply-shift keeps the HIGH bits of x * m. The legacy scheme (files without BK_FILE_FLAG_PROBES2)
- * has w = 1: a small i only moves low bits, so a small filter's probes correlate and its FPR exceeds
- * the formula (n = 100 at 0.1%: 0.124%). Scheme 2 has w = h * 0x9e3779b97f4a7c15, which moves the
- * high bits and differs between keys: a constant w cancels in the difference of two keys' probe
- * sequences, leaving plain double hashing's pairs of keys that collide on every probe (a partitioned
- * filter of 100 keys at 0.1% measured 1.36x its formula with a constant w, 1.00x with this one).
- * Filters store `mix` (0: legacy, else BK__PROBE_MIX) and compute w once per key, without a branch.
+ * Probe scheme of the Bloom family (classic, counting, scalable's classic layers), docs/FORMAT.md 6.1:
+ *   x = h, y = remix(h), w = h * BK__PROBE_MIX; probe i uses x, then x += y, y += i * w.
+ * Multiply-shift keeps the HIGH bits of x * m, so the step must move high bits: a plain y += i only
+ * moves low bits and a small filter's probes correlate (n = 100 at 0.1%: 0.124%). A constant large
+ * step cancels in the difference of two keys' probe sequences, leaving pairs of keys that collide on
+ * every probe (a partitioned filter of 100 keys at 0.1%: 1.36x its formula); a step that differs
+ * between keys removes both (1.00x, tests/test_probes.c).
  */
-#define BK__PROBE_MIX_LEGACY UINT64_C(0)
 #define BK__PROBE_MIX UINT64_C(0x9e3779b97f4a7c15)
-BK_INLINE uint64_t bk__probe_step(uint64_t h, uint64_t mix) { return h * mix + (mix == 0); }
-BK_INLINE uint64_t bk__probe_mix_of_flags(uint32_t file_flags)
-{
-    return (file_flags & 0x0002u) ? BK__PROBE_MIX : BK__PROBE_MIX_LEGACY; /* BK_FILE_FLAG_PROBES2 */
-}
+BK_INLINE uint64_t bk__probe_step(uint64_t h) { return h * BK__PROBE_MIX; }
 
 /*
  * The fill past which a filter's statistics say "saturated": the fill expected at its designed
@@ -166,13 +166,20 @@ BK_INLINE uint64_t bk__bits_to_bytes64(uint64_t bits)
     return ((bits + 511) / 512) * 64;
 }
 
+/* Little-endian fields at any alignment (the host is little-endian: one unaligned move each). */
+BK_INLINE void bk__put_le16(uint8_t *b, uint16_t v) { memcpy(b, &v, 2); }
+BK_INLINE void bk__put_le32(uint8_t *b, uint32_t v) { memcpy(b, &v, 4); }
+BK_INLINE void bk__put_le64(uint8_t *b, uint64_t v) { memcpy(b, &v, 8); }
+BK_INLINE uint16_t bk__get_le16(const uint8_t *b) { uint16_t v; memcpy(&v, b, 2); return v; }
+BK_INLINE uint32_t bk__get_le32(const uint8_t *b) { uint32_t v; memcpy(&v, b, 4); return v; }
+BK_INLINE uint64_t bk__get_le64(const uint8_t *b) { uint64_t v; memcpy(&v, b, 8); return v; }
+
 /* ---- serialization: writer and reader of a type's body (docs/FORMAT.md) ---- */
 typedef struct bk_writer {
     /* Receives the bytes in order. NULL: only count them (size queries). */
     bk_status (*sink)(void *ctx, const void *data, size_t len);
     void *ctx;
     uint64_t offset; /* bytes of body written so far */
-    uint32_t flags;  /* header flags the body needs (BK_FILE_FLAG_PROBES2), OR-ed in by encoders */
 } bk_writer;
 
 BK_HIDDEN bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len);
@@ -181,11 +188,8 @@ BK_HIDDEN bk_status bk__w_u64(bk_writer *w, uint64_t v);
 BK_HIDDEN bk_status bk__w_f64(bk_writer *w, double v);
 /* Zero bytes up to the next multiple of `align` (a power of two) of the body offset. */
 BK_HIDDEN bk_status bk__w_align(bk_writer *w, size_t align);
-/* Arrays of 64-bit words are stored little-endian; on little-endian hosts this is one copy. */
+/* An array of 64-bit words (stored little-endian, the host's order: one copy). */
 BK_HIDDEN bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count);
-/* The reverse, for decoders that copy: count little-endian words at src into dst (one memcpy on
- * little-endian hosts). */
-BK_HIDDEN void bk__le64_copy(uint64_t *dst, const uint8_t *src, size_t count);
 
 typedef struct bk_reader {
     const uint8_t *base; /* start of the body; its address is 64-byte aligned when borrowing */
@@ -194,10 +198,8 @@ typedef struct bk_reader {
     bool borrow;         /* decoded filters point into base instead of copying (mmap) */
     bool writable;       /* borrowed memory may be written (shared writable mapping) */
     uint64_t seed;       /* the hash seed, from the container header */
-    uint32_t flags;      /* the container header's flags (BK_FILE_FLAG_PROBES2 picks the probe scheme) */
 } bk_reader;
 
-BK_HIDDEN bk_status bk__r_bytes(bk_reader *r, void *dst, size_t len);
 BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);
 BK_HIDDEN bk_status bk__r_u64(bk_reader *r, uint64_t *v);
 BK_HIDDEN bk_status bk__r_f64(bk_reader *r, double *v);
@@ -247,15 +249,7 @@ BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
 BK_HIDDEN int bk__simd_resolve(int want);
 BK_HIDDEN extern const bk_vtable bk__counting_vtable;
 BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
-/* The classic filter's probe scheme (BK__PROBE_MIX*): the scalable chain's layers share one, and a
- * chain loaded from a legacy file grows with legacy layers. Set it only on an empty new filter. */
 struct bk_bloom;
-BK_HIDDEN uint64_t bk__bloom_probe_mix(const struct bk_bloom *f);
-BK_HIDDEN void bk__bloom_set_probe_mix(struct bk_bloom *f, uint64_t mix);
-struct bk_counting;
-BK_HIDDEN void bk__counting_set_probe_mix(struct bk_counting *f, uint64_t mix);
-struct bk_scalable;
-BK_HIDDEN void bk__scalable_set_probe_mix(struct bk_scalable *f, uint64_t mix); /* for tests: an empty chain */
 /* Filling a classic or blocked filter on several threads without atomics (bloomkit build): the bit
  * array is cut into nparts ranges of whole 64-byte lines; a call sets only the bits of the hashes'
  * probes that fall in range `part` (blocked: adds only the hashes whose block is in it) and leaves the
