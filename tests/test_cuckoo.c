@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
+#include "testing.h"
 
 static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
 {

@@ -5,11 +5,12 @@
  * high bits of a probe value choose its bit, a small i leaves them alone, and the probes of a small
  * filter correlate (n = 100 at 0.1% measured 0.124%, 24% over the formula, well outside TOL). A
  * constant large increment is not enough for the partitioned layout (1.36x there: see bk__probe_step
- * in src/internal.h).
+ * in src/core/base.h).
  */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
+#include "blocked1024.h"
 
 /* Relative tolerance of measured / exact. Each case expects about 5,000 false positives (binomial
  * sd 1.4%); the exact formula (bits treated as independent) sits within about 1% of the true mean at

@@ -2,6 +2,7 @@
  * serialization. */
 #include "testutil.h"
 #include "internal.h"
+#include "blocked1024.h"
 #include <bloomkit/bloomkit.h>
 
 /* Every test runs twice: with the default blocked sub-filters and with classic ones (BK_SCALABLE_CLASSIC);
@@ -587,7 +588,7 @@ static void serialization_round_trip(void **state)
         { 8, 8, half_u }, { 16, 8, one_u },   { 16, 8, zero_u }, { 16, 8, half_u }, { 24, 8, 0 },
         { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
         { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
-        { 40, 1, 1 },     { 63, 1, 0x80 },
+        { 48, 1, 1 },     { 63, 1, 0x80 },
         /* growth is 0 .. 16 (this chain grew x2); kind is 0 (classic) or 1 (blocked), and the other
          * kind's geometry differs; the padding after it is zero */
         { 32, 4, 0x10002 }, { 40, 4, 2 }, { 40, 4, UINT32_MAX }, { 40, 4, classic() ? 1 : 0 }, { 44, 1, 1 },

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 #include "internal.h"
+#include "blocked1024.h"
 #include "simd.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include "internal.h"
+#include "testing.h"
 #include "bloomkit/cuckoo.h"
 
 /*

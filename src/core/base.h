@@ -1,6 +1,8 @@
-/* Internal helpers shared by the filter sources. Not installed. */
-#ifndef BK_INTERNAL_H
-#define BK_INTERNAL_H
+/* The base every library source stands on: compiler macros, the byte-order rule, allocation,
+ * hashing, range mapping, the classic probe step, striped counters, overflow-safe sizes and
+ * little-endian fields. Not installed. */
+#ifndef BK_BASE_H
+#define BK_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,7 +56,6 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
     return XXH3_64bits_withSeed(key, len, seed);
 }
 
-/* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
  * relaxed atomic loads, plain loads on every mainstream target, keep the race defined. */
 BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64_t n)
@@ -108,6 +109,7 @@ BK_INLINE void bk__stripes_clear(bk__stripes *const *slot)
     for (unsigned i = 0; s && i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
 }
 
+/* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
 BK_INLINE uint64_t bk__remix(uint64_t h)
 {
     h ^= h >> 33;
@@ -173,101 +175,5 @@ BK_INLINE void bk__put_le64(uint8_t *b, uint64_t v) { memcpy(b, &v, 8); }
 BK_INLINE uint16_t bk__get_le16(const uint8_t *b) { uint16_t v; memcpy(&v, b, 2); return v; }
 BK_INLINE uint32_t bk__get_le32(const uint8_t *b) { uint32_t v; memcpy(&v, b, 4); return v; }
 BK_INLINE uint64_t bk__get_le64(const uint8_t *b) { uint64_t v; memcpy(&v, b, 8); return v; }
-
-/* ---- serialization: writer and reader of a type's body (docs/FORMAT.md) ---- */
-typedef struct bk_writer {
-    /* Receives the bytes in order. NULL: only count them (size queries). */
-    bk_status (*sink)(void *ctx, const void *data, size_t len);
-    void *ctx;
-    uint64_t offset; /* bytes of body written so far */
-} bk_writer;
-
-BK_HIDDEN bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len);
-BK_HIDDEN bk_status bk__w_u32(bk_writer *w, uint32_t v);
-BK_HIDDEN bk_status bk__w_u64(bk_writer *w, uint64_t v);
-BK_HIDDEN bk_status bk__w_f64(bk_writer *w, double v);
-/* Zero bytes up to the next multiple of `align` (a power of two) of the body offset. */
-BK_HIDDEN bk_status bk__w_align(bk_writer *w, size_t align);
-/* An array of 64-bit words (stored little-endian, the host's order: one copy). */
-BK_HIDDEN bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count);
-
-typedef struct bk_reader {
-    const uint8_t *base; /* start of the body; its address is 64-byte aligned when borrowing */
-    size_t len;
-    size_t off;
-    bool borrow;         /* decoded filters point into base instead of copying (mmap) */
-    bool writable;       /* borrowed memory may be written (shared writable mapping) */
-    uint64_t seed;       /* the hash seed, from the container header */
-} bk_reader;
-
-BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);
-BK_HIDDEN bk_status bk__r_u64(bk_reader *r, uint64_t *v);
-BK_HIDDEN bk_status bk__r_f64(bk_reader *r, double *v);
-BK_HIDDEN bk_status bk__r_align(bk_reader *r, size_t align);
-/* A pointer to the next len bytes (bounds-checked), advancing past them. */
-BK_HIDDEN bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p);
-
-/*
- * Per-type operations, for the generic handle (bk_filter) and the container format. One table per
- * type, defined in the type's own source file. A NULL entry means "not supported" (BK_ENOTSUP).
- * The generic layer dispatches once per call or per batch, never per probe.
- */
-typedef struct bk_vtable {
-    bk_type type;
-    bk_status (*add_hash)(void *f, uint64_t h);
-    bool (*contains_hash)(const void *f, uint64_t h);
-    bk_status (*remove_hash)(void *f, uint64_t h);
-    bk_status (*add_hashes)(void *f, const uint64_t *h, size_t n);
-    size_t (*contains_hashes)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
-    uint64_t (*seed)(const void *f);
-    void (*stats)(const void *f, bk_stats *out);
-    bk_status (*merge)(void *dst, const void *src); /* union */
-    void (*clear)(void *f);
-    /* Body encoding: the type's parameters and arrays (arrays at 64-byte aligned body offsets). */
-    bk_status (*encode)(const void *f, bk_writer *w);
-    bk_status (*decode)(bk_reader *r, void **out); /* seed from r->seed */
-    void (*destroy)(void *f);
-    /* Atomic insert (the type's *_add_hash_atomic), for shared writable mappings; NULL: the type
-     * cannot be opened with BK_OPEN_WRITE_SHARED. add_hashes_atomic may be NULL (then add_hash_atomic
-     * is called per key). */
-    bk_status (*add_hash_atomic)(void *f, uint64_t h);
-    bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
-    /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
-    void (*set_count)(void *f, uint64_t n);
-} bk_vtable;
-
-/* The tables, one per type source file. */
-BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
-BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
-/* The scalable chain's blocked sub-filters: 1024-bit blocks (two cache lines), k probes anywhere in
- * the block. Sizing and exact FPR with the blocked filter's mixture formula (blocked_math.c). */
-struct bk_geometry;
-BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);
-BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
-/* The code path a new filter asked for `want` (an enum bk_simd) gets: bk_simd_force, $BK_SIMD and
- * the CPU cap it; under ThreadSanitizer AUTO means scalar (blocked.c). */
-BK_HIDDEN int bk__simd_resolve(int want);
-BK_HIDDEN extern const bk_vtable bk__counting_vtable;
-BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
-struct bk_bloom;
-/* Filling a classic or blocked filter on several threads without atomics (bloomkit build): the bit
- * array is cut into nparts ranges of whole 64-byte lines; a call sets only the bits of the hashes'
- * probes that fall in range `part` (blocked: adds only the hashes whose block is in it) and leaves the
- * count alone. Calls for different parts touch disjoint lines, so they may run at the same time;
- * calls for every part over the same hashes set exactly the bits add_hashes sets. [excl] per part. */
-BK_HIDDEN void bk__bloom_add_hashes_part(struct bk_bloom *f, const uint64_t *h, size_t n, unsigned part,
-                                         unsigned nparts);
-struct bk_blocked;
-BK_HIDDEN void bk__blocked_add_hashes_part(struct bk_blocked *f, const uint64_t *h, size_t n, unsigned part,
-                                           unsigned nparts);
-BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
-/* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
-struct bk_cuckoo;
-BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
-                                uint64_t *i2);
-BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
-
-/* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
-BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
 
 #endif

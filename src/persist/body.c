@@ -1,5 +1,5 @@
 /* Body writer and bounds-checked reader for serialization (docs/FORMAT.md). Little-endian always. */
-#include "internal.h"
+#include "body.h"
 
 bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
 {

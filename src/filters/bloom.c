@@ -216,8 +216,9 @@ bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
  * prefetched for writing, then the previous batch's bits are set, so each prefetch has a batch's time
  * to arrive (about 20% faster than prefetching and setting the same batch). */
 #define PART_BATCH 16
-void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
+bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
 {
+    if (!f || (!hashes && n) || part >= nparts) return BK_EINVAL;
     const uint64_t lines = f->nwords / 8;
     const uint64_t lo = lines * part / nparts * 512, span = lines * (part + 1) / nparts * 512 - lo;
     uint64_t *w = f->words;
@@ -239,6 +240,7 @@ void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, un
         for (size_t q = 0; q < c[cur]; q++) w[cp[q] >> 6] |= UINT64_C(1) << (cp[q] & 63);
         cur = next;
     }
+    return BK_OK;
 }
 #undef PART_BATCH
 

@@ -1,0 +1,12 @@
+/* Entry points for the unit tests only (the library itself never calls them). Not installed. */
+#ifndef BK_TESTING_H
+#define BK_TESTING_H
+
+#include "base.h"
+
+/* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
+struct bk_cuckoo;
+BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
+                                uint64_t *i2);
+
+#endif
