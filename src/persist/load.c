@@ -186,6 +186,11 @@ static uint64_t fd_remaining(int fd)
     return (uint64_t)(st.st_size - pos);
 }
 
+bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, bk_filter **out)
+{
+    return load_stream(bk__read_fd, &fd, size, true, flags, out);
+}
+
 bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out)
 {
     if (!out) return BK_EINVAL;

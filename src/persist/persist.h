@@ -53,5 +53,7 @@ BK_HIDDEN bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flag
 BK_HIDDEN void bk__lock_shared(int fd);
 /* Up to len bytes from descriptor *(int *)ctx (EINTR retried; fewer only at end of file); -1 on error. */
 BK_HIDDEN ptrdiff_t bk__read_fd(void *ctx, void *buf, size_t len);
+/* Load (copying) the size-byte file open on fd, read from its current offset. */
+BK_HIDDEN bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, bk_filter **out);
 
 #endif
