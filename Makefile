@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install deb clean
+.PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install deb abi-record clean
 
 all: build
 
@@ -94,6 +94,10 @@ install: build
 # lintian (scripts/deb.sh).
 deb: deps
 	@sh scripts/deb.sh $(BUILD)/deb $(JOBS)
+
+# Record the shared library's ABI in abi/ (scripts/abi.sh); make check compares every build with it.
+abi-record: build
+	@sh scripts/abi.sh record $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN)
