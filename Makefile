@@ -6,6 +6,9 @@ BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+# make install PREFIX=/usr DESTDIR=/tmp/stage: the usual two knobs, handed to cmake --install.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
 .PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install clean
 
@@ -85,7 +88,7 @@ plots: deps build
 	sh scripts/plots.sh $(BUILD) docs/img 1000000
 
 install: build
-	cmake --install $(BUILD)
+	DESTDIR='$(DESTDIR)' cmake --install $(BUILD) --prefix '$(PREFIX)'
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN)

@@ -96,6 +96,7 @@ typedef struct {
     double insert_ns, q_ns[3]; /* q at 100, 50, 0 % hits */
     double fpr, bits_per_key, mib;
     double remove_ns;          /* 0: the type has no remove (or batch mode) */
+    double design_fpr, load;   /* the contender's expected_fpr and load hooks (-1: none) */
     uint64_t false_negatives, remove_misses;
     bool ok;
 } result_t;
@@ -173,6 +174,8 @@ static result_t run(const bench_contender *c, key_kind kind, uint64_t n, uint64_
         if (HITS[h] == 100) r.false_negatives = fn;
     }
     r.bits_per_key = (double)c->bytes(f) * 8.0 / (double)cap;
+    r.design_fpr = c->expected_fpr ? c->expected_fpr(f, n) : -1;
+    r.load = c->load ? c->load(f) : -1;
     r.mib = (double)c->bytes(f) / 1048576.0;
     if (c->remove && mode == MODE_SINGLE) {
         /* remove every inserted key (so from the full load down to empty); a miss is a false negative */
@@ -206,11 +209,75 @@ static bool selected(const char *only, const char *name)
     return false;
 }
 
+/* Selected by --only, or the peer of a selected contender (so its comparison table is complete). */
+static bool wanted(const char *only, const bench_contender *c)
+{
+    if (selected(only, c->name)) return true;
+    for (const bench_contender *const *cp = bench_contenders; *cp; cp++)
+        if ((*cp)->peer && !strcmp((*cp)->peer, c->name) && selected(only, (*cp)->name)) return true;
+    return false;
+}
+
+static void print_loadavg(const char *when)
+{
+    char buf[128] = "?";
+    FILE *fp = fopen("/proc/loadavg", "r");
+    if (fp) {
+        if (!fgets(buf, sizeof buf, fp)) strcpy(buf, "?");
+        fclose(fp);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    printf("load average %s: %s\n", when, buf);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench [-n N] [-p P] [--keys u64|url] [--only a,b] [--no-batch] [--queries Q] "
                     "[--capacity C] [--repeat R] [--csv] [--cpu-time]\n");
     exit(2);
+}
+
+static void fpr_cell(char *out, size_t len, const result_t *r)
+{
+    if (r->design_fpr >= 0)
+        snprintf(out, len, "%.4f (%.4f)", 100 * r->fpr, 100 * r->design_fpr);
+    else
+        snprintf(out, len, "%.4f", 100 * r->fpr);
+}
+
+/* Each bloomkit contender with a peer against that peer, plain one-key calls of the same run. */
+static void print_pairs(const result_t *rows, const bench_contender *const *row_c, const run_mode *row_m, int nrows)
+{
+    bool header = false;
+    for (int i = 0; i < nrows; i++) {
+        if (row_m[i] != MODE_SINGLE || !row_c[i]->peer) continue;
+        int j = -1;
+        for (int k = 0; k < nrows; k++)
+            if (row_m[k] == MODE_SINGLE && !strcmp(row_c[k]->name, row_c[i]->peer)) j = k;
+        if (j < 0) continue;
+        if (!header) {
+            printf("\nbloomkit vs peer, plain one-key calls (ns per call; ratio = ours / peer's: above 1 is slower)\n");
+            printf("%-22s %6s %6s %6s  %6s %6s %6s  %6s %6s %6s  %-19s %-19s %5s %5s\n", "ours / peer", "ins", "peer",
+                   "ratio", "q100%", "peer", "ratio", "q0%", "peer", "ratio", "FPR % (design)", "peer FPR % (design)",
+                   "load", "peer");
+            header = true;
+        }
+        const result_t *a = &rows[i], *b = &rows[j];
+        char label[64], fa[32], fb[32], la[8] = "-", lb[8] = "-", ins[3][16] = { "-", "-", "-" };
+        snprintf(label, sizeof label, "%s / %s", row_c[i]->name, row_c[j]->name);
+        fpr_cell(fa, sizeof fa, a);
+        fpr_cell(fb, sizeof fb, b);
+        if (a->load >= 0) snprintf(la, sizeof la, "%.3f", a->load);
+        if (b->load >= 0) snprintf(lb, sizeof lb, "%.3f", b->load);
+        if (!row_c[i]->build && !row_c[j]->build) { /* a static filter's insert column is its build */
+            snprintf(ins[0], sizeof ins[0], "%.1f", a->insert_ns);
+            snprintf(ins[1], sizeof ins[1], "%.1f", b->insert_ns);
+            snprintf(ins[2], sizeof ins[2], "%.2f", a->insert_ns / b->insert_ns);
+        }
+        printf("%-22s %6s %6s %6s  %6.1f %6.1f %6.2f  %6.1f %6.1f %6.2f  %-19s %-19s %5s %5s\n", label, ins[0], ins[1],
+               ins[2], a->q_ns[0], b->q_ns[0], a->q_ns[0] / b->q_ns[0], a->q_ns[2], b->q_ns[2], a->q_ns[2] / b->q_ns[2],
+               fa, fb, la, lb);
+    }
 }
 
 int main(int argc, char **argv)
@@ -251,6 +318,7 @@ int main(int argc, char **argv)
                g_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
         if (repeat > 1) printf("; fastest of %d runs", repeat);
         printf("\n");
+        print_loadavg("at start");
         if (cap > n)
             printf("filters sized for %llu keys (--capacity), %llu inserted: bits/key per sized key, FPR of an "
                    "underfilled filter\n", (unsigned long long)cap, (unsigned long long)n);
@@ -267,7 +335,7 @@ int main(int argc, char **argv)
     for (const bench_contender *const *cp = bench_contenders; *cp; cp++) {
         const bench_contender *c = *cp;
         bool is_base = cp == bench_contenders;
-        if (!is_base && !selected(only, c->name)) continue;
+        if (!is_base && !wanted(only, c)) continue;
         for (run_mode m = MODE_SINGLE; m < MODES; m++) {
             if (m == MODE_BATCH && (!do_batch || !(c->add_batch || c->contains_batch))) continue;
             if (m == MODE_INLINE && (!do_batch || !(c->add_hashed || c->contains_hashed))) continue;
@@ -332,9 +400,11 @@ int main(int argc, char **argv)
                    rows[i].q_ns[0] / rows[f].q_ns[0], rows[i].q_ns[1] / rows[f].q_ns[1],
                    rows[i].q_ns[2] / rows[f].q_ns[2]);
         }
+        print_pairs(rows, row_c, row_m, nrows);
         printf("\n");
+        print_loadavg("at end");
         for (const bench_contender *const *cp = bench_contenders; *cp; cp++)
-            if ((cp == bench_contenders || selected(only, (*cp)->name)) && (*cp)->note)
+            if ((cp == bench_contenders || wanted(only, *cp)) && (*cp)->note)
                 printf("  %-12s %s\n", (*cp)->name, (*cp)->note);
     }
     return 0;

@@ -27,6 +27,13 @@ typedef struct bench_contender {
      * column does not include the kernel's first-touch page faults of a large filter. */
     void (*clear)(void *f);
     size_t (*bytes)(void *f);   /* memory of the filter's arrays */
+    /* Optional: the FPR the design gives at the filter's fill with n keys (its own formula), printed
+     * beside the measured one; and the load factor (items / slots) of a slotted filter (cuckoo). */
+    double (*expected_fpr)(void *f, uint64_t n);
+    double (*load)(void *f);
+    /* Optional, on a bloomkit contender: the name of the peer whose plain one-key calls it is set
+     * against in the "bloomkit vs peer" table at the end (same n, p and keys, same run). */
+    const char *peer;
     void (*destroy)(void *f);
     const char *note;           /* what the row is, printed under the table */
 } bench_contender;

@@ -53,11 +53,18 @@ static size_t bl_bytes(void *f)
 }
 static void bl_destroy(void *f) { bk_bloom_free(f); }
 static void bl_clear(void *f) { bk_bloom_clear(f); }
+static double bl_fpr(void *f, uint64_t n)
+{
+    (void)n;
+    bk_stats st;
+    bk_bloom_stats(f, &st);
+    return st.fpr_now;
+}
 
 const bench_contender bench_bloom = {
     .name = "bloom", .create = std_create, .add = bl_add, .contains = bl_contains,
     .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bl_clear, .bytes = bl_bytes,
-    .destroy = bl_destroy,
+    .destroy = bl_destroy, .expected_fpr = bl_fpr, .peer = "libbloom",
     .note = "bloomkit classic, standard layout",
 };
 const bench_contender bench_partitioned = {

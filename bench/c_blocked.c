@@ -42,6 +42,13 @@ static size_t bb_bytes(void *f)
 }
 static void bb_destroy(void *f) { bk_blocked_free(f); }
 static void bb_clear(void *f) { bk_blocked_clear(f); }
+static double bb_fpr(void *f, uint64_t n)
+{
+    (void)n;
+    bk_stats st;
+    bk_blocked_stats(f, &st);
+    return st.fpr_now;
+}
 
 /* ---- header-inline view, one pre-hashed key at a time ---- */
 static void view_add_scalar(bk_blocked_view v, const uint64_t *h, size_t n)
@@ -98,12 +105,13 @@ const bench_contender bench_blocked = {
     .name = "blocked", .create = split_create, .add = bb_add, .contains = bb_contains,
     .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .add_hashed = bb_add_hashed,
     .contains_hashed = bb_contains_hashed, .clear = bb_clear, .bytes = bb_bytes, .destroy = bb_destroy,
+    .expected_fpr = bb_fpr, .peer = "sbbf",
     .note = "bloomkit blocked, split-block layout (256-bit blocks, k = 8), path from $BK_SIMD or the CPU",
 };
 const bench_contender bench_blocked512 = {
     .name = "blocked512", .create = b512_create, .add = bb_add, .contains = bb_contains,
     .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .clear = bb_clear, .bytes = bb_bytes,
-    .destroy = bb_destroy, .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
+    .destroy = bb_destroy, .expected_fpr = bb_fpr, .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
 };
 
 /* ---- the memory floor ---- */

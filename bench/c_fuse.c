@@ -32,10 +32,17 @@ static size_t fu_bytes(void *f)
     return len;
 }
 static void fu_destroy(void *f) { bk_fuse_free(f); }
+static double fu_fpr(void *f, uint64_t n)
+{
+    (void)n;
+    bk_stats st;
+    bk_fuse_stats(f, &st);
+    return st.fpr_now;
+}
 
 const bench_contender bench_fuse = {
     .name = "fuse", .build = fu_build, .contains = fu_contains, .contains_batch = fu_contains_batch,
-    .bytes = fu_bytes, .destroy = fu_destroy,
+    .bytes = fu_bytes, .destroy = fu_destroy, .expected_fpr = fu_fpr, .peer = "bfuse8",
     .note = "bloomkit binary fuse, 8-bit fingerprints (16 when p < 2^-8); insert = build time per key",
 };
 const bench_contender bench_fuse16 = {

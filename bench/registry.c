@@ -4,8 +4,10 @@
 extern const bench_contender bench_libbloom, bench_bloom, bench_partitioned;
 extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable_classic, bench_scalable1;
-extern const bench_contender bench_cuckoo;
+extern const bench_contender bench_cuckoo, bench_cuckoo_p2;
 extern const bench_contender bench_fuse, bench_fuse16;
+/* peers: other designs, written in c_peers.c from their papers and specs */
+extern const bench_contender bench_sbbf, bench_bfuse8, bench_cfpeer;
 
 const bench_contender *const bench_contenders[] = {
     &bench_libbloom, /* the baseline: first */
@@ -13,6 +15,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_partitioned,
     &bench_blocked,
     &bench_blocked512,
+    &bench_sbbf,
     &bench_floor,
     &bench_counting,
     &bench_counting8,
@@ -20,7 +23,10 @@ const bench_contender *const bench_contenders[] = {
     &bench_scalable_classic,
     &bench_scalable1,
     &bench_cuckoo,
+    &bench_cuckoo_p2,
+    &bench_cfpeer,
     &bench_fuse,
     &bench_fuse16,
+    &bench_bfuse8,
     NULL,
 };

@@ -18,11 +18,21 @@
 extern "C" {
 #endif
 
-#define BK_VERSION_MAJOR 0
-#define BK_VERSION_MINOR 1
+/*
+ * The version, in this one place: CMake, the pkg-config file and the Debian packages read it from here.
+ * Semantic versioning: a 1.x library runs every program built against an earlier 1.y header (the shared
+ * library's SONAME is libbloomkit.so.1 for all of 1.x, and its ABI is checked against the recorded 1.0
+ * ABI); a change that breaks the stable API or ABI makes 2.0 and libbloomkit.so.2. The experimental tier
+ * carries no such promise. The file format has its own version (BK_FORMAT_VERSION_*).
+ */
+#define BK_VERSION_MAJOR 1
+#define BK_VERSION_MINOR 0
 #define BK_VERSION_PATCH 0
 #define BK_VERSION_NUMBER (BK_VERSION_MAJOR * 10000 + BK_VERSION_MINOR * 100 + BK_VERSION_PATCH)
-#define BK_VERSION_STRING "0.1.0"
+#define BK_VERSION_STR_(x) #x
+#define BK_VERSION_STR(x) BK_VERSION_STR_(x)
+#define BK_VERSION_STRING \
+    BK_VERSION_STR(BK_VERSION_MAJOR) "." BK_VERSION_STR(BK_VERSION_MINOR) "." BK_VERSION_STR(BK_VERSION_PATCH)
 
 #if defined(_WIN32)
 #  define BK_API
