@@ -10,6 +10,7 @@ static const bk_vtable *const registry[] = {
     &bk__scalable_vtable,
     &bk__cuckoo_vtable,
     &bk__fuse_vtable,
+    &bk__aging_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

@@ -272,6 +272,7 @@ struct bk_cuckoo;
 BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
                                 uint64_t *i2);
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
+BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);

@@ -178,6 +178,19 @@ static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_fuse(16, n, s);
 }
 
+/* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (Time
+ * windows read a clock, so their files depend on when they were made: tests/test_aging.c keeps their
+ * golden file, with its own clock.) */
+static void tf_aging_free(void *p) { bk_aging_free(p); }
+static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_aging_options o = { 0 };
+    o.seed = seed;
+    bk_aging *a;
+    if (bk_aging_new_count(capacity, 0.01, &o, &a) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
@@ -191,6 +204,7 @@ static const tf_factory tf_factories[] = {
     { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
+    { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

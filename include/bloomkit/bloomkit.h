@@ -10,6 +10,7 @@
 #include "scalable.h"
 #include "cuckoo.h"
 #include "fuse.h"
+#include "aging.h"
 #include "filter.h"
 
 #endif

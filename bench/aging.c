@@ -1,0 +1,311 @@
+/*
+ * aging: the aging filter against the sliding windows users build by hand, at one window W and FPR p.
+ *
+ *   aging [W] [p]          (default W = 10,000,000, p = 0.01)
+ *
+ * Contenders, all with no false negatives inside the last W insertions:
+ *   aging            bk_aging, g = 4 generations sharing a bucket (include/bloomkit/aging.h)
+ *   2 x classic      two classic filters, each sized for W keys at p / 2: insert into the active one;
+ *                    after W inserts the older one is cleared and becomes active; queries ask both
+ *   4 x blocked      a ring of 4 separate blocked (SPLIT256) filters, each sized for W / 3 keys at
+ *                    1 - (1 - p)^(1/4): the aging filter's generations, but each in its own array
+ *   blocked (ref.)   one blocked filter sized for W keys at p, cleared every W inserts: no window
+ *                    guarantee (a key just before a clear is lost), the speed reference
+ *
+ * Each contender takes 3W inserts (the ring turns several times), then W queries of keys from the
+ * window and W of never-inserted keys, one key per call and in batches of 1024 (hash arrays made
+ * beforehand: the figures are the filters', not the hash function's). It prints memory, ns per
+ * insert and per query, and the FPR measured at the end (every generation full: the worst point).
+ * Figures only: nothing here passes or fails. Report the load average beside them.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <bloomkit/bloomkit.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t mix(uint64_t z)
+{
+    z += UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* ---- the contenders behind one interface ---- */
+
+typedef struct contender {
+    const char *name;
+    void *state;
+    void (*add)(void *s, uint64_t h);
+    bool (*contains)(void *s, uint64_t h);
+    void (*add_batch)(void *s, const uint64_t *h, size_t n);
+    size_t (*contains_batch)(void *s, const uint64_t *h, size_t n, uint8_t *r);
+    uint64_t (*memory)(void *s);
+    void (*destroy)(void *s);
+} contender;
+
+/* aging */
+static void ag_add(void *s, uint64_t h) { bk_aging_add_hash(s, h); }
+static bool ag_contains(void *s, uint64_t h) { return bk_aging_contains_hash(s, h); }
+static void ag_add_batch(void *s, const uint64_t *h, size_t n) { bk_aging_add_hashes(s, h, n); }
+static size_t ag_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_aging_contains_hashes(s, h, n, r);
+}
+static uint64_t ag_memory(void *s) { return bk_aging_memory(s); }
+static void ag_destroy(void *s) { bk_aging_free(s); }
+
+/* two rotating classic filters */
+typedef struct two_classic {
+    bk_bloom *f[2];
+    int active;
+    uint64_t in_active, window;
+} two_classic;
+static void tc_turn(two_classic *t)
+{
+    if (t->in_active < t->window) return;
+    t->active ^= 1;
+    bk_bloom_clear(t->f[t->active]);
+    t->in_active = 0;
+}
+static void tc_add(void *s, uint64_t h)
+{
+    two_classic *t = s;
+    tc_turn(t);
+    bk_bloom_add_hash(t->f[t->active], h);
+    t->in_active++;
+}
+static bool tc_contains(void *s, uint64_t h)
+{
+    two_classic *t = s;
+    return bk_bloom_contains_hash(t->f[0], h) || bk_bloom_contains_hash(t->f[1], h);
+}
+static void tc_add_batch(void *s, const uint64_t *h, size_t n)
+{
+    two_classic *t = s;
+    while (n) {
+        tc_turn(t);
+        size_t room = (size_t)(t->window - t->in_active), take = n < room ? n : room;
+        bk_bloom_add_hashes(t->f[t->active], h, take);
+        t->in_active += take;
+        h += take;
+        n -= take;
+    }
+}
+static size_t tc_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r)
+{
+    two_classic *t = s;
+    uint8_t r2[1024];
+    size_t present = 0;
+    bk_bloom_contains_hashes(t->f[0], h, n, r);
+    bk_bloom_contains_hashes(t->f[1], h, n, r2);
+    for (size_t i = 0; i < n; i++) present += (r[i] |= r2[i]);
+    return present;
+}
+static uint64_t tc_memory(void *s)
+{
+    two_classic *t = s;
+    size_t a, b;
+    bk_bloom_data(t->f[0], &a);
+    bk_bloom_data(t->f[1], &b);
+    return a + b;
+}
+static void tc_destroy(void *s)
+{
+    two_classic *t = s;
+    bk_bloom_free(t->f[0]);
+    bk_bloom_free(t->f[1]);
+    free(t);
+}
+
+/* a ring of g separate blocked filters (the reference single blocked filter: g = 1) */
+#define RING_MAX 8
+typedef struct blocked_ring {
+    bk_blocked *f[RING_MAX];
+    int g, cur;
+    uint64_t in_cur, per_gen;
+} blocked_ring;
+static void br_turn(blocked_ring *t)
+{
+    if (t->in_cur < t->per_gen) return;
+    t->cur = (t->cur + 1) % t->g;
+    bk_blocked_clear(t->f[t->cur]);
+    t->in_cur = 0;
+}
+static void br_add(void *s, uint64_t h)
+{
+    blocked_ring *t = s;
+    br_turn(t);
+    bk_blocked_add_hash(t->f[t->cur], h);
+    t->in_cur++;
+}
+static bool br_contains(void *s, uint64_t h)
+{
+    blocked_ring *t = s;
+    bool any = false;
+    for (int i = 0; i < t->g; i++) any |= bk_blocked_contains_hash(t->f[i], h);
+    return any;
+}
+static void br_add_batch(void *s, const uint64_t *h, size_t n)
+{
+    blocked_ring *t = s;
+    while (n) {
+        br_turn(t);
+        size_t room = (size_t)(t->per_gen - t->in_cur), take = n < room ? n : room;
+        bk_blocked_add_hashes(t->f[t->cur], h, take);
+        t->in_cur += take;
+        h += take;
+        n -= take;
+    }
+}
+static size_t br_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r)
+{
+    blocked_ring *t = s;
+    uint8_t r2[1024];
+    size_t present = 0;
+    bk_blocked_contains_hashes(t->f[0], h, n, r);
+    for (int i = 1; i < t->g; i++) {
+        bk_blocked_contains_hashes(t->f[i], h, n, r2);
+        for (size_t j = 0; j < n; j++) r[j] |= r2[j];
+    }
+    for (size_t j = 0; j < n; j++) present += r[j];
+    return present;
+}
+static uint64_t br_memory(void *s)
+{
+    blocked_ring *t = s;
+    uint64_t m = 0;
+    for (int i = 0; i < t->g; i++) m += bk_blocked_bits(t->f[i]) / 8;
+    return m;
+}
+static void br_destroy(void *s)
+{
+    blocked_ring *t = s;
+    for (int i = 0; i < t->g; i++) bk_blocked_free(t->f[i]);
+    free(t);
+}
+
+static int make_contenders(uint64_t w, double p, contender *c)
+{
+    bk_aging *a;
+    if (bk_aging_new_count(w, p, NULL, &a) != BK_OK) return -1;
+    c[0] = (contender){ "aging (g = 4)", a, ag_add, ag_contains, ag_add_batch, ag_contains_batch, ag_memory,
+                        ag_destroy };
+
+    two_classic *t = calloc(1, sizeof *t);
+    if (!t || bk_bloom_new(w, p / 2, NULL, &t->f[0]) != BK_OK || bk_bloom_new(w, p / 2, NULL, &t->f[1]) != BK_OK)
+        return -1;
+    t->window = w;
+    c[1] = (contender){ "2 x classic", t, tc_add, tc_contains, tc_add_batch, tc_contains_batch, tc_memory,
+                        tc_destroy };
+
+    blocked_ring *r = calloc(1, sizeof *r);
+    if (!r) return -1;
+    r->g = 4;
+    r->per_gen = (w + 2) / 3;
+    double pg = -expm1(log1p(-p) / 4);
+    for (int i = 0; i < 4; i++)
+        if (bk_blocked_new(r->per_gen, pg, NULL, &r->f[i]) != BK_OK) return -1;
+    c[2] = (contender){ "4 x blocked", r, br_add, br_contains, br_add_batch, br_contains_batch, br_memory,
+                        br_destroy };
+
+    blocked_ring *one = calloc(1, sizeof *one);
+    if (!one || bk_blocked_new(w, p, NULL, &one->f[0]) != BK_OK) return -1;
+    one->g = 1;
+    one->per_gen = w; /* cleared every W inserts, so its fill stays realistic */
+    c[3] = (contender){ "blocked (ref.)", one, br_add, br_contains, br_add_batch, br_contains_batch, br_memory,
+                        br_destroy };
+    return 4;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t w = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
+    double p = argc > 2 ? atof(argv[2]) : 0.01;
+    if (w < 1024 || !(p > 0 && p < 1)) {
+        fprintf(stderr, "usage: aging [W >= 1024] [p in (0, 1)]\n");
+        return 2;
+    }
+    uint64_t nins = 3 * w;
+    uint64_t *ins = malloc(nins * sizeof *ins), *qin = malloc(w * sizeof *qin), *qout = malloc(w * sizeof *qout);
+    uint8_t *res = malloc(1024);
+    if (!ins || !qin || !qout || !res) return 1;
+    for (uint64_t i = 0; i < nins; i++) ins[i] = mix(i);
+    /* queries: keys of the last W inserts in a shuffled order (a stride coprime to W), and new keys */
+    for (uint64_t i = 0; i < w; i++) {
+        qin[i] = ins[nins - w + (i * UINT64_C(7919) + 13) % w];
+        qout[i] = mix(i + (UINT64_C(1) << 60));
+    }
+    contender c[4];
+    int nc = make_contenders(w, p, c);
+    if (nc < 0) {
+        fprintf(stderr, "cannot create the filters\n");
+        return 1;
+    }
+    FILE *la = fopen("/proc/loadavg", "r");
+    char load[64] = "?";
+    if (la) {
+        if (!fgets(load, sizeof load, la)) strcpy(load, "?");
+        fclose(la);
+        load[strcspn(load, "\n")] = 0;
+    }
+    printf("W = %llu, p = %g; load average at start: %s\n", (unsigned long long)w, p, load);
+    printf("%-15s %9s %8s | %8s %8s | %8s %8s %8s %8s | %9s %6s\n", "", "memory", "bits/key", "add", "add",
+           "in", "in", "out", "out", "FPR", "FN");
+    printf("%-15s %9s %8s | %8s %8s | %8s %8s %8s %8s | %9s %6s\n", "", "MiB", "(window)", "ns/1", "ns/batch",
+           "ns/1", "ns/batch", "ns/1", "ns/batch", "(end)", "");
+    for (int k = 0; k < nc; k++) {
+        contender *x = &c[k];
+        /* Inserts: the first 1.5W one per call, the rest in batches of 1024 (both reach steady state). */
+        uint64_t half = nins / 2;
+        double t0 = now_s();
+        for (uint64_t i = 0; i < half; i++) x->add(x->state, ins[i]);
+        double t1 = now_s();
+        for (uint64_t i = half; i < nins; i += 1024)
+            x->add_batch(x->state, ins + i, nins - i < 1024 ? (size_t)(nins - i) : 1024);
+        double t2 = now_s();
+        uint64_t hit1 = 0, hitb = 0, fp1 = 0, fpb = 0;
+        double t3 = now_s();
+        for (uint64_t i = 0; i < w; i++) hit1 += x->contains(x->state, qin[i]);
+        double t4 = now_s();
+        for (uint64_t i = 0; i < w; i += 1024)
+            hitb += x->contains_batch(x->state, qin + i, w - i < 1024 ? (size_t)(w - i) : 1024, res);
+        double t5 = now_s();
+        for (uint64_t i = 0; i < w; i++) fp1 += x->contains(x->state, qout[i]);
+        double t6 = now_s();
+        for (uint64_t i = 0; i < w; i += 1024)
+            fpb += x->contains_batch(x->state, qout + i, w - i < 1024 ? (size_t)(w - i) : 1024, res);
+        double t7 = now_s();
+        double mem = (double)x->memory(x->state);
+        printf("%-15s %9.1f %8.2f | %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %8.4f%% %6s\n", x->name,
+               mem / 1048576.0, mem * 8 / (double)w, (t1 - t0) * 1e9 / (double)half,
+               (t2 - t1) * 1e9 / (double)(nins - half), (t4 - t3) * 1e9 / (double)w, (t5 - t4) * 1e9 / (double)w,
+               (t6 - t5) * 1e9 / (double)w, (t7 - t6) * 1e9 / (double)w, 100.0 * (double)fp1 / (double)w,
+               (hit1 == w && hitb == w) ? "0" : "SOME");
+        if (fpb != fp1) printf("  (single and batch queries answered differently)\n");
+        fflush(stdout);
+        x->destroy(x->state);
+    }
+    la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (!fgets(load, sizeof load, la)) strcpy(load, "?");
+        fclose(la);
+        load[strcspn(load, "\n")] = 0;
+    }
+    printf("load average at end: %s\n", load);
+    free(ins);
+    free(qin);
+    free(qout);
+    free(res);
+    return 0;
+}

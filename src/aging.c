@@ -1,0 +1,746 @@
+/*
+ * Aging filter: a ring of g split-block generations sharing their block index (include/bloomkit/aging.h;
+ * the math in docs/MATH.md, "Aging filter").
+ *
+ * Memory: bucket b (b in [0, blocks)) is g * 4 words at words + b * g * 4; its 4-word block j belongs
+ * to generation slot j. The bucket of hash h is bk__range64(h, blocks) and the 8 probe bits within a
+ * block are the blocked filter's SPLIT256 bits of the low 32 bits of h (bk_blocked__view_word and the
+ * AVX2 mask of blocked.h), so a generation's block holds exactly the bits a SPLIT256 blocked filter of
+ * `blocks` blocks would set for the same hash.
+ *
+ * Epochs: the ring has turned `epoch` times; generation slot epoch % g is the current one, and slot
+ * (epoch - a) % g holds the keys of age a (a < g). A count window turns when the current slot has had
+ * C insertions. A time window's epoch is now / period (ms since the clock's origin), so two filters
+ * with the same period agree on which slot holds which period (union) and a reloaded filter continues
+ * where it was. Queries of a time window test only the slots still live at the query's time.
+ */
+#include <math.h>
+#include <time.h>
+#include "internal.h"
+#include "bloomkit/aging.h"
+#include "bloomkit/blocked.h"
+
+#ifndef BK_PF
+#  define BK_PF 16
+#endif
+
+struct bk_aging {
+    uint64_t *words;      /* blocks * g * 4 words, 64-byte aligned */
+    uint64_t blocks;
+    uint64_t nwords;
+    uint32_t g;
+    bk_aging_mode mode;
+    bool avx2;            /* the AVX2 probe (chosen once, at creation or load) */
+    bool owns_words;      /* false: borrowed from a read-only mapping */
+    uint64_t seed;
+    uint64_t window;      /* W insertions or T ms */
+    uint64_t capacity;    /* keys per window the ring is sized for (W for a count window) */
+    uint64_t gen_cap;     /* C */
+    uint64_t period;      /* time windows: ms per generation */
+    double fpr_target;
+    uint64_t epoch;
+    uint64_t inserted;    /* insertions since creation or clear */
+    uint64_t start;       /* time windows: ms of the creation (or clear); count windows: 0 */
+    uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
+    bk_aging_clock clock;
+    void *clock_ctx;
+};
+
+static uint64_t wall_clock_ms(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+BK_INLINE uint64_t now_ms(const bk_aging *f) { return f->clock(f->clock_ctx); }
+
+/* ================= probes ================= */
+
+static const uint32_t SALT[8] = { BK_BLOCKED__SALTS };
+
+BK_INLINE uint64_t *bucket_of(const bk_aging *f, uint64_t h)
+{
+    return f->words + bk__range64(h, f->blocks) * f->g * 4;
+}
+
+typedef struct probe_mask {
+    uint64_t m[4];
+} probe_mask;
+
+BK_INLINE probe_mask mask_of(uint64_t h)
+{
+    uint32_t x = (uint32_t)h;
+    probe_mask p = { { bk_blocked__view_word(x, SALT[0], SALT[1]), bk_blocked__view_word(x, SALT[2], SALT[3]),
+                       bk_blocked__view_word(x, SALT[4], SALT[5]), bk_blocked__view_word(x, SALT[6], SALT[7]) } };
+    return p;
+}
+
+BK_INLINE void set_block(uint64_t *b, const probe_mask *p)
+{
+    b[0] |= p->m[0];
+    b[1] |= p->m[1];
+    b[2] |= p->m[2];
+    b[3] |= p->m[3];
+}
+
+BK_INLINE bool has_block(const uint64_t *b, const probe_mask *p)
+{
+    return ((p->m[0] & ~b[0]) | (p->m[1] & ~b[1]) | (p->m[2] & ~b[2]) | (p->m[3] & ~b[3])) == 0;
+}
+
+/* Bit j set: slot j is tested. */
+typedef uint32_t slot_set;
+
+/* The slots found holding h, among `live` (scalar). */
+static slot_set found_scalar(const bk_aging *f, uint64_t h, slot_set live)
+{
+    const uint64_t *b = bucket_of(f, h);
+    probe_mask p = mask_of(h);
+    slot_set found = 0;
+    for (uint32_t j = 0; j < f->g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
+    return found & live;
+}
+
+#if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+__attribute__((target("avx2"))) static slot_set found_avx2(const bk_aging *f, uint64_t h, slot_set live)
+{
+    const __m256i *b = (const __m256i *)(const void *)bucket_of(f, h);
+    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
+    slot_set found = 0;
+    for (uint32_t j = 0; j < f->g; j++)
+        found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(b + j), mask) << j;
+    return found & live;
+}
+#endif
+
+BK_INLINE slot_set found_in(const bk_aging *f, uint64_t h, slot_set live)
+{
+#if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+    if (f->avx2) return found_avx2(f, h, live);
+#endif
+    return found_scalar(f, h, live);
+}
+
+BK_INLINE void insert_slot(bk_aging *f, uint64_t h, uint32_t slot)
+{
+    probe_mask p = mask_of(h);
+    set_block(bucket_of(f, h) + 4 * slot, &p);
+}
+
+/* Prefetch the lines of h's bucket (every line for queries, the current block's line for inserts). */
+BK_INLINE void prefetch_bucket(const bk_aging *f, uint64_t h)
+{
+    const uint8_t *b = (const uint8_t *)bucket_of(f, h);
+    for (uint32_t off = 0; off < f->g * 32; off += 64) BK_PREFETCH(b + off);
+}
+
+/* ================= the ring ================= */
+
+static slot_set all_slots(const bk_aging *f) { return (slot_set)((UINT64_C(1) << f->g) - 1); }
+
+BK_INLINE uint32_t cur_slot(const bk_aging *f) { return (uint32_t)(f->epoch % f->g); }
+
+static void clear_slot(bk_aging *f, uint32_t slot)
+{
+    uint64_t stride = (uint64_t)f->g * 4;
+    uint64_t *w = f->words + slot * 4;
+    for (uint64_t b = 0; b < f->blocks; b++, w += stride) memset(w, 0, 32);
+    f->count[slot] = 0;
+}
+
+/* Turn the ring to epoch e (> f->epoch), clearing the slots of the new epochs. */
+static void turn_to(bk_aging *f, uint64_t e)
+{
+    uint64_t steps = e - f->epoch;
+    if (steps >= f->g) {
+        memset(f->words, 0, (size_t)f->nwords * 8);
+        memset(f->count, 0, sizeof f->count);
+    } else {
+        for (uint64_t x = f->epoch + 1; x <= e; x++) clear_slot(f, (uint32_t)(x % f->g));
+    }
+    f->epoch = e;
+}
+
+/* Time windows: the epoch of time t; a clock that went back counts as standing still. */
+BK_INLINE uint64_t epoch_at(const bk_aging *f, uint64_t t)
+{
+    uint64_t e = t / f->period;
+    return e > f->epoch ? e : f->epoch;
+}
+
+/* Time windows: the slots live at epoch e (>= f->epoch): those of epochs (e - g, f->epoch]. */
+static slot_set live_at(const bk_aging *f, uint64_t e)
+{
+    uint64_t gap = e - f->epoch;
+    if (gap >= f->g) return 0;
+    slot_set s = 0;
+    for (uint64_t a = 0; a + gap < f->g; a++) s |= (slot_set)1 << ((f->epoch - a) % f->g);
+    return s;
+}
+
+/* The slots a query tests now. */
+static slot_set live_now(const bk_aging *f)
+{
+    if (f->mode == BK_AGING_COUNT) return all_slots(f);
+    return live_at(f, epoch_at(f, now_ms(f)));
+}
+
+/* Before inserting: a time window advances to now. */
+BK_INLINE void advance_time(bk_aging *f)
+{
+    if (f->mode == BK_AGING_TIME) {
+        uint64_t e = epoch_at(f, now_ms(f));
+        if (e != f->epoch) turn_to(f, e);
+    }
+}
+
+/* Before inserting one key: a count window turns when the current slot is complete. */
+BK_INLINE void turn_if_full(bk_aging *f)
+{
+    if (f->mode == BK_AGING_COUNT && BK_UNLIKELY(f->count[cur_slot(f)] >= f->gen_cap)) turn_to(f, f->epoch + 1);
+}
+
+/* ================= sizing and lifetime ================= */
+
+bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out)
+{
+    uint32_t g = generations ? generations : BK_AGING_DEFAULT_GENERATIONS;
+    if (!out || capacity == 0 || !(p > 0 && p < 1) || g < 2 || g > BK_AGING_MAX_GENERATIONS) return BK_EINVAL;
+    uint64_t c = capacity / (g - 1) + (capacity % (g - 1) != 0);
+    /* Each generation gets p_g with 1 - (1 - p_g)^g = p. */
+    double pg = -expm1(log1p(-p) / g);
+    bk_geometry geo;
+    bk_status s = bk_blocked_size(c, pg, BK_BLOCKED_SPLIT256, &geo);
+    if (s != BK_OK) return s;
+    uint64_t blocks = geo.m / 256, bytes;
+    if (bk__mul_overflow(blocks, (uint64_t)g * 32, &bytes) || bytes > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+    out->generations = g;
+    out->gen_capacity = c;
+    out->blocks = blocks;
+    out->bytes = bytes;
+    out->fpr = -expm1(g * log1p(-bk_blocked_fpr(geo.m, c, BK_BLOCKED_SPLIT256, 8)));
+    out->bits_per_key = (double)bytes * 8.0 / (double)capacity;
+    return BK_OK;
+}
+
+static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
+{
+    bk_aging *f = bk__calloc(1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    f->g = g;
+    f->blocks = blocks;
+    f->nwords = blocks * g * 4;
+    f->owns_words = own_words;
+    if (own_words && !(f->words = bk__calloc_aligned((size_t)f->nwords * 8))) {
+        bk__free(f);
+        return BK_ENOMEM;
+    }
+    f->avx2 = bk__simd_resolve(BK_SIMD_AUTO) >= BK_SIMD_AVX2;
+    f->clock = wall_clock_ms;
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, double p, const bk_aging_options *o,
+                      bk_aging **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    bk_aging_geometry geo;
+    bk_status s = bk_aging_size(capacity, p, o ? o->generations : 0, &geo);
+    if (s != BK_OK) return s;
+    if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
+    bk_aging *f;
+    if ((s = alloc_aging(geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
+    f->mode = mode;
+    f->seed = o ? o->seed : 0;
+    f->window = window;
+    f->capacity = capacity;
+    f->gen_cap = geo.gen_capacity;
+    f->fpr_target = p;
+    if (o && o->clock) {
+        f->clock = o->clock;
+        f->clock_ctx = o->clock_ctx;
+    }
+    if (mode == BK_AGING_TIME) {
+        uint64_t g1 = geo.generations - 1;
+        f->period = window / g1 + (window % g1 != 0);
+        f->start = now_ms(f);
+        f->epoch = f->start / f->period;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+bk_status bk_aging_new_count(uint64_t window, double p, const bk_aging_options *opts, bk_aging **out)
+{
+    return make(BK_AGING_COUNT, window, window, p, opts, out);
+}
+
+bk_status bk_aging_new_time(uint64_t window_ms, uint64_t capacity, double p, const bk_aging_options *opts,
+                            bk_aging **out)
+{
+    if (window_ms == 0) {
+        if (out) *out = NULL;
+        return BK_EINVAL;
+    }
+    return make(BK_AGING_TIME, window_ms, capacity, p, opts, out);
+}
+
+void bk_aging_free(bk_aging *f)
+{
+    if (!f) return;
+    if (f->owns_words) bk__free_aligned(f->words);
+    bk__free(f);
+}
+
+bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    if (!f) return BK_EINVAL;
+    bk_aging *c;
+    bk_status s = alloc_aging(f->g, f->blocks, true, &c);
+    if (s != BK_OK) return s;
+    uint64_t *words = c->words;
+    bool avx2 = c->avx2;
+    *c = *f;
+    c->words = words;
+    c->avx2 = avx2;
+    c->owns_words = true;
+    memcpy(c->words, f->words, (size_t)f->nwords * 8);
+    *out = c;
+    return BK_OK;
+}
+
+bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
+{
+    if (!f) return BK_EINVAL;
+    f->clock = clock ? clock : wall_clock_ms;
+    f->clock_ctx = clock ? ctx : NULL;
+    return BK_OK;
+}
+
+/* ================= insert and query ================= */
+
+BK_INLINE void add_one(bk_aging *f, uint64_t h)
+{
+    turn_if_full(f);
+    uint32_t s = cur_slot(f);
+    insert_slot(f, h, s);
+    f->count[s]++;
+    f->inserted++;
+}
+
+/* add_if_absent of one hash, the time window already advanced; true if it was present. */
+BK_INLINE bool add_if_absent_one(bk_aging *f, uint64_t h, slot_set live)
+{
+    turn_if_full(f);
+    uint32_t s = cur_slot(f);
+    slot_set found = found_in(f, h, live);
+    if (!(found >> s & 1)) insert_slot(f, h, s);
+    f->count[s]++;
+    f->inserted++;
+    return found != 0;
+}
+
+bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    advance_time(f);
+    add_one(f, h);
+    return BK_OK;
+}
+
+bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_aging_add_hash(f, bk__hash(key, len, f->seed));
+}
+
+bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
+{
+    slot_set live = live_now(f);
+    return live && found_in(f, h, live) != 0;
+}
+
+bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
+{
+    return bk_aging_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    advance_time(f);
+    return add_if_absent_one(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;
+}
+
+bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_aging_add_if_absent_hash(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- batches: prefetch the bucket of item i + BK_PF while probing item i ---- */
+
+bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
+{
+    if (!f || (!hs && n)) return BK_EINVAL;
+    advance_time(f);
+    size_t pre = n < BK_PF ? n : BK_PF;
+    for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(bucket_of(f, hs[i]) + 4 * cur_slot(f));
+    for (size_t i = 0; i < n; i++) {
+        if (i + BK_PF < n) BK_PREFETCH_W(bucket_of(f, hs[i + BK_PF]) + 4 * cur_slot(f));
+        add_one(f, hs[i]);
+    }
+    return BK_OK;
+}
+
+size_t bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
+{
+    slot_set live = live_now(f);
+    size_t present = 0, pre = n < BK_PF ? n : BK_PF;
+    if (!live) {
+        if (res) memset(res, 0, n);
+        return 0;
+    }
+    for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);
+        bool r = found_in(f, hs[i], live) != 0;
+        if (res) res[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
+{
+    if (!f || (!hs && n)) return 0;
+    advance_time(f);
+    slot_set live = all_slots(f);
+    size_t present = 0, pre = n < BK_PF ? n : BK_PF;
+    for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);
+        bool r = add_if_absent_one(f, hs[i], live);
+        if (res) res[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+/* Bytes keys: hashed a chunk at a time, then the hashed batch code. */
+#define CHUNK 256
+
+bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
+{
+    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i]) return BK_EINVAL;
+    uint64_t h[CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t e = i + CHUNK < n ? i + CHUNK : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        bk_aging_add_hashes(f, h, e - i);
+    }
+    return BK_OK;
+}
+
+size_t bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                              uint8_t *res)
+{
+    uint64_t h[CHUNK];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t e = i + CHUNK < n ? i + CHUNK : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        present += bk_aging_contains_hashes(f, h, e - i, res ? res + i : NULL);
+    }
+    return present;
+}
+
+size_t bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                                   uint8_t *res)
+{
+    if (!f || (n && (!keys || !lens))) return 0;
+    uint64_t h[CHUNK];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t e = i + CHUNK < n ? i + CHUNK : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        present += bk_aging_add_if_absent_hashes(f, h, e - i, res ? res + i : NULL);
+    }
+    return present;
+}
+
+/* ================= whole-filter operations ================= */
+
+void bk_aging_advance(bk_aging *f)
+{
+    if (f) advance_time(f);
+}
+
+void bk_aging_clear(bk_aging *f)
+{
+    if (!f) return;
+    memset(f->words, 0, (size_t)f->nwords * 8);
+    memset(f->count, 0, sizeof f->count);
+    f->inserted = 0;
+    f->epoch = 0;
+    if (f->mode == BK_AGING_TIME) {
+        f->start = now_ms(f);
+        f->epoch = f->start / f->period;
+    }
+}
+
+static bool same_geometry(const bk_aging *a, const bk_aging *b)
+{
+    return a->mode == b->mode && a->g == b->g && a->blocks == b->blocks && a->seed == b->seed &&
+           a->window == b->window && a->period == b->period && a->gen_cap == b->gen_cap;
+}
+
+bk_status bk_aging_union(bk_aging *dst, const bk_aging *src)
+{
+    if (!dst || !src) return BK_EINVAL;
+    if (dst->mode != BK_AGING_TIME) return BK_ENOTSUP;
+    if (!same_geometry(dst, src)) return BK_EINCOMPAT;
+    if (src->epoch > dst->epoch) turn_to(dst, src->epoch);
+    /* Epochs both still hold: (max(dst, src) - g, src->epoch]. */
+    for (uint64_t a = 0; a < dst->g && a <= src->epoch; a++) {
+        uint64_t e = src->epoch - a;
+        if (e + dst->g <= dst->epoch) break;
+        uint32_t slot = (uint32_t)(e % dst->g);
+        uint64_t stride = (uint64_t)dst->g * 4;
+        uint64_t *d = dst->words + slot * 4;
+        const uint64_t *s = src->words + slot * 4;
+        for (uint64_t b = 0; b < dst->blocks; b++, d += stride, s += stride) {
+            d[0] |= s[0];
+            d[1] |= s[1];
+            d[2] |= s[2];
+            d[3] |= s[3];
+        }
+        dst->count[slot] += src->count[slot];
+    }
+    dst->inserted += src->inserted;
+    if (src->start < dst->start) dst->start = src->start;
+    return BK_OK;
+}
+
+/* ================= statistics ================= */
+
+static uint64_t slot_bits_set(const bk_aging *f, uint32_t slot)
+{
+    uint64_t stride = (uint64_t)f->g * 4, set = 0;
+    const uint64_t *w = f->words + slot * 4;
+    for (uint64_t b = 0; b < f->blocks; b++, w += stride)
+        set += (uint64_t)(__builtin_popcountll(w[0]) + __builtin_popcountll(w[1]) + __builtin_popcountll(w[2]) +
+                          __builtin_popcountll(w[3]));
+    return set;
+}
+
+/* FPR of the live slots from their key counts (exact split-block formula per generation). */
+static double fpr_of(const bk_aging *f, slot_set live)
+{
+    double log_miss = 0;
+    for (uint32_t j = 0; j < f->g; j++)
+        if ((live >> j & 1) && f->count[j]) log_miss += log1p(-bk_blocked_fpr(f->blocks * 256, f->count[j],
+                                                                              BK_BLOCKED_SPLIT256, 8));
+    return -expm1(log_miss);
+}
+
+bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)
+{
+    if (!f || !out) return BK_EINVAL;
+    memset(out, 0, sizeof *out);
+    uint64_t now = f->mode == BK_AGING_TIME ? now_ms(f) : 0;
+    slot_set live = f->mode == BK_AGING_TIME ? live_at(f, epoch_at(f, now)) : all_slots(f);
+    out->mode = f->mode;
+    out->generations = f->g;
+    out->window = f->window;
+    out->gen_capacity = f->gen_cap;
+    out->period_ms = f->period;
+    out->inserted = f->inserted;
+    for (uint32_t a = 0; a < f->g; a++) {
+        uint32_t slot = (uint32_t)((f->epoch - a) % f->g);
+        if (!(live >> slot & 1)) continue;
+        out->live++;
+        out->gen_count[a] = f->count[slot];
+        out->gen_fill[a] = (double)slot_bits_set(f, slot) / ((double)f->blocks * 256.0);
+    }
+    if (f->mode == BK_AGING_COUNT) {
+        out->slack = f->g * f->gen_cap - 1 - f->window;
+        /* The current generation and the g - 1 complete ones before it. */
+        uint64_t held = (f->g - 1) * f->gen_cap + f->count[cur_slot(f)];
+        out->covered = f->inserted < held ? f->inserted : held;
+    } else {
+        out->slack = f->period;
+        uint64_t e = epoch_at(f, now);
+        /* The oldest live epoch began at (e - live + 1) * period; nothing before the creation. */
+        uint64_t from = out->live ? (e - out->live + 1) * f->period : now;
+        if (from < f->start) from = f->start;
+        out->covered = now > from ? now - from : 0;
+    }
+    out->fpr_now = fpr_of(f, live);
+    return BK_OK;
+}
+
+void bk_aging_stats(const bk_aging *f, bk_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    slot_set live = live_now(f);
+    uint64_t set = 0, count = 0;
+    bool over = false;
+    for (uint32_t j = 0; j < f->g; j++) {
+        if (!(live >> j & 1)) continue;
+        set += slot_bits_set(f, j);
+        count += f->count[j];
+        over |= f->count[j] > f->gen_cap;
+    }
+    double m = (double)f->nwords * 64.0;
+    out->type = BK_TYPE_AGING;
+    out->k = 8;
+    out->capacity = f->capacity;
+    out->count = count;
+    out->bits = f->nwords * 64;
+    out->memory_bytes = f->nwords * 8;
+    out->bits_per_key = m / (double)(count ? count : 1);
+    out->fill_ratio = (double)set / m;
+    out->est_cardinality = (double)count;
+    out->fpr_target = f->fpr_target;
+    out->fpr_now = fpr_of(f, live);
+    out->saturated = over;
+    out->subfilters = f->g;
+    out->seed = f->seed;
+}
+
+uint64_t bk_aging_seed(const bk_aging *f) { return f->seed; }
+bk_aging_mode bk_aging_mode_of(const bk_aging *f) { return f->mode; }
+uint64_t bk_aging_window(const bk_aging *f) { return f->window; }
+uint32_t bk_aging_generations(const bk_aging *f) { return f->g; }
+uint64_t bk_aging_memory(const bk_aging *f) { return f->nwords * 8; }
+
+/* ================= serialization =================
+ * Body (all little-endian; docs/FORMAT.md, "aging"):
+ *   offset 0    u32 mode          0 = count window, 1 = time window
+ *   offset 4    u32 generations   g in [2, 16]
+ *   offset 8    u64 blocks        256-bit blocks per generation, >= 1
+ *   offset 16   u64 window        W insertions or T ms, >= 1 (time: >= g - 1)
+ *   offset 24   u64 capacity      keys per window it is sized for (count windows: = window)
+ *   offset 32   u64 gen_capacity  C = ceil(capacity / (g - 1))
+ *   offset 40   u64 period        time windows: ceil(window / (g - 1)) ms; count windows: 0
+ *   offset 48   f64 fpr_target    in (0, 1)
+ *   offset 56   u64 epoch         turns of the ring (time windows: ms / period of the current generation)
+ *   offset 64   u64 inserted      insertions since creation or clear
+ *   offset 72   u64 start         time windows: ms of creation or clear; count windows: 0
+ *   offset 80   u64 count[16]     insertions per slot since it was cleared (slots >= g: 0; count
+ *                                 windows: at most C)
+ *   offset 208  zero padding to offset 256
+ *   offset 256  the ring: blocks * g * 4 little-endian u64 words; bucket b is words [b*g*4, (b+1)*g*4),
+ *               its 4-word block j is slot j (the generation of epoch e is slot e mod g); each block
+ *               holds the SPLIT256 bits of a blocked filter of `blocks` blocks.
+ * The hash seed is in the container header.
+ */
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_aging *f = vf;
+    bk_status s;
+    if ((s = bk__w_u32(w, (uint32_t)f->mode)) || (s = bk__w_u32(w, f->g)) || (s = bk__w_u64(w, f->blocks)) ||
+        (s = bk__w_u64(w, f->window)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, f->gen_cap)) ||
+        (s = bk__w_u64(w, f->period)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->epoch)) ||
+        (s = bk__w_u64(w, f->inserted)) || (s = bk__w_u64(w, f->start)))
+        return s;
+    for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
+        if ((s = bk__w_u64(w, f->count[j]))) return s;
+    if ((s = bk__w_align(w, 256))) return s;
+    return bk__w_u64_array(w, f->words, (size_t)f->nwords);
+}
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint32_t mode, g;
+    uint64_t blocks, window, cap, gen_cap, period, epoch, inserted, start, count[BK_AGING_MAX_GENERATIONS];
+    double fpr;
+    bk_status s;
+    *out = NULL;
+    if ((s = bk__r_u32(r, &mode)) || (s = bk__r_u32(r, &g)) || (s = bk__r_u64(r, &blocks)) ||
+        (s = bk__r_u64(r, &window)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &gen_cap)) ||
+        (s = bk__r_u64(r, &period)) || (s = bk__r_f64(r, &fpr)) || (s = bk__r_u64(r, &epoch)) ||
+        (s = bk__r_u64(r, &inserted)) || (s = bk__r_u64(r, &start)))
+        return s;
+    for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
+        if ((s = bk__r_u64(r, &count[j]))) return s;
+    if ((s = bk__r_align(r, 256))) return s;
+    if (mode > BK_AGING_TIME || g < 2 || g > BK_AGING_MAX_GENERATIONS || blocks == 0 || window == 0 || cap == 0 ||
+        !(fpr > 0 && fpr < 1))
+        return BK_ECORRUPT;
+    if (blocks > BK_MAX_FILTER_BYTES / 32 / g) return BK_ECORRUPT;
+    if (gen_cap != cap / (g - 1) + (cap % (g - 1) != 0)) return BK_ECORRUPT;
+    if (mode == BK_AGING_COUNT) {
+        if (window != cap || period != 0 || start != 0) return BK_ECORRUPT;
+        for (uint32_t j = 0; j < g; j++)
+            if (count[j] > gen_cap) return BK_ECORRUPT;
+    } else if (window < g - 1 || period != window / (g - 1) + (window % (g - 1) != 0)) {
+        return BK_ECORRUPT;
+    }
+    for (uint32_t j = g; j < BK_AGING_MAX_GENERATIONS; j++)
+        if (count[j]) return BK_ECORRUPT;
+    uint64_t bytes = blocks * g * 32;
+    if (bytes > r->len - r->off) return BK_ETRUNCATED;
+    const uint8_t *data;
+    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    bk_aging *f;
+    if ((s = alloc_aging(g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if (r->borrow)
+        f->words = (uint64_t *)(uintptr_t)data;
+    else
+        bk__le64_copy(f->words, data, (size_t)f->nwords);
+    f->mode = (bk_aging_mode)mode;
+    f->seed = r->seed;
+    f->window = window;
+    f->capacity = cap;
+    f->gen_cap = gen_cap;
+    f->period = period;
+    f->fpr_target = fpr;
+    f->epoch = epoch;
+    f->inserted = inserted;
+    f->start = start;
+    memcpy(f->count, count, sizeof count);
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_aging_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_aging_contains_hash(f, h); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_aging_add_hashes(f, h, n); }
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_aging_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_aging_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_aging_stats(f, s); }
+static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); }
+static void v_clear(void *f) { bk_aging_clear(f); }
+static void v_destroy(void *f) { bk_aging_free(f); }
+
+BK_HIDDEN const bk_vtable bk__aging_vtable = {
+    .type = BK_TYPE_AGING,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = NULL,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = v_merge,
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+    .add_hash_atomic = NULL,
+    .add_hashes_atomic = NULL,
+    .set_count = NULL,
+};

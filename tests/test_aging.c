@@ -1,0 +1,588 @@
+/* The aging filter: no false negatives inside count and time windows (steady and bursty rates), the
+ * FPR over the window, the slack, add_if_absent, batches and paths, statistics, persistence, union. */
+#include "testutil.h"
+#include <bloomkit/bloomkit.h>
+#include "internal.h"
+
+/* A clock the test moves by hand (ms). */
+typedef struct { uint64_t now; } fake_clock;
+static uint64_t fake_now(void *ctx) { return ((fake_clock *)ctx)->now; }
+
+static uint64_t key_hash(uint64_t set, uint64_t i, uint64_t seed)
+{
+    tu_key k = tu_make_key(set, i);
+    return bk_hash64(k.b, sizeof k.b, seed);
+}
+
+static bk_aging *count_filter(uint64_t w, double p, uint32_t g)
+{
+    bk_aging_options o = { .generations = g, .seed = 7 };
+    bk_aging *f = NULL;
+    assert_int_equal(bk_aging_new_count(w, p, &o, &f), BK_OK);
+    return f;
+}
+
+/* Fraction of `trials` never-inserted keys (set 99) reported present. */
+static double measure_fpr(const bk_aging *f, uint64_t trials, uint64_t salt)
+{
+    uint64_t fp = 0, h[1024];
+    for (uint64_t i = 0; i < trials; i += 1024) {
+        size_t n = trials - i < 1024 ? (size_t)(trials - i) : 1024;
+        for (size_t j = 0; j < n; j++) h[j] = key_hash(99 + salt, i + j, bk_aging_seed(f));
+        fp += bk_aging_contains_hashes(f, h, n, NULL);
+    }
+    return (double)fp / (double)trials;
+}
+
+/* Every one of keys [from, to) of set 1 is reported present. */
+static void assert_all_present(const bk_aging *f, uint64_t from, uint64_t to)
+{
+    uint64_t h[1024];
+    for (uint64_t i = from; i < to; i += 1024) {
+        size_t n = to - i < 1024 ? (size_t)(to - i) : 1024;
+        for (size_t j = 0; j < n; j++) h[j] = key_hash(1, i + j, bk_aging_seed(f));
+        size_t got = bk_aging_contains_hashes(f, h, n, NULL);
+        if (got != n) {
+            print_error("false negative among keys [%llu, %llu)\n", (unsigned long long)i, (unsigned long long)(i + n));
+            fail();
+        }
+    }
+}
+
+static void test_sizing(void **state)
+{
+    (void)state;
+    const double ps[2] = { 0.01, 0.001 };
+    for (int i = 0; i < 2; i++) {
+        bk_aging_geometry geo;
+        assert_int_equal(bk_aging_size(10000000, ps[i], 0, &geo), BK_OK);
+        assert_int_equal(geo.generations, BK_AGING_DEFAULT_GENERATIONS);
+        assert_true(geo.gen_capacity * (geo.generations - 1) >= 10000000);
+        assert_true(geo.fpr <= ps[i]);
+        assert_true(geo.fpr > ps[i] * 0.8); /* not oversized */
+        /* Less memory than two rotating classic filters, each sized for W keys at p / 2. */
+        bk_geometry two;
+        assert_int_equal(bk_bloom_size(10000000, ps[i] / 2, &two), BK_OK);
+        assert_true(geo.bytes * 8 < 2 * two.m);
+        print_message("p = %g: %.2f bits per window key (two classic filters: %.2f), FPR %.5f\n", ps[i],
+                      geo.bits_per_key, 2.0 * (double)two.m / 1e7, geo.fpr);
+    }
+    bk_aging_geometry geo;
+    assert_int_equal(bk_aging_size(0, 0.01, 0, &geo), BK_EINVAL);
+    assert_int_equal(bk_aging_size(100, 0, 0, &geo), BK_EINVAL);
+    assert_int_equal(bk_aging_size(100, 1, 0, &geo), BK_EINVAL);
+    assert_int_equal(bk_aging_size(100, 0.01, 1, &geo), BK_EINVAL);
+    assert_int_equal(bk_aging_size(100, 0.01, BK_AGING_MAX_GENERATIONS + 1, &geo), BK_EINVAL);
+    assert_int_equal(bk_aging_size(UINT64_MAX / 2, 0.01, 0, &geo), BK_ETOOBIG);
+    bk_aging *f = NULL;
+    assert_int_equal(bk_aging_new_count(0, 0.01, NULL, &f), BK_EINVAL);
+    assert_null(f);
+    assert_int_equal(bk_aging_new_time(0, 100, 0.01, NULL, &f), BK_EINVAL);
+    assert_int_equal(bk_aging_new_time(2, 100, 0.01, NULL, &f), BK_EINVAL); /* < g - 1 ms */
+    assert_int_equal(bk_aging_new_count(10, 0.01, NULL, NULL), BK_EINVAL);
+    assert_int_equal(bk_aging_add(NULL, "a", 1), BK_EINVAL);
+}
+
+/* Count window: after each step of a long stream, the last W keys are all present; checked at
+ * phases all around the ring's turns (just before, at and after each). */
+static void test_count_no_false_negatives(void **state)
+{
+    (void)state;
+    const uint32_t gs[3] = { 2, 4, 7 };
+    for (int gi = 0; gi < 3; gi++) {
+        const uint64_t w = 30000;
+        bk_aging *f = count_filter(w, 0.01, gs[gi]);
+        bk_aging_info info;
+        assert_int_equal(bk_aging_get_info(f, &info), BK_OK);
+        uint64_t c = info.gen_capacity, inserted = 0;
+        /* Steps of varying length so the checks land at every phase of a generation. */
+        uint64_t step = 1;
+        while (inserted < 6 * w) {
+            uint64_t n = step % (c + 3) + 1;
+            for (uint64_t i = 0; i < n; i++) assert_int_equal(bk_aging_add_hash(f, key_hash(1, inserted + i, 7)), BK_OK);
+            inserted += n;
+            assert_all_present(f, inserted > w ? inserted - w : 0, inserted);
+            step = step * 7 + 3;
+        }
+        assert_int_equal(bk_aging_get_info(f, &info), BK_OK);
+        assert_true(info.covered >= w);
+        assert_int_equal(info.inserted, inserted);
+        bk_aging_free(f);
+    }
+}
+
+/* The slack: a key is present for W further insertions and gone (but for false positives) after
+ * g * C - 1. */
+static void test_count_slack(void **state)
+{
+    (void)state;
+    const uint64_t w = 40000, probe = 2000;
+    bk_aging *f = count_filter(w, 0.01, 4);
+    bk_aging_info info;
+    bk_aging_get_info(f, &info);
+    assert_int_equal(info.slack, 4 * info.gen_capacity - 1 - w);
+    /* Fill a while, then insert the probe keys (set 2) at the start of a generation. */
+    for (uint64_t i = 0; i < info.gen_capacity * 5; i++) bk_aging_add_hash(f, key_hash(3, i, 7));
+    uint64_t h[2000];
+    for (uint64_t i = 0; i < probe; i++) h[i] = key_hash(2, i, 7);
+    assert_int_equal(bk_aging_add_hashes(f, h, probe), BK_OK);
+    /* W - probe more: the first probe key has had W - 1 later insertions, so every probe key is inside
+     * the window. */
+    uint64_t more = 0;
+    for (; more < w - probe; more++) bk_aging_add_hash(f, key_hash(4, more, 7));
+    assert_int_equal(bk_aging_contains_hashes(f, h, probe, NULL), probe);
+    /* After the slack: insertions up to g * C since the first probe key. */
+    for (; more < 4 * info.gen_capacity; more++) bk_aging_add_hash(f, key_hash(4, more, 7));
+    size_t left = bk_aging_contains_hashes(f, h, probe, NULL);
+    print_message("probe keys still reported after g*C insertions: %zu of %llu\n", left, (unsigned long long)probe);
+    assert_true(left <= 3 * 0.01 * probe + 5);
+    bk_aging_free(f);
+}
+
+/* FPR over the window at p = 1% and 0.1%: at the worst point (every generation full) and on average
+ * over a generation's phases, measured with never-inserted keys, within 1.15 p. */
+static void test_count_fpr(void **state)
+{
+    (void)state;
+    const double ps[2] = { 0.01, 0.001 };
+    const uint64_t trials[2] = { 300000, 2000000 };
+    for (int i = 0; i < 2; i++) {
+        const uint64_t w = 100000;
+        bk_aging *f = count_filter(w, ps[i], 4);
+        bk_aging_info info;
+        bk_aging_get_info(f, &info);
+        uint64_t c = info.gen_capacity, id = 0;
+        /* Steady state: 4 generations complete, then up to just before the next turn. */
+        for (; id < 4 * c; id++) bk_aging_add_hash(f, key_hash(1, id, 7));
+        double worst = measure_fpr(f, trials[i], 0);
+        bk_aging_get_info(f, &info);
+        print_message("p = %g: worst-point FPR %.5f (%.3f p), fpr_now %.5f\n", ps[i], worst, worst / ps[i],
+                      info.fpr_now);
+        assert_true(worst <= 1.15 * ps[i]);
+        assert_true(info.fpr_now <= ps[i]);
+        /* Average over 4 phases of the next generation. */
+        double sum = 0;
+        for (int ph = 0; ph < 4; ph++) {
+            for (uint64_t j = 0; j < c / 4; j++, id++) bk_aging_add_hash(f, key_hash(1, id, 7));
+            sum += measure_fpr(f, trials[i] / 4, 1 + (uint64_t)ph);
+        }
+        print_message("p = %g: FPR averaged over the window's phases %.5f\n", ps[i], sum / 4);
+        assert_true(sum / 4 <= 1.15 * ps[i]);
+        bk_aging_free(f);
+    }
+}
+
+/* Time window with a hand-moved clock: steady rate, then 10x bursts; every key inserted within the
+ * last T ms is present at every check; keys older than T + period are gone (but for false positives). */
+static void test_time_no_false_negatives(void **state)
+{
+    (void)state;
+    fake_clock clk = { 1000000 };
+    bk_aging_options o = { .seed = 7, .clock = fake_now, .clock_ctx = &clk };
+    /* 1 key per ms with 10x bursts (3.25 per ms on average): sized for 4 keys per ms. */
+    const uint64_t t = 60000, cap = 240000;
+    bk_aging *f = NULL;
+    assert_int_equal(bk_aging_new_time(t, cap, 0.01, &o, &f), BK_OK);
+    bk_aging_info info;
+    bk_aging_get_info(f, &info);
+    assert_int_equal(info.period_ms, 20000);
+    assert_int_equal(info.slack, 20000);
+    /* Insertion times, to know which keys must be present. Rate per ms: 1, with 10x bursts. */
+    enum { NK = 600000 };
+    uint64_t *at = malloc(NK * sizeof *at);
+    assert_non_null(at);
+    uint64_t nk = 0, start = clk.now;
+    uint64_t h[64];
+    while (nk < NK - 64 && clk.now < start + 5 * t) {
+        uint64_t ms = clk.now - start;
+        bool burst = (ms / 7000) % 4 == 3; /* 7 s of every 28 at 10x */
+        uint64_t rate = burst ? 10 : 1;
+        for (uint64_t j = 0; j < rate; j++) {
+            h[j] = key_hash(1, nk + j, 7);
+            at[nk + j] = clk.now;
+        }
+        if (ms % 2) {
+            assert_int_equal(bk_aging_add_hashes(f, h, rate), BK_OK);
+        } else {
+            for (uint64_t j = 0; j < rate; j++) assert_int_equal(bk_aging_add_hash(f, h[j]), BK_OK);
+        }
+        nk += rate;
+        clk.now += 1;
+        if (ms % 3331 == 0) {
+            /* Keys inserted in (now - T, now]: present. Keys older than T + period: gone. */
+            uint64_t from = nk;
+            while (from > 0 && at[from - 1] + t > clk.now) from--;
+            assert_all_present(f, from, nk);
+            uint64_t old = 0;
+            while (old < nk && at[old] + t + info.period_ms <= clk.now) old++;
+            if (old > 1000) {
+                uint64_t fp = 0;
+                for (uint64_t i = old - 1000; i < old; i++) fp += bk_aging_contains_hash(f, key_hash(1, i, 7));
+                assert_true(fp <= 3 * 0.01 * 1000 + 5);
+            }
+        }
+    }
+    /* A pause longer than the window forgets everything, with no insert needed. */
+    clk.now += t + info.period_ms;
+    assert_false(bk_aging_contains_hash(f, key_hash(1, nk - 1, 7)));
+    bk_stats st;
+    bk_aging_stats(f, &st);
+    assert_int_equal(st.count, 0);
+    /* A clock going back neither forgets nor rejuvenates. */
+    bk_aging_add_hash(f, key_hash(5, 0, 7));
+    clk.now -= 3 * t;
+    assert_true(bk_aging_contains_hash(f, key_hash(5, 0, 7)));
+    bk_aging_add_hash(f, key_hash(5, 1, 7));
+    clk.now += 3 * t + t;
+    assert_true(bk_aging_contains_hash(f, key_hash(5, 1, 7)));
+    clk.now += 2 * t;
+    assert_false(bk_aging_contains_hash(f, key_hash(5, 1, 7)));
+    free(at);
+    bk_aging_free(f);
+}
+
+/* Time window at its sized rate: the FPR over the window at its worst point stays within 1.15 p. */
+static void test_time_fpr(void **state)
+{
+    (void)state;
+    fake_clock clk = { 0 };
+    bk_aging_options o = { .seed = 7, .clock = fake_now, .clock_ctx = &clk };
+    bk_aging *f = NULL;
+    assert_int_equal(bk_aging_new_time(3000, 90000, 0.01, &o, &f), BK_OK); /* 30 keys per ms */
+    uint64_t id = 0, h[30];
+    for (; clk.now < 11000; clk.now++) { /* up to the end of a period: 4 full generations */
+        for (int j = 0; j < 30; j++) h[j] = key_hash(1, id++, 7);
+        bk_aging_add_hashes(f, h, 30);
+    }
+    clk.now--; /* the last ms of the period: generations 7 to 10 live and full */
+    double fpr = measure_fpr(f, 300000, 0);
+    bk_stats st;
+    bk_aging_stats(f, &st);
+    print_message("time window: FPR %.5f at the end of a period, fpr_now %.5f\n", fpr, st.fpr_now);
+    assert_true(fpr <= 1.15 * 0.01);
+    assert_false(st.saturated);
+    bk_aging_free(f);
+}
+
+/* add_if_absent: the first occurrence within the window is new, repeats inside it are found (no
+ * false negative), a repeat in an older generation restarts the key's window. */
+static void test_add_if_absent(void **state)
+{
+    (void)state;
+    const uint64_t w = 20000;
+    bk_aging *f = count_filter(w, 0.001, 4);
+    bk_aging_info info;
+    bk_aging_get_info(f, &info);
+    uint64_t c = info.gen_capacity;
+    /* Stream: step s adds key s and repeats key s - d: 2d - 1 insertions lie between the two, inside
+     * the window. */
+    const uint64_t d = w / 2 - 2;
+    uint64_t fresh = 0, found_new = 0;
+    for (uint64_t s = 0; s < 5 * w; s++) {
+        bk_status st = bk_aging_add_if_absent_hash(f, key_hash(1, s, 7));
+        fresh += st == BK_OK;
+        if (s >= d) assert_int_equal(bk_aging_add_if_absent_hash(f, key_hash(1, s - d, 7)), BK_EEXISTS);
+    }
+    found_new = 5 * w - fresh;
+    print_message("new keys reported present (false positives): %llu of %llu\n", (unsigned long long)found_new,
+                  (unsigned long long)(5 * w));
+    assert_true(found_new <= 5 * w * 0.001 * 3 + 5);
+    /* A key kept alive by repeats every 2C insertions is never forgotten. */
+    bk_aging_clear(f);
+    uint64_t alive = key_hash(9, 0, 7);
+    bk_aging_add_if_absent_hash(f, alive);
+    for (uint64_t s = 1; s < 10 * c; s++) {
+        bk_aging_add_hash(f, key_hash(8, s, 7));
+        if (s % (2 * c) == 0) assert_int_equal(bk_aging_add_if_absent_hash(f, alive), BK_EEXISTS);
+    }
+    assert_true(bk_aging_contains_hash(f, alive));
+    /* Batches: a key repeated within one batch is found by its second occurrence. */
+    bk_aging_clear(f);
+    uint64_t h[6] = { key_hash(7, 1, 7), key_hash(7, 2, 7), key_hash(7, 1, 7), key_hash(7, 3, 7),
+                      key_hash(7, 2, 7), key_hash(7, 4, 7) };
+    uint8_t r[6];
+    assert_int_equal(bk_aging_add_if_absent_hashes(f, h, 6, r), 2);
+    const uint8_t want[6] = { 0, 0, 1, 0, 1, 0 };
+    assert_memory_equal(r, want, 6);
+    const void *keys[2] = { "alpha", "beta" };
+    size_t lens[2] = { 5, 4 };
+    assert_int_equal(bk_aging_add_if_absent_many(f, keys, lens, 2, r), 0);
+    assert_int_equal(bk_aging_add_if_absent(f, "beta", 4), BK_EEXISTS);
+    assert_int_equal(bk_aging_add_if_absent(f, "gamma", 5), BK_OK);
+    assert_true(bk_aging_contains(f, "alpha", 5));
+    bk_aging_free(f);
+}
+
+static void *save(const bk_aging *f, size_t *len)
+{
+    bk_aging *c = NULL;
+    assert_int_equal(bk_aging_clone(f, &c), BK_OK);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_AGING, c, &h), BK_OK);
+    void *buf = NULL;
+    assert_int_equal(bk_filter_save_alloc(h, &buf, len), BK_OK);
+    bk_filter_free(h);
+    return buf;
+}
+
+/* Single, batched and bytes forms, and the scalar and AVX2 paths, set the same bits and answer alike. */
+static void test_forms_and_paths_agree(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    tu_key *k = malloc(N * sizeof *k);
+    const void **ptrs = malloc(N * sizeof *ptrs);
+    size_t *lens = malloc(N * sizeof *lens);
+    uint64_t *h = malloc(N * sizeof *h);
+    assert_true(k && ptrs && lens && h);
+    for (size_t i = 0; i < N; i++) {
+        k[i] = tu_make_key(1, i);
+        ptrs[i] = k[i].b;
+        lens[i] = sizeof k[i].b;
+        h[i] = bk_hash64(k[i].b, sizeof k[i].b, 7);
+    }
+    void *ref = NULL;
+    size_t ref_len = 0;
+    for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best() && s <= BK_SIMD_AVX2; s++) {
+        assert_int_equal(bk_simd_force(s), BK_OK);
+        bk_aging *a = count_filter(20000, 0.01, 4), *b = count_filter(20000, 0.01, 4), *c = count_filter(20000, 0.01, 4);
+        for (size_t i = 0; i < N; i++) bk_aging_add(a, k[i].b, sizeof k[i].b);
+        assert_int_equal(bk_aging_add_hashes(b, h, N), BK_OK);
+        assert_int_equal(bk_aging_add_many(c, ptrs, lens, N), BK_OK);
+        size_t la, lb, lc;
+        void *sa = save(a, &la), *sb = save(b, &lb), *sc = save(c, &lc);
+        assert_int_equal(la, lb);
+        assert_memory_equal(sa, sb, la);
+        assert_memory_equal(sa, sc, la);
+        if (!ref) {
+            ref = sa;
+            ref_len = la;
+        } else {
+            assert_int_equal(ref_len, la);
+            assert_memory_equal(ref, sa, la); /* scalar and AVX2 set identical bits */
+            free(sa);
+        }
+        free(sb);
+        free(sc);
+        uint8_t *r1 = malloc(N), *r2 = malloc(N);
+        size_t n1 = bk_aging_contains_hashes(a, h, N, r1), n2 = bk_aging_contains_many(a, ptrs, lens, N, r2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(r1, r2, N);
+        for (size_t i = 0; i < N; i += 97) assert_int_equal(bk_aging_contains(a, k[i].b, sizeof k[i].b), r1[i]);
+        for (size_t i = N - 20000; i < N; i++) assert_true(r1[i]);
+        free(r1);
+        free(r2);
+        bk_aging_free(a);
+        bk_aging_free(b);
+        bk_aging_free(c);
+    }
+    assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+    free(ref);
+    free(k);
+    free(ptrs);
+    free(lens);
+    free(h);
+}
+
+static void test_stats_and_info(void **state)
+{
+    (void)state;
+    bk_aging *f = count_filter(30000, 0.01, 4);
+    bk_aging_info info;
+    bk_aging_get_info(f, &info);
+    assert_int_equal(info.gen_capacity, 10000);
+    assert_int_equal(info.covered, 0);
+    for (uint64_t i = 0; i < 25000; i++) bk_aging_add_hash(f, key_hash(1, i, 7));
+    assert_int_equal(bk_aging_get_info(f, &info), BK_OK);
+    assert_int_equal(info.mode, BK_AGING_COUNT);
+    assert_int_equal(info.generations, 4);
+    assert_int_equal(info.gen_count[0], 5000);
+    assert_int_equal(info.gen_count[1], 10000);
+    assert_int_equal(info.gen_count[2], 10000);
+    assert_int_equal(info.gen_count[3], 0);
+    assert_int_equal(info.covered, 25000);
+    assert_true(info.gen_fill[1] > info.gen_fill[0] && info.gen_fill[0] > 0 && info.gen_fill[3] == 0);
+    for (uint64_t i = 25000; i < 100000; i++) bk_aging_add_hash(f, key_hash(1, i, 7));
+    bk_aging_get_info(f, &info);
+    assert_int_equal(info.covered, 30000 + info.gen_count[0]);
+    bk_stats st;
+    bk_aging_stats(f, &st);
+    assert_int_equal(st.type, BK_TYPE_AGING);
+    assert_int_equal(st.capacity, 30000);
+    assert_int_equal(st.count, 30000 + info.gen_count[0]);
+    assert_int_equal(st.subfilters, 4);
+    assert_int_equal(st.memory_bytes, bk_aging_memory(f));
+    assert_true(st.fpr_now > 0 && st.fpr_now <= 0.01);
+    assert_false(st.saturated);
+    assert_string_equal(bk_type_name(BK_TYPE_AGING), "aging");
+    bk_aging_clear(f);
+    bk_aging_stats(f, &st);
+    assert_int_equal(st.count, 0);
+    assert_true(st.fill_ratio == 0);
+    bk_aging_free(f);
+}
+
+/* Saved mid-window and loaded again: bit-identical, and the copy continues exactly as the original. */
+static void test_persist_round_trip(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 2; mode++) {
+        fake_clock clk = { 5000000 };
+        bk_aging_options o = { .seed = 11, .clock = fake_now, .clock_ctx = &clk };
+        bk_aging *f = NULL;
+        if (mode == 0)
+            assert_int_equal(bk_aging_new_count(9000, 0.01, &o, &f), BK_OK);
+        else
+            assert_int_equal(bk_aging_new_time(9000, 9000, 0.01, &o, &f), BK_OK);
+        for (uint64_t i = 0; i < 16500; i++) {
+            bk_aging_add_hash(f, key_hash(1, i, 11));
+            if (i % 3 == 0) clk.now++;
+        }
+        size_t len;
+        void *buf = save(f, &len);
+        bk_filter *g = NULL;
+        assert_int_equal(bk_filter_load_buffer(buf, len, 0, &g), BK_OK);
+        assert_int_equal(bk_filter_type(g), BK_TYPE_AGING);
+        bk_aging *l = bk_filter_get(g, BK_TYPE_AGING);
+        assert_non_null(l);
+        assert_int_equal(bk_aging_set_clock(l, fake_now, &clk), BK_OK);
+        size_t len2;
+        void *buf2 = save(l, &len2);
+        assert_int_equal(len, len2);
+        assert_memory_equal(buf, buf2, len);
+        free(buf2);
+        /* Both go on through more turns of the ring and stay identical. */
+        for (uint64_t i = 16500; i < 40000; i++) {
+            bk_aging_add_hash(f, key_hash(1, i, 11));
+            assert_int_equal(bk_filter_add_hash(g, key_hash(1, i, 11)), BK_OK);
+            if (i % 3 == 0) clk.now++;
+        }
+        void *a = save(f, &len), *b = save(l, &len2);
+        assert_memory_equal(a, b, len);
+        assert_true(bk_filter_contains_hash(g, key_hash(1, 39999, 11)));
+        assert_int_equal(bk_filter_remove_hash(g, key_hash(1, 39999, 11)), BK_ENOTSUP);
+        free(a);
+        free(b);
+        /* Corruptions of the body are refused, not trusted. */
+        uint8_t *bad = malloc(len);
+        memcpy(bad, buf, len);
+        bad[64 + 4] = 1; /* g = 1 */
+        bk_filter *x = NULL;
+        assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        assert_null(x);
+        free(bad);
+        free(buf);
+        bk_filter_free(g);
+        bk_aging_free(f);
+    }
+}
+
+/* Union of time windows: keys of both hosts, period by period; count windows refuse. */
+static void test_union(void **state)
+{
+    (void)state;
+    fake_clock ca = { 100000 }, cb = { 100000 };
+    bk_aging_options oa = { .seed = 3, .clock = fake_now, .clock_ctx = &ca };
+    bk_aging_options ob = { .seed = 3, .clock = fake_now, .clock_ctx = &cb };
+    bk_aging *a = NULL, *b = NULL;
+    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &oa, &a), BK_OK);
+    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &ob, &b), BK_OK);
+    for (uint64_t i = 0; i < 6000; i++) {
+        bk_aging_add_hash(a, key_hash(1, i, 3));
+        bk_aging_add_hash(b, key_hash(2, i, 3));
+        ca.now++;
+        cb.now++;
+    }
+    assert_int_equal(bk_aging_union(a, b), BK_OK);
+    /* Keys of the last T ms of both are present. */
+    for (uint64_t i = 3000; i < 6000; i++) {
+        assert_true(bk_aging_contains_hash(a, key_hash(1, i, 3)));
+        assert_true(bk_aging_contains_hash(a, key_hash(2, i, 3)));
+    }
+    bk_aging *c1 = count_filter(1000, 0.01, 4), *c2 = count_filter(1000, 0.01, 4), *c3 = count_filter(2000, 0.01, 4);
+    assert_int_equal(bk_aging_union(c1, c2), BK_ENOTSUP);
+    assert_int_equal(bk_aging_union(c1, c3), BK_ENOTSUP);
+    assert_int_equal(bk_aging_union(a, c1), BK_EINCOMPAT);
+    bk_aging_free(a);
+    bk_aging_free(b);
+    bk_aging_free(c1);
+    bk_aging_free(c2);
+    bk_aging_free(c3);
+}
+
+/* The golden file of a time window (count windows have theirs in test_persist's list): made with a
+ * fixed clock, it must keep loading to the same bytes and the same answers at the same times. */
+static void test_golden_time_window(void **state)
+{
+    (void)state;
+    const char *write_dir = getenv("BK_WRITE_GOLDEN");
+    char p[512];
+    snprintf(p, sizeof p, "%s/golden/aging-time-v1.0.bkf", write_dir ? write_dir : BK_TEST_SOURCE_DIR);
+    const uint64_t t0 = UINT64_C(1700000000000), saved_at = t0 + 3 * 60000 + 50000;
+    fake_clock clk = { t0 };
+    bk_aging_options o = { .seed = 42, .clock = fake_now, .clock_ctx = &clk };
+    FILE *fp = fopen(p, "rb");
+    if (!fp && write_dir) {
+        bk_aging *f = NULL;
+        assert_int_equal(bk_aging_new_time(60000, 3000, 0.01, &o, &f), BK_OK);
+        for (uint64_t i = 0; i < 500; i++) bk_aging_add(f, tu_make_key(3, i).b, 16); /* aged out when saved */
+        clk.now = saved_at - 50000;
+        for (uint64_t i = 0; i < 500; i++, clk.now += 100) bk_aging_add(f, tu_make_key(1, i).b, 16);
+        clk.now = saved_at;
+        bk_filter *h = NULL;
+        assert_int_equal(bk_filter_wrap(BK_TYPE_AGING, f, &h), BK_OK);
+        assert_int_equal(bk_filter_save_path(h, p), BK_OK);
+        bk_filter_free(h);
+        fp = fopen(p, "rb");
+    }
+    if (!fp) fail_msg("missing golden file %s: run test_aging with BK_WRITE_GOLDEN=<tests dir> once", p);
+    static uint8_t gold[1 << 20];
+    size_t len = fread(gold, 1, sizeof gold, fp);
+    fclose(fp);
+    bk_filter *g = NULL;
+    assert_int_equal(bk_filter_load_buffer(gold, len, BK_LOAD_REQUIRE_CLEAN, &g), BK_OK);
+    assert_int_equal(bk_filter_type(g), BK_TYPE_AGING);
+    assert_int_equal(bk_filter_seed(g), 42);
+    bk_aging *a = bk_filter_get(g, BK_TYPE_AGING);
+    clk.now = saved_at;
+    bk_aging_set_clock(a, fake_now, &clk);
+    assert_int_equal(bk_aging_mode_of(a), BK_AGING_TIME);
+    assert_int_equal(bk_aging_window(a), 60000);
+    size_t old = 0;
+    for (uint64_t i = 0; i < 500; i++) {
+        assert_true(bk_filter_contains(g, tu_make_key(1, i).b, 16));
+        old += bk_filter_contains(g, tu_make_key(3, i).b, 16);
+    }
+    assert_true(old <= 20);
+    void *again = NULL;
+    size_t alen = 0;
+    assert_int_equal(bk_filter_save_alloc(g, &again, &alen), BK_OK);
+    assert_int_equal(alen, len);
+    assert_memory_equal(again, gold, len);
+    bk_filter_buffer_free(again);
+    /* One window and one period later, every key has aged out. */
+    clk.now = saved_at + 60000 + 20000;
+    size_t left = 0;
+    for (uint64_t i = 0; i < 500; i++) left += bk_filter_contains(g, tu_make_key(1, i).b, 16);
+    assert_int_equal(left, 0);
+    bk_filter_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_count_no_false_negatives),
+        cmocka_unit_test(test_count_slack),
+        cmocka_unit_test(test_count_fpr),
+        cmocka_unit_test(test_time_no_false_negatives),
+        cmocka_unit_test(test_time_fpr),
+        cmocka_unit_test(test_add_if_absent),
+        cmocka_unit_test(test_forms_and_paths_agree),
+        cmocka_unit_test(test_stats_and_info),
+        cmocka_unit_test(test_persist_round_trip),
+        cmocka_unit_test(test_union),
+        cmocka_unit_test(test_golden_time_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
