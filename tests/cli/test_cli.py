@@ -1168,6 +1168,121 @@ def test_filesystems():
         raise Skip("no file system could be mounted")
 
 
+
+def first_occurrences(keys):
+    seen, out = set(), []
+    for k in keys:
+        if k not in seen:
+            seen.add(k)
+            out.append(k)
+    return out
+
+
+@group
+def test_dedup():
+    # filter --add: each line not seen before is printed and added; a repeat in the same stream or a
+    # later run is dropped; lines keep their bytes (CRLF, no final newline, NUL mode).
+    rng = random.Random(20)
+    pool = urls(4000)
+    stream = [pool[rng.randrange(len(pool))] for _ in range(20000)]
+    want = first_occurrences(stream)
+    # in memory (a scalable filter at p = 0.01%: at most a handful of 4000 new lines dropped wrongly)
+    rc, out, err = run(["filter", "--add"], input=lines(stream), expect=0)
+    got = out.splitlines()
+    check(len(set(got)) == len(got), "no line printed twice")
+    check(got == [k for k in want if k in set(got)], "printed in the order of first occurrence")
+    check(len(want) - len(got) <= 5, "dropped wrongly: %d of %d" % (len(want) - len(got), len(want)))
+    rc, out2, err = run(["filter", "--add", "-n", "100", "-p", "1e-6"], input=lines(stream), expect=0)
+    check(out2.splitlines() == want, "a small filter that grows, p = 1e-6: exactly awk's output")
+    # into a file, every type that takes keys; a second run prints only what is new
+    for t in addable_types():
+        f = t + ".bf"
+        run(["create", "-q", f, "-n", "10000", "-p", "0.01%", "--type", t], expect=0)
+        rc, out, err = run(["filter", "--add", f], input=lines(stream[:10000]), expect=0)
+        first = out.splitlines()
+        check(len(set(first)) == len(first) and set(first) <= set(want), "%s: first run" % t)
+        rc, out, err = run(["filter", "-a", f], input=lines(stream), expect=0)
+        second = out.splitlines()
+        check(not set(second) & set(first) and len(set(second)) == len(second), "%s: second run prints only new" % t)
+        check(len(want) - len(first) - len(second) <= 5, "%s: dropped wrongly %d" % (t, len(want) - len(first) - len(second)))
+        rc, out, err = run(["query", f], input=lines(first + second), expect=0)  # every printed line was added
+        rc, out, err = run(["filter", "--add", f], input=lines(stream), expect=0)
+        check(out == b"", "%s: third run: nothing new" % t)
+        run(["verify", f], expect=0)
+    # bytes kept as read
+    rc, out, err = run(["filter", "--add"], input=b"a\r\nb\na\r\nb\nc", expect=0)
+    check(out == b"a\r\nb\nc\n", "CRLF kept, last line ended: %r" % out)
+    rc, out, err = run(["filter", "--add", "-0"], input=b"x\ny\0z\0x\ny\0", expect=0)
+    check(out == b"x\ny\0z\0", "NUL mode: %r" % out)
+    # input files after FILE
+    write("in1.txt", lines(stream[:100]))
+    write("in2.txt", lines(stream[100:300]))
+    run(["create", "-q", "two.bf", "-n", "1000", "-p", "0.01%"], expect=0)
+    rc, out, err = run(["filter", "--add", "two.bf", "in1.txt", "in2.txt"], expect=0)
+    check(out.splitlines() == first_occurrences(stream[:300]), "INPUT files in order")
+    # misuse
+    for args in (["filter", "--add", "--present", "two.bf"], ["filter", "--add", "two.bf", "-n", "10"],
+                 ["filter", "two.bf", "-p", "1%"], ["filter"]):
+        rc, out, err = run(args, input=b"")
+        check(rc == 2 and err.count("\n") == 1, "%r: rc %d %r" % (args, rc, err))
+    run(["build", "-q", "--type", "fuse", "fuse.bf"], input=lines(pool[:100]), expect=0)
+    rc, out, err = run(["filter", "--add", "fuse.bf"], input=b"x\n")
+    check(rc == 2 and "cannot take new keys" in err, "fuse: %r" % err)
+
+
+@group
+def test_streaming():
+    # Lines come out while the input is still open: on a terminal, and with --line-buffered on a pipe.
+    run(["create", "-q", "s.bf", "-n", "1000", "-p", "1%"], expect=0)
+    run(["add", "-q", "s.bf", "old"], expect=0)
+
+    n = [0]
+
+    def first_line_arrives(args, tty):
+        n[0] += 1
+        new = b"new%d" % n[0]  # a key no earlier run has added
+        master = slave = None
+        if tty:
+            master, slave = pty.openpty()
+            p = subprocess.Popen([BIN] + args, stdin=subprocess.PIPE, stdout=slave, stderr=subprocess.DEVNULL)
+            os.close(slave)
+            rfd = master
+        else:
+            p = subprocess.Popen([BIN] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            rfd = p.stdout.fileno()
+        try:
+            p.stdin.write(b"old\n" + new + b"\n" + new + b"\n")
+            p.stdin.flush()
+            got = b""
+            t0 = time.time()
+            while new not in got and time.time() - t0 < (10 if "--line-buffered" in args or tty else 2):
+                r, _, _ = select.select([rfd], [], [], 0.5)
+                if r:
+                    got += os.read(rfd, 4096)
+            arrived = new in got
+            p.stdin.close()
+            p.wait(timeout=30)
+            return arrived, got
+        finally:
+            if p.poll() is None:
+                p.kill()
+            if master is not None:
+                os.close(master)
+            elif p.stdout:
+                p.stdout.close()
+
+    for extra in ([], ["--add"]):
+        ok, got = first_line_arrives(["filter", "s.bf"] + extra + ["--line-buffered"], False)
+        check(ok and b"old" not in got, "--line-buffered on a pipe %r: %r" % (extra, got))
+        ok, got = first_line_arrives(["filter", "s.bf"] + extra, True)
+        check(ok, "on a terminal %r: %r" % (extra, got))
+    ok, got = first_line_arrives(["filter", "--add", "--line-buffered"], False)
+    check(ok and got.count(b"new") == 1, "in memory, --line-buffered: %r" % got)
+    # without --line-buffered a pipe gets whole blocks: nothing before the input ends
+    ok, got = first_line_arrives(["filter", "s.bf"], False)
+    check(not ok, "a pipe without --line-buffered is block-buffered")
+
+
 def main():
     global BIN
     if len(sys.argv) != 3:
