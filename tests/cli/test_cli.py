@@ -1434,5 +1434,40 @@ def main():
     sys.exit(1 if failed else 77 if skipped == len(names) else 0)  # 77: CTest's SKIP_RETURN_CODE
 
 
+# ---------------------------------------------------------------------------------------------
+@group
+def test_quotient():
+    # A quotient filter built, grown twice without its keys, merged with a filter it grew from, and
+    # a union too large for its target refused with the file unchanged.
+    keys = urls(40000)
+    write("q1.txt", lines(keys[:20000]))
+    write("q2.txt", lines(keys[20000:]))
+    run(["build", "-q", "--force", "q1.bf", "q1.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    run(["build", "-q", "--force", "q2.bf", "q2.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    check(info("q1.bf")["type"] == "quotient", "type quotient")
+    before = open("q1.bf", "rb").read()
+    rc, out, err = run(["merge", "q1.bf", "q1.bf", "q2.bf"])
+    check(rc == 2 and "grow it first" in err, "a union over the size is refused: %s" % err)
+    check(open("q1.bf", "rb").read() == before, "refused merge leaves the file unchanged")
+    run(["grow", "q1.bf", "--times", "2"], expect=0)
+    i1 = info("q1.bf")
+    check(i1["capacity"] == 80000, "capacity doubled twice: %d" % i1["capacity"])
+    run(["merge", "-q", "q1.bf", "q1.bf", "q2.bf"], expect=0)
+    rc, out, err = run(["query", "q1.bf"], input=lines(keys))
+    check(rc == 0 and out.count(b"\tpresent\n") == 40000, "every key present after growth and merge")
+    # the grown filter cannot be merged into the ungrown one (a remainder bit is gone)
+    rc, out, err = run(["merge", "q3.bf", "q2.bf", "q1.bf"])
+    check(rc == 2 and "cannot be merged" in err, "grown into ungrown refused: %s" % err)
+    # remove through the CLI, and grow refuses other types and the remainder limit
+    rc, out, err = run(["remove", "-q", "q1.bf"], input=lines(keys[:100]))
+    check(rc == 0, "remove: %s" % err)
+    run(["build", "-q", "--force", "b.bf", "q2.txt", "-n", "20000"], expect=0)
+    rc, out, err = run(["grow", "b.bf"])
+    check(rc == 2 and "cannot grow" in err, "grow of a bloom filter refused: %s" % err)
+    rc, out, err = run(["grow", "q2.bf", "--times", "24"])
+    check(rc == 2 and "nothing was written" in err, "growth past 2 remainder bits refused: %s" % err)
+    print("  quotient: build, grow x2, merge, remove, refusals")
+
+
 if __name__ == "__main__":
     main()
