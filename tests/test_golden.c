@@ -171,11 +171,42 @@ static void unknown_must_understand_flag_refused(void **state)
     free(gold);
 }
 
+/* The zero padding after a body's parameters is checked by every type alike: a non-zero byte there
+ * (with both checksums made right again) is refused as corrupt. */
+static void nonzero_padding_refused(void **state)
+{
+    (void)state;
+    const struct { const char *name; size_t pad_off; } cases[] = {
+        { "bloom-standard", 40 }, { "blocked-512", 63 }, { "counting-4bit", 50 }, { "scalable", 44 },
+        { "cuckoo", 56 },         { "fuse8", 40 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/golden/%s-v1.0.bkf", BK_TEST_SOURCE_DIR, cases[c].name);
+        size_t len;
+        uint8_t *b = read_whole(p, &len);
+        b[64 + cases[c].pad_off] = 0x01;
+        uint64_t sum = XXH3_64bits(b + 64, len - 64);
+        memcpy(b + 48, &sum, 8);
+        uint8_t h[64];
+        memcpy(h, b, 64);
+        memset(h + 56, 0, 8);
+        sum = XXH3_64bits(h, 64);
+        memcpy(b + 56, &sum, 8);
+        bk_filter *g = NULL;
+        bk_status s = bk_filter_load_buffer(b, len, 0, &g);
+        if (s != BK_ECORRUPT) fail_msg("%s: a padding byte set: %s", cases[c].name, bk_strerror(s));
+        assert_null(g);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_files_answer_as_recorded),
         cmocka_unit_test(unknown_must_understand_flag_refused),
+        cmocka_unit_test(nonzero_padding_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

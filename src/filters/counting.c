@@ -444,18 +444,6 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
-/* Skip the zero padding up to the next 64-byte body offset; padding that is not zero was not written
- * by us. */
-static bk_status r_pad64(bk_reader *r)
-{
-    size_t start = r->off;
-    bk_status s = bk__r_align(r, 64);
-    if (s != BK_OK) return s;
-    for (size_t i = start; i < r->off; i++)
-        if (r->base[i]) return BK_ECORRUPT;
-    return BK_OK;
-}
-
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint32_t bits, k;
@@ -466,7 +454,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u32(r, &bits)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
         (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = r_pad64(r)))
+        (s = bk__r_align(r, 64)))
         return s;
     if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || cap == 0 || !(fpr >= 0 && fpr <= 1))
         return BK_ECORRUPT;

@@ -1057,18 +1057,6 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return BK_OK;
 }
 
-/* Skip the zero padding up to the next 64-byte body offset; padding that is not zero was not written
- * by us. */
-static bk_status r_pad64(bk_reader *r)
-{
-    size_t start = r->off;
-    bk_status s = bk__r_align(r, 64);
-    if (s != BK_OK) return s;
-    for (size_t i = start; i < r->off; i++)
-        if (r->base[i]) return BK_ECORRUPT;
-    return BK_OK;
-}
-
 /* A blocked sub-filter's body; g is the geometry the chain's parameters give it. */
 static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer **out)
 {
@@ -1076,7 +1064,7 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     uint32_t k, zero;
     bk_status s;
     if ((s = bk__r_u64(r, &m)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u32(r, &zero)) || (s = bk__r_u64(r, &cap)) ||
-        (s = bk__r_u64(r, &count)) || (s = r_pad64(r)))
+        (s = bk__r_u64(r, &count)) || (s = bk__r_align(r, 64)))
         return s;
     if (m != g->m || k != g->k || cap != g->n || zero != 0 || count > MAX_LAYER_COUNT) return BK_ECORRUPT;
     const uint8_t *data;
@@ -1084,7 +1072,7 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     if ((s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
     if ((s = blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
     if (!r->borrow) memcpy((*out)->words, data, (size_t)(m / 8));
-    if ((s = r_pad64(r)) != BK_OK) {
+    if ((s = bk__r_align(r, 64)) != BK_OK) {
         free_layer(*out);
         *out = NULL;
     }
@@ -1100,7 +1088,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u64(r, &cap0)) || (s = bk__r_f64(r, &p)) || (s = bk__r_f64(r, &rr)) ||
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
-        (s = bk__r_u32(r, &kind)) || (s = r_pad64(r)))
+        (s = bk__r_u32(r, &kind)) || (s = bk__r_align(r, 64)))
         return s;
     if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
     bool classic = kind == KIND_CLASSIC;
@@ -1126,7 +1114,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             if (cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
-            else if ((s = r_pad64(r)) == BK_OK)
+            else if ((s = bk__r_align(r, 64)) == BK_OK)
                 s = wrap_layer(bf, g.n, &f->layers[i]);
         }
         if (s != BK_OK) {

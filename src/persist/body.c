@@ -87,5 +87,8 @@ bk_status bk__r_align(bk_reader *r, size_t align)
 {
     size_t pad = (align - (r->off & (align - 1))) & (align - 1);
     const uint8_t *p;
-    return bk__r_take(r, pad, &p);
+    bk_status s = bk__r_take(r, pad, &p);
+    for (size_t i = 0; s == BK_OK && i < pad; i++)
+        if (p[i]) s = BK_ECORRUPT;
+    return s;
 }

@@ -33,6 +33,9 @@ typedef struct bk_reader {
 BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);
 BK_HIDDEN bk_status bk__r_u64(bk_reader *r, uint64_t *v);
 BK_HIDDEN bk_status bk__r_f64(bk_reader *r, double *v);
+/* Skip the padding up to the next multiple of `align` (a power of two) of the body offset. Padding is
+ * written as zero bytes: any other byte there was not written by bloomkit (BK_ECORRUPT), for every
+ * type alike. */
 BK_HIDDEN bk_status bk__r_align(bk_reader *r, size_t align);
 /* A pointer to the next len bytes (bounds-checked), advancing past them. */
 BK_HIDDEN bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p);
