@@ -1322,7 +1322,14 @@ static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint
 }
 static uint64_t v_seed(const void *f) { return bk_quotient_seed(f); }
 static void v_stats(const void *f, bk_stats *s) { bk_quotient_stats(f, s); }
-static bk_status v_merge(void *d, const void *s) { return bk_quotient_merge(d, s); }
+/* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
+ * seed. bk_quotient_merge also takes filters whose fingerprints convert. */
+static bk_status v_merge(void *d, const void *s)
+{
+    const bk_quotient *a = d, *b = s;
+    if (a->qbits != b->qbits || a->rbits != b->rbits) return BK_EINCOMPAT;
+    return bk_quotient_merge(d, s);
+}
 static void v_clear(void *f) { bk_quotient_clear(f); }
 static void v_destroy(void *f) { bk_quotient_free(f); }
 

@@ -695,6 +695,77 @@ static void persistence(void **state)
     bk_filter_free(h);
 }
 
+/* The golden file (tests/golden/quotient-v1.0.bkf: capacity 1000, keys (set 1, 0..499), key (set 3, 0)
+ * added 1000 times, seed 42): its answers, read through a zero-copy read-only mapping. */
+static void golden_mmap(void **state)
+{
+    (void)state;
+    bk_filter *m = NULL;
+    assert_int_equal(bk_filter_open_mmap(BK_TEST_SOURCE_DIR "/golden/quotient-v1.0.bkf", 0, &m), BK_OK);
+    assert_int_equal(bk_filter_backing(m), BK_BACKING_MAP_READONLY);
+    const bk_quotient *q = bk_filter_get(m, BK_TYPE_QUOTIENT);
+    assert_non_null(q);
+    assert_int_equal(bk_quotient_seed(q), 42);
+    assert_int_equal(bk_quotient_quotient_bits(q), 11);
+    assert_int_equal(bk_quotient_remainder_bits(q), 6);
+    assert_int_equal(bk_quotient_total(q), 1500);
+    assert_int_equal(bk_quotient_distinct(q), 501);
+    tu_key hot = tu_make_key(3, 0);
+    assert_int_equal(bk_quotient_count(q, hot.b, sizeof hot.b), 1000);
+    for (uint64_t i = 0; i < 500; i++) {
+        tu_key k = tu_make_key(1, i);
+        assert_int_equal(bk_quotient_count(q, k.b, sizeof k.b), 1);
+        assert_true(bk_filter_contains(m, k.b, sizeof k.b));
+    }
+    uint64_t fp = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        tu_key k = tu_make_key(4, i);
+        fp += bk_filter_contains(m, k.b, sizeof k.b);
+    }
+    print_message("golden: %llu false positives in 100000\n", (unsigned long long)fp);
+    assert_true(fp <= 1.15 * 100000 * bk_quotient_fpr(501, 11, 6) + 10);
+    assert_int_not_equal(bk_filter_add(m, "x", 1), BK_OK); /* read-only */
+    assert_int_equal(bk__quotient_check(q), BK_OK);
+    assert_int_equal(bk_filter_close(m), BK_OK);
+}
+
+/* Random damage to a saved body, loaded without the checksum: every file is either refused or
+ * fully valid (the loader checks every invariant), and never crashes a query. */
+static void damaged_bodies(void **state)
+{
+    (void)state;
+    bk_quotient *q = make_qr(7, 4, 0, BK_QUOTIENT_AUTO, 1);
+    uint64_t rng = 77;
+    for (int i = 0; i < 90; i++) (void)bk_quotient_add_count_hash(q, tu_splitmix(&rng), 1 + (uint64_t)(i % 4 == 0) * 50);
+    bk_filter *h;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_QUOTIENT, q, &h), BK_OK);
+    void *buf;
+    size_t len;
+    assert_int_equal(bk_filter_save_alloc(h, &buf, &len), BK_OK);
+    uint8_t *bad = malloc(len);
+    int loaded = 0;
+    for (int t = 0; t < 3000; t++) {
+        memcpy(bad, buf, len);
+        int flips = 1 + (int)(tu_splitmix(&rng) % 3);
+        for (int k = 0; k < flips; k++) {
+            size_t at = 64 + (size_t)(tu_splitmix(&rng) % (len - 64));
+            bad[at] ^= (uint8_t)(1u << (tu_splitmix(&rng) % 8));
+        }
+        bk_filter *x = NULL;
+        if (bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x) == BK_OK) {
+            loaded++;
+            bk_quotient *xq = bk_filter_get(x, BK_TYPE_QUOTIENT);
+            assert_int_equal(bk__quotient_check(xq), BK_OK);
+            for (int k = 0; k < 64; k++) (void)bk_quotient_count_hash(xq, tu_splitmix(&rng));
+            bk_filter_free(x);
+        }
+    }
+    print_message("damaged bodies: %d of 3000 still valid (changes in statistics-only fields)\n", loaded);
+    free(bad);
+    bk_filter_buffer_free(buf);
+    bk_filter_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -710,6 +781,8 @@ int main(void)
         cmocka_unit_test(batches),
         cmocka_unit_test(paths_agree),
         cmocka_unit_test(persistence),
+        cmocka_unit_test(golden_mmap),
+        cmocka_unit_test(damaged_bodies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

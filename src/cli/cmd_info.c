@@ -103,7 +103,7 @@ static int run(int argc, char **argv)
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
-    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE;
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT;
     char warn[512] = "";
     if (st.saturated) warning_text(&st, type, warn, sizeof warn);
 

@@ -16,7 +16,8 @@ static const char help[] =
     "overwritten; an existing file that is not a filter only with --force). Fuse filters cannot be\n"
     "merged (rebuild from the union of the keys).\n"
     "\n"
-    "The merged count is an estimate from the fill (keys in both inputs are counted once).\n"
+    "The merged count is an estimate from the fill (keys in both inputs are counted once), never more\n"
+    "than the sum of the inputs' counts.\n"
     "\n"
     "Options:\n"
     "  -f, --force     replace OUT even if it is not a bloomkit filter\n"
@@ -119,7 +120,14 @@ static int run(int argc, char **argv)
             rc = CLI_EXIT_ERR;
             break;
         }
-        bk_status s = bk_filter_merge(acc, src);
+        /* quotient filters: the typed merge also takes a filter that another has grown from */
+        bk_quotient *qa = bk_filter_get(acc, BK_TYPE_QUOTIENT);
+        const bk_quotient *qs = bk_filter_get(src, BK_TYPE_QUOTIENT);
+        bk_status s = qa && qs ? bk_quotient_merge(qa, qs) : bk_filter_merge(acc, src);
+        if (s == BK_EFULL && qa)
+            rc = cli_err("%s: the union does not fit in %s's size: grow it first (bloomkit grow); nothing was "
+                         "written", in[i], in[0]);
+        else
         if (s == BK_EINCOMPAT) {
             rc = incompatible(in[0], acc, in[i], src);
         } else if (s == BK_ENOTSUP) {

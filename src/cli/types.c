@@ -267,6 +267,41 @@ static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cl
     return s;
 }
 
+/* ---- quotient: counts, deletion, growth by doubling, merge by sweep ---- */
+
+static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_quotient_options qo;
+    memset(&qo, 0, sizeof qo);
+    qo.seed = o->seed;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size(n, p, &qo, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.slots * g.remainder_bits;
+    out->bytes = g.bytes;
+    out->k = g.remainder_bits;
+    out->k_label = "remainder bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "2^%u slots, load %.2f at n; bloomkit grow doubles it", g.quotient_bits,
+             (double)n / (double)g.slots);
+    return BK_OK;
+}
+
+static bk_status quotient_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_quotient_options qo;
+    memset(&qo, 0, sizeof qo);
+    qo.seed = o->seed;
+    bk_quotient *f;
+    bk_status s = bk_quotient_new(n, p, &qo, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_QUOTIENT, f, out);
+    if (s != BK_OK) bk_quotient_free(f);
+    return s;
+}
+
 /* ---- the table ---- */
 
 const cli_type cli_types[] = {
@@ -285,6 +320,8 @@ const cli_type cli_types[] = {
       cuckoo_create, NULL },
     { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
       CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
+    { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)", 0,
+      true, false, false, quotient_size, quotient_create, NULL },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
 
@@ -428,6 +465,41 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
             if (dup) continue;
             if (x) seen[slot] = x;
             fresh[m++] = x;
+        }
+        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
+}
+
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
+{
+    uint8_t res[CLI_BATCH];
+    uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
+    for (size_t i = 0; i < n; i += CLI_BATCH) {
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
+        if (bk_filter_contains_hashes(f, h + i, c, res) == c) { /* the common case of a dedup: all seen */
+            memset(is_new + i, 0, c);
+            continue;
+        }
+        memset(seen, 0, sizeof seen);
+        for (size_t j = 0; j < c; j++) {
+            is_new[i + j] = 0;
+            if (res[j]) continue;
+            uint64_t x = h[i + j];
+            size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
+            bool dup = false;
+            while (seen[slot]) {
+                if (seen[slot] == x) {
+                    dup = true;
+                    break;
+                }
+                slot = (slot + 1) & (SEEN_SLOTS - 1);
+            }
+            if (dup) continue; /* a repeat within the batch: seen */
+            if (x) seen[slot] = x;
+            fresh[m++] = x;
+            is_new[i + j] = 1;
         }
         bk_status s = bk_filter_add_hashes(f, fresh, m);
         if (s != BK_OK) return s;
