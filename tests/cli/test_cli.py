@@ -230,7 +230,7 @@ def test_create():
     rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--nonscaling"], expect=2)
     check("--nonscaling does not apply to bloom" in err, err)
     # scalable sub-filters: blocked by default, classic with --classic-layers; both hold every key, the
-    # two kinds never merge, and a blocked chain is not reported as having legacy probes
+    # two kinds never merge
     keys = b"".join(b"s%d\n" % i for i in range(5000))
     for name, extra in (("sb.bf", []), ("sc.bf", ["--classic-layers"])):
         run(["create", "-q", name, "-n", "1000", "-p", "1%", "--type", "scalable"] + extra, expect=0)
@@ -240,7 +240,7 @@ def test_create():
         check(j["subfilter_kind"] == ("classic" if extra else "blocked"), j)
         check(j["subfilters"] == 3 and j["count"] >= 4950, j)
         rc, out, err = run(["info", name], expect=0)
-        check(b"legacy" not in out and (b"classic" if extra else b"blocked") in out, out)
+        check((b"classic" if extra else b"blocked") in out, out)
     check(info("sc.bf")["memory_bytes"] < info("sb.bf")["memory_bytes"], "classic sub-filters are smaller")
     rc, out, err = run(["merge", "m.bf", "sb.bf", "sc.bf"], expect=2)
     check("different sub-filter kinds" in err, err)
@@ -746,15 +746,6 @@ def test_info():
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
-    # a file written before probe scheme 2 (tests/golden) says so, and will not merge with a new one
-    legacy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "bloom-standard-v1.0.bkf")
-    rc, out, err = run(["info", legacy], expect=0)
-    check(b"legacy probes" in out, out)
-    rc, out, err = run(["info", "i.bf"], expect=0)
-    check(b"legacy probes" not in out, out)
-    run(["create", "-q", "n.bf", "-n", "1000", "-p", "1%", "--seed", "42"], expect=0)
-    rc, out, err = run(["merge", "m.bf", legacy, "n.bf"], expect=2)
-    check("different probe schemes" in err and not os.path.exists("m.bf"), err)
 
 
 @group
@@ -1283,6 +1274,130 @@ def test_streaming():
     check(not ok, "a pipe without --line-buffered is block-buffered")
 
 
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def help_options(cmd):
+    """The options a subcommand's --help prints (its option lines: "  -x, --name ...")."""
+    rc, out, err = run([cmd, "--help"], expect=0)
+    import re
+    opts = set()
+    for line in out.decode().splitlines():
+        if re.match(r"^ +-", line):
+            opts.update(re.findall(r"(?:^|[ ,])(--?[A-Za-z0-9][A-Za-z0-9-]*)", line))
+    return {o for o in opts if o not in ("-",)}
+
+
+def commands():
+    rc, out, err = run(["--help"], expect=0)
+    block = out.decode().split("Commands:\n")[1].split("\n\n")[0]
+    return [l.split()[0] for l in block.splitlines()]
+
+
+def types():
+    rc, out, err = run(["--help"], expect=0)
+    line = [l for l in out.decode().splitlines() if l.startswith("Filter types (--type): ")][0]
+    return line.split(": ", 1)[1].split(" (default")[0].split(", ")
+
+
+@group
+def test_manual():
+    # docs/bloomkit.1: clean for mandoc -Tlint, and it covers every command, every option each
+    # --help prints, every filter type, every environment variable the command reads.
+    import re
+    page = os.path.join(TOP, "docs", "bloomkit.1")
+    if not shutil_which("mandoc"):
+        raise Skip("mandoc is not installed (scripts/deps.sh installs it)")
+    p = subprocess.run(["mandoc", "-Tlint", "-Wwarning", page], capture_output=True, text=True)
+    lint = [l for l in (p.stdout + p.stderr).splitlines() if "mandoc.db" not in l]  # the system's index
+    check(not lint, "mandoc -Tlint: %s" % "\n".join(lint))
+    text = subprocess.run(["mandoc", "-Tascii", page], capture_output=True, check=True).stdout.decode()
+    text = re.sub(r".\x08", "", text)  # overstrike (bold, underline)
+    words = set(re.findall(r"--?[A-Za-z0-9][A-Za-z0-9-]*", text))
+    for cmd in commands():
+        check(re.search(r"\bbloomkit %s\b" % cmd, text), "the manual shows the command %s" % cmd)
+        missing = help_options(cmd) - words
+        check(not missing, "options of %s --help missing from the manual: %s" % (cmd, sorted(missing)))
+    for t in types():
+        check(re.search(r"\b%s\b" % t, text), "the manual names the type %s" % t)
+    env = set()
+    for root, dirs, files in os.walk(os.path.join(TOP, "src", "cli")):
+        for f in files:
+            if f.endswith(".c"):
+                env.update(re.findall(r'getenv\("([A-Z_]+)"\)', open(os.path.join(root, f)).read()))
+    check(env, "found the environment variables")
+    for e in env:
+        check(e in text, "the manual documents %s" % e)
+    for status in ("0", "1", "2"):
+        check(re.search(r"EXIT STATUS(.|\n)*\n +%s\b" % status, text), "exit status %s" % status)
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
+@group
+def test_completions():
+    # bash: source the script, set COMP_WORDS, call the function; zsh: syntax, and its list helpers.
+    bash_script = os.path.join(TOP, "completions", "bloomkit.bash")
+    zsh_script = os.path.join(TOP, "completions", "_bloomkit")
+    if not shutil_which("bash"):
+        raise Skip("bash is not installed")
+
+    def complete(words, cword):
+        sh = 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=%d; _bloomkit; printf "%%s\\n" "${COMPREPLY[@]}"' % cword
+        p = subprocess.run(["bash", "-c", sh, "bash", bash_script, BIN] + words, capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0 and p.stderr == "", "completion %r: %s" % (words, p.stderr))
+        return set(l for l in p.stdout.splitlines() if l)
+
+    cmds = commands()
+    check(complete([""], 1) >= set(cmds) | {"--help", "--version"}, "every command")
+    check(complete(["fi"], 1) == {"filter"}, "a command's prefix")
+    check(complete(["help", "me"], 2) == {"merge"}, "help COMMAND")
+    for cmd in cmds:
+        got = complete([cmd, "-"], 2)
+        check(got >= help_options(cmd), "%s: options %s" % (cmd, sorted(help_options(cmd) - got)))
+    check(complete(["create", "x.bf", "--type", ""], 4) == set(types()), "every type after --type")
+    check(complete(["build", "x.bf", "-t", "c"], 4) == {t for t in types() if t.startswith("c")}, "type prefix")
+    check(complete(["create", "x.bf", "-n", ""], 4) == set(), "no files where a number goes")
+    write("seen.bf", b"")
+    check("seen.bf" in complete(["info", "se"], 2), "file names for operands")
+    check(complete(["add", "seen.bf", "--", "-"], 4) == set(), "operands only after --")
+    if not shutil_which("zsh"):
+        print("SKIP completions/zsh: zsh is not installed")
+        return
+    p = subprocess.run(["zsh", "-n", zsh_script], capture_output=True, text=True)
+    check(p.returncode == 0 and not p.stderr, "zsh -n: %s" % p.stderr)
+    # the helpers the completion function calls, in zsh, without the completion system
+    prog = 'eval "$(sed "/^_bloomkit \\"\\$@\\"$/d" "$1")"; words=("$2" filter); ' \
+           'print -l -- "${(f)$(_bloomkit_commands)}" = "${(f)$(_bloomkit_types)}" = "${(f)$(_bloomkit_options filter)}"'
+    p = subprocess.run(["zsh", "-fc", prog, "zsh", zsh_script, BIN], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "zsh helpers: %s" % p.stderr)
+    c, t, o = (set(x.split("\n")) - {""} for x in p.stdout.split("\n=\n"))
+    check(c == set(cmds) and t == set(types()) and o >= help_options("filter"), "zsh lists: %r" % p.stdout)
+
+
+@group
+def test_readme_c():
+    # README's first C example compiles as written (inside a main function, with the library's headers).
+    import re
+    readme = open(os.path.join(TOP, "README.md")).read()
+    block = re.findall(r"```c\n(.*?)```", readme, re.S)[0]
+    includes = [l for l in block.splitlines() if l.startswith("#include")]
+    body = [l for l in block.splitlines() if not l.startswith("#include")]
+    src = "\n".join(includes) + "\nint main(void)\n{\n" + "\n".join(body) + "\n    return 0;\n}\n"
+    write("readme.c", src.encode())
+    cc = shutil_which("cc") or shutil_which("gcc")
+    if not cc:
+        raise Skip("no C compiler")
+    p = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-variable", "-c", "-I",
+                        os.path.join(TOP, "include"), "readme.c", "-o", "readme.o"], capture_output=True, text=True)
+    check(p.returncode == 0, "README's first C example:\n%s\n%s" % (src, p.stderr))
+
+
 def main():
     global BIN
     if len(sys.argv) != 3:
@@ -1308,6 +1423,41 @@ def main():
             finally:
                 os.chdir("/")
     sys.exit(1 if failed else 77 if skipped == len(names) else 0)  # 77: CTest's SKIP_RETURN_CODE
+
+
+# ---------------------------------------------------------------------------------------------
+@group
+def test_quotient():
+    # A quotient filter built, grown twice without its keys, merged with a filter it grew from, and
+    # a union too large for its target refused with the file unchanged.
+    keys = urls(40000)
+    write("q1.txt", lines(keys[:20000]))
+    write("q2.txt", lines(keys[20000:]))
+    run(["build", "-q", "--force", "q1.bf", "q1.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    run(["build", "-q", "--force", "q2.bf", "q2.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    check(info("q1.bf")["type"] == "quotient", "type quotient")
+    before = open("q1.bf", "rb").read()
+    rc, out, err = run(["merge", "q1.bf", "q1.bf", "q2.bf"])
+    check(rc == 2 and "grow it first" in err, "a union over the size is refused: %s" % err)
+    check(open("q1.bf", "rb").read() == before, "refused merge leaves the file unchanged")
+    run(["grow", "q1.bf", "--times", "2"], expect=0)
+    i1 = info("q1.bf")
+    check(i1["capacity"] == 80000, "capacity doubled twice: %d" % i1["capacity"])
+    run(["merge", "-q", "q1.bf", "q1.bf", "q2.bf"], expect=0)
+    rc, out, err = run(["query", "q1.bf"], input=lines(keys))
+    check(rc == 0 and out.count(b"\tpresent\n") == 40000, "every key present after growth and merge")
+    # the grown filter cannot be merged into the ungrown one (a remainder bit is gone)
+    rc, out, err = run(["merge", "q3.bf", "q2.bf", "q1.bf"])
+    check(rc == 2 and "cannot be merged" in err, "grown into ungrown refused: %s" % err)
+    # remove through the CLI, and grow refuses other types and the remainder limit
+    rc, out, err = run(["remove", "-q", "q1.bf"], input=lines(keys[:100]))
+    check(rc == 0, "remove: %s" % err)
+    run(["build", "-q", "--force", "b.bf", "q2.txt", "-n", "20000"], expect=0)
+    rc, out, err = run(["grow", "b.bf"])
+    check(rc == 2 and "cannot grow" in err, "grow of a bloom filter refused: %s" % err)
+    rc, out, err = run(["grow", "q2.bf", "--times", "24"])
+    check(rc == 2 and "nothing was written" in err, "growth past 2 remainder bits refused: %s" % err)
+    print("  quotient: build, grow x2, merge, remove, refusals")
 
 
 if __name__ == "__main__":
