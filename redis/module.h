@@ -162,6 +162,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
 int bkr_bf_register(RedisModuleCtx *ctx);
 int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
+int bkr_qf_register(RedisModuleCtx *ctx); /* quotient.c: BK.QF.* */
 
 /* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
 typedef enum bkr_keys {
