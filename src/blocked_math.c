@@ -6,11 +6,22 @@
  * with mean n/B when B is large). A query for an absent key lands in a uniform block and is a false
  * positive when all its probes hit set bits of that block, whose chance given the load L is
  *   SPLIT256:  (1 - (31/32)^L)^8            (each 32-bit word holds one bit of each key)
- *   512:       (1 - (511/512)^(k L))^k      (k probes anywhere in 512 bits)
+ *   512:       E[(X/512)^k], X the bits set by k L probes anywhere in 512 bits
  *   1024:      (1 - (1023/1024)^(k L))^k    (the scalable chain's two-line blocks, internal)
  * FPR = sum over L of P(L) * inner(L). The classic formula replaces L by its mean, which is why it
  * underestimates: inner() is convex where it matters, so overfull blocks cost more than underfull
- * blocks save.
+ * blocks save. For the same reason inner() is not (E[X]/B)^k = (1 - (1 - 1/B)^(kL))^k: the bits set
+ * in a block vary around their mean too, and x^k is convex (that shortcut ran 1-4% under the FPR got).
+ * The exact form, with the t = k L probes iid uniform over B bits and a query's k probes landing on
+ * d distinct bits with probability S(k,d) B!/(B-d)! / B^k (S: Stirling numbers of the second kind):
+ *   inner = sum_d P(d) P(d given bits all set),  P(d given bits all set) = sum_i (-1)^i C(d,i) (1 - i/B)^t
+ * which regroups as inner = sum_{i=0..k} w_i (1 - i/B)^t with w_i = (-1)^i sum_{d>=i} P(d) C(d,i), w_0 = 1.
+ * The alternating sum is evaluated in long double (|w_i| < 2^16 for k <= 16: the absolute error stays
+ * near 1e-15, far below any FPR a blocked filter is sized for). SPLIT256 has one probe per 32-bit
+ * word, so its mean form is already exact. The 1024-bit blocks keep the mean form on purpose: a
+ * scalable filter's file stores only (capacity, p, growth, r) and its layers' geometry is derived
+ * again from this function at load and when the chain grows, so changing it would refuse or fork
+ * every saved chain.
  */
 #include <math.h>
 #include "internal.h"
@@ -24,11 +35,54 @@ static uint32_t layout_block_bits(bk_blocked_layout layout)
     return layout == BK_BLOCKED_SPLIT256 ? 256 : layout == LAYOUT_1024 ? 1024 : 512;
 }
 
-static double inner_fpr(bk_blocked_layout layout, uint32_t k, double load)
+/* The weights w_i of inner() for one (layout, k), computed once per mixture. */
+typedef struct {
+    bk_blocked_layout layout;
+    uint32_t k;
+    long double w[BK_BLOCKED_MAX_K + 1];
+    long double lq[BK_BLOCKED_MAX_K + 1]; /* log(1 - i/B) */
+} inner_terms;
+
+static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
+{
+    T->layout = layout;
+    T->k = k;
+    if (layout != BK_BLOCKED_512 || k == 0) return;
+    const long double B = (long double)layout_block_bits(layout);
+    /* S(k, d) by the recurrence S(n, d) = d S(n-1, d) + S(n-1, d-1): exact in long double for k <= 16 */
+    long double S[BK_BLOCKED_MAX_K + 1] = { 1 };
+    for (uint32_t n = 1; n <= k; n++) {
+        for (uint32_t d = n; d >= 1; d--) S[d] = (long double)d * S[d] + S[d - 1]; /* S[d-1] still of n-1 */
+        S[0] = 0;
+    }
+    long double pd[BK_BLOCKED_MAX_K + 1]; /* P(d distinct bits among k probes) */
+    long double falling = 1;              /* B (B-1) ... (B-d+1) / B^d */
+    pd[0] = 0;
+    for (uint32_t d = 1; d <= k; d++) {
+        falling *= (B - (long double)(d - 1)) / B;
+        pd[d] = S[d] * falling / powl(B, (long double)(k - d));
+    }
+    for (uint32_t i = 0; i <= k; i++) {
+        long double sum = 0, binom = 1; /* C(d, i) for d = i, i+1, ... */
+        for (uint32_t d = i; d <= k; d++) {
+            if (d > i) binom = binom * (long double)d / (long double)(d - i);
+            sum += pd[d] * binom;
+        }
+        T->w[i] = (i & 1) ? -sum : sum;
+        T->lq[i] = log1pl(-(long double)i / B);
+    }
+}
+
+static double inner_fpr(const inner_terms *T, double load)
 {
     if (load <= 0) return 0.0;
-    if (layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
-    return pow(-expm1(load * (double)k * log1p(-1.0 / (double)layout_block_bits(layout))), (double)k);
+    if (T->layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
+    if (T->layout != BK_BLOCKED_512)
+        return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
+    const long double t = (long double)load * (long double)T->k;
+    long double sum = T->w[0];
+    for (uint32_t i = 1; i <= T->k; i++) sum += T->w[i] * expl(t * T->lq[i]);
+    return sum <= 0 ? 0.0 : sum >= 1 ? 1.0 : (double)sum;
 }
 
 /*
@@ -39,7 +93,9 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
 {
     double mean = n * q;
     if (mean <= 0) return 0.0;
-    if (binomial && q >= 1.0) return inner_fpr(layout, k, n);
+    inner_terms T;
+    inner_init(&T, layout, k);
+    if (binomial && q >= 1.0) return inner_fpr(&T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
     double mode = floor(binomial ? (n + 1) * q : mean);
@@ -53,7 +109,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
     double p = p0;
     for (double i = mode; !binomial || i <= n; i += 1) {
-        sum += p * inner_fpr(layout, k, i);
+        sum += p * inner_fpr(&T, i);
         p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
         if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * sum)) break;
     }
@@ -61,7 +117,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     p = p0;
     for (double i = mode; i > 0; i -= 1) {
         p *= binomial ? i / (n - i + 1) / odds : i / mean;
-        double t = p * inner_fpr(layout, k, i - 1);
+        double t = p * inner_fpr(&T, i - 1);
         sum += t;
         if (p < 1e-300 || t < 1e-17 * sum) break;
     }

@@ -8,7 +8,7 @@
  *                        and a block never straddles a cache line. Needs 10.53 bits/key for a real 1%
  *                        FPR (classic: 9.59, +9.8%) and 16.9 at 0.1% (classic: 14.4).
  *   BK_BLOCKED_512       512-bit blocks (one cache line), k probes anywhere in the block, k chosen
- *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.90 bits/key at 1% (+3.2%) and
+ *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.92 bits/key at 1% (+3.5%) and
  *                        15.5 at 0.1%. Queries as fast as SPLIT256 (AVX-512: one permute and test of
  *                        the line); inserts cost k ORs, about 3x SPLIT256's in cache.
  * Why SPLIT256 is the default: on the benchmark (bench/) both layouts query at the same speed (one
