@@ -218,8 +218,11 @@ static int BF_Insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (items < 0 || items >= argc) return RedisModule_WrongArity(ctx);
     if (!(o.error > 0 && o.error < 1) || o.capacity < 1 || o.expansion < 1)
         return RedisModule_ReplyWithError(ctx, "Bad argument received");
-    if (have_expansion && o.nonscaling) return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+    /* NONSCALING with EXPANSION: accepted, the expansion is ignored (RedisBloom 2.4's BF.INSERT does the
+     * same, and redis-py's bf().insert(expansion=..., noScale=True) sends exactly this). A value that
+     * would be refused without NONSCALING is still refused, so a typo does not pass unnoticed. */
     if (have_expansion && !validate_expansion(ctx, o.expansion)) return REDISMODULE_OK;
+    if (o.nonscaling) o.expansion = BF_DEFAULT_EXPANSION;
     return bf_insert_common(ctx, argv[1], argv + items, argc - items, &o);
 }
 

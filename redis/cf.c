@@ -22,11 +22,33 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
     o.fingerprint_bits = (uint32_t)bkr_cfg.cf_fingerprint_bits;
     o.max_kicks = (uint32_t)max_iterations;
     o.expansion = (uint32_t)expansion;
+    /* RedisBloom's geometry: capacity / b buckets (without its rounding up to a power of two), so a
+     * table holds about 84% (b = 2) of `capacity` before the chain grows, as there, and takes the same
+     * memory per table or less. */
+    o.load_factor = 1.0;
     bk_cuckoo *cf;
     bk_status s = bk_cuckoo_new((uint64_t)capacity, 0, &o, &cf);
     if (s != BK_OK) return s;
     *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf);
     return *out ? BK_OK : BK_ENOMEM;
+}
+
+/* "Filter is full" (RedisBloom's text), and which limit was hit. */
+static int cf_reply_full(RedisModuleCtx *ctx, bkr_value *v, const char *p, size_t len)
+{
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(v->typed, &in);
+    uint64_t copies = bk_cuckoo_count(v->typed, p, len);
+    RedisModuleString *m;
+    if (copies >= 2 * (uint64_t)in.bucket_size * in.tables)
+        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the item has %llu copies, all its buckets hold "
+                                                "(2 * BUCKETSIZE per table, %u tables), and EXPANSION is 0",
+                                           (unsigned long long)copies, in.tables);
+    else if (in.expansion == 0)
+        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: EXPANSION is 0, so it cannot grow");
+    else
+        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the chain cannot grow (%u tables)", in.tables);
+    return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
 }
 
 /* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] ---- */
@@ -105,16 +127,37 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
     if ((long long)bk_cuckoo_tables(v->typed) >= bkr_cfg.cf_max_expansions) {
         if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
-        return RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
+        RedisModuleString *m = RedisModule_CreateStringPrintf(
+            ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
+            bk_cuckoo_tables(v->typed), bkr_cfg.cf_max_expansions);
+        return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
     }
 
     /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. Single
      * adds always reply a boolean (an integer 1/0 in RESP2), so only arrays need the protocol. */
     bool bools = o->multi ? !o->nx && bkr_resp3(ctx) : true;
     if (o->multi) RedisModule_ReplyWithArray(ctx, n);
+    uint64_t copy_limit = (uint64_t)bkr_cfg.cf_max_copies;
+    if (bkr_cfg.cf_max_copies < 0) {
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(v->typed, &in);
+        copy_limit = 2 * (uint64_t)in.bucket_size;
+    }
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
+        /* The copy limit (docs/REDIS.md, "Repeated items"): an item's copies live in its two buckets,
+         * 2b slots per table, so more copies of one item than that would make the chain grow. */
+        if (copy_limit && !o->nx && bk_cuckoo_count(v->typed, p, len) >= copy_limit) {
+            RedisModuleString *m = RedisModule_CreateStringPrintf(
+                ctx, "ERR item copy limit reached: at most %llu copies of one item (%s; CF.COUNT counts them, "
+                     "CF.DEL removes one)", (unsigned long long)copy_limit,
+                bkr_cfg.cf_max_copies < 0 ? "2 * BUCKETSIZE, the module argument CF_MAX_COPIES changes it"
+                                          : "the module argument CF_MAX_COPIES");
+            RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+            if (!o->multi) break;
+            continue;
+        }
         bk_status s = o->nx ? bk_cuckoo_add_if_absent(v->typed, p, len) : bk_cuckoo_add(v->typed, p, len);
         if (s == BK_OK || s == BK_EEXISTS) {
             changed |= s == BK_OK;
@@ -122,7 +165,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             else RedisModule_ReplyWithLongLong(ctx, s == BK_OK);
         } else if (!o->multi) {
             if (changed) RedisModule_ReplicateVerbatim(ctx);
-            if (s == BK_EFULL) return RedisModule_ReplyWithError(ctx, "Filter is full");
+            if (s == BK_EFULL) return cf_reply_full(ctx, v, p, len);
             return bkr_reply_status(ctx, s);
         } else if (bools) {
             RedisModule_ReplyWithBool(ctx, 0);

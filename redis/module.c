@@ -16,6 +16,7 @@ bkr_config bkr_cfg = {
     .cf_max_expansions = 32,
     .cf_initial_size = 1024,
     .cf_fingerprint_bits = 8,
+    .cf_max_copies = -1,
     .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
 };
 
@@ -208,8 +209,22 @@ int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n)
 
 /* ---- module arguments: ERROR_RATE e, INITIAL_SIZE n, CF_MAX_EXPANSIONS n (as RedisBloom 2.4) ---- */
 
-static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
 {
+    /* Empty arguments are no arguments: `--loadmodule bloomkit.so ""` (what some service files and
+     * container entrypoints pass when no option is set) starts the server, as RedisBloom's does. */
+    RedisModuleString *argv[64];
+    int argc = 0;
+    for (int i = 0; i < argc_in; i++) {
+        size_t n;
+        RedisModule_StringPtrLen(in[i], &n);
+        if (n == 0) continue;
+        if (argc == (int)(sizeof argv / sizeof argv[0])) {
+            RedisModule_Log(ctx, "warning", "bloomkit: too many module arguments");
+            return REDISMODULE_ERR;
+        }
+        argv[argc++] = in[i];
+    }
     if (argc % 2) {
         RedisModule_Log(ctx, "warning", "bloomkit: module arguments come in pairs (NAME value)");
         return REDISMODULE_ERR;
@@ -237,6 +252,13 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return REDISMODULE_ERR;
             }
             bkr_cfg.cf_max_expansions = v;
+        } else if (bkr_arg_is(argv[i], "CF_MAX_COPIES")) {
+            long long v;
+            if (!bkr_arg_ll(argv[i + 1], &v) || v < 0) {
+                RedisModule_Log(ctx, "warning", "bloomkit: CF_MAX_COPIES must be an integer >= 0");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.cf_max_copies = v;
         } else if (bkr_arg_is(argv[i], "BF_TIGHTENING_RATIO")) {
             double d;
             if (!bkr_arg_double(argv[i + 1], &d) || !(d > 0 && d < 1)) {
@@ -314,9 +336,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
-                    "BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
+                    "CF_MAX_COPIES %lld BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
-                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.bf_tightening,
+                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.cf_max_copies,
+                    bkr_cfg.bf_tightening,
                     bkr_cfg.bf_classic ? "classic" : "blocked");
     return REDISMODULE_OK;
 }

@@ -33,6 +33,8 @@ typedef struct bkr_config {
     long long bf_initial_size;   /* INITIAL_SIZE, default 100 */
     long long cf_max_expansions; /* CF_MAX_EXPANSIONS, default 32 */
     long long cf_initial_size;   /* 1024 (RedisBloom has no argument for it) */
+    long long cf_max_copies;     /* CF_MAX_COPIES (ours): copies of one item a CF add accepts; 0: no
+                                    limit; default -1: 2 * the filter's bucket size */
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
     double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
                                       scaling filters; default bk_scalable's, 0.5 is RedisBloom's */

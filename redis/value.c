@@ -496,13 +496,24 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
             bkr_set(key, fam, v);
         }
     } else {
-        if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+        if (st == BKR_EMPTY) {
+            RedisModuleString *m = RedisModule_CreateStringPrintf(
+                ctx, "%s (no restore in progress for this key: the chunk at offset %llu was sent before the "
+                     "first chunk, which starts the restore; send the chunks in the order SCANDUMP returned them)",
+                fam == BKR_BF ? "ERR received bad data" : "Couldn't load chunk!", (unsigned long long)offset);
+            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        }
         if (!v->stage)
             return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR received bad data (the filter is complete)"
                                                                  : "Couldn't load chunk! (the filter is complete)");
-        if (offset != v->stage->len)
-            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid offset - chunks must be loaded in order"
-                                                                 : "Couldn't load chunk! (chunks must be loaded in order)");
+        if (offset != v->stage->len) {
+            RedisModuleString *m = RedisModule_CreateStringPrintf(
+                ctx, "%s (this chunk starts at offset %llu, the restore expects the one at offset %llu)",
+                fam == BKR_BF ? "ERR invalid offset - chunks must be loaded in order"
+                              : "Couldn't load chunk! (chunks must be loaded in order)",
+                (unsigned long long)offset, (unsigned long long)v->stage->len);
+            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        }
         if (!stage_append(v->stage, p, n))
             return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid chunk - Too big for current filter"
                                                                  : "Couldn't load chunk! (too big for the filter)");

@@ -657,6 +657,7 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
 {
     bk_status s = bk_blocked_compatible(dst, src);
     if (s != BK_OK) return s;
+    const uint64_t na = bk_blocked_count(dst), nb = bk_blocked_count(src);
     uint64_t *d = dst->words;
     const uint64_t *w = src->words;
     if (is_union)
@@ -664,7 +665,8 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
     bk__stripes_clear(&dst->stripes);
-    *dst->count = (uint64_t)llround(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)));
+    *dst->count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
+                                      nb, is_union);
     return BK_OK;
 }
 

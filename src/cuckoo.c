@@ -683,6 +683,13 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
         /* a power-of-two b takes the low bits (as always); any other b a multiply-shift */
         uint32_t j = (F->b & (F->b - 1)) == 0 ? r & (F->b - 1) : (uint32_t)(((uint64_t)r * F->b) >> 32);
         uint32_t old = slot_get(F, T, bucket, j);
+        /* Evicting a copy of the fingerprint we carry changes nothing; with copies of one repeated
+         * item filling its buckets, such swaps make the walk bounce between them until it gives up.
+         * Take the next slot holding another fingerprint, when there is one. */
+        for (uint32_t tries = 1; old == cur && tries < F->b; tries++) {
+            j = j + 1 == F->b ? 0 : j + 1;
+            old = slot_get(F, T, bucket, j);
+        }
         uint64_t alt = alt_t(T, bucket, old);
         prefetch_bucket(F, T, alt); /* its load overlaps the writes below */
         if (F->stripes) {
@@ -740,9 +747,32 @@ static bk_status grow(bk_cuckoo *F)
     return s;
 }
 
+/* A free slot in one of the key's buckets of any table, newest first, without evicting anything. */
+static bool put_anywhere(bk_cuckoo *F, uint32_t fp, uint64_t h)
+{
+    for (uint32_t t = F->ntables; t-- > 0;) {
+        cf_table *T = F->vec->t[t];
+        uint64_t i1 = bk__range64(h, T->buckets);
+        if (try_put(F, T, i1, fp) || try_put(F, T, alt_t(T, i1, fp), fp)) {
+            ST(T->items, LD(T->items) + 1);
+            return true;
+        }
+    }
+    return false;
+}
+
 static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 {
     cf_table *T = F->vec->t[F->ntables - 1];
+    /* In a chain, a key whose buckets in the newest table are full takes a free slot in an older table
+     * before anything is evicted (RedisBloom does the same): copies of repeated items, which fill
+     * their buckets and make eviction walks fail at a low load, then do not chain table after table.
+     * Exact deletes still hold: the argument in THE CUCKOO RULES does not depend on which table a
+     * copy is in. */
+    if (F->ntables > 1 && put_anywhere(F, fp_of(F, h), h)) {
+        ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
+        return BK_OK;
+    }
     if (LD(&T->victim)) {
         bk_status s = grow(F);
         if (s != BK_OK) return s;

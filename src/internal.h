@@ -153,6 +153,18 @@ BK_INLINE uint64_t bk__probe_mix_of_flags(uint32_t file_flags)
  * past its load. Defined in math.c. */
 BK_HIDDEN double bk__saturation_fill(double expected, double m);
 
+/* The count of a union (or intersection) of two bit-setting filters: the distinct keys estimated
+ * from the combined fill, but never more than the inputs' counts allow (a union holds at most a + b
+ * keys, an intersection at most min(a, b)). Without the bound the estimate's noise could put two
+ * halves merged at exactly the designed load past the capacity, where the same keys added to one
+ * filter are not; the saturation rule is then the same for both. */
+BK_INLINE uint64_t bk__combined_count(double estimate, uint64_t a, uint64_t b, bool is_union)
+{
+    uint64_t bound = is_union ? (a + b < a ? UINT64_MAX : a + b) : (a < b ? a : b);
+    double e = estimate > 0 ? estimate + 0.5 : 0;
+    return e >= (double)bound ? bound : (uint64_t)e;
+}
+
 /* ---- overflow-safe size arithmetic ---- */
 BK_INLINE bool bk__mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
 {

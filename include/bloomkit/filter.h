@@ -246,8 +246,16 @@ BK_API bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned fla
  * If the file is replaced (bk_filter_save_path renames a new one over it) the handle keeps the old
  * contents; if it is truncated by someone else, touching the lost pages raises SIGBUS: do not
  * truncate mapped files. Handles must not be carried across fork(): open again in the child.
- * Errors: as the loads, plus BK_ENOTSUP (BK_OPEN_WRITE_SHARED on a type without atomic inserts),
- * BK_EVERSION (BK_OPEN_WRITE_SHARED on a file of a newer minor version). [any] */
+ * A file with holes (sparse) is read into memory instead of mapped (reading a hole through a mapping
+ * allocates a page on tmpfs, and a full tmpfs answers that with SIGBUS).
+ * With BK_OPEN_WRITE_SHARED the blocks the writes may need are reserved first (fallocate: holes
+ * allocated, reflinked blocks unshared), so a full file system is BK_EIO with errno ENOSPC here and
+ * never SIGBUS later; on btrfs, where every write to a mapping is a copy-on-write no reservation
+ * covers (and is very slow), and where holes cannot be reserved, it is BK_ENOTSUP: load, change and
+ * save the filter instead.
+ * Errors: as the loads, plus BK_ENOTSUP (BK_OPEN_WRITE_SHARED on a type without atomic inserts, or
+ * on btrfs), BK_EVERSION (BK_OPEN_WRITE_SHARED on a file of a newer minor version), BK_EINVAL (not a
+ * regular file: a FIFO is refused without blocking). [any] */
 BK_API bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out);
 
 /*

@@ -346,10 +346,17 @@ int cli_parse_file_keys(int argc, char **argv, const char *cmd, cli_file_keys *a
         { "quiet", 'q', false, OPT_QUIET },
         CLI_OPTS_END,
     };
+    static const cli_opt add_opts[] = {
+        CLI_OPTS_COMMON,
+        CLI_OPTS_KEYS,
+        { "quiet", 'q', false, OPT_QUIET },
+        { "strict", 0, false, OPT_STRICT },
+        CLI_OPTS_END,
+    };
     memset(a, 0, sizeof *a);
     if (!(a->keys = calloc((size_t)argc, sizeof *a->keys))) return cli_err("out of memory");
     cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
+    cli_getopt_init(&g, argc, argv, strcmp(cmd, "add") == 0 ? add_opts : opts);
     const char *val;
     int id, rc = -1;
     while (rc < 0 && (id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
@@ -359,6 +366,7 @@ int cli_parse_file_keys(int argc, char **argv, const char *cmd, cli_file_keys *a
         case OPT_NULL: a->ro.null_delim = true; break;
         case OPT_KEEP_CR: a->ro.keep_cr = true; break;
         case OPT_QUIET: a->quiet = true; break;
+        case OPT_STRICT: a->strict = true; break;
         case CLI_OPT_OPERAND:
             if (!a->path)
                 a->path = val;

@@ -350,7 +350,11 @@ bk_filter *cli_load(const char *path);
 bk_filter *cli_load_locked(const cli_lock *l, const char *path);
 /* Does path name the file locked by l? */
 bool cli_same_file(const cli_lock *l, const char *path);
-/* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged. */
+/* The file a chain of symbolic links at path ends in (path itself when it is no link; a dangling
+ * link gives the name it points to, which a save creates). malloc'd; NULL when out of memory. */
+char *cli_follow_links(const char *path);
+/* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged.
+ * When path is a symbolic link, the file it points to is replaced and the link is kept. */
 bool cli_save(const bk_filter *f, const char *path);
 /* May a command write a new filter to path? Not if path is one of the inputs (a typo would destroy
  * the input), nor, without force, if it exists and is not a bloomkit filter. Message if not. */
@@ -385,6 +389,9 @@ enum {
     OPT_BLOCK,
     OPT_NONSCALING,
     OPT_CLASSIC_LAYERS,
+    OPT_STRICT,
+    OPT_LINE_BUFFERED,
+    OPT_ADD,
     OPT_WINDOW,
 };
 
@@ -431,12 +438,14 @@ extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_ad
 /* Prints the command's help on stdout and returns 0. */
 int cli_help(const char *name);
 
-/* The command line of add, query and remove: FILE [KEY...] with --null, --keep-cr, -q and --help. */
+/* The command line of add, query and remove: FILE [KEY...] with --null, --keep-cr, -q and --help
+ * (and --strict for add). */
 typedef struct {
     const char *path;
     char **keys; /* the KEY arguments (pointers into argv), nkeys of them; the caller frees the array */
     size_t nkeys;
     bool quiet;
+    bool strict; /* add only: crossing the capacity is an error */
     cli_reader_opts ro;
 } cli_file_keys;
 /* -1: parsed, go on; otherwise the exit status to return (help printed, or the error reported). */

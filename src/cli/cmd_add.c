@@ -18,7 +18,7 @@
 #include "cli.h"
 
 static const char help[] =
-    "Usage: bloomkit add FILE [KEY...] [--null] [--keep-cr] [-q]\n"
+    "Usage: bloomkit add FILE [KEY...] [--null] [--keep-cr] [--strict] [-q]\n"
     "\n"
     "Adds the KEY arguments, or else the keys read from standard input (one per line), to the filter\n"
     "in FILE. Use -- before keys that start with '-'. For filters that only set bits (bloom,\n"
@@ -36,9 +36,16 @@ static const char help[] =
     "keeps the keys added before the failure; a load-change-save update saves nothing. Either way the\n"
     "file is never left damaged.\n"
     "\n"
+    "When an add takes the filter past its capacity (info's \"saturated\": count past capacity, or\n"
+    "fill past the fill expected at capacity), a warning on stderr says so and gives the FPR now;\n"
+    "the exit status stays 0 unless --strict. On btrfs (copy-on-write) and where the file system\n"
+    "cannot reserve the file's blocks, the in-place types are loaded, changed and saved instead.\n"
+    "Through a symbolic link, the file it points to is changed and the link is kept.\n"
+    "\n"
     "Options:\n"
     "  -0, --null      read NUL-delimited keys\n"
     "      --keep-cr   a trailing \\r is part of the key\n"
+    "      --strict    crossing the capacity is an error (exit 2; the keys are added all the same)\n"
     "  -q, --quiet     no progress bar (it is shown only when stderr is a terminal)\n"
     "  -h, --help      this help\n";
 
@@ -91,6 +98,24 @@ static int add_error(const char *path, bk_status s, bool saved_nothing)
     return cli_err("%s: add failed: %s (%s)", path, cli_status_words(s), after);
 }
 
+/* The capacity check after an add: a warning when the add took the filter past its capacity (or added
+ * to one already past it); with strict, an error. Returns the exit status. */
+static int check_capacity(const char *path, const bk_stats *before, const bk_filter *f, bool strict)
+{
+    bk_stats st;
+    if (bk_filter_stats(f, &st) != BK_OK || !st.saturated) return CLI_EXIT_OK;
+    if (before->saturated && st.count == before->count) return CLI_EXIT_OK; /* nothing new went in */
+    char a[32], b[32], now[32], tgt[32];
+    cli_warn("%s: %s: the filter %s past its capacity (%s keys for %s%s; FPR now about %s, sized for %s): "
+             "rebuild it larger (bloomkit build from all the keys, or create with a larger -n) or use "
+             "--type scalable",
+             path, strict ? "error" : "warning", before->saturated ? "is still" : "went",
+             cli_group(st.count, a, sizeof a), cli_group(st.capacity, b, sizeof b),
+             st.count <= st.capacity ? ", fill past the fill at capacity" : "",
+             cli_percent(st.fpr_now, now, sizeof now), cli_percent(st.fpr_target, tgt, sizeof tgt));
+    return strict ? CLI_EXIT_ERR : CLI_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
     cli_file_keys a; /* a.keys is freed here */
@@ -110,8 +135,11 @@ static int run(int argc, char **argv)
     errno = 0;
     s = bk_filter_open_mmap(a.path, BK_OPEN_WRITE_SHARED, &f);
     cli_unlock(&l);
+    bk_stats before;
     if (s == BK_OK) {
+        if (bk_filter_stats(f, &before) != BK_OK) memset(&before, 0, sizeof before);
         s = add_keys(f, a.keys, a.nkeys, &a.ro, a.quiet, &read_failed);
+        if (s == BK_OK && !read_failed) rc = check_capacity(a.path, &before, f, a.strict);
         bk_status c = bk_filter_close(f);
         if (s != BK_OK)
             rc = add_error(a.path, s, false);
@@ -121,6 +149,11 @@ static int run(int argc, char **argv)
             rc = cli_err("%s: closing the shared mapping failed: %s", a.path, cli_status_words(c));
         free(a.keys);
         return rc;
+    }
+    if (s == BK_EIO && (errno == ENOSPC || errno == EDQUOT)) {
+        /* the blocks of the file could not be reserved for the in-place update */
+        free(a.keys);
+        return cli_err("%s: cannot add in place: %s (the file is unchanged)", a.path, strerror(errno));
     }
     if (s != BK_ENOTSUP) {
         free(a.keys);
@@ -140,6 +173,7 @@ static int run(int argc, char **argv)
         if (t && t->is_static) {
             rc = cli_err("%s: %s filters cannot take new keys; rebuild it with bloomkit build", a.path, t->name);
         } else {
+            if (bk_filter_stats(f, &before) != BK_OK) memset(&before, 0, sizeof before);
             s = add_keys(f, a.keys, a.nkeys, &a.ro, a.quiet, &read_failed);
             if (s != BK_OK)
                 rc = add_error(a.path, s, true);
@@ -147,6 +181,8 @@ static int run(int argc, char **argv)
                 rc = cli_err("%s: nothing was saved", a.path);
             else if (!cli_save(f, a.path))
                 rc = CLI_EXIT_ERR;
+            else
+                rc = check_capacity(a.path, &before, f, a.strict);
         }
         bk_filter_free(f);
     }

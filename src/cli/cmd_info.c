@@ -34,7 +34,7 @@ static const cli_opt opts[] = {
 static bool read_header(const char *path, bk_file_info *fi, uint64_t *file_bytes)
 {
     uint8_t h[BK_FILE_HEADER_SIZE];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return false;
     struct stat st;
     bool ok = fstat(fd, &st) == 0 && read(fd, h, sizeof h) == (ssize_t)sizeof h &&

@@ -35,7 +35,7 @@ static bool stale_checksum(const char *path)
 {
     uint8_t h[BK_FILE_HEADER_SIZE];
     bk_file_info fi;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return false;
     bool ok = read(fd, h, sizeof h) == (ssize_t)sizeof h && bk_filter_peek_header(h, sizeof h, &fi) == BK_OK;
     close(fd);

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -28,7 +29,8 @@ bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists)
 {
     l->fd = -1;
     for (int attempt = 0;; attempt++) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
             if (errno == ENOENT && exists) {
                 *exists = false;
@@ -37,17 +39,18 @@ bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists)
             cli_err_errno(path, "cannot open");
             return false;
         }
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)) {
+            if (fstat(fd, &a) != 0) cli_err_errno(path, "cannot stat");
+            else cli_err("%s: %s", path, S_ISDIR(a.st_mode) ? "is a directory, not a filter file" : "not a regular file");
+            close(fd);
+            return false;
+        }
         int rc;
         while ((rc = flock(fd, mode)) != 0 && errno == EINTR) {
         }
         if (rc != 0) {
             cli_err_errno(path, "cannot lock");
-            close(fd);
-            return false;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) != 0) {
-            cli_err_errno(path, "cannot stat");
             close(fd);
             return false;
         }
@@ -75,7 +78,7 @@ static bool has_magic(const char *path)
 {
     static const uint8_t magic[8] = { 0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n' };
     uint8_t b[8];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return true; /* cannot tell */
     ssize_t n = read(fd, b, 8);
     close(fd);
@@ -93,6 +96,9 @@ const char *cli_file_problem(const char *path, bk_status s)
     case BK_ETYPE: return "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
     case BK_ENOTSUP: return "a hash function this build of bloomkit does not know (damaged, or from a newer bloomkit)";
     case BK_EINVAL: return "not a regular file";
+    case BK_ETOOBIG:
+        /* the header claims a body larger than any filter bloomkit writes (or the file is) */
+        return "damaged file: its header (or its size) claims a filter larger than 256 GiB, which bloomkit never writes";
     default: return cli_status_words(s);
     }
 }
@@ -117,6 +123,11 @@ bk_filter *cli_open_ro(const char *path)
 bk_filter *cli_load(const char *path)
 {
     bk_filter *f = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO would block the load */
+        cli_file_error(path, BK_EINVAL);
+        return NULL;
+    }
     errno = 0;
     bk_status s = bk_filter_load_path(path, BK_LOAD_DEFAULT, &f);
     if (s != BK_OK) {
@@ -158,10 +169,42 @@ bool cli_same_file(const cli_lock *l, const char *path)
            a.st_ino == b.st_ino;
 }
 
+char *cli_follow_links(const char *path)
+{
+    char *p = strdup(path);
+    for (int depth = 0; p && depth < 40; depth++) {
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+        char target[4096];
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (n < 0) return p; /* the save reports what is wrong */
+        target[n] = '\0';
+        const char *slash = strrchr(p, '/');
+        size_t dlen = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
+        char *q = malloc(dlen + (size_t)n + 1);
+        if (q) {
+            memcpy(q, p, dlen);
+            memcpy(q + dlen, target, (size_t)n + 1);
+        }
+        free(p);
+        p = q;
+    }
+    if (p) errno = ELOOP;
+    return p;
+}
+
 bool cli_save(const bk_filter *f, const char *path)
 {
+    /* Through a symbolic link the target is replaced and the link stays (sed -i --follow-symlinks):
+     * the same rule for every type and command. */
+    char *real = cli_follow_links(path);
+    if (!real) {
+        cli_err("out of memory");
+        return false;
+    }
     errno = 0;
-    bk_status s = bk_filter_save_path(f, path);
+    bk_status s = bk_filter_save_path(f, real);
+    free(real);
     if (s != BK_OK) {
         if (s == BK_EIO)
             cli_err("%s: cannot save: %s (the file is unchanged)", path, strerror(errno ? errno : EIO));

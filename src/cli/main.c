@@ -1,6 +1,9 @@
 /* The bloomkit command: dispatch to the subcommands, the overview help and --version. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -66,7 +69,39 @@ int cli_help(const char *name)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* A standard descriptor the caller closed (`bloomkit info f >&-`) would otherwise be reused by the
+ * next open(): output meant for stdout would go into a filter file. Each gets /dev/null opened the
+ * other way round, so that using it fails with EBADF as it would have. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int n = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
+/* Like coreutils: output that could not be written (a full disk, /dev/full, a closed descriptor, a
+ * pipe whose reader left while SIGPIPE is ignored) is an error, for every command. Output written
+ * with cli_out has been checked (and reported) already; this checks what went through stdio. */
+static int finish(int rc)
+{
+    int e = 0;
+    if (ferror(stdout)) e = errno ? errno : EIO;
+    errno = 0;
+    if (fflush(stdout) != 0 && !e) e = errno ? errno : EIO;
+    if (fclose(stdout) != 0 && !e) e = errno ? errno : EIO;
+    if (e) {
+        cli_err("standard output: write failed: %s", strerror(e));
+        return CLI_EXIT_ERR;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         overview(stderr);
@@ -93,4 +128,10 @@ int main(int argc, char **argv)
     }
     cli_cmd = c->name;
     return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    hold_std_fds();
+    return finish(run(argc, argv));
 }

@@ -163,8 +163,40 @@ def test_insert_errors(r):
     assert err(r, "BF.INSERT", "k", "ERROR", 2, "ITEMS", "a") == "Bad argument received"
     assert err(r, "BF.INSERT", "k", "CAPACITY", 0, "ITEMS", "a") == "Bad argument received"
     assert err(r, "BF.INSERT", "k", "EXPANSION", 0, "ITEMS", "a") == "Bad argument received"
-    assert err(r, "BF.INSERT", "k", "NONSCALING", "EXPANSION", 2, "ITEMS", "a") == "Nonscaling filters cannot expand"
+    assert err(r, "BF.INSERT", "k", "NONSCALING", "EXPANSION", 0, "ITEMS", "a") == "Bad argument received"
+    assert err(r, "BF.INSERT", "k", "NONSCALING", "EXPANSION", 17, "ITEMS", "a") == "ERR expansion should be at most 16"[4:]
     assert r.exists("k") == 0
+
+
+def test_insert_nonscaling_with_expansion(r):
+    # RedisBloom 2.4 accepts EXPANSION beside NONSCALING in BF.INSERT (the expansion has no effect), and
+    # redis-py's insert(expansion=..., noScale=True) sends exactly that.
+    assert r.bf().insert("k", ["a", "b"], capacity=10, error=0.01, expansion=4, noScale=True) == [1, 1]
+    info = r.bf().info("k")
+    assert info.expansionRate is None and info.capacity == 10 and info.filterNum == 1
+    assert r.execute_command("BF.INSERT", "k2", "EXPANSION", 2, "NONSCALING", "ITEMS", "x") == [1]
+    assert r.bf().info("k2").expansionRate is None
+    # full: no growth
+    r.bf().insert("n", [f"i{i}" for i in range(5)], capacity=5, expansion=2, noScale=True)
+    got = r.execute_command("BF.INSERT", "n", "NONSCALING", "EXPANSION", 2, "ITEMS",
+                            *[f"j{i}" for i in range(200)])
+    assert isinstance(got[-1], redis.ResponseError) and "non scaling filter is full" in str(got[-1])
+    assert r.bf().info("n").filterNum == 1
+
+
+def test_expansion_one_adds_equal_layers(r):
+    # EXPANSION 1: growth by sub-filters of the same capacity (RedisBloom accepts it too).
+    r.execute_command("BF.INSERT", "e1", "CAPACITY", 100, "EXPANSION", 1, "ITEMS", *[f"a{i}" for i in range(1000)])
+    info = r.bf().info("e1")
+    assert info.expansionRate == 1 and info.filterNum >= 10
+    assert info.capacity == 100 * info.filterNum
+    assert all(r.bf().mexists("e1", *[f"a{i}" for i in range(1000)]))
+    r.bf().create("e2", 0.01, 50, expansion=1)
+    r.bf().madd("e2", *[f"b{i}" for i in range(300)])
+    assert r.bf().info("e2").capacity == 50 * r.bf().info("e2").filterNum
+    r.cf().create("c1", 100, expansion=1)
+    r.cf().insert("c1", [f"c{i}" for i in range(1000)])
+    assert r.cf().info("c1").filterNum > 1 and all(r.cf().mexists("c1", *[f"c{i}" for i in range(1000)]))
 
 
 def test_key_named_like_an_option(r):
@@ -285,3 +317,14 @@ def test_module_arguments(servers):
         b = servers(module_args=bad, start=False)
         b.expected_exit = True
         assert b.start(expect_fail=True) is False, bad
+
+
+def test_empty_module_argument(servers):
+    # `--loadmodule bloomkit.so ""` (one empty argument) starts with the defaults; empty strings between
+    # real arguments are skipped too.
+    s = servers(module_args=[""])
+    s.client().bf().add("f", "a")
+    assert s.client().bf().info("f").capacity == 100
+    t = servers(module_args=["", "INITIAL_SIZE", "", "300"])
+    t.client().bf().add("f", "a")
+    assert t.client().bf().info("f").capacity == 300

@@ -187,14 +187,18 @@ def test_loadchunk_errors_and_partial_restore(servers):
     # split the one chunk into three pieces: LOADCHUNK takes any piece sizes, in order
     cuts = [0, 100, len(data) // 2, len(data)]
     pieces = [(1 + cuts[i + 1], data[cuts[i]:cuts[i + 1]]) for i in range(3)]
-    with pytest.raises(redis.ResponseError, match="not found"):
+    # a chunk without the first one: the error says what is missing
+    with pytest.raises(redis.ResponseError, match="no restore in progress.*before the first chunk"):
         cb.execute_command("BF.LOADCHUNK", "f", *pieces[1])
+    with pytest.raises(redis.ResponseError, match="Couldn't load chunk!.*no restore in progress"):
+        cb.execute_command("CF.LOADCHUNK", "c", *pieces[1])
     with pytest.raises(redis.ResponseError, match="received bad data"):
         cb.execute_command("BF.LOADCHUNK", "f", 1 + 64, b"\x00" * 64)  # not a bloomkit header
     cb.execute_command("BF.LOADCHUNK", "f", *pieces[0])
     with pytest.raises(redis.ResponseError, match="restored by LOADCHUNK"):
         cb.execute_command("BF.EXISTS", "f", "x1")
-    with pytest.raises(redis.ResponseError, match="in order"):
+    with pytest.raises(redis.ResponseError, match="in order.*starts at offset %d, the restore expects the one at "
+                                                  "offset %d" % (cuts[2], cuts[1])):
         cb.execute_command("BF.LOADCHUNK", "f", *pieces[2])
     # the restore in progress survives a reload, and completes afterwards
     cb.execute_command("DEBUG", "RELOAD")
