@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-.PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install clean
+.PHONY: all deps build demo check test test-asan test-tsan fuzz bench bench-blocked plots install deb abi-record clean
 
 all: build
 
@@ -89,6 +89,15 @@ plots: deps build
 
 install: build
 	DESTDIR='$(DESTDIR)' cmake --install $(BUILD) --prefix '$(PREFIX)'
+
+# Debian packages (libbloomkit1, libbloomkit-dev, bloomkit, redis-bloomkit) into $(BUILD)/deb, checked by
+# lintian (scripts/deb.sh).
+deb: deps
+	@sh scripts/deb.sh $(BUILD)/deb $(JOBS)
+
+# Record the shared library's ABI in abi/ (scripts/abi.sh); make check compares every build with it.
+abi-record: build
+	@sh scripts/abi.sh record $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN)

@@ -11,6 +11,7 @@ Run-time dependencies: none beyond the standard library (numpy is optional).
 """
 
 import os
+import re
 import sys
 
 from setuptools import Extension, setup
@@ -42,6 +43,13 @@ def library_sources():
     return sources, sorted(include_dirs)
 
 
+def library_version():
+    """The library's version, from the BK_VERSION_* macros of its header."""
+    text = open(os.path.join(INCLUDE, "bloomkit", "common.h"), encoding="utf-8").read()
+    parts = [re.search(r"#define BK_VERSION_%s (\d+)" % p, text).group(1) for p in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(parts)
+
+
 lib_sources, lib_includes = library_sources()
 
 ext = Extension(
@@ -56,7 +64,7 @@ ext = Extension(
 
 setup(
     name="bloomkit",
-    version="0.1.0",
+    version=library_version(),
     description="Bloom, blocked, counting, scalable, cuckoo and binary fuse filters at C speed",
     long_description=__doc__,
     packages=["bloomkit"],

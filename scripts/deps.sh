@@ -10,6 +10,8 @@ gnuplot-nox dpkg-dev time"
 # record (debhelper, lintian, abigail-tools); the man page (mandoc) and shell completions.
 PACKAGES="$PACKAGES python3-dev python3-setuptools python3-numpy btrfs-progs xfsprogs e2fsprogs"
 PACKAGES="$PACKAGES debhelper fakeroot lintian abigail-tools mandoc bash-completion zsh"
+# The Python package's wheel build (python3 -m build) and its docs' pandas example.
+PACKAGES="$PACKAGES python3-wheel python3-build python3-pandas"
 
 missing=""
 for p in $PACKAGES; do

@@ -38,6 +38,7 @@ const char *bk_type_name(bk_type t)
     case BK_TYPE_CUCKOO: return "cuckoo";
     case BK_TYPE_FUSE: return "fuse";
     case BK_TYPE_AGING: return "aging";
+    case BK_TYPE_QUOTIENT: return "quotient";
     }
     return NULL;
 }

@@ -11,6 +11,7 @@ static const bk_vtable *const registry[] = {
     &bk__cuckoo_vtable,
     &bk__fuse_vtable,
     &bk__aging_vtable,
+    &bk__quotient_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

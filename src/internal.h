@@ -285,6 +285,11 @@ BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t 
                                 uint64_t *i2);
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
+BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
+/* For tests: the quotient filter's full invariant check, and its slot array. */
+struct bk_quotient;
+BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);
+BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t *nwords);
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);

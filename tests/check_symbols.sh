@@ -1,8 +1,27 @@
 #!/bin/sh
-# Every symbol the shared library exports must carry the bk_ prefix.
-lib="$1"
-bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | grep -v '^bk_' | grep -v '^_' )
+# The shared library's exported symbols are exactly the functions the public headers declare with BK_API:
+# every export carries the bk_ prefix, none is missing (declared but not exported: a link error for users)
+# and none is extra (exported but undeclared: an accidental ABI promise).
+# Usage: check_symbols.sh LIBRARY INCLUDE_DIR
+set -eu
+lib=$1; inc=$2
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ {print $3}' | sed 's/@.*//' | grep -v '^_' |
+    LC_ALL=C sort -u >"$work/exported"
+bad=$(grep -v '^bk_' "$work/exported" || true)
 if [ -n "$bad" ]; then
-    echo "symbols without the bk_ prefix:"; echo "$bad"; exit 1
+    echo "FAIL: exported symbols without the bk_ prefix:"; echo "$bad"; exit 1
 fi
-echo "all $(nm -D --defined-only "$lib" | grep -c ' bk_') exported symbols carry the bk_ prefix"
+# Each BK_API declaration, comments and preprocessor lines removed, joined onto one line: the name
+# before its first "(".
+find "$inc" -name '*.h' | LC_ALL=C sort | xargs cat |
+    perl -0777 -pe 's{/\*.*?\*/}{ }gs; s{//[^\n]*}{}g; s{^[ \t]*#(?:[^\n]*\\\n)*[^\n]*}{}mg; s/\s+/ /g' |
+    grep -oE 'BK_API [^;{}()]*\(' | sed -E 's/.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*) *\($/\1/' |
+    LC_ALL=C sort -u >"$work/declared"
+[ -s "$work/declared" ] || { echo "FAIL: no BK_API declarations found under $inc"; exit 1; }
+missing=$(LC_ALL=C comm -13 "$work/exported" "$work/declared")
+extra=$(LC_ALL=C comm -23 "$work/exported" "$work/declared")
+[ -z "$missing" ] || { echo "FAIL: declared with BK_API but not exported:"; echo "$missing"; }
+[ -z "$extra" ] || { echo "FAIL: exported but not declared with BK_API in $inc:"; echo "$extra"; }
+[ -z "$missing$extra" ] || exit 1
+echo "all $(wc -l <"$work/exported") exported symbols carry the bk_ prefix and equal the BK_API declarations"

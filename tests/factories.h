@@ -191,6 +191,25 @@ static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t see
     return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
 }
 
+/* Quotient filter: the keys once each, plus one key (set 3, 0) added 1000 times, so files carry a
+ * multi-slot counter. */
+static void tf_quotient_free(void *p) { bk_quotient_free(p); }
+static bk_filter *tf_quotient(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_quotient_options o = { 0 };
+    o.seed = seed;
+    bk_quotient *q;
+    if (bk_quotient_new(capacity + 8, 0.01, &o, &q) != BK_OK) return NULL;
+    if (nkeys) {
+        tf_key k = tf_make_key(3, 0);
+        if (bk_quotient_add_count_hash(q, bk_hash64(k.b, sizeof k.b, seed), 1000) != BK_OK) {
+            bk_quotient_free(q);
+            return NULL;
+        }
+    }
+    return tf_wrap_fill(BK_TYPE_QUOTIENT, q, tf_quotient_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
@@ -205,6 +224,7 @@ static const tf_factory tf_factories[] = {
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
     { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
+    { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

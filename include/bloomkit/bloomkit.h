@@ -11,6 +11,7 @@
 #include "cuckoo.h"
 #include "fuse.h"
 #include "aging.h"
+#include "quotient.h"
 #include "filter.h"
 
 #endif

@@ -1980,18 +1980,18 @@ static PyObject *mod_file_info(PyObject *m, PyObject *data)
 /* Type objects                                                                                   */
 /* ---------------------------------------------------------------------------------------------- */
 
-#define DOC_CONTAINS "contains(key) -> bool\n--\n\nThe same as `key in f`: True if the key is probably present, " \
+#define DOC_CONTAINS "contains($self, key, /)\n--\n\nReturns bool. The same as `key in f`: True if the key is probably present, " \
     "False if it is certainly absent."
-#define DOC_CONTAINS_MANY "contains_many(keys, *, out=None) -> bytearray\n--\n\nQuery many keys at once: a list, " \
+#define DOC_CONTAINS_MANY "contains_many($self, keys, *, out=None)\n--\n\nReturns bytearray. Query many keys at once: a list, " \
     "tuple or other iterable of keys, or a buffer of fixed-width items (a numpy integer array, array.array, a " \
     "numpy 'S' array). Returns a bytearray with 1 for each key probably present and 0 for each certainly " \
     "absent (numpy: np.frombuffer(r, dtype=bool)), or fills `out` (a writable buffer of 1-byte items) and " \
     "returns it. The GIL is released while the library works, so threads can query one filter at once."
-#define DOC_ADD "add(key)\n--\n\nInsert a key (str, bytes, bytearray, memoryview or int)."
-#define DOC_ADD_MANY "add_many(keys)\n--\n\nInsert many keys: an iterable of keys or a buffer of fixed-width " \
+#define DOC_ADD "add($self, key, /)\n--\n\nInsert a key (str, bytes, bytearray, memoryview or int)."
+#define DOC_ADD_MANY "add_many($self, keys, /)\n--\n\nInsert many keys: an iterable of keys or a buffer of fixed-width " \
     "items, as contains_many takes. The GIL is released while the library works."
-#define DOC_UPDATE "update(keys)\n--\n\nThe same as add_many(keys)."
-#define DOC_ADD_IF_ABSENT "add_if_absent(key) -> bool\n--\n\nInsert the key unless it is probably present " \
+#define DOC_UPDATE "update($self, keys, /)\n--\n\nThe same as add_many(keys)."
+#define DOC_ADD_IF_ABSENT "add_if_absent($self, key, /)\n--\n\nReturns bool. Insert the key unless it is probably present " \
     "already. True if it was inserted (new), False if it was (probably) there."
 
 
@@ -2003,43 +2003,43 @@ static PyMethodDef Filter_methods[] = {
     M_O("contains", Filter_contains, DOC_CONTAINS),
     M_KW("contains_many", Filter_contains_many, DOC_CONTAINS_MANY),
     M_NOARGS("stats", Filter_stats,
-             "stats() -> dict\n--\n\nEvery statistic of the filter: type, k, capacity, count, bits, memory_bytes, "
+             "stats($self)\n--\n\nReturns dict. Every statistic of the filter: type, k, capacity, count, bits, memory_bytes, "
              "bits_per_key, fill_ratio, est_cardinality, fpr_target, fpr_now, saturated, saturated_cells, "
              "subfilters, seed. Counts the filter's bits (O(size))."),
-    M_NOARGS("copy", Filter_copy, "copy()\n--\n\nA deep copy in memory (also of a mapped filter)."),
+    M_NOARGS("copy", Filter_copy, "copy($self)\n--\n\nA deep copy in memory (also of a mapped filter)."),
     M_NOARGS("__copy__", Filter_copy, NULL),
     M_O("__deepcopy__", Filter_deepcopy, NULL),
     M_O("save", Filter_save,
-        "save(path)\n--\n\nWrite the filter to a file in bloomkit's file format, atomically (temporary file, "
+        "save($self, path, /)\n--\n\nWrite the filter to a file in bloomkit's file format, atomically (temporary file, "
         "fsync, rename): the bloomkit command, C programs and the Redis module's BK.IMPORT read it."),
     M_NOARGS("__bytes__", Filter_bytes, "bytes(f): the filter in bloomkit's file format."),
-    M_NOARGS("to_bytes", Filter_bytes, "to_bytes() -> bytes\n--\n\nThe same as bytes(f)."),
+    M_NOARGS("to_bytes", Filter_bytes, "to_bytes($self)\n--\n\nReturns bytes. The same as bytes(f)."),
     M_NOARGS("__reduce__", Filter_reduce, NULL),
     M_NOARGS("__sizeof__", Filter_sizeof, NULL),
     M_NOARGS("close", Filter_close,
-             "close()\n--\n\nFree the filter now (unmap it if it was opened with bloomkit.open). Any later "
+             "close($self)\n--\n\nFree the filter now (unmap it if it was opened with bloomkit.open). Any later "
              "operation raises ValueError. Filters are also context managers."),
     M_NOARGS("__enter__", Filter_enter, NULL),
     M_KW("__exit__", Filter_exit, NULL),
-    M_O("union", Filter_union, "union(other)\n--\n\nThe same as f | other: a new filter holding both sets."),
+    M_O("union", Filter_union, "union($self, other, /)\n--\n\nThe same as f | other: a new filter holding both sets."),
     M_O("compatible", Filter_compatible,
-        "compatible(other) -> bool\n--\n\nTrue if the two filters can be combined with | (same type, geometry "
+        "compatible($self, other, /)\n--\n\nReturns bool. True if the two filters can be combined with | (same type, geometry "
         "and seed; Cuckoo and Fuse filters have no union)."),
     {NULL, NULL, 0, NULL}};
 
 #define ADD_METHODS                                                                                        \
     M_O("add", Filter_add, DOC_ADD), M_O("add_many", Filter_add_many, DOC_ADD_MANY),                       \
         M_O("update", Filter_add_many, DOC_UPDATE), M_O("add_if_absent", Filter_add_if_absent, DOC_ADD_IF_ABSENT), \
-        M_NOARGS("clear", Filter_clear, "clear()\n--\n\nRemove every key (the geometry and seed stay).")
+        M_NOARGS("clear", Filter_clear, "clear($self)\n--\n\nRemove every key (the geometry and seed stay).")
 #define REMOVE_METHODS                                                                                     \
     M_O("remove", Filter_remove,                                                                           \
-        "remove(key)\n--\n\nRemove one occurrence of a key you added; KeyError if it is certainly absent. "    \
+        "remove($self, key, /)\n--\n\nRemove one occurrence of a key you added; KeyError if it is certainly absent. "    \
         "Removing a key that was never added can remove another key (a false negative later)."),           \
         M_O("discard", Filter_discard,                                                                     \
-            "discard(key) -> bool\n--\n\nLike remove, but returns False instead of raising KeyError.")
+            "discard($self, key, /)\n--\n\nReturns bool. Like remove, but returns False instead of raising KeyError.")
 #define INTERSECT_METHODS                                                                                  \
     M_O("intersection", Filter_intersection,                                                               \
-        "intersection(other)\n--\n\nThe same as f & other: a new filter whose bits are set in both.")
+        "intersection($self, other, /)\n--\n\nThe same as f & other: a new filter whose bits are set in both.")
 
 static PyMethodDef Bloom_methods[] = {ADD_METHODS, INTERSECT_METHODS, {NULL, NULL, 0, NULL}};
 static PyMethodDef Blocked_methods[] = {ADD_METHODS, INTERSECT_METHODS, {NULL, NULL, 0, NULL}};
@@ -2047,10 +2047,10 @@ static PyMethodDef Counting_methods[] = {ADD_METHODS, REMOVE_METHODS, {NULL, NUL
 static PyMethodDef Scalable_methods[] = {ADD_METHODS, {NULL, NULL, 0, NULL}};
 static PyMethodDef Cuckoo_methods[] = {
     ADD_METHODS, REMOVE_METHODS,
-    M_NOARGS("info", Cuckoo_info, "info() -> dict\n--\n\nEverything CF.INFO reports: tables, buckets, items, "
+    M_NOARGS("info", Cuckoo_info, "info($self)\n--\n\nReturns dict. Everything CF.INFO reports: tables, buckets, items, "
                                   "kicks, load factor, FPR now and when full, ..."),
     M_O("count_of", Cuckoo_count_of,
-        "count_of(key) -> int\n--\n\nCopies of the key's fingerprint stored (CF.COUNT): at least the times it "
+        "count_of($self, key, /)\n--\n\nReturns int. Copies of the key's fingerprint stored (CF.COUNT): at least the times it "
         "was added and not removed."),
     {NULL, NULL, 0, NULL}};
 
@@ -2188,21 +2188,21 @@ SUBTYPE(FuseType, "Fuse", Fuse_new, NULL, Fingerprint_getset,
 
 static PyMethodDef module_methods[] = {
     M_KW("load", mod_load,
-         "load(path, *, verify_checksum=True) -> Filter\n--\n\nRead a filter file (from Python, the bloomkit "
+         "load($module, path, *, verify_checksum=True)\n--\n\nReturns Filter. Read a filter file (from Python, the bloomkit "
          "command, a C program or BK.EXPORT) into memory. Damaged or truncated files raise DamagedFileError."),
     M_KW("open", mod_open,
-         "open(path, *, writable=False, populate=False, verify_checksum=True) -> Filter\n--\n\nMap a filter file "
+         "open($module, path, *, writable=False, populate=False, verify_checksum=True)\n--\n\nReturns Filter. Map a filter file "
          "without copying it: validated once, then queries read the mapped pages. Read-only unless writable=True "
          "(Bloom, Blocked and Counting files: atomic inserts shared with other processes, as `bloomkit add` "
          "does). populate=True reads the whole file in at once. Use as a context manager or call close()."),
     M_KW("from_bytes", mod_from_bytes,
-         "from_bytes(data, *, verify_checksum=True) -> Filter\n--\n\nA filter from bytes in bloomkit's file "
+         "from_bytes($module, data, *, verify_checksum=True)\n--\n\nReturns Filter. A filter from bytes in bloomkit's file "
          "format (bytes(f), a file's contents, a BK.EXPORT reply)."),
     M_KW("hash64", mod_hash64,
-         "hash64(key, seed=0) -> int\n--\n\nThe 64-bit hash (XXH3) the filters compute for a key, with the "
+         "hash64($module, key, seed=0)\n--\n\nReturns int. The 64-bit hash (XXH3) the filters compute for a key, with the "
          "key rules of this module."),
     M_O("file_info", mod_file_info,
-        "file_info(data) -> dict\n--\n\nThe validated header at the start of `data` (at least 64 bytes of a "
+        "file_info($module, data, /)\n--\n\nReturns dict. The validated header at the start of `data` (at least 64 bytes of a "
         "file): version, type, flags, seed, sizes."),
     {NULL, NULL, 0, NULL}};
 

@@ -1,0 +1,201 @@
+/*
+ * bloomkit: the quotient filter (rank-and-select layout, variable-length counters): a filter that
+ * counts, deletes, grows, merges and lists its contents without the original keys.
+ *
+ * Each key's 64-bit hash gives a fingerprint of q + r bits (its top bits): the top q bits are the
+ * quotient, a home slot among 2^q, and the next r bits the remainder, stored in a slot. The
+ * remainders of one quotient form a sorted run; runs are kept in quotient order, shifted right past
+ * their home slot when slots before it are taken. Per 64 slots the filter keeps an "occupied" word
+ * (which quotients have a run), a "run end" word (which slots end a run) and a 32-bit offset (how far
+ * the run of the block's first quotient reaches past the block's start), so a query finds its run
+ * with one rank (popcount) and one select, and a slot costs r + 2.5 bits. The remainder value 0 is
+ * stored as 1 (the counters below use 0 as a marker), which makes the fingerprint space 2^q x
+ * (2^r - 1) with the value 1 twice as likely as the others.
+ *
+ * False positives: a key that was not added is reported present when an added key has the same
+ * fingerprint. With d distinct fingerprints stored, the FPR is
+ *     1 - exp(-(d / 2^q) (2^r + 2) / 4^r)        (about load x 2^-r)
+ * (bk_quotient_fpr). Sizing picks 2^q >= n / max_load (max_load 0.95 by default) and the fewest
+ * remainder bits that keep this at most p with n keys.
+ *
+ * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
+ * counts of 3 and more, the digits being count - 3 in base 2^r - 1 (most significant first; a digit
+ * never equals x). A key added a million times costs 3 + log_(2^r - 1)(10^6) slots: 6 slots at r = 7.
+ * Counts saturate at UINT64_MAX.
+ *
+ * Growth (bk_quotient_grow) doubles the slots without the keys: one remainder bit moves into the
+ * quotient (q + 1, r - 1). The FPR at a given number of keys is unchanged (the fingerprint keeps its
+ * q + r bits), but the doubled filter holds twice the keys at the same load, so at equal load each
+ * doubling doubles the FPR: after g doublings, filled to the same load, the bound is that of r - g
+ * remainder bits. Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or q
+ * exceed BK_QUOTIENT_MAX_QBITS: plan the first remainder width for the doublings you expect
+ * (options.remainder_bits).
+ *
+ * Full load: inserts that would use more than max_load x 2^q slots, or need a slot past the
+ * physical end (the runs of the last quotients spill into about 10 sqrt(2^q) spare slots), return
+ * BK_EFULL and change nothing; every key added before stays present.
+ *
+ * Removal: remove only keys that were added (and not more often than they were added). Removing a
+ * key that was never added but shares the fingerprint of an added key removes that key's evidence
+ * (a false negative), as for the counting and cuckoo filters.
+ *
+ * Fast paths: select within a word by PDEP and TZCNT (BMI2) when the CPU has it, chosen when a filter
+ * is made; the portable path is always built and gives the same answers and the same bytes.
+ * BK_SIMD=scalar in the environment, or bk_quotient_set_path, forces the portable path.
+ *
+ * Thread-safety: see the legend in common.h. There are no atomic inserts: writers need exclusion.
+ */
+#ifndef BLOOMKIT_QUOTIENT_H
+#define BLOOMKIT_QUOTIENT_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BK_QUOTIENT_MIN_QBITS 7
+#define BK_QUOTIENT_MAX_QBITS 31
+#define BK_QUOTIENT_MIN_RBITS 2
+#define BK_QUOTIENT_MAX_RBITS 32
+#define BK_QUOTIENT_DEFAULT_MAX_LOAD 0.95
+
+typedef struct bk_quotient bk_quotient;
+
+/* Code paths for rank and select. AUTO: BMI2 when the CPU has it, unless BK_SIMD=scalar. */
+typedef enum bk_quotient_path {
+    BK_QUOTIENT_AUTO = 0,
+    BK_QUOTIENT_PORTABLE = 1,
+    BK_QUOTIENT_BMI2 = 2
+} bk_quotient_path;
+
+typedef struct bk_quotient_options {
+    uint64_t seed;           /* hash seed; 0 is a fine default */
+    double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
+    uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */
+    bk_quotient_path path;   /* BK_QUOTIENT_AUTO (0) by default */
+} bk_quotient_options;
+
+typedef struct bk_quotient_geometry {
+    uint32_t quotient_bits;  /* q: 2^q home slots */
+    uint32_t remainder_bits; /* r */
+    uint64_t slots;          /* 2^q */
+    uint64_t physical_slots; /* 2^q plus the spare slots runs may spill into */
+    uint64_t max_slots_used; /* floor(max_load * 2^q) */
+    uint64_t bytes;          /* the slot array */
+    double fpr;              /* the FPR at n distinct keys (formula in the header comment) */
+    double bits_per_key;     /* bytes * 8 / n */
+} bk_quotient_geometry;
+
+/* Geometry for n keys at false-positive rate p (opts may be NULL). Errors: BK_EINVAL (n = 0, p not
+ * in (0,1), bad options), BK_ETOOBIG (more than 2^31 slots, or more than 32 remainder bits needed,
+ * or above BK_MAX_FILTER_BYTES). [any] */
+BK_API bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *opts,
+                                  bk_quotient_geometry *out);
+/* The FPR bound with d distinct fingerprints in 2^q slots of r remainder bits. [any] */
+BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remainder_bits);
+
+/* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM, BK_ENOTSUP (path BMI2 on a
+ * CPU without it); on error *out is NULL. [any] */
+BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out);
+/* Create with explicit q and r (opts->remainder_bits is ignored). [any] */
+BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
+                                    const bk_quotient_options *opts, bk_quotient **out);
+/* Free; NULL is fine. [excl] */
+BK_API void bk_quotient_free(bk_quotient *f);
+/* A deep copy (always in memory). [query] */
+BK_API bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out);
+
+/* Insert one occurrence. BK_EFULL (nothing changed) when the filter is full; BK_EINVAL for a NULL f or
+ * a NULL key with len > 0. [excl] */
+BK_API bk_status bk_quotient_add(bk_quotient *f, const void *key, size_t len);
+BK_API bk_status bk_quotient_add_hash(bk_quotient *f, uint64_t hash);
+/* Insert `count` occurrences at once (count 0: BK_EINVAL). [excl] */
+BK_API bk_status bk_quotient_add_count_hash(bk_quotient *f, uint64_t hash, uint64_t count);
+
+/* Remove one occurrence: BK_ENOTFOUND (nothing changed) when the fingerprint is absent. Only remove
+ * keys that were added: see the header comment. [excl] */
+BK_API bk_status bk_quotient_remove(bk_quotient *f, const void *key, size_t len);
+BK_API bk_status bk_quotient_remove_hash(bk_quotient *f, uint64_t hash);
+/* Remove `count` occurrences: BK_ENOTFOUND (nothing changed) when fewer are present. [excl] */
+BK_API bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t hash, uint64_t count);
+
+/* Query: true if probably present. f must not be NULL; key may be NULL only when len is 0. [query] */
+BK_API bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len);
+BK_API bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t hash);
+/* How many times the key's fingerprint was added (0: certainly absent). Never below the true count
+ * of an added key; above it only when other keys share its fingerprint. [query] */
+BK_API uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len);
+BK_API uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t hash);
+
+/* Batches: hash all keys first, prefetch, then probe. The add forms stop at the first failure and
+ * return it (keys before it are in; *done, when not NULL, says how many). results[i] = 1 if keys[i]
+ * is probably present (results may be NULL); the contains forms return how many were present; counts
+ * receives each key's count. [excl] for adds and removes, [query] for contains and counts. */
+BK_API bk_status bk_quotient_add_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
+                                      size_t *done);
+BK_API bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API size_t bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens,
+                                        size_t n, uint8_t *results);
+BK_API size_t bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n,
+                                          uint8_t *results);
+BK_API void bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n, uint64_t *counts);
+
+/* Remove everything. [excl] */
+BK_API void bk_quotient_clear(bk_quotient *f);
+
+/* Double the slots without the keys (q + 1, r - 1; see the header comment for the FPR cost).
+ * Errors: BK_ETOOBIG (the limits above, or too many bytes), BK_ENOMEM; on error f is unchanged. [excl] */
+BK_API bk_status bk_quotient_grow(bk_quotient *f);
+
+/* dst += src by one linear sweep over both: counts of equal fingerprints add up. Both need the same
+ * seed; src's fingerprints (q_s + r_s bits) are converted to dst's (q + r bits), which needs
+ * q_s + r_s >= q + r, and r_s >= r when the lengths are equal: a grown filter takes the contents of
+ * the filter it grew from (or a copy of it), not the other way round (the stored remainder 1 may
+ * stand for 0, and that last bit cannot move into a longer remainder). To merge two filters grown a
+ * different number of times, merge into the more grown one. Errors: BK_EINCOMPAT (seed, fingerprint
+ * lengths), BK_EFULL (the union does not fit in dst's load limit: grow dst first), BK_ENOMEM; on
+ * error dst is unchanged. [excl] on dst, [query] on src. */
+BK_API bk_status bk_quotient_merge(bk_quotient *dst, const bk_quotient *src);
+/* BK_OK if src could be merged into dst, else BK_EINCOMPAT (BK_EINVAL for NULL). [query] */
+BK_API bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src);
+
+/* Enumeration in increasing fingerprint order: fn(fingerprint, count, ctx) once per distinct
+ * fingerprint, where fingerprint = quotient << r | remainder (q + r bits, the top bits of the key's
+ * hash, a remainder of 0 stored as 1). fn returns 0 to go on, anything else to stop (returned).
+ * [query] */
+typedef int (*bk_quotient_visit_fn)(uint64_t fingerprint, uint64_t count, void *ctx);
+BK_API int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx);
+/* Insert, `count` times, a fingerprint as foreach gives it from a filter of qbits and rbits (with the
+ * same seed); with foreach this converts, resizes or merges filters offline. The conversion rule is
+ * merge's: BK_EINCOMPAT when the fingerprint cannot be converted; BK_EINVAL for count 0, bits above
+ * qbits + rbits, qbits + rbits > 64; BK_EFULL as for add. [excl] */
+BK_API bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fingerprint, uint32_t qbits, uint32_t rbits,
+                                             uint64_t count);
+
+/* Statistics: k = remainder bits, bits = 2^q slots, fill_ratio the load (slots used / 2^q), count the
+ * occurrences added (sum of counts), est_cardinality the distinct keys estimated from the distinct
+ * fingerprints, fpr_now the bound at the distinct fingerprints, saturated when the load is within 2%
+ * of max_load or fpr_now is above the target. [query] */
+BK_API void bk_quotient_stats(const bk_quotient *f, bk_stats *out);
+
+/* Accessors. [query] */
+BK_API uint32_t bk_quotient_quotient_bits(const bk_quotient *f);
+BK_API uint32_t bk_quotient_remainder_bits(const bk_quotient *f);
+BK_API uint64_t bk_quotient_slots_used(const bk_quotient *f);
+BK_API uint64_t bk_quotient_distinct(const bk_quotient *f); /* distinct fingerprints */
+BK_API uint64_t bk_quotient_total(const bk_quotient *f);    /* occurrences (sum of counts) */
+BK_API uint64_t bk_quotient_seed(const bk_quotient *f);
+BK_API double bk_quotient_max_load(const bk_quotient *f);
+BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot array */
+BK_API bk_quotient_path bk_quotient_get_path(const bk_quotient *f);
+/* Change one filter's path (AUTO: the default choice). BK_ENOTSUP for BMI2 on a CPU without it. [excl] */
+BK_API bk_status bk_quotient_set_path(bk_quotient *f, bk_quotient_path path);
+/* [any] true when this CPU can run the BMI2 path. */
+BK_API bool bk_quotient_bmi2_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
