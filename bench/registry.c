@@ -6,6 +6,7 @@ extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable_classic, bench_scalable1;
 extern const bench_contender bench_cuckoo, bench_cuckoo_p2;
 extern const bench_contender bench_fuse, bench_fuse16;
+extern const bench_contender bench_quotient;
 /* peers: other designs, written in c_peers.c from their papers and specs */
 extern const bench_contender bench_sbbf, bench_bfuse8, bench_cfpeer;
 
@@ -25,6 +26,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_cuckoo,
     &bench_cuckoo_p2,
     &bench_cfpeer,
+    &bench_quotient,
     &bench_fuse,
     &bench_fuse16,
     &bench_bfuse8,

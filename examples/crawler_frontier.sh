@@ -1,18 +1,17 @@
 #!/bin/sh
 # Crawler frontier: "have we seen this URL?" for a crawl whose size nobody knows in advance, with a
-# scalable Bloom filter file and two bloomkit commands in a shell pipeline.
+# scalable Bloom filter file and one bloomkit command in a shell pipeline.
 #
 # Each round the crawler discovers links (crawl_gen prints them: new pages mixed with links to pages
 # seen before). The frontier keeps only the URLs the filter has certainly not seen:
 #
-#     crawl_gen gen --round R ... | bloomkit filter seen.bk --absent | awk '!s[$0]++' > new.txt
-#     bloomkit add seen.bk < new.txt
+#     crawl_gen gen --round R ... | bloomkit filter --add seen.bk > new.txt
 #
-# `filter --absent` drops every URL already in the filter (no false negatives: a seen page is never
-# crawled twice) and, at the filter's false-positive rate, a page that is new (skipped wrongly: the
-# price of the filter). awk removes the repeats within the round (links the filter has not been told
-# about yet); `add` then records the round's new pages. The filter is scalable, so it starts small
-# and grows a sub-filter at a time while its compound false-positive rate stays under the target p.
+# `filter --add` (one-pass dedup) drops every URL already in the filter (no false negatives: a seen
+# page is never crawled twice) and, at the filter's false-positive rate, a page that is new (skipped
+# wrongly: the price of the filter); it prints each other URL and adds it at once, so a repeat later
+# in the round is dropped too. The filter is scalable, so it starts small and grows a sub-filter at
+# a time while its compound false-positive rate stays under the target p.
 #
 # The script checks every round against the generator's truth and reports the URLs skipped wrongly
 # against the bound p. Exit status 0 when no seen page was kept and the wrongly skipped stay within
@@ -90,12 +89,10 @@ r=0
 while [ "$r" -lt "$rounds" ]; do
     "$crawl_gen_cmd" gen --round "$r" --fresh "$fresh" --repeat-share "$repeat_share" --seed "$seed" \
         >"$dir/discovered.txt"
-    # The frontier itself: two bloomkit commands and an awk (steps through files so that set -e sees
-    # every command's failure; in a crawler this is the pipeline at the top of this file).
+    # The frontier itself: one bloomkit command (through files so that set -e sees its failure; in a
+    # crawler this is the pipeline at the top of this file).
     ta=$(now)
-    "$bloomkit" filter "$seen" --absent -q <"$dir/discovered.txt" >"$dir/absent.txt"
-    awk '!s[$0]++' "$dir/absent.txt" >"$dir/new.txt"
-    "$bloomkit" add "$seen" -q <"$dir/new.txt"
+    "$bloomkit" filter --add "$seen" -q <"$dir/discovered.txt" >"$dir/new.txt"
     tb=$(now)
     frontier_s=$(awk -v a="$ta" -v b="$tb" -v s="$frontier_s" 'BEGIN { printf "%.6f", s + b - a }')
 
@@ -122,7 +119,7 @@ awk -v lines="$total_lines" -v fresh="$total_fresh" -v wrong="$total_wrong" -v o
 BEGIN {
     rate = wrong / fresh
     expect = p * fresh
-    printf "crawl: %d discovered links, %d distinct pages; the frontier (filter, awk, add) took %.2f s, %.0f links/s\n",
+    printf "crawl: %d discovered links, %d distinct pages; the frontier (filter --add) took %.2f s, %.0f links/s\n",
         lines, fresh, t, lines / t
     printf "filter file: %.1f KB for %d pages (%.2f bits per page)\n", bytes / 1e3, fresh, bytes * 8 / fresh
     printf "skipped wrongly: %d of %d new pages = %.4f%% (bound: the scalable filter keeps it under p = %.4f%%)\n",

@@ -210,7 +210,7 @@ static size_t seeds(seed *out)
     bk_scalable *sf;
     CHECK(bk_scalable_new(50, 0.01, &so, &sf) == BK_OK);
     for (int i = 0; i < 400; i++) bk_scalable_add(sf, &i, sizeof i); /* several sub-filters */
-    bkr_value *v = bkr_value_wrap(BK_TYPE_SCALABLE, sf);
+    bkr_value *v = bkr_value_wrap(BK_TYPE_SCALABLE, sf, bkr_heap_now());
     out[n++] = make_seed(BKR_BF, v);
     /* a restore in progress: the first 100 bytes of that filter's saved form */
     uint8_t *buf;
@@ -226,7 +226,7 @@ static size_t seeds(seed *out)
     so.flags = BK_SCALABLE_NONSCALING;
     CHECK(bk_scalable_new(1000, 0.001, &so, &sf) == BK_OK);
     for (int i = 0; i < 100; i++) bk_scalable_add(sf, &i, sizeof i);
-    v = bkr_value_wrap(BK_TYPE_SCALABLE, sf);
+    v = bkr_value_wrap(BK_TYPE_SCALABLE, sf, bkr_heap_now());
     out[n++] = make_seed(BKR_BF, v);
     bkr_value_free(v);
 
@@ -239,7 +239,7 @@ static size_t seeds(seed *out)
     bk_cuckoo *cf;
     CHECK(bk_cuckoo_new(64, 0, &co, &cf) == BK_OK);
     for (int i = 0; i < 300; i++) bk_cuckoo_add(cf, &i, sizeof i); /* a chain of tables */
-    v = bkr_value_wrap(BK_TYPE_CUCKOO, cf);
+    v = bkr_value_wrap(BK_TYPE_CUCKOO, cf, bkr_heap_now());
     out[n++] = make_seed(BKR_CF, v);
     bkr_value_free(v);
     return n;

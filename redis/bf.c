@@ -19,15 +19,17 @@
 static bk_status bf_create(long long capacity, double error, long long expansion, bool nonscaling,
                            bkr_value **out)
 {
+    size_t heap0 = bkr_heap_now();
     bk_scalable_options o = bk_scalable_default_options();
     o.growth = (uint32_t)expansion;
     if (nonscaling) o.flags |= BK_SCALABLE_NONSCALING;
     o.tightening = bkr_cfg.bf_tightening;
+    o.max_bytes = bkr_cfg.max_filter_bytes;
     if (bkr_cfg.bf_classic) o.flags |= BK_SCALABLE_CLASSIC;
     bk_scalable *sf;
     bk_status s = bk_scalable_new((uint64_t)capacity, error, &o, &sf);
     if (s != BK_OK) return s;
-    *out = bkr_value_wrap(BK_TYPE_SCALABLE, sf);
+    *out = bkr_value_wrap(BK_TYPE_SCALABLE, sf, heap0);
     return *out ? BK_OK : BK_ENOMEM;
 }
 
@@ -51,7 +53,12 @@ static int bf_reply_add_error(RedisModuleCtx *ctx, bk_status s)
     switch (s) {
     case BK_EFULL: return RedisModule_ReplyWithError(ctx, "ERR non scaling filter is full");
     case BK_ETOOBIG:
-        return RedisModule_ReplyWithError(ctx, "ERR filter cannot grow: it reached its size limit");
+    {
+        RedisModuleString *m = RedisModule_CreateStringPrintf(
+            ctx, "ERR filter cannot grow: it reached its size limit (MAX_FILTER_SIZE %llu bytes)",
+            bkr_cfg.max_filter_bytes);
+        return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+    }
     case BK_ENOTSUP: return RedisModule_ReplyWithError(ctx, "ERR this filter type is read-only");
     default: return bkr_reply_status(ctx, s);
     }
@@ -72,7 +79,8 @@ static int validate_expansion(RedisModuleCtx *ctx, long long expansion)
     return 1;
 }
 
-static int BF_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BF_Reserve)
+static int BF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 4 || argc > 7) return RedisModule_WrongArity(ctx);
@@ -142,6 +150,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     }
     if (o->multi) RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_ARRAY_LEN);
     long replied = 0;
+    size_t heap0 = bkr_heap_now();
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
@@ -156,6 +165,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             break;
         }
     }
+    v->heap += bkr_heap_now() - heap0; /* sub-filters added */
     if (o->multi) RedisModule_ReplySetArrayLength(ctx, replied);
     /* Replicas and the AOF get the command only when it changed something: a replayed add of items
      * already present is harmless, but one that ends in "full" would be an error on the replica. */
@@ -169,7 +179,8 @@ static bf_insert_opts bf_defaults(bool multi)
                              .expansion = BF_DEFAULT_EXPANSION, .multi = multi };
 }
 
-static int BF_Add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BF_Add)
+static int BF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 3) return RedisModule_WrongArity(ctx);
@@ -177,7 +188,8 @@ static int BF_Add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bf_insert_common(ctx, argv[1], argv + 2, 1, &o);
 }
 
-static int BF_MAdd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BF_MAdd)
+static int BF_MAdd_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 3) return RedisModule_WrongArity(ctx);
@@ -186,7 +198,8 @@ static int BF_MAdd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item [item ...] */
-static int BF_Insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BF_Insert)
+static int BF_Insert_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 4) return RedisModule_WrongArity(ctx);
@@ -379,7 +392,8 @@ static int BF_ScanDump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_scandump(ctx, v, iter, BKR_BF);
 }
 
-static int BF_LoadChunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BF_LoadChunk)
+static int BF_LoadChunk_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 4) return RedisModule_WrongArity(ctx);

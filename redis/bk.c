@@ -21,7 +21,8 @@ static int reply_errorf(RedisModuleCtx *ctx, RedisModuleString *m)
 
 /* ---- BK.MERGE dest src [src ...] ---- */
 
-static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BK_Merge)
+static int BK_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 3) return RedisModule_WrongArity(ctx);
@@ -46,6 +47,7 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     /* The union is built in a copy, so that an incompatible source leaves dest exactly as it was. */
     bk_filter *acc;
+    size_t heap0 = bkr_heap_now();
     bk_status s = bkr_clone_filter(dst == BKR_OK ? dv : src[0], &acc);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     for (int i = dst == BKR_OK ? 0 : 1; i < nsrc; i++) {
@@ -66,10 +68,11 @@ static int BK_Merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (dst == BKR_OK) {
         bk_filter_free(dv->f);
         dv->f = acc;
+        dv->heap += bkr_heap_now() - heap0;
         dv->type = bk_filter_type(acc);
         dv->typed = bk_filter_get(acc, dv->type);
     } else {
-        bkr_value *v = bkr_value_from_filter(acc);
+        bkr_value *v = bkr_value_from_filter(acc, heap0);
         bkr_set(dkey, BKR_BF, v);
     }
     RedisModule_ReplicateVerbatim(ctx);
@@ -142,7 +145,8 @@ static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- BK.IMPORT key payload [REPLACE] ---- */
 
-static int BK_Import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BK_Import)
+static int BK_Import_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 3 && argc != 4) return RedisModule_WrongArity(ctx);
@@ -157,10 +161,11 @@ static int BK_Import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t n;
     const char *p = RedisModule_StringPtrLen(argv[2], &n);
     bk_filter *f;
+    size_t heap0 = bkr_heap_now();
     bk_status s = bk_filter_load_buffer(p, n, BK_LOAD_DEFAULT, &f);
     if (s != BK_OK)
         return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR invalid payload: %s", bk_strerror(s)));
-    bkr_value *v = bkr_value_from_filter(f);
+    bkr_value *v = bkr_value_from_filter(f, heap0);
     if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) RedisModule_DeleteKey(key);
     bkr_set(key, bkr_family_of(v->type), v);
     RedisModule_ReplicateVerbatim(ctx);
@@ -169,7 +174,8 @@ static int BK_Import(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- BK.EXPORT key ---- */
 
-static int BK_Export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(BK_Export)
+static int BK_Export_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 2) return RedisModule_WrongArity(ctx);
@@ -178,6 +184,9 @@ static int BK_Export(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (!open_readable(ctx, argv[1], &v, &fam)) return REDISMODULE_OK;
     uint8_t *buf;
     size_t len;
+    /* The saved form, then its copy in the reply: refused up front when the two do not fit. */
+    if (bk_filter_save_size(v->f, &len) == BK_OK && len < SIZE_MAX / 2 && bkr_guard_refuses(2 * len))
+        return bkr_reply_status(ctx, BK_ENOMEM);
     bk_status s = bkr_save_alloc(v->f, &buf, &len);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len);

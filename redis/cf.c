@@ -16,6 +16,7 @@
 static bk_status cf_create(long long capacity, long long bucket_size, long long max_iterations,
                            long long expansion, bkr_value **out)
 {
+    size_t heap0 = bkr_heap_now();
     bk_cuckoo_options o;
     memset(&o, 0, sizeof o);
     o.bucket_size = (uint32_t)bucket_size;
@@ -26,10 +27,14 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
      * table holds about 84% (b = 2) of `capacity` before the chain grows, as there, and takes the same
      * memory per table or less. */
     o.load_factor = 1.0;
+    /* The first table's arrays, known before anything is allocated: MAX_FILTER_SIZE refuses it here. */
+    uint64_t buckets = ((uint64_t)capacity + (uint64_t)bucket_size - 1) / (uint64_t)bucket_size;
+    double bytes = (double)buckets * (double)bucket_size * (double)o.fingerprint_bits / 8.0;
+    if (bytes > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     bk_cuckoo *cf;
     bk_status s = bk_cuckoo_new((uint64_t)capacity, 0, &o, &cf);
     if (s != BK_OK) return s;
-    *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf);
+    *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf, heap0);
     return *out ? BK_OK : BK_ENOMEM;
 }
 
@@ -53,7 +58,8 @@ static int cf_reply_full(RedisModuleCtx *ctx, bkr_value *v, const char *p, size_
 
 /* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] ---- */
 
-static int CF_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(CF_Reserve)
+static int CF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 3 || argc % 2 == 0) return RedisModule_WrongArity(ctx);
@@ -158,7 +164,9 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             if (!o->multi) break;
             continue;
         }
+        size_t heap0 = bkr_heap_now();
         bk_status s = o->nx ? bk_cuckoo_add_if_absent(v->typed, p, len) : bk_cuckoo_add(v->typed, p, len);
+        v->heap += bkr_heap_now() - heap0; /* a table added to the chain */
         if (s == BK_OK || s == BK_EEXISTS) {
             changed |= s == BK_OK;
             if (bools) RedisModule_ReplyWithBool(ctx, s == BK_OK);
@@ -167,6 +175,8 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             if (changed) RedisModule_ReplicateVerbatim(ctx);
             if (s == BK_EFULL) return cf_reply_full(ctx, v, p, len);
             return bkr_reply_status(ctx, s);
+        } else if (s == BK_ENOMEM) {
+            bkr_reply_status(ctx, s); /* out of memory (or over maxmemory) in the array, not a -1 */
         } else if (bools) {
             RedisModule_ReplyWithBool(ctx, 0);
         } else {
@@ -177,7 +187,8 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     return REDISMODULE_OK;
 }
 
-static int CF_Add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(CF_Add)
+static int CF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 3) return RedisModule_WrongArity(ctx);
@@ -187,7 +198,8 @@ static int CF_Add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item [item ...] */
-static int CF_Insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(CF_Insert)
+static int CF_Insert_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 4) return RedisModule_WrongArity(ctx);
@@ -329,7 +341,8 @@ static int CF_ScanDump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_scandump(ctx, v, iter, BKR_CF);
 }
 
-static int CF_LoadChunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(CF_LoadChunk)
+static int CF_LoadChunk_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 4) return RedisModule_WrongArity(ctx);

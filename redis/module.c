@@ -17,6 +17,7 @@ bkr_config bkr_cfg = {
     .cf_initial_size = 1024,
     .cf_fingerprint_bits = 8,
     .cf_max_copies = -1,
+    .max_filter_bytes = (unsigned long long)4 << 30,
     .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
 };
 
@@ -44,18 +45,70 @@ static void zero_lazily(void *p, size_t n)
     memset((void *)hi, 0, e - hi);
 }
 
+/* ---- the maxmemory guard (module.h) ---- */
+static bool guard_on;     /* a client's guarded write command is running, and maxmemory is set */
+static bool guard_refused; /* the guard refused a block since the command began */
+
+void bkr_guard_begin(RedisModuleCtx *ctx)
+{
+    int f = RedisModule_GetContextFlags(ctx);
+    guard_on = (f & REDISMODULE_CTX_FLAGS_MAXMEMORY) &&
+               !(f & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) &&
+               RedisModule_GetServerInfo && RedisModule_ServerInfoGetFieldUnsigned;
+    guard_refused = false;
+}
+
+void bkr_guard_end(void) { guard_on = false; }
+
+bool bkr_guard_refuses(size_t n)
+{
+    if (!guard_on || n < BKR_GUARD_MIN) return false;
+    RedisModuleServerInfoData *in = RedisModule_GetServerInfo(NULL, "memory");
+    if (!in) return false;
+    int e1 = 0, e2 = 0;
+    unsigned long long used = RedisModule_ServerInfoGetFieldUnsigned(in, "used_memory", &e1);
+    unsigned long long max = RedisModule_ServerInfoGetFieldUnsigned(in, "maxmemory", &e2);
+    RedisModule_FreeServerInfo(NULL, in);
+    if (e1 || e2 || max == 0 || used + n <= max) return false;
+    guard_refused = true;
+    return true;
+}
+
+static _Thread_local size_t heap_held;
+static void *bkr_malloc_raw(size_t size);
+static void *bkr_calloc_raw(void *opaque, size_t count, size_t size);
+
+size_t bkr_heap_now(void) { return heap_held; }
+
+static void *counted(void *p)
+{
+    if (p && RedisModule_MallocSize) heap_held += RedisModule_MallocSize(p);
+    return p;
+}
+
 static void *bkr_malloc(void *opaque, size_t size)
 {
     (void)opaque;
-    if (size >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) return RedisModule_TryAlloc(size);
-    return RedisModule_Alloc(size ? size : 1);
+    if (bkr_guard_refuses(size)) return NULL;
+    return counted(bkr_malloc_raw(size));
 }
 
 static void *bkr_calloc(void *opaque, size_t count, size_t size)
 {
+    return counted(bkr_calloc_raw(opaque, count, size));
+}
+
+static void *bkr_malloc_raw(size_t size)
+{
+    if (size >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) return RedisModule_TryAlloc(size);
+    return RedisModule_Alloc(size ? size : 1);
+}
+
+static void *bkr_calloc_raw(void *opaque, size_t count, size_t size)
+{
     (void)opaque;
     size_t bytes;
-    if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
+    if (__builtin_mul_overflow(count, size, &bytes) || bkr_guard_refuses(bytes)) return NULL;
     if (bytes >= BKR_TRY_THRESHOLD && RedisModule_TryAlloc) {
         void *p = RedisModule_TryAlloc(bytes);
         if (p) zero_lazily(p, bytes);
@@ -67,7 +120,9 @@ static void *bkr_calloc(void *opaque, size_t count, size_t size)
 static void bkr_free(void *opaque, void *p)
 {
     (void)opaque;
-    if (p) RedisModule_Free(p);
+    if (!p) return;
+    if (RedisModule_MallocSize) heap_held -= RedisModule_MallocSize(p);
+    RedisModule_Free(p);
 }
 
 /* ---- helpers shared by the command files ---- */
@@ -90,9 +145,17 @@ int bkr_reply_restoring(RedisModuleCtx *ctx)
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status s)
 {
     switch (s) {
-    case BK_ETOOBIG:
-        return RedisModule_ReplyWithError(ctx, "ERR filter too large: it would exceed the size limit");
+    case BK_ETOOBIG: {
+        RedisModuleString *m = RedisModule_CreateStringPrintf(
+            NULL, "ERR filter too large: it would exceed the size limit (MAX_FILTER_SIZE %llu bytes)",
+            bkr_cfg.max_filter_bytes);
+        RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        RedisModule_FreeString(NULL, m);
+        return REDISMODULE_OK;
+    }
     case BK_ENOMEM:
+        if (guard_refused) /* Redis's own reply to a deny-oom command over maxmemory */
+            return RedisModule_ReplyWithError(ctx, "OOM command not allowed when used memory > 'maxmemory'.");
         return RedisModule_ReplyWithError(ctx, "ERR Insufficient memory to create filter");
     case BK_EFULL:
         return RedisModule_ReplyWithError(ctx, "ERR filter is full");
@@ -252,6 +315,13 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
                 return REDISMODULE_ERR;
             }
             bkr_cfg.cf_max_expansions = v;
+        } else if (bkr_arg_is(argv[i], "MAX_FILTER_SIZE")) {
+            long long v;
+            if (!bkr_arg_ll(argv[i + 1], &v) || v < 4096 || (unsigned long long)v > BK_MAX_FILTER_BYTES) {
+                RedisModule_Log(ctx, "warning", "bloomkit: MAX_FILTER_SIZE must be bytes in [4096, 2^38]");
+                return REDISMODULE_ERR;
+            }
+            bkr_cfg.max_filter_bytes = (unsigned long long)v;
         } else if (bkr_arg_is(argv[i], "CF_MAX_COPIES")) {
             long long v;
             if (!bkr_arg_ll(argv[i + 1], &v) || v < 0) {
@@ -336,9 +406,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
-                    "CF_MAX_COPIES %lld BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
+                    "CF_MAX_COPIES %lld MAX_FILTER_SIZE %llu BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
-                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.cf_max_copies,
+                    bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.cf_max_copies, bkr_cfg.max_filter_bytes,
                     bkr_cfg.bf_tightening,
                     bkr_cfg.bf_classic ? "classic" : "blocked");
     return REDISMODULE_OK;

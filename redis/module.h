@@ -39,6 +39,7 @@ typedef struct bkr_config {
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
     double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
                                       scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
+    unsigned long long max_filter_bytes; /* MAX_FILTER_SIZE (ours): the largest single filter, bytes */
     bool bf_classic;               /* BF_SUBFILTERS classic (ours): classic sub-filters in new Bloom filters
                                       (default blocked, bk_scalable's default) */
 } bkr_config;
@@ -62,15 +63,23 @@ typedef struct bkr_value {
     void *typed;      /* bk_filter_get(f, type): the typed filter, for the hot paths */
     bk_type type;
     bkr_stage *stage; /* non-NULL while a SCANDUMP is being restored by LOADCHUNK */
+    size_t heap;      /* bytes the library holds for f: what the allocator really gave (see bkr_heap_now) */
 } bkr_value;
+
+/* The bytes the library holds through allocations made by the calling thread (the allocator's usable
+ * sizes, what Redis's used_memory counts), minus what the thread freed. Differences taken on the main
+ * thread around an operation on one filter give exactly what the operation added to that filter;
+ * frees in Redis's lazy-free thread do not disturb them. */
+size_t bkr_heap_now(void);
 
 /* Which family a bloomkit type belongs to: cuckoo filters are CF keys, every other type a BF key. */
 static inline bkr_family bkr_family_of(bk_type t) { return t == BK_TYPE_CUCKOO ? BKR_CF : BKR_BF; }
 
-/* Wrap a typed filter in a new value (taking it; on failure it is freed). NULL on allocation failure. */
-bkr_value *bkr_value_wrap(bk_type type, void *typed);
+/* Wrap a typed filter in a new value (taking it; on failure it is freed). NULL on allocation failure.
+ * heap0: bkr_heap_now() from before the filter was made (its memory is the difference). */
+bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0);
 /* Wrap a generic handle in a new value (taking it). */
-bkr_value *bkr_value_from_filter(bk_filter *f);
+bkr_value *bkr_value_from_filter(bk_filter *f, size_t heap0);
 void bkr_value_free(void *v);
 
 /* ---- looking up keys ---- */
@@ -88,6 +97,27 @@ bkr_lookup bkr_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode, 
                         bkr_value **out, bkr_family *fam);
 /* Store a new value in an empty (or to-be-replaced) key opened for writing. */
 int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
+
+/* ---- memory limits: maxmemory and MAX_FILTER_SIZE ----
+ * A client's write command that would make a filter (create, grow, load a chunk, merge, import) runs
+ * guarded: every block of at least BKR_GUARD_MIN bytes the library asks for is checked against
+ * maxmemory (used_memory + the block) before it is allocated, and refused (BK_ENOMEM) when it does not
+ * fit; bkr_reply_status then answers with Redis's own OOM error. Commands from the master or the AOF,
+ * and RDB loads, are never refused (a replica must apply what its master did). */
+#define BKR_GUARD_MIN ((size_t)64 << 10)
+void bkr_guard_begin(RedisModuleCtx *ctx);
+void bkr_guard_end(void);
+/* Whether n more bytes would pass maxmemory in a guarded command (and then remember the refusal). */
+bool bkr_guard_refuses(size_t n);
+#define BKR_GUARDED(name)                                                                           \
+    static int name##_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);                 \
+    static int name(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)                        \
+    {                                                                                               \
+        bkr_guard_begin(ctx);                                                                       \
+        int rc = name##_run(ctx, argv, argc);                                                       \
+        bkr_guard_end();                                                                            \
+        return rc;                                                                                  \
+    }
 
 /* ---- replies ---- */
 int bkr_reply_wrongtype(RedisModuleCtx *ctx);

@@ -32,16 +32,17 @@
 
 /* ---- values ---- */
 
-bkr_value *bkr_value_from_filter(bk_filter *f)
+bkr_value *bkr_value_from_filter(bk_filter *f, size_t heap0)
 {
     bkr_value *v = RedisModule_Calloc(1, sizeof *v);
+    v->heap = bkr_heap_now() - heap0;
     v->f = f;
     v->type = bk_filter_type(f);
     v->typed = bk_filter_get(f, v->type);
     return v;
 }
 
-bkr_value *bkr_value_wrap(bk_type type, void *typed)
+bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
 {
     bk_filter *f;
     if (bk_filter_wrap(type, typed, &f) != BK_OK) {
@@ -52,7 +53,7 @@ bkr_value *bkr_value_wrap(bk_type type, void *typed)
         }
         return NULL;
     }
-    return bkr_value_from_filter(f);
+    return bkr_value_from_filter(f, heap0);
 }
 
 static void stage_free(bkr_stage *s)
@@ -73,19 +74,13 @@ void bkr_value_free(void *p)
 
 size_t bkr_value_memory(const bkr_value *v)
 {
-    size_t n = sizeof *v;
-    if (v->stage) return n + sizeof *v->stage + v->stage->cap;
-    if (v->type == BK_TYPE_SCALABLE) return n + (size_t)bk_scalable_memory_usage(v->typed);
-    if (v->type == BK_TYPE_CUCKOO) {
-        bk_cuckoo_info in;
-        bk_cuckoo_info_get(v->typed, &in); /* O(tables) */
-        return n + (size_t)in.memory_bytes + 256 + 64 * (size_t)in.tables;
-    }
-    /* Other (imported, fixed-size) types: their saved form is their arrays plus a small header, and
-     * its size is known without reading the arrays (their statistics would popcount them). */
-    size_t saved = 0;
-    bk_filter_save_size(v->f, &saved);
-    return n + saved + 256;
+    /* What the allocator gave, not what was asked for: jemalloc's size classes round a 10 MB array
+     * up by as much as a fifth, and used_memory counts the rounded size. */
+    size_t n = RedisModule_MallocSize ? RedisModule_MallocSize((void *)v) : sizeof *v;
+    if (v->stage)
+        return n + sizeof *v->stage + (RedisModule_MallocSize && v->stage->buf ? RedisModule_MallocSize(v->stage->buf)
+                                                                                : v->stage->cap);
+    return n + v->heap;
 }
 
 size_t bkr_mem_usage(const void *value) { return bkr_value_memory(value); }
@@ -322,13 +317,14 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
         return v;
     }
     bk_filter *f;
+    size_t heap0 = bkr_heap_now();
     bk_status st = stage_finish(s, fam, &f);
     stage_free(s);
     if (st != BK_OK) {
         RedisModule_LogIOError(io, "warning", "bloomkit: filter in RDB refused: %s", bk_strerror(st));
         return NULL;
     }
-    return bkr_value_from_filter(f);
+    return bkr_value_from_filter(f, heap0);
 }
 
 void *bkr_rdb_load_bf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_BF); }
@@ -430,7 +426,8 @@ void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void 
         return c;
     }
     bk_filter *f;
-    return bkr_clone_filter(v, &f) == BK_OK ? bkr_value_from_filter(f) : NULL;
+    size_t heap0 = bkr_heap_now();
+    return bkr_clone_filter(v, &f) == BK_OK ? bkr_value_from_filter(f, heap0) : NULL;
 }
 
 /* ---- SCANDUMP / LOADCHUNK ---- */
@@ -479,6 +476,11 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
     if (offset == 0) {
         /* The first piece starts a restore: into an empty key, or over an unfinished restore. */
         if (st == BKR_OK && !v->stage) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+        bk_file_info hdr;
+        /* The restore will hold the whole saved form, then the filter made from it. */
+        if (bk_filter_peek_header(p, n, &hdr) == BK_OK && hdr.total_size < SIZE_MAX / 2 &&
+            bkr_guard_refuses(2 * (size_t)hdr.total_size))
+            return bkr_reply_status(ctx, BK_ENOMEM);
         const char *why;
         bkr_stage *s = stage_new(p, n, fam, &why);
         if (!s) {
@@ -520,6 +522,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
     }
     if (v->stage->len == v->stage->total) {
         bk_filter *f;
+        size_t heap0 = bkr_heap_now();
         bk_status s = stage_finish(v->stage, fam, &f);
         if (s != BK_OK) {
             /* The restore is useless now: drop the key rather than keep a filter that cannot answer. */
@@ -534,6 +537,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
         stage_free(v->stage);
         v->stage = NULL;
         v->f = f;
+        v->heap = bkr_heap_now() - heap0;
         v->type = bk_filter_type(f);
         v->typed = bk_filter_get(f, v->type);
     }

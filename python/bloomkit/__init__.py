@@ -1,4 +1,5 @@
-"""bloomkit: approximate membership filters (Bloom, blocked, counting, scalable, cuckoo, binary fuse).
+"""bloomkit: approximate membership filters (Bloom, blocked, counting, scalable, cuckoo, binary fuse,
+aging and quotient filters).
 
 A filter answers "is this key in the set?" with "certainly not" (always right) or "probably yes"
 (wrong at the rate you chose), in a fraction of the memory of the set itself::
@@ -24,6 +25,8 @@ from ._bloomkit import (  # noqa: F401
     Scalable,
     Cuckoo,
     Fuse,
+    Aging,
+    Quotient,
     Error,
     FileFormatError,
     DamagedFileError,
@@ -49,6 +52,8 @@ __all__ = [
     "Scalable",
     "Cuckoo",
     "Fuse",
+    "Aging",
+    "Quotient",
     "Error",
     "FileFormatError",
     "DamagedFileError",

@@ -213,7 +213,8 @@ typedef struct {
     PyObject *weakrefs;
 } FilterObject;
 
-static PyTypeObject FilterType, BloomType, BlockedType, CountingType, ScalableType, CuckooType, FuseType;
+static PyTypeObject FilterType, BloomType, BlockedType, CountingType, ScalableType, CuckooType, FuseType, AgingType,
+    QuotientType;
 
 static PyTypeObject *type_for(bk_type t)
 {
@@ -224,6 +225,8 @@ static PyTypeObject *type_for(bk_type t)
     case BK_TYPE_SCALABLE: return &ScalableType;
     case BK_TYPE_CUCKOO: return &CuckooType;
     case BK_TYPE_FUSE: return &FuseType;
+    case BK_TYPE_AGING: return &AgingType;
+    case BK_TYPE_QUOTIENT: return &QuotientType;
     default: return NULL;
     }
 }
@@ -366,6 +369,8 @@ static void free_counting(void *p) { bk_counting_free(p); }
 static void free_scalable(void *p) { bk_scalable_free(p); }
 static void free_cuckoo(void *p) { bk_cuckoo_free(p); }
 static void free_fuse(void *p) { bk_fuse_free(p); }
+static void free_aging(void *p) { bk_aging_free(p); }
+static void free_quotient(void *p) { bk_quotient_free(p); }
 
 static void Filter_dealloc(FilterObject *o)
 {
@@ -536,11 +541,12 @@ static PyObject *Cuckoo_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"capacity", "error_rate", "bucket_size", "fingerprint_bits", "max_kicks",
                              "expansion", "load_factor", "seed", NULL};
-    PyObject *capo, *seedo = NULL, *bso = NULL, *fbo = Py_None, *mko = NULL, *exo = NULL;
+    PyObject *capo, *seedo = NULL, *bso = NULL, *fbo = Py_None, *mko = NULL, *exo = NULL, *lfo = Py_None;
     double p = 0.01, lf = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$OOOOdO:Cuckoo", kwlist, &capo, &p, &bso, &fbo, &mko, &exo,
-                                     &lf, &seedo))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$OOOOOO:Cuckoo", kwlist, &capo, &p, &bso, &fbo, &mko, &exo,
+                                     &lfo, &seedo))
         return NULL;
+    if (lfo != Py_None && (lf = PyFloat_AsDouble(lfo)) == -1.0 && PyErr_Occurred()) return NULL;
     bk_cuckoo_options o;
     memset(&o, 0, sizeof o);
     uint64_t n;
@@ -576,6 +582,80 @@ static PyObject *Cuckoo_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     bk_status s = bk_cuckoo_new(n, p, &o, &c);
     if (s != BK_OK) return raise_bk(s, CTX_ARGS, "Cuckoo");
     return wrap_typed(tp, BK_TYPE_CUCKOO, c, free_cuckoo);
+}
+
+static PyObject *Aging_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"window", "error_rate", "window_ms", "capacity", "generations", "seed", NULL};
+    PyObject *wo = Py_None, *wmso = Py_None, *capo = Py_None, *seedo = NULL, *go = NULL;
+    double p = 0.01;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Od$OOOO:Aging", kwlist, &wo, &p, &wmso, &capo, &go, &seedo))
+        return NULL;
+    bk_aging_options o;
+    memset(&o, 0, sizeof o);
+    if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
+    if (go && get_u32(go, "generations", &o.generations) < 0) return NULL;
+    if (go && (o.generations < 2 || o.generations > BK_AGING_MAX_GENERATIONS)) {
+        PyErr_Format(PyExc_ValueError, "generations must be 2 .. %d", BK_AGING_MAX_GENERATIONS);
+        return NULL;
+    }
+    if ((wo == Py_None) == (wmso == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "give either window (the last W insertions) or window_ms and capacity "
+                                          "(the last T milliseconds)");
+        return NULL;
+    }
+    bk_aging *a;
+    bk_status s;
+    if (wo != Py_None) {
+        uint64_t w;
+        if (get_u64(wo, "window", &w) < 0 || check_capacity_rate(w, p, 0) < 0) return NULL;
+        if (capo != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "capacity is for time windows (window_ms)");
+            return NULL;
+        }
+        s = bk_aging_new_count(w, p, &o, &a);
+    } else {
+        uint64_t ms, n;
+        if (capo == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "a time window needs capacity: the keys expected per window");
+            return NULL;
+        }
+        if (get_u64(wmso, "window_ms", &ms) < 0 || get_u64(capo, "capacity", &n) < 0) return NULL;
+        if (check_capacity_rate(n, p, 0) < 0) return NULL;
+        s = bk_aging_new_time(ms, n, p, &o, &a);
+    }
+    if (s != BK_OK) return raise_bk(s, CTX_ARGS, "Aging");
+    return wrap_typed(tp, BK_TYPE_AGING, a, free_aging);
+}
+
+static PyObject *Quotient_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"capacity", "error_rate", "remainder_bits", "max_load", "seed", NULL};
+    PyObject *capo, *rbo = Py_None, *seedo = NULL, *mlo = Py_None;
+    double p = 0.01, ml = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$OOO:Quotient", kwlist, &capo, &p, &rbo, &mlo, &seedo))
+        return NULL;
+    if (mlo != Py_None && (ml = PyFloat_AsDouble(mlo)) == -1.0 && PyErr_Occurred()) return NULL;
+    bk_quotient_options o;
+    memset(&o, 0, sizeof o);
+    uint64_t n;
+    if (get_u64(capo, "capacity", &n) < 0) return NULL;
+    if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
+    if (rbo != Py_None && get_u32(rbo, "remainder_bits", &o.remainder_bits) < 0) return NULL;
+    if (rbo != Py_None && (o.remainder_bits < 2 || o.remainder_bits > 32)) {
+        PyErr_SetString(PyExc_ValueError, "remainder_bits must be 2 .. 32");
+        return NULL;
+    }
+    if (ml != 0.0 && !(ml > 0.0 && ml <= 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "max_load must be in (0, 1]");
+        return NULL;
+    }
+    o.max_load = ml;
+    if (check_capacity_rate(n, p, 0) < 0) return NULL;
+    bk_quotient *q;
+    bk_status s = bk_quotient_new(n, p, &o, &q);
+    if (s != BK_OK) return raise_bk(s, CTX_ARGS, "Quotient");
+    return wrap_typed(tp, BK_TYPE_QUOTIENT, q, free_quotient);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -892,7 +972,9 @@ static PyObject *Filter_add_if_absent(FilterObject *o, PyObject *k)
     }
     bk_status s;
     void *typed;
-    if ((typed = bk_filter_get(o->f, BK_TYPE_SCALABLE)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
+    if ((typed = bk_filter_get(o->f, BK_TYPE_AGING)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
+        s = bk_aging_add_if_absent(typed, key.p, key.n);
+    else if ((typed = bk_filter_get(o->f, BK_TYPE_SCALABLE)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
         s = bk_scalable_add_if_absent(typed, key.p, key.n);
     else if ((typed = bk_filter_get(o->f, BK_TYPE_CUCKOO)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
         s = bk_cuckoo_add_if_absent(typed, key.p, key.n);
@@ -1211,6 +1293,12 @@ static uint64_t inserted_count(const bk_filter *f, bk_type t)
     case BK_TYPE_SCALABLE: return bk_scalable_count(p);
     case BK_TYPE_CUCKOO: return bk_cuckoo_items(p);
     case BK_TYPE_FUSE: return bk_fuse_count(p);
+    case BK_TYPE_QUOTIENT: return bk_quotient_total(p);
+    case BK_TYPE_AGING: {
+        bk_stats st;
+        bk_aging_stats(p, &st);
+        return st.count;
+    }
     default: return 0;
     }
 }
@@ -1385,10 +1473,87 @@ static PyObject *Cuckoo_count_of(FilterObject *o, PyObject *k)
         key_done(&key);
         return NULL;
     }
-    uint64_t n = bk_cuckoo_count(bk_filter_get(o->f, BK_TYPE_CUCKOO), key.p, key.n);
+    uint64_t n = o->type == BK_TYPE_QUOTIENT ? bk_quotient_count(bk_filter_get(o->f, BK_TYPE_QUOTIENT), key.p, key.n)
+                                            : bk_cuckoo_count(bk_filter_get(o->f, BK_TYPE_CUCKOO), key.p, key.n);
     leave(o, held);
     key_done(&key);
     return PyLong_FromUnsignedLongLong(n);
+}
+
+static PyObject *Aging_info(FilterObject *o, PyObject *unused)
+{
+    (void)unused;
+    int held = enter_read(o);
+    if (held < 0) return NULL;
+    bk_aging_info in;
+    bk_status s = bk_aging_get_info(bk_filter_get(o->f, BK_TYPE_AGING), &in);
+    leave(o, held);
+    if (s != BK_OK) return raise_bk(s, CTX_OTHER, "info");
+    PyObject *counts = PyList_New(in.generations), *fills = PyList_New(in.generations);
+    if (!counts || !fills) {
+        Py_XDECREF(counts);
+        Py_XDECREF(fills);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < in.generations && i < BK_AGING_MAX_GENERATIONS; i++) {
+        PyList_SET_ITEM(counts, i, PyLong_FromUnsignedLongLong(in.gen_count[i]));
+        PyList_SET_ITEM(fills, i, PyFloat_FromDouble(in.gen_fill[i]));
+    }
+    return Py_BuildValue("{s:s,s:I,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:N,s:N,s:d}", "mode",
+                         in.mode == BK_AGING_TIME ? "time" : "count", "generations", in.generations, "window",
+                         (unsigned long long)in.window, "gen_capacity", (unsigned long long)in.gen_capacity,
+                         "period_ms", (unsigned long long)in.period_ms, "slack", (unsigned long long)in.slack,
+                         "covered", (unsigned long long)in.covered, "inserted", (unsigned long long)in.inserted,
+                         "live", in.live, "gen_count", counts, "gen_fill", fills, "fpr_now", in.fpr_now);
+}
+
+static PyObject *Aging_advance(FilterObject *o, PyObject *unused)
+{
+    (void)unused;
+    int held = enter_write(o);
+    if (held < 0) return NULL;
+    if (bk_filter_backing(o->f) == BK_BACKING_MEMORY) bk_aging_advance(bk_filter_get(o->f, BK_TYPE_AGING));
+    leave(o, held);
+    Py_RETURN_NONE;
+}
+
+enum { AG_MODE, AG_WINDOW, AG_GENERATIONS };
+
+static PyObject *Aging_get(FilterObject *o, void *which)
+{
+    int held = enter_read(o);
+    if (held < 0) return NULL;
+    const bk_aging *a = bk_filter_get(o->f, BK_TYPE_AGING);
+    PyObject *r = NULL;
+    switch ((int)(intptr_t)which) {
+    case AG_MODE: r = PyUnicode_FromString(bk_aging_mode_of(a) == BK_AGING_TIME ? "time" : "count"); break;
+    case AG_WINDOW: r = PyLong_FromUnsignedLongLong(bk_aging_window(a)); break;
+    case AG_GENERATIONS: r = PyLong_FromUnsignedLong(bk_aging_generations(a)); break;
+    }
+    leave(o, held);
+    return r;
+}
+
+static PyObject *Quotient_get_remainder_bits(FilterObject *o, void *c)
+{
+    (void)c;
+    int held = enter_read(o);
+    if (held < 0) return NULL;
+    PyObject *r = PyLong_FromUnsignedLong(bk_quotient_remainder_bits(bk_filter_get(o->f, BK_TYPE_QUOTIENT)));
+    leave(o, held);
+    return r;
+}
+
+static PyObject *Quotient_grow(FilterObject *o, PyObject *unused)
+{
+    (void)unused;
+    int held = enter_write(o);
+    if (held < 0) return NULL;
+    bk_status s = bk_filter_backing(o->f) == BK_BACKING_MEMORY
+                      ? bk_quotient_grow(bk_filter_get(o->f, BK_TYPE_QUOTIENT)) : BK_ENOTSUP;
+    leave(o, held);
+    if (s != BK_OK) return raise_bk(s, CTX_ADD, "grow");
+    Py_RETURN_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1408,6 +1573,8 @@ static bk_status clone_handle(const bk_filter *f, bk_type t, bk_filter **out)
     case BK_TYPE_SCALABLE: s = bk_scalable_clone(src, (bk_scalable **)&dst); fr = free_scalable; break;
     case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(src, (bk_cuckoo **)&dst); fr = free_cuckoo; break;
     case BK_TYPE_FUSE: s = bk_fuse_clone(src, (bk_fuse **)&dst); fr = free_fuse; break;
+    case BK_TYPE_AGING: s = bk_aging_clone(src, (bk_aging **)&dst); fr = free_aging; break;
+    case BK_TYPE_QUOTIENT: s = bk_quotient_clone(src, (bk_quotient **)&dst); fr = free_quotient; break;
     default: return BK_ETYPE;
     }
     if (s != BK_OK) return s;
@@ -1573,6 +1740,7 @@ static PyObject *Filter_compatible(FilterObject *o, PyObject *other)
     case BK_TYPE_BLOCKED: s = bk_blocked_compatible(x, y); break;
     case BK_TYPE_COUNTING: s = bk_counting_compatible(x, y); break;
     case BK_TYPE_SCALABLE: s = bk_scalable_compatible(x, y); break;
+    case BK_TYPE_QUOTIENT: s = bk_quotient_compatible(x, y); break;
     default: s = BK_ENOTSUP; break;
     }
     if (o != b) leave(b, h2);
@@ -2096,6 +2264,33 @@ static PyGetSetDef Scalable_getset[] = {
        SC_FPR_BOUND),
     GS("initial_capacity", Scalable_get, "Capacity of the first sub-filter.", SC_INITIAL),
     {NULL, NULL, NULL, NULL, NULL}};
+static PyMethodDef Aging_methods[] = {
+    ADD_METHODS,
+    M_NOARGS("info", Aging_info,
+             "info($self)\n--\n\nReturns dict. The window in detail: mode, generations, window, gen_capacity, "
+             "period_ms, slack, covered, inserted, live, gen_count, gen_fill, fpr_now."),
+    M_NOARGS("advance", Aging_advance,
+             "advance($self)\n--\n\nTime windows: forget the generations that have aged out by now (inserts do "
+             "it anyway)."),
+    {NULL, NULL, 0, NULL}};
+static PyMethodDef Quotient_methods[] = {
+    ADD_METHODS, REMOVE_METHODS,
+    M_O("count_of", Cuckoo_count_of,
+        "count_of($self, key, /)\n--\n\nReturns int. How many times the key's fingerprint was added (and not "
+        "removed): at least the key's own count."),
+    M_NOARGS("grow", Quotient_grow,
+             "grow($self)\n--\n\nDouble the slots without the keys (q + 1, r - 1). FullError when r would "
+             "drop below 2."),
+    {NULL, NULL, 0, NULL}};
+static PyGetSetDef Aging_getset[] = {
+    GS("mode", Aging_get, "'count' (the last `window` insertions) or 'time' (the last `window` ms).", AG_MODE),
+    GS("window", Aging_get, "W insertions or T milliseconds.", AG_WINDOW),
+    GS("generations", Aging_get, "Generations g of the ring.", AG_GENERATIONS),
+    {NULL, NULL, NULL, NULL, NULL}};
+static PyGetSetDef Quotient_getset[] = {
+    GS("remainder_bits", Quotient_get_remainder_bits, "Bits of each slot's remainder.", 0),
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static PyGetSetDef Fingerprint_getset[] = {
     GS("fingerprint_bits", Filter_get_fingerprint_bits, "Bits per fingerprint.", 0),
     {NULL, NULL, NULL, NULL, NULL}};
@@ -2186,6 +2381,17 @@ SUBTYPE(FuseType, "Fuse", Fuse_new, NULL, Fingerprint_getset,
         "smallest and fastest to query, it cannot change afterwards. 8-bit fingerprints (error rate 2**-8, "
         "about 9 bits per key) unless fingerprint_bits=16 or an error_rate below 2**-8 asks for 16.");
 
+SUBTYPE(AgingType, "Aging", Aging_new, Aging_methods, Aging_getset,
+        "Aging(window=None, error_rate=0.01, *, window_ms=None, capacity=None, generations=4, seed=0)\n--\n\n"
+        "The aging filter: \"was this key seen recently?\". Aging(W) remembers the keys of the last W insertions; "
+        "Aging(window_ms=T, capacity=n) those of the last T milliseconds (sized for n keys per window). Older keys "
+        "are forgotten by themselves, so it never fills up; add_if_absent is the stream-dedup step.");
+SUBTYPE(QuotientType, "Quotient", Quotient_new, Quotient_methods, Quotient_getset,
+        "Quotient(capacity, error_rate=0.01, *, remainder_bits=None, max_load=None, seed=0)\n--\n\n"
+        "The counting quotient filter: removal, counts per key (count_of), unions. A full filter raises "
+        "FullError; grow() doubles its slots without the keys (each doubling costs one remainder bit: at the "
+        "same load the error rate doubles; plan with remainder_bits).");
+
 static PyMethodDef module_methods[] = {
     M_KW("load", mod_load,
          "load($module, path, *, verify_checksum=True)\n--\n\nReturns Filter. Read a filter file (from Python, the bloomkit "
@@ -2229,7 +2435,8 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     if (PyType_Ready(&FilterType) < 0) goto fail;
-    PyTypeObject *subs[] = {&BloomType, &BlockedType, &CountingType, &ScalableType, &CuckooType, &FuseType};
+    PyTypeObject *subs[] = {&BloomType,  &BlockedType, &CountingType, &ScalableType,
+                            &CuckooType, &FuseType,    &AgingType,    &QuotientType};
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
         if (PyType_Ready(subs[i]) < 0) goto fail;
     if (PyModule_AddObjectRef(m, "Filter", (PyObject *)&FilterType) < 0) goto fail;

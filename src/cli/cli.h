@@ -174,6 +174,10 @@ bool cli_type_check_opts(const cli_type *t, unsigned given);
  * saturation check is not fooled by duplicate input. Other types (counters, fingerprints) count
  * every occurrence. */
 bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n);
+/* One-pass dedup of a batch of hashes (any n): is_new[i] = 1 when hash i is absent from f and not
+ * earlier in h (a repeat within the batch is seen), else 0; the new ones are added, once each.
+ * BK_OK, or the first add's error (e.g. BK_EFULL; the batch's earlier adds stay). */
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new);
 
 /* ---- streaming key reader (keys.c) ---- */
 

@@ -1,13 +1,19 @@
-/* bloomkit filter: copy the input lines that are absent from (or present in) the filter. The hot
- * loop of dedup and "new URL" pipelines: big reads split with memchr, one batch of hashes per 1024
- * lines through the type's batch query (prefetching), and output gathered in a 1 MiB buffer. */
+/* bloomkit filter: copy the input lines that are absent from (or present in) the filter, and with
+ * --add, one-pass dedup: copy each line not seen before and add it. The hot loop of dedup and "new
+ * URL" pipelines: big reads split with memchr, one batch of hashes per 1024 lines through the type's
+ * batch query (prefetching), and output gathered in a 1 MiB buffer, written out after every batch
+ * when the output is line-buffered (a terminal, or --line-buffered). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 static const char help[] =
     "Usage: bloomkit filter FILE [--absent | --present] [INPUT...] [--null] [--keep-cr] [-q]\n"
+    "       bloomkit filter --add [FILE] [INPUT...] [-n N] [-p P]\n"
     "\n"
     "Copies the lines of standard input (or of the INPUT files, in order) to standard output, keeping\n"
     "only those whose key is absent from the filter (--absent, the default: \"which of these are new?\")\n"
@@ -16,95 +22,230 @@ static const char help[] =
     "set is dropped, and a line whose key is not in the set is wrongly dropped at the filter's\n"
     "false-positive rate. The file is opened by mmap (no copy) and validated first.\n"
     "\n"
-    "Options:\n"
-    "      --absent    keep the keys certainly not in the filter (default)\n"
-    "      --present   keep the keys probably in the filter\n"
-    "  -0, --null      NUL-delimited keys in and out\n"
-    "      --keep-cr   a trailing \\r is part of the key\n"
-    "  -q, --quiet     no progress bar (it is shown only when stderr is a terminal)\n"
-    "  -h, --help      this help\n"
+    "With --add (-a), dedup in one pass: each line whose key is not in the filter is copied and its\n"
+    "key added, so a line repeated later in the input, or in a later run, is dropped (like\n"
+    "awk '!seen[$0]++', in constant memory). Without FILE (nothing but standard input to read) the\n"
+    "filter lives in memory only: a scalable filter that starts at -n keys (default 1M) and grows,\n"
+    "keeping the total FPR under -p (default 0.01%); that is the rate at which a new line is wrongly\n"
+    "dropped. With FILE, the keys are added to it as add does: in place for bloom, partitioned,\n"
+    "blocked and counting filters (safe alongside other writers; keys are in the file as soon as\n"
+    "their line is printed), else the file is loaded, stays locked, and is saved when the input ends\n"
+    "(also after a read error; not after a crash or a signal).\n"
     "\n"
-    "Example: crawl | bloomkit filter seen.bf | tee new.txt | bloomkit add seen.bf\n";
+    "Output is written after every batch of lines read (each line before bloomkit waits for more\n"
+    "input) when standard output is a terminal or with --line-buffered; otherwise in 1 MiB blocks.\n"
+    "\n"
+    "Options:\n"
+    "      --absent         keep the keys certainly not in the filter (default)\n"
+    "      --present        keep the keys probably in the filter\n"
+    "  -a, --add            dedup: keep the keys not in the filter, and add them\n"
+    "  -n, --keys N         --add without FILE: the in-memory filter's first size (default 1M)\n"
+    "  -p, --fpr P          --add without FILE: its total false-positive rate (default 0.01%)\n"
+    "      --line-buffered  write each line out before reading more input (as on a terminal)\n"
+    "  -0, --null           NUL-delimited keys in and out\n"
+    "      --keep-cr        a trailing \\r is part of the key\n"
+    "  -q, --quiet          no progress bar (it is shown only when stderr is a terminal)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0, also when no line was kept; 2 on an error (a filter that is full: some lines\n"
+    "may be missing from the output).\n"
+    "\n"
+    "Examples: crawl | bloomkit filter seen.bf | tee new.txt | bloomkit add seen.bf\n"
+    "          tail -f access.log | cut -d' ' -f1 | bloomkit filter --add   # each client once\n";
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
     CLI_OPTS_KEYS,
     { "absent", 0, false, OPT_ABSENT },
     { "present", 0, false, OPT_PRESENT },
+    { "add", 'a', false, OPT_ADD },
+    { "keys", 'n', true, OPT_N },
+    { "fpr", 'p', true, OPT_P },
+    { "line-buffered", 0, false, OPT_LINE_BUFFERED },
     { "quiet", 'q', false, OPT_QUIET },
     CLI_OPTS_END,
 };
 
-static int run(int argc, char **argv)
+/* The command line; the options of a new mode go here and in parse(). */
+typedef struct filter_args {
+    const char *path;  /* the filter file; NULL: --add with an in-memory filter */
+    char **inputs;     /* INPUT operands (pointers into argv); the array is malloc'd */
+    size_t ninputs;
+    bool want_present, add, line_buffered, quiet;
+    bool have_n, have_p;
+    uint64_t n;        /* --add in memory: first size */
+    double p;          /* --add in memory: total FPR */
+    cli_reader_opts ro;
+} filter_args;
+
+/* -1: parsed, go on; otherwise the exit status to return. */
+static int parse(int argc, char **argv, filter_args *a)
 {
+    memset(a, 0, sizeof *a);
+    a->n = 1000000;
+    a->p = 1e-4;
+    if (!(a->inputs = calloc((size_t)argc, sizeof *a->inputs))) return cli_err("out of memory");
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
-    bool quiet = false, want_present = false;
-    cli_reader_opts ro = { false, false, false };
-    const char *path = NULL, *val;
-    char **inputs = calloc((size_t)argc, sizeof *inputs);
-    size_t ninputs = 0;
+    const char *val, *first = NULL;
     int id;
-    if (!inputs) return cli_err("out of memory");
+    bool have_first = false;
     while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
         switch (id) {
-        case CLI_OPT_ERROR: free(inputs); return CLI_EXIT_ERR;
-        case OPT_HELP: free(inputs); return cli_help("filter");
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
-        case OPT_ABSENT: want_present = false; break;
-        case OPT_PRESENT: want_present = true; break;
+        case CLI_OPT_ERROR: return CLI_EXIT_ERR;
+        case OPT_HELP: return cli_help("filter");
+        case OPT_NULL: a->ro.null_delim = true; break;
+        case OPT_KEEP_CR: a->ro.keep_cr = true; break;
+        case OPT_QUIET: a->quiet = true; break;
+        case OPT_ABSENT: a->want_present = false; break;
+        case OPT_PRESENT: a->want_present = true; break;
+        case OPT_ADD: a->add = true; break;
+        case OPT_LINE_BUFFERED: a->line_buffered = true; break;
+        case OPT_N:
+            if (!cli_parse_count("-n", val, 1, (uint64_t)1 << 40, &a->n)) return CLI_EXIT_ERR;
+            a->have_n = true;
+            break;
+        case OPT_P:
+            if (!cli_parse_prob("-p", val, &a->p)) return CLI_EXIT_ERR;
+            a->have_p = true;
+            break;
         case CLI_OPT_OPERAND:
-            if (!path)
-                path = val;
-            else
-                inputs[ninputs++] = (char *)val;
+            if (!have_first) {
+                first = val;
+                have_first = true;
+            } else {
+                a->inputs[a->ninputs++] = (char *)val;
+            }
             break;
         }
     }
-    if (!path) {
-        free(inputs);
-        return cli_err("needs a FILE (see: bloomkit filter --help)");
+    a->path = first;
+    if (a->add && a->want_present) return cli_err("--add and --present do not go together (see: bloomkit filter --help)");
+    if (!a->path && !a->add) return cli_err("needs a FILE (see: bloomkit filter --help)");
+    if (a->path && (a->have_n || a->have_p))
+        return cli_err("-n and -p size the in-memory filter of --add without FILE; FILE has its own size");
+    if (!a->add && (a->have_n || a->have_p)) return cli_err("-n and -p go with --add (see: bloomkit filter --help)");
+    return -1;
+}
+
+/* The filter --add writes to: in place (shared mapping), or loaded under the exclusive lock l (saved
+ * at the end), or in memory. NULL with a message. */
+static bk_filter *open_for_add(const filter_args *a, cli_lock *l, bool *save_at_end)
+{
+    *save_at_end = false;
+    l->fd = -1;
+    if (!a->path) {
+        const cli_type *t = cli_type_find("scalable");
+        cli_type_opts o = { 0 };
+        bk_filter *f = NULL;
+        bk_status s = t ? t->create(a->n, a->p, &o, &f) : BK_EINVAL;
+        if (s != BK_OK) cli_err("cannot make an in-memory filter for %llu keys at %g: %s", (unsigned long long)a->n,
+                                a->p, cli_status_words(s));
+        return s == BK_OK ? f : NULL;
+    }
+    if (!cli_lock_path(a->path, LOCK_SH, l, NULL)) return NULL;
+    bk_filter *f = NULL;
+    errno = 0;
+    bk_status s = bk_filter_open_mmap(a->path, BK_OPEN_WRITE_SHARED, &f);
+    cli_unlock(l);
+    if (s == BK_OK) return f;
+    if (s == BK_EIO && (errno == ENOSPC || errno == EDQUOT)) {
+        cli_err("%s: cannot add in place: %s (the file is unchanged)", a->path, strerror(errno));
+        return NULL;
+    }
+    if (s != BK_ENOTSUP) {
+        cli_file_error(a->path, s);
+        return NULL;
+    }
+    if (!cli_lock_path(a->path, LOCK_EX, l, NULL)) return NULL;
+    if (!(f = cli_load_locked(l, a->path))) {
+        cli_unlock(l);
+        return NULL;
+    }
+    const cli_type *t = cli_type_of(f);
+    if (t && t->is_static) {
+        cli_err("%s: %s filters cannot take new keys; rebuild it with bloomkit build", a->path, t->name);
+        bk_filter_free(f);
+        cli_unlock(l);
+        return NULL;
+    }
+    *save_at_end = true;
+    return f;
+}
+
+static int run(int argc, char **argv)
+{
+    filter_args a;
+    int done = parse(argc, argv, &a);
+    if (done >= 0) {
+        free(a.inputs);
+        return done;
     }
     int rc = CLI_EXIT_OK;
-    bk_filter *f = cli_open_ro(path);
-    cli_reader *r = f ? cli_reader_open(inputs, ninputs, &ro) : NULL;
+    cli_lock l = { -1 };
+    bool save_at_end = false;
+    bk_filter *f = a.add ? open_for_add(&a, &l, &save_at_end) : cli_open_ro(a.path);
+    cli_reader *r = f ? cli_reader_open(a.inputs, a.ninputs, &a.ro) : NULL;
     cli_out out;
     if (!r || !cli_out_init(&out, 1, (size_t)1 << 20)) {
         cli_reader_close(r);
         bk_filter_free(f);
-        free(inputs);
+        cli_unlock(&l);
+        free(a.inputs);
         return CLI_EXIT_ERR;
     }
-    const uint8_t want = want_present ? 1 : 0;
-    const uint8_t delim = ro.null_delim ? '\0' : '\n';
+    const bool flush_each = a.line_buffered || isatty(1);
+    const uint8_t want = a.want_present ? 1 : 0;
+    const uint8_t delim = a.ro.null_delim ? '\0' : '\n';
     const uint64_t seed = bk_filter_seed(f);
     uint64_t h[CLI_BATCH], lines = 0;
     uint8_t res[CLI_BATCH];
+    bk_status s = BK_OK;
     cli_progress prog;
-    cli_progress_start(&prog, quiet, "filter", cli_reader_total_bytes(r));
+    cli_progress_start(&prog, a.quiet, "filter", cli_reader_total_bytes(r));
     cli_batch b;
     int more;
     while ((more = cli_reader_next(r, &b)) > 0) {
         cli_hash_batch(&b, seed, h);
-        bk_filter_contains_hashes(f, h, b.n, res);
+        uint8_t keep = want;
+        if (a.add) {
+            if ((s = cli_add_new_hashes(f, h, b.n, res)) != BK_OK) break;
+            keep = 1; /* is_new */
+        } else {
+            bk_filter_contains_hashes(f, h, b.n, res);
+        }
         for (size_t i = 0; i < b.n; i++)
-            if (res[i] == want) cli_out_put(&out, b.keys[i], b.raw_lens[i]);
-        if (b.last_unterminated && res[b.n - 1] == want) cli_out_put(&out, &delim, 1);
+            if (res[i] == keep) cli_out_put(&out, b.keys[i], b.raw_lens[i]);
+        if (b.last_unterminated && res[b.n - 1] == keep) cli_out_put(&out, &delim, 1);
+        if (flush_each) cli_out_flush(&out);
         if (out.failed) break;
         lines += b.n;
         cli_progress_update(&prog, cli_reader_bytes_done(r), lines);
     }
     cli_progress_end(&prog);
-    if (more < 0) rc = CLI_EXIT_ERR;
+    if (more < 0 || out.failed) rc = CLI_EXIT_ERR;
+    if (s != BK_OK) {
+        rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; rebuild it larger, "
+                                     "or use a filter that grows (--type scalable, or cuckoo with --expansion)",
+                                     a.path ? a.path : "in-memory filter")
+                           : cli_err("%s: add failed: %s", a.path ? a.path : "in-memory filter", cli_status_words(s));
+    }
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;
     cli_out_free(&out);
     cli_reader_close(r);
-    bk_filter_free(f);
-    free(inputs);
+    /* what was printed was added: save it, also after a read error */
+    if (save_at_end && !cli_save(f, a.path)) rc = CLI_EXIT_ERR;
+    if (a.add && a.path && !save_at_end) {
+        bk_status c = bk_filter_close(f);
+        if (c != BK_OK && rc == CLI_EXIT_OK)
+            rc = cli_err("%s: closing the shared mapping failed: %s", a.path, cli_status_words(c));
+    } else {
+        bk_filter_free(f);
+    }
+    cli_unlock(&l);
+    free(a.inputs);
     return rc;
 }
 
-const cli_command cli_cmd_filter = { "filter", run, "FILE [--absent|--present]",
-                                     "copy stdin lines: only the absent (default) or present", help };
+const cli_command cli_cmd_filter = { "filter", run, "FILE [--absent|--present|--add]",
+                                     "copy stdin lines: only the absent (default) or present; --add: dedup", help };

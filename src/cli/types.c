@@ -521,3 +521,38 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
     }
     return BK_OK;
 }
+
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
+{
+    uint8_t res[CLI_BATCH];
+    uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
+    for (size_t i = 0; i < n; i += CLI_BATCH) {
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
+        if (bk_filter_contains_hashes(f, h + i, c, res) == c) { /* the common case of a dedup: all seen */
+            memset(is_new + i, 0, c);
+            continue;
+        }
+        memset(seen, 0, sizeof seen);
+        for (size_t j = 0; j < c; j++) {
+            is_new[i + j] = 0;
+            if (res[j]) continue;
+            uint64_t x = h[i + j];
+            size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
+            bool dup = false;
+            while (seen[slot]) {
+                if (seen[slot] == x) {
+                    dup = true;
+                    break;
+                }
+                slot = (slot + 1) & (SEEN_SLOTS - 1);
+            }
+            if (dup) continue; /* a repeat within the batch: seen */
+            if (x) seen[slot] = x;
+            fresh[m++] = x;
+            is_new[i + j] = 1;
+        }
+        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        if (s != BK_OK) return s;
+    }
+    return BK_OK;
+}

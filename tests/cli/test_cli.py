@@ -1221,6 +1221,245 @@ def test_filesystems():
         raise Skip("no file system could be mounted")
 
 
+
+def first_occurrences(keys):
+    seen, out = set(), []
+    for k in keys:
+        if k not in seen:
+            seen.add(k)
+            out.append(k)
+    return out
+
+
+@group
+def test_dedup():
+    # filter --add: each line not seen before is printed and added; a repeat in the same stream or a
+    # later run is dropped; lines keep their bytes (CRLF, no final newline, NUL mode).
+    rng = random.Random(20)
+    pool = urls(4000)
+    stream = [pool[rng.randrange(len(pool))] for _ in range(20000)]
+    want = first_occurrences(stream)
+    # in memory (a scalable filter at p = 0.01%: at most a handful of 4000 new lines dropped wrongly)
+    rc, out, err = run(["filter", "--add"], input=lines(stream), expect=0)
+    got = out.splitlines()
+    check(len(set(got)) == len(got), "no line printed twice")
+    check(got == [k for k in want if k in set(got)], "printed in the order of first occurrence")
+    check(len(want) - len(got) <= 5, "dropped wrongly: %d of %d" % (len(want) - len(got), len(want)))
+    rc, out2, err = run(["filter", "--add", "-n", "100", "-p", "1e-6"], input=lines(stream), expect=0)
+    check(out2.splitlines() == want, "a small filter that grows, p = 1e-6: exactly awk's output")
+    # into a file, every type that takes keys; a second run prints only what is new
+    for t in addable_types():
+        f = t + ".bf"
+        run(["create", "-q", f, "-n", "10000", "-p", "0.01%", "--type", t], expect=0)
+        rc, out, err = run(["filter", "--add", f], input=lines(stream[:10000]), expect=0)
+        first = out.splitlines()
+        check(len(set(first)) == len(first) and set(first) <= set(want), "%s: first run" % t)
+        rc, out, err = run(["filter", "-a", f], input=lines(stream), expect=0)
+        second = out.splitlines()
+        check(not set(second) & set(first) and len(set(second)) == len(second), "%s: second run prints only new" % t)
+        check(len(want) - len(first) - len(second) <= 5, "%s: dropped wrongly %d" % (t, len(want) - len(first) - len(second)))
+        rc, out, err = run(["query", f], input=lines(first + second), expect=0)  # every printed line was added
+        rc, out, err = run(["filter", "--add", f], input=lines(stream), expect=0)
+        check(out == b"", "%s: third run: nothing new" % t)
+        run(["verify", f], expect=0)
+    # bytes kept as read
+    rc, out, err = run(["filter", "--add"], input=b"a\r\nb\na\r\nb\nc", expect=0)
+    check(out == b"a\r\nb\nc\n", "CRLF kept, last line ended: %r" % out)
+    rc, out, err = run(["filter", "--add", "-0"], input=b"x\ny\0z\0x\ny\0", expect=0)
+    check(out == b"x\ny\0z\0", "NUL mode: %r" % out)
+    # input files after FILE
+    write("in1.txt", lines(stream[:100]))
+    write("in2.txt", lines(stream[100:300]))
+    run(["create", "-q", "two.bf", "-n", "1000", "-p", "0.01%"], expect=0)
+    rc, out, err = run(["filter", "--add", "two.bf", "in1.txt", "in2.txt"], expect=0)
+    check(out.splitlines() == first_occurrences(stream[:300]), "INPUT files in order")
+    # misuse
+    for args in (["filter", "--add", "--present", "two.bf"], ["filter", "--add", "two.bf", "-n", "10"],
+                 ["filter", "two.bf", "-p", "1%"], ["filter"]):
+        rc, out, err = run(args, input=b"")
+        check(rc == 2 and err.count("\n") == 1, "%r: rc %d %r" % (args, rc, err))
+    run(["build", "-q", "--type", "fuse", "fuse.bf"], input=lines(pool[:100]), expect=0)
+    rc, out, err = run(["filter", "--add", "fuse.bf"], input=b"x\n")
+    check(rc == 2 and "cannot take new keys" in err, "fuse: %r" % err)
+
+
+@group
+def test_streaming():
+    # Lines come out while the input is still open: on a terminal, and with --line-buffered on a pipe.
+    run(["create", "-q", "s.bf", "-n", "1000", "-p", "1%"], expect=0)
+    run(["add", "-q", "s.bf", "old"], expect=0)
+
+    n = [0]
+
+    def first_line_arrives(args, tty):
+        n[0] += 1
+        new = b"new%d" % n[0]  # a key no earlier run has added
+        master = slave = None
+        if tty:
+            master, slave = pty.openpty()
+            p = subprocess.Popen([BIN] + args, stdin=subprocess.PIPE, stdout=slave, stderr=subprocess.DEVNULL)
+            os.close(slave)
+            rfd = master
+        else:
+            p = subprocess.Popen([BIN] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            rfd = p.stdout.fileno()
+        try:
+            p.stdin.write(b"old\n" + new + b"\n" + new + b"\n")
+            p.stdin.flush()
+            got = b""
+            t0 = time.time()
+            while new not in got and time.time() - t0 < (10 if "--line-buffered" in args or tty else 2):
+                r, _, _ = select.select([rfd], [], [], 0.5)
+                if r:
+                    got += os.read(rfd, 4096)
+            arrived = new in got
+            p.stdin.close()
+            p.wait(timeout=30)
+            return arrived, got
+        finally:
+            if p.poll() is None:
+                p.kill()
+            if master is not None:
+                os.close(master)
+            elif p.stdout:
+                p.stdout.close()
+
+    for extra in ([], ["--add"]):
+        ok, got = first_line_arrives(["filter", "s.bf"] + extra + ["--line-buffered"], False)
+        check(ok and b"old" not in got, "--line-buffered on a pipe %r: %r" % (extra, got))
+        ok, got = first_line_arrives(["filter", "s.bf"] + extra, True)
+        check(ok, "on a terminal %r: %r" % (extra, got))
+    ok, got = first_line_arrives(["filter", "--add", "--line-buffered"], False)
+    check(ok and got.count(b"new") == 1, "in memory, --line-buffered: %r" % got)
+    # without --line-buffered a pipe gets whole blocks: nothing before the input ends
+    ok, got = first_line_arrives(["filter", "s.bf"], False)
+    check(not ok, "a pipe without --line-buffered is block-buffered")
+
+
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def help_options(cmd):
+    """The options a subcommand's --help prints (its option lines: "  -x, --name ...")."""
+    rc, out, err = run([cmd, "--help"], expect=0)
+    import re
+    opts = set()
+    for line in out.decode().splitlines():
+        if re.match(r"^ +-", line):
+            opts.update(re.findall(r"(?:^|[ ,])(--?[A-Za-z0-9][A-Za-z0-9-]*)", line))
+    return {o for o in opts if o not in ("-",)}
+
+
+def commands():
+    rc, out, err = run(["--help"], expect=0)
+    block = out.decode().split("Commands:\n")[1].split("\n\n")[0]
+    return [l.split()[0] for l in block.splitlines()]
+
+
+def types():
+    rc, out, err = run(["--help"], expect=0)
+    line = [l for l in out.decode().splitlines() if l.startswith("Filter types (--type): ")][0]
+    return line.split(": ", 1)[1].split(" (default")[0].split(", ")
+
+
+@group
+def test_manual():
+    # docs/bloomkit.1: clean for mandoc -Tlint, and it covers every command, every option each
+    # --help prints, every filter type, every environment variable the command reads.
+    import re
+    page = os.path.join(TOP, "docs", "bloomkit.1")
+    if not shutil_which("mandoc"):
+        raise Skip("mandoc is not installed (scripts/deps.sh installs it)")
+    p = subprocess.run(["mandoc", "-Tlint", "-Wwarning", page], capture_output=True, text=True)
+    lint = [l for l in (p.stdout + p.stderr).splitlines() if "mandoc.db" not in l]  # the system's index
+    check(not lint, "mandoc -Tlint: %s" % "\n".join(lint))
+    text = subprocess.run(["mandoc", "-Tascii", page], capture_output=True, check=True).stdout.decode()
+    text = re.sub(r".\x08", "", text)  # overstrike (bold, underline)
+    words = set(re.findall(r"--?[A-Za-z0-9][A-Za-z0-9-]*", text))
+    for cmd in commands():
+        check(re.search(r"\bbloomkit %s\b" % cmd, text), "the manual shows the command %s" % cmd)
+        missing = help_options(cmd) - words
+        check(not missing, "options of %s --help missing from the manual: %s" % (cmd, sorted(missing)))
+    for t in types():
+        check(re.search(r"\b%s\b" % t, text), "the manual names the type %s" % t)
+    env = set()
+    for root, dirs, files in os.walk(os.path.join(TOP, "src", "cli")):
+        for f in files:
+            if f.endswith(".c"):
+                env.update(re.findall(r'getenv\("([A-Z_]+)"\)', open(os.path.join(root, f)).read()))
+    check(env, "found the environment variables")
+    for e in env:
+        check(e in text, "the manual documents %s" % e)
+    for status in ("0", "1", "2"):
+        check(re.search(r"EXIT STATUS(.|\n)*\n +%s\b" % status, text), "exit status %s" % status)
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
+@group
+def test_completions():
+    # bash: source the script, set COMP_WORDS, call the function; zsh: syntax, and its list helpers.
+    bash_script = os.path.join(TOP, "completions", "bloomkit.bash")
+    zsh_script = os.path.join(TOP, "completions", "_bloomkit")
+    if not shutil_which("bash"):
+        raise Skip("bash is not installed")
+
+    def complete(words, cword):
+        sh = 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=%d; _bloomkit; printf "%%s\\n" "${COMPREPLY[@]}"' % cword
+        p = subprocess.run(["bash", "-c", sh, "bash", bash_script, BIN] + words, capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0 and p.stderr == "", "completion %r: %s" % (words, p.stderr))
+        return set(l for l in p.stdout.splitlines() if l)
+
+    cmds = commands()
+    check(complete([""], 1) >= set(cmds) | {"--help", "--version"}, "every command")
+    check(complete(["fi"], 1) == {"filter"}, "a command's prefix")
+    check(complete(["help", "me"], 2) == {"merge"}, "help COMMAND")
+    for cmd in cmds:
+        got = complete([cmd, "-"], 2)
+        check(got >= help_options(cmd), "%s: options %s" % (cmd, sorted(help_options(cmd) - got)))
+    check(complete(["create", "x.bf", "--type", ""], 4) == set(types()), "every type after --type")
+    check(complete(["build", "x.bf", "-t", "c"], 4) == {t for t in types() if t.startswith("c")}, "type prefix")
+    check(complete(["create", "x.bf", "-n", ""], 4) == set(), "no files where a number goes")
+    write("seen.bf", b"")
+    check("seen.bf" in complete(["info", "se"], 2), "file names for operands")
+    check(complete(["add", "seen.bf", "--", "-"], 4) == set(), "operands only after --")
+    if not shutil_which("zsh"):
+        print("SKIP completions/zsh: zsh is not installed")
+        return
+    p = subprocess.run(["zsh", "-n", zsh_script], capture_output=True, text=True)
+    check(p.returncode == 0 and not p.stderr, "zsh -n: %s" % p.stderr)
+    # the helpers the completion function calls, in zsh, without the completion system
+    prog = 'eval "$(sed "/^_bloomkit \\"\\$@\\"$/d" "$1")"; words=("$2" filter); ' \
+           'print -l -- "${(f)$(_bloomkit_commands)}" = "${(f)$(_bloomkit_types)}" = "${(f)$(_bloomkit_options filter)}"'
+    p = subprocess.run(["zsh", "-fc", prog, "zsh", zsh_script, BIN], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "zsh helpers: %s" % p.stderr)
+    c, t, o = (set(x.split("\n")) - {""} for x in p.stdout.split("\n=\n"))
+    check(c == set(cmds) and t == set(types()) and o >= help_options("filter"), "zsh lists: %r" % p.stdout)
+
+
+@group
+def test_readme_c():
+    # README's first C example compiles as written (inside a main function, with the library's headers).
+    import re
+    readme = open(os.path.join(TOP, "README.md")).read()
+    block = re.findall(r"```c\n(.*?)```", readme, re.S)[0]
+    includes = [l for l in block.splitlines() if l.startswith("#include")]
+    body = [l for l in block.splitlines() if not l.startswith("#include")]
+    src = "\n".join(includes) + "\nint main(void)\n{\n" + "\n".join(body) + "\n    return 0;\n}\n"
+    write("readme.c", src.encode())
+    cc = shutil_which("cc") or shutil_which("gcc")
+    if not cc:
+        raise Skip("no C compiler")
+    p = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-variable", "-c", "-I",
+                        os.path.join(TOP, "include"), "readme.c", "-o", "readme.o"], capture_output=True, text=True)
+    check(p.returncode == 0, "README's first C example:\n%s\n%s" % (src, p.stderr))
+
+
 def main():
     global BIN
     if len(sys.argv) != 3:

@@ -15,6 +15,12 @@ outside=$(cd "$stage" && find . \( -type f -o -type l \) | grep -v "^\.$prefix/"
 [ -z "$outside" ] || { echo "FAIL: installed outside PREFIX:"; echo "$outside"; exit 1; }
 root="$stage$prefix"
 test -f "$root/include/bloomkit/bloomkit.h"
+if [ -x "$build/src/cli/bloomkit" ]; then # the command, its manual and its shell completions
+    for f in bin/bloomkit share/man/man1/bloomkit.1 share/bash-completion/completions/bloomkit \
+             share/zsh/vendor-completions/_bloomkit; do
+        test -f "$root/$f" || { echo "FAIL: $f not installed"; exit 1; }
+    done
+fi
 libdir=$(ls -d "$root"/lib*/pkgconfig | head -n1); libdir=${libdir%/pkgconfig}
 major=$(sed -n 's/^#define BK_VERSION_MAJOR \([0-9]*\)$/\1/p' "$top/include/bloomkit/common.h")
 minor=$(sed -n 's/^#define BK_VERSION_MINOR \([0-9]*\)$/\1/p' "$top/include/bloomkit/common.h")

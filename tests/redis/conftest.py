@@ -75,8 +75,9 @@ def free_port(bus=False):
 class Server:
     """One redis-server with the module, in its own directory."""
 
-    def __init__(self, workdir, module_args=(), extra=(), bus=False):
+    def __init__(self, workdir, module_args=(), extra=(), bus=False, wrapper=()):
         self.dir = workdir
+        self.wrapper = list(wrapper)  # a command the server runs under, e.g. prlimit --as=...
         self.module_args = list(module_args)
         self.extra = list(extra)
         self.port = free_port(bus=bus)
@@ -85,7 +86,7 @@ class Server:
         self.errfile = os.path.join(self.dir, "stderr.log")
 
     def argv(self):
-        return ([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+        return self.wrapper + ([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                  "--logfile", self.logfile, "--daemonize", "no", "--save", "", "--appendonly", "no",
                  "--enable-debug-command", "yes", "--protected-mode", "yes",
                  "--loadmodule", MODULE] + self.module_args + self.extra)
@@ -175,10 +176,10 @@ class ServerFactory:
         self.servers = []
         self.dirs = []
 
-    def __call__(self, module_args=(), extra=(), bus=False, start=True):
+    def __call__(self, module_args=(), extra=(), bus=False, start=True, wrapper=()):
         d = tempfile.mkdtemp(prefix="bk-redis-")
         self.dirs.append(d)
-        s = Server(d, module_args, extra, bus=bus)
+        s = Server(d, module_args, extra, bus=bus, wrapper=wrapper)
         self.servers.append(s)
         if start:
             s.start()

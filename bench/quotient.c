@@ -1,0 +1,189 @@
+/*
+ * quotient: the quotient filter's own figures, beside the cuckoo filter at the same n and p.
+ *
+ *   quotient [n ...]        (default n = 1000000 10000000; p = 1% and 0.1% each)
+ *
+ * For each n and p, on pre-hashed 64-bit keys (hashes made before the timer: the figures are the
+ * filters'):
+ *   - a quotient filter with load limit 0.96 sized for n (remainder bits from p at that load): ns per
+ *     insert, per query of present and of absent keys (one call each, and in batches), per remove;
+ *     measured FPR beside the bound; bits per key; load;
+ *   - bits per key at 93% load: the same p, 2^q slots filled to 93% (q the largest with 0.93 * 2^q <= n);
+ *   - the cuckoo filter (b = 4, 95% load at its capacity) for n at p: bits per key and measured FPR;
+ *   - merge: two filters of n/2 different keys each, merged by one sweep: keys per second;
+ *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key.
+ * The load average is printed at the start and end. Figures only: nothing here passes or fails.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bloomkit/bloomkit.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void loadavg(const char *when)
+{
+    char buf[128] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (!fgets(buf, sizeof buf, f)) strcpy(buf, "?\n");
+        fclose(f);
+    }
+    printf("load average (%s): %s", when, buf);
+}
+
+static double qload(const bk_quotient *f)
+{
+    return (double)bk_quotient_slots_used(f) / (double)(UINT64_C(1) << bk_quotient_quotient_bits(f));
+}
+
+static void run(uint64_t n, double p)
+{
+    uint64_t seed = 1;
+    uint64_t *h = malloc(n * sizeof *h), *miss = malloc(n * sizeof *miss);
+    uint8_t *res = malloc(n);
+    if (!h || !miss || !res) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (uint64_t i = 0; i < n; i++) h[i] = splitmix(&seed);
+    for (uint64_t i = 0; i < n; i++) miss[i] = splitmix(&seed);
+
+    bk_quotient_options o = { 0 };
+    o.max_load = 0.96;
+    bk_quotient *f;
+    if (bk_quotient_new(n, p, &o, &f) != BK_OK) {
+        fprintf(stderr, "cannot make a filter for n = %llu\n", (unsigned long long)n);
+        exit(1);
+    }
+    double t0 = now_s();
+    for (uint64_t i = 0; i < n; i++) bk_quotient_add_hash(f, h[i]);
+    double t_ins = now_s() - t0;
+    t0 = now_s();
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < n; i++) hits += bk_quotient_contains_hash(f, h[i]);
+    double t_qh = now_s() - t0;
+    t0 = now_s();
+    uint64_t fps = 0;
+    for (uint64_t i = 0; i < n; i++) fps += bk_quotient_contains_hash(f, miss[i]);
+    double t_qm = now_s() - t0;
+    t0 = now_s();
+    uint64_t bh = bk_quotient_contains_hashes(f, h, n, res);
+    double t_bqh = now_s() - t0;
+    t0 = now_s();
+    (void)bk_quotient_contains_hashes(f, miss, n, res);
+    double t_bqm = now_s() - t0;
+    uint32_t q = bk_quotient_quotient_bits(f), r = bk_quotient_remainder_bits(f);
+    double bound = bk_quotient_fpr(bk_quotient_distinct(f), q, r);
+    double bpk = (double)bk_quotient_memory(f) * 8.0 / (double)n, load = qload(f);
+
+    /* growth: the filter as it is, doubled */
+    bk_quotient *g;
+    bk_quotient_clone(f, &g);
+    t0 = now_s();
+    bk_status gs = bk_quotient_grow(g);
+    double t_grow = now_s() - t0;
+    uint64_t after = 0;
+    for (uint64_t i = 0; i < n; i += 97) after += bk_quotient_contains_hash(g, h[i]);
+    bk_quotient_free(g);
+
+    t0 = now_s();
+    uint64_t removed = 0;
+    for (uint64_t i = 0; i < n; i++) removed += bk_quotient_remove_hash(f, h[i]) == BK_OK;
+    double t_rem = now_s() - t0;
+    bk_quotient_free(f);
+
+    /* merge: two halves */
+    bk_quotient *a, *b;
+    bk_quotient_new(n, p, &o, &a);
+    bk_quotient_new(n, p, &o, &b);
+    bk_quotient_add_hashes(a, h, n / 2, NULL);
+    bk_quotient_add_hashes(b, h + n / 2, n - n / 2, NULL);
+    t0 = now_s();
+    bk_status ms = bk_quotient_merge(a, b);
+    double t_merge = now_s() - t0;
+    bk_quotient_free(a);
+    bk_quotient_free(b);
+
+    /* 93% load: the largest 2^q with 0.93 * 2^q <= n */
+    uint32_t q93 = 7;
+    while ((double)(UINT64_C(1) << (q93 + 1)) * 0.93 <= (double)n) q93++;
+    uint64_t n93 = (uint64_t)(0.93 * (double)(UINT64_C(1) << q93));
+    bk_quotient_geometry g93;
+    bk_quotient_options o93 = { 0 };
+    o93.max_load = 0.93;
+    bk_quotient_size(n93, p, &o93, &g93);
+    bk_quotient *f93;
+    bk_quotient_new_qr(g93.quotient_bits, g93.remainder_bits, &o93, &f93);
+    bk_quotient_add_hashes(f93, h, n93, NULL);
+    uint64_t fp93 = 0;
+    for (uint64_t i = 0; i < n; i++) fp93 += bk_quotient_contains_hash(f93, miss[i]);
+    double bpk93 = (double)bk_quotient_memory(f93) * 8.0 / (double)n93, load93 = qload(f93);
+    bk_quotient_free(f93);
+
+    /* the cuckoo filter at n and p */
+    bk_cuckoo *c;
+    bk_cuckoo_new(n, p, NULL, &c);
+    bk_cuckoo_add_hashes(c, h, n, NULL);
+    uint64_t cfp = 0;
+    for (uint64_t i = 0; i < n; i++) cfp += bk_cuckoo_contains_hash(c, miss[i]);
+    bk_cuckoo_info ci;
+    bk_cuckoo_info_get(c, &ci);
+    double cbpk = (double)ci.memory_bytes * 8.0 / (double)n;
+    bk_cuckoo_free(c);
+
+    double dn = (double)n;
+    printf("\nn = %llu, p = %g: quotient q = %u, r = %u, load %.3f, %.2f bits/key, FPR %.5f (bound %.5f), "
+           "hits %llu/%llu\n",
+           (unsigned long long)n, p, q, r, load, bpk, (double)fps / dn, bound, (unsigned long long)hits,
+           (unsigned long long)n);
+    printf("  insert %.1f ns, query present %.1f ns, absent %.1f ns; batch query present %.1f ns, absent %.1f ns; "
+           "remove %.1f ns (%llu removed)\n",
+           t_ins / dn * 1e9, t_qh / dn * 1e9, t_qm / dn * 1e9, t_bqh / dn * 1e9, t_bqm / dn * 1e9,
+           t_rem / dn * 1e9, (unsigned long long)removed);
+    (void)bh;
+    printf("  merge of two halves: %.1f M keys/s (%s); growth: %.1f ns per key (%s, %llu/%llu sampled keys "
+           "present after)\n",
+           dn / t_merge / 1e6, bk_strerror(ms), t_grow / dn * 1e9, bk_strerror(gs), (unsigned long long)after,
+           (unsigned long long)((n + 96) / 97));
+    printf("  at 93%% load (q = %u, r = %u, %llu keys, load %.3f): %.2f bits/key, FPR %.5f\n", g93.quotient_bits,
+           g93.remainder_bits, (unsigned long long)n93, load93, bpk93, (double)fp93 / dn);
+    printf("  cuckoo (b = 4, %u-bit fingerprints, load %.3f): %.2f bits/key, FPR %.5f\n", ci.fingerprint_bits,
+           ci.load_factor, cbpk, (double)cfp / dn);
+    free(h);
+    free(miss);
+    free(res);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t ns[8] = { 1000000, 10000000 };
+    int nn = 2;
+    if (argc > 1) {
+        nn = 0;
+        for (int i = 1; i < argc && nn < 8; i++) ns[nn++] = strtoull(argv[i], NULL, 10);
+    }
+    loadavg("start");
+    printf("quotient filter path: %s\n", bk_quotient_bmi2_available() ? "BMI2 (PDEP/TZCNT select)" : "portable");
+    for (int i = 0; i < nn; i++) {
+        run(ns[i], 0.01);
+        run(ns[i], 0.001);
+    }
+    loadavg("end");
+    return 0;
+}

@@ -1,0 +1,136 @@
+"""Memory limits: maxmemory, MAX_FILTER_SIZE and an address-space limit, with real redis-servers.
+
+Filters that would not fit are refused before anything is allocated, with Redis's own OOM error (or
+the module's size-limit error), and the server keeps running; what fits is counted by INFO memory and
+MEMORY USAGE from the moment it is created; loads (DEBUG RELOAD, restart) are never refused.
+"""
+import shutil
+
+import pytest
+import redis
+
+OOM = "command not allowed when used memory > 'maxmemory'"
+
+
+def used(c):
+    return c.info("memory")["used_memory"]
+
+
+def test_reservations_over_maxmemory_refused(servers):
+    s = servers(extra=["--maxmemory", "100mb"])
+    c = s.client()
+    before = used(c)
+    for cmd in (["CF.RESERVE", "c", 4294967296], ["CF.RESERVE", "c", 120000000], ["CF.RESERVE", "c", 476000000],
+                ["BF.RESERVE", "b", 0.01, 100000000], ["BF.RESERVE", "b", 0.001, 60000000],
+                ["BF.INSERT", "b", "CAPACITY", 100000000, "ITEMS", "x"],
+                ["CF.INSERT", "c", "CAPACITY", 200000000, "ITEMS", "x"]):
+        with pytest.raises(redis.ResponseError, match=OOM):
+            c.execute_command(*cmd)
+    assert c.exists("b", "c") == 0
+    assert used(c) < before + (1 << 20)
+    # what fits is accepted and counted at once (the pages are not touched yet)
+    assert c.execute_command("CF.RESERVE", "c", 40000000)  # 40 MB
+    grown = used(c) - before
+    assert abs(c.memory_usage("c") - grown) < 0.03 * grown, (c.memory_usage("c"), grown)
+    # now 40 MB more would pass the limit
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("CF.RESERVE", "d", 70000000)
+    # BK.EXPORT of the 40 MB filter needs its saved form and the reply's copy: 80 MB more
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("BK.EXPORT", "c")
+    c.cf().add("c", "x")
+    assert c.cf().exists("c", "x")
+
+
+def test_growth_over_maxmemory_refused(servers):
+    s = servers(extra=["--maxmemory", "24mb"])
+    c = s.client()
+    c.execute_command("BF.RESERVE", "g", 0.01, 100000, "EXPANSION", 16)
+    added, refused = 0, None
+    for batch in range(200):
+        items = [f"g{batch}-{i}" for i in range(20000)]
+        got = c.execute_command("BF.MADD", "g", *items)
+        if isinstance(got[-1], redis.ResponseError):
+            refused = str(got[-1])
+            added += len(got) - 1
+            break
+        added += len(got)
+    assert refused is not None and OOM in refused, refused
+    assert c.bf().info("g").filterNum == 2  # the third sub-filter (about 50 MB) was refused
+    assert all(c.bf().mexists("g", *[f"g0-{i}" for i in range(20000)]))
+    assert used(c) < 24 << 20
+    # a LOADCHUNK restore whose header declares more than fits is refused at its first chunk
+    t = servers()
+    tc = t.client()
+    tc.execute_command("CF.RESERVE", "big", 16000000)
+    it, data = tc.execute_command("CF.SCANDUMP", "big", 0)
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("CF.LOADCHUNK", "big", it, data)
+    assert c.exists("big") == 0
+
+
+def test_loads_never_refused(servers):
+    # DEBUG RELOAD and a restart load what the RDB holds even past maxmemory (as Redis does for its own
+    # types); the module's guard only applies to clients' commands.
+    s = servers(extra=["--maxmemory", "64mb"])
+    c = s.client()
+    c.execute_command("BF.RESERVE", "f", 0.001, 2000000)
+    c.bf().madd("f", *[f"x{i}" for i in range(5000)])
+    c.execute_command("CF.RESERVE", "c", 4000000)
+    c.cf().insert("c", [f"y{i}" for i in range(5000)])
+    c.execute_command("DEBUG", "RELOAD")
+    c.config_set("maxmemory", "2mb")
+    c.execute_command("DEBUG", "RELOAD")
+    assert all(c.bf().mexists("f", *[f"x{i}" for i in range(5000)]))
+    s.restart(save=True, extra=["--maxmemory", "2mb"])
+    c = s.client()
+    assert all(c.cf().mexists("c", *[f"y{i}" for i in range(5000)]))
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("CF.RESERVE", "d", 1000000)
+
+
+def test_max_filter_size(servers):
+    s = servers(module_args=["MAX_FILTER_SIZE", str(1 << 20)])
+    c = s.client()
+    with pytest.raises(redis.ResponseError, match=r"too large.*MAX_FILTER_SIZE 1048576 bytes"):
+        c.execute_command("CF.RESERVE", "c", 2000000)
+    with pytest.raises(redis.ResponseError, match=r"too large.*MAX_FILTER_SIZE 1048576"):
+        c.execute_command("BF.RESERVE", "b", 0.01, 1000000)
+    c.execute_command("BF.RESERVE", "b", 0.01, 100000, "EXPANSION", 4)
+    got = None
+    for batch in range(20):
+        got = c.execute_command("BF.MADD", "b", *[f"b{batch}-{i}" for i in range(50000)])
+        if isinstance(got[-1], redis.ResponseError):
+            break
+    assert "cannot grow" in str(got[-1]) and "MAX_FILTER_SIZE 1048576" in str(got[-1])
+    assert c.bf().info("b").size < 1 << 20
+    for bad in (["MAX_FILTER_SIZE", "100"], ["MAX_FILTER_SIZE", "x"]):
+        b = servers(module_args=bad, start=False)
+        b.expected_exit = True
+        assert b.start(expect_fail=True) is False
+
+
+def test_memory_usage_matches_used_memory(r):
+    base = used(r)
+    r.execute_command("BF.RESERVE", "b", 0.01, 5000000)
+    r.execute_command("CF.RESERVE", "c", 10000000)
+    r.bf().madd("b", *[f"i{i}" for i in range(10000)])
+    r.cf().insert("c", [f"i{i}" for i in range(10000)])
+    grown = used(r) - base
+    reported = r.memory_usage("b") + r.memory_usage("c")
+    assert abs(reported - grown) < 0.03 * grown, (reported, grown)
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="prlimit (util-linux) is not installed")
+def test_address_space_limit(servers):
+    # Under an address-space limit (no maxmemory) a reservation the system cannot give is an error
+    # reply, not an abort: large blocks are asked for with RedisModule_TryAlloc.
+    s = servers(wrapper=["prlimit", "--as=%d" % (2 << 30), "--"])
+    c = s.client()
+    with pytest.raises(redis.ResponseError, match="Insufficient memory"):
+        c.execute_command("CF.RESERVE", "c", 3000000000)
+    with pytest.raises(redis.ResponseError, match="Insufficient memory"):
+        c.execute_command("BF.RESERVE", "b", 0.0001, 1000000000)
+    c.execute_command("CF.RESERVE", "ok", 100000000)
+    c.cf().add("ok", "x")
+    assert c.cf().exists("ok", "x") and s.alive()
