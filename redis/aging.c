@@ -118,6 +118,7 @@ static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     o.clock = cmd_clock;
     o.clock_ctx = &cmd_now;
     bk_aging *a;
+    size_t heap0 = bkr_heap_now();
     bk_status s = time ? bk_aging_new_time(window, capacity, p, &o, &a) : bk_aging_new_count(window, p, &o, &a);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     bk_filter *f;
@@ -125,7 +126,7 @@ static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         bk_aging_free(a);
         return bkr_reply_status(ctx, s);
     }
-    v = bkr_value_from_filter(f);
+    v = bkr_value_from_filter(f, heap0);
     if (!v) {
         bk_filter_free(f);
         return bkr_reply_status(ctx, BK_ENOMEM);

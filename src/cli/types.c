@@ -525,6 +525,15 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
 bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
 {
     uint8_t res[CLI_BATCH];
+    bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
+    if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
+        for (size_t i = 0; i < n; i += CLI_BATCH) {
+            size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
+            bk_aging_add_if_absent_hashes(ag, h + i, c, res);
+            for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
+        }
+        return BK_OK;
+    }
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
         size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;

@@ -875,6 +875,26 @@ def test_aging():
     run(["add", "-q", "t.bf"], input=lines(keys[:2000]), expect=0)
     run(["query", "-q", "t.bf"], input=lines(keys[:2000]), expect=0)
     check(info("t.bf")["count"] == 2000, info("t.bf"))
+    # streaming dedup in constant memory: filter --add --window drops a line whose key was seen within
+    # the window, and lets it through again once it aged out
+    stream = [b"x", b"y", b"x"] + [b"k%d" % i for i in range(6)] + [b"x"]
+    rc, out, err = run(["filter", "--add", "--window", "3", "-q"], input=lines(stream), expect=0)
+    check(out == lines([b"x", b"y"] + [b"k%d" % i for i in range(6)] + [b"x"]), out)
+    events = [b"e%d" % (i % 5000) for i in range(20000)]  # every key four times, 5000 lines apart
+    rc, out, err = run(["filter", "--add", "--window", "1h", "-n", "10k", "-q"], input=lines(events), expect=0)
+    check(out == lines(events[:5000]), "a one-hour window passes each key once: %d lines" % out.count(b"\n"))
+    rc, out, err = run(["filter", "--add", "--window", "4000", "-q"], input=lines(events), expect=0)
+    check(out.count(b"\n") >= 15000, "a 4000-line window (slack 1334) forgets keys seen 5000 lines ago")
+    rc, out, err = run(["filter", "--add", "--window", "6000", "-q"], input=lines(events), expect=0)
+    check(out == lines(events[:5000]), "a 6000-line window holds keys seen 5000 lines ago")
+    # an aging FILE keeps its window across runs
+    run(["create", "-q", "dd.bf", "--type", "aging", "--window", "1h", "-n", "10k", "-p", "1%"], expect=0)
+    rc, out, err = run(["filter", "--add", "dd.bf", "-q"], input=b"a\nb\na\n", expect=0)
+    check(out == b"a\nb\n", out)
+    rc, out, err = run(["filter", "--add", "dd.bf", "-q"], input=b"a\nz\n", expect=0)
+    check(out == b"z\n", out)
+    rc, out, err = run(["filter", "--add", "dd.bf", "--window", "1h"], input=b"a\n", expect=2)
+    check("has its own window" in err, err)
 
 
 def run_fd1(args, fd1, input=b"", ignore_sigpipe=False):
@@ -1249,6 +1269,8 @@ def test_dedup():
     check(out2.splitlines() == want, "a small filter that grows, p = 1e-6: exactly awk's output")
     # into a file, every type that takes keys; a second run prints only what is new
     for t in addable_types():
+        if t == "aging":  # a window forgets by design: its dedup is tested in test_aging
+            continue
         f = t + ".bf"
         run(["create", "-q", f, "-n", "10000", "-p", "0.01%", "--type", t], expect=0)
         rc, out, err = run(["filter", "--add", f], input=lines(stream[:10000]), expect=0)
