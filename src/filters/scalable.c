@@ -65,6 +65,17 @@ struct bk_scalable {
 
 static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 
+/* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
+static bk_scalable_options resolve_options(const bk_scalable_options *opts)
+{
+    bk_scalable_options d = bk_scalable_default_options();
+    if (!opts) return d;
+    bk_scalable_options o = *opts;
+    if (o.growth == 0) o.growth = d.growth;
+    if (o.tightening == 0.0) o.tightening = d.tightening;
+    return o;
+}
+
 static bk_status check_options(uint64_t capacity, double p, const bk_scalable_options *o)
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
@@ -112,7 +123,7 @@ bk_scalable_options bk_scalable_default_options(void)
 bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts, uint32_t i,
                                  bk_geometry *out)
 {
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     if (!out) return BK_EINVAL;
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
@@ -124,7 +135,7 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
                            uint32_t *filters, uint64_t *bytes)
 {
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
@@ -245,7 +256,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
@@ -519,7 +530,7 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     return BK_OK;
 }
 
-bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
+bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     uint32_t n = f->n;
@@ -543,12 +554,12 @@ bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
 bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_scalable_add_hash_if_absent(f, bk__hash(key, len, f->seed));
+    return bk_scalable_add_if_absent_hash(f, bk__hash(key, len, f->seed));
 }
 
 bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)
 {
-    bk_status s = bk_scalable_add_hash_if_absent(f, h);
+    bk_status s = bk_scalable_add_if_absent_hash(f, h);
     return s == BK_EEXISTS ? BK_OK : s;
 }
 
@@ -626,7 +637,7 @@ bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t 
         /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
          * key repeated within the batch is still found by its second add */
         if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
-        s = bk_scalable_add_hash_if_absent(f, hashes[i]);
+        s = bk_scalable_add_if_absent_hash(f, hashes[i]);
         if (s == BK_OK) a++;
         else if (s == BK_EEXISTS) s = BK_OK;
     }
@@ -1123,7 +1134,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             /* the sub-filter body's capacity field (bloom.c: offset 16; inside the body just read) */
             uint64_t cap = bk__get_le64(r->base + start + 16);
-            if (cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
+            if (cap != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
             else if ((s = r_pad64(r)) == BK_OK)
