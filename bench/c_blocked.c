@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <bloomkit/bloomkit.h>
+#include <bloomkit/experimental.h>
 #include "bench.h"
 
 static void *bb_create(uint64_t n, double p, bk_blocked_layout layout)
@@ -117,7 +117,7 @@ const bench_contender bench_blocked512 = {
 /* ---- the memory floor ---- */
 
 #ifndef FLOOR_PF
-#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/filters/blocked.c) */
 #endif
 
 typedef struct {

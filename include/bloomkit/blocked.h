@@ -138,6 +138,16 @@ BK_API size_t bk_blocked_contains_many(const bk_blocked *f, const void *const *k
 BK_API size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
                                          uint8_t *results);
 
+/* Filling one filter on several threads without atomics (what `bloomkit build` does): the blocks are
+ * cut into nparts ranges at even block numbers (two 256-bit blocks share a 64-byte line), and this
+ * call adds only the hashes whose block falls in range `part`; it leaves the count alone (set it after
+ * the fill through bk_filter_set_count). Calls for different parts touch disjoint lines, so they may
+ * run at the same time; calls for every part over the same hashes set exactly the bits
+ * bk_blocked_add_hashes sets. BK_EINVAL: f NULL, hashes NULL with n > 0, nparts 0 or part >= nparts.
+ * [excl] on part `part`: calls for other parts may run meanwhile, nothing else may. */
+BK_API bk_status bk_blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n, unsigned part,
+                                            unsigned nparts);
+
 /* ---- whole-filter operations ---- */
 
 /* Zero every bit and the count. [excl] */
@@ -166,6 +176,22 @@ BK_API const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len);
 BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
 /* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
 BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOOMKIT_BLOCKED_H */
+
+/*
+ * Experimental tier (the struct layout of a view and header-inline SIMD code): only with
+ * BK_STATIC_LINKING_ONLY defined before the first include, or through <bloomkit/experimental.h>. It may
+ * change in any release, and it is what brings <immintrin.h> in: bloomkit.h alone never does.
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_BLOCKED_H_STATIC)
+#define BLOOMKIT_BLOCKED_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- header-inline probes of pre-hashed keys (SPLIT256 only) ----
  *
@@ -198,7 +224,7 @@ BK_API bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out);
 /* Add n to the count of keys inserted (for keys inserted through a view). [excl] */
 BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
 
-/* The odd multipliers of the in-block probes (part of the file format; src/blocked.c has the same). */
+/* The odd multipliers of the in-block probes (part of the file format; src/filters/blocked.c has the same). */
 #define BK_BLOCKED__SALTS 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u, \
                           0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
 
@@ -295,4 +321,4 @@ static inline bool bk_blocked_view_contains(bk_blocked_view v, uint64_t h)
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* BK_STATIC_LINKING_ONLY */

@@ -230,7 +230,7 @@ def test_create():
     rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--nonscaling"], expect=2)
     check("--nonscaling does not apply to bloom" in err, err)
     # scalable sub-filters: blocked by default, classic with --classic-layers; both hold every key, the
-    # two kinds never merge, and a blocked chain is not reported as having legacy probes
+    # two kinds never merge
     keys = b"".join(b"s%d\n" % i for i in range(5000))
     for name, extra in (("sb.bf", []), ("sc.bf", ["--classic-layers"])):
         run(["create", "-q", name, "-n", "1000", "-p", "1%", "--type", "scalable"] + extra, expect=0)
@@ -240,7 +240,7 @@ def test_create():
         check(j["subfilter_kind"] == ("classic" if extra else "blocked"), j)
         check(j["subfilters"] == 3 and j["count"] >= 4950, j)
         rc, out, err = run(["info", name], expect=0)
-        check(b"legacy" not in out and (b"classic" if extra else b"blocked") in out, out)
+        check((b"classic" if extra else b"blocked") in out, out)
     check(info("sc.bf")["memory_bytes"] < info("sb.bf")["memory_bytes"], "classic sub-filters are smaller")
     rc, out, err = run(["merge", "m.bf", "sb.bf", "sc.bf"], expect=2)
     check("different sub-filter kinds" in err, err)
@@ -746,15 +746,6 @@ def test_info():
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
-    # a file written before probe scheme 2 (tests/golden) says so, and will not merge with a new one
-    legacy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "bloom-standard-v1.0.bkf")
-    rc, out, err = run(["info", legacy], expect=0)
-    check(b"legacy probes" in out, out)
-    rc, out, err = run(["info", "i.bf"], expect=0)
-    check(b"legacy probes" not in out, out)
-    run(["create", "-q", "n.bf", "-n", "1000", "-p", "1%", "--seed", "42"], expect=0)
-    rc, out, err = run(["merge", "m.bf", legacy, "n.bf"], expect=2)
-    check("different probe schemes" in err and not os.path.exists("m.bf"), err)
 
 
 @group

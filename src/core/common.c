@@ -1,6 +1,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "base.h"
 #include "simd.h"
 
 unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }
@@ -24,6 +24,7 @@ const char *bk_strerror(bk_status s)
     case BK_ECHECKSUM: return "checksum mismatch";
     case BK_ETRUNCATED: return "data truncated";
     case BK_EEXISTS: return "key already present";
+    case BK_EBUFSIZE: return "output buffer too small";
     }
     return "unknown status";
 }
