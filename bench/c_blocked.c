@@ -117,7 +117,7 @@ const bench_contender bench_blocked512 = {
 /* ---- the memory floor ---- */
 
 #ifndef FLOOR_PF
-#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/blocked.c) */
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/filters/blocked.c) */
 #endif
 
 typedef struct {

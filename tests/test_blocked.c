@@ -469,9 +469,9 @@ static bk_status mem_sink(void *ctx, const void *data, size_t len)
 static uint8_t *encode(const bk_blocked *f, size_t *len)
 {
     membuf mb = { 0 };
-    bk_writer w = { mem_sink, &mb, 0, 0 };
+    bk_writer w = { mem_sink, &mb, 0 };
     assert_int_equal(bk__blocked_vtable.encode(f, &w), BK_OK);
-    bk_writer count = { NULL, NULL, 0, 0 };
+    bk_writer count = { NULL, NULL, 0 };
     assert_int_equal(bk__blocked_vtable.encode(f, &count), BK_OK);
     assert_int_equal(count.offset, mb.len);
     uint8_t *al = aligned_alloc(64, (mb.len + 63) / 64 * 64);
@@ -483,7 +483,7 @@ static uint8_t *encode(const bk_blocked *f, size_t *len)
 
 static bk_status decode(const uint8_t *body, size_t len, bool borrow, bool writable, bk_blocked **out)
 {
-    bk_reader r = { body, len, 0, borrow, writable, 77, 0 };
+    bk_reader r = { body, len, 0, borrow, writable, 77 };
     void *v = NULL;
     bk_status s = bk__blocked_vtable.decode(&r, &v);
     *out = v;

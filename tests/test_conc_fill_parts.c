@@ -1,6 +1,6 @@
 /*
- * The fill by parts behind `bloomkit build`'s threads (bk__bloom_add_hashes_part,
- * bk__blocked_add_hashes_part in src/internal.h): nparts threads, each adding every hash but setting
+ * The fill by parts behind `bloomkit build`'s threads (bk_bloom_add_hashes_part,
+ * bk_blocked_add_hashes_part): nparts threads, each adding every hash but setting
  * only the bits of its own range of the filter, must give exactly the file that add_hashes gives on
  * one thread, for classic (standard and partitioned), blocked 256 and blocked 512 filters, large and
  * tiny (more parts than cache lines), with any number of parts. Under ThreadSanitizer this also shows
@@ -28,9 +28,9 @@ static void *run_part(void *arg)
     for (size_t i = 0; i < j->n; i += 4096) {
         size_t m = j->n - i < 4096 ? j->n - i : 4096;
         if (j->blocked)
-            bk__blocked_add_hashes_part(j->typed, j->h + i, m, j->part, j->nparts);
+            bk_blocked_add_hashes_part(j->typed, j->h + i, m, j->part, j->nparts);
         else
-            bk__bloom_add_hashes_part(j->typed, j->h + i, m, j->part, j->nparts);
+            bk_bloom_add_hashes_part(j->typed, j->h + i, m, j->part, j->nparts);
     }
     return NULL;
 }
@@ -98,6 +98,32 @@ static void classic_partitioned(void **state) { (void)state; check_kind(1); }
 static void blocked_256(void **state) { (void)state; check_kind(2); }
 static void blocked_512(void **state) { (void)state; check_kind(3); }
 
+/* Bad arguments are refused and change nothing. */
+static void bad_arguments(void **state)
+{
+    (void)state;
+    bk_bloom *b;
+    bk_blocked *k;
+    assert_int_equal(bk_bloom_new(1000, 0.01, NULL, &b), BK_OK);
+    assert_int_equal(bk_blocked_new(1000, 0.01, NULL, &k), BK_OK);
+    uint64_t h = 12345;
+    assert_int_equal(bk_bloom_add_hashes_part(NULL, &h, 1, 0, 1), BK_EINVAL);
+    assert_int_equal(bk_bloom_add_hashes_part(b, NULL, 1, 0, 1), BK_EINVAL);
+    assert_int_equal(bk_bloom_add_hashes_part(b, &h, 1, 2, 2), BK_EINVAL);
+    assert_int_equal(bk_bloom_add_hashes_part(b, &h, 1, 0, 0), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_hashes_part(NULL, &h, 1, 0, 1), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_hashes_part(k, NULL, 1, 0, 1), BK_EINVAL);
+    assert_int_equal(bk_blocked_add_hashes_part(k, &h, 1, 3, 3), BK_EINVAL);
+    assert_false(bk_bloom_contains_hash(b, h));
+    assert_false(bk_blocked_contains_hash(k, h));
+    assert_int_equal(bk_bloom_add_hashes_part(b, &h, 1, 0, 1), BK_OK);
+    assert_int_equal(bk_blocked_add_hashes_part(k, &h, 1, 0, 1), BK_OK);
+    assert_true(bk_bloom_contains_hash(b, h));
+    assert_true(bk_blocked_contains_hash(k, h));
+    bk_bloom_free(b);
+    bk_blocked_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +131,7 @@ int main(void)
         cmocka_unit_test(classic_partitioned),
         cmocka_unit_test(blocked_256),
         cmocka_unit_test(blocked_512),
+        cmocka_unit_test(bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -407,10 +407,9 @@ static bk_status sink(void *ctx, const void *data, size_t len)
 static uint8_t *encode(const bk_vtable *vt, const void *f, size_t *len)
 {
     sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0, 0 };
+    bk_writer w = { sink, &s, 0 };
     assert_int_equal(vt->encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
-    assert_int_equal(w.flags, BK_FILE_FLAG_PROBES2); /* new filters use probe scheme 2 */
     /* copy to a 64-byte aligned buffer, as the container provides */
     uint8_t *al = aligned_alloc(64, (s.len + 63) / 64 * 64 + 64);
     memcpy(al, s.buf, s.len);
@@ -421,7 +420,7 @@ static uint8_t *encode(const bk_vtable *vt, const void *f, size_t *len)
 
 static bk_status decode(const bk_vtable *vt, const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, BK_FILE_FLAG_PROBES2 };
+    bk_reader r = { buf, len, 0, borrow, false, seed };
     bk_status s = vt->decode(&r, out);
     if (s == BK_OK) assert_int_equal(r.off, len);
     return s;

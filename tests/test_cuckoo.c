@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
+#include "testing.h"
 
 static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
 {
@@ -50,11 +51,11 @@ static bk_status mem_sink(void *ctx, const void *data, size_t len)
 static membuf encode(const bk_cuckoo *c)
 {
     membuf m = { NULL, 0, 0 };
-    bk_writer w = { mem_sink, &m, 0, 0 };
+    bk_writer w = { mem_sink, &m, 0 };
     assert_int_equal(bk__cuckoo_vtable.encode(c, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     /* a size query (no sink) gives the same length */
-    bk_writer count = { NULL, NULL, 0, 0 };
+    bk_writer count = { NULL, NULL, 0 };
     assert_int_equal(bk__cuckoo_vtable.encode(c, &count), BK_OK);
     assert_int_equal(count.offset, m.len);
     return m;
@@ -62,7 +63,7 @@ static membuf encode(const bk_cuckoo *c)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, 0 };
+    bk_reader r = { buf, len, 0, borrow, false, seed };
     void *f = NULL;
     bk_status s = bk__cuckoo_vtable.decode(&r, &f);
     *out = f;
@@ -632,7 +633,7 @@ static void serialization(void **state)
         membuf m = encode(c);
         uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
         memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17, 0 };
+        bk_reader r = { al, m.len, 0, true, true, 17 };
         void *v = NULL;
         assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
         bk_cuckoo *e = v;

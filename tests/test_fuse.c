@@ -285,7 +285,7 @@ static bk_status mem_sink(void *ctx, const void *data, size_t len)
 static membuf encode(const bk_fuse *f)
 {
     membuf m = { 0 };
-    bk_writer w = { mem_sink, &m, 0, 0 };
+    bk_writer w = { mem_sink, &m, 0 };
     assert_int_equal(bk__fuse_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     return m;
@@ -293,7 +293,7 @@ static membuf encode(const bk_fuse *f)
 
 static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_fuse **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, 0 };
+    bk_reader r = { buf, len, 0, borrow, false, seed };
     void *f = (void *)0x1;
     bk_status s = bk__fuse_vtable.decode(&r, &f);
     if (s == BK_OK) assert_int_equal(r.off, len);

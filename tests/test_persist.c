@@ -21,14 +21,6 @@
 #define N 1000000
 #define NSMALL 20000
 
-/* Filters with the classic probe scheme mark it (BK_FILE_FLAG_PROBES2): bloom, counting and scalable
- * chains of classic sub-filters (a blocked chain's probes never changed). */
-static bool uses_probe_scheme(const tf_factory *ft)
-{
-    return ft->type == BK_TYPE_BLOOM || ft->type == BK_TYPE_COUNTING ||
-           (ft->type == BK_TYPE_SCALABLE && strcmp(ft->name, "scalable") == 0);
-}
-
 static char g_dir[64];
 
 /* ---- helpers ---- */
@@ -349,9 +341,7 @@ static void save_buffer_size_query(void **state)
         assert_int_equal(in.total_size, need);
         assert_int_equal(in.seed, 1);
         assert_int_equal(in.hash_id, BK_HASH_XXH3_64);
-        /* the Bloom family marks its probe scheme (docs/FORMAT.md section 3) */
-        bool probes = uses_probe_scheme(&tf_factories[t]);
-        assert_int_equal(in.flags, probes ? BK_FILE_FLAG_PROBES2 : 0);
+        assert_int_equal(in.flags, 0); /* writers set no flag (docs/FORMAT.md section 3) */
         assert_int_equal(bk_filter_save_buffer(NULL, b, need, &w), BK_EINVAL);
         assert_int_equal(bk_filter_save_buffer(f, b, need, NULL), BK_EINVAL);
         void *p = (void *)1;
@@ -1145,89 +1135,6 @@ static void save_killed_keeps_old_file(void **state)
     bk_filter_free(big);
 }
 
-/* ---- golden files: every format version ever written keeps loading, byte for byte ---- */
-
-
-/* Load golden file p (or write it first when BK_WRITE_GOLDEN names a tests dir and p is missing: an
- * existing golden file is never rewritten) and check it: loads clean, finds its 500 keys, re-saves to
- * the same bytes, and carries `want_flags`. Returns the loaded filter. */
-static bk_filter *check_golden(const tf_factory *ft, const char *p, bool write, uint32_t want_flags)
-{
-    if (write && access(p, R_OK) != 0) {
-        bk_filter *f = make(ft, 1000, 500, 42);
-        assert_int_equal(bk_filter_save_path(f, p), BK_OK);
-        bk_filter_free(f);
-    }
-    if (access(p, R_OK) != 0)
-        fail_msg("missing golden file %s: run test_persist with BK_WRITE_GOLDEN=<tests dir> once", p);
-    size_t len;
-    uint8_t *gold = read_whole(p, &len);
-    bk_file_info in;
-    assert_int_equal(bk_filter_peek_header(gold, len, &in), BK_OK);
-    assert_int_equal(in.flags, want_flags);
-    bk_filter *g;
-    assert_int_equal(bk_filter_load_buffer(gold, len, BK_LOAD_REQUIRE_CLEAN, &g), BK_OK);
-    assert_int_equal(bk_filter_type(g), ft->type);
-    assert_int_equal(bk_filter_seed(g), 42);
-    for (uint64_t i = 0; i < 500; i++) {
-        tf_key k = tf_make_key(1, i);
-        assert_true(bk_filter_contains(g, k.b, sizeof k.b));
-    }
-    assert_same_bytes(g, gold, len, p); /* writers are deterministic and the format stable */
-    free(gold);
-    return g;
-}
-
-/*
- * The v1.0 files of the Bloom family predate BK_FILE_FLAG_PROBES2 (legacy probes, y += i); the
- * "-probes2" files have it. A legacy filter keeps its probes: after more adds (a scalable chain grows
- * new layers) every key is still found, and it saves without the flag.
- */
-static void golden_files(void **state)
-{
-    (void)state;
-    const char *write_dir = getenv("BK_WRITE_GOLDEN");
-    const char *dir = write_dir ? write_dir : BK_TEST_SOURCE_DIR;
-    for (size_t t = 0; t < TF_NFACTORIES; t++) {
-        const tf_factory *ft = &tf_factories[t];
-        bool probes = uses_probe_scheme(ft);
-        char p[512];
-        snprintf(p, sizeof p, "%s/golden/%s-v1.0.bkf", dir, ft->name);
-        /* only types untouched by the probe change may be (re)written under the legacy name */
-        bk_filter *g = check_golden(ft, p, write_dir && !probes, 0);
-        if (probes && !ft->static_set) {
-            for (uint64_t i = 0; i < 3000; i++) {
-                tf_key k = tf_make_key(2, i);
-                assert_int_equal(bk_filter_add(g, k.b, sizeof k.b), BK_OK);
-            }
-            uint8_t *b;
-            size_t n;
-            save_bytes(g, &b, &n);
-            bk_file_info in;
-            assert_int_equal(bk_filter_peek_header(b, n, &in), BK_OK);
-            assert_int_equal(in.flags, 0);
-            bk_filter *h;
-            assert_int_equal(bk_filter_load_buffer(b, n, BK_LOAD_REQUIRE_CLEAN, &h), BK_OK);
-            for (uint64_t i = 0; i < 3000; i++) {
-                tf_key k = tf_make_key(2, i), k1 = tf_make_key(1, i % 500);
-                assert_true(bk_filter_contains(h, k.b, sizeof k.b));
-                assert_true(bk_filter_contains(h, k1.b, sizeof k1.b));
-            }
-            /* a legacy filter and a new one never merge: their probes differ */
-            bk_filter *fresh = make(ft, 1000, 0, 42);
-            assert_int_equal(bk_filter_merge(fresh, g), BK_EINCOMPAT);
-            bk_filter_free(fresh);
-            bk_filter_free(h);
-            bk_filter_buffer_free(b);
-        }
-        bk_filter_free(g);
-        if (probes) {
-            snprintf(p, sizeof p, "%s/golden/%s-v1.0-probes2.bkf", dir, ft->name);
-            bk_filter_free(check_golden(ft, p, write_dir != NULL, BK_FILE_FLAG_PROBES2));
-        }
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1245,7 +1152,6 @@ int main(void)
         cmocka_unit_test(shared_stale_flag_lifecycle),
         cmocka_unit_test(save_failure_keeps_old_file),
         cmocka_unit_test(save_killed_keeps_old_file),
-        cmocka_unit_test(golden_files),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,16 +1,16 @@
 /*
  * Probe quality of the Bloom family on small filters: the measured FPR of many small classic,
  * partitioned, counting and scalable filters (fixed seeds, aggregated so the measurement is tight)
- * must match the exact formula. The legacy probe increment (y += i, files without
- * BK_FILE_FLAG_PROBES2) fails this: with multiply-shift only the high bits of a probe value choose
- * its bit, a small i leaves them alone, and the probes of a small filter correlate (n = 100 at 0.1%
- * measured 0.124%, 24% over the formula). A constant large increment is not enough for the
- * partitioned layout (1.36x there: see bk__probe_step in src/internal.h). The test also measures the
- * legacy scheme and requires it to miss the bound, so the bound is shown to tell the two apart.
+ * must match the exact formula. A plain increment (y += i) fails this: with multiply-shift only the
+ * high bits of a probe value choose its bit, a small i leaves them alone, and the probes of a small
+ * filter correlate (n = 100 at 0.1% measured 0.124%, 24% over the formula, well outside TOL). A
+ * constant large increment is not enough for the partitioned layout (1.36x there: see bk__probe_step
+ * in src/core/base.h).
  */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
+#include "blocked1024.h"
 
 /* Relative tolerance of measured / exact. Each case expects about 5,000 false positives (binomial
  * sd 1.4%); the exact formula (bits treated as independent) sits within about 1% of the true mean at
@@ -30,7 +30,7 @@ static void report(const char *what, const tally *t)
 static uint64_t added_key(uint64_t i) { return 2 * i + 1; }
 static uint64_t absent_key(uint64_t i) { return 2 * i + 2 + (UINT64_C(1) << 40); }
 
-static tally bloom_case(uint64_t n, double p, bk_layout layout, uint64_t inc)
+static tally bloom_case(uint64_t n, double p, bk_layout layout)
 {
     tally t = { 0, 0, 0 };
     const uint64_t filters = n <= 100 ? 500 : 100, q = QUERIES_PER_CASE / filters;
@@ -38,7 +38,6 @@ static tally bloom_case(uint64_t n, double p, bk_layout layout, uint64_t inc)
         bk_bloom_options o = { layout, s + 1 };
         bk_bloom *f;
         assert_int_equal(bk_bloom_new(n, p, &o, &f), BK_OK);
-        bk__bloom_set_probe_mix(f, inc);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = added_key(i);
             assert_int_equal(bk_bloom_add(f, &k, 8), BK_OK);
@@ -70,24 +69,17 @@ static void assert_tally(const char *what, const tally *t)
 static void classic_small(void **state)
 {
     (void)state;
-    tally t = bloom_case(100, 0.001, BK_LAYOUT_STANDARD, BK__PROBE_MIX);
+    tally t = bloom_case(100, 0.001, BK_LAYOUT_STANDARD);
     assert_tally("classic n=100 p=0.1%", &t);
-    t = bloom_case(1000, 0.001, BK_LAYOUT_STANDARD, BK__PROBE_MIX);
+    t = bloom_case(1000, 0.001, BK_LAYOUT_STANDARD);
     assert_tally("classic n=1000 p=0.1%", &t);
-    t = bloom_case(100, 0.01, BK_LAYOUT_STANDARD, BK__PROBE_MIX);
+    t = bloom_case(100, 0.01, BK_LAYOUT_STANDARD);
     assert_tally("classic n=100 p=1%", &t);
-    t = bloom_case(100, 0.001, BK_LAYOUT_PARTITIONED, BK__PROBE_MIX);
+    t = bloom_case(100, 0.001, BK_LAYOUT_PARTITIONED);
     assert_tally("partitioned n=100 p=0.1%", &t);
-    /* the legacy increment on the same case is out of bounds: the test sees the difference */
-    t = bloom_case(100, 0.001, BK_LAYOUT_STANDARD, BK__PROBE_MIX_LEGACY);
-    report("classic n=100 p=0.1%, legacy probes", &t);
-    assert_true((double)t.fp > (1 + TOL) * t.expected);
-    t = bloom_case(100, 0.001, BK_LAYOUT_PARTITIONED, BK__PROBE_MIX_LEGACY);
-    report("partitioned n=100 p=0.1%, legacy probes", &t);
-    assert_true((double)t.fp > (1 + TOL) * t.expected);
 }
 
-static tally counting_case(uint64_t n, double p, uint64_t inc)
+static tally counting_case(uint64_t n, double p)
 {
     tally t = { 0, 0, 0 };
     const uint64_t filters = 500, q = QUERIES_PER_CASE / filters;
@@ -95,7 +87,6 @@ static tally counting_case(uint64_t n, double p, uint64_t inc)
         bk_counting_options o = { 4, s + 1 };
         bk_counting *f;
         assert_int_equal(bk_counting_new(n, p, &o, &f), BK_OK);
-        bk__counting_set_probe_mix(f, inc);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = added_key(i);
             assert_int_equal(bk_counting_add(f, &k, 8), BK_OK);
@@ -114,17 +105,14 @@ static tally counting_case(uint64_t n, double p, uint64_t inc)
 static void counting_small(void **state)
 {
     (void)state;
-    tally t = counting_case(100, 0.001, BK__PROBE_MIX);
+    tally t = counting_case(100, 0.001);
     assert_tally("counting n=100 p=0.1%", &t);
-    t = counting_case(100, 0.001, BK__PROBE_MIX_LEGACY);
-    report("counting n=100 p=0.1%, legacy probes", &t);
-    assert_true((double)t.fp > (1 + TOL) * t.expected);
 }
 
 /* Chains from capacity 100 grown to 700 keys (layers of 100, 200, 400): the expected FPR of a chain
  * is 1 - prod(1 - exact(m_i, count_i, k_i)) over its layers, with the exact formula of the layers'
- * kind (classic: inc is their probe scheme; blocked: flags 0, inc unused). */
-static tally scalable_case(double p, uint32_t flags, uint64_t inc)
+ * kind (classic: flags BK_SCALABLE_CLASSIC; blocked: flags 0). */
+static tally scalable_case(double p, uint32_t flags)
 {
     tally t = { 0, 0, 0 };
     const uint64_t filters = 300, q = QUERIES_PER_CASE / filters, n = 700;
@@ -134,7 +122,6 @@ static tally scalable_case(double p, uint32_t flags, uint64_t inc)
         o.flags = flags;
         bk_scalable *f;
         assert_int_equal(bk_scalable_new(100, p, &o, &f), BK_OK);
-        if (flags & BK_SCALABLE_CLASSIC) bk__scalable_set_probe_mix(f, inc);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = added_key(i);
             assert_int_equal(bk_scalable_add(f, &k, 8), BK_OK);
@@ -182,37 +169,32 @@ static tally scalable_case(double p, uint32_t flags, uint64_t inc)
 static void scalable_small(void **state)
 {
     (void)state;
-    tally t = scalable_case(0.001, BK_SCALABLE_CLASSIC, BK__PROBE_MIX);
+    tally t = scalable_case(0.001, BK_SCALABLE_CLASSIC);
     assert_tally("scalable 100 -> 700 keys p=0.1%", &t);
     /* the default blocked sub-filters against the blocked mixture formula (at 1%, where a 100-key
      * layer is more than one block) */
-    t = scalable_case(0.01, 0, 0);
+    t = scalable_case(0.01, 0);
     assert_tally("scalable blocked 100 -> 700 keys p=1%", &t);
-    t = scalable_case(0.001, 0, 0);
+    t = scalable_case(0.001, 0);
     assert_tally("scalable blocked 100 -> 700 keys p=0.1%", &t);
-    t = scalable_case(0.001, BK_SCALABLE_CLASSIC, BK__PROBE_MIX_LEGACY);
-    report("scalable 100 -> 700 keys p=0.1%, legacy", &t);
-    assert_true((double)t.fp > (1 + TOL) * t.expected);
 }
 
 /* The scalable batch query (a pipeline that prefetches the big layers) gives exactly the single-key
- * answers, for both probe schemes of classic chains and for a blocked chain, on a chain with layers
+ * answers, for a classic chain and for a blocked chain, on a chain with layers
  * past the prefetch threshold; no false negatives; batch sizes that do not fill the pipeline. */
 static void scalable_batch_equals_single(void **state)
 {
     (void)state;
-    const uint64_t mixes[] = { BK__PROBE_MIX, BK__PROBE_MIX_LEGACY, BK__PROBE_MIX }; /* [2]: blocked */
     const uint64_t n = 300000, q = 200000;
     uint64_t *h = malloc((n + q) * sizeof *h);
     uint8_t *res = malloc(n + q);
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 2; s++) {
         bk_scalable_options o = bk_scalable_default_options();
         o.seed = 5;
-        const bool cls = s < 2;
+        const bool cls = s == 0;
         o.flags = cls ? BK_SCALABLE_CLASSIC : 0;
         bk_scalable *f;
         assert_int_equal(bk_scalable_new(1000, 0.01, &o, &f), BK_OK);
-        if (cls) bk__scalable_set_probe_mix(f, mixes[s]);
         for (uint64_t i = 0; i < n + q; i++) {
             uint64_t k = i < n ? added_key(i) : absent_key(i);
             h[i] = bk_hash64(&k, 8, 5);

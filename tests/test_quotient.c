@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
+#include "testing.h"
 
 /* ---- a model: the multiset of fingerprints, as the header defines them ---- */
 

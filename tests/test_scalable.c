@@ -2,6 +2,7 @@
  * serialization. */
 #include "testutil.h"
 #include "internal.h"
+#include "blocked1024.h"
 #include <bloomkit/bloomkit.h>
 
 /* Every test runs twice: with the default blocked sub-filters and with classic ones (BK_SCALABLE_CLASSIC);
@@ -219,40 +220,6 @@ static void growth_one_adds_same_size_layers(void **state)
     bk_filter_buffer_free(buf);
     bk_filter_free(g);
     bk_filter_free(h);
-}
-
-/* A file saved when growth 1 was the only way to say "never grow" (tests/golden, written by the CLI of
- * that time: `create -n 1000 -p 1% --type scalable --growth 1 --seed 42`, then keys key1 .. key300)
- * loads as the same non-scaling filter and saves back to the same bytes. */
-static void legacy_growth_one_is_nonscaling(void **state)
-{
-    (void)state;
-    FILE *fp = fopen(BK_TEST_SOURCE_DIR "/golden/scalable-nonscaling-v1.0.bkf", "rb");
-    assert_non_null(fp);
-    static uint8_t gold[4096];
-    size_t len = fread(gold, 1, sizeof gold, fp);
-    fclose(fp);
-    assert_true(len > 64 && len < sizeof gold);
-    bk_filter *g;
-    assert_int_equal(bk_filter_load_buffer(gold, len, BK_LOAD_REQUIRE_CLEAN, &g), BK_OK);
-    const bk_scalable *s = bk_filter_get(g, BK_TYPE_SCALABLE);
-    assert_non_null(s);
-    assert_true(bk_scalable_nonscaling(s));
-    assert_int_equal(bk_scalable_growth(s), 1);
-    assert_int_equal(bk_scalable_count(s), 300);
-    assert_int_equal(bk_scalable_capacity(s), 1000);
-    for (int i = 1; i <= 300; i++) {
-        char k[16];
-        int n = snprintf(k, sizeof k, "key%d", i);
-        assert_true(bk_filter_contains(g, k, (size_t)n));
-    }
-    void *buf;
-    size_t n;
-    assert_int_equal(bk_filter_save_alloc(g, &buf, &n), BK_OK);
-    assert_int_equal(n, len);
-    assert_memory_equal(buf, gold, len);
-    bk_filter_buffer_free(buf);
-    bk_filter_free(g);
 }
 
 /* NONSCALING: exactly `capacity` keys, then BK_EFULL with nothing changed. */
@@ -533,12 +500,10 @@ static bk_status sink(void *ctx, const void *data, size_t len)
 static uint8_t *encode(const void *f, size_t *len)
 {
     sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0, 0 };
+    bk_writer w = { sink, &s, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
-    /* new classic filters use probe scheme 2; blocked sub-filters have one scheme only */
-    assert_int_equal(w.flags, classic() ? BK_FILE_FLAG_PROBES2 : 0);
-    bk_writer count_only = { NULL, NULL, 0, 0 };
+    bk_writer count_only = { NULL, NULL, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &count_only), BK_OK);
     assert_int_equal(count_only.offset, s.len);
     uint8_t *al = aligned_alloc(64, (s.len + 63) / 64 * 64 + 64);
@@ -550,7 +515,7 @@ static uint8_t *encode(const void *f, size_t *len)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, BK_FILE_FLAG_PROBES2 };
+    bk_reader r = { buf, len, 0, borrow, false, seed };
     bk_status s = bk__scalable_vtable.decode(&r, out);
     if (s == BK_OK && r.off != len) {
         /* the container refuses a body shorter than its declared length */
@@ -611,7 +576,7 @@ static void serialization_round_trip(void **state)
         if (s != BK_ETRUNCATED && s != BK_ECORRUPT) fail_msg("cut %zu: %s", cut, bk_strerror(s));
         assert_null(g);
     }
-    /* header fields: u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters */
+    /* header fields: u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters, u32 kind */
     double one = 1.0, zero = 0.0, half = 0.5, nan = NAN;
     uint64_t one_u, zero_u, half_u, nan_u;
     memcpy(&one_u, &one, 8);
@@ -623,9 +588,10 @@ static void serialization_round_trip(void **state)
         { 8, 8, half_u }, { 16, 8, one_u },   { 16, 8, zero_u }, { 16, 8, half_u }, { 24, 8, 0 },
         { 24, 8, 4096 },  { 24, 8, UINT64_MAX }, { 32, 4, 0 },   { 32, 4, 17 },    { 32, 4, 3 },
         { 32, 4, 1 },     { 36, 4, 0 },       { 36, 4, 65 },     { 36, 4, 3 },     { 36, 4, 5 },
-        { 40, 1, 1 },     { 63, 1, 0x80 },
-        /* the growth field's same-size flag: only with growth 1, no other flag bits; this chain grew x2 */
-        { 32, 4, 0x10001 }, { 32, 4, 0x10002 }, { 32, 4, 0x20001 }, { 32, 4, 0x10000 },
+        { 48, 1, 1 },     { 63, 1, 0x80 },
+        /* growth is 0 .. 16 (this chain grew x2); kind is 0 (classic) or 1 (blocked), and the other
+         * kind's geometry differs; the padding after it is zero */
+        { 32, 4, 0x10002 }, { 40, 4, 2 }, { 40, 4, UINT32_MAX }, { 40, 4, classic() ? 1 : 0 }, { 44, 1, 1 },
         /* first sub-filter body at 64: layout, k, m, capacity, count */
         { 64, 4, 1 },     { 68, 4, 9 },       { 72, 8, 100 },    { 80, 8, 100 },   { 88, 8, UINT64_MAX },
     };
@@ -768,7 +734,6 @@ int main(void)
         KINDS(other_growth_and_ratios),
         KINDS(nonscaling_fills_then_refuses),
         KINDS(growth_one_adds_same_size_layers),
-        KINDS(legacy_growth_one_is_nonscaling),
         KINDS(add_reports_new_keys),
         KINDS(memory_limit),
         KINDS(bad_input),

@@ -138,6 +138,16 @@ BK_API size_t bk_blocked_contains_many(const bk_blocked *f, const void *const *k
 BK_API size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
                                          uint8_t *results);
 
+/* Filling one filter on several threads without atomics (what `bloomkit build` does): the blocks are
+ * cut into nparts ranges at even block numbers (two 256-bit blocks share a 64-byte line), and this
+ * call adds only the hashes whose block falls in range `part`; it leaves the count alone (set it after
+ * the fill through bk_filter_set_count). Calls for different parts touch disjoint lines, so they may
+ * run at the same time; calls for every part over the same hashes set exactly the bits
+ * bk_blocked_add_hashes sets. BK_EINVAL: f NULL, hashes NULL with n > 0, nparts 0 or part >= nparts.
+ * [excl] on part `part`: calls for other parts may run meanwhile, nothing else may. */
+BK_API bk_status bk_blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n, unsigned part,
+                                            unsigned nparts);
+
 /* ---- whole-filter operations ---- */
 
 /* Zero every bit and the count. [excl] */
@@ -198,7 +208,7 @@ BK_API bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out);
 /* Add n to the count of keys inserted (for keys inserted through a view). [excl] */
 BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
 
-/* The odd multipliers of the in-block probes (part of the file format; src/blocked.c has the same). */
+/* The odd multipliers of the in-block probes (part of the file format; src/filters/blocked.c has the same). */
 #define BK_BLOCKED__SALTS 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u, \
                           0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
 

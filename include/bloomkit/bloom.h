@@ -62,6 +62,16 @@ BK_API size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys,
 BK_API size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n,
                                        uint8_t *results);
 
+/* Filling one filter on several threads without atomics (what `bloomkit build` does): the bit array
+ * is cut into nparts ranges of whole 64-byte lines, and this call sets only the bits of the hashes'
+ * probes that fall in range `part`; it leaves the count alone (set it after the fill through
+ * bk_filter_set_count). Calls for different parts touch disjoint lines, so they may run at the same
+ * time; calls for every part over the same hashes set exactly the bits bk_bloom_add_hashes sets.
+ * BK_EINVAL: f NULL, hashes NULL with n > 0, nparts 0 or part >= nparts. [excl] on part `part`: calls
+ * for other parts may run meanwhile, nothing else may. */
+BK_API bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part,
+                                          unsigned nparts);
+
 /* Zero every bit and the count. [excl] */
 BK_API void bk_bloom_clear(bk_bloom *f);
 

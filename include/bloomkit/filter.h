@@ -298,10 +298,6 @@ BK_API bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned fla
 
 /* Header flags (docs/FORMAT.md). */
 #define BK_FILE_FLAG_CHECKSUM_STALE 0x0001u /* payload checksum not maintained: open for shared writing */
-/* Bloom-family probes (classic, counting, scalable) use probe scheme 2: y += i * w with a key-dependent
- * w (docs/FORMAT.md 6.1). Set on every such filter created since it was defined; files without it
- * (older ones) use y += i and keep doing so when loaded, added to and saved again. */
-#define BK_FILE_FLAG_PROBES2 0x0002u
 
 /* Hash function ids (docs/FORMAT.md). */
 #define BK_HASH_XXH3_64 1u /* XXH3-64 with the header's seed */

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h" /* bk__bloom_add_hashes_part, bk__blocked_add_hashes_part */
 
 static const char help[] =
     "Usage: bloomkit build FILE [INPUT...] [-p P] [--type T] [-n N] [--seed S] [type options]\n"
@@ -122,9 +121,9 @@ static void *fill_part(void *arg)
             break;
         }
         if (j->bloom)
-            bk__bloom_add_hashes_part(j->bloom, h, j->runs[i].n, j->part, j->nparts);
+            bk_bloom_add_hashes_part(j->bloom, h, j->runs[i].n, j->part, j->nparts);
         else
-            bk__blocked_add_hashes_part(j->blocked, h, j->runs[i].n, j->part, j->nparts);
+            bk_blocked_add_hashes_part(j->blocked, h, j->runs[i].n, j->part, j->nparts);
         done += j->runs[i].n;
         if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
     }

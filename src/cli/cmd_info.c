@@ -103,7 +103,7 @@ static int run(int argc, char **argv)
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
-    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE;
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT;
     char warn[512] = "";
     if (st.saturated) warning_text(&st, type, warn, sizeof warn);
 
@@ -133,13 +133,8 @@ static int run(int argc, char **argv)
         char a[32], b[32], c[32];
         printf("file:               %s (%s)\n", path, cli_human_bytes((double)file_bytes, a, sizeof a));
         printf("type:               %s\n", type);
-        /* Bloom-family files written before probe scheme 2 keep their legacy probes (docs/FORMAT.md 3) */
-        bool legacy = have_hdr && !(fi.flags & BK_FILE_FLAG_PROBES2) &&
-                      (st.type == BK_TYPE_BLOOM || st.type == BK_TYPE_COUNTING ||
-                       (sc && bk_scalable_classic(sc)));
         if (have_hdr)
-            printf("format:             version %u.%u, checksum %s%s\n", fi.version_major, fi.version_minor, cks,
-                   legacy ? "; legacy probes (small filters run above their FPR: rebuild to fix)" : "");
+            printf("format:             version %u.%u, checksum %s\n", fi.version_major, fi.version_minor, cks);
         printf("seed:               %llu\n", (unsigned long long)st.seed);
         printf("capacity:           %s keys\n", cli_group(st.capacity, a, sizeof a));
         printf("count:              %s keys inserted\n", cli_group(st.count, a, sizeof a));

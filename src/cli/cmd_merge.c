@@ -32,18 +32,6 @@ static const cli_opt opts[] = {
 };
 
 /* Says in words why two filters cannot be merged. */
-/* The header flags of a saved filter at path (0 when it cannot be read: stdin, say). */
-static uint32_t file_flags(const char *path)
-{
-    uint8_t h[BK_FILE_HEADER_SIZE];
-    bk_file_info fi;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return 0;
-    size_t n = fread(h, 1, sizeof h, fp);
-    fclose(fp);
-    return bk_filter_peek_header(h, n, &fi) == BK_OK ? fi.flags : 0;
-}
-
 static int incompatible(const char *a_path, const bk_filter *a, const char *b_path, const bk_filter *b)
 {
     bk_stats sa, sb;
@@ -60,9 +48,6 @@ static int incompatible(const char *a_path, const bk_filter *a, const char *b_pa
     else if (sa.type == BK_TYPE_SCALABLE &&
              bk_scalable_classic(bk_filter_get(a, BK_TYPE_SCALABLE)) != bk_scalable_classic(bk_filter_get(b, BK_TYPE_SCALABLE)))
         snprintf(why, sizeof why, "different sub-filter kinds (blocked and classic: --classic-layers)");
-    else if ((file_flags(a_path) ^ file_flags(b_path)) & BK_FILE_FLAG_PROBES2)
-        snprintf(why, sizeof why, "different probe schemes (one was written before bloomkit's probe scheme 2: "
-                 "rebuild it from its keys)");
     else if (sa.bits != sb.bits || sa.k != sb.k || sa.memory_bytes != sb.memory_bytes)
         snprintf(why, sizeof why, "different geometry (%s bits, k = %u and %s bits, k = %u); build both with the "
                  "same -n and -p", cli_group(sa.bits, x, sizeof x), sa.k, cli_group(sb.bits, y, sizeof y), sb.k);
@@ -120,7 +105,14 @@ static int run(int argc, char **argv)
             rc = CLI_EXIT_ERR;
             break;
         }
-        bk_status s = bk_filter_merge(acc, src);
+        /* quotient filters: the typed merge also takes a filter that another has grown from */
+        bk_quotient *qa = bk_filter_get(acc, BK_TYPE_QUOTIENT);
+        const bk_quotient *qs = bk_filter_get(src, BK_TYPE_QUOTIENT);
+        bk_status s = qa && qs ? bk_quotient_merge(qa, qs) : bk_filter_merge(acc, src);
+        if (s == BK_EFULL && qa)
+            rc = cli_err("%s: the union does not fit in %s's size: grow it first (bloomkit grow); nothing was "
+                         "written", in[i], in[0]);
+        else
         if (s == BK_EINCOMPAT) {
             rc = incompatible(in[0], acc, in[i], src);
         } else if (s == BK_ENOTSUP) {

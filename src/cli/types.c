@@ -267,6 +267,41 @@ static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cl
     return s;
 }
 
+/* ---- quotient: counts, deletion, growth by doubling, merge by sweep ---- */
+
+static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_quotient_options qo;
+    memset(&qo, 0, sizeof qo);
+    qo.seed = o->seed;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size(n, p, &qo, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.slots * g.remainder_bits;
+    out->bytes = g.bytes;
+    out->k = g.remainder_bits;
+    out->k_label = "remainder bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "2^%u slots, load %.2f at n; bloomkit grow doubles it", g.quotient_bits,
+             (double)n / (double)g.slots);
+    return BK_OK;
+}
+
+static bk_status quotient_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_quotient_options qo;
+    memset(&qo, 0, sizeof qo);
+    qo.seed = o->seed;
+    bk_quotient *f;
+    bk_status s = bk_quotient_new(n, p, &qo, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_QUOTIENT, f, out);
+    if (s != BK_OK) bk_quotient_free(f);
+    return s;
+}
+
 /* ---- the table ---- */
 
 const cli_type cli_types[] = {
@@ -285,6 +320,8 @@ const cli_type cli_types[] = {
       cuckoo_create, NULL },
     { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
       CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
+    { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)", 0,
+      true, false, false, quotient_size, quotient_create, NULL },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
 

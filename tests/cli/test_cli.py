@@ -230,7 +230,7 @@ def test_create():
     rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--nonscaling"], expect=2)
     check("--nonscaling does not apply to bloom" in err, err)
     # scalable sub-filters: blocked by default, classic with --classic-layers; both hold every key, the
-    # two kinds never merge, and a blocked chain is not reported as having legacy probes
+    # two kinds never merge
     keys = b"".join(b"s%d\n" % i for i in range(5000))
     for name, extra in (("sb.bf", []), ("sc.bf", ["--classic-layers"])):
         run(["create", "-q", name, "-n", "1000", "-p", "1%", "--type", "scalable"] + extra, expect=0)
@@ -240,7 +240,7 @@ def test_create():
         check(j["subfilter_kind"] == ("classic" if extra else "blocked"), j)
         check(j["subfilters"] == 3 and j["count"] >= 4950, j)
         rc, out, err = run(["info", name], expect=0)
-        check(b"legacy" not in out and (b"classic" if extra else b"blocked") in out, out)
+        check((b"classic" if extra else b"blocked") in out, out)
     check(info("sc.bf")["memory_bytes"] < info("sb.bf")["memory_bytes"], "classic sub-filters are smaller")
     rc, out, err = run(["merge", "m.bf", "sb.bf", "sc.bf"], expect=2)
     check("different sub-filter kinds" in err, err)
@@ -746,15 +746,6 @@ def test_info():
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
-    # a file written before probe scheme 2 (tests/golden) says so, and will not merge with a new one
-    legacy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "bloom-standard-v1.0.bkf")
-    rc, out, err = run(["info", legacy], expect=0)
-    check(b"legacy probes" in out, out)
-    rc, out, err = run(["info", "i.bf"], expect=0)
-    check(b"legacy probes" not in out, out)
-    run(["create", "-q", "n.bf", "-n", "1000", "-p", "1%", "--seed", "42"], expect=0)
-    rc, out, err = run(["merge", "m.bf", legacy, "n.bf"], expect=2)
-    check("different probe schemes" in err and not os.path.exists("m.bf"), err)
 
 
 @group
@@ -1432,6 +1423,41 @@ def main():
             finally:
                 os.chdir("/")
     sys.exit(1 if failed else 77 if skipped == len(names) else 0)  # 77: CTest's SKIP_RETURN_CODE
+
+
+# ---------------------------------------------------------------------------------------------
+@group
+def test_quotient():
+    # A quotient filter built, grown twice without its keys, merged with a filter it grew from, and
+    # a union too large for its target refused with the file unchanged.
+    keys = urls(40000)
+    write("q1.txt", lines(keys[:20000]))
+    write("q2.txt", lines(keys[20000:]))
+    run(["build", "-q", "--force", "q1.bf", "q1.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    run(["build", "-q", "--force", "q2.bf", "q2.txt", "-n", "20000", "--type", "quotient", "--seed", "5"], expect=0)
+    check(info("q1.bf")["type"] == "quotient", "type quotient")
+    before = open("q1.bf", "rb").read()
+    rc, out, err = run(["merge", "q1.bf", "q1.bf", "q2.bf"])
+    check(rc == 2 and "grow it first" in err, "a union over the size is refused: %s" % err)
+    check(open("q1.bf", "rb").read() == before, "refused merge leaves the file unchanged")
+    run(["grow", "q1.bf", "--times", "2"], expect=0)
+    i1 = info("q1.bf")
+    check(i1["capacity"] == 80000, "capacity doubled twice: %d" % i1["capacity"])
+    run(["merge", "-q", "q1.bf", "q1.bf", "q2.bf"], expect=0)
+    rc, out, err = run(["query", "q1.bf"], input=lines(keys))
+    check(rc == 0 and out.count(b"\tpresent\n") == 40000, "every key present after growth and merge")
+    # the grown filter cannot be merged into the ungrown one (a remainder bit is gone)
+    rc, out, err = run(["merge", "q3.bf", "q2.bf", "q1.bf"])
+    check(rc == 2 and "cannot be merged" in err, "grown into ungrown refused: %s" % err)
+    # remove through the CLI, and grow refuses other types and the remainder limit
+    rc, out, err = run(["remove", "-q", "q1.bf"], input=lines(keys[:100]))
+    check(rc == 0, "remove: %s" % err)
+    run(["build", "-q", "--force", "b.bf", "q2.txt", "-n", "20000"], expect=0)
+    rc, out, err = run(["grow", "b.bf"])
+    check(rc == 2 and "cannot grow" in err, "grow of a bloom filter refused: %s" % err)
+    rc, out, err = run(["grow", "q2.bf", "--times", "24"])
+    check(rc == 2 and "nothing was written" in err, "growth past 2 remainder bits refused: %s" % err)
+    print("  quotient: build, grow x2, merge, remove, refusals")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ struct bk_bloom {
     uint32_t k;
     bk_layout layout;
     uint64_t seed;
-    uint64_t mix;        /* probe scheme: BK__PROBE_MIX, or BK__PROBE_MIX_LEGACY from older files */
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
@@ -28,7 +27,7 @@ struct bk_bloom {
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
         uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_, (f)->mix);                      \
+        const uint64_t w_ = bk__probe_step(x_);                      \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
                 uint64_t bit = bk__range64(x_, (f)->m);                        \
@@ -70,7 +69,6 @@ static bk_status alloc_filter(uint64_t m, uint32_t k, bk_layout layout, uint64_t
     f->layout = layout;
     f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
     f->seed = seed;
-    f->mix = BK__PROBE_MIX;
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -128,7 +126,6 @@ bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
     bk_status s = alloc_filter(f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     bk__copy_words_relaxed((*out)->words, f->words, f->nwords); /* [query]: atomic inserts may run */
-    (*out)->mix = f->mix;
     (*out)->count_own = bk_bloom_count(f);
     return BK_OK;
 }
@@ -219,8 +216,9 @@ bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
  * prefetched for writing, then the previous batch's bits are set, so each prefetch has a batch's time
  * to arrive (about 20% faster than prefetching and setting the same batch). */
 #define PART_BATCH 16
-void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
+bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
 {
+    if (!f || (!hashes && n) || part >= nparts) return BK_EINVAL;
     const uint64_t lines = f->nwords / 8;
     const uint64_t lo = lines * part / nparts * 512, span = lines * (part + 1) / nparts * 512 - lo;
     uint64_t *w = f->words;
@@ -242,6 +240,7 @@ void bk__bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, un
         for (size_t q = 0; q < c[cur]; q++) w[cp[q] >> 6] |= UINT64_C(1) << (cp[q] & 63);
         cur = next;
     }
+    return BK_OK;
 }
 #undef PART_BATCH
 
@@ -300,7 +299,7 @@ void bk_bloom_clear(bk_bloom *f)
 bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b)
 {
     if (!a || !b) return BK_EINVAL;
-    if (a->m != b->m || a->k != b->k || a->layout != b->layout || a->seed != b->seed || a->mix != b->mix)
+    if (a->m != b->m || a->k != b->k || a->layout != b->layout || a->seed != b->seed)
         return BK_EINCOMPAT;
     return BK_OK;
 }
@@ -384,8 +383,6 @@ uint64_t bk_bloom_count(const bk_bloom *f)
     return __atomic_load_n(f->count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
 }
 uint64_t bk_bloom_seed(const bk_bloom *f) { return f->seed; }
-uint64_t bk__bloom_probe_mix(const bk_bloom *f) { return f->mix; }
-void bk__bloom_set_probe_mix(bk_bloom *f, uint64_t mix) { f->mix = mix; }
 bk_layout bk_bloom_layout(const bk_bloom *f) { return f->layout; }
 const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
 {
@@ -406,7 +403,6 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_bloom_count(f))) ||
         (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
         return s;
-    if (f->mix == BK__PROBE_MIX) w->flags |= BK_FILE_FLAG_PROBES2;
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
@@ -444,7 +440,6 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_bloom *f;
     s = alloc_filter(m, k, (bk_layout)layout, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    f->mix = bk__probe_mix_of_flags(r->flags);
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);

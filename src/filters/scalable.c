@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 #include "internal.h"
+#include "blocked1024.h"
 #include "simd.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
@@ -55,7 +56,6 @@ struct bk_scalable {
     uint64_t max_bytes;
     uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
     uint64_t seed;
-    uint64_t mix;          /* every classic layer's probe scheme (bloom.c's; BK__PROBE_MIX*) */
     bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
     int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     pthread_mutex_t grow_lock;
@@ -211,7 +211,6 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
-    bk__bloom_set_probe_mix(bf, f->mix);
     if ((s = wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
     return s;
 }
@@ -231,7 +230,6 @@ static bk_scalable *alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     f->r = r;
     f->max_bytes = effective_max(max_bytes);
     f->seed = seed;
-    f->mix = BK__PROBE_MIX;
     f->classic = classic;
     f->simd = bk__simd_resolve(BK_SIMD_AUTO);
     return f;
@@ -277,7 +275,6 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!f) return BK_EINVAL;
     bk_scalable *c = alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic);
     if (!c) return BK_ENOMEM;
-    c->mix = f->mix;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         const layer *L = f->layers[i];
@@ -343,7 +340,7 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
     layer *const *layers = f->layers;
     const uint64_t x0 = h, y0 = bk__remix(h);
     const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
-    const uint64_t inc = bk__probe_step(h, f->mix); /* y += t * inc after probe t */
+    const uint64_t inc = bk__probe_step(h); /* y += t * inc after probe t */
     uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
     uint64_t alive = 0, done = 0;
     for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
@@ -737,7 +734,6 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
     if (!f->classic) return blocked_contains_hashes(f, hashes, n, results);
     enum { STEP = 16 };
     layer *const *layers = f->layers;
-    const uint64_t mix = f->mix;
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;
@@ -751,7 +747,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
         for (size_t j = 0; j < cnt; j++) {
             x[j] = hashes[i + j];
             y[j] = bk__remix(x[j]);
-            w[j] = bk__probe_step(x[j], mix);
+            w[j] = bk__probe_step(x[j]);
             alive[j] = all;
             found[j] = 0;
             for (uint64_t a = bigmask; a; a &= a - 1) {
@@ -858,7 +854,7 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed || a->classic != b->classic || (a->classic && a->mix != b->mix))
+        a->seed != b->seed || a->classic != b->classic)
         return BK_EINCOMPAT;
     uint32_t n = a->n < b->n ? a->n : b->n;
     for (uint32_t i = 0; i < n; i++) {
@@ -1015,12 +1011,6 @@ bool bk_scalable_classic(const bk_scalable *f) { return f->classic; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
 uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
-void bk__scalable_set_probe_mix(bk_scalable *f, uint64_t mix)
-{
-    f->mix = mix;
-    for (uint32_t i = 0; i < f->n; i++)
-        if (f->layers[i]->bf) bk__bloom_set_probe_mix(f->layers[i]->bf, mix);
-}
 
 bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 {
@@ -1032,17 +1022,14 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 }
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
- * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters  (40 bytes)
- * The growth field: 1 = non-scaling (files from before same-size growth existed keep that meaning),
- * 2 .. 16 = scaling with that growth, GROWTH_SAME_SIZE | 1 = scaling with same-size sub-filters;
- * GROWTH_BLOCKED set = blocked sub-filters (files from before blocked chains existed have classic ones).
+ * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters, u32 kind  (44 bytes)
+ * growth: 0 = non-scaling, 1 .. 16 = scaling with that growth; kind: KIND_CLASSIC or KIND_BLOCKED;
  * then zero padding to 64, then nfilters sub-filter bodies, each starting at a 64-byte aligned body
  * offset: classic: bloom.c's body (standard layout); blocked: u64 m, u32 k, u32 0, u64 capacity,
  * u64 count (32 bytes), zero padding to 64, the m / 8 bytes of words. Sub-filter i must have exactly
  * the geometry the parameters give for it. */
 
-#define GROWTH_SAME_SIZE (UINT32_C(1) << 16)
-#define GROWTH_BLOCKED (UINT32_C(1) << 17)
+enum { KIND_CLASSIC = 0, KIND_BLOCKED = 1 };
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */
 #define MAX_LAYER_COUNT (UINT64_C(1) << 48)
@@ -1051,12 +1038,10 @@ static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_scalable *f = vf;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    uint32_t stored_growth = f->growth == 0 ? 1 : f->growth == 1 ? GROWTH_SAME_SIZE | 1 : f->growth;
-    if (!f->classic) stored_growth |= GROWTH_BLOCKED;
     bk_status s;
     if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
-        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, stored_growth)) || (s = bk__w_u32(w, n)) ||
-        (s = bk__w_align(w, 64)))
+        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
+        (s = bk__w_u32(w, f->classic ? KIND_CLASSIC : KIND_BLOCKED)) || (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
         const layer *L = f->layers[i];
@@ -1098,7 +1083,7 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
     if ((s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
     if ((s = blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
-    if (!r->borrow) bk__le64_copy((*out)->words, data, (size_t)(m / 64));
+    if (!r->borrow) memcpy((*out)->words, data, (size_t)(m / 8));
     if ((s = r_pad64(r)) != BK_OK) {
         free_layer(*out);
         *out = NULL;
@@ -1110,19 +1095,15 @@ static bk_status v_decode(bk_reader *r, void **out)
 {
     uint64_t cap0, max_bytes;
     double p, rr;
-    uint32_t growth, n;
+    uint32_t growth, n, kind;
     bk_status s;
     *out = NULL;
     if ((s = bk__r_u64(r, &cap0)) || (s = bk__r_f64(r, &p)) || (s = bk__r_f64(r, &rr)) ||
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
-        (s = r_pad64(r)))
+        (s = bk__r_u32(r, &kind)) || (s = r_pad64(r)))
         return s;
-    /* stored 1: non-scaling; GROWTH_SAME_SIZE | 1: scaling with growth 1; 2 .. 16 as they are */
-    bool classic = !(growth & GROWTH_BLOCKED);
-    growth &= ~GROWTH_BLOCKED;
-    if (growth == (GROWTH_SAME_SIZE | 1)) growth = 1;
-    else if (growth == 1) growth = 0;
-    else if (growth < 2) return BK_ECORRUPT;
+    if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
+    bool classic = kind == KIND_CLASSIC;
     bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed,
                               (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
@@ -1130,7 +1111,6 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     bk_scalable *f = alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic);
     if (!f) return BK_ENOMEM;
-    f->mix = bk__probe_mix_of_flags(r->flags); /* the layers' decoder reads the same flag */
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;
         uint64_t b;
@@ -1141,9 +1121,9 @@ static bk_status v_decode(bk_reader *r, void **out)
         } else if (!classic) {
             s = decode_blocked_layer(r, &g, &f->layers[i]);
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
-            uint64_t cap; /* the sub-filter body's capacity field (bloom.c: offset 16) */
-            bk_reader at = { r->base + start + 16, 8, 0, false, false, 0, 0 };
-            if (bk__r_u64(&at, &cap) != BK_OK || cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
+            /* the sub-filter body's capacity field (bloom.c: offset 16; inside the body just read) */
+            uint64_t cap = bk__get_le64(r->base + start + 16);
+            if (cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
             else if ((s = r_pad64(r)) == BK_OK)

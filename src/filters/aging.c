@@ -17,6 +17,7 @@
 #include <math.h>
 #include <time.h>
 #include "internal.h"
+#include "simd.h"
 #include "bloomkit/aging.h"
 #include "bloomkit/blocked.h"
 
@@ -697,7 +698,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else
-        bk__le64_copy(f->words, data, (size_t)f->nwords);
+        memcpy(f->words, data, (size_t)f->nwords * 8);
     f->mode = (bk_aging_mode)mode;
     f->seed = r->seed;
     f->window = window;

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "base.h"
 #include "simd.h"
 
 unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }

@@ -1,25 +1,5 @@
 /* Body writer and bounds-checked reader for serialization (docs/FORMAT.md). Little-endian always. */
-#include "internal.h"
-
-static void put_le64(uint8_t *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
-}
-static uint64_t get_le64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | b[i];
-    return v;
-}
-
-void bk__le64_copy(uint64_t *dst, const uint8_t *src, size_t count)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    for (size_t i = 0; i < count; i++) dst[i] = get_le64(src + 8 * i);
-#else
-    memcpy(dst, src, count * 8);
-#endif
-}
+#include "body.h"
 
 bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
 {
@@ -35,13 +15,14 @@ bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
 bk_status bk__w_u64(bk_writer *w, uint64_t v)
 {
     uint8_t b[8];
-    put_le64(b, v);
+    bk__put_le64(b, v);
     return bk__w_bytes(w, b, 8);
 }
 
 bk_status bk__w_u32(bk_writer *w, uint32_t v)
 {
-    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+    uint8_t b[4];
+    bk__put_le32(b, v);
     return bk__w_bytes(w, b, 4);
 }
 
@@ -67,19 +48,7 @@ bk_status bk__w_align(bk_writer *w, size_t align)
 
 bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     return bk__w_bytes(w, v, count * 8);
-#else
-    uint8_t buf[512];
-    size_t i = 0;
-    while (i < count) {
-        size_t n = 0;
-        for (; n < 64 && i < count; n++, i++) put_le64(buf + 8 * n, v[i]);
-        bk_status s = bk__w_bytes(w, buf, n * 8);
-        if (s != BK_OK) return s;
-    }
-    return BK_OK;
-#endif
 }
 
 bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
@@ -90,19 +59,11 @@ bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
     return BK_OK;
 }
 
-bk_status bk__r_bytes(bk_reader *r, void *dst, size_t len)
-{
-    const uint8_t *p;
-    bk_status s = bk__r_take(r, len, &p);
-    if (s == BK_OK && len) memcpy(dst, p, len);
-    return s;
-}
-
 bk_status bk__r_u64(bk_reader *r, uint64_t *v)
 {
     const uint8_t *p;
     bk_status s = bk__r_take(r, 8, &p);
-    if (s == BK_OK) *v = get_le64(p);
+    if (s == BK_OK) *v = bk__get_le64(p);
     return s;
 }
 
@@ -110,7 +71,7 @@ bk_status bk__r_u32(bk_reader *r, uint32_t *v)
 {
     const uint8_t *p;
     bk_status s = bk__r_take(r, 4, &p);
-    if (s == BK_OK) *v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    if (s == BK_OK) *v = bk__get_le32(p);
     return s;
 }
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include "internal.h"
+#include "testing.h"
 #include "bloomkit/cuckoo.h"
 
 /*
@@ -168,10 +169,6 @@ BK_INLINE uint64_t read_atomic(const uint64_t *w, uint64_t pos)
     uint64_t hi = (LDA(&w[k + 1]) << 1) << (63 - sh); /* 0 when sh == 0, without a shift by 64 */
     return lo | hi;
 }
-
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#  error "cuckoo.c: slot words are little-endian and read with unaligned loads"
-#endif
 
 BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
 {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "testing.h"
 #include "simd.h"
 #include "bloomkit/quotient.h"
 #include "bloomkit/filter.h"
@@ -1296,7 +1297,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else
-        bk__le64_copy(f->words, data, (size_t)f->nwords);
+        memcpy(f->words, data, (size_t)f->nwords * 8);
     f->capacity = cap;
     f->fpr_target = fpr;
     f->used = used;

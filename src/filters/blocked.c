@@ -579,8 +579,10 @@ bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n)
 /* The blocks cut into nparts ranges at even block numbers (two 256-bit blocks share a line): the
  * hashes whose block is in this part are gathered a few hundred at a time and added by the path's
  * batch insert. */
-void bk__blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
+bk_status bk_blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n, unsigned part,
+                                     unsigned nparts)
 {
+    if (!f || (!hashes && n) || part >= nparts) return BK_EINVAL;
     const uint64_t pairs = (f->blocks + 1) / 2;
     uint64_t lo = pairs * part / nparts * 2, hi = pairs * (part + 1) / nparts * 2;
     if (hi > f->blocks) hi = f->blocks;
@@ -595,6 +597,7 @@ void bk__blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size_t n
         }
     }
     if (c) f->ops.add_hashes(f, mine, c);
+    return BK_OK;
 }
 
 size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n, uint8_t *results)
@@ -812,7 +815,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
     } else {
-        bk__le64_copy(f->words, data, (size_t)f->nwords);
+        memcpy(f->words, data, (size_t)bytes);
     }
     f->count_own = count;
     *out = f;

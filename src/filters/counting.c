@@ -13,7 +13,6 @@ struct bk_counting {
     uint32_t shift;      /* log2(counters per word): 4 or 3 */
     uint64_t cmax;       /* a counter's maximum, also its mask: 0xF or 0xFF */
     uint64_t seed;
-    uint64_t mix;        /* probe scheme: BK__PROBE_MIX, or BK__PROBE_MIX_LEGACY from older files */
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
@@ -27,7 +26,7 @@ struct bk_counting {
 #define BK_FOR_EACH_COUNTER(f, h, BODY)                                        \
     do {                                                                       \
         uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_, (f)->mix);                      \
+        const uint64_t w_ = bk__probe_step(x_);                      \
         const uint64_t lowmask_ = (UINT64_C(1) << (f)->shift) - 1;             \
         for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                             \
             uint64_t c_ = bk__range64(x_, (f)->m);                             \
@@ -71,7 +70,6 @@ static bk_status alloc_filter(uint64_t m, uint32_t k, uint32_t bits, uint64_t se
     f->shift = bits == 4 ? 4 : 3;
     f->cmax = (UINT64_C(1) << bits) - 1;
     f->seed = seed;
-    f->mix = BK__PROBE_MIX;
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -139,7 +137,6 @@ bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
     bk_status s = alloc_filter(f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
-    (*out)->mix = f->mix;
     (*out)->count_own = bk_counting_count(f);
     return BK_OK;
 }
@@ -331,7 +328,7 @@ void bk_counting_clear(bk_counting *f)
 bk_status bk_counting_compatible(const bk_counting *a, const bk_counting *b)
 {
     if (!a || !b) return BK_EINVAL;
-    if (a->m != b->m || a->k != b->k || a->bits != b->bits || a->seed != b->seed || a->mix != b->mix)
+    if (a->m != b->m || a->k != b->k || a->bits != b->bits || a->seed != b->seed)
         return BK_EINCOMPAT;
     return BK_OK;
 }
@@ -416,7 +413,6 @@ uint32_t bk_counting_k(const bk_counting *f) { return f->k; }
 uint32_t bk_counting_counter_bits(const bk_counting *f) { return f->bits; }
 uint64_t bk_counting_count(const bk_counting *f) { return __atomic_load_n(f->count, __ATOMIC_RELAXED); }
 uint64_t bk_counting_seed(const bk_counting *f) { return f->seed; }
-void bk__counting_set_probe_mix(bk_counting *f, uint64_t mix) { f->mix = mix; }
 
 uint32_t bk_counting_counter(const bk_counting *f, uint64_t i)
 {
@@ -445,7 +441,6 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_counting_count(f))) ||
         (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
         return s;
-    if (f->mix == BK__PROBE_MIX) w->flags |= BK_FILE_FLAG_PROBES2;
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
@@ -495,20 +490,11 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_counting *f;
     s = alloc_filter(m, k, bits, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    f->mix = bk__probe_mix_of_flags(r->flags);
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
     } else {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         memcpy(f->words, data, (size_t)bytes);
-#else
-        for (uint64_t i = 0; i < f->nwords; i++) {
-            uint64_t v = 0;
-            for (int j = 7; j >= 0; j--) v = (v << 8) | data[i * 8 + (uint64_t)j];
-            f->words[i] = v;
-        }
-#endif
     }
     f->count_own = count;
     *out = f;

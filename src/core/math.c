@@ -1,6 +1,6 @@
 #include <math.h>
 #include "bloomkit/math.h"
-#include "internal.h"
+#include "base.h"
 
 #define BK_LN2 0.69314718055994530942
 

@@ -656,22 +656,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         (s = bk__w_u64(w, f->segcount)) || (s = bk__w_u64(w, f->ncells)) || (s = bk__w_u64(w, f->count)) ||
         (s = bk__w_u64(w, f->mix_seed)) || (s = bk__w_align(w, 64)))
         return s;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     return bk__w_bytes(w, f->cells, (size_t)(f->ncells * (f->fp_bits / 8)));
-#else
-    if (f->fp_bits == 8) return bk__w_bytes(w, f->cells, (size_t)f->ncells);
-    const uint16_t *c = (const uint16_t *)(const void *)f->cells;
-    uint8_t buf[512];
-    for (uint64_t i = 0; i < f->ncells;) {
-        size_t k = 0;
-        for (; k < sizeof buf && i < f->ncells; k += 2, i++) {
-            buf[k] = (uint8_t)c[i];
-            buf[k + 1] = (uint8_t)(c[i] >> 8);
-        }
-        if ((s = bk__w_bytes(w, buf, k))) return s;
-    }
-    return BK_OK;
-#endif
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
@@ -701,20 +686,13 @@ static bk_status v_decode(bk_reader *r, void **out)
             if (data[i]) return BK_ECORRUPT;
     }
     fuse_geom g = { seglen, segcount, ncells };
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     bool borrow = r->borrow;
-#else
-    bool borrow = r->borrow && bits == 8;
-#endif
     bk_fuse *f;
     if ((s = new_filter(count, &g, bits, r->seed, mix_seed, !borrow, &f))) return s;
     if (borrow) {
         f->cells = (uint8_t *)(uintptr_t)data;
-    } else if (bits == 8) {
-        memcpy(f->cells, data, (size_t)bytes);
     } else {
-        uint16_t *c = (uint16_t *)(void *)f->cells;
-        for (uint64_t i = 0; i < ncells; i++) c[i] = (uint16_t)(data[2 * i] | data[2 * i + 1] << 8);
+        memcpy(f->cells, data, (size_t)bytes);
     }
     *out = f;
     return BK_OK;

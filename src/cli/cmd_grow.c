@@ -1,0 +1,84 @@
+/* bloomkit grow: double a quotient filter's slots without its keys, in place (saved atomically). */
+#include <stdlib.h>
+#include <sys/file.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit grow FILE [-t TIMES] [-q]\n"
+    "\n"
+    "Doubles the slots of the quotient filter FILE TIMES times (default 1) without its keys: each\n"
+    "doubling moves one bit of every stored fingerprint from the remainder into the quotient, so the\n"
+    "filter takes twice the keys, and at the same load its false-positive rate doubles. Growth stops\n"
+    "at 2 remainder bits or 2^31 slots. FILE is locked and replaced atomically; on any error it is\n"
+    "unchanged. Other filter types cannot grow this way (scalable and cuckoo filters grow by themselves).\n"
+    "\n"
+    "Options:\n"
+    "  -t, --times N   double N times (1..24)\n"
+    "  -q, --quiet     no summary on stderr\n"
+    "  -h, --help      this help\n";
+
+enum { OPT_TIMES = OPT_ADD + 100 }; /* past the shared option ids */
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    { "quiet", 'q', false, OPT_QUIET },
+    { "times", 't', true, OPT_TIMES },
+    CLI_OPTS_END,
+};
+
+static int run(int argc, char **argv)
+{
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    bool quiet = false;
+    const char *path = NULL, *val;
+    uint64_t times = 1;
+    int id;
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: return CLI_EXIT_ERR;
+        case OPT_HELP: return cli_help("grow");
+        case OPT_QUIET: quiet = true; break;
+        case OPT_TIMES:
+            if (!cli_parse_count("--times", val, 1, 24, &times)) return CLI_EXIT_ERR;
+            break;
+        case CLI_OPT_OPERAND:
+            if (path) return cli_err("grow takes one FILE (see: bloomkit grow --help)");
+            path = val;
+            break;
+        }
+    }
+    if (!path) return cli_err("needs FILE (see: bloomkit grow --help)");
+    cli_lock l;
+    if (!cli_lock_path(path, LOCK_EX, &l, NULL)) return CLI_EXIT_ERR;
+    int rc = CLI_EXIT_OK;
+    bk_filter *f = cli_load_locked(&l, path);
+    bk_quotient *q = f ? bk_filter_get(f, BK_TYPE_QUOTIENT) : NULL;
+    if (!f) {
+        rc = CLI_EXIT_ERR;
+    } else if (!q) {
+        const cli_type *t = cli_type_of(f);
+        rc = cli_err("%s: a %s filter cannot grow by doubling (only quotient filters can); nothing was written",
+                     path, t ? t->name : "non-quotient");
+    } else {
+        for (uint64_t i = 0; i < times && rc == CLI_EXIT_OK; i++) {
+            bk_status s = bk_quotient_grow(q);
+            if (s != BK_OK)
+                rc = cli_err("%s: cannot grow %s (%u quotient bits, %u remainder bits): %s; nothing was written",
+                             path, i ? "further" : "", bk_quotient_quotient_bits(q), bk_quotient_remainder_bits(q),
+                             cli_status_words(s));
+        }
+        if (rc == CLI_EXIT_OK) {
+            if (!cli_save(f, path))
+                rc = CLI_EXIT_ERR;
+            else if (!quiet)
+                cli_describe(stderr, "grew", path, f);
+        }
+    }
+    cli_unlock(&l);
+    bk_filter_free(f);
+    return rc;
+}
+
+const cli_command cli_cmd_grow = { "grow", run, "FILE", "double a quotient filter's slots without its keys", help };

@@ -1,0 +1,191 @@
+/* The base every library source stands on: compiler macros, the byte-order rule, allocation,
+ * hashing, range mapping, the classic probe step, striped counters, overflow-safe sizes and
+ * little-endian fields. Not installed. */
+#ifndef BK_BASE_H
+#define BK_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "bloomkit/common.h"
+
+/* Byte order: bloomkit builds on little-endian hosts only. Saved files are little-endian
+ * (docs/FORMAT.md), and the library maps them and uses their arrays in place, so every array and
+ * field is read and written in host order without conversion. This is the one place that says so. */
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#  error "bloomkit builds on little-endian hosts only (its files are little-endian and mapped in place)"
+#endif
+
+#if defined(__GNUC__)
+#  define BK_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define BK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define BK_INLINE static inline __attribute__((always_inline))
+#  define BK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#  define BK_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#  define BK_HIDDEN __attribute__((visibility("hidden")))
+#else
+#  define BK_LIKELY(x) (x)
+#  define BK_UNLIKELY(x) (x)
+#  define BK_INLINE static inline
+#  define BK_PREFETCH(p) ((void)(p))
+#  define BK_PREFETCH_W(p) ((void)(p))
+#  define BK_HIDDEN
+#endif
+
+/* ---- allocation (through the user's bk_allocator) ---- */
+BK_HIDDEN void *bk__malloc(size_t size);
+BK_HIDDEN void *bk__calloc(size_t count, size_t size);
+BK_HIDDEN void bk__free(void *p);
+/* Set bits in w[0..n), read with relaxed loads (other threads may be setting bits meanwhile). Uses
+ * the POPCNT instruction when the CPU has it: the portable build's __builtin_popcountll is a libgcc
+ * call, several times slower over a large filter. */
+BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
+
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+BK_HIDDEN void *bk__calloc_aligned(size_t size);
+BK_HIDDEN void bk__free_aligned(void *p);
+
+/* ---- hashing ---- */
+BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
+{
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
+ * relaxed atomic loads, plain loads on every mainstream target, keep the race defined. */
+BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/*
+ * Inserted-key counts of atomic inserts into filters in memory. One shared counter would be one
+ * cache line that every insert of every thread writes: with two threads inserting, the line moves
+ * between cores on nearly every insert and two threads insert slower than one. Instead each thread
+ * adds to one of BK__STRIPES counters, 64 bytes apart (never two in one cache line), chosen by its
+ * stack address: thread stacks are megabytes apart, so threads land on different stripes (two share
+ * one with probability 1/BK__STRIPES, which only costs speed). The count is the owner's plain
+ * counter plus the sum of the stripes; a filter in a shared file mapping keeps its single counter
+ * in the file (other processes update it) and does not use stripes. The stripes (1 KiB) are
+ * allocated by a filter's first atomic insert, so filters that never get one (most: the Redis
+ * module's, every single-threaded user's) do not carry them.
+ */
+#define BK__STRIPES 16
+typedef struct bk__stripes {
+    uint64_t v[BK__STRIPES * 8];
+} bk__stripes;
+
+/* *slot, allocating it if still NULL (once per filter; racing first inserts keep one). NULL when the
+ * allocation fails: the caller then counts in its shared counter. */
+BK_HIDDEN bk__stripes *bk__stripes_get(bk__stripes **slot);
+
+/* Adds n to the count of an atomic insert: to this thread's stripe, else (no stripes) to *shared. */
+BK_INLINE void bk__count_atomic(bk__stripes **slot, uint64_t *shared, uint64_t n)
+{
+    bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (BK_UNLIKELY(!s) && !(s = bk__stripes_get(slot))) {
+        __atomic_fetch_add(shared, n, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 16;
+    unsigned i = (unsigned)((sp * UINT64_C(0x9e3779b97f4a7c15)) >> 60) & (BK__STRIPES - 1);
+    __atomic_fetch_add(&s->v[i * 8], n, __ATOMIC_RELAXED);
+}
+BK_INLINE uint64_t bk__stripes_sum(bk__stripes *const *slot)
+{
+    const bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    uint64_t t = 0;
+    for (unsigned i = 0; s && i < BK__STRIPES; i++) t += __atomic_load_n(&s->v[i * 8], __ATOMIC_RELAXED);
+    return t;
+}
+BK_INLINE void bk__stripes_clear(bk__stripes *const *slot)
+{
+    bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; s && i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
+}
+
+/* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
+BK_INLINE uint64_t bk__remix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return h;
+}
+
+__extension__ typedef unsigned __int128 bk__u128;
+
+/* Map a uniform 64-bit value to [0, range) by multiply-shift (uses the high bits of x). */
+BK_INLINE uint64_t bk__range64(uint64_t x, uint64_t range)
+{
+    return (uint64_t)(((bk__u128)x * range) >> 64);
+}
+BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
+{
+    return (uint32_t)(((uint64_t)x * range) >> 32);
+}
+
+/*
+ * Probe scheme of the Bloom family (classic, counting, scalable's classic layers), docs/FORMAT.md 6.1:
+ *   x = h, y = remix(h), w = h * BK__PROBE_MIX; probe i uses x, then x += y, y += i * w.
+ * Multiply-shift keeps the HIGH bits of x * m, so the step must move high bits: a plain y += i only
+ * moves low bits and a small filter's probes correlate (n = 100 at 0.1%: 0.124%). A constant large
+ * step cancels in the difference of two keys' probe sequences, leaving pairs of keys that collide on
+ * every probe (a partitioned filter of 100 keys at 0.1%: 1.36x its formula); a step that differs
+ * between keys removes both (1.00x, tests/test_probes.c).
+ */
+#define BK__PROBE_MIX UINT64_C(0x9e3779b97f4a7c15)
+BK_INLINE uint64_t bk__probe_step(uint64_t h) { return h * BK__PROBE_MIX; }
+
+/*
+ * The fill past which a filter's statistics say "saturated": the fill expected at its designed
+ * capacity (at most 60%: a capacity hint far beyond the geometry's own must not disable the check)
+ * plus three standard deviations of the fill of m cells. At exactly
+ * the designed load the fill sits at the expected value, either side, so without the margin a
+ * correctly sized filter would be flagged about half the time from noise. The binomial deviation
+ * sqrt(q (1 - q) / m) is larger than a Bloom filter's real one, so the margin is conservative; past
+ * capacity the count flags the filter anyway, and the fill alone (after a union) one a few percent
+ * past its load. Defined in math.c. */
+BK_HIDDEN double bk__saturation_fill(double expected, double m);
+
+/* The count of a union (or intersection) of two bit-setting filters: the distinct keys estimated
+ * from the combined fill, but never more than the inputs' counts allow (a union holds at most a + b
+ * keys, an intersection at most min(a, b)). Without the bound the estimate's noise could put two
+ * halves merged at exactly the designed load past the capacity, where the same keys added to one
+ * filter are not; the saturation rule is then the same for both. */
+BK_INLINE uint64_t bk__combined_count(double estimate, uint64_t a, uint64_t b, bool is_union)
+{
+    uint64_t bound = is_union ? (a + b < a ? UINT64_MAX : a + b) : (a < b ? a : b);
+    double e = estimate > 0 ? estimate + 0.5 : 0;
+    return e >= (double)bound ? bound : (uint64_t)e;
+}
+
+/* ---- overflow-safe size arithmetic ---- */
+BK_INLINE bool bk__mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* Bytes for `bits` bits rounded up to whole 64-byte lines; 0 on overflow or above the maximum. */
+BK_INLINE uint64_t bk__bits_to_bytes64(uint64_t bits)
+{
+    if (bits > BK_MAX_FILTER_BYTES * 8) return 0;
+    return ((bits + 511) / 512) * 64;
+}
+
+/* Little-endian fields at any alignment (the host is little-endian: one unaligned move each). */
+BK_INLINE void bk__put_le16(uint8_t *b, uint16_t v) { memcpy(b, &v, 2); }
+BK_INLINE void bk__put_le32(uint8_t *b, uint32_t v) { memcpy(b, &v, 4); }
+BK_INLINE void bk__put_le64(uint8_t *b, uint64_t v) { memcpy(b, &v, 8); }
+BK_INLINE uint16_t bk__get_le16(const uint8_t *b) { uint16_t v; memcpy(&v, b, 2); return v; }
+BK_INLINE uint32_t bk__get_le32(const uint8_t *b) { uint32_t v; memcpy(&v, b, 4); return v; }
+BK_INLINE uint64_t bk__get_le64(const uint8_t *b) { uint64_t v; memcpy(&v, b, 8); return v; }
+
+#endif

@@ -1,0 +1,13 @@
+/* The scalable chain's blocked sub-filters: 1024-bit blocks (two cache lines), k probes anywhere in
+ * the block. Sizing and exact FPR with the blocked filter's mixture formula (blocked_math.c). Not
+ * installed. */
+#ifndef BK_BLOCKED1024_H
+#define BK_BLOCKED1024_H
+
+#include "base.h"
+
+struct bk_geometry;
+BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);
+BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
+
+#endif

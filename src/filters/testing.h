@@ -1,0 +1,16 @@
+/* Entry points for the unit tests only (the library itself never calls them). Not installed. */
+#ifndef BK_TESTING_H
+#define BK_TESTING_H
+
+#include "base.h"
+
+/* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
+struct bk_cuckoo;
+BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
+                                uint64_t *i2);
+/* The quotient filter's full invariant check, and its slot array. */
+struct bk_quotient;
+BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);
+BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t *nwords);
+
+#endif

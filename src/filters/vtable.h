@@ -1,0 +1,50 @@
+/* The per-type operations table and the registry of types: what the generic handle (filter.c) and
+ * the container format (persist/) call. Not installed. */
+#ifndef BK_VTABLE_H
+#define BK_VTABLE_H
+
+#include "body.h"
+
+/*
+ * Per-type operations, for the generic handle (bk_filter) and the container format. One table per
+ * type, defined in the type's own source file. A NULL entry means "not supported" (BK_ENOTSUP).
+ * The generic layer dispatches once per call or per batch, never per probe.
+ */
+typedef struct bk_vtable {
+    bk_type type;
+    bk_status (*add_hash)(void *f, uint64_t h);
+    bool (*contains_hash)(const void *f, uint64_t h);
+    bk_status (*remove_hash)(void *f, uint64_t h);
+    bk_status (*add_hashes)(void *f, const uint64_t *h, size_t n);
+    size_t (*contains_hashes)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
+    uint64_t (*seed)(const void *f);
+    void (*stats)(const void *f, bk_stats *out);
+    bk_status (*merge)(void *dst, const void *src); /* union */
+    void (*clear)(void *f);
+    /* Body encoding: the type's parameters and arrays (arrays at 64-byte aligned body offsets). */
+    bk_status (*encode)(const void *f, bk_writer *w);
+    bk_status (*decode)(bk_reader *r, void **out); /* seed from r->seed */
+    void (*destroy)(void *f);
+    /* Atomic insert (the type's *_add_hash_atomic), for shared writable mappings; NULL: the type
+     * cannot be opened with BK_OPEN_WRITE_SHARED. add_hashes_atomic may be NULL (then add_hash_atomic
+     * is called per key). */
+    bk_status (*add_hash_atomic)(void *f, uint64_t h);
+    bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
+    /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
+    void (*set_count)(void *f, uint64_t n);
+} bk_vtable;
+
+/* The tables, one per type source file. */
+BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
+BK_HIDDEN extern const bk_vtable bk__counting_vtable;
+BK_HIDDEN extern const bk_vtable bk__scalable_vtable;
+BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
+BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
+BK_HIDDEN extern const bk_vtable bk__aging_vtable;
+BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
+
+/* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
+BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
+
+#endif
