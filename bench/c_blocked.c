@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <bloomkit/bloomkit.h>
+#include <bloomkit/experimental.h>
 #include "bench.h"
 
 static void *bb_create(uint64_t n, double p, bk_blocked_layout layout)

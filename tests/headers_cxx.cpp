@@ -1,6 +1,8 @@
 // The public headers, included twice, from C++, with -Wall -Wextra -Wpedantic -Werror.
 #include <bloomkit/bloomkit.h>
 #include <bloomkit/bloomkit.h>
+#include <bloomkit/experimental.h>
+#include <bloomkit/experimental.h>
 #include <cstdio>
 
 int main()

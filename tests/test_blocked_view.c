@@ -1,6 +1,6 @@
 /* The blocked filter's header-inline view: the same bits and answers as the library, on every form. */
 #include "testutil.h"
-#include <bloomkit/bloomkit.h>
+#include <bloomkit/experimental.h>
 
 #define N 1000000
 

@@ -357,7 +357,7 @@ static void bad_input(void **state)
     assert_int_equal(d.growth, 2);
     assert_true(d.tightening == BK_SCALABLE_DEFAULT_TIGHTENING);
     const struct { uint64_t cap; double p; uint32_t s; double r; uint64_t max; } bad[] = {
-        { 100, 0.01, 0, 0.9, 0 },     { 100, 0.01, 17, 0.9, 0 },  { 100, 0.01, 2, 0.0, 0 },
+        { 100, 0.01, 17, 0.9, 0 },    { 100, 0.01, 2, -0.0 - 1e-300, 0 },
         { 100, 0.01, 2, 1.0, 0 },     { 100, 0.01, 2, -0.5, 0 },  { 100, 0.01, 2, NAN, 0 },
         { 0, 0.01, 2, 0.9, 0 },       { 100, 0.0, 2, 0.9, 0 },    { 100, 1.0, 2, 0.9, 0 },
         { 100, NAN, 2, 0.9, 0 },      { 100, 0.01, 2, 0.9, BK_MAX_FILTER_BYTES + 1 },
@@ -726,10 +726,42 @@ static void blocked_paths_agree(void **state)
 #define KINDS(f)                                                                                  \
     { #f " (blocked)", f, use_blocked, NULL, NULL }, { #f " (classic)", f, use_classic, NULL, NULL }
 
+/* A zeroed options struct is the defaults: same geometry for every sub-filter as NULL options, and the
+ * same answers; a nonzero field still counts. */
+static void zeroed_options_are_defaults(void **state)
+{
+    (void)state;
+    bk_scalable_options zero;
+    memset(&zero, 0, sizeof zero);
+    for (uint32_t i = 0; i < 6; i++) {
+        bk_geometry a, b;
+        assert_int_equal(bk_scalable_layer_size(5000, 0.01, NULL, i, &a), BK_OK);
+        assert_int_equal(bk_scalable_layer_size(5000, 0.01, &zero, i, &b), BK_OK);
+        assert_int_equal(a.m, b.m);
+        assert_int_equal(a.k, b.k);
+        assert_int_equal(a.n, b.n);
+    }
+    bk_scalable *f = NULL;
+    assert_int_equal(bk_scalable_new(1000, 0.01, &zero, &f), BK_OK);
+    assert_int_equal(bk_scalable_growth(f), 2);
+    assert_true(bk_scalable_tightening(f) == BK_SCALABLE_DEFAULT_TIGHTENING);
+    for (uint64_t k = 0; k < 5000; k++) assert_int_equal(bk_scalable_add_hash(f, bk_hash64(&k, 8, 0)), BK_OK);
+    for (uint64_t k = 0; k < 5000; k++) assert_true(bk_scalable_contains_hash(f, bk_hash64(&k, 8, 0)));
+    bk_scalable_free(f);
+    zero.growth = 4;
+    assert_int_equal(bk_scalable_new(1000, 0.01, &zero, &f), BK_OK);
+    assert_int_equal(bk_scalable_growth(f), 4);
+    bk_scalable_free(f);
+    zero.growth = 17;
+    assert_int_equal(bk_scalable_new(1000, 0.01, &zero, &f), BK_EINVAL);
+    assert_null(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blocked_paths_agree),
+        cmocka_unit_test(zeroed_options_are_defaults),
         KINDS(grows_to_a_million),
         KINDS(other_growth_and_ratios),
         KINDS(nonscaling_fills_then_refuses),

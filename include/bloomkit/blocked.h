@@ -177,6 +177,22 @@ BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
 /* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
 BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOOMKIT_BLOCKED_H */
+
+/*
+ * Experimental tier (the struct layout of a view and header-inline SIMD code): only with
+ * BK_STATIC_LINKING_ONLY defined before the first include, or through <bloomkit/experimental.h>. It may
+ * change in any release, and it is what brings <immintrin.h> in: bloomkit.h alone never does.
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_BLOCKED_H_STATIC)
+#define BLOOMKIT_BLOCKED_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- header-inline probes of pre-hashed keys (SPLIT256 only) ----
  *
  * A loop that calls the library once per key keeps only a few cache misses in flight: each call,
@@ -305,4 +321,4 @@ static inline bool bk_blocked_view_contains(bk_blocked_view v, uint64_t h)
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* BK_STATIC_LINKING_ONLY */

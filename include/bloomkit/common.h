@@ -63,7 +63,8 @@ typedef enum bk_status {
     BK_EIO = 11,        /* an operating-system I/O call failed (errno is preserved) */
     BK_ECHECKSUM = 12,  /* a checksum does not match */
     BK_ETRUNCATED = 13, /* serialized data ends before its declared length */
-    BK_EEXISTS = 14     /* add-if-absent found the key (probably) present; nothing changed */
+    BK_EEXISTS = 14,    /* add-if-absent found the key (probably) present; nothing changed */
+    BK_EBUFSIZE = 15    /* an output buffer is too small; the call says how large it must be */
 } bk_status;
 
 /* [any] A short English name for a status; never NULL. */

@@ -102,14 +102,15 @@ BK_API size_t bk_filter_contains_hashes(const bk_filter *f, const uint64_t *hash
 BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
 
 /* dst becomes the union of dst and src. Errors: BK_EINVAL (NULL), BK_EINCOMPAT (different types, or
- * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union, or dst is a
- * mapping: a plain OR into a shared mapping could lose another process's concurrent insert).
+ * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union: cuckoo filters (their
+ * fingerprints cannot be merged without the keys) and fuse filters; or dst is a mapping: a plain OR
+ * into a shared mapping could lose another process's concurrent insert).
  * The count after a union: the bit-setting types (bloom, partitioned, blocked) cannot know how far
  * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
- * keys (bk_stats.est_cardinality); counting, scalable and cuckoo filters add their counts.
+ * keys (bk_stats.est_cardinality); counting and scalable filters add their counts.
  * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
- * that estimate (bk_filter_set_count sets a count you know better); for counting and cuckoo filters
- * it doubles every key's multiplicity.
+ * that estimate (bk_filter_set_count sets a count you know better); for counting filters it doubles
+ * every key's multiplicity.
  * [excl] on dst, [query] on src */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
@@ -153,9 +154,9 @@ BK_API bk_backing bk_filter_backing(const bk_filter *f);
 BK_API bk_status bk_filter_save_size(const bk_filter *f, size_t *size);
 
 /* Write the saved form into caller memory buf[0..cap). *written receives the bytes written; when cap
- * is too small, it receives the bytes needed and the call returns BK_EINVAL without writing anything
- * (so a NULL buf with cap 0 is also a size query). Errors: BK_EINVAL (f or written NULL, or cap too
- * small), BK_ETOOBIG. [query] */
+ * is too small, it receives the bytes needed and the call returns BK_EBUFSIZE without writing anything
+ * (so a NULL buf with cap 0 is also a size query). Errors: BK_EINVAL (f or written NULL), BK_EBUFSIZE
+ * (cap too small), BK_ETOOBIG. [query] */
 BK_API bk_status bk_filter_save_buffer(const bk_filter *f, void *buf, size_t cap, size_t *written);
 
 /* Write the saved form into a new buffer allocated with the library allocator (bk_set_allocator);

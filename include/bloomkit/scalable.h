@@ -20,44 +20,11 @@
  *                      sub-filter instead of about two random lines each plus mispredicted branches.
  *   classic            BK_SCALABLE_CLASSIC: standard-layout classic Bloom filters; about 6% less
  *                      memory, queries 1.5-2x slower once the chain is out of cache.
- * Measured with `build/bench/bench -n 10000000 --only scalable,scalable-classic` and `bench/scalable_r`
- * (start at 100 keys, growth 2, r = 0.9, 10,000,000 8-byte keys at p = 1%, 17 sub-filters; 2-vCPU
- * EPYC VM, idle to loaded):
- *      kind      bits/key  measured FPR   absent-key query: one key per call / batch (contains_many)
- *      blocked     24.57     0.667%        260-306 ns / 113-128 ns
- *      classic     23.16     0.824%        309-419 ns / 187-298 ns
- * (RedisBloom's chain, same case: 42.8 bits/key and 678 ns per absent-key query.) A one-key call
- * waits for one memory round trip of its own (the chain's big sub-filters are fetched in parallel;
- * this machine's dependent-load latency is 216 ns, scalable_r prints it); a batch overlaps the round
- * trips of several keys.
- *
- * Choice of the default r (BK_SCALABLE_DEFAULT_TIGHTENING = 0.9), measured with `bench/scalable_r`
- * (start at 100 keys, growth 2, 10,000,000 distinct 8-byte keys added at p = 1%, 17 sub-filters, FPR
- * over 1,000,000 never-added keys; memory is the sub-filters' arrays):
- *              classic sub-filters (--classic)                          blocked (default)
- *        r    bits/key   bound p(1-r^17)   measured FPR [legacy probes]   bits/key  bound    FPR
- *      0.50     42.82        1.004%          0.953%  [1.058%]             53.41    0.270%   0.257%
- *      0.60     35.97        1.000%          1.007%  [1.040%]
- *      0.70     30.44        1.000%          1.118%  [1.010%]
- *      0.80     26.09        0.979%          1.016%  [1.016%]             28.14    0.610%   0.575%
- *      0.85     24.39        0.939%          0.997%  [0.971%]             26.05    0.684%   0.642%
- *      0.90     23.16        0.835%          0.829%  [0.870%]             24.57    0.693%   0.666%
- *      0.93                                                               24.14    0.540%   0.524%
- *      0.95     22.84        0.583%          0.545%  [0.592%]             24.19    0.460%   0.454%
- *      0.97     23.38        0.405%          0.387%  [0.429%]
- * (RedisBloom uses r = 0.5 and reports 42.8 bits/key in this case.) A blocked sub-filter grows by
- * whole 1024-bit blocks and its optimal k is an integer, so its real error sits up to a few percent
- * under p_i (a quarter under for sub-filters of a few blocks): hence the lower bounds.
- * Each classic row is one chain (one seed): its FPR is dominated by the first, smallest sub-filters, whose
- * real fill varies from chain to chain (a 100-key first layer's fill has a standard deviation of 0.8
- * points, enough to move its FPR by 40%), so a row can sit above the bound, which holds on average
- * (averaged over 300 chains the measured FPR is 0.995x the formula for classic chains and 1.00-1.04x
- * for blocked ones, tests/test_probes.c; an r = 0.7
- * chain grown the same way to 10^6 keys measured 1.16% with a first layer 3.8 deviations over its
- * expected fill, its other layers on their formula).
- * Memory is lowest near r = 0.93-0.95 for this chain length; 0.9 is within 2% of it, keeps the first
- * sub-filter cheaper (p0 = p/10 rather than p/20) for chains that never grow much, and leaves room
- * under p for that chain-to-chain spread: below r = 0.85 single chains pass p.
+ * At 10,000,000 keys and p = 1% (start at 100 keys, growth 2, r = 0.9: 17 sub-filters) a blocked chain
+ * takes about 24.6 bits per key and a classic one about 23.2 (6% less); bench/README.md has the
+ * measurements, the query times and how the default r = 0.9 was chosen. Memory is lowest near
+ * r = 0.93-0.95; 0.9 is within 2% of it, keeps the first sub-filter cheaper (p0 = p/10) for chains that
+ * never grow much, and leaves room under p for the chain-to-chain spread of the small first sub-filters.
  *
  * growth = 1 grows by sub-filters of the same capacity (RedisBloom's EXPANSION 1): p_i still tightens
  * by r, so the bound above holds, but the chain needs n / capacity sub-filters for n keys.
@@ -110,19 +77,19 @@ typedef struct bk_scalable bk_scalable;
  * and tightening are then unused). */
 #define BK_SCALABLE_NONSCALING 1u
 /* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
- * ones: about 5% less memory, queries several times slower once the chain is out of cache. */
+ * ones: about 6% less memory, queries 1.5-2x slower once the chain is out of cache. */
 #define BK_SCALABLE_CLASSIC 2u
 
 typedef struct bk_scalable_options {
-    uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16 */
-    double tightening;  /* error ratio r between sub-filters, in (0, 1) */
+    uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16; 0 means 2 */
+    double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
     uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
 } bk_scalable_options;
 
 /* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
- * flags 0 (scaling). Start from these and change fields. [any] */
+ * flags 0 (scaling). A zeroed bk_scalable_options means the same. [any] */
 BK_API bk_scalable_options bk_scalable_default_options(void);
 
 /* Geometry of sub-filter i (0 = the first, allocated at creation) of a chain created with
@@ -137,7 +104,7 @@ BK_API bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable
                                   uint32_t *filters, uint64_t *bytes);
 
 /* Create with the first sub-filter sized for `capacity` keys. opts NULL means the defaults.
- * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth 0 or > 16, r not in (0,1), unknown flags,
+ * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth > 16, r not in [0,1) (0: the default), unknown flags,
  * out NULL),
  * BK_ETOOBIG (the first sub-filter alone exceeds max_bytes or BK_MAX_FILTER_BYTES), BK_ENOMEM;
  * on error *out is NULL. [any] */

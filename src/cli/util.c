@@ -68,6 +68,7 @@ const char *cli_status_words(bk_status s)
     case BK_ECHECKSUM: return "damaged file: checksum mismatch";
     case BK_ETRUNCATED: return "damaged file: truncated";
     case BK_EEXISTS: return "the key is already present";
+    case BK_EBUFSIZE: return "an output buffer is too small";
     }
     return bk_strerror(s);
 }

@@ -24,6 +24,7 @@ const char *bk_strerror(bk_status s)
     case BK_ECHECKSUM: return "checksum mismatch";
     case BK_ETRUNCATED: return "data truncated";
     case BK_EEXISTS: return "key already present";
+    case BK_EBUFSIZE: return "output buffer too small";
     }
     return "unknown status";
 }

@@ -95,6 +95,10 @@ struct bk_cuckoo {
 static bool valid_b(uint32_t b) { return b >= 1 && b <= BK_CUCKOO_MAX_BUCKET_SIZE; }
 static bool valid_f(uint32_t f) { return f == 8 || f == 12 || f == 16; }
 
+/* bk_cuckoo_new with the default load: extra slots per square root of the capacity, and the fewest slots */
+#define CF_SLACK 4.0
+#define CF_MIN_SLOTS 128.0
+
 static double default_load(uint32_t b)
 {
     switch (b) {
@@ -513,9 +517,20 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
             if (!auto_b || prm.b == 1) return BK_EINVAL;
         }
     }
-    double load = opts && opts->load_factor != 0 ? opts->load_factor : default_load(prm.b);
+    bool explicit_load = opts && opts->load_factor != 0;
+    double load = explicit_load ? opts->load_factor : default_load(prm.b);
     if (!(load > 0 && load <= 1)) return BK_EINVAL;
-    double nb = ceil((double)capacity / (prm.b * load));
+    /* The default load is what large tables reach; a small table also needs room for the spread of
+     * its keys over its few buckets (the number landing on any subset of buckets varies by about the
+     * square root of the keys): CF_SLACK sqrt(capacity) slots more, and at least CF_MIN_SLOTS, because
+     * in a table of m buckets about one key in m has i1 = i2 (one bucket only), and b + 1 of those on
+     * one bucket cannot be stored. See bk_cuckoo_new in cuckoo.h for the measured effect. */
+    double slots = (double)capacity / load;
+    if (!explicit_load) {
+        slots += CF_SLACK * sqrt((double)capacity);
+        if (slots < CF_MIN_SLOTS) slots = CF_MIN_SLOTS;
+    }
+    double nb = ceil(slots / prm.b);
     if (nb > (double)(BK_MAX_FILTER_BYTES * 8)) return BK_ETOOBIG;
     return create((uint64_t)nb, capacity, &prm, p, out);
 }
@@ -744,6 +759,20 @@ static bk_status grow(bk_cuckoo *F)
     return s;
 }
 
+/* Give T's victim another walk (writer only): it goes back into a bucket unless its kicks run out
+ * again, and then some fingerprint (perhaps another) is the victim. */
+static void victim_rewalk(bk_cuckoo *F, cf_table *T)
+{
+    uint64_t v = LD(&T->victim);
+    if (!v) return;
+    uint32_t vfp = (uint32_t)(v & 0xffff);
+    uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
+    if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
+        set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
+    else
+        kick_walk(F, T, vfp, vb, true);
+}
+
 /* A free slot in one of the key's buckets of any table, newest first, without evicting anything. */
 static bool put_anywhere(bk_cuckoo *F, uint32_t fp, uint64_t h)
 {
@@ -770,6 +799,9 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
         ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
         return BK_OK;
     }
+    /* Below its capacity a table does not give up after one unlucky walk: the victim walks again
+     * (a fresh random walk from its bucket) before the table counts as full. */
+    if (LD(&T->victim) && LD(T->items) < T->capacity) victim_rewalk(F, T);
     if (LD(&T->victim)) {
         bk_status s = grow(F);
         if (s != BK_OK) return s;
@@ -966,15 +998,7 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     }
     ST(T->items, LD(T->items) - 1);
     /* A slot is free again: give the victim another walk, so the table can accept inserts. */
-    uint64_t v = LD(&T->victim);
-    if (v) {
-        uint32_t vfp = (uint32_t)(v & 0xffff);
-        uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
-        if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
-            set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
-        else
-            kick_walk(F, T, vfp, vb, true);
-    }
+    victim_rewalk(F, T);
     return true;
 }
 

@@ -65,6 +65,17 @@ struct bk_scalable {
 
 static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 
+/* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
+static bk_scalable_options resolve_options(const bk_scalable_options *opts)
+{
+    bk_scalable_options d = bk_scalable_default_options();
+    if (!opts) return d;
+    bk_scalable_options o = *opts;
+    if (o.growth == 0) o.growth = d.growth;
+    if (o.tightening == 0.0) o.tightening = d.tightening;
+    return o;
+}
+
 static bk_status check_options(uint64_t capacity, double p, const bk_scalable_options *o)
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
@@ -112,7 +123,7 @@ bk_scalable_options bk_scalable_default_options(void)
 bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts, uint32_t i,
                                  bk_geometry *out)
 {
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     if (!out) return BK_EINVAL;
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
@@ -124,7 +135,7 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
                            uint32_t *filters, uint64_t *bytes)
 {
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
@@ -245,7 +256,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_scalable_options o = opts ? *opts : bk_scalable_default_options();
+    bk_scalable_options o = resolve_options(opts);
     bk_status s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,

@@ -62,7 +62,7 @@ bk_status bk_filter_save_buffer(const bk_filter *f, void *buf, size_t cap, size_
     if (s != BK_OK) return s;
     if (!buf || cap < total) {
         *written = (size_t)total;
-        return BK_EINVAL;
+        return BK_EBUFSIZE;
     }
     buf_sink b = { (uint8_t *)buf + 64, (size_t)total - 64 };
     uint64_t body;

@@ -1,0 +1,154 @@
+/*
+ * profile_calls: one filter type, one operation, plain one-key calls with 8-byte keys, nothing else
+ * in the loop -- the program to run under a profiler (perf record, valgrind --tool=callgrind).
+ *
+ *   profile_calls TYPE OP [-n N] [-r ROUNDS]
+ *     TYPE: blocked | fuse | cuckoo | bloom        OP: query | insert   (fuse: query only)
+ *
+ * The filter is created for N keys (default 1,000,000) at p = 1% and filled with the N keys
+ * (insert: that fill is the profiled part, ROUNDS times on a cleared filter); query asks the N keys
+ * and N absent ones ROUNDS times (default 1). The keys are made before the profiled part. Prints the
+ * ns per call (meaningless under a profiler that slows the code; kept to check the run).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bloomkit/bloomkit.h>
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* noinline: the profiled loops are their own functions in the profile */
+__attribute__((noinline)) static uint64_t query_loop(const char *type, void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t hits = 0;
+    if (!strcmp(type, "blocked"))
+        for (size_t i = 0; i < n; i++) hits += bk_blocked_contains(f, &keys[i], 8);
+    else if (!strcmp(type, "fuse"))
+        for (size_t i = 0; i < n; i++) hits += bk_fuse_contains(f, &keys[i], 8);
+    else if (!strcmp(type, "cuckoo"))
+        for (size_t i = 0; i < n; i++) hits += bk_cuckoo_contains(f, &keys[i], 8);
+    else
+        for (size_t i = 0; i < n; i++) hits += bk_bloom_contains(f, &keys[i], 8);
+    return hits;
+}
+
+__attribute__((noinline)) static void insert_loop(const char *type, void *f, const uint64_t *keys, size_t n)
+{
+    if (!strcmp(type, "blocked"))
+        for (size_t i = 0; i < n; i++) bk_blocked_add(f, &keys[i], 8);
+    else if (!strcmp(type, "cuckoo"))
+        for (size_t i = 0; i < n; i++) bk_cuckoo_add(f, &keys[i], 8);
+    else
+        for (size_t i = 0; i < n; i++) bk_bloom_add(f, &keys[i], 8);
+}
+
+static void *create(const char *type, uint64_t n, const uint64_t *keys)
+{
+    if (!strcmp(type, "blocked")) {
+        bk_blocked *f;
+        return bk_blocked_new(n, 0.01, NULL, &f) == BK_OK ? f : NULL;
+    }
+    if (!strcmp(type, "cuckoo")) {
+        bk_cuckoo *f;
+        return bk_cuckoo_new(n, 0.01, NULL, &f) == BK_OK ? f : NULL;
+    }
+    if (!strcmp(type, "bloom")) {
+        bk_bloom *f;
+        return bk_bloom_new(n, 0.01, NULL, &f) == BK_OK ? f : NULL;
+    }
+    if (!strcmp(type, "fuse")) {
+        const void **ptrs = malloc(n * sizeof *ptrs);
+        size_t *lens = malloc(n * sizeof *lens);
+        bk_fuse *f = NULL;
+        if (ptrs && lens) {
+            for (uint64_t i = 0; i < n; i++) {
+                ptrs[i] = &keys[i];
+                lens[i] = 8;
+            }
+            bk_fuse_options o = { 8, 0, 0 };
+            if (bk_fuse_build(ptrs, lens, n, &o, &f) != BK_OK) f = NULL;
+        }
+        free(ptrs);
+        free(lens);
+        return f;
+    }
+    return NULL;
+}
+
+static void destroy(const char *type, void *f)
+{
+    if (!strcmp(type, "blocked")) bk_blocked_free(f);
+    else if (!strcmp(type, "cuckoo")) bk_cuckoo_free(f);
+    else if (!strcmp(type, "bloom")) bk_bloom_free(f);
+    else bk_fuse_free(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: profile_calls blocked|fuse|cuckoo|bloom query|insert [-n N] [-r ROUNDS]\n");
+        return 2;
+    }
+    const char *type = argv[1], *op = argv[2];
+    uint64_t n = 1000000;
+    int rounds = 1;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc) n = (uint64_t)strtod(argv[++i], NULL);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) rounds = atoi(argv[++i]);
+    }
+    bool insert = !strcmp(op, "insert");
+    if (insert && !strcmp(type, "fuse")) {
+        fprintf(stderr, "fuse: query only (a static filter)\n");
+        return 2;
+    }
+    uint64_t *keys = malloc(2 * n * sizeof *keys), st = 42;
+    if (!keys) return 1;
+    for (uint64_t i = 0; i < 2 * n; i++) keys[i] = splitmix(&st); /* [0, n): members, [n, 2n): absent */
+    void *f = create(type, n, keys);
+    if (!f) {
+        fprintf(stderr, "%s: cannot be created\n", type);
+        return 1;
+    }
+    double t = 0, calls = 0;
+    uint64_t hits = 0;
+    if (insert) {
+        for (int r = 0; r < rounds; r++) {
+            if (r) { /* a fresh filter each round (the cuckoo filter cannot take the keys twice) */
+                destroy(type, f);
+                f = create(type, n, keys);
+            }
+            double t0 = now();
+            insert_loop(type, f, keys, n);
+            t += now() - t0;
+            calls += (double)n;
+        }
+    } else {
+        if (strcmp(type, "fuse")) insert_loop(type, f, keys, n);
+        for (int r = 0; r < rounds; r++) {
+            double t0 = now();
+            hits += query_loop(type, f, keys, 2 * n);
+            t += now() - t0;
+            calls += 2.0 * (double)n;
+        }
+    }
+    printf("%s %s: n = %llu, %.0f calls, %.1f ns per call, %llu hits\n", type, op, (unsigned long long)n, calls,
+           t / calls, (unsigned long long)hits);
+    destroy(type, f);
+    free(keys);
+    return 0;
+}
