@@ -431,6 +431,18 @@ static int st_replicate_verbatim(RedisModuleCtx *ctx)
     (void)ctx;
     return REDISMODULE_OK;
 }
+static int st_replicate(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...)
+{
+    (void)ctx;
+    CHECK(cmdname && fmt);
+    return REDISMODULE_OK;
+}
+/* A clock that moves 7 ms per call: aging filters' time windows turn during a run. */
+static long long st_milliseconds(void)
+{
+    static long long t = 1700000000000LL;
+    return t += 7;
+}
 static void st_log(RedisModuleCtx *ctx, const char *level, const char *fmt, ...)
 {
     (void)ctx;
@@ -516,7 +528,8 @@ static const struct {
     API(ReplyWithSimpleString, st_reply_simple), API(ReplyWithNull, st_reply_null),
     API(ReplyWithStringBuffer, st_reply_buffer), API(ReplyWithArray, st_reply_array),
     API(ReplyWithMap, st_reply_map), API(ReplySetArrayLength, st_reply_set_array_length),
-    API(ReplicateVerbatim, st_replicate_verbatim), API(Log, st_log), API(LogIOError, st_log_io_error),
+    API(ReplicateVerbatim, st_replicate_verbatim), API(Replicate, st_replicate),
+    API(Milliseconds, st_milliseconds), API(Log, st_log), API(LogIOError, st_log_io_error),
     API(CreateCommand, st_create_command), API(GetCommand, st_get_command),
     API(SetCommandInfo, st_set_command_info), API(CreateDataType, st_create_data_type),
     API(SetModuleAttribs, st_set_module_attribs), API(SetModuleOptions, st_set_module_options),
@@ -623,6 +636,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static const char *seeds_text[] = {
     "BF.RESERVE k 0.01 100 EXPANSION 1\nBF.MADD k a b c d e f g h\nBF.INFO k\nBF.INFO k EXPANSION\nBF.CARD k\n"
     "BF.SCANDUMP k 0\nBF.LOADCHUNK k2 $i $s\nBF.EXISTS k2 a\nBK.EXPORT k\nBK.IMPORT k3 $s\nBK.INFO k3\n",
+    "BK.AGING.RESERVE a ERROR 0.01 COUNT 5\nBK.AGING.ADD a x y z u v w\nBK.AGING.ADDIFABSENT a x q q\n"
+    "BK.AGING.RESERVE t ERROR 0.01 TIME 30 CAPACITY 50 GENERATIONS 3\nBK.AGING.ADD t a b\nBK.AGING.EXISTS t a c\n"
+    "BK.AGING.APPLY t 1700000009999 ADDIFABSENT a d\nBK.AGING.INFO t\nBK.EXPORT t\nBK.IMPORT t2 $s\nBK.INFO a\n",
     "CF.RESERVE c 100 BUCKETSIZE 3 EXPANSION 2\nCF.INSERT c ITEMS a b c d e f\nCF.DEL c a\nCF.COUNT c b\n"
     "CF.INFO c\nCF.SCANDUMP c 0\nCF.LOADCHUNK c2 $i $s\nCF.MEXISTS c2 a b z\nBK.EXPORT c\nBK.IMPORT c3 $s\n",
     "BF.INSERT b CAPACITY 50 ERROR 0.001 NONSCALING ITEMS x y z\nBF.ADD str x\nCF.ADD b x\nBK.MERGE m b b\n"
@@ -643,10 +659,13 @@ static const char *names[] = {
     "BF.SCANDUMP", "BF.LOADCHUNK", "CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX",
     "CF.EXISTS", "CF.MEXISTS", "CF.DEL", "CF.COUNT", "CF.INFO", "CF.SCANDUMP", "CF.LOADCHUNK",
     "BK.MERGE", "BK.INFO", "BK.IMPORT", "BK.EXPORT", "bf.add", "cf.insert",
+    "BK.AGING.RESERVE", "BK.AGING.ADD", "BK.AGING.ADDIFABSENT", "BK.AGING.EXISTS", "BK.AGING.INFO",
+    "BK.AGING.APPLY",
 };
 static const char *words[] = {
     "ITEMS", "CAPACITY", "ERROR", "EXPANSION", "NONSCALING", "NOCREATE", "BUCKETSIZE", "MAXITERATIONS",
     "REPLACE", "items", "Capacity", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "expansion", "$s", "$s", "$i",
+    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT",
 };
 static const char *numbers[] = {
     "0", "1", "-1", "2", "3", "4", "5", "7", "8", "16", "17", "100", "255", "256", "1024", "65535", "65536",

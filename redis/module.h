@@ -9,6 +9,7 @@
  *   bf.c       BF.*  (Bloom side: the scalable filter; any non-cuckoo bloomkit filter via BK.IMPORT)
  *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
+ *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
  *
  * docs/REDIS.md lists the commands, their RedisBloom 2.4.23 behaviour and every deliberate difference.
  * Redis calls the module from its main thread only (free callbacks may also run in the lazy-free
@@ -162,6 +163,8 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
 int bkr_bf_register(RedisModuleCtx *ctx);
 int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
+int bkr_aging_register(RedisModuleCtx *ctx); /* aging.c: BK.AGING.* */
+int bkr_qf_register(RedisModuleCtx *ctx); /* quotient.c: BK.QF.* */
 
 /* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
 typedef enum bkr_keys {

@@ -111,6 +111,8 @@ typedef struct cli_type_opts {
     uint32_t max_kicks;        /* cuckoo */
     uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */
     uint32_t block_bits;       /* blocked: 256 (split block) or 512 */
+    uint64_t window;           /* aging: the window, insertions (or ms when window_ms); 0: -n insertions */
+    bool window_ms;            /* aging: window is a duration in milliseconds */
 } cli_type_opts;
 
 /* Which options a type accepts (cli_type.options). */
@@ -125,6 +127,7 @@ enum {
     CLI_TOPT_BLOCK = 1u << 7,
     CLI_TOPT_NONSCALING = 1u << 8,
     CLI_TOPT_CLASSIC_LAYERS = 1u << 9,
+    CLI_TOPT_WINDOW = 1u << 10,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -393,6 +396,7 @@ enum {
     OPT_STRICT,
     OPT_LINE_BUFFERED,
     OPT_ADD,
+    OPT_WINDOW,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -403,7 +407,8 @@ enum {
     { "ratio", 0, true, OPT_RATIO }, { "fingerprint-bits", 0, true, OPT_FINGERPRINT },              \
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
     { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK },                  \
-    { "nonscaling", 0, false, OPT_NONSCALING }, { "classic-layers", 0, false, OPT_CLASSIC_LAYERS }
+    { "nonscaling", 0, false, OPT_NONSCALING }, { "classic-layers", 0, false, OPT_CLASSIC_LAYERS }, \
+    { "window", 0, true, OPT_WINDOW }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

@@ -334,6 +334,11 @@ static int run(int argc, char **argv)
     }
     if (!cli_type_check_opts(t, given) || !cli_may_replace(path, force, inputs, ninputs))
         return free(inputs), CLI_EXIT_ERR;
+    /* build sizes for a set and inserts it in hash order; an aging filter's generations would then
+     * each hold one hash range of the keys, overloading its blocks. A window is fed as a stream. */
+    if (strcmp(t->name, "aging") == 0)
+        return free(inputs), cli_err("aging filters remember the recent keys of a stream: create one (bloomkit "
+                                     "create FILE --type aging --window W) and feed it with bloomkit add");
 
     int rc = CLI_EXIT_ERR;
     double t0 = cli_now();

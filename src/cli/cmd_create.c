@@ -14,7 +14,7 @@ static const char help[] =
     "Options:\n"
     "  -n, --keys N              keys the filter is sized for: 1000000, 1,000,000, 10M, 1e7\n"
     "  -p, --fpr P               target false-positive rate: 0.01, 1%, 1e-3, 1/1000\n"
-    "  -t, --type T              bloom (default), partitioned, blocked, counting, scalable, cuckoo\n"
+    "  -t, --type T              bloom (default), partitioned, blocked, counting, scalable, cuckoo, aging\n"
     "      --seed S              hash seed (decimal or 0x hex; default 0). A secret seed resists\n"
     "                            crafted keys; filters can only be merged with the same seed\n"
     "      --counter-bits B      counting: 4 (default) or 8 bits per counter\n"
@@ -28,11 +28,16 @@ static const char help[] =
     "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
     "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"
+    "      --window W            aging: remember the last W insertions (10M; -n may then be left out) or\n"
+    "                            the last W of time (90s, 30min, 1h, 7d; -n is then the keys per window).\n"
+    "                            No key inside the window is ever reported absent; older keys are\n"
+    "                            forgotten after at most a third more (docs/MATH.md, aging filter)\n"
     "  -f, --force               replace an existing FILE\n"
     "  -q, --quiet               no summary on stderr\n"
     "  -h, --help                this help\n"
     "\n"
-    "Example: bloomkit create seen.bf -n 10M -p 0.1% --type blocked\n";
+    "Example: bloomkit create seen.bf -n 10M -p 0.1% --type blocked\n"
+    "         bloomkit create recent.bf --type aging --window 1h -n 50M -p 1%\n";
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
@@ -85,6 +90,10 @@ static int run(int argc, char **argv)
         }
     }
     if (!path) return cli_err("needs a FILE to create (see: bloomkit create --help)");
+    if (!have_n && (given & CLI_TOPT_WINDOW) && !to.window_ms) { /* a count window holds its W keys */
+        n = to.window;
+        have_n = true;
+    }
     if (!have_n || !have_p) return cli_err("needs -n N and -p P (see: bloomkit create --help)");
     if (!cli_type_check_opts(t, given)) return CLI_EXIT_ERR;
     if (t->is_static || !t->create)

@@ -13,7 +13,7 @@
 
 static const char help[] =
     "Usage: bloomkit filter FILE [--absent | --present] [INPUT...] [--null] [--keep-cr] [-q]\n"
-    "       bloomkit filter --add [FILE] [INPUT...] [-n N] [-p P]\n"
+    "       bloomkit filter --add [FILE] [INPUT...] [-n N] [-p P] [--window W]\n"
     "\n"
     "Copies the lines of standard input (or of the INPUT files, in order) to standard output, keeping\n"
     "only those whose key is absent from the filter (--absent, the default: \"which of these are new?\")\n"
@@ -32,6 +32,13 @@ static const char help[] =
     "their line is printed), else the file is loaded, stays locked, and is saved when the input ends\n"
     "(also after a read error; not after a crash or a signal).\n"
     "\n"
+    "With --window W (without FILE), a line is dropped only when its key was seen within the window:\n"
+    "the last W lines (--window 10M) or the last W of time (--window 1h, 30min, 90s), in constant\n"
+    "memory: the in-memory filter is then an aging filter (for a time window sized for -n keys per\n"
+    "window), and every occurrence of a key restarts its window. A key seen within the window is\n"
+    "always dropped; one last seen up to a third of a window earlier may be dropped too. An aging\n"
+    "filter FILE (bloomkit create --type aging) works the same way and keeps its window across runs.\n"
+    "\n"
     "Output is written after every batch of lines read (each line before bloomkit waits for more\n"
     "input) when standard output is a terminal or with --line-buffered; otherwise in 1 MiB blocks.\n"
     "\n"
@@ -41,6 +48,7 @@ static const char help[] =
     "  -a, --add            dedup: keep the keys not in the filter, and add them\n"
     "  -n, --keys N         --add without FILE: the in-memory filter's first size (default 1M)\n"
     "  -p, --fpr P          --add without FILE: its total false-positive rate (default 0.01%)\n"
+    "      --window W       --add without FILE: drop repeats within the last W lines or W of time\n"
     "      --line-buffered  write each line out before reading more input (as on a terminal)\n"
     "  -0, --null           NUL-delimited keys in and out\n"
     "      --keep-cr        a trailing \\r is part of the key\n"
@@ -51,7 +59,8 @@ static const char help[] =
     "may be missing from the output).\n"
     "\n"
     "Examples: crawl | bloomkit filter seen.bf | tee new.txt | bloomkit add seen.bf\n"
-    "          tail -f access.log | cut -d' ' -f1 | bloomkit filter --add   # each client once\n";
+    "          tail -f access.log | cut -d' ' -f1 | bloomkit filter --add   # each client once\n"
+    "          tail -f events | bloomkit filter --add --window 1h   # repeats within the hour dropped\n";
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
@@ -62,6 +71,7 @@ static const cli_opt opts[] = {
     { "keys", 'n', true, OPT_N },
     { "fpr", 'p', true, OPT_P },
     { "line-buffered", 0, false, OPT_LINE_BUFFERED },
+    { "window", 0, true, OPT_WINDOW },
     { "quiet", 'q', false, OPT_QUIET },
     CLI_OPTS_END,
 };
@@ -75,6 +85,8 @@ typedef struct filter_args {
     bool have_n, have_p;
     uint64_t n;        /* --add in memory: first size */
     double p;          /* --add in memory: total FPR */
+    cli_type_opts window; /* --add in memory with --window: an aging filter's window */
+    bool have_window;
     cli_reader_opts ro;
 } filter_args;
 
@@ -101,6 +113,12 @@ static int parse(int argc, char **argv, filter_args *a)
         case OPT_PRESENT: a->want_present = true; break;
         case OPT_ADD: a->add = true; break;
         case OPT_LINE_BUFFERED: a->line_buffered = true; break;
+        case OPT_WINDOW: {
+            unsigned given = 0;
+            if (cli_type_option(OPT_WINDOW, val, &a->window, &given) < 0) return CLI_EXIT_ERR;
+            a->have_window = true;
+            break;
+        }
         case OPT_N:
             if (!cli_parse_count("-n", val, 1, (uint64_t)1 << 40, &a->n)) return CLI_EXIT_ERR;
             a->have_n = true;
@@ -125,6 +143,10 @@ static int parse(int argc, char **argv, filter_args *a)
     if (a->path && (a->have_n || a->have_p))
         return cli_err("-n and -p size the in-memory filter of --add without FILE; FILE has its own size");
     if (!a->add && (a->have_n || a->have_p)) return cli_err("-n and -p go with --add (see: bloomkit filter --help)");
+    if (a->have_window && (!a->add || a->path))
+        return cli_err("--window goes with --add without FILE (an aging filter FILE has its own window)");
+    if (a->have_window && a->have_n && !a->window.window_ms)
+        return cli_err("-n goes with a time --window (a window of W lines holds W keys)");
     return -1;
 }
 
@@ -135,8 +157,9 @@ static bk_filter *open_for_add(const filter_args *a, cli_lock *l, bool *save_at_
     *save_at_end = false;
     l->fd = -1;
     if (!a->path) {
-        const cli_type *t = cli_type_find("scalable");
+        const cli_type *t = cli_type_find(a->have_window ? "aging" : "scalable");
         cli_type_opts o = { 0 };
+        if (a->have_window) o = a->window;
         bk_filter *f = NULL;
         bk_status s = t ? t->create(a->n, a->p, &o, &f) : BK_EINVAL;
         if (s != BK_OK) cli_err("cannot make an in-memory filter for %llu keys at %g: %s", (unsigned long long)a->n,

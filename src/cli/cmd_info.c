@@ -48,6 +48,15 @@ static void warning_text(const bk_stats *st, const char *type, char *buf, size_t
 {
     char a[32], b[32], pct[32], tgt[32];
     size_t o = 0;
+    if (st->type == BK_TYPE_AGING) { /* a time window receiving keys faster than it was sized for */
+        snprintf(buf, len,
+                 "saturated: a generation holds more keys than the window was sized for (%s keys per window); "
+                 "no key of the window is lost, but the false-positive rate is now about %s (target %s). "
+                 "Create it with a larger -n",
+                 cli_group(st->capacity, a, sizeof a), cli_percent(st->fpr_now, pct, sizeof pct),
+                 cli_percent(st->fpr_target, tgt, sizeof tgt));
+        return;
+    }
     o += (size_t)snprintf(buf + o, len - o, "saturated: ");
     bool both = st->count > st->capacity && st->fill_ratio > 0.5;
     if (st->count > st->capacity)
@@ -104,6 +113,11 @@ static int run(int argc, char **argv)
                               "before closing it); structure verified"
                             : "ok";
     bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT;
+    /* an aging filter's window (read by this process's clock for a time window) */
+    const bk_aging *ag = st.type == BK_TYPE_AGING ? bk_filter_get(f, BK_TYPE_AGING) : NULL;
+    bk_aging_info ai;
+    if (ag && bk_aging_get_info(ag, &ai) != BK_OK) ag = NULL;
+    const char *unit = ag && ai.mode == BK_AGING_TIME ? "ms" : "insertions";
     char warn[512] = "";
     if (st.saturated) warning_text(&st, type, warn, sizeof warn);
 
@@ -123,6 +137,11 @@ static int run(int argc, char **argv)
         if (st.type == BK_TYPE_COUNTING) printf(",\"saturated_cells\":%llu", (unsigned long long)st.saturated_cells);
         if (st.subfilters) printf(",\"subfilters\":%u", st.subfilters);
         if (layers) printf(",\"subfilter_kind\":\"%s\"", layers);
+        if (ag)
+            printf(",\"window\":%llu,\"window_unit\":\"%s\",\"generations\":%u,\"live_generations\":%u"
+                   ",\"slack\":%llu,\"covered\":%llu,\"inserted\":%llu",
+                   (unsigned long long)ai.window, unit, ai.generations, ai.live, (unsigned long long)ai.slack,
+                   (unsigned long long)ai.covered, (unsigned long long)ai.inserted);
         printf(",\"saturated\":%s,\"warning\":", st.saturated ? "true" : "false");
         if (st.saturated)
             cli_json_string(stdout, warn);
@@ -146,7 +165,13 @@ static int run(int argc, char **argv)
                    cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);
         else
             printf("geometry:           %s bits, k = %u probes per key\n", cli_group(st.bits, a, sizeof a), st.k);
-        if (st.subfilters) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers : "");
+        if (ag) {
+            char w[32], sl[32], cv[32];
+            printf("window:             the last %s %s (a key may be kept up to %s %s longer); %u generations\n",
+                   cli_group(ai.window, w, sizeof w), unit, cli_group(ai.slack, sl, sizeof sl), unit, ai.generations);
+            printf("covered now:        the last %s %s\n", cli_group(ai.covered, cv, sizeof cv), unit);
+        }
+        if (st.subfilters && !ag) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers : "");
         printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
                cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
                st.bits_per_key);

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -267,6 +268,85 @@ static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cl
     return s;
 }
 
+/* ---- aging: a sliding window by count (--window 10M) or by time (--window 1h) ---- */
+
+/* The keys per window and the window itself: a count window of W insertions holds W keys (-n is then
+ * only the default W); a time window is sized for n keys per window. */
+static bk_status aging_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    uint64_t keys = o->window && !o->window_ms ? o->window : n;
+    bk_aging_geometry g;
+    bk_status s = bk_aging_size(keys, p, 0, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.bytes * 8;
+    out->bytes = g.bytes;
+    out->k = 8;
+    out->k_label = "k";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    char b[32];
+    if (o->window_ms)
+        snprintf(out->note, sizeof out->note, "the last %.10g s, up to %s keys; %u generations", o->window / 1000.0,
+                 cli_group(keys, b, sizeof b), g.generations);
+    else
+        snprintf(out->note, sizeof out->note, "the last %s insertions; %u generations", cli_group(keys, b, sizeof b),
+                 g.generations);
+    return BK_OK;
+}
+
+static bk_status aging_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_aging_options ao;
+    memset(&ao, 0, sizeof ao);
+    ao.seed = o->seed;
+    bk_aging *a;
+    bk_status s = o->window_ms ? bk_aging_new_time(o->window, n, p, &ao, &a)
+                               : bk_aging_new_count(o->window ? o->window : n, p, &ao, &a);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_AGING, a, out);
+    if (s != BK_OK) bk_aging_free(a);
+    return s;
+}
+
+/* "1h", "30min", "90s", "1.5d", "250ms": a duration in ms; false if s has no time unit. A bare "m" is
+ * refused: it means million for counts ("10M") and would be read as minutes by some. */
+static int parse_duration(const char *s, uint64_t *ms)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0)) return 0;
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = { { "ms", 1 }, { "s", 1e3 }, { "min", 6e4 }, { "h", 3.6e6 }, { "d", 8.64e7 } };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            double t = v * units[i].ms;
+            if (t < 1 || t > 1e15) return -1;
+            *ms = (uint64_t)(t + 0.5);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int window_option(const char *val, cli_type_opts *o)
+{
+    size_t len = strlen(val);
+    if (len > 1 && val[len - 1] == 'm' && val[len - 2] >= '0' && val[len - 2] <= '9')
+        return cli_err("--window: '%s' is ambiguous: say %.*smin for minutes or %.*sM for million insertions", val,
+                       (int)(len - 1), val, (int)(len - 1), val), -1;
+    int d = parse_duration(val, &o->window);
+    if (d < 0) return cli_err("--window: '%s' is out of range", val), -1;
+    if (d > 0) {
+        o->window_ms = true;
+        return 1;
+    }
+    o->window_ms = false;
+    return cli_parse_count("--window", val, 1, UINT64_MAX, &o->window) ? 1 : -1;
+}
+
 /* ---- quotient: counts, deletion, growth by doubling, merge by sweep ---- */
 
 static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
@@ -320,6 +400,8 @@ const cli_type cli_types[] = {
       cuckoo_create, NULL },
     { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
       CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
+    { "aging", "aging filter: keys seen in the last W insertions or T seconds (--window), old keys forgotten",
+      CLI_TOPT_WINDOW, false, false, false, aging_size, aging_create, NULL },
     { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)", 0,
       true, false, false, quotient_size, quotient_create, NULL },
 };
@@ -343,7 +425,7 @@ const cli_type *cli_type_of(const bk_filter *f)
     const char *name = bk_type_name(bk_filter_type(f));
     if (bk_filter_type(f) == BK_TYPE_BLOOM) {
         const bk_bloom *b = bk_filter_get(f, BK_TYPE_BLOOM);
-        if (b && bk_bloom_layout(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
+        if (b && bk_bloom_layout_of(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
     }
     if (!name) return NULL;
     for (size_t i = 0; i < cli_ntypes; i++)
@@ -360,6 +442,7 @@ static const struct {
     { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
     { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
     { CLI_TOPT_NONSCALING, "--nonscaling" },     { CLI_TOPT_CLASSIC_LAYERS, "--classic-layers" },
+    { CLI_TOPT_WINDOW, "--window" },
 };
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
@@ -428,6 +511,10 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         o->classic_layers = true;
         *given |= CLI_TOPT_CLASSIC_LAYERS;
         return 1;
+    case OPT_WINDOW:
+        if (window_option(val, o) < 0) return -1;
+        *given |= CLI_TOPT_WINDOW;
+        return 1;
     case OPT_EXPANSION:
         if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;
         o->expansion = (uint32_t)v;
@@ -475,6 +562,15 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
 bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
 {
     uint8_t res[CLI_BATCH];
+    bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
+    if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
+        for (size_t i = 0; i < n; i += CLI_BATCH) {
+            size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
+            bk_aging_add_if_absent_hashes(ag, h + i, c, res);
+            for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
+        }
+        return BK_OK;
+    }
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
         size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;

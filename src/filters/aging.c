@@ -25,13 +25,24 @@
 #  define BK_PF 16
 #endif
 
+typedef uint32_t slot_set; /* bit j set: slot j */
+
+typedef struct aging_ops {
+    slot_set (*found)(const bk_aging *f, uint64_t h, slot_set live);
+    void (*add)(bk_aging *f, uint64_t h);
+    bool (*add_if_absent)(bk_aging *f, uint64_t h, slot_set live);
+    void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
+    size_t (*contains_hashes)(const bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
+    size_t (*add_if_absent_hashes)(bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
+} aging_ops;
+
 struct bk_aging {
     uint64_t *words;      /* blocks * g * 4 words, 64-byte aligned */
     uint64_t blocks;
     uint64_t nwords;
     uint32_t g;
     bk_aging_mode mode;
-    bool avx2;            /* the AVX2 probe (chosen once, at creation or load) */
+    const struct aging_ops *ops; /* the scalar or AVX2 path (chosen once, at creation or load) */
     bool owns_words;      /* false: borrowed from a read-only mapping */
     uint64_t seed;
     uint64_t window;      /* W insertions or T ms */
@@ -46,6 +57,8 @@ struct bk_aging {
     bk_aging_clock clock;
     void *clock_ctx;
 };
+
+static const aging_ops *path_for_cpu(void);
 
 static uint64_t wall_clock_ms(void *ctx)
 {
@@ -91,11 +104,9 @@ BK_INLINE bool has_block(const uint64_t *b, const probe_mask *p)
     return ((p->m[0] & ~b[0]) | (p->m[1] & ~b[1]) | (p->m[2] & ~b[2]) | (p->m[3] & ~b[3])) == 0;
 }
 
-/* Bit j set: slot j is tested. */
-typedef uint32_t slot_set;
-
-/* The slots found holding h, among `live` (scalar). */
-static slot_set found_scalar(const bk_aging *f, uint64_t h, slot_set live)
+/* The slots found holding h, among `live`, and an insert into one block: scalar and AVX2 forms,
+ * always inlined into the batch loops of their path (a call per key would cost more than the probe). */
+BK_INLINE slot_set found_scalar(const bk_aging *f, uint64_t h, slot_set live)
 {
     const uint64_t *b = bucket_of(f, h);
     probe_mask p = mask_of(h);
@@ -104,31 +115,37 @@ static slot_set found_scalar(const bk_aging *f, uint64_t h, slot_set live)
     return found & live;
 }
 
+BK_INLINE void insert_scalar(uint64_t *block, uint64_t h)
+{
+    probe_mask p = mask_of(h);
+    set_block(block, &p);
+}
+
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
-__attribute__((target("avx2"))) static slot_set found_avx2(const bk_aging *f, uint64_t h, slot_set live)
+#  define BK_AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
+BK_AVX2_INLINE slot_set found_avx2(const bk_aging *f, uint64_t h, slot_set live)
 {
     const __m256i *b = (const __m256i *)(const void *)bucket_of(f, h);
     __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
-    slot_set found = 0;
-    for (uint32_t j = 0; j < f->g; j++)
-        found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(b + j), mask) << j;
+    slot_set found;
+    if (f->g == 4) { /* the default, unrolled */
+        found = (slot_set)_mm256_testc_si256(_mm256_load_si256(b), mask) |
+                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 1), mask) << 1 |
+                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 2), mask) << 2 |
+                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 3), mask) << 3;
+    } else {
+        found = 0;
+        for (uint32_t j = 0; j < f->g; j++)
+            found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(b + j), mask) << j;
+    }
     return found & live;
 }
-#endif
-
-BK_INLINE slot_set found_in(const bk_aging *f, uint64_t h, slot_set live)
+BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
-#if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
-    if (f->avx2) return found_avx2(f, h, live);
+    __m256i *b = (__m256i *)(void *)block;
+    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)));
+}
 #endif
-    return found_scalar(f, h, live);
-}
-
-BK_INLINE void insert_slot(bk_aging *f, uint64_t h, uint32_t slot)
-{
-    probe_mask p = mask_of(h);
-    set_block(bucket_of(f, h) + 4 * slot, &p);
-}
 
 /* Prefetch the lines of h's bucket (every line for queries, the current block's line for inserts). */
 BK_INLINE void prefetch_bucket(const bk_aging *f, uint64_t h)
@@ -238,7 +255,7 @@ static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_agi
         bk__free(f);
         return BK_ENOMEM;
     }
-    f->avx2 = bk__simd_resolve(BK_SIMD_AUTO) >= BK_SIMD_AVX2;
+    f->ops = path_for_cpu();
     f->clock = wall_clock_ms;
     *out = f;
     return BK_OK;
@@ -306,10 +323,8 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     bk_status s = alloc_aging(f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
-    bool avx2 = c->avx2;
     *c = *f;
     c->words = words;
-    c->avx2 = avx2;
     c->owns_words = true;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
     *out = c;
@@ -326,32 +341,96 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
 
 /* ================= insert and query ================= */
 
-BK_INLINE void add_one(bk_aging *f, uint64_t h)
-{
-    turn_if_full(f);
-    uint32_t s = cur_slot(f);
-    insert_slot(f, h, s);
-    f->count[s]++;
-    f->inserted++;
-}
+/*
+ * The loops of one path, instantiated for the scalar and the AVX2 probes. Batches prefetch the
+ * bucket of item i + BK_PF while probing item i; a count window may turn mid-batch (the prefetched
+ * lines are the same bucket either way).
+ */
+#define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT)                                                     \
+    TARGET static slot_set NAME##_found(const bk_aging *f, uint64_t h, slot_set live)                  \
+    {                                                                                                 \
+        return FOUND(f, h, live);                                                                     \
+    }                                                                                                 \
+    TARGET static void NAME##_add(bk_aging *f, uint64_t h)                                            \
+    {                                                                                                 \
+        turn_if_full(f);                                                                              \
+        uint32_t s_ = cur_slot(f);                                                                    \
+        INSERT(bucket_of(f, h) + 4 * s_, h);                                                          \
+        f->count[s_]++;                                                                               \
+        f->inserted++;                                                                                \
+    }                                                                                                 \
+    TARGET static bool NAME##_add_if_absent(bk_aging *f, uint64_t h, slot_set live)                   \
+    {                                                                                                 \
+        turn_if_full(f);                                                                              \
+        uint32_t s_ = cur_slot(f);                                                                    \
+        slot_set found_ = FOUND(f, h, live);                                                          \
+        if (!(found_ >> s_ & 1)) INSERT(bucket_of(f, h) + 4 * s_, h);                                 \
+        f->count[s_]++;                                                                               \
+        f->inserted++;                                                                                \
+        return found_ != 0;                                                                           \
+    }                                                                                                 \
+    TARGET static void NAME##_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)                   \
+    {                                                                                                 \
+        size_t pre = n < BK_PF ? n : BK_PF;                                                           \
+        for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(bucket_of(f, hs[i]) + 4 * cur_slot(f));        \
+        for (size_t i = 0; i < n; i++) {                                                              \
+            if (i + BK_PF < n) BK_PREFETCH_W(bucket_of(f, hs[i + BK_PF]) + 4 * cur_slot(f));          \
+            turn_if_full(f);                                                                          \
+            uint32_t s_ = cur_slot(f);                                                                \
+            INSERT(bucket_of(f, hs[i]) + 4 * s_, hs[i]);                                              \
+            f->count[s_]++;                                                                           \
+        }                                                                                             \
+        f->inserted += n;                                                                             \
+    }                                                                                                 \
+    TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,     \
+                                                uint8_t *res, slot_set live)                          \
+    {                                                                                                 \
+        size_t present = 0, pre = n < BK_PF ? n : BK_PF;                                              \
+        for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);                                   \
+        for (size_t i = 0; i < n; i++) {                                                              \
+            if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);                                     \
+            bool r_ = FOUND(f, hs[i], live) != 0;                                                     \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
+    TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,      \
+                                                     uint8_t *res, slot_set live)                     \
+    {                                                                                                 \
+        size_t present = 0, pre = n < BK_PF ? n : BK_PF;                                              \
+        for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);                                   \
+        for (size_t i = 0; i < n; i++) {                                                              \
+            if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);                                     \
+            bool r_ = NAME##_add_if_absent(f, hs[i], live);                                           \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
+    static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,              \
+                                          NAME##_add_hashes, NAME##_contains_hashes,                  \
+                                          NAME##_add_if_absent_hashes };
 
-/* add_if_absent of one hash, the time window already advanced; true if it was present. */
-BK_INLINE bool add_if_absent_one(bk_aging *f, uint64_t h, slot_set live)
+#define BK_NO_TARGET
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, insert_scalar)
+#if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+BK_AGING_PATH(avx2, __attribute__((target("avx2"))), found_avx2, insert_avx2)
+#endif
+
+static const aging_ops *path_for_cpu(void)
 {
-    turn_if_full(f);
-    uint32_t s = cur_slot(f);
-    slot_set found = found_in(f, h, live);
-    if (!(found >> s & 1)) insert_slot(f, h, s);
-    f->count[s]++;
-    f->inserted++;
-    return found != 0;
+#if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
+    if (bk__simd_resolve(BK_SIMD_AUTO) >= BK_SIMD_AVX2) return &avx2_ops;
+#endif
+    return &scalar_ops;
 }
 
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     advance_time(f);
-    add_one(f, h);
+    f->ops->add(f, h);
     return BK_OK;
 }
 
@@ -364,7 +443,7 @@ bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 {
     slot_set live = live_now(f);
-    return live && found_in(f, h, live) != 0;
+    return live && f->ops->found(f, h, live) != 0;
 }
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
@@ -376,7 +455,7 @@ bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     advance_time(f);
-    return add_if_absent_one(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;
+    return f->ops->add_if_absent(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;
 }
 
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
@@ -385,53 +464,29 @@ bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
     return bk_aging_add_if_absent_hash(f, bk__hash(key, len, f->seed));
 }
 
-/* ---- batches: prefetch the bucket of item i + BK_PF while probing item i ---- */
-
 bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
 {
     if (!f || (!hs && n)) return BK_EINVAL;
     advance_time(f);
-    size_t pre = n < BK_PF ? n : BK_PF;
-    for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(bucket_of(f, hs[i]) + 4 * cur_slot(f));
-    for (size_t i = 0; i < n; i++) {
-        if (i + BK_PF < n) BK_PREFETCH_W(bucket_of(f, hs[i + BK_PF]) + 4 * cur_slot(f));
-        add_one(f, hs[i]);
-    }
+    f->ops->add_hashes(f, hs, n);
     return BK_OK;
 }
 
 size_t bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
 {
     slot_set live = live_now(f);
-    size_t present = 0, pre = n < BK_PF ? n : BK_PF;
     if (!live) {
         if (res) memset(res, 0, n);
         return 0;
     }
-    for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);
-    for (size_t i = 0; i < n; i++) {
-        if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);
-        bool r = found_in(f, hs[i], live) != 0;
-        if (res) res[i] = r;
-        present += r;
-    }
-    return present;
+    return f->ops->contains_hashes(f, hs, n, res, live);
 }
 
 size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
 {
     if (!f || (!hs && n)) return 0;
     advance_time(f);
-    slot_set live = all_slots(f);
-    size_t present = 0, pre = n < BK_PF ? n : BK_PF;
-    for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);
-    for (size_t i = 0; i < n; i++) {
-        if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);
-        bool r = add_if_absent_one(f, hs[i], live);
-        if (res) res[i] = r;
-        present += r;
-    }
-    return present;
+    return f->ops->add_if_absent_hashes(f, hs, n, res, all_slots(f));
 }
 
 /* Bytes keys: hashed a chunk at a time, then the hashed batch code. */
@@ -550,7 +605,7 @@ static double fpr_of(const bk_aging *f, slot_set live)
     for (uint32_t j = 0; j < f->g; j++)
         if ((live >> j & 1) && f->count[j]) log_miss += log1p(-bk_blocked_fpr(f->blocks * 256, f->count[j],
                                                                               BK_BLOCKED_SPLIT256, 8));
-    return -expm1(log_miss);
+    return log_miss < 0 ? -expm1(log_miss) : 0.0;
 }
 
 bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)

@@ -83,6 +83,11 @@ def all_types():
     return [t["type"] for t in json.loads(out)["types"]]
 
 
+def buildable_types():
+    """Types bloomkit build makes (an aging filter is created empty and fed as a stream)."""
+    return [t for t in all_types() if t != "aging"]
+
+
 # ---------------------------------------------------------------------------------------------
 @group
 def test_help():
@@ -299,7 +304,7 @@ def test_build_query():
     run(["build", "-q", "n.bf", "keys.txt", "-n", "200k"], expect=0)
     check(info("n.bf")["capacity"] == 200000, "-n sets the capacity")
     # every type that exists: build then query, every key present
-    for t in all_types():
+    for t in buildable_types():
         run(["build", "-q", "t-%s.bf" % t, "keys.txt", "--type", t, "-p", "1%"], expect=0)
         rc, out, err = run(["query", "-q", "t-%s.bf" % t], input=lines(keys), expect=0)
         check(info("t-%s.bf" % t)["type"] == t, "type " + t)
@@ -365,7 +370,7 @@ def test_fpr():
     check(kept[:100000] == inserted, "--present keeps every inserted line, in order")
     check(len(kept) - 100000 < 20000 * 0.02, "--present false positives")
     # the types whose FPR is not set by -p alone: measured against their own expected rate
-    for t in all_types():
+    for t in buildable_types():
         if t in ("bloom", "partitioned", "blocked", "counting"):
             continue
         f = "%s.bf" % t
@@ -523,7 +528,7 @@ def test_build_threads():
                                                                    BLOOMKIT_THREADS="2"))
     check(read("t.bf") == read("ref.bf"), "standard input from its current position, on two threads")
     # every type: the spool in memory, in the file, or both, gives the same hashes in the same order
-    for t in all_types():
+    for t in buildable_types():
         ref = build("ref.bf", "keys.txt", ["--type", t], BLOOMKIT_SPOOL_MEM="0")
         check(build("m.bf", "keys.txt", ["--type", t]) == ref, "%s: spool in memory = in the file" % t)
         check(build("x.bf", "keys.txt", ["--type", t], BLOOMKIT_SPOOL_MEM="100") == ref,
@@ -537,7 +542,7 @@ def test_merge():
     write("a.txt", lines(a))
     write("b.txt", lines(b))
     write("all.txt", lines(keys))
-    for t in all_types():
+    for t in buildable_types():
         if t == "fuse":
             continue
         run(["build", "-q", "A.bf", "a.txt", "-n", "60000", "--type", t], expect=0)
@@ -813,6 +818,74 @@ def test_remove():
         check(out == b"never-added-key-1\tabsent\n", out)
         check(info(f)["count"] == 2500, "%s: count after removes" % t)
 
+
+@group
+def test_aging():
+    """Aging filters: --window by count or by time, the window's guarantee through add and query, the
+    window in info, and the refusals (an ambiguous unit, --window on another type, merging count windows)."""
+    run(["create", "-q", "w.bf", "--type", "aging", "--window", "10M", "-p", "1%"], expect=0)
+    i = info("w.bf")
+    check(i["type"] == "aging" and i["window"] == 10**7 and i["window_unit"] == "insertions", i)
+    check(i["capacity"] == 10**7 and i["generations"] == 4 and i["fpr_now"] == 0, i)
+    check(i["memory_bytes"] * 8 / 10**7 < 2 * 11.03, "less memory than two rotating classic filters: %r" % i)
+    run(["create", "-q", "t.bf", "--type", "aging", "--window", "1h", "-n", "1M", "-p", "0.1%"], expect=0)
+    i = info("t.bf")
+    check(i["window"] == 3600 * 1000 and i["window_unit"] == "ms" and i["slack"] == 1200 * 1000, i)
+    check(i["capacity"] == 10**6 and i["fpr_target"] == 0.001, i)
+    for w, unit in (("90s", 90000), ("30min", 1800000), ("1.5h", 5400000), ("2d", 172800000), ("250ms", 250)):
+        run(["create", "-q", "--force", "d.bf", "--type", "aging", "--window", w, "-n", "1000", "-p", "1%"], expect=0)
+        check(info("d.bf")["window"] == unit, "--window %s" % w)
+    rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "30m", "-p", "1%"], expect=2)
+    check("ambiguous" in err and "30min" in err, err)
+    rc, out, err = run(["create", "x.bf", "--window", "1h", "-n", "10", "-p", "1%"], expect=2)
+    check("--window does not apply to bloom" in err, err)
+    rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "1h", "-p", "1%"], expect=2)
+    check("needs -n N" in err, err)
+    check(not os.path.exists("x.bf"), "nothing written")
+    rc, out, err = run(["build", "b.bf", "--type", "aging", "--window", "1h"], input=b"a\n", expect=2)
+    check("bloomkit add" in err and not os.path.exists("b.bf"), err)
+    # a count window of 3000 insertions: the last 3000 of 6000 keys are all present, the first 1000
+    # (5000 insertions ago, past the window and its slack of 1000) are forgotten but for false positives
+    run(["create", "-q", "s.bf", "--type", "aging", "--window", "3000", "-p", "1%"], expect=0)
+    keys = [b"k%d" % i for i in range(6000)]
+    run(["add", "-q", "s.bf"], input=lines(keys[:2500]), expect=0)
+    run(["add", "-q", "s.bf"], input=lines(keys[2500:]), expect=0)
+    run(["query", "-q", "s.bf"], input=lines(keys[3000:]), expect=0)
+    rc, out, err = run(["query", "s.bf"], input=lines(keys[:1000]))
+    old = out.count(b"\tpresent\n")
+    check(old <= 30, "forgotten keys still reported: %d of 1000" % old)
+    i = info("s.bf")
+    check(i["inserted"] == 6000 and i["covered"] >= 3000, i)
+    rc, out, err = run(["info", "s.bf"], expect=0)
+    check(b"window:             the last 3,000 insertions" in out, out)
+    # count windows cannot be merged (their generations are not aligned in time)
+    run(["create", "-q", "s2.bf", "--type", "aging", "--window", "3000", "-p", "1%"], expect=0)
+    rc, out, err = run(["merge", "m.bf", "s.bf", "s2.bf"], expect=2)
+    check("cannot be merged" in err, err)
+    # a time window holds what was just added
+    run(["add", "-q", "t.bf"], input=lines(keys[:2000]), expect=0)
+    run(["query", "-q", "t.bf"], input=lines(keys[:2000]), expect=0)
+    check(info("t.bf")["count"] == 2000, info("t.bf"))
+    # streaming dedup in constant memory: filter --add --window drops a line whose key was seen within
+    # the window, and lets it through again once it aged out
+    stream = [b"x", b"y", b"x"] + [b"k%d" % i for i in range(6)] + [b"x"]
+    rc, out, err = run(["filter", "--add", "--window", "3", "-q"], input=lines(stream), expect=0)
+    check(out == lines([b"x", b"y"] + [b"k%d" % i for i in range(6)] + [b"x"]), out)
+    events = [b"e%d" % (i % 5000) for i in range(20000)]  # every key four times, 5000 lines apart
+    rc, out, err = run(["filter", "--add", "--window", "1h", "-n", "10k", "-q"], input=lines(events), expect=0)
+    check(out == lines(events[:5000]), "a one-hour window passes each key once: %d lines" % out.count(b"\n"))
+    rc, out, err = run(["filter", "--add", "--window", "4000", "-q"], input=lines(events), expect=0)
+    check(out.count(b"\n") >= 15000, "a 4000-line window (slack 1334) forgets keys seen 5000 lines ago")
+    rc, out, err = run(["filter", "--add", "--window", "6000", "-q"], input=lines(events), expect=0)
+    check(out == lines(events[:5000]), "a 6000-line window holds keys seen 5000 lines ago")
+    # an aging FILE keeps its window across runs
+    run(["create", "-q", "dd.bf", "--type", "aging", "--window", "1h", "-n", "10k", "-p", "1%"], expect=0)
+    rc, out, err = run(["filter", "--add", "dd.bf", "-q"], input=b"a\nb\na\n", expect=0)
+    check(out == b"a\nb\n", out)
+    rc, out, err = run(["filter", "--add", "dd.bf", "-q"], input=b"a\nz\n", expect=0)
+    check(out == b"z\n", out)
+    rc, out, err = run(["filter", "--add", "dd.bf", "--window", "1h"], input=b"a\n", expect=2)
+    check("has its own window" in err, err)
 
 
 def run_fd1(args, fd1, input=b"", ignore_sigpipe=False):
@@ -1187,6 +1260,8 @@ def test_dedup():
     check(out2.splitlines() == want, "a small filter that grows, p = 1e-6: exactly awk's output")
     # into a file, every type that takes keys; a second run prints only what is new
     for t in addable_types():
+        if t == "aging":  # a window forgets by design: its dedup is tested in test_aging
+            continue
         f = t + ".bf"
         run(["create", "-q", f, "-n", "10000", "-p", "0.01%", "--type", t], expect=0)
         rc, out, err = run(["filter", "--add", f], input=lines(stream[:10000]), expect=0)
