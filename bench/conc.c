@@ -89,7 +89,7 @@ LOOP(counting_add, bk_counting, bk_counting_add_hash(f, h[i]) == BK_OK)
 LOOP(counting_add_atomic, bk_counting, bk_counting_add_hash_atomic(f, h[i]) == BK_OK)
 LOOP(counting_query, bk_counting, bk_counting_contains_hash(f, h[i]))
 /* The plain scalable add with the atomic add's semantics (add if absent), so the two count alike. */
-LOOP(scalable_add, bk_scalable, bk_scalable_add_hash_if_absent(f, h[i]) == BK_OK)
+LOOP(scalable_add, bk_scalable, bk_scalable_add_if_absent_hash(f, h[i]) == BK_OK)
 LOOP(scalable_add_atomic, bk_scalable, bk_scalable_add_hash_atomic(f, h[i]) == BK_OK)
 LOOP(scalable_query, bk_scalable, bk_scalable_contains_hash(f, h[i]))
 /* Concurrent mode is a property of the cuckoo object, so the plain and concurrent adds are one call. */

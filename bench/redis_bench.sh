@@ -7,7 +7,9 @@
 #
 # usage: bench/redis_bench.sh [path/to/bloomkit.so]
 # env:   N=200000 requests per run, ROUNDS=3, CLIENTS=50, PIPELINES="1 16",
-#        CAPACITY=<what the runs add> capacity of the two filters (e.g. 10000000: larger than the caches)
+#        CAPACITY=<what the runs add> capacity of the two filters (e.g. 10000000: larger than the caches),
+#        MODULE_ARGS="CF_MAX_COPIES 0" module arguments: random items repeat, and redis-benchmark stops at
+#        the first error, so the copy limit is lifted (set MODULE_ARGS= for a module without it)
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +34,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
-    --logfile "$dir/redis.log" --loadmodule "$module" &
+    --logfile "$dir/redis.log" --loadmodule "$module" ${MODULE_ARGS-CF_MAX_COPIES 0} &
 pid=$!
 i=0
 until redis-cli -p "$port" ping >/dev/null 2>&1; do

@@ -141,6 +141,9 @@ static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     bk_cuckoo_options o = { 0 };
     o.seed = seed;
+    /* the golden file's geometry: ceil(capacity / (4 * 0.95)) buckets (the default load now adds a
+     * small-table slack, which would make a fresh filter of the same keys differ from that file) */
+    o.load_factor = 0.95;
     bk_cuckoo *c;
     if (bk_cuckoo_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_CUCKOO, c, tf_cuckoo_free, nkeys);

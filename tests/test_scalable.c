@@ -288,7 +288,7 @@ static void add_reports_new_keys(void **state)
     assert_true(bk_scalable_count(f) >= 995 && bk_scalable_count(f) <= 1000);
     /* bytes form == pre-hashed form */
     uint64_t h = bk_hash64("abc", 3, 5);
-    assert_int_equal(bk_scalable_add_hash_if_absent(f, h), bk_scalable_contains(f, "abc", 3) ? BK_EEXISTS : BK_OK);
+    assert_int_equal(bk_scalable_add_if_absent_hash(f, h), bk_scalable_contains(f, "abc", 3) ? BK_EEXISTS : BK_OK);
     assert_true(bk_scalable_contains(f, "abc", 3));
     assert_int_equal(bk_scalable_add_if_absent(f, "abc", 3), BK_EEXISTS);
     bk_scalable_free(f);

@@ -91,7 +91,7 @@ BK_API uint64_t bk_bloom_bits(const bk_bloom *f);
 BK_API uint32_t bk_bloom_k(const bk_bloom *f);
 BK_API uint64_t bk_bloom_count(const bk_bloom *f);
 BK_API uint64_t bk_bloom_seed(const bk_bloom *f);
-BK_API bk_layout bk_bloom_layout(const bk_bloom *f);
+BK_API bk_layout bk_bloom_layout_of(const bk_bloom *f);
 /* The bit array as bytes (little-endian 64-bit words), for comparisons and export. [query] */
 BK_API const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len);
 

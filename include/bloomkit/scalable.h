@@ -125,7 +125,7 @@ BK_API bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t hash);
  * BK_EEXISTS if it was probably present already (nothing changed); other errors as above. This is
  * BF.ADD's 1 / 0. [excl] */
 BK_API bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len);
-BK_API bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t hash);
+BK_API bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t hash);
 /* Atomic forms of add_if_absent: safe alongside each other and alongside queries. Two threads adding
  * the same new key at the same moment may both get BK_OK (and both count it); a query racing the
  * insert of a key may miss it; nothing else can go wrong. [query] */

@@ -1388,8 +1388,8 @@ static PyObject *Filter_get_layout(FilterObject *o, void *c)
     if (held < 0) return NULL;
     PyObject *r;
     if (o->type == BK_TYPE_BLOOM)
-        r = PyUnicode_FromString(bk_bloom_layout(bk_filter_get(o->f, BK_TYPE_BLOOM)) == BK_LAYOUT_PARTITIONED
-                                     ? "partitioned" : "standard");
+        r = PyUnicode_FromString(bk_bloom_layout_of(bk_filter_get(o->f, BK_TYPE_BLOOM)) == BK_LAYOUT_PARTITIONED
+                                        ? "partitioned" : "standard");
     else
         r = PyLong_FromLong(bk_blocked_layout_of(bk_filter_get(o->f, BK_TYPE_BLOCKED)) == BK_BLOCKED_512 ? 512 : 256);
     leave(o, held);

@@ -425,7 +425,7 @@ const cli_type *cli_type_of(const bk_filter *f)
     const char *name = bk_type_name(bk_filter_type(f));
     if (bk_filter_type(f) == BK_TYPE_BLOOM) {
         const bk_bloom *b = bk_filter_get(f, BK_TYPE_BLOOM);
-        if (b && bk_bloom_layout(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
+        if (b && bk_bloom_layout_of(b) == BK_LAYOUT_PARTITIONED) name = "partitioned";
     }
     if (!name) return NULL;
     for (size_t i = 0; i < cli_ntypes; i++)

@@ -383,7 +383,7 @@ uint64_t bk_bloom_count(const bk_bloom *f)
     return __atomic_load_n(f->count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
 }
 uint64_t bk_bloom_seed(const bk_bloom *f) { return f->seed; }
-bk_layout bk_bloom_layout(const bk_bloom *f) { return f->layout; }
+bk_layout bk_bloom_layout_of(const bk_bloom *f) { return f->layout; }
 const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
 {
     if (len) *len = (size_t)(f->nwords * 8);

@@ -530,7 +530,7 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     return BK_OK;
 }
 
-bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
+bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     uint32_t n = f->n;
@@ -554,12 +554,12 @@ bk_status bk_scalable_add_hash_if_absent(bk_scalable *f, uint64_t h)
 bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_scalable_add_hash_if_absent(f, bk__hash(key, len, f->seed));
+    return bk_scalable_add_if_absent_hash(f, bk__hash(key, len, f->seed));
 }
 
 bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)
 {
-    bk_status s = bk_scalable_add_hash_if_absent(f, h);
+    bk_status s = bk_scalable_add_if_absent_hash(f, h);
     return s == BK_EEXISTS ? BK_OK : s;
 }
 
@@ -637,7 +637,7 @@ bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t 
         /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
          * key repeated within the batch is still found by its second add */
         if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
-        s = bk_scalable_add_hash_if_absent(f, hashes[i]);
+        s = bk_scalable_add_if_absent_hash(f, hashes[i]);
         if (s == BK_OK) a++;
         else if (s == BK_EEXISTS) s = BK_OK;
     }
@@ -1134,7 +1134,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             /* the sub-filter body's capacity field (bloom.c: offset 16; inside the body just read) */
             uint64_t cap = bk__get_le64(r->base + start + 16);
-            if (cap != g.n || bk_bloom_layout(bf) != BK_LAYOUT_STANDARD ||
+            if (cap != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
             else if ((s = r_pad64(r)) == BK_OK)
