@@ -164,6 +164,7 @@ int bkr_bf_register(RedisModuleCtx *ctx);
 int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
 int bkr_aging_register(RedisModuleCtx *ctx); /* aging.c: BK.AGING.* */
+int bkr_qf_register(RedisModuleCtx *ctx); /* quotient.c: BK.QF.* */
 
 /* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
 typedef enum bkr_keys {

@@ -1,0 +1,287 @@
+/*
+ * BK.QF.* : the quotient filter (bk_quotient) in Redis. A command family of its own rather than the
+ * CF.* semantics: a quotient filter counts exactly what CF.COUNT only bounds, grows by doubling
+ * without its items (BK.QF.GROW, also done by an add that finds it full), and merges two filters by a
+ * sweep (BK.QF.MERGE), none of which the CF commands can express, while CF.RESERVE's BUCKETSIZE and
+ * MAXITERATIONS mean nothing to it. Keys are of the module's BF data type (every non-cuckoo bloomkit
+ * filter is), so RDB, AOF rewrite, DUMP/RESTORE, COPY and MEMORY USAGE work as for the others.
+ *
+ *   BK.QF.RESERVE key capacity error_rate [REMAINDER r]    an empty filter (r: room to grow)
+ *   BK.QF.ADD key item [COUNT n]   add n occurrences (1); creates the key (capacity INITIAL_SIZE,
+ *                                  ERROR_RATE); a full filter is doubled first. Reply: the item's count
+ *   BK.QF.EXISTS key item          1 if probably present, else 0
+ *   BK.QF.COUNT key item           occurrences added (0: certainly absent)
+ *   BK.QF.DEL key item [COUNT n]   remove n occurrences: 1, or 0 when fewer are present
+ *   BK.QF.GROW key                 double the slots (one remainder bit into the quotient)
+ *   BK.QF.MERGE dest src           dest += src (same seed; src may be a filter dest grew from)
+ *   BK.QF.INFO key                 field/value pairs
+ */
+#include "module.h"
+
+#include <string.h>
+
+#include "bloomkit/quotient.h"
+
+static bk_status qf_create(long long capacity, double error_rate, long long rbits, bkr_value **out)
+{
+    size_t heap0 = bkr_heap_now();
+    bk_quotient_options o;
+    memset(&o, 0, sizeof o);
+    o.remainder_bits = (uint32_t)rbits;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size((uint64_t)capacity, error_rate, &o, &g);
+    if (s != BK_OK) return s;
+    if ((double)g.bytes > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
+    bk_quotient *q;
+    if ((s = bk_quotient_new((uint64_t)capacity, error_rate, &o, &q)) != BK_OK) return s;
+    *out = bkr_value_wrap(BK_TYPE_QUOTIENT, q, heap0);
+    return *out ? BK_OK : BK_ENOMEM;
+}
+
+/* Opens argv[1] as a quotient filter: BKR_OK with *q set, else replies and returns the lookup. */
+static bkr_lookup qf_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                          bkr_value **v, bk_quotient **q)
+{
+    bkr_lookup st = bkr_open(ctx, name, mode, BKR_BF, key, v);
+    if (st == BKR_OK && ((*v)->stage || (*v)->type != BK_TYPE_QUOTIENT)) st = BKR_WRONGTYPE;
+    if (st == BKR_OK) *q = (*v)->typed;
+    return st;
+}
+
+static int reply_lookup(RedisModuleCtx *ctx, bkr_lookup st)
+{
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    return RedisModule_ReplyWithError(ctx, "ERR not found");
+}
+
+/* Doubles v's filter, keeping its memory accounting. */
+static bk_status qf_grow(bkr_value *v)
+{
+    bk_quotient *q = v->typed;
+    if ((double)bk_quotient_memory(q) * 2 > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
+    size_t heap0 = bkr_heap_now();
+    bk_status s = bk_quotient_grow(q);
+    v->heap += bkr_heap_now() - heap0; /* modular: the old array is freed, the new one is larger */
+    return s;
+}
+
+BKR_GUARDED(QF_Reserve)
+static int QF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 4 && argc != 6) return RedisModule_WrongArity(ctx);
+    long long capacity, rbits = 0;
+    double p;
+    if (!bkr_arg_ll(argv[2], &capacity) || capacity <= 0) return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
+    if (!bkr_arg_double(argv[3], &p) || !(p > 0 && p < 1))
+        return RedisModule_ReplyWithError(ctx, "ERR error rate must be in (0, 1)");
+    if (argc == 6) {
+        if (!bkr_arg_is(argv[4], "REMAINDER")) return RedisModule_ReplyWithError(ctx, "ERR unknown argument");
+        if (!bkr_arg_ll(argv[5], &rbits) || rbits < BK_QUOTIENT_MIN_RBITS || rbits > BK_QUOTIENT_MAX_RBITS)
+            return RedisModule_ReplyWithError(ctx, "ERR REMAINDER must be between 2 and 32");
+    }
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    bk_status s = qf_create(capacity, p, rbits, &v);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    bkr_set(key, BKR_BF, v);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* [COUNT n] at argv[3..4] */
+static bool count_arg(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, long long *n)
+{
+    *n = 1;
+    if (argc == 3) return true;
+    if (argc == 5 && bkr_arg_is(argv[3], "COUNT") && bkr_arg_ll(argv[4], n) && *n > 0) return true;
+    RedisModule_ReplyWithError(ctx, "ERR syntax: [COUNT n] with n >= 1");
+    return false;
+}
+
+BKR_GUARDED(QF_Add)
+static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3 && argc != 5) return RedisModule_WrongArity(ctx);
+    long long n;
+    if (!count_arg(ctx, argv, argc, &n)) return REDISMODULE_OK;
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q = NULL;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v, &q);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) {
+        bk_status s = qf_create(bkr_cfg.bf_initial_size, bkr_cfg.bf_error_rate, 0, &v);
+        if (s != BK_OK) return bkr_reply_status(ctx, s);
+        bkr_set(key, BKR_BF, v);
+        q = v->typed;
+    }
+    size_t len;
+    const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    uint64_t h = bk_hash64(p, len, bk_quotient_seed(q));
+    bk_status s = bk_quotient_add_count_hash(q, h, (uint64_t)n);
+    while (s == BK_EFULL) { /* double, then retry: no item is lost either way */
+        bk_status g = qf_grow(v);
+        if (g != BK_OK) {
+            if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
+            return g == BK_ETOOBIG ? RedisModule_ReplyWithError(ctx, "ERR filter is full and cannot grow further")
+                                   : bkr_reply_status(ctx, g);
+        }
+        s = bk_quotient_add_count_hash(q, h, (uint64_t)n);
+    }
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_count_hash(q, h));
+}
+
+static int QF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ, &key, &v, &q);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    size_t len;
+    const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    return RedisModule_ReplyWithLongLong(ctx, bk_quotient_contains(q, p, len));
+}
+
+static int QF_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ, &key, &v, &q);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    size_t len;
+    const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    uint64_t c = bk_quotient_count(q, p, len);
+    return RedisModule_ReplyWithLongLong(ctx, c > (uint64_t)INT64_MAX ? INT64_MAX : (long long)c);
+}
+
+static int QF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3 && argc != 5) return RedisModule_WrongArity(ctx);
+    long long n;
+    if (!count_arg(ctx, argv, argc, &n)) return REDISMODULE_OK;
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v, &q);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    size_t len;
+    const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    bk_status s = bk_quotient_remove_count_hash(q, bk_hash64(p, len, bk_quotient_seed(q)), (uint64_t)n);
+    if (s == BK_ENOTFOUND) return RedisModule_ReplyWithLongLong(ctx, 0);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, 1);
+}
+
+BKR_GUARDED(QF_Grow)
+static int QF_Grow_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v, &q);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    bk_status s = qf_grow(v);
+    if (s == BK_ETOOBIG) return RedisModule_ReplyWithError(ctx, "ERR cannot grow further (limit of the remainder bits or size)");
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+BKR_GUARDED(QF_Merge)
+static int QF_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *dk, *sk;
+    bkr_value *dv, *sv;
+    bk_quotient *dq, *sq;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &dk, &dv, &dq);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    st = qf_open(ctx, argv[2], REDISMODULE_READ, &sk, &sv, &sq);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    if (dq == sq) return RedisModule_ReplyWithError(ctx, "ERR source and destination are the same key");
+    size_t heap0 = bkr_heap_now();
+    bk_status s = bk_quotient_merge(dq, sq);
+    dv->heap += bkr_heap_now() - heap0;
+    if (s == BK_EINCOMPAT)
+        return RedisModule_ReplyWithError(ctx, "ERR incompatible filters (seed, or source grown fewer times than "
+                                               "destination: merge into the more grown one)");
+    if (s == BK_EFULL) return RedisModule_ReplyWithError(ctx, "ERR the union does not fit: BK.QF.GROW the destination");
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_value *v;
+    bk_quotient *q;
+    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ, &key, &v, &q);
+    if (st != BKR_OK) return reply_lookup(ctx, st);
+    bk_stats s;
+    bk_quotient_stats(q, &s);
+    RedisModule_ReplyWithArray(ctx, 20);
+    RedisModule_ReplyWithSimpleString(ctx, "Capacity");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.capacity);
+    RedisModule_ReplyWithSimpleString(ctx, "Size");
+    RedisModule_ReplyWithLongLong(ctx, (long long)bkr_value_memory(v));
+    RedisModule_ReplyWithSimpleString(ctx, "Quotient bits");
+    RedisModule_ReplyWithLongLong(ctx, bk_quotient_quotient_bits(q));
+    RedisModule_ReplyWithSimpleString(ctx, "Remainder bits");
+    RedisModule_ReplyWithLongLong(ctx, bk_quotient_remainder_bits(q));
+    RedisModule_ReplyWithSimpleString(ctx, "Slots used");
+    RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_slots_used(q));
+    RedisModule_ReplyWithSimpleString(ctx, "Distinct fingerprints");
+    RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_distinct(q));
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
+    RedisModule_ReplyWithLongLong(ctx, (long long)(s.count > (uint64_t)INT64_MAX ? INT64_MAX : s.count));
+    RedisModule_ReplyWithSimpleString(ctx, "Load");
+    RedisModule_ReplyWithDouble(ctx, s.fill_ratio);
+    RedisModule_ReplyWithSimpleString(ctx, "Error rate now");
+    RedisModule_ReplyWithDouble(ctx, s.fpr_now);
+    RedisModule_ReplyWithSimpleString(ctx, "Error rate target");
+    RedisModule_ReplyWithDouble(ctx, s.fpr_target);
+    return REDISMODULE_OK;
+}
+
+static const bkr_command qf_commands[] = {
+    { "bk.qf.reserve", QF_Reserve, "write deny-oom", -4, BKR_KEY_CREATE,
+      "Creates an empty quotient filter for a capacity and error rate", "O(1)" },
+    { "bk.qf.add", QF_Add, "write deny-oom", -3, BKR_KEY_WRITE,
+      "Adds occurrences of an item, creating or doubling the filter when needed", "O(1) amortized" },
+    { "bk.qf.exists", QF_Exists, "readonly fast", 3, BKR_KEY_READ, "Whether an item may be in the filter", "O(1)" },
+    { "bk.qf.count", QF_Count, "readonly fast", 3, BKR_KEY_READ, "How many times an item was added", "O(1)" },
+    { "bk.qf.del", QF_Del, "write fast", -3, BKR_KEY_DELETE_ITEM, "Removes occurrences of an item", "O(1)" },
+    { "bk.qf.grow", QF_Grow, "write deny-oom", 2, BKR_KEY_WRITE, "Doubles a quotient filter without its items",
+      "O(n)" },
+    { "bk.qf.merge", QF_Merge, "write deny-oom", 3, BKR_KEY_MERGE, "Adds one quotient filter into another",
+      "O(n)" },
+    { "bk.qf.info", QF_Info, "readonly fast", 2, BKR_KEY_READ, "Information about a quotient filter", "O(1)" },
+};
+
+int bkr_qf_register(RedisModuleCtx *ctx)
+{
+    return bkr_register(ctx, qf_commands, sizeof qf_commands / sizeof qf_commands[0]);
+}

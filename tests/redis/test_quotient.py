@@ -1,0 +1,98 @@
+"""BK.QF.*: the quotient filter in Redis: counts, deletes, automatic and explicit growth, merge, errors,
+and persistence (DEBUG RELOAD, restart from RDB, DUMP/RESTORE) with no false negatives."""
+import pytest
+import redis
+
+
+def err(r, *args):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command(*args)
+    return str(e.value)
+
+
+def info(r, key):
+    v = r.execute_command("BK.QF.INFO", key)
+    return {v[i].decode() if isinstance(v[i], bytes) else v[i]: v[i + 1] for i in range(0, len(v), 2)}
+
+
+def test_add_count_del(r):
+    assert r.execute_command("BK.QF.RESERVE", "q", 1000, 0.01) in (b"OK", True, "OK")
+    assert r.execute_command("BK.QF.ADD", "q", "a") == 1
+    assert r.execute_command("BK.QF.ADD", "q", "a") == 2
+    assert r.execute_command("BK.QF.ADD", "q", "hot", "COUNT", 1000000) == 1000000
+    assert r.execute_command("BK.QF.COUNT", "q", "hot") == 1000000
+    assert r.execute_command("BK.QF.EXISTS", "q", "a") == 1
+    assert r.execute_command("BK.QF.EXISTS", "q", "zz") == 0
+    assert r.execute_command("BK.QF.DEL", "q", "a") == 1
+    assert r.execute_command("BK.QF.COUNT", "q", "a") == 1
+    assert r.execute_command("BK.QF.DEL", "q", "a", "COUNT", 2) == 0  # only one left: nothing removed
+    assert r.execute_command("BK.QF.DEL", "q", "a") == 1
+    assert r.execute_command("BK.QF.EXISTS", "q", "a") == 0
+    i = info(r, "q")
+    assert i["Number of items inserted"] == 1000000
+    assert i["Slots used"] <= 7  # a million occurrences in a few slots
+    assert r.execute_command("BK.QF.EXISTS", "missing", "a") == 0
+
+
+def test_growth_keeps_every_item(r):
+    r.execute_command("BK.QF.RESERVE", "g", 200, 0.001)
+    items = ["item-%d" % i for i in range(5000)]
+    for it in items:
+        r.execute_command("BK.QF.ADD", "g", it)  # fills and doubles several times
+    i = info(r, "g")
+    assert i["Quotient bits"] > 8 and i["Number of items inserted"] == 5000
+    assert all(r.execute_command("BK.QF.EXISTS", "g", it) == 1 for it in items)
+    qb = i["Quotient bits"]
+    assert r.execute_command("BK.QF.GROW", "g") in (b"OK", True, "OK")
+    assert info(r, "g")["Quotient bits"] == qb + 1
+    assert all(r.execute_command("BK.QF.COUNT", "g", it) >= 1 for it in items)
+
+
+def test_merge(r):
+    r.execute_command("BK.QF.RESERVE", "a", 10000, 0.01)
+    r.execute_command("BK.QF.RESERVE", "b", 10000, 0.01)
+    for i in range(3000):
+        r.execute_command("BK.QF.ADD", "a", "x%d" % i)
+        r.execute_command("BK.QF.ADD", "b", "x%d" % (i + 1500))
+    r.execute_command("BK.QF.GROW", "a")
+    assert r.execute_command("BK.QF.MERGE", "a", "b") in (b"OK", True, "OK")
+    assert all(r.execute_command("BK.QF.EXISTS", "a", "x%d" % i) == 1 for i in range(4500))
+    assert r.execute_command("BK.QF.COUNT", "a", "x2000") >= 2
+    # the ungrown filter cannot take the grown one's fingerprints
+    assert "incompatible" in err(r, "BK.QF.MERGE", "b", "a")
+
+
+def test_errors(r):
+    assert "capacity" in err(r, "BK.QF.RESERVE", "e", 0, 0.01)
+    assert "error rate" in err(r, "BK.QF.RESERVE", "e", 100, 1.5)
+    assert "REMAINDER" in err(r, "BK.QF.RESERVE", "e", 100, 0.01, "REMAINDER", 1)
+    r.execute_command("BK.QF.RESERVE", "e", 100, 0.01)
+    assert "exists" in err(r, "BK.QF.RESERVE", "e", 100, 0.01)
+    assert "not found" in err(r, "BK.QF.GROW", "nokey")
+    r.set("s", "string")
+    assert "WRONGTYPE" in err(r, "BK.QF.ADD", "s", "a")
+    r.execute_command("BF.ADD", "bf", "a")
+    assert "WRONGTYPE" in err(r, "BK.QF.ADD", "bf", "a")
+    r.execute_command("BK.QF.RESERVE", "tiny", 100, 0.01, "REMAINDER", 3)
+    r.execute_command("BK.QF.GROW", "tiny")
+    assert "cannot grow" in err(r, "BK.QF.GROW", "tiny")  # 2 remainder bits left
+    assert "syntax" in err(r, "BK.QF.ADD", "e", "a", "COUNT", 0)
+
+
+def test_persistence(server):
+    c = server.client()
+    c.execute_command("BK.QF.RESERVE", "p", 2000, 0.01)
+    for i in range(1500):
+        c.execute_command("BK.QF.ADD", "p", "k%d" % i, "COUNT", 1 + i % 5)
+    want = [c.execute_command("BK.QF.COUNT", "p", "k%d" % i) for i in range(1500)]
+    assert all(w >= 1 + i % 5 for i, w in enumerate(want))
+    assert c.execute_command("DEBUG", "RELOAD") in (b"OK", True)
+    assert [c.execute_command("BK.QF.COUNT", "p", "k%d" % i) for i in range(1500)] == want
+    dump = c.dump("p")
+    c.restore("p2", 0, dump)
+    assert c.execute_command("BK.QF.COUNT", "p2", "k7") == want[7]
+    c.save()
+    server.restart(save=False)
+    c = server.client()
+    assert [c.execute_command("BK.QF.COUNT", "p", "k%d" % i) for i in range(1500)] == want
+    assert c.execute_command("BK.QF.ADD", "p", "after-restart") == 1
