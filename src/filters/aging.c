@@ -261,11 +261,15 @@ static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_agi
     return BK_OK;
 }
 
-static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, double p, const bk_aging_options *o,
+static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, double p, const bk_aging_options *opts,
                       bk_aging **out)
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
+    bk_aging_options o_;
+    bk_status os_ = bk__options_read(&o_, sizeof o_, opts);
+    if (os_ != BK_OK) return os_;
+    const bk_aging_options *o = &o_;
     bk_aging_geometry geo;
     bk_status s = bk_aging_size(capacity, p, o ? o->generations : 0, &geo);
     if (s != BK_OK) return s;
