@@ -193,8 +193,6 @@ int main(int argc, char **argv)
         distinct += times[i] > 0;
         one_hit += times[i] == 1;
     }
-    bk_aging_info info;
-    EX_CHECK(prog, bk_aging_get_info(seen, &info));
     char mem[32];
     printf("%" PRIu64 " requests for %" PRIu64 " objects (Zipf %.2f; %" PRIu64 " distinct requested, %" PRIu64
            " of them once: %.1f%%), LRU cache of %" PRIu64 " objects\n",

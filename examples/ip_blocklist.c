@@ -265,7 +265,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < n; i++) hashes[i] = bk_hash64(&list[i], 16, fseed);
     double t0 = ex_now();
     bk_blocked *blocked;
-    bk_blocked_options bo = { .layout = BK_BLOCKED_SPLIT256, .seed = fseed, .simd = BK_SIMD_AUTO };
+    bk_blocked_options bo = { .layout = BK_BLOCKED_SPLIT256, .seed = fseed };
     EX_CHECK(prog, bk_blocked_new(n, 0.01, &bo, &blocked));
     EX_CHECK(prog, bk_blocked_add_hashes(blocked, hashes, n));
     double t_blocked = ex_now() - t0;

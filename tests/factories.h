@@ -90,7 +90,7 @@ static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
 static void tf_blocked_free(void *p) { bk_blocked_free(p); }
 static inline bk_filter *tf_make_blocked(bk_blocked_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    bk_blocked_options o = { .layout = layout, .seed = seed, .simd = BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = layout, .seed = seed };
     bk_blocked *b;
     if (bk_blocked_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_BLOCKED, b, tf_blocked_free, nkeys);

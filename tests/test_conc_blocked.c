@@ -109,8 +109,9 @@ static void *reader(void *arg)
 static void run(int threads, bk_blocked_layout layout, bk_simd reader_path)
 {
     bk_blocked *f = NULL;
-    bk_blocked_options o = { .layout = layout, .seed = 11, .simd = reader_path };
+    bk_blocked_options o = { .layout = layout, .seed = 11 };
     assert_int_equal(bk_blocked_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
+    if (reader_path != BK_SIMD_AUTO) assert_int_equal(bk_blocked_set_simd(f, reader_path), BK_OK);
     pthread_t t[8], rt;
     job_t jobs[8];
     int stop = 0;

@@ -107,10 +107,10 @@ static bk_quotient *make_qr(uint32_t q, uint32_t r, double max_load, bk_quotient
 {
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = max_load;
-    o.path = path;
     o.seed = seed;
     bk_quotient *f = NULL;
     assert_int_equal(bk_quotient_new_qr(q, r, &o, &f), BK_OK);
+    if (path != BK_QUOTIENT_AUTO) assert_int_equal(bk_quotient_set_path(f, path), BK_OK);
     return f;
 }
 

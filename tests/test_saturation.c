@@ -48,7 +48,7 @@ static bk_filter *make_counting(uint64_t capacity, uint64_t seed, int variant)
 
 static bk_filter *make_blocked(uint64_t capacity, uint64_t seed, int variant)
 {
-    bk_blocked_options o = { .layout = variant ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = seed, .simd = BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = variant ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = seed };
     bk_blocked *b = NULL;
     assert_int_equal(bk_blocked_new(capacity, 0.01, &o, &b), BK_OK);
     return wrap(BK_TYPE_BLOCKED, b);

@@ -153,6 +153,28 @@ BK_API bk_status bk_aging_union(bk_aging *dst, const bk_aging *src);
  * generation holds more than C keys: a time window above its rate), subfilters = g. O(memory). [query] */
 BK_API void bk_aging_stats(const bk_aging *f, bk_stats *out);
 
+/* ---- accessors. [query] ---- */
+BK_API uint64_t bk_aging_seed(const bk_aging *f);
+BK_API bk_aging_mode bk_aging_mode_of(const bk_aging *f);
+BK_API uint64_t bk_aging_window(const bk_aging *f);
+BK_API uint32_t bk_aging_generations(const bk_aging *f);
+BK_API uint64_t bk_aging_memory(const bk_aging *f); /* bytes of the ring */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+/*
+ * Experimental tier: only with BK_STATIC_LINKING_ONLY defined before the first include, or through
+ * <bloomkit/experimental.h>. It may change in any release (common.h, versioning).
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_AGING_H_STATIC)
+#define BLOOMKIT_AGING_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The window in detail. Generation 0 is the current one, 1 the one before, ... */
 typedef struct bk_aging_info {
     bk_aging_mode mode;
@@ -172,14 +194,7 @@ typedef struct bk_aging_info {
 /* Fill *out (O(memory): counts the bits). BK_EINVAL for NULL. [query] */
 BK_API bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out);
 
-/* ---- accessors. [query] ---- */
-BK_API uint64_t bk_aging_seed(const bk_aging *f);
-BK_API bk_aging_mode bk_aging_mode_of(const bk_aging *f);
-BK_API uint64_t bk_aging_window(const bk_aging *f);
-BK_API uint32_t bk_aging_generations(const bk_aging *f);
-BK_API uint64_t bk_aging_memory(const bk_aging *f); /* bytes of the ring */
-
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* BK_STATIC_LINKING_ONLY */

@@ -27,7 +27,8 @@
  * once per filter (a table of functions; nothing dispatches per key). Every path sets bit-identical
  * filters and gives identical answers. The environment variable BK_SIMD=scalar|avx2|avx512 (read
  * once per process, when the first filter picks its path) or bk_simd_force() caps the path of new filters;
- * bk_blocked_set_simd() changes one filter's path. AVX-512 helps the 512 layout (one permute and test
+ * bk_blocked_set_simd() changes one filter's path (these controls are in the experimental tier, see
+ * the end of this header). AVX-512 helps the 512 layout (one permute and test
  * per line); for SPLIT256 it runs the AVX2 code, which is already one instruction per step. Builds
  * with ThreadSanitizer pick the scalar path for AUTO (TSan models its relaxed atomic loads).
  *
@@ -55,19 +56,10 @@ typedef enum bk_blocked_layout {
 
 #define BK_BLOCKED_MAX_K 16
 
-/* Code paths. AUTO: the best the CPU has (capped by BK_SIMD / bk_simd_force). */
-typedef enum bk_simd {
-    BK_SIMD_AUTO = 0,
-    BK_SIMD_SCALAR = 1,
-    BK_SIMD_AVX2 = 2,
-    BK_SIMD_AVX512 = 3
-} bk_simd;
-
 typedef struct bk_blocked_options {
     size_t struct_size;   /* BK_BLOCKED_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     bk_blocked_layout layout; /* BK_BLOCKED_SPLIT256 (0) by default */
     uint64_t seed;            /* hash seed; 0 is a fine default, a secret one resists crafted keys */
-    bk_simd simd;             /* BK_SIMD_AUTO (0) by default */
 } bk_blocked_options;
 #define BK_BLOCKED_OPTIONS_INIT BK_OPTIONS_INIT_(bk_blocked_options)
 
@@ -84,21 +76,11 @@ BK_API uint64_t bk_blocked_capacity(uint64_t m, bk_blocked_layout layout, uint32
 /* The k that minimises the FPR of BK_BLOCKED_512 at this many bits per key (8 for SPLIT256). */
 BK_API uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key);
 
-/* ---- code paths ---- */
-
-/* [any] The best path this CPU supports (never AUTO). */
-BK_API bk_simd bk_simd_best(void);
-/* [any] "scalar", "avx2", "avx512", "auto"; NULL for an unknown value. */
-BK_API const char *bk_simd_name(bk_simd s);
-/* [excl] Cap the path of filters created from now on (AUTO: undo). BK_ENOTSUP if the CPU lacks it,
- * BK_EINVAL for an unknown value. Overrides the BK_SIMD environment variable. */
-BK_API bk_status bk_simd_force(bk_simd s);
-
 /* ---- lifetime ---- */
 
-/* Create for n keys at false-positive rate p (sized by bk_blocked_size). opts may be NULL.
- * Errors: BK_EINVAL (n = 0, p not in (0,1), bad layout or simd, out NULL), BK_ENOTSUP (opts->simd
- * not supported by this CPU), BK_ETOOBIG, BK_ENOMEM. [any] */
+/* Create for n keys at false-positive rate p (sized by bk_blocked_size). opts may be NULL. The code
+ * path is the best the CPU has (see SIMD above).
+ * Errors: BK_EINVAL (n = 0, p not in (0,1), bad layout, out NULL), BK_ETOOBIG, BK_ENOMEM. [any] */
 BK_API bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, bk_blocked **out);
 /* Create with m bits (rounded up to whole blocks) and k probes (SPLIT256: 8 or 0; 512: 1..16, or 0 =
  * the best k for capacity_hint). capacity_hint is the n used by statistics (0: m ln 2 / k, the load
@@ -174,10 +156,6 @@ BK_API uint64_t bk_blocked_seed(const bk_blocked *f);
 BK_API bk_blocked_layout bk_blocked_layout_of(const bk_blocked *f);
 /* The bit array as bytes (little-endian 64-bit words), for comparisons and export. */
 BK_API const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len);
-/* The path this filter uses (never AUTO). */
-BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
-/* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
-BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 
 #ifdef __cplusplus
 }
@@ -185,7 +163,7 @@ BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 #endif /* BLOOMKIT_BLOCKED_H */
 
 /*
- * Experimental tier (the struct layout of a view and header-inline SIMD code): only with
+ * Experimental tier (SIMD controls, the struct layout of a view and header-inline SIMD code): only with
  * BK_STATIC_LINKING_ONLY defined before the first include, or through <bloomkit/experimental.h>. It may
  * change in any release, and it is what brings <immintrin.h> in: bloomkit.h alone never does.
  */
@@ -194,6 +172,29 @@ BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Code paths. AUTO: the best the CPU has (capped by BK_SIMD / bk_simd_force). */
+typedef enum bk_simd {
+    BK_SIMD_AUTO = 0,
+    BK_SIMD_SCALAR = 1,
+    BK_SIMD_AVX2 = 2,
+    BK_SIMD_AVX512 = 3
+} bk_simd;
+
+/* ---- code paths ---- */
+
+/* [any] The best path this CPU supports (never AUTO). */
+BK_API bk_simd bk_simd_best(void);
+/* [any] "scalar", "avx2", "avx512", "auto"; NULL for an unknown value. */
+BK_API const char *bk_simd_name(bk_simd s);
+/* [excl] Cap the path of filters created from now on (AUTO: undo). BK_ENOTSUP if the CPU lacks it,
+ * BK_EINVAL for an unknown value. Overrides the BK_SIMD environment variable. */
+BK_API bk_status bk_simd_force(bk_simd s);
+
+/* The path this filter uses (never AUTO). [query] */
+BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
+/* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
+BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 
 /* ---- header-inline probes of pre-hashed keys (SPLIT256 only) ----
  *

@@ -178,6 +178,39 @@ BK_API size_t bk_cuckoo_contains_many(const bk_cuckoo *f, const void *const *key
 /* Empty every table and victim slot and zero the counters; the chain keeps its tables. [excl] */
 BK_API void bk_cuckoo_clear(bk_cuckoo *f);
 
+/* The common statistics (type BK_TYPE_CUCKOO; k = fingerprint bits; bits = slots; fill_ratio = load
+ * factor; count = est_cardinality = items; subfilters = tables; saturated = full or items > capacity).
+ * [query]; [any] if concurrent. */
+BK_API void bk_cuckoo_stats(const bk_cuckoo *f, bk_stats *out);
+
+/* Accessors. [query]; [any] if concurrent. */
+BK_API uint64_t bk_cuckoo_items(const bk_cuckoo *f);
+BK_API uint64_t bk_cuckoo_seed(const bk_cuckoo *f);
+BK_API uint32_t bk_cuckoo_tables(const bk_cuckoo *f);
+/* Buckets of table i of the chain (0 = the first); 0 when i is out of range. */
+BK_API uint64_t bk_cuckoo_table_buckets(const bk_cuckoo *f, uint32_t i);
+
+/* Sizing helpers, pure: [any].
+ * The FPR bound of one full table: 1 - (1 - 1/(2^f - 1))^(2b) (about 2b / 2^f); NaN for bad b or f. */
+BK_API double bk_cuckoo_fpr_bound(uint32_t bucket_size, uint32_t fingerprint_bits);
+/* Bits per key of a cuckoo table at load factor alpha: f / alpha; NaN for bad f or alpha. */
+BK_API double bk_cuckoo_bits_per_key(uint32_t fingerprint_bits, double alpha);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+/*
+ * Experimental tier: only with BK_STATIC_LINKING_ONLY defined before the first include, or through
+ * <bloomkit/experimental.h>. It may change in any release (common.h, versioning).
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_CUCKOO_H_STATIC)
+#define BLOOMKIT_CUCKOO_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Everything CF.INFO and a capacity planner want to know. */
 typedef struct bk_cuckoo_info {
     uint64_t capacity;          /* keys the chain is sized for (sum over tables) */
@@ -206,25 +239,8 @@ typedef struct bk_cuckoo_info {
 
 /* Fill *out. O(tables). [query]; [any] if concurrent. */
 BK_API void bk_cuckoo_info_get(const bk_cuckoo *f, bk_cuckoo_info *out);
-/* The common statistics (type BK_TYPE_CUCKOO; k = fingerprint bits; bits = slots; fill_ratio = load
- * factor; count = est_cardinality = items; subfilters = tables; saturated = full or items > capacity).
- * [query]; [any] if concurrent. */
-BK_API void bk_cuckoo_stats(const bk_cuckoo *f, bk_stats *out);
-
-/* Accessors. [query]; [any] if concurrent. */
-BK_API uint64_t bk_cuckoo_items(const bk_cuckoo *f);
-BK_API uint64_t bk_cuckoo_seed(const bk_cuckoo *f);
-BK_API uint32_t bk_cuckoo_tables(const bk_cuckoo *f);
-/* Buckets of table i of the chain (0 = the first); 0 when i is out of range. */
-BK_API uint64_t bk_cuckoo_table_buckets(const bk_cuckoo *f, uint32_t i);
-
-/* Sizing helpers, pure: [any].
- * The FPR bound of one full table: 1 - (1 - 1/(2^f - 1))^(2b) (about 2b / 2^f); NaN for bad b or f. */
-BK_API double bk_cuckoo_fpr_bound(uint32_t bucket_size, uint32_t fingerprint_bits);
-/* Bits per key of a cuckoo table at load factor alpha: f / alpha; NaN for bad f or alpha. */
-BK_API double bk_cuckoo_bits_per_key(uint32_t fingerprint_bits, double alpha);
 
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* BK_STATIC_LINKING_ONLY */

@@ -1,8 +1,13 @@
 /*
  * bloomkit's experimental tier: everything of bloomkit.h plus the parts whose layout or behaviour may
  * still change in a 1.x release, so a program that uses them must be rebuilt (and preferably linked
- * statically) with each new version: the blocked filter's views (a struct filled by the library and
- * header-inline probes, with AVX2 code from <immintrin.h>).
+ * statically) with each new version:
+ *   - SIMD controls: bk_simd, bk_simd_best/name/force, bk_blocked_simd/set_simd (blocked.h), the
+ *     quotient filter's rank-and-select paths (quotient.h);
+ *   - structs that expose a type's internals: bk_cuckoo_info (cuckoo.h), bk_scalable_layer
+ *     (scalable.h), bk_aging_info (aging.h);
+ *   - the blocked filter's views: a struct filled by the library and header-inline probes, with AVX2
+ *     code from <immintrin.h> (blocked.h).
  *
  * Include this instead of bloomkit.h, or define BK_STATIC_LINKING_ONLY before including bloomkit.h.
  * The stable tier (bloomkit.h without the macro) keeps its API and ABI for every 1.x release.
@@ -14,6 +19,12 @@
 #  define BK_STATIC_LINKING_ONLY
 #endif
 #include "bloomkit.h"
+/* Again: their experimental parts sit outside the include guards, for a program that included
+ * bloomkit.h before this header. */
 #include "blocked.h"
+#include "quotient.h"
+#include "cuckoo.h"
+#include "scalable.h"
+#include "aging.h"
 
 #endif

@@ -41,7 +41,8 @@
  *
  * Fast paths: select within a word by PDEP and TZCNT (BMI2) when the CPU has it, chosen when a filter
  * is made; the portable path is always built and gives the same answers and the same bytes.
- * BK_SIMD=scalar in the environment, or bk_quotient_set_path, forces the portable path.
+ * BK_SIMD=scalar in the environment (read once per process), or bk_quotient_set_path (experimental
+ * tier, below), forces the portable path.
  *
  * Thread-safety: see the legend in common.h. There are no atomic inserts: writers need exclusion.
  */
@@ -62,19 +63,11 @@ extern "C" {
 
 typedef struct bk_quotient bk_quotient;
 
-/* Code paths for rank and select. AUTO: BMI2 when the CPU has it, unless BK_SIMD=scalar. */
-typedef enum bk_quotient_path {
-    BK_QUOTIENT_AUTO = 0,
-    BK_QUOTIENT_PORTABLE = 1,
-    BK_QUOTIENT_BMI2 = 2
-} bk_quotient_path;
-
 typedef struct bk_quotient_options {
     size_t struct_size;   /* BK_QUOTIENT_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint64_t seed;           /* hash seed; 0 is a fine default */
     double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
     uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */
-    bk_quotient_path path;   /* BK_QUOTIENT_AUTO (0) by default */
 } bk_quotient_options;
 #define BK_QUOTIENT_OPTIONS_INIT BK_OPTIONS_INIT_(bk_quotient_options)
 
@@ -97,8 +90,7 @@ BK_API bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_option
 /* The FPR bound with d distinct fingerprints in 2^q slots of r remainder bits. [any] */
 BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remainder_bits);
 
-/* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM, BK_ENOTSUP (path BMI2 on a
- * CPU without it); on error *out is NULL. [any] */
+/* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM; on error *out is NULL. [any] */
 BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out);
 /* Create with explicit q and r (opts->remainder_bits is ignored). [any] */
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
@@ -191,6 +183,30 @@ BK_API uint64_t bk_quotient_total(const bk_quotient *f);    /* occurrences (sum 
 BK_API uint64_t bk_quotient_seed(const bk_quotient *f);
 BK_API double bk_quotient_max_load(const bk_quotient *f);
 BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot array */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+
+/*
+ * Experimental tier: only with BK_STATIC_LINKING_ONLY defined before the first include, or through
+ * <bloomkit/experimental.h>. It may change in any release (common.h, versioning).
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_QUOTIENT_H_STATIC)
+#define BLOOMKIT_QUOTIENT_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Code paths for rank and select. AUTO: BMI2 when the CPU has it, unless BK_SIMD=scalar. */
+typedef enum bk_quotient_path {
+    BK_QUOTIENT_AUTO = 0,
+    BK_QUOTIENT_PORTABLE = 1,
+    BK_QUOTIENT_BMI2 = 2
+} bk_quotient_path;
+
+/* The path a filter uses (never AUTO). [query] */
 BK_API bk_quotient_path bk_quotient_get_path(const bk_quotient *f);
 /* Change one filter's path (AUTO: the default choice). BK_ENOTSUP for BMI2 on a CPU without it. [excl] */
 BK_API bk_status bk_quotient_set_path(bk_quotient *f, bk_quotient_path path);
@@ -200,4 +216,4 @@ BK_API bool bk_quotient_bmi2_available(void);
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* BK_STATIC_LINKING_ONLY */

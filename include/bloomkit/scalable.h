@@ -170,21 +170,6 @@ BK_API bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable 
  * next growth would pass max_bytes, subfilters the chain length. O(total bits). [query] */
 BK_API void bk_scalable_stats(const bk_scalable *f, bk_stats *out);
 
-/* One sub-filter's statistics. */
-typedef struct bk_scalable_layer {
-    uint64_t capacity;    /* keys it is sized for */
-    uint64_t count;       /* keys added to it */
-    uint64_t bits;        /* m */
-    uint64_t memory_bytes;
-    uint32_t k;
-    double error;         /* the FPR its geometry gives at capacity (about p0 * r^i) */
-    double fill_ratio;    /* fraction of bits set */
-    double fpr_now;       /* fill_ratio^k */
-} bk_scalable_layer;
-/* Statistics of sub-filter i (0 = oldest). BK_EINVAL if i >= the number of sub-filters. O(its bits).
- * [query] */
-BK_API bk_status bk_scalable_layer_stats(const bk_scalable *f, uint32_t i, bk_scalable_layer *out);
-
 /* Accessors. [query] */
 BK_API uint64_t bk_scalable_count(const bk_scalable *f);     /* keys added (sum over sub-filters) */
 BK_API uint64_t bk_scalable_capacity(const bk_scalable *f);  /* sum of the sub-filters' capacities */
@@ -212,3 +197,33 @@ BK_API bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes);
 }
 #endif
 #endif
+
+/*
+ * Experimental tier: only with BK_STATIC_LINKING_ONLY defined before the first include, or through
+ * <bloomkit/experimental.h>. It may change in any release (common.h, versioning).
+ */
+#if defined(BK_STATIC_LINKING_ONLY) && !defined(BLOOMKIT_SCALABLE_H_STATIC)
+#define BLOOMKIT_SCALABLE_H_STATIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One sub-filter's statistics. */
+typedef struct bk_scalable_layer {
+    uint64_t capacity;    /* keys it is sized for */
+    uint64_t count;       /* keys added to it */
+    uint64_t bits;        /* m */
+    uint64_t memory_bytes;
+    uint32_t k;
+    double error;         /* the FPR its geometry gives at capacity (about p0 * r^i) */
+    double fill_ratio;    /* fraction of bits set */
+    double fpr_now;       /* fill_ratio^k */
+} bk_scalable_layer;
+/* Statistics of sub-filter i (0 = oldest). BK_EINVAL if i >= the number of sub-filters. O(its bits).
+ * [query] */
+BK_API bk_status bk_scalable_layer_stats(const bk_scalable *f, uint32_t i, bk_scalable_layer *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BK_STATIC_LINKING_ONLY */

@@ -445,7 +445,7 @@ bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, b
     bk_geometry g;
     bk_status s = bk_blocked_size(n, p, o.layout, &g);
     if (s != BK_OK) return s;
-    return alloc_filter(o.layout, g.m / block_bits(o.layout), g.k, o.seed, o.simd, n, p, true, out);
+    return alloc_filter(o.layout, g.m / block_bits(o.layout), g.k, o.seed, BK_SIMD_AUTO, n, p, true, out);
 }
 
 bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const bk_blocked_options *opts,
@@ -472,7 +472,7 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
         cap = (uint64_t)((double)m * 0.69314718055994530942 / k);
         if (cap == 0) cap = 1;
     }
-    return alloc_filter(o.layout, blocks, k, o.seed, o.simd, cap, bk_blocked_fpr(m, cap, o.layout, k), true, out);
+    return alloc_filter(o.layout, blocks, k, o.seed, BK_SIMD_AUTO, cap, bk_blocked_fpr(m, cap, o.layout, k), true, out);
 }
 
 void bk_blocked_free(bk_blocked *f)

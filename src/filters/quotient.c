@@ -660,7 +660,6 @@ static bool bad_opts(const bk_quotient_options *o)
     if (o->max_load != 0 && !(o->max_load > 0 && o->max_load <= 1)) return true;
     if (o->remainder_bits && (o->remainder_bits < BK_QUOTIENT_MIN_RBITS || o->remainder_bits > BK_QUOTIENT_MAX_RBITS))
         return true;
-    if (o->path < BK_QUOTIENT_AUTO || o->path > BK_QUOTIENT_BMI2) return true;
     return false;
 }
 
@@ -735,8 +734,7 @@ bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options
     if (bk__options_read(&o_, sizeof o_, user_opts) != BK_OK) return BK_EINVAL;
     const bk_quotient_options *opts = &o_;
     if (bad_opts(opts)) return BK_EINVAL;
-    bk_quotient_path path = opts ? opts->path : BK_QUOTIENT_AUTO;
-    if (path == BK_QUOTIENT_BMI2 && !bk_quotient_bmi2_available()) return BK_ENOTSUP;
+    bk_quotient_path path = BK_QUOTIENT_AUTO;
     bk_status s = alloc_filter(qb, rb, load_of(opts), opts ? opts->seed : 0, true, out);
     if (s) return s;
     (*out)->path_asked = path;
