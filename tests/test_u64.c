@@ -104,31 +104,31 @@ WRAP_HAS(fuse)
 
 static void *make_bloom(void)
 {
-    bk_bloom_options o = { BK_LAYOUT_STANDARD, SEED };
+    bk_bloom_options o = { .layout = BK_LAYOUT_STANDARD, .seed = SEED };
     bk_bloom *f;
     return bk_bloom_new(NKEYS, 0.01, &o, &f) == BK_OK ? f : NULL;
 }
 static void *make_partitioned(void)
 {
-    bk_bloom_options o = { BK_LAYOUT_PARTITIONED, SEED };
+    bk_bloom_options o = { .layout = BK_LAYOUT_PARTITIONED, .seed = SEED };
     bk_bloom *f;
     return bk_bloom_new(NKEYS, 0.01, &o, &f) == BK_OK ? f : NULL;
 }
 static void *make_blocked(void)
 {
-    bk_blocked_options o = { BK_BLOCKED_SPLIT256, SEED, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_SPLIT256, .seed = SEED };
     bk_blocked *f;
     return bk_blocked_new(NKEYS, 0.01, &o, &f) == BK_OK ? f : NULL;
 }
 static void *make_blocked512(void)
 {
-    bk_blocked_options o = { BK_BLOCKED_512, SEED, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_512, .seed = SEED };
     bk_blocked *f;
     return bk_blocked_new(NKEYS, 0.01, &o, &f) == BK_OK ? f : NULL;
 }
 static void *make_counting(void)
 {
-    bk_counting_options o = { 4, SEED };
+    bk_counting_options o = { .counter_bits = 4, .seed = SEED };
     bk_counting *f;
     return bk_counting_new(NKEYS, 0.01, &o, &f) == BK_OK ? f : NULL;
 }
@@ -308,7 +308,7 @@ static void test_blocked_every_path(void **state)
     (void)state;
     for (int layout = 0; layout < 2; layout++)
         for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best(); s++) {
-            bk_blocked_options o = { layout ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, SEED, s };
+            bk_blocked_options o = { .layout = layout ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = SEED, .simd = s };
             bk_blocked *a, *b;
             assert_int_equal(bk_blocked_new(NKEYS, 0.01, &o, &a), BK_OK);
             assert_int_equal(bk_blocked_new(NKEYS, 0.01, &o, &b), BK_OK);
@@ -350,7 +350,7 @@ static void test_fuse(void **state)
         lens[i] = 8;
     }
     for (uint32_t bits = 8; bits <= 16; bits += 8) {
-        bk_fuse_options o = { bits, 0, SEED };
+        bk_fuse_options o = { .fingerprint_bits = bits, .seed = SEED };
         bk_fuse *f;
         assert_int_equal(bk_fuse_build(ptrs, lens, NKEYS, &o, &f), BK_OK);
         form t = { "fuse", NULL, BK_TYPE_FUSE, NULL, NULL, fuse_has_b,
