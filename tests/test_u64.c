@@ -308,10 +308,12 @@ static void test_blocked_every_path(void **state)
     (void)state;
     for (int layout = 0; layout < 2; layout++)
         for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best(); s++) {
-            bk_blocked_options o = { .layout = layout ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = SEED, .simd = s };
+            bk_blocked_options o = { .layout = layout ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = SEED };
             bk_blocked *a, *b;
             assert_int_equal(bk_blocked_new(NKEYS, 0.01, &o, &a), BK_OK);
             assert_int_equal(bk_blocked_new(NKEYS, 0.01, &o, &b), BK_OK);
+            assert_int_equal(bk_blocked_set_simd(a, s), BK_OK);
+            assert_int_equal(bk_blocked_set_simd(b, s), BK_OK);
             assert_int_equal(bk_blocked_simd(b), s);
             for (uint64_t i = 0; i < NKEYS; i++) {
                 uint64_t k = key_at(1, i);
