@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "blocked1024.h"
 #include "simd.h"
+#include "blocked_engine.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
 #include "bloomkit/scalable.h"
@@ -29,23 +30,10 @@ typedef struct layer {
                             * layer's count is its fill (a union sets it to the fill-based estimate). */
 } layer;
 
-/*
- * Blocked layers: block bk__range64(h, blocks) of 16 64-bit words (two cache lines); the k probes are
- * bits (x * B1024_SALT[i]) >> 22 of the block, x the low 32 bits of h (bit b is bit b & 63 of word
- * b >> 6). The in-block pattern depends on h alone, so a query builds it once for the whole chain and
- * tests each layer with one masked compare of its block. The constants are part of the file format.
- */
-#define B1024_WORDS 16
-static const uint32_t B1024_SALT[BK_BLOCKED_MAX_K] = {
-    0xc2c063ffu, 0x239eed25u, 0x958507adu, 0xf768064fu, 0x0e9a8df5u, 0x55113dc3u, 0xe0c67745u, 0x5966eb45u,
-    0xfcb042d9u, 0x4ca82985u, 0x1720800fu, 0xb9c48cb1u, 0xa9f18631u, 0xd6c93f01u, 0xbc4d13ddu, 0xa83c546du,
-};
-
-BK_INLINE uint32_t b1024_bit(uint32_t x, uint32_t i) { return (x * B1024_SALT[i]) >> 22; }
-BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h)
-{
-    return L->words + (bk__range64(h, L->blocks) << 4);
-}
+/* Blocked layers: 1024-bit blocks of 16 words (two cache lines), k probes anywhere in the block, as
+ * the blocked engine defines them (core/blocked_engine.h). The in-block pattern depends on h alone,
+ * so a query builds it once for the whole chain and tests each layer with one masked compare. */
+BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h) { return bk__blk_block(L->words, L->blocks, h, 4); }
 
 struct bk_scalable {
     /* layers[0 .. n-1] are valid; n is stored with release after layers[n-1] is complete and loaded

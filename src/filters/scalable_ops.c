@@ -88,104 +88,18 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
     return false;
 }
 
-/*
- * A blocked chain: every layer is one block test with no branch on the data, so an absent key costs
- * one block (two lines) per layer, all loads independent. The probe mask of the first k probes is
- * built once and extended when a layer has a larger k (oldest layers first: k grows along the chain;
- * a smaller k starts the mask again). The scalar form reads with relaxed atomic loads (it is the path
- * under ThreadSanitizer); the vector forms use plain vector loads, as the blocked filter does.
- */
-/* Make mask (holding the first *kc probes of x) hold the first k. */
-BK_INLINE void mask_to_k(uint64_t mask[B1024_WORDS], uint32_t *kc, uint32_t k, uint32_t x)
-{
-    if (k < *kc) {
-        memset(mask, 0, B1024_WORDS * sizeof mask[0]);
-        *kc = 0;
-    }
-    for (; *kc < k; (*kc)++) {
-        uint32_t b = b1024_bit(x, *kc);
-        mask[b >> 6] |= UINT64_C(1) << (b & 63);
-    }
-}
-
-static bool b1024_has_scalar(layer *const *layers, uint32_t n, uint64_t h)
-{
-    const uint32_t x = (uint32_t)h;
-    uint64_t mask[B1024_WORDS] = { 0 }, found = 0;
-    uint32_t kc = 0;
-    for (uint32_t l = 0; l < n; l++) {
-        const layer *L = layers[l];
-        mask_to_k(mask, &kc, L->k, x);
-        const uint64_t *w = b1024_block(L, h);
-        uint64_t miss = 0;
-        for (int i = 0; i < B1024_WORDS; i++) miss |= mask[i] & ~__atomic_load_n(&w[i], __ATOMIC_RELAXED);
-        found |= miss == 0;
-    }
-    return found != 0;
-}
-
-#ifdef BK_X86
-BK_T_AVX2 static bool b1024_has_avx2(layer *const *layers, uint32_t n, uint64_t h)
-{
-    const uint32_t x = (uint32_t)h;
-    uint64_t mask[B1024_WORDS] = { 0 };
-    __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
-    uint32_t kc = 0;
-    int found = 0;
-    for (uint32_t l = 0; l < n; l++) {
-        const layer *L = layers[l];
-        if (L->k != kc) {
-            mask_to_k(mask, &kc, L->k, x);
-            m0 = _mm256_loadu_si256((const __m256i *)mask);
-            m1 = _mm256_loadu_si256((const __m256i *)(mask + 4));
-            m2 = _mm256_loadu_si256((const __m256i *)(mask + 8));
-            m3 = _mm256_loadu_si256((const __m256i *)(mask + 12));
-        }
-        const __m256i *w = (const __m256i *)b1024_block(L, h);
-        __m256i miss = _mm256_or_si256(
-            _mm256_or_si256(_mm256_andnot_si256(_mm256_loadu_si256(w), m0), _mm256_andnot_si256(_mm256_loadu_si256(w + 1), m1)),
-            _mm256_or_si256(_mm256_andnot_si256(_mm256_loadu_si256(w + 2), m2), _mm256_andnot_si256(_mm256_loadu_si256(w + 3), m3)));
-        found |= _mm256_testz_si256(miss, miss);
-    }
-    return found != 0;
-}
-
-/* The mask lives in two registers: probe b sets bit b & 63 of lane b >> 6 by a masked OR. */
-BK_T_AVX512 static bool b1024_has_avx512(layer *const *layers, uint32_t n, uint64_t h)
-{
-    const uint32_t x = (uint32_t)h;
-    __m512i lo = _mm512_setzero_si512(), hi = lo;
-    uint32_t kc = 0;
-    unsigned found = 0;
-    for (uint32_t l = 0; l < n; l++) {
-        const layer *L = layers[l];
-        if (L->k < kc) {
-            lo = hi = _mm512_setzero_si512();
-            kc = 0;
-        }
-        for (; kc < L->k; kc++) {
-            uint32_t b = b1024_bit(x, kc), lane = 1u << (b >> 6);
-            __m512i bit = _mm512_set1_epi64((long long)(UINT64_C(1) << (b & 63)));
-            lo = _mm512_mask_or_epi64(lo, (__mmask8)lane, lo, bit);
-            hi = _mm512_mask_or_epi64(hi, (__mmask8)(lane >> 8), hi, bit);
-        }
-        const uint64_t *w = b1024_block(L, h);
-        /* (line & mask) != mask in some lane: the AND takes the line from memory */
-        __mmask8 miss = _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w), lo), lo) |
-                        _mm512_cmpneq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512(w + 8), hi), hi);
-        found |= miss == 0;
-    }
-    return found != 0;
-}
-#endif
-
+/* A blocked chain: every layer is one block test with no branch on the data, so an absent key costs
+ * one block (two lines) per layer, all loads independent (the engine's bk__b1024_any; oldest layers
+ * first: k grows along the chain, so the mask is mostly extended, not rebuilt). */
 static bool blocked_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
-#ifdef BK_X86
-    if (f->simd == BK_SIMD_AVX512) return b1024_has_avx512(f->layers, n, h);
-    if (f->simd == BK_SIMD_AVX2) return b1024_has_avx2(f->layers, n, h);
-#endif
-    return b1024_has_scalar(f->layers, n, h);
+    const uint64_t *blocks[BK_SCALABLE_MAX_FILTERS];
+    uint32_t ks[BK_SCALABLE_MAX_FILTERS];
+    for (uint32_t l = 0; l < n; l++) {
+        blocks[l] = b1024_block(f->layers[l], h);
+        ks[l] = f->layers[l]->k;
+    }
+    return bk__b1024_any((bk_simd)f->simd, blocks, ks, n, (uint32_t)h);
 }
 
 static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
@@ -235,7 +149,7 @@ bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
     uint64_t *w = b1024_block(L, h);
     for (uint32_t i = 0; i < L->k; i++) {
-        uint32_t b = b1024_bit((uint32_t)h, i);
+        uint32_t b = bk__b1024_bit((uint32_t)h, i);
         w[b >> 6] |= UINT64_C(1) << (b & 63);
     }
     return BK_OK;
@@ -277,7 +191,7 @@ bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
             if (L->bf) return bk_bloom_add_hash_atomic(L->bf, h);
             uint64_t *w = b1024_block(L, h);
             for (uint32_t i = 0; i < L->k; i++) {
-                uint32_t b = b1024_bit((uint32_t)h, i);
+                uint32_t b = bk__b1024_bit((uint32_t)h, i);
                 __atomic_fetch_or(&w[b >> 6], UINT64_C(1) << (b & 63), __ATOMIC_RELAXED);
             }
             return BK_OK;
