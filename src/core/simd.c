@@ -1,7 +1,9 @@
 /* The code path of the vector kernels: what the CPU offers, what the user forced (bk_simd_force,
  * $BK_SIMD), and what a new filter gets (bk__simd_resolve). */
+#include <pthread.h>
 #include <stdlib.h>
 #include "simd.h"
+#include "testing.h"
 #include "bloomkit/blocked.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -55,8 +57,20 @@ static bk_simd parse_simd(const char *v)
     return BK_SIMD_AUTO;
 }
 
+/* $BK_SIMD, read once per process (the first time a filter resolves AUTO), never per creation. */
+static bk_simd g_env_cap;
+static unsigned g_env_reads;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+static void read_env_cap(void)
+{
+    g_env_cap = parse_simd(getenv("BK_SIMD"));
+    g_env_reads++;
+}
+
+unsigned bk__simd_env_reads(void) { return g_env_reads; }
+
 /*
- * AUTO: the CPU's best, capped by bk_simd_force or else by $BK_SIMD (read at each creation). Under
+ * AUTO: the CPU's best, capped by bk_simd_force or else by $BK_SIMD (read once per process). Under
  * ThreadSanitizer AUTO means scalar: the scalar queries read with relaxed atomics, which TSan models;
  * its view of a vector load racing an atomic OR would be a false report (on x86 each aligned 8-byte
  * part of a vector load is atomic, and bits only ever go from 0 to 1).
@@ -69,6 +83,9 @@ int bk__simd_resolve(int want)
     best = BK_SIMD_SCALAR;
 #endif
     bk_simd cap = (bk_simd)__atomic_load_n(&g_forced, __ATOMIC_RELAXED);
-    if (cap == BK_SIMD_AUTO) cap = parse_simd(getenv("BK_SIMD"));
+    if (cap == BK_SIMD_AUTO) {
+        pthread_once(&g_env_once, read_env_cap);
+        cap = g_env_cap;
+    }
     return (int)(cap != BK_SIMD_AUTO && cap < best ? cap : best);
 }

@@ -85,7 +85,9 @@ bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, b
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_blocked_options o = opts ? *opts : (bk_blocked_options){ BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO };
+    bk_blocked_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_layout(o.layout)) return BK_EINVAL;
     bk_geometry g;
     bk_status s = bk_blocked_size(n, p, o.layout, &g);
@@ -98,7 +100,9 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_blocked_options o = opts ? *opts : (bk_blocked_options){ BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO };
+    bk_blocked_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_layout(o.layout) || m == 0) return BK_EINVAL;
     if (o.layout == BK_BLOCKED_SPLIT256) {
         if (k != 0 && k != 8) return BK_EINVAL;

@@ -9,17 +9,6 @@
 
 static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 
-/* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
-static bk_scalable_options resolve_options(const bk_scalable_options *opts)
-{
-    bk_scalable_options d = bk_scalable_default_options();
-    if (!opts) return d;
-    bk_scalable_options o = *opts;
-    if (o.growth == 0) o.growth = d.growth;
-    if (o.tightening == 0.0) o.tightening = d.tightening;
-    return o;
-}
-
 bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_options *o)
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
@@ -60,16 +49,30 @@ bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
 
 bk_scalable_options bk_scalable_default_options(void)
 {
-    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0, 0 };
+    bk_scalable_options o = BK_SCALABLE_OPTIONS_INIT;
+    o.growth = BK_SCALABLE_DEFAULT_GROWTH;
+    o.tightening = BK_SCALABLE_DEFAULT_TIGHTENING;
     return o;
+}
+
+/* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
+static bk_status resolve_options(const bk_scalable_options *opts, bk_scalable_options *o)
+{
+    bk_status s = bk__options_read(o, sizeof *o, opts);
+    if (s != BK_OK) return s;
+    bk_scalable_options d = bk_scalable_default_options();
+    if (o->growth == 0) o->growth = d.growth;
+    if (o->tightening == 0.0) o->tightening = d.tightening;
+    return BK_OK;
 }
 
 bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts, uint32_t i,
                                  bk_geometry *out)
 {
-    bk_scalable_options o = resolve_options(opts);
     if (!out) return BK_EINVAL;
-    bk_status s = bk__sc_check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
     return bk__sc_layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
@@ -79,8 +82,9 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
                            uint32_t *filters, uint64_t *bytes)
 {
-    bk_scalable_options o = resolve_options(opts);
-    bk_status s = bk__sc_check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
     uint32_t i = 0;
@@ -163,7 +167,7 @@ bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
     if (!f->classic) return bk__sc_blocked_layer(&g, NULL, 0, out);
-    bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
+    bk_bloom_options bo = { .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
     if ((s = bk__sc_wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
@@ -200,8 +204,9 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_scalable_options o = resolve_options(opts);
-    bk_status s = bk__sc_check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     bk_scalable *f = bk__sc_alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
                                  (o.flags & BK_SCALABLE_CLASSIC) != 0);

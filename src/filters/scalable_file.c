@@ -73,8 +73,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         return s;
     if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
     bool classic = kind == KIND_CLASSIC;
-    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed,
-                              (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
+    bk_scalable_options o = { .growth = growth ? growth : 1, .tightening = rr, .max_bytes = max_bytes, .seed = r->seed,
+                              .flags = (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
     if (bk__sc_check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
         (growth == 0 && n != 1))
         return BK_ECORRUPT;
