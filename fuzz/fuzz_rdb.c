@@ -230,8 +230,7 @@ static size_t seeds(seed *out)
     out[n++] = make_seed(BKR_BF, v);
     bkr_value_free(v);
 
-    bk_cuckoo_options co;
-    memset(&co, 0, sizeof co);
+    bk_cuckoo_options co = BK_CUCKOO_OPTIONS_INIT;
     co.bucket_size = 2;
     co.fingerprint_bits = 8;
     co.max_kicks = 20;

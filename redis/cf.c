@@ -17,8 +17,7 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
                            long long expansion, bkr_value **out)
 {
     size_t heap0 = bkr_heap_now();
-    bk_cuckoo_options o;
-    memset(&o, 0, sizeof o);
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = (uint32_t)bucket_size;
     o.fingerprint_bits = (uint32_t)bkr_cfg.cf_fingerprint_bits;
     o.max_kicks = (uint32_t)max_iterations;

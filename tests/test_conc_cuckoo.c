@@ -146,7 +146,7 @@ static void run_phase(bk_cuckoo *f, writer_t *ws, int writers, int phase)
 
 static void run(int writers, uint64_t total, uint64_t capacity, uint32_t expansion)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = true;
     o.bucket_size = 4;
     o.fingerprint_bits = 12;
@@ -235,7 +235,7 @@ static void *resident_reader(void *arg)
 static void churn_small_table(void **state)
 {
     (void)state;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = true;
     o.fingerprint_bits = 16;
     o.seed = 3;

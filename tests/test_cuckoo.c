@@ -6,7 +6,7 @@
 
 static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = b;
     o.fingerprint_bits = f;
     o.expansion = expansion;
@@ -19,7 +19,7 @@ static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_
 
 static bk_cuckoo *make_cap(uint64_t capacity, uint32_t b, uint32_t f, uint64_t seed)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = b;
     o.fingerprint_bits = f;
     o.seed = seed;
@@ -78,7 +78,7 @@ static void million_keys_at_95_percent(void **state)
     (void)state;
     enum { N = 1000000 };
     /* load_factor set: exactly 95% at N (the default adds the small-table slack, 0.4% at this N) */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 4;
     o.fingerprint_bits = 16;
     o.seed = 1;
@@ -252,7 +252,7 @@ static void small_filters_hold_their_capacity(void **state)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         for (uint64_t n = 1; n <= 300; n++) {
             for (uint64_t seed = 0; seed < 17; seed++) {
-                bk_cuckoo_options o = { 0 };
+                bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
                 o.bucket_size = cases[ci].b;
                 o.seed = seed * 7919 + n;
                 bk_cuckoo *c = NULL;
@@ -437,7 +437,7 @@ static void expansion_chain(void **state)
     (void)state;
     const uint32_t exps[] = { 1, 2, 3, 4 }, rounded[] = { 1, 2, 4, 4 };
     for (int ei = 0; ei < 4; ei++) {
-        bk_cuckoo_options o = { 0 };
+        bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
         o.expansion = exps[ei];
         o.bucket_size = 2;
         o.fingerprint_bits = 8; /* many collisions between tables: removes must still be exact */
@@ -615,7 +615,7 @@ static void odd_bucket_sizes(void **state)
         bk_cuckoo_free(c);
     }
     /* created by capacity, with an expansion chain */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 3;
     o.fingerprint_bits = 8;
     o.expansion = 2;
@@ -709,7 +709,7 @@ static void serialization(void **state)
     }
 
     /* corruption of a chain of two tables with a victim */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.expansion = 2;
     o.fingerprint_bits = 12;
     bk_cuckoo *c = NULL;
@@ -800,7 +800,7 @@ static void bad_input(void **state)
     bk_set_allocator(&al);
     g_live = 0;
     bk_cuckoo *c = (bk_cuckoo *)0x1;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     const uint32_t badf[] = { 1, 4, 7, 9, 10, 32 };
     for (size_t i = 0; i < sizeof badf / sizeof badf[0]; i++) {
         o = (bk_cuckoo_options){ 0 };
@@ -887,7 +887,7 @@ static void bad_input(void **state)
 static void stats_clone_clear(void **state)
 {
     (void)state;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.seed = 123;
     bk_cuckoo *c = NULL;
     assert_int_equal(bk_cuckoo_new(10000, 0.01, &o, &c), BK_OK);
@@ -973,7 +973,7 @@ static void space_against_counting_bloom(void **state)
     /* below what 16 bits reach with one slot per bucket: refused */
     assert_int_equal(bk_cuckoo_new(CAP, 3.0e-5, NULL, &c), BK_EINVAL);
     /* with the bucket size fixed by the caller, no fallback */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 4;
     assert_int_equal(bk_cuckoo_new(CAP, 1e-4, &o, &c), BK_EINVAL);
     assert_null(c);

@@ -26,7 +26,7 @@
  * SIMD: a scalar path is always built; AVX2 and AVX-512 paths are chosen at run time from cpuid,
  * once per filter (a table of functions; nothing dispatches per key). Every path sets bit-identical
  * filters and gives identical answers. The environment variable BK_SIMD=scalar|avx2|avx512 (read
- * whenever a filter is created with BK_SIMD_AUTO) or bk_simd_force() caps the path of new filters;
+ * once per process, when the first filter picks its path) or bk_simd_force() caps the path of new filters;
  * bk_blocked_set_simd() changes one filter's path. AVX-512 helps the 512 layout (one permute and test
  * per line); for SPLIT256 it runs the AVX2 code, which is already one instruction per step. Builds
  * with ThreadSanitizer pick the scalar path for AUTO (TSan models its relaxed atomic loads).
@@ -64,10 +64,12 @@ typedef enum bk_simd {
 } bk_simd;
 
 typedef struct bk_blocked_options {
+    size_t struct_size;   /* BK_BLOCKED_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     bk_blocked_layout layout; /* BK_BLOCKED_SPLIT256 (0) by default */
     uint64_t seed;            /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bk_simd simd;             /* BK_SIMD_AUTO (0) by default */
 } bk_blocked_options;
+#define BK_BLOCKED_OPTIONS_INIT BK_OPTIONS_INIT_(bk_blocked_options)
 
 /* ---- sizing: exact blocked formula of the layout actually used. Pure functions: [any] ---- */
 

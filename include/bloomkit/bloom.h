@@ -23,9 +23,11 @@ typedef struct bk_bloom bk_bloom;
 typedef enum bk_layout { BK_LAYOUT_STANDARD = 0, BK_LAYOUT_PARTITIONED = 1 } bk_layout;
 
 typedef struct bk_bloom_options {
+    size_t struct_size;   /* BK_BLOOM_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     bk_layout layout;
     uint64_t seed;     /* hash seed; 0 is a fine default, a secret one resists crafted keys */
 } bk_bloom_options;
+#define BK_BLOOM_OPTIONS_INIT BK_OPTIONS_INIT_(bk_bloom_options)
 
 /* Create for n keys at false-positive rate p. opts may be NULL (standard layout, seed 0).
  * Errors: BK_EINVAL (n = 0, p not in (0,1), out NULL), BK_ETOOBIG, BK_ENOMEM. [any] */

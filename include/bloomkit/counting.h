@@ -39,9 +39,11 @@ extern "C" {
 typedef struct bk_counting bk_counting;
 
 typedef struct bk_counting_options {
+    size_t struct_size;   /* BK_COUNTING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t counter_bits; /* 4 or 8; 0 means 4 */
     uint64_t seed;         /* hash seed; 0 is a fine default */
 } bk_counting_options;
+#define BK_COUNTING_OPTIONS_INIT BK_OPTIONS_INIT_(bk_counting_options)
 
 /* Sizing for n keys at false-positive rate p with counters of counter_bits (0 means 4) bits: the
  * geometry (m counters, k probes, the FPR it really gives; bits_per_key counts memory bits, i.e.

@@ -33,7 +33,7 @@
  * without locks: then add / add_if_absent / remove / contains / count / stats and their batch forms
  * are all safe alongside each other ([any] below is marked "[any] if concurrent"). A query that
  * races the insert of the same key may miss it; a key whose insert has completed is never missed,
- * even while other inserts move fingerprints around (see src/filters/cuckoo.c for the reasoning). Without
+ * even while other inserts move fingerprints around (see src/filters/cuckoo/concurrent.c for the reasoning). Without
  * the flag, writes need the caller's exclusion and queries are [query].
  *
  * The bytes form of every call equals the pre-hashed (`_hash`) form applied to
@@ -61,6 +61,7 @@ typedef struct bk_cuckoo bk_cuckoo;
 #define BK_CUCKOO_MAX_TABLES 65535      /* tables in one expansion chain */
 
 typedef struct bk_cuckoo_options {
+    size_t struct_size;   /* BK_CUCKOO_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t bucket_size;      /* slots per bucket: 1 .. BK_CUCKOO_MAX_BUCKET_SIZE; 0 means 4 */
     uint32_t fingerprint_bits; /* 8, 12 or 16; 0 means: chosen from p by bk_cuckoo_new (the smallest
                                   whose full-table bound 2b/(2^f - 1) is <= p), 12 for _new_buckets */
@@ -77,6 +78,7 @@ typedef struct bk_cuckoo_options {
     uint64_t seed;             /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bool concurrent;           /* writer lock + lock-free readers: see "Thread-safety" above */
 } bk_cuckoo_options;
+#define BK_CUCKOO_OPTIONS_INIT BK_OPTIONS_INIT_(bk_cuckoo_options)
 
 /* ---- create and destroy ---- */
 

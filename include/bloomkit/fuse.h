@@ -46,11 +46,13 @@ typedef struct bk_fuse bk_fuse;
 #define BK_FUSE_DEFAULT_ATTEMPTS 100
 
 typedef struct bk_fuse_options {
+    size_t struct_size;   /* BK_FUSE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t fingerprint_bits; /* 8 or 16; 0 means 8 */
     uint32_t max_attempts;     /* construction attempts; 0 means BK_FUSE_DEFAULT_ATTEMPTS */
     uint64_t seed;             /* hash seed of bytes keys; 0 is a fine default, a secret one resists
                                   crafted keys */
 } bk_fuse_options;
+#define BK_FUSE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_fuse_options)
 
 /* ---- sizing. Pure functions: [any] ---- */
 

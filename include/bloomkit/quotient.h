@@ -70,11 +70,13 @@ typedef enum bk_quotient_path {
 } bk_quotient_path;
 
 typedef struct bk_quotient_options {
+    size_t struct_size;   /* BK_QUOTIENT_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint64_t seed;           /* hash seed; 0 is a fine default */
     double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
     uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */
     bk_quotient_path path;   /* BK_QUOTIENT_AUTO (0) by default */
 } bk_quotient_options;
+#define BK_QUOTIENT_OPTIONS_INIT BK_OPTIONS_INIT_(bk_quotient_options)
 
 typedef struct bk_quotient_geometry {
     uint32_t quotient_bits;  /* q: 2^q home slots */

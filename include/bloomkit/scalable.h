@@ -81,12 +81,14 @@ typedef struct bk_scalable bk_scalable;
 #define BK_SCALABLE_CLASSIC 2u
 
 typedef struct bk_scalable_options {
+    size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16; 0 means 2 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
     uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
 } bk_scalable_options;
+#define BK_SCALABLE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_scalable_options)
 
 /* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
  * flags 0 (scaling). A zeroed bk_scalable_options means the same. [any] */

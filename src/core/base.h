@@ -46,6 +46,13 @@ BK_HIDDEN void bk__free(void *p);
  * call, several times slower over a large filter. */
 BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
 
+/* ---- options structs (the struct_size rule of common.h) ----
+ * Copy the caller's options into *dst, the library's own struct of dst_size bytes whose first member
+ * is the size_t struct_size: src NULL or a zeroed struct gives all zeros (every type's defaults);
+ * struct_size 0 means dst_size; a smaller (older) struct fills its prefix and leaves the rest zero; a
+ * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
+BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
+
 /* Zeroed, 64-byte aligned; free with bk__free_aligned. */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);

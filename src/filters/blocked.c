@@ -10,9 +10,11 @@
  * (b >> 6): the same bits the little-endian 32-bit view of the SIMD paths uses, and the file order.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include "internal.h"
 #include "simd.h"
+#include "testing.h"
 #include "bloomkit/blocked.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -336,8 +338,20 @@ static bk_simd parse_simd(const char *v)
     return BK_SIMD_AUTO;
 }
 
+/* $BK_SIMD, read once per process (the first time a filter resolves AUTO), never per creation. */
+static bk_simd g_env_cap;
+static unsigned g_env_reads;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+static void read_env_cap(void)
+{
+    g_env_cap = parse_simd(getenv("BK_SIMD"));
+    g_env_reads++;
+}
+
+unsigned bk__simd_env_reads(void) { return g_env_reads; }
+
 /*
- * AUTO: the CPU's best, capped by bk_simd_force or else by $BK_SIMD (read at each creation). Under
+ * AUTO: the CPU's best, capped by bk_simd_force or else by $BK_SIMD (read once per process). Under
  * ThreadSanitizer AUTO means scalar: the scalar queries read with relaxed atomics, which TSan models;
  * its view of a vector load racing an atomic OR would be a false report (on x86 each aligned 8-byte
  * part of a vector load is atomic, and bits only ever go from 0 to 1).
@@ -350,7 +364,10 @@ static bk_simd resolve_simd(bk_simd want)
     best = BK_SIMD_SCALAR;
 #endif
     bk_simd cap = (bk_simd)__atomic_load_n(&g_forced, __ATOMIC_RELAXED);
-    if (cap == BK_SIMD_AUTO) cap = parse_simd(getenv("BK_SIMD"));
+    if (cap == BK_SIMD_AUTO) {
+        pthread_once(&g_env_once, read_env_cap);
+        cap = g_env_cap;
+    }
     return cap != BK_SIMD_AUTO && cap < best ? cap : best;
 }
 
@@ -421,7 +438,9 @@ bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, b
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_blocked_options o = opts ? *opts : (bk_blocked_options){ BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO };
+    bk_blocked_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_layout(o.layout)) return BK_EINVAL;
     bk_geometry g;
     bk_status s = bk_blocked_size(n, p, o.layout, &g);
@@ -434,7 +453,9 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_blocked_options o = opts ? *opts : (bk_blocked_options){ BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO };
+    bk_blocked_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_layout(o.layout) || m == 0) return BK_EINVAL;
     if (o.layout == BK_BLOCKED_SPLIT256) {
         if (k != 0 && k != 8) return BK_EINVAL;

@@ -85,7 +85,9 @@ bk_status bk_bloom_new(uint64_t n, double p, const bk_bloom_options *opts, bk_bl
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    bk_bloom_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
     bk_geometry g;
     bk_status s = o.layout == BK_LAYOUT_PARTITIONED ? bk_bloom_size_partitioned(n, p, &g) : bk_bloom_size(n, p, &g);
@@ -98,7 +100,9 @@ bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const 
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    bk_bloom_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (m == 0 || k == 0 || k > BK_MAX_K) return BK_EINVAL;
     if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
     if (m > BK_MAX_FILTER_BYTES * 8) return BK_ETOOBIG;

@@ -96,7 +96,9 @@ bk_status bk_counting_new(uint64_t n, double p, const bk_counting_options *opts,
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_counting_options o = opts ? *opts : (bk_counting_options){ 4, 0 };
+    bk_counting_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_bits(o.counter_bits)) return BK_EINVAL;
     if (o.counter_bits == 0) o.counter_bits = 4;
     bk_geometry g;
@@ -110,7 +112,9 @@ bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, con
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_counting_options o = opts ? *opts : (bk_counting_options){ 4, 0 };
+    bk_counting_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (m == 0 || k == 0 || k > BK_MAX_K || bad_bits(o.counter_bits)) return BK_EINVAL;
     if (o.counter_bits == 0) o.counter_bits = 4;
     if (counter_bytes(m, o.counter_bits) == 0) return BK_ETOOBIG;

@@ -669,8 +669,11 @@ static double load_of(const bk_quotient_options *o)
     return o && o->max_load ? o->max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
 }
 
-bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient_geometry *out)
+bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *user_opts, bk_quotient_geometry *out)
 {
+    bk_quotient_options o_;
+    if (bk__options_read(&o_, sizeof o_, user_opts) != BK_OK) return BK_EINVAL;
+    const bk_quotient_options *opts = &o_;
     if (n == 0 || !(p > 0 && p < 1) || bad_opts(opts)) return BK_EINVAL;
     double ml = load_of(opts);
     double want = ceil((double)n / ml);
@@ -724,10 +727,13 @@ static bk_status alloc_filter(uint32_t qb, uint32_t rb, double ml, uint64_t seed
     return BK_OK;
 }
 
-bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options *opts, bk_quotient **out)
+bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options *user_opts, bk_quotient **out)
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
+    bk_quotient_options o_;
+    if (bk__options_read(&o_, sizeof o_, user_opts) != BK_OK) return BK_EINVAL;
+    const bk_quotient_options *opts = &o_;
     if (bad_opts(opts)) return BK_EINVAL;
     bk_quotient_path path = opts ? opts->path : BK_QUOTIENT_AUTO;
     if (path == BK_QUOTIENT_BMI2 && !bk_quotient_bmi2_available()) return BK_ENOTSUP;
@@ -745,8 +751,7 @@ bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts,
     bk_quotient_geometry g;
     bk_status s = bk_quotient_size(n, p, opts, &g);
     if (s) return s;
-    bk_quotient_options o = opts ? *opts : (bk_quotient_options){ 0 };
-    if ((s = bk_quotient_new_qr(g.quotient_bits, g.remainder_bits, &o, out))) return s;
+    if ((s = bk_quotient_new_qr(g.quotient_bits, g.remainder_bits, opts, out))) return s;
     (*out)->capacity = n;
     (*out)->fpr_target = p;
     return BK_OK;

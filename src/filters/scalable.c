@@ -66,16 +66,6 @@ struct bk_scalable {
 static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 
 /* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
-static bk_scalable_options resolve_options(const bk_scalable_options *opts)
-{
-    bk_scalable_options d = bk_scalable_default_options();
-    if (!opts) return d;
-    bk_scalable_options o = *opts;
-    if (o.growth == 0) o.growth = d.growth;
-    if (o.tightening == 0.0) o.tightening = d.tightening;
-    return o;
-}
-
 static bk_status check_options(uint64_t capacity, double p, const bk_scalable_options *o)
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
@@ -116,16 +106,30 @@ static bk_status layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
 
 bk_scalable_options bk_scalable_default_options(void)
 {
-    bk_scalable_options o = { BK_SCALABLE_DEFAULT_GROWTH, BK_SCALABLE_DEFAULT_TIGHTENING, 0, 0, 0 };
+    bk_scalable_options o = BK_SCALABLE_OPTIONS_INIT;
+    o.growth = BK_SCALABLE_DEFAULT_GROWTH;
+    o.tightening = BK_SCALABLE_DEFAULT_TIGHTENING;
     return o;
+}
+
+/* opts NULL, or any field left 0, means that field's default: a zeroed struct is the defaults. */
+static bk_status resolve_options(const bk_scalable_options *opts, bk_scalable_options *o)
+{
+    bk_status s = bk__options_read(o, sizeof *o, opts);
+    if (s != BK_OK) return s;
+    bk_scalable_options d = bk_scalable_default_options();
+    if (o->growth == 0) o->growth = d.growth;
+    if (o->tightening == 0.0) o->tightening = d.tightening;
+    return BK_OK;
 }
 
 bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_options *opts, uint32_t i,
                                  bk_geometry *out)
 {
-    bk_scalable_options o = resolve_options(opts);
     if (!out) return BK_EINVAL;
-    bk_status s = check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
     return layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
@@ -135,8 +139,9 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
                            uint32_t *filters, uint64_t *bytes)
 {
-    bk_scalable_options o = resolve_options(opts);
-    bk_status s = check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
     uint32_t i = 0;
@@ -219,7 +224,7 @@ static bk_status make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
     if (!f->classic) return blocked_layer(&g, NULL, 0, out);
-    bk_bloom_options bo = { BK_LAYOUT_STANDARD, f->seed };
+    bk_bloom_options bo = { .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
     if ((s = wrap_layer(bf, g.n, out))) bk_bloom_free(bf);
@@ -256,8 +261,9 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_scalable_options o = resolve_options(opts);
-    bk_status s = check_options(capacity, p, &o);
+    bk_scalable_options o;
+    bk_status s = resolve_options(opts, &o);
+    if (s == BK_OK) s = check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     bk_scalable *f = alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
                                  (o.flags & BK_SCALABLE_CLASSIC) != 0);
@@ -1104,8 +1110,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         return s;
     if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
     bool classic = kind == KIND_CLASSIC;
-    bk_scalable_options o = { growth ? growth : 1, rr, max_bytes, r->seed,
-                              (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
+    bk_scalable_options o = { .growth = growth ? growth : 1, .tightening = rr, .max_bytes = max_bytes, .seed = r->seed,
+                              .flags = (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
     if (check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
         (growth == 0 && n != 1))
         return BK_ECORRUPT;
