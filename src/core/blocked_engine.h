@@ -116,6 +116,9 @@ BK_INLINE void bk__b1024_mask_to_k(uint64_t mask[16], uint32_t *kc, uint32_t k, 
 typedef struct bk__blk_ops {
     void (*add)(const bk__blk *e, uint64_t h);
     bool (*contains)(const bk__blk *e, uint64_t h);
+    /* uint64 keys: hash (bk__hash_u64, inlined) and probe in one function of the path */
+    void (*add_u64)(const bk__blk *e, uint64_t key);
+    bool (*contains_u64)(const bk__blk *e, uint64_t key);
     void (*add_hashes)(const bk__blk *e, const uint64_t *h, size_t n);
     size_t (*contains_hashes)(const bk__blk *e, const uint64_t *h, size_t n, uint8_t *results);
     void (*add_many)(const bk__blk *e, const void *const *keys, const size_t *lens, size_t n);

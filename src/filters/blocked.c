@@ -167,6 +167,16 @@ bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
     return f->ops.contains(&f->e, bk__hash(key, len, f->e.seed));
 }
 
+bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    f->ops.add_u64(&f->e, key);
+    (*f->count)++;
+    return BK_OK;
+}
+
+bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->ops.contains_u64(&f->e, key); }
+
 /*
  * Atomic insert, the same on every path (scalar: TSan sees every access, and a vector OR cannot be
  * made atomic). Relaxed ordering is enough: each bit is published on its own, no reader relies on the
@@ -458,16 +468,18 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     uint64_t bytes = m / 8;
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    const uint8_t *data = NULL;
+    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_blocked *f;
     s = alloc_filter((bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow) {
         f->e.words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
-    } else {
-        memcpy(f->e.words, data, (size_t)bytes);
+    } else if ((s = bk__r_take_into(r, f->e.words, (size_t)bytes)) != BK_OK) {
+        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+        bk_blocked_free(f);
+        return s;
     }
     f->count_own = count;
     *out = f;
