@@ -130,6 +130,14 @@ BK_API bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *has
 BK_API bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len);
 BK_API bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_blocked_add_u64(f, k) sets the bits of bk_blocked_add(f, &k_le, 8)), so both forms mix on one
+ * filter and in files; the hash is XXH3 at the constant length 8 (bk_hash64 of those bytes), without
+ * the byte form's length dispatch. Errors and thread-safety as the byte forms: add [excl], contains
+ * [query] (f must not be NULL). */
+BK_API bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key);
+BK_API bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key);
+
 /* Batches: hash the batch, prefetch every block, then probe (the fast way on large filters).
  * results[i] = 1 if keys[i] is probably present (results may be NULL); the contains forms return how
  * many were present. [excl] for adds, [query] for contains. */

@@ -55,6 +55,13 @@ BK_API bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t hash);
 BK_API bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len);
 BK_API bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_bloom_add_u64(f, k) is bk_bloom_add(f, &k_le, 8)), so the two forms mix on one filter and in
+ * files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], contains [query]. */
+BK_API bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key);
+BK_API bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key);
+
 /* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present.
  * The contains forms return how many were present. [excl] for adds, [query] for contains. */
 BK_API bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n);

@@ -151,6 +151,16 @@ BK_API uint64_t bk_cuckoo_count_hash(const bk_cuckoo *f, uint64_t hash);
 BK_API bk_status bk_cuckoo_remove(bk_cuckoo *f, const void *key, size_t len);
 BK_API bk_status bk_cuckoo_remove_hash(bk_cuckoo *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_cuckoo_add_u64(f, k) is bk_cuckoo_add(f, &k_le, 8)), so the two forms mix on one filter and
+ * in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], add_if_absent
+ * [excl], remove [excl], contains [query] ([any] for all four in concurrent mode). */
+BK_API bk_status bk_cuckoo_add_u64(bk_cuckoo *f, uint64_t key);
+BK_API bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *f, uint64_t key);
+BK_API bk_status bk_cuckoo_remove_u64(bk_cuckoo *f, uint64_t key);
+BK_API bool bk_cuckoo_contains_u64(const bk_cuckoo *f, uint64_t key);
+
 /* ---- batches: hash all keys first, prefetch both buckets of each, then work in order ----
  * Adds and removes: results (may be NULL) receives each key's status as the single-key call would
  * return it (BK_EINVAL for a NULL key with len > 0); the return value is how many succeeded.

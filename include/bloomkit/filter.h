@@ -87,6 +87,15 @@ BK_API bool bk_filter_contains_hash(const bk_filter *f, uint64_t hash);
 BK_API bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len);
 BK_API bk_status bk_filter_remove_hash(bk_filter *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_filter_add_u64(f, k) is bk_filter_add(f, &k_le, 8)), so the two forms mix on one filter and
+ * in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], remove [excl],
+ * contains [query] ([query] for add on a shared mapping). */
+BK_API bk_status bk_filter_add_u64(bk_filter *f, uint64_t key);
+BK_API bk_status bk_filter_remove_u64(bk_filter *f, uint64_t key);
+BK_API bool bk_filter_contains_u64(const bk_filter *f, uint64_t key);
+
 /* Batches (hash all, prefetch, then probe, in the type's own batch code). results may be NULL; when
  * given, results[i] = 1 if item i is probably present. The contains forms return how many were.
  * The add forms stop at the first error and return it (items before it are inserted).

@@ -102,6 +102,12 @@ BK_API bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out);
 BK_API bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len);
 BK_API bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_fuse_contains_u64(f, k) is bk_fuse_contains(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: contains [query]. */
+BK_API bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key);
+
 /* Batches: hash all keys first, prefetch the three cells of each, then test. results may be NULL;
  * when given, results[i] = 1 if item i is probably present. Returns how many were. [query] */
 BK_API size_t bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens,

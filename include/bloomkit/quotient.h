@@ -125,6 +125,15 @@ BK_API bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t hash, ui
 /* Query: true if probably present. f must not be NULL; key may be NULL only when len is 0. [query] */
 BK_API bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len);
 BK_API bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_quotient_add_u64(f, k) is bk_quotient_add(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], remove
+ * [excl], contains [query]. */
+BK_API bk_status bk_quotient_add_u64(bk_quotient *f, uint64_t key);
+BK_API bk_status bk_quotient_remove_u64(bk_quotient *f, uint64_t key);
+BK_API bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key);
 /* How many times the key's fingerprint was added (0: certainly absent). Never below the true count
  * of an added key; above it only when other keys share its fingerprint. [query] */
 BK_API uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len);

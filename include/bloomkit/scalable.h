@@ -139,6 +139,15 @@ BK_API bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t hash);
 BK_API bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len);
 BK_API bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_scalable_add_u64(f, k) is bk_scalable_add(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: add [excl],
+ * add_if_absent [excl], contains [query]. */
+BK_API bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key);
+BK_API bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key);
+BK_API bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key);
+
 /* Batches. The add forms stop at the first error and return it (keys before it are in; `added`, if not
  * NULL, receives how many keys were new). The contains forms hash first and prefetch, results[i] = 1 if
  * keys[i] is probably present (results may be NULL), and return how many were present. [excl] for adds,

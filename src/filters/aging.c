@@ -476,6 +476,23 @@ bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
     return bk_aging_add_if_absent_hash(f, bk__hash(key, len, f->seed));
 }
 
+bk_status bk_aging_add_u64(bk_aging *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_aging_add_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bk_status bk_aging_add_if_absent_u64(bk_aging *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_aging_add_if_absent_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bool bk_aging_contains_u64(const bk_aging *f, uint64_t key)
+{
+    return bk_aging_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
 bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
 {
     if (!f || (!hs && n)) return BK_EINVAL;

@@ -33,6 +33,9 @@
 typedef struct blocked_ops {
     void (*add)(bk_blocked *f, uint64_t h);
     bool (*contains)(const bk_blocked *f, uint64_t h);
+    /* uint64 keys: hash (bk__hash_u64, inlined) and probe in one function of the path */
+    void (*add_u64)(bk_blocked *f, uint64_t key);
+    bool (*contains_u64)(const bk_blocked *f, uint64_t key);
     void (*add_hashes)(bk_blocked *f, const uint64_t *h, size_t n);
     size_t (*contains_hashes)(const bk_blocked *f, const uint64_t *h, size_t n, uint8_t *results);
     void (*add_many)(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n);
@@ -131,6 +134,11 @@ BK_INLINE bool b512_contains_scalar(const bk_blocked *f, uint64_t h)
 #define BK_DEFINE_OPS(NAME, TARGET, SHIFT, ADD1, HAS1)                                                    \
     TARGET static void NAME##_add(bk_blocked *f, uint64_t h) { ADD1(f, h); }                              \
     TARGET static bool NAME##_contains(const bk_blocked *f, uint64_t h) { return HAS1(f, h); }            \
+    TARGET static void NAME##_add_u64(bk_blocked *f, uint64_t k) { ADD1(f, bk__hash_u64(k, f->seed)); }    \
+    TARGET static bool NAME##_contains_u64(const bk_blocked *f, uint64_t k)                               \
+    {                                                                                                     \
+        return HAS1(f, bk__hash_u64(k, f->seed));                                                         \
+    }                                                                                                     \
     TARGET static void NAME##_add_hashes(bk_blocked *f, const uint64_t *hs, size_t n)                     \
     {                                                                                                     \
         size_t pre = n < BK_PF ? n : BK_PF;                                                               \
@@ -194,7 +202,8 @@ BK_INLINE bool b512_contains_scalar(const bk_blocked *f, uint64_t h)
         }                                                                                                 \
         return present;                                                                                   \
     }                                                                                                     \
-    static const blocked_ops NAME##_ops = { NAME##_add, NAME##_contains, NAME##_add_hashes,               \
+    static const blocked_ops NAME##_ops = { NAME##_add, NAME##_contains, NAME##_add_u64,                  \
+                                            NAME##_contains_u64, NAME##_add_hashes,                       \
                                             NAME##_contains_hashes, NAME##_add_many, NAME##_contains_many };
 
 #define BK_NO_TARGET
@@ -519,6 +528,16 @@ bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
 {
     return f->ops.contains(f, bk__hash(key, len, f->seed));
 }
+
+bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    f->ops.add_u64(f, key);
+    (*f->count)++;
+    return BK_OK;
+}
+
+bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->ops.contains_u64(f, key); }
 
 /*
  * Atomic insert, the same on every path (scalar: TSan sees every access, and a vector OR cannot be

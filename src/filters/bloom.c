@@ -193,6 +193,17 @@ bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len)
     return bk_bloom_contains_hash(f, bk__hash(key, len, f->seed));
 }
 
+bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_bloom_add_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
+{
+    return bk_bloom_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */
 
 #define BK_BATCH 32

@@ -254,6 +254,23 @@ bool bk_counting_contains(const bk_counting *f, const void *key, size_t len)
     return bk_counting_contains_hash(f, bk__hash(key, len, f->seed));
 }
 
+bk_status bk_counting_add_u64(bk_counting *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_counting_add_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bk_status bk_counting_remove_u64(bk_counting *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_counting_remove_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bool bk_counting_contains_u64(const bk_counting *f, uint64_t key)
+{
+    return bk_counting_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */
 
 #define BK_BATCH 32

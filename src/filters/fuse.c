@@ -566,6 +566,11 @@ bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
     return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
 }
 
+bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
+{
+    return bk_fuse_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
 #define FUSE_BATCH 32
 
 /* One batch loop per fingerprint width, so the width is tested once per call, not per key. */

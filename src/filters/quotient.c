@@ -830,6 +830,23 @@ bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len)
     return bk_quotient_count_hash(f, bk__hash(key, len, f->seed)) != 0;
 }
 
+bk_status bk_quotient_add_u64(bk_quotient *f, uint64_t key)
+{
+    if (!f) return BK_EINVAL;
+    return bk_quotient_add_count_hash(f, bk__hash_u64(key, f->seed), 1);
+}
+
+bk_status bk_quotient_remove_u64(bk_quotient *f, uint64_t key)
+{
+    if (!f) return BK_EINVAL;
+    return bk_quotient_remove_count_hash(f, bk__hash_u64(key, f->seed), 1);
+}
+
+bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key)
+{
+    return bk_quotient_count_hash(f, bk__hash_u64(key, f->seed)) != 0;
+}
+
 /* ---- batches ---- */
 
 bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *h, size_t n, size_t *done)

@@ -575,6 +575,23 @@ bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len)
     return s == BK_EEXISTS ? BK_OK : s;
 }
 
+bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_scalable_add_if_absent_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key)
+{
+    bk_status s = bk_scalable_add_if_absent_u64(f, key);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key)
+{
+    return bk_scalable_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
 /* Claim a slot in the newest layer with a CAS on its fill (so a layer never takes more than its
  * capacity, however many threads add), then set the bits with the classic filter's atomic OR. Only
  * a full newest layer takes the lock, to append the next one. */
