@@ -846,16 +846,18 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     uint64_t bytes = m / 8;
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    const uint8_t *data = NULL;
+    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_blocked *f;
     s = alloc_filter((bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
-    } else {
-        memcpy(f->words, data, (size_t)bytes);
+    } else if ((s = bk__r_take_into(r, f->words, (size_t)bytes)) != BK_OK) {
+        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+        bk_blocked_free(f);
+        return s;
     }
     f->count_own = count;
     *out = f;

@@ -1101,12 +1101,13 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
         (s = bk__r_u64(r, &count)) || (s = bk__r_align(r, 64)))
         return s;
     if (m != g->m || k != g->k || cap != g->n || zero != 0 || count > MAX_LAYER_COUNT) return BK_ECORRUPT;
-    const uint8_t *data;
+    const uint8_t *data = NULL;
     if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
-    if ((s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
+    if (r->borrow && (s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
     if ((s = blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
-    if (!r->borrow) memcpy((*out)->words, data, (size_t)(m / 8));
-    if ((s = bk__r_align(r, 64)) != BK_OK) {
+    /* copying: straight from the body into the layer (a pulled body never sits in memory whole) */
+    if ((!r->borrow && (s = bk__r_take_into(r, (*out)->words, (size_t)(m / 8))) != BK_OK) ||
+        (s = bk__r_align(r, 64)) != BK_OK) {
         free_layer(*out);
         *out = NULL;
     }
@@ -1136,16 +1137,14 @@ static bk_status v_decode(bk_reader *r, void **out)
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;
         uint64_t b;
-        size_t start;
         void *bf = NULL;
         if (layer_geometry(cap0, p, growth, rr, classic, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
             s = BK_ECORRUPT;
         } else if (!classic) {
             s = decode_blocked_layer(r, &g, &f->layers[i]);
-        } else if ((start = r->off, s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
-            /* the sub-filter body's capacity field (bloom.c: offset 16; inside the body just read) */
-            uint64_t cap = bk__get_le64(r->base + start + 16);
-            if (cap != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
+        } else if ((s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
+            /* the sub-filter body's capacity field, as the decoder kept it */
+            if (bk__bloom_capacity_field(bf) != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
             else if ((s = bk__r_align(r, 64)) == BK_OK)
