@@ -83,7 +83,7 @@ __attribute__((target("avx2"))) static size_t view_contains_avx2(bk_blocked_view
 static void bb_add_hashed(void *f, const uint64_t *h, size_t n)
 {
     bk_blocked_view v;
-    if (bk_blocked_view_get(f, &v) != BK_OK) return;
+    if (bk_blocked_get_view(f, &v) != BK_OK) return;
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
     if (bk_blocked_simd(f) >= BK_SIMD_AVX2) view_add_avx2(v, h, n);
     else
@@ -94,7 +94,7 @@ static void bb_add_hashed(void *f, const uint64_t *h, size_t n)
 static size_t bb_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *r)
 {
     bk_blocked_view v;
-    if (bk_blocked_view_get(f, &v) != BK_OK) return 0;
+    if (bk_blocked_get_view(f, &v) != BK_OK) return 0;
 #ifdef BK_BLOCKED_VIEW_HAVE_AVX2
     if (bk_blocked_simd(f) >= BK_SIMD_AVX2) return view_contains_avx2(v, h, n, r);
 #endif
@@ -117,7 +117,7 @@ const bench_contender bench_blocked512 = {
 /* ---- the memory floor ---- */
 
 #ifndef FLOOR_PF
-#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/filters/blocked.c) */
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/core/blocked_engine.h) */
 #endif
 
 typedef struct {

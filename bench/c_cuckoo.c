@@ -34,20 +34,20 @@ static size_t cf_contains_batch(void *f, const void *const *k, const size_t *l, 
 static size_t cf_bytes(void *f)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     return (size_t)in.memory_bytes;
 }
 static double cf_fpr(void *f, uint64_t n)
 {
     (void)n;
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     return in.fpr_now;
 }
 static double cf_load(void *f)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     return in.load_factor;
 }
 static void cf_destroy(void *f) { bk_cuckoo_free(f); }

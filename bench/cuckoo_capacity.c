@@ -57,7 +57,7 @@ int main(int argc, char **argv)
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(f, &in);
+        bk_cuckoo_get_info(f, &in);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         if (refused) {
             printf("seed %d: n = %llu, p = %g: key %llu REFUSED (BK_EFULL) at load %.5f", r, (unsigned long long)n, p,

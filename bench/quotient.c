@@ -115,7 +115,7 @@ static void run(uint64_t n, double p)
     bk_quotient_add_hashes(a, h, n / 2, NULL);
     bk_quotient_add_hashes(b, h + n / 2, n - n / 2, NULL);
     t0 = now_s();
-    bk_status ms = bk_quotient_merge(a, b);
+    bk_status ms = bk_quotient_union(a, b);
     double t_merge = now_s() - t0;
     bk_quotient_free(a);
     bk_quotient_free(b);
@@ -143,7 +143,7 @@ static void run(uint64_t n, double p)
     uint64_t cfp = 0;
     for (uint64_t i = 0; i < n; i++) cfp += bk_cuckoo_contains_hash(c, miss[i]);
     bk_cuckoo_info ci;
-    bk_cuckoo_info_get(c, &ci);
+    bk_cuckoo_get_info(c, &ci);
     double cbpk = (double)ci.memory_bytes * 8.0 / (double)n;
     bk_cuckoo_free(c);
 

@@ -41,7 +41,7 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
 static int cf_reply_full(RedisModuleCtx *ctx, bkr_value *v, const char *p, size_t len)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(v->typed, &in);
+    bk_cuckoo_get_info(v->typed, &in);
     uint64_t copies = bk_cuckoo_count(v->typed, p, len);
     RedisModuleString *m;
     if (copies >= 2 * (uint64_t)in.bucket_size * in.tables)
@@ -145,7 +145,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     uint64_t copy_limit = (uint64_t)bkr_cfg.cf_max_copies;
     if (bkr_cfg.cf_max_copies < 0) {
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(v->typed, &in);
+        bk_cuckoo_get_info(v->typed, &in);
         copy_limit = 2 * (uint64_t)in.bucket_size;
     }
     for (int i = 0; i < n; i++) {
@@ -310,7 +310,7 @@ static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
     if (v->stage) return bkr_reply_restoring(ctx);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(v->typed, &in);
+    bk_cuckoo_get_info(v->typed, &in);
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
                             "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations" };
     long long vals[] = { (long long)bkr_value_memory(v), (long long)in.first_buckets, in.tables,

@@ -219,7 +219,7 @@ static int QF_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     if (dq == sq) return RedisModule_ReplyWithError(ctx, "ERR source and destination are the same key");
     size_t heap0 = bkr_heap_now();
-    bk_status s = bk_quotient_merge(dq, sq);
+    bk_status s = bk_quotient_union(dq, sq);
     dv->heap += bkr_heap_now() - heap0;
     if (s == BK_EINCOMPAT)
         return RedisModule_ReplyWithError(ctx, "ERR incompatible filters (seed, or source grown fewer times than "

@@ -160,7 +160,7 @@ static void run(int writers, uint64_t total, uint64_t capacity, uint32_t expansi
 
     run_phase(f, ws, writers, 1);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     print_message("%d writers: %llu keys, load %.4f, %llu kicks, %u tables\n", writers, (unsigned long long)in.items,
                   in.load_factor, (unsigned long long)in.kicks, in.tables);
     assert_int_equal(in.items, total);
@@ -170,7 +170,7 @@ static void run(int writers, uint64_t total, uint64_t capacity, uint32_t expansi
 
     run_phase(f, ws, writers, 2);
     uint64_t per = total / (uint64_t)writers, removed = (uint64_t)writers * (per / 2);
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     assert_int_equal(in.deleted, removed);
     assert_int_equal(in.items, total - removed);
     for (int w = 0; w < writers; w++)
@@ -263,7 +263,7 @@ static void churn_small_table(void **state)
     }
     for (int i = 0; i < 2; i++) assert_int_equal(cs[i].failures, 0);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(f, &in);
+    bk_cuckoo_get_info(f, &in);
     print_message("churn: %llu kicks\n", (unsigned long long)in.kicks);
     for (uint64_t i = 0; i < RESIDENT; i++) assert_true(bk_cuckoo_contains_hash(f, key_hash(i)));
     bk_cuckoo_free(f);

@@ -104,7 +104,7 @@ static void run(int threads, uint32_t growth, uint32_t flags)
     uint64_t sum = 0, held = 0;
     for (uint32_t l = 0; l < L; l++) {
         bk_scalable_layer ls;
-        assert_int_equal(bk_scalable_layer_stats(f, l, &ls), BK_OK);
+        assert_int_equal(bk_scalable_get_layer(f, l, &ls), BK_OK);
         assert_true(ls.count <= ls.capacity);
         if (l + 1 < L) assert_int_equal(ls.count, ls.capacity);
         sum += ls.count;

@@ -63,7 +63,7 @@ static membuf encode(const bk_cuckoo *c)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL };
     void *f = NULL;
     bk_status s = bk__cuckoo_vtable.decode(&r, &f);
     *out = f;
@@ -90,7 +90,7 @@ static void million_keys_at_95_percent(void **state)
         if (bk_cuckoo_add(c, k.b, sizeof k.b) != BK_OK) fail_msg("add %llu failed", (unsigned long long)i);
     }
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     print_message("b=4 f=16: %llu keys, load %.4f, %.2f bits/key, %.2f kicks/key, victims %u\n",
                   (unsigned long long)in.items, in.load_factor, in.memory_bytes * 8.0 / in.items,
                   (double)in.kicks / in.items, in.victims);
@@ -157,7 +157,7 @@ static void interleaved_add_remove(void **state)
                     if (!bk_cuckoo_contains_hash(c, live[j])) fail_msg("f=%u op %llu: false negative", fs[fi], (unsigned long long)op);
         }
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         assert_int_equal(in.items, nlive);
         assert_int_equal(in.inserted, added);
         assert_int_equal(in.deleted, removed);
@@ -165,7 +165,7 @@ static void interleaved_add_remove(void **state)
                       (unsigned long long)removed, in.load_factor);
         /* removing everything that is left empties the filter */
         for (size_t j = 0; j < nlive; j++) assert_int_equal(bk_cuckoo_remove_hash(c, live[j]), BK_OK);
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         assert_int_equal(in.items, 0);
         assert_int_equal(in.victims, 0);
         free(live);
@@ -201,7 +201,7 @@ static void fill_until_full(void **state)
         }
         assert_int_equal(s, BK_EFULL);
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         print_message("b=%u f=%u m=%llu: full at load %.4f (%llu keys), %.2f kicks/key\n", cases[ci].b, cases[ci].f,
                       (unsigned long long)cases[ci].buckets, in.load_factor, (unsigned long long)n,
                       (double)in.kicks / (double)n);
@@ -224,7 +224,7 @@ static void fill_until_full(void **state)
         assert_int_equal(bk_cuckoo_contains_hashes(c, h, n, NULL), n); /* the batch path with a victim */
         /* removing keys frees slots: the victim goes back into the table and inserts work again */
         for (uint64_t i = 0; i < n / 100; i++) assert_int_equal(bk_cuckoo_remove_hash(c, h[n - 1 - i]), BK_OK);
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         assert_int_equal(in.victims, 0);
         assert_false(in.full);
         assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
@@ -297,7 +297,7 @@ static void fpr_within_formula(void **state)
         }
         double measured = (double)fp / NEG;
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         double bound = bk_cuckoo_fpr_bound(4, fs[fi]);
         double sigma = sqrt(in.fpr_now / NEG);
         print_message("f=%u: measured FPR %.6f, formula at load %.3f %.6f, full-table bound %.6f\n", fs[fi], measured,
@@ -313,16 +313,16 @@ static void fpr_within_formula(void **state)
     bk_cuckoo *c = NULL;
     bk_cuckoo_info in;
     assert_int_equal(bk_cuckoo_new(1000, 0.05, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     assert_int_equal(in.fingerprint_bits, 8);
     bk_cuckoo_free(c);
     assert_int_equal(bk_cuckoo_new(1000, 0.01, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     assert_int_equal(in.fingerprint_bits, 12);
     assert_true(in.fpr_full <= 0.01);
     bk_cuckoo_free(c);
     assert_int_equal(bk_cuckoo_new(1000, 0.001, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     assert_int_equal(in.fingerprint_bits, 16);
     bk_cuckoo_free(c);
 }
@@ -405,7 +405,7 @@ static void remove_semantics(void **state)
     assert_int_equal(bk_cuckoo_add_if_absent(e, "new", 3), BK_EEXISTS);
     assert_int_equal(bk_cuckoo_count(e, "new", 3), 1);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(e, &in);
+    bk_cuckoo_get_info(e, &in);
     assert_int_equal(in.inserted, 5);
     assert_int_equal(in.deleted, 2);
     assert_int_equal(in.items, 3);
@@ -453,7 +453,7 @@ static void expansion_chain(void **state)
             assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
         }
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         print_message("expansion %u: %u tables, %llu buckets, load %.3f, FPR now %.5f\n", exps[ei], in.tables,
                       (unsigned long long)in.buckets, in.load_factor, in.fpr_now);
         assert_int_equal(in.expansion, rounded[ei]);
@@ -580,7 +580,7 @@ static void odd_bucket_sizes(void **state)
         while ((s = bk_cuckoo_add_hash(c, h[n] = tu_splitmix(&st))) == BK_OK) n++;
         assert_int_equal(s, BK_EFULL);
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         assert_int_equal(in.bucket_size, b);
         assert_int_equal(in.items, n);
         /* no false negatives, single and batch, with the victim set */
@@ -651,8 +651,8 @@ static void serialization(void **state)
             assert_int_equal(m.len, m2.len);
             assert_memory_equal(m.buf, m2.buf, m.len);
             bk_cuckoo_info ic, id;
-            bk_cuckoo_info_get(c, &ic);
-            bk_cuckoo_info_get(d, &id);
+            bk_cuckoo_get_info(c, &ic);
+            bk_cuckoo_get_info(d, &id);
             assert_int_equal(id.items, n);
             assert_int_equal(id.victims, 1);
             assert_int_equal(ic.kicks, id.kicks);
@@ -682,7 +682,7 @@ static void serialization(void **state)
         membuf m = encode(c);
         uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
         memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17 };
+        bk_reader r = { al, m.len, 0, true, true, 17, NULL };
         void *v = NULL;
         assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
         bk_cuckoo *e = v;
@@ -697,7 +697,7 @@ static void serialization(void **state)
         bk_cuckoo *g = NULL;
         assert_int_equal(decode(al, m.len, 17, false, &g), BK_OK);
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(g, &in);
+        bk_cuckoo_get_info(g, &in);
         assert_int_equal(in.victims, 1);
         assert_int_equal(in.deleted, 1000);
         bk_cuckoo_free(g);
@@ -905,7 +905,7 @@ static void stats_clone_clear(void **state)
     assert_true(s.fill_ratio > 0.45 && s.fill_ratio < 0.46);
     assert_true(s.fpr_now < s.fpr_target);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     assert_int_equal(in.buckets, 2732);
     assert_int_equal(in.bucket_size, 4);
     assert_int_equal(in.max_kicks, 500);
@@ -921,14 +921,14 @@ static void stats_clone_clear(void **state)
     free(b.buf);
     /* concurrent mode gives the same answers */
     assert_int_equal(bk_cuckoo_set_concurrent(d, true), BK_OK);
-    bk_cuckoo_info_get(d, &in);
+    bk_cuckoo_get_info(d, &in);
     assert_true(in.concurrent);
     for (uint64_t i = 0; i < 5000; i++) assert_true(bk_cuckoo_contains(d, &i, sizeof i));
     for (uint64_t i = 5000; i < 6000; i++) assert_int_equal(bk_cuckoo_add(d, &i, sizeof i), BK_OK);
     for (uint64_t i = 0; i < 6000; i++) assert_int_equal(bk_cuckoo_count(d, &i, sizeof i) >= 1, true);
     assert_int_equal(bk_cuckoo_set_concurrent(d, false), BK_OK);
     bk_cuckoo_clear(d);
-    bk_cuckoo_info_get(d, &in);
+    bk_cuckoo_get_info(d, &in);
     assert_int_equal(in.items, 0);
     assert_int_equal(in.inserted, 0);
     for (uint64_t i = 0; i < 6000; i++) assert_false(bk_cuckoo_contains(d, &i, sizeof i));
@@ -953,7 +953,7 @@ static void space_against_counting_bloom(void **state)
         bk_cuckoo *c = NULL;
         assert_int_equal(bk_cuckoo_new(CAP, p, NULL, &c), BK_OK);
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
+        bk_cuckoo_get_info(c, &in);
         double cuckoo_bits = (double)in.memory_bytes * 8.0 / CAP, counting_bits = 4 * bk_bloom_bits_per_key(p);
         assert_true(in.fpr_full <= p);
         if (!(cuckoo_bits < counting_bits))
@@ -966,7 +966,7 @@ static void space_against_counting_bloom(void **state)
     bk_cuckoo *c = NULL;
     assert_int_equal(bk_cuckoo_new(1000000, 0.01, NULL, &c), BK_OK);
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(c, &in);
+    bk_cuckoo_get_info(c, &in);
     assert_int_equal(in.fingerprint_bits, 12);
     assert_true((double)in.memory_bytes * 8.0 / 1000000 <= 13.2);
     bk_cuckoo_free(c);

@@ -155,7 +155,7 @@ static tally scalable_case(double p, uint32_t flags)
         double pass = 1.0;
         for (uint32_t l = 0; l < bk_scalable_filters(f); l++) {
             bk_scalable_layer ls;
-            assert_int_equal(bk_scalable_layer_stats(f, l, &ls), BK_OK);
+            assert_int_equal(bk_scalable_get_layer(f, l, &ls), BK_OK);
             pass *= 1.0 - ((flags & BK_SCALABLE_CLASSIC) ? bk_bloom_fpr_exact(ls.bits, ls.count, ls.k)
                                                           : bk__blocked1024_fpr(ls.bits, ls.count, ls.k));
         }

@@ -128,7 +128,7 @@ static void run_model(uint32_t q, uint32_t r, double max_load, uint64_t seed, in
     bool both = bk_quotient_bmi2_available();
     bk_quotient *a = make_qr(q, r, max_load, BK_QUOTIENT_PORTABLE, 7);
     bk_quotient *b = both ? make_qr(q, r, max_load, BK_QUOTIENT_BMI2, 7) : NULL;
-    assert_int_equal(bk_quotient_get_path(a), BK_QUOTIENT_PORTABLE);
+    assert_int_equal(bk_quotient_path_of(a), BK_QUOTIENT_PORTABLE);
     model m = { NULL, 0, 0, q, r };
     uint64_t rng = seed, fulls = 0;
     for (int i = 0; i < ops; i++) {
@@ -392,7 +392,7 @@ static void merge(void **state)
     add_keys(b, 5, 10000, 25000); /* 5000 shared keys */
     bk_quotient *a0;
     assert_int_equal(bk_quotient_clone(a, &a0), BK_OK);
-    assert_int_equal(bk_quotient_merge(a, b), BK_OK);
+    assert_int_equal(bk_quotient_union(a, b), BK_OK);
     assert_int_equal(bk__quotient_check(a), BK_OK);
     assert_all_present(a, 5, 0, 25000);
     assert_int_equal(bk_quotient_total(a), 30000);
@@ -404,7 +404,7 @@ static void merge(void **state)
     assert_int_equal(bk_quotient_clone(a0, &c), BK_OK);
     assert_int_equal(bk_quotient_grow(c), BK_OK);
     assert_int_equal(bk_quotient_compatible(c, b), BK_OK);
-    assert_int_equal(bk_quotient_merge(c, b), BK_OK);
+    assert_int_equal(bk_quotient_union(c, b), BK_OK);
     assert_all_present(c, 5, 0, 25000);
     assert_int_equal(bk_quotient_total(c), 30000);
     assert_int_equal(bk_quotient_grow(a), BK_OK);
@@ -413,24 +413,24 @@ static void merge(void **state)
     assert_int_equal(na, nb);
     assert_memory_equal(wa, wb, na * 8);
     /* the other way the remainder would need a bit the grown filter no longer has: refused */
-    assert_int_equal(bk_quotient_merge(a0, c), BK_EINCOMPAT);
+    assert_int_equal(bk_quotient_union(a0, c), BK_EINCOMPAT);
     bk_quotient *d = NULL;
     bk_quotient_options o2 = o;
     o2.remainder_bits = 9;
     assert_int_equal(bk_quotient_new(40000, 0.01, &o2, &d), BK_OK);
-    assert_int_equal(bk_quotient_merge(d, a), BK_EINCOMPAT); /* 9 remainder bits: a longer fingerprint */
+    assert_int_equal(bk_quotient_union(d, a), BK_EINCOMPAT); /* 9 remainder bits: a longer fingerprint */
     bk_quotient_free(d);
     o2 = o;
     o2.seed = 100;
     assert_int_equal(bk_quotient_new(40000, 0.01, &o2, &d), BK_OK);
-    assert_int_equal(bk_quotient_merge(a, d), BK_EINCOMPAT);
+    assert_int_equal(bk_quotient_union(a, d), BK_EINCOMPAT);
     bk_quotient_free(d);
     /* a union that does not fit: BK_EFULL, dst unchanged */
     assert_int_equal(bk_quotient_new(20000, 0.01, &o, &d), BK_OK);
     add_keys(d, 6, 0, 15000);
     bk_quotient *d0;
     assert_int_equal(bk_quotient_clone(d, &d0), BK_OK);
-    assert_int_equal(bk_quotient_merge(d, a), BK_EFULL); /* 15000 + 25000 keys in 31129 slots */
+    assert_int_equal(bk_quotient_union(d, a), BK_EFULL); /* 15000 + 25000 keys in 31129 slots */
     wa = bk__quotient_words(d, &na);
     wb = bk__quotient_words(d0, &nb);
     assert_memory_equal(wa, wb, na * 8);
@@ -612,7 +612,7 @@ static void paths_agree(void **state)
         skip();
     }
     bk_quotient *a = make_qr(16, 8, 0, BK_QUOTIENT_PORTABLE, 1), *b = make_qr(16, 8, 0, BK_QUOTIENT_BMI2, 1);
-    assert_int_equal(bk_quotient_get_path(b), BK_QUOTIENT_BMI2);
+    assert_int_equal(bk_quotient_path_of(b), BK_QUOTIENT_BMI2);
     uint64_t rng = 5;
     const size_t n = 60000;
     uint64_t *h = malloc(n * sizeof *h);

@@ -26,7 +26,7 @@ static void read_once(void **st)
         bk_blocked_free(f);
         bk_quotient *q = NULL;
         assert_int_equal(bk_quotient_new(1000, 0.01, NULL, &q), BK_OK);
-        assert_int_not_equal(bk_quotient_get_path(q), BK_QUOTIENT_BMI2); /* capped at scalar */
+        assert_int_not_equal(bk_quotient_path_of(q), BK_QUOTIENT_BMI2); /* capped at scalar */
         bk_quotient_free(q);
         bk_aging *a = NULL;
         assert_int_equal(bk_aging_new_count(1000, 0.01, NULL, &a), BK_OK);

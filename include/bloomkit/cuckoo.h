@@ -248,7 +248,7 @@ typedef struct bk_cuckoo_info {
 } bk_cuckoo_info;
 
 /* Fill *out. O(tables). [query]; [any] if concurrent. */
-BK_API void bk_cuckoo_info_get(const bk_cuckoo *f, bk_cuckoo_info *out);
+BK_API void bk_cuckoo_get_info(const bk_cuckoo *f, bk_cuckoo_info *out);
 
 #ifdef __cplusplus
 }

@@ -160,7 +160,7 @@ BK_API bk_status bk_quotient_grow(bk_quotient *f);
  * different number of times, merge into the more grown one. Errors: BK_EINCOMPAT (seed, fingerprint
  * lengths), BK_EFULL (the union does not fit in dst's load limit: grow dst first), BK_ENOMEM; on
  * error dst is unchanged. [excl] on dst, [query] on src. */
-BK_API bk_status bk_quotient_merge(bk_quotient *dst, const bk_quotient *src);
+BK_API bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src);
 /* BK_OK if src could be merged into dst, else BK_EINCOMPAT (BK_EINVAL for NULL). [query] */
 BK_API bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src);
 
@@ -216,7 +216,7 @@ typedef enum bk_quotient_path {
 } bk_quotient_path;
 
 /* The path a filter uses (never AUTO). [query] */
-BK_API bk_quotient_path bk_quotient_get_path(const bk_quotient *f);
+BK_API bk_quotient_path bk_quotient_path_of(const bk_quotient *f);
 /* Change one filter's path (AUTO: the default choice). BK_ENOTSUP for BMI2 on a CPU without it. [excl] */
 BK_API bk_status bk_quotient_set_path(bk_quotient *f, bk_quotient_path path);
 /* [any] true when this CPU can run the BMI2 path. */

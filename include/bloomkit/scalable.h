@@ -230,7 +230,7 @@ typedef struct bk_scalable_layer {
 } bk_scalable_layer;
 /* Statistics of sub-filter i (0 = oldest). BK_EINVAL if i >= the number of sub-filters. O(its bits).
  * [query] */
-BK_API bk_status bk_scalable_layer_stats(const bk_scalable *f, uint32_t i, bk_scalable_layer *out);
+BK_API bk_status bk_scalable_get_layer(const bk_scalable *f, uint32_t i, bk_scalable_layer *out);
 
 #ifdef __cplusplus
 }

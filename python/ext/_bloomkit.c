@@ -1412,7 +1412,7 @@ static PyObject *Filter_get_fingerprint_bits(FilterObject *o, void *c)
         r = PyLong_FromUnsignedLong(bk_fuse_fingerprint_bits(bk_filter_get(o->f, BK_TYPE_FUSE)));
     } else {
         bk_cuckoo_info in;
-        bk_cuckoo_info_get(bk_filter_get(o->f, BK_TYPE_CUCKOO), &in);
+        bk_cuckoo_get_info(bk_filter_get(o->f, BK_TYPE_CUCKOO), &in);
         r = PyLong_FromUnsignedLong(in.fingerprint_bits);
     }
     leave(o, held);
@@ -1446,7 +1446,7 @@ static PyObject *Cuckoo_info(FilterObject *o, PyObject *unused)
     int held = enter_read(o);
     if (held < 0) return NULL;
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(bk_filter_get(o->f, BK_TYPE_CUCKOO), &in);
+    bk_cuckoo_get_info(bk_filter_get(o->f, BK_TYPE_CUCKOO), &in);
     leave(o, held);
     return Py_BuildValue(
         "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:I,s:d,s:d,s:d,s:d,s:O,s:K}", "capacity",

@@ -108,7 +108,7 @@ static int run(int argc, char **argv)
         /* quotient filters: the typed merge also takes a filter that another has grown from */
         bk_quotient *qa = bk_filter_get(acc, BK_TYPE_QUOTIENT);
         const bk_quotient *qs = bk_filter_get(src, BK_TYPE_QUOTIENT);
-        bk_status s = qa && qs ? bk_quotient_merge(qa, qs) : bk_filter_merge(acc, src);
+        bk_status s = qa && qs ? bk_quotient_union(qa, qs) : bk_filter_merge(acc, src);
         if (s == BK_EFULL && qa)
             rc = cli_err("%s: the union does not fit in %s's size: grow it first (bloomkit grow); nothing was "
                          "written", in[i], in[0]);

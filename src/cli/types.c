@@ -198,7 +198,7 @@ static bk_status cuckoo_size(uint64_t n, double p, const cli_type_opts *o, cli_s
     bk_status s = bk_cuckoo_new(n, p, &co, &c);
     if (s != BK_OK) return s;
     bk_cuckoo_info ci;
-    bk_cuckoo_info_get(c, &ci);
+    bk_cuckoo_get_info(c, &ci);
     bk_cuckoo_free(c);
     memset(out, 0, sizeof *out);
     out->bits = ci.slots * ci.fingerprint_bits;

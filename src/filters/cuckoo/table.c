@@ -301,7 +301,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
     wunlock(F);
 }
 
-void bk_cuckoo_info_get(const bk_cuckoo *F, bk_cuckoo_info *out)
+void bk_cuckoo_get_info(const bk_cuckoo *F, bk_cuckoo_info *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t n = ntables_acq(F);
@@ -337,7 +337,7 @@ void bk_cuckoo_info_get(const bk_cuckoo *F, bk_cuckoo_info *out)
 void bk_cuckoo_stats(const bk_cuckoo *F, bk_stats *out)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_info_get(F, &in);
+    bk_cuckoo_get_info(F, &in);
     memset(out, 0, sizeof *out);
     out->type = BK_TYPE_CUCKOO;
     out->k = in.fingerprint_bits;
