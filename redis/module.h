@@ -10,6 +10,8 @@
  *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
+ *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
+ *              layout and hashing; rb_compat.h describes them
  *
  * docs/REDIS.md lists the commands, their RedisBloom 2.4.23 behaviour and every deliberate difference.
  * Redis calls the module from its main thread only (free callbacks may also run in the lazy-free
