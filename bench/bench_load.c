@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/bench_load.%d.bkf", dir, (int)getpid());
 
     bk_bloom *b;
-    bk_bloom_options o = { BK_LAYOUT_STANDARD, 1 };
+    bk_bloom_options o = { .layout = BK_LAYOUT_STANDARD, .seed = 1 };
     uint64_t m = mib * 1024 * 1024 * 8;
     if (bk_bloom_new_mk(m, 7, 0, &o, &b) != BK_OK) {
         fprintf(stderr, "cannot allocate a %llu MiB filter\n", (unsigned long long)mib);

@@ -28,7 +28,7 @@ static void run(bk_blocked_layout layout, uint64_t n, uint64_t q, double p)
 {
     bk_geometry g;
     bk_blocked *f;
-    bk_blocked_options o = { layout, 0, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = layout, .seed = 0, .simd = BK_SIMD_AUTO };
     if (bk_blocked_size(n, p, layout, &g) != BK_OK || bk_blocked_new(n, p, &o, &f) != BK_OK) {
         printf("%-6s p=%-8g cannot be created\n", layout == BK_BLOCKED_512 ? "512" : "split", p);
         return;

@@ -33,7 +33,7 @@ const bench_contender bench_libbloom = {
 static void *bl_create(uint64_t n, double p, bk_layout layout)
 {
     bk_bloom *f;
-    bk_bloom_options o = { layout, 0 };
+    bk_bloom_options o = { .layout = layout, .seed = 0 };
     return bk_bloom_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
 static void *std_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_STANDARD); }

@@ -22,7 +22,7 @@
 static void *bb_create(uint64_t n, double p, bk_blocked_layout layout)
 {
     bk_blocked *f;
-    bk_blocked_options o = { layout, 0, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = layout, .seed = 0, .simd = BK_SIMD_AUTO };
     return bk_blocked_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
 static void *split_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_SPLIT256); }
@@ -117,7 +117,7 @@ const bench_contender bench_blocked512 = {
 /* ---- the memory floor ---- */
 
 #ifndef FLOOR_PF
-#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/filters/blocked.c) */
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/core/blocked_engine.h) */
 #endif
 
 typedef struct {

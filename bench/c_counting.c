@@ -5,7 +5,7 @@
 static void *create(uint64_t n, double p, uint32_t bits)
 {
     bk_counting *f;
-    bk_counting_options o = { bits, 0 };
+    bk_counting_options o = { .counter_bits = bits, .seed = 0 };
     return bk_counting_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
 static void *create4(uint64_t n, double p) { return create(n, p, 4); }

@@ -17,7 +17,7 @@ static void *cf_p2_create(uint64_t n, double p)
     uint64_t want = n / 4 ? n / 4 : 1, nb = 1;
     while (nb < want) nb <<= 1;
     if ((double)n / (double)nb / 4.0 > 0.96) nb <<= 1;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 4;
     o.fingerprint_bits = 12;
     bk_cuckoo *f;

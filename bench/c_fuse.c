@@ -6,7 +6,7 @@
 static void *fu_build_bits(const void *const *keys, const size_t *lens, size_t n, uint32_t bits)
 {
     bk_fuse *f;
-    bk_fuse_options o = { bits, 0, 0 };
+    bk_fuse_options o = { .fingerprint_bits = bits, .max_attempts = 0, .seed = 0 };
     return bk_fuse_build(keys, lens, n, &o, &f) == BK_OK ? f : NULL;
 }
 static void *fu_build(const void *const *keys, const size_t *lens, size_t n, double p)

@@ -6,7 +6,7 @@
 
 static void *qf_create(uint64_t n, double p)
 {
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = 0.96;
     bk_quotient *f;
     return bk_quotient_new(n, p, &o, &f) == BK_OK ? f : NULL;

@@ -99,7 +99,7 @@ LOOP(cuckoo_query, bk_cuckoo, bk_cuckoo_contains_hash(f, h[i]))
 static void *bloom_make(size_t n, double p, bool conc, bool partitioned)
 {
     (void)conc; /* the atomic form is a call, not a mode */
-    bk_bloom_options o = { partitioned ? BK_LAYOUT_PARTITIONED : BK_LAYOUT_STANDARD, 0 };
+    bk_bloom_options o = { .layout = partitioned ? BK_LAYOUT_PARTITIONED : BK_LAYOUT_STANDARD, .seed = 0 };
     bk_bloom *f;
     return bk_bloom_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
@@ -140,7 +140,7 @@ static uint64_t scalable_count(const void *f) { return bk_scalable_count(f); }
 
 static void *cuckoo_make(size_t n, double p, bool conc)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = conc;
     bk_cuckoo *f;
     return bk_cuckoo_new(n, p, &o, &f) == BK_OK ? f : NULL;

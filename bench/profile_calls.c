@@ -80,7 +80,7 @@ static void *create(const char *type, uint64_t n, const uint64_t *keys)
                 ptrs[i] = &keys[i];
                 lens[i] = 8;
             }
-            bk_fuse_options o = { 8, 0, 0 };
+            bk_fuse_options o = { .fingerprint_bits = 8, .max_attempts = 0, .seed = 0 };
             if (bk_fuse_build(ptrs, lens, n, &o, &f) != BK_OK) f = NULL;
         }
         free(ptrs);

@@ -64,7 +64,7 @@ static void run(uint64_t n, double p)
     for (uint64_t i = 0; i < n; i++) h[i] = splitmix(&seed);
     for (uint64_t i = 0; i < n; i++) miss[i] = splitmix(&seed);
 
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = 0.96;
     bk_quotient *f;
     if (bk_quotient_new(n, p, &o, &f) != BK_OK) {
@@ -125,7 +125,7 @@ static void run(uint64_t n, double p)
     while ((double)(UINT64_C(1) << (q93 + 1)) * 0.93 <= (double)n) q93++;
     uint64_t n93 = (uint64_t)(0.93 * (double)(UINT64_C(1) << q93));
     bk_quotient_geometry g93;
-    bk_quotient_options o93 = { 0 };
+    bk_quotient_options o93 = BK_QUOTIENT_OPTIONS_INIT;
     o93.max_load = 0.93;
     bk_quotient_size(n93, p, &o93, &g93);
     bk_quotient *f93;

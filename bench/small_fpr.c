@@ -24,7 +24,7 @@ int main(void)
             if (filters < 2) filters = 2;
             uint64_t fp = 0, q = 0;
             for (int s = 0; s < filters; s++) {
-                bk_bloom_options o = { BK_LAYOUT_STANDARD, (uint64_t)s + 1 };
+                bk_bloom_options o = { .layout = BK_LAYOUT_STANDARD, .seed = (uint64_t)s + 1 };
                 bk_bloom *f;
                 if (bk_bloom_new((uint64_t)n, p, &o, &f) != BK_OK) return 1;
                 for (uint64_t i = 0; i < (uint64_t)n; i++) {

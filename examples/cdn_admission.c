@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     }
 
     bk_aging *seen;
-    bk_aging_options o = { 0 };
+    bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.seed = seed;
     EX_CHECK(prog, bk_aging_new_count(window, fpr, &o, &seen));
     lru all, second;

@@ -265,12 +265,12 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < n; i++) hashes[i] = bk_hash64(&list[i], 16, fseed);
     double t0 = ex_now();
     bk_blocked *blocked;
-    bk_blocked_options bo = { BK_BLOCKED_SPLIT256, fseed, BK_SIMD_AUTO };
+    bk_blocked_options bo = { .layout = BK_BLOCKED_SPLIT256, .seed = fseed, .simd = BK_SIMD_AUTO };
     EX_CHECK(prog, bk_blocked_new(n, 0.01, &bo, &blocked));
     EX_CHECK(prog, bk_blocked_add_hashes(blocked, hashes, n));
     double t_blocked = ex_now() - t0;
     bk_fuse *fuse8, *fuse16;
-    bk_fuse_options fo8 = { 8, 0, fseed }, fo16 = { 16, 0, fseed };
+    bk_fuse_options fo8 = { .fingerprint_bits = 8, .max_attempts = 0, .seed = fseed }, fo16 = { .fingerprint_bits = 16, .max_attempts = 0, .seed = fseed };
     t0 = ex_now();
     EX_CHECK(prog, bk_fuse_build_hashes(hashes, n, &fo8, &fuse8));
     double t_fuse8 = ex_now() - t0;

@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 
     /* The filter from the small table's join keys (a random seed: nobody can craft keys against it). */
     bk_blocked *filter;
-    bk_blocked_options bo = { BK_BLOCKED_SPLIT256, ex_scramble(seed + 99), BK_SIMD_AUTO };
+    bk_blocked_options bo = { .layout = BK_BLOCKED_SPLIT256, .seed = ex_scramble(seed + 99), .simd = BK_SIMD_AUTO };
     EX_CHECK(prog, bk_blocked_new(small_n, fpr, &bo, &filter));
     uint8_t kb[8];
     for (uint64_t i = 0; i < small_n; i++) {

@@ -313,7 +313,7 @@ static run *writer_finish(run_writer *w, store *s, uint64_t id)
     /* The run's filter: built once from all its keys, saved atomically in bloomkit's format. */
     double t0 = ex_now();
     bk_fuse *fuse;
-    bk_fuse_options fo = { s->fp_bits, 0, s->seed };
+    bk_fuse_options fo = { .fingerprint_bits = s->fp_bits, .max_attempts = 0, .seed = s->seed };
     EX_CHECK(prog, bk_fuse_build_hashes(w->hashes, w->nhashes, &fo, &fuse));
     bk_filter *h;
     bk_status st = bk_filter_wrap(BK_TYPE_FUSE, fuse, &h);

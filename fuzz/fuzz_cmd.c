@@ -99,7 +99,7 @@ struct RedisModuleKey {
     int mode;
 };
 
-static fake_type types[2];
+static fake_type types[4];
 static slot overflow[64];
 static int noverflow;
 static int ntypes;
@@ -492,7 +492,7 @@ static RedisModuleType *st_create_data_type(RedisModuleCtx *ctx, const char *nam
                                             RedisModuleTypeMethods *methods)
 {
     (void)ctx;
-    CHECK(strlen(name) == 9 && encver >= 0 && ntypes < 2);
+    CHECK(strlen(name) == 9 && encver >= 0 && ntypes < 4);
     memcpy(&types[ntypes].m, methods, sizeof types[ntypes].m);
     return (RedisModuleType *)&types[ntypes++];
 }
@@ -554,7 +554,7 @@ static struct {
 static void load_module(void)
 {
     CHECK(RedisModule_OnLoad((RedisModuleCtx *)(void *)&fake_ctx, NULL, 0) == REDISMODULE_OK);
-    CHECK(ncmds >= 20 && ntypes == 2);
+    CHECK(ncmds >= 20 && ntypes == 4);
 }
 
 /* ---- running commands ---- */

@@ -217,9 +217,9 @@ static size_t seeds(seed *out)
     size_t len;
     CHECK(bkr_save_alloc(v->f, &buf, &len) == BK_OK);
     bkr_value part = { 0 };
-    bkr_stage st = { buf, 100, len, len };
-    part.stage = &st;
+    part.stage = bkr_stage_make(len, buf, 100);
     out[n++] = make_seed(BKR_BF, &part);
+    bkr_stage_free(part.stage);
     free(buf);
     bkr_value_free(v);
 
@@ -230,8 +230,7 @@ static size_t seeds(seed *out)
     out[n++] = make_seed(BKR_BF, v);
     bkr_value_free(v);
 
-    bk_cuckoo_options co;
-    memset(&co, 0, sizeof co);
+    bk_cuckoo_options co = BK_CUCKOO_OPTIONS_INIT;
     co.bucket_size = 2;
     co.fingerprint_bits = 8;
     co.max_kicks = 20;

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     /* A time window (not in the factories: it reads a clock), made with a fixed one, mid-window. */
     if (bk_filter_type_registered(BK_TYPE_AGING)) {
         static uint64_t now = UINT64_C(1700000000000);
-        bk_aging_options o = { 0 };
+        bk_aging_options o = BK_AGING_OPTIONS_INIT;
         o.seed = 5;
         o.clock = fixed_clock;
         o.clock_ctx = &now;

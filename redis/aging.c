@@ -112,8 +112,7 @@ static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
     cmd_now = have_at ? at : (uint64_t)RedisModule_Milliseconds();
-    bk_aging_options o;
-    memset(&o, 0, sizeof o);
+    bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.generations = (uint32_t)gens;
     o.clock = cmd_clock;
     o.clock_ctx = &cmd_now;

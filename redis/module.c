@@ -1,6 +1,7 @@
 /* bloomkit.so: module load, arguments, allocator, data types, command table, shared helpers. */
 #define REDISMODULE_MAIN
 #include "module.h"
+#include "rb_compat.h"
 
 #include <errno.h>
 #include <math.h>
@@ -228,7 +229,9 @@ int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n)
     for (size_t i = 0; i < n; i++) {
         const bkr_command *c = &cmds[i];
         int last = c->keys == BKR_KEY_MERGE ? -1 : 1;
-        if (RedisModule_CreateCommand(ctx, c->name, c->fn, c->flags, 1, last, 1) != REDISMODULE_OK)
+        /* BF.* / CF.* go through a router that sends keys migrated from RedisBloom to rb_compat.c */
+        RedisModuleCmdFunc fn = bkr_rb_hook(c->name, c->fn);
+        if (RedisModule_CreateCommand(ctx, c->name, fn, c->flags, 1, last, 1) != REDISMODULE_OK)
             return REDISMODULE_ERR;
         RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, c->name);
         if (!cmd) return REDISMODULE_ERR;
@@ -400,6 +403,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_type[BKR_BF] = RedisModule_CreateDataType(ctx, "bloomkitB", BKR_ENCVER, &bf);
     bkr_type[BKR_CF] = RedisModule_CreateDataType(ctx, "bloomkitC", BKR_ENCVER, &cf);
     if (!bkr_type[BKR_BF] || !bkr_type[BKR_CF]) return REDISMODULE_ERR;
+    /* RedisBloom's types (MBbloom--, MBbloomCF): its data loads here, in its own layout (rb_compat.c) */
+    if (bkr_rb_register_types(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
 
     if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
         bkr_bk_register(ctx) != REDISMODULE_OK || bkr_aging_register(ctx) != REDISMODULE_OK ||

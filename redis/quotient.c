@@ -25,8 +25,7 @@
 static bk_status qf_create(long long capacity, double error_rate, long long rbits, bkr_value **out)
 {
     size_t heap0 = bkr_heap_now();
-    bk_quotient_options o;
-    memset(&o, 0, sizeof o);
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.remainder_bits = (uint32_t)rbits;
     bk_quotient_geometry g;
     bk_status s = bk_quotient_size((uint64_t)capacity, error_rate, &o, &g);

@@ -118,6 +118,27 @@ bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len)
     return f->vt->remove_hash(f->obj, bk__hash(key, len, f->vt->seed(f->obj)));
 }
 
+/* ---- uint64 keys: the byte forms on the key's 8 little-endian bytes ---- */
+
+bk_status bk_filter_add_u64(bk_filter *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    if (BK_UNLIKELY(!f->add_one)) return BK_ENOTSUP;
+    return f->add_one(f->obj, bk__hash_u64(key, f->vt->seed(f->obj)));
+}
+
+bool bk_filter_contains_u64(const bk_filter *f, uint64_t key)
+{
+    return f->vt->contains_hash(f->obj, bk__hash_u64(key, f->vt->seed(f->obj)));
+}
+
+bk_status bk_filter_remove_u64(bk_filter *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    if (!f->vt->remove_hash || f->backing != BK_BACKING_MEMORY) return BK_ENOTSUP;
+    return f->vt->remove_hash(f->obj, bk__hash_u64(key, f->vt->seed(f->obj)));
+}
+
 /* ---- batches: bytes keys are hashed a chunk at a time, then handed to the type's batch code ---- */
 
 #define BK_CHUNK 256

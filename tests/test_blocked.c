@@ -17,7 +17,7 @@ static int paths(bk_simd out[3])
 
 static bk_blocked *make(uint64_t n, double p, bk_blocked_layout layout, uint64_t seed, bk_simd simd)
 {
-    bk_blocked_options o = { layout, seed, simd };
+    bk_blocked_options o = { .layout = layout, .seed = seed, .simd = simd };
     bk_blocked *f = NULL;
     assert_int_equal(bk_blocked_new(n, p, &o, &f), BK_OK);
     assert_non_null(f);
@@ -123,7 +123,7 @@ static void paths_are_bit_identical(void **state)
             const uint8_t *refdata = NULL;
             bk_blocked *reff = NULL;
             for (int pi = 0; pi < np; pi++) {
-                bk_blocked_options o = { LAYOUTS[l], 21, ps[pi] };
+                bk_blocked_options o = { .layout = LAYOUTS[l], .seed = 21, .simd = ps[pi] };
                 bk_blocked *a = NULL, *b = NULL, *c = NULL, *d = NULL;
                 uint64_t m = (uint64_t)M * 10;
                 assert_int_equal(bk_blocked_new_mk(m, ks[ki], M, &o, &a), BK_OK);
@@ -308,7 +308,7 @@ static void tiny_filter_formula_is_exact(void **state)
             if (k > 1 && exact > 1e-12 && exact < 0.5) assert_true(f > mean_form);
         }
     bk_blocked *f = NULL;
-    bk_blocked_options o = { BK_BLOCKED_512, 5, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_512, .seed = 5, .simd = BK_SIMD_AUTO };
     assert_int_equal(bk_blocked_new_mk(512, 4, 40, &o, &f), BK_OK);
     for (uint64_t i = 0; i < 40; i++) bk_blocked_add(f, &i, sizeof i);
     bk_stats st;
@@ -361,7 +361,7 @@ static void union_refuses_incompatible(void **state)
     bk_blocked *others[4];
     others[0] = make(1000, 0.01, BK_BLOCKED_512, 2, BK_SIMD_AUTO);      /* seed */
     others[1] = make(5000, 0.01, BK_BLOCKED_512, 1, BK_SIMD_AUTO);      /* size */
-    bk_blocked_options o = { BK_BLOCKED_512, 1, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_512, .seed = 1, .simd = BK_SIMD_AUTO };
     assert_int_equal(bk_blocked_new_mk(bk_blocked_bits(a), bk_blocked_k(a) + 1, 1000, &o, &others[2]), BK_OK); /* k */
     o.layout = BK_BLOCKED_SPLIT256;
     assert_int_equal(bk_blocked_new_mk(bk_blocked_bits(a), 8, 1000, &o, &others[3]), BK_OK); /* layout */
@@ -424,7 +424,7 @@ static void stats_and_saturation(void **state)
         TU_ASSERT_WITHIN(st.est_cardinality, N, 0.02);
         /* fill alone (a count that says nothing): twice the designed load */
         bk_blocked *g = NULL;
-        bk_blocked_options o = { LAYOUTS[l], 3, BK_SIMD_AUTO };
+        bk_blocked_options o = { .layout = LAYOUTS[l], .seed = 3, .simd = BK_SIMD_AUTO };
         assert_int_equal(bk_blocked_new_mk(bk_blocked_bits(f), bk_blocked_k(f), 4 * N, &o, &g), BK_OK);
         bk_blocked_union(g, f);
         for (uint64_t i = 0; i < N; i++) {
@@ -483,7 +483,7 @@ static uint8_t *encode(const bk_blocked *f, size_t *len)
 
 static bk_status decode(const uint8_t *body, size_t len, bool borrow, bool writable, bk_blocked **out)
 {
-    bk_reader r = { body, len, 0, borrow, writable, 77 };
+    bk_reader r = { body, len, 0, borrow, writable, 77, NULL };
     void *v = NULL;
     bk_status s = bk__blocked_vtable.decode(&r, &v);
     *out = v;
@@ -593,14 +593,14 @@ static void bad_input(void **state)
     assert_int_equal(bk_blocked_new(10, 1, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new(10, NAN, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new(10, 0.01, NULL, NULL), BK_EINVAL);
-    assert_int_equal(bk_blocked_new(10, 0.01, &(bk_blocked_options){ (bk_blocked_layout)9, 0, BK_SIMD_AUTO }, &f),
+    assert_int_equal(bk_blocked_new(10, 0.01, &(bk_blocked_options){ .layout = (bk_blocked_layout)9, .seed = 0, .simd = BK_SIMD_AUTO }, &f),
                      BK_EINVAL);
-    assert_int_equal(bk_blocked_new(10, 0.01, &(bk_blocked_options){ BK_BLOCKED_512, 0, (bk_simd)9 }, &f), BK_EINVAL);
+    assert_int_equal(bk_blocked_new(10, 0.01, &(bk_blocked_options){ .layout = BK_BLOCKED_512, .seed = 0, .simd = (bk_simd)9 }, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new(UINT64_MAX, 0.01, NULL, &f), BK_ETOOBIG);
     assert_int_equal(bk_blocked_new((uint64_t)1e12, 1e-9, NULL, &f), BK_ETOOBIG);
     assert_int_equal(bk_blocked_new_mk(0, 8, 0, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new_mk(1000, 7, 0, NULL, &f), BK_EINVAL); /* split: k is 8 */
-    bk_blocked_options o512 = { BK_BLOCKED_512, 0, BK_SIMD_AUTO };
+    bk_blocked_options o512 = { .layout = BK_BLOCKED_512, .seed = 0, .simd = BK_SIMD_AUTO };
     assert_int_equal(bk_blocked_new_mk(1000, 17, 10, &o512, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new_mk(1000, 0, 0, &o512, &f), BK_EINVAL);
     assert_int_equal(bk_blocked_new_mk(UINT64_MAX, 8, 0, NULL, &f), BK_ETOOBIG);
@@ -652,20 +652,12 @@ static void simd_selection(void **state)
     assert_true(bk_simd_best() >= BK_SIMD_SCALAR);
     assert_int_equal(bk_simd_force((bk_simd)9), BK_EINVAL);
     bk_blocked *f;
-    /* the environment variable caps AUTO at creation */
-    setenv("BK_SIMD", "scalar", 1);
-    f = make(1000, 0.01, BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO);
-    assert_int_equal(bk_blocked_simd(f), BK_SIMD_SCALAR);
-    bk_blocked_free(f);
-    unsetenv("BK_SIMD");
-    /* the API call too, and it beats the environment */
-    setenv("BK_SIMD", "avx512", 1);
+    /* bk_simd_force caps AUTO at creation (the BK_SIMD environment variable: test_simd_env) */
     assert_int_equal(bk_simd_force(BK_SIMD_SCALAR), BK_OK);
     f = make(1000, 0.01, BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO);
     assert_int_equal(bk_blocked_simd(f), BK_SIMD_SCALAR);
     bk_blocked_free(f);
     assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
-    unsetenv("BK_SIMD");
     f = make(1000, 0.01, BK_BLOCKED_SPLIT256, 0, BK_SIMD_AUTO);
     assert_true(bk_blocked_simd(f) >= BK_SIMD_SCALAR && bk_blocked_simd(f) <= bk_simd_best());
     /* one filter switched between paths keeps answering the same */
@@ -687,7 +679,7 @@ static void large_filter_reaches_every_block(void **state)
     (void)state;
     /* 2^33 bits = 1 GiB of 512-bit blocks: keys must land in the upper half too. */
     bk_blocked *f = NULL;
-    bk_blocked_options o = { BK_BLOCKED_512, 0, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_512, .seed = 0, .simd = BK_SIMD_AUTO };
     assert_int_equal(bk_blocked_new_mk(UINT64_C(1) << 33, 4, 0, &o, &f), BK_OK);
     for (uint64_t i = 0; i < 20000; i++) bk_blocked_add(f, &i, sizeof i);
     size_t len;

@@ -62,7 +62,7 @@ static int forms(view_form out[3])
 
 static bk_blocked *make_mk(uint64_t m, bk_simd simd)
 {
-    bk_blocked_options o = { BK_BLOCKED_SPLIT256, 5, simd };
+    bk_blocked_options o = { .layout = BK_BLOCKED_SPLIT256, .seed = 5, .simd = simd };
     bk_blocked *f = NULL;
     assert_int_equal(bk_blocked_new_mk(m, 8, 1000, &o, &f), BK_OK);
     return f;
@@ -132,7 +132,7 @@ static void view_no_false_negatives(void **state)
     view_form vf[3];
     int nf = forms(vf);
     for (int fi = 0; fi < nf; fi++) {
-        bk_blocked_options o = { BK_BLOCKED_SPLIT256, 9, BK_SIMD_AUTO };
+        bk_blocked_options o = { .layout = BK_BLOCKED_SPLIT256, .seed = 9, .simd = BK_SIMD_AUTO };
         bk_blocked *f = NULL;
         assert_int_equal(bk_blocked_new(N, 0.01, &o, &f), BK_OK);
         bk_blocked_view v;
@@ -157,7 +157,7 @@ static void view_refusals(void **state)
     (void)state;
     bk_blocked_view v = { NULL, 0 };
     bk_blocked *f = NULL;
-    bk_blocked_options o = { BK_BLOCKED_512, 0, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = BK_BLOCKED_512, .seed = 0, .simd = BK_SIMD_AUTO };
     assert_int_equal(bk_blocked_new(1000, 0.01, &o, &f), BK_OK);
     assert_int_equal(bk_blocked_view_get(f, &v), BK_ENOTSUP);
     assert_null(v.words);

@@ -5,7 +5,7 @@
 
 static bk_bloom *make(uint64_t n, double p, bk_layout layout, uint64_t seed)
 {
-    bk_bloom_options o = { layout, seed };
+    bk_bloom_options o = { .layout = layout, .seed = seed };
     bk_bloom *f = NULL;
     assert_int_equal(bk_bloom_new(n, p, &o, &f), BK_OK);
     assert_non_null(f);
@@ -165,7 +165,7 @@ static void union_refuses_incompatible(void **state)
     others[0] = make(1000, 0.01, BK_LAYOUT_STANDARD, 2);    /* seed */
     others[1] = make(2000, 0.01, BK_LAYOUT_STANDARD, 1);    /* m */
     others[2] = make(1000, 0.01, BK_LAYOUT_PARTITIONED, 1); /* layout */
-    assert_int_equal(bk_bloom_new_mk(bk_bloom_bits(a), 3, 1000, &(bk_bloom_options){ 0, 1 }, &others[3]), BK_OK);
+    assert_int_equal(bk_bloom_new_mk(bk_bloom_bits(a), 3, 1000, &(bk_bloom_options){ .layout = 0, .seed = 1 }, &others[3]), BK_OK);
     bk_bloom_add(a, "x", 1);
     size_t len;
     const uint8_t *d = bk_bloom_data(a, &len);
@@ -227,7 +227,7 @@ static void stats_count_every_bit(void **state)
     };
     for (int layout = 0; layout <= 1; layout++) {
         for (size_t gi = 0; gi < sizeof g / sizeof g[0]; gi++) {
-            bk_bloom_options o = { (bk_layout)layout, 5 };
+            bk_bloom_options o = { .layout = (bk_layout)layout, .seed = 5 };
             bk_bloom *f = NULL;
             assert_int_equal(bk_bloom_new_mk(g[gi].m, g[gi].k, 0, &o, &f), BK_OK);
             uint64_t m = bk_bloom_bits(f), keys = m / 12 + 1;
@@ -290,7 +290,7 @@ static void bad_input(void **state)
     assert_int_equal(bk_bloom_new(10, 1, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_bloom_new(10, NAN, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_bloom_new(10, 0.01, NULL, NULL), BK_EINVAL);
-    assert_int_equal(bk_bloom_new(10, 0.01, &(bk_bloom_options){ (bk_layout)7, 0 }, &f), BK_EINVAL);
+    assert_int_equal(bk_bloom_new(10, 0.01, &(bk_bloom_options){ .layout = (bk_layout)7, .seed = 0 }, &f), BK_EINVAL);
     assert_int_equal(bk_bloom_new(UINT64_MAX, 0.01, NULL, &f), BK_ETOOBIG);
     assert_int_equal(bk_bloom_new((uint64_t)1e12, 1e-9, NULL, &f), BK_ETOOBIG);
     assert_int_equal(bk_bloom_new_mk(0, 3, 0, NULL, &f), BK_EINVAL);

@@ -109,7 +109,7 @@ static void *reader(void *arg)
 static void run(int threads, bk_blocked_layout layout, bk_simd reader_path)
 {
     bk_blocked *f = NULL;
-    bk_blocked_options o = { layout, 11, reader_path };
+    bk_blocked_options o = { .layout = layout, .seed = 11, .simd = reader_path };
     assert_int_equal(bk_blocked_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
     pthread_t t[8], rt;
     job_t jobs[8];

@@ -75,7 +75,7 @@ static void *reader(void *arg)
 static void run(int threads, bk_layout layout)
 {
     bk_bloom *f = NULL;
-    bk_bloom_options o = { layout, 11 };
+    bk_bloom_options o = { .layout = layout, .seed = 11 };
     assert_int_equal(bk_bloom_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
     pthread_t t[8], rt;
     job_t jobs[8];

@@ -77,7 +77,7 @@ static void run_jobs(job_t *jobs, int n)
 static void run(int threads, uint32_t bits)
 {
     bk_counting *f = NULL, *g = NULL;
-    bk_counting_options o = { bits, 11 };
+    bk_counting_options o = { .counter_bits = bits, .seed = 11 };
     assert_int_equal(bk_counting_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
     job_t jobs[8];
     volatile int stop = 0;
@@ -127,7 +127,7 @@ static void saturation_under_races(void **state)
     enum { T = 4, KEYS = 50000 };
     for (uint32_t bits = 4; bits <= 8; bits += 4) {
         bk_counting *f = NULL;
-        bk_counting_options o = { bits, 12 };
+        bk_counting_options o = { .counter_bits = bits, .seed = 12 };
         assert_int_equal(bk_counting_new_mk(64, 3, 0, &o, &f), BK_OK);
         job_t jobs[T];
         for (int i = 0; i < T; i++) jobs[i] = (job_t){ f, (uint64_t)(100 + i), 0, KEYS, false, 0 };

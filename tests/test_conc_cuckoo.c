@@ -146,7 +146,7 @@ static void run_phase(bk_cuckoo *f, writer_t *ws, int writers, int phase)
 
 static void run(int writers, uint64_t total, uint64_t capacity, uint32_t expansion)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = true;
     o.bucket_size = 4;
     o.fingerprint_bits = 12;
@@ -234,7 +234,7 @@ static void *resident_reader(void *arg)
 
 static void churn(uint32_t f_bits, bool semi)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = true;
     o.fingerprint_bits = f_bits;
     o.semi_sorted = semi;

@@ -41,10 +41,10 @@ static bk_filter *make(int kind, uint64_t n)
     void *typed = NULL;
     bk_type type = BK_TYPE_BLOOM;
     if (kind < 2) {
-        bk_bloom_options o = { kind == 0 ? BK_LAYOUT_STANDARD : BK_LAYOUT_PARTITIONED, 7 };
+        bk_bloom_options o = { .layout = kind == 0 ? BK_LAYOUT_STANDARD : BK_LAYOUT_PARTITIONED, .seed = 7 };
         assert_int_equal(bk_bloom_new(n, 0.01, &o, (bk_bloom **)&typed), BK_OK);
     } else {
-        bk_blocked_options o = { kind == 2 ? BK_BLOCKED_SPLIT256 : BK_BLOCKED_512, 7, BK_SIMD_AUTO };
+        bk_blocked_options o = { .layout = kind == 2 ? BK_BLOCKED_SPLIT256 : BK_BLOCKED_512, .seed = 7, .simd = BK_SIMD_AUTO };
         assert_int_equal(bk_blocked_new(n, 0.01, &o, (bk_blocked **)&typed), BK_OK);
         type = BK_TYPE_BLOCKED;
     }

@@ -27,7 +27,7 @@ static void *querier(void *arg)
     }
     /* a build of its own meanwhile: construction shares nothing between calls either */
     bk_fuse *g = NULL;
-    bk_fuse_options o = { 16, 0, (uint64_t)j->id };
+    bk_fuse_options o = { .fingerprint_bits = 16, .max_attempts = 0, .seed = (uint64_t)j->id };
     if (bk_fuse_build_hashes(j->h, N / 2, &o, &g) != BK_OK) j->missing++;
     else {
         for (size_t i = 0; i < N / 2; i++) j->missing += !bk_fuse_contains_hash(g, j->h[i]);

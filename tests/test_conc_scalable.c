@@ -145,7 +145,7 @@ static void nonscaling_races(void **state)
 {
     (void)state;
     bk_scalable *f = NULL;
-    bk_scalable_options o = { 2, 0.5, 0, 3, BK_SCALABLE_NONSCALING };
+    bk_scalable_options o = { .growth = 2, .tightening = 0.5, .max_bytes = 0, .seed = 3, .flags = BK_SCALABLE_NONSCALING };
     assert_int_equal(bk_scalable_new(10000, 0.01, &o, &f), BK_OK);
     pthread_t t[4];
     job_t jobs[4];

@@ -5,7 +5,7 @@
 
 static bk_counting *make(uint64_t n, double p, uint32_t bits, uint64_t seed)
 {
-    bk_counting_options o = { bits, seed };
+    bk_counting_options o = { .counter_bits = bits, .seed = seed };
     bk_counting *f = NULL;
     assert_int_equal(bk_counting_new(n, p, &o, &f), BK_OK);
     assert_non_null(f);
@@ -14,7 +14,7 @@ static bk_counting *make(uint64_t n, double p, uint32_t bits, uint64_t seed)
 
 static bk_counting *make_mk(uint64_t m, uint32_t k, uint32_t bits, uint64_t seed)
 {
-    bk_counting_options o = { bits, seed };
+    bk_counting_options o = { .counter_bits = bits, .seed = seed };
     bk_counting *f = NULL;
     assert_int_equal(bk_counting_new_mk(m, k, 0, &o, &f), BK_OK);
     return f;
@@ -185,7 +185,7 @@ static void same_answers_as_classic(void **state)
     (void)state;
     enum { N = 200000 };
     bk_counting *f = make(N, 0.01, 4, 10);
-    bk_bloom_options bo = { BK_LAYOUT_STANDARD, 10 };
+    bk_bloom_options bo = { .layout = BK_LAYOUT_STANDARD, .seed = 10 };
     bk_bloom *b = NULL;
     assert_int_equal(bk_bloom_new_mk(bk_counting_counters(f), bk_counting_k(f), N, &bo, &b), BK_OK);
     for (uint64_t i = 0; i < N; i++) {
@@ -244,7 +244,7 @@ static void bad_input(void **state)
 {
     (void)state;
     bk_counting *f = (bk_counting *)(uintptr_t)1;
-    bk_counting_options o = { 4, 0 };
+    bk_counting_options o = { .counter_bits = 4, .seed = 0 };
     assert_int_equal(bk_counting_new(0, 0.01, NULL, &f), BK_EINVAL);
     assert_null(f);
     f = (bk_counting *)(uintptr_t)1;
@@ -420,7 +420,7 @@ static uint8_t *encode(const bk_vtable *vt, const void *f, size_t *len)
 
 static bk_status decode(const bk_vtable *vt, const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL };
     bk_status s = vt->decode(&r, out);
     if (s == BK_OK) assert_int_equal(r.off, len);
     return s;

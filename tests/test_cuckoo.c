@@ -6,7 +6,7 @@
 
 static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = b;
     o.fingerprint_bits = f;
     o.expansion = expansion;
@@ -19,7 +19,7 @@ static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_
 
 static bk_cuckoo *make_cap(uint64_t capacity, uint32_t b, uint32_t f, uint64_t seed)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = b;
     o.fingerprint_bits = f;
     o.seed = seed;
@@ -63,7 +63,7 @@ static membuf encode(const bk_cuckoo *c)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL };
     void *f = NULL;
     bk_status s = bk__cuckoo_vtable.decode(&r, &f);
     *out = f;
@@ -78,7 +78,7 @@ static void million_keys_at_95_percent(void **state)
     (void)state;
     enum { N = 1000000 };
     /* load_factor set: exactly 95% at N (the default adds the small-table slack, 0.4% at this N) */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 4;
     o.fingerprint_bits = 16;
     o.seed = 1;
@@ -252,7 +252,7 @@ static void small_filters_hold_their_capacity(void **state)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         for (uint64_t n = 1; n <= 300; n++) {
             for (uint64_t seed = 0; seed < 17; seed++) {
-                bk_cuckoo_options o = { 0 };
+                bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
                 o.bucket_size = cases[ci].b;
                 o.seed = seed * 7919 + n;
                 bk_cuckoo *c = NULL;
@@ -281,7 +281,7 @@ static void small_filters_hold_their_capacity(void **state)
 
 static void check_fpr(uint32_t f, bool semi, uint64_t n, uint64_t neg)
 {
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 4;
     o.fingerprint_bits = f;
     o.semi_sorted = semi;
@@ -356,7 +356,7 @@ static void fpr_within_formula(void **state)
     } pick[] = { { 0.5, 4 }, { 0.05, 8 }, { 0.01, 10 }, { 0.001, 13 }, { 1e-4, 17 }, { 1e-6, 23 }, { 2e-9, 32 } };
     for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++) {
         for (int ss = 0; ss < 2; ss++) {
-            bk_cuckoo_options o = { 0 };
+            bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
             o.semi_sorted = ss;
             bk_cuckoo *c = NULL;
             bk_status st = bk_cuckoo_new(1000, pick[i].p, &o, &c);
@@ -382,7 +382,7 @@ static void fpr_within_formula(void **state)
 static void semi_sorted_codes(void **state)
 {
     (void)state;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.semi_sorted = true;
     o.fingerprint_bits = 8;
     bk_cuckoo *c = NULL;
@@ -512,7 +512,7 @@ static void expansion_chain(void **state)
     (void)state;
     const uint32_t exps[] = { 1, 2, 3, 4 }, rounded[] = { 1, 2, 4, 4 };
     for (int ei = 0; ei < 4; ei++) {
-        bk_cuckoo_options o = { 0 };
+        bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
         o.expansion = exps[ei];
         o.bucket_size = 2;
         o.fingerprint_bits = 8; /* many collisions between tables: removes must still be exact */
@@ -690,7 +690,7 @@ static void odd_bucket_sizes(void **state)
         bk_cuckoo_free(c);
     }
     /* created by capacity, with an expansion chain */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.bucket_size = 3;
     o.fingerprint_bits = 8;
     o.expansion = 2;
@@ -757,7 +757,7 @@ static void serialization(void **state)
         membuf m = encode(c);
         uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
         memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17 };
+        bk_reader r = { al, m.len, 0, true, true, 17, NULL };
         void *v = NULL;
         assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
         bk_cuckoo *e = v;
@@ -784,7 +784,7 @@ static void serialization(void **state)
     }
 
     /* corruption of a chain of two tables with a victim */
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.expansion = 2;
     o.fingerprint_bits = 12;
     bk_cuckoo *c = NULL;
@@ -875,7 +875,7 @@ static void bad_input(void **state)
     bk_set_allocator(&al);
     g_live = 0;
     bk_cuckoo *c = (bk_cuckoo *)0x1;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     const uint32_t badf[] = { 1, 2, 3, 33, 64, UINT32_MAX };
     for (size_t i = 0; i < sizeof badf / sizeof badf[0]; i++) {
         o = (bk_cuckoo_options){ 0 };
@@ -969,7 +969,7 @@ static void bad_input(void **state)
 static void stats_clone_clear(void **state)
 {
     (void)state;
-    bk_cuckoo_options o = { 0 };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.seed = 123;
     bk_cuckoo *c = NULL;
     assert_int_equal(bk_cuckoo_new(10000, 0.01, &o, &c), BK_OK);

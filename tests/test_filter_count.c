@@ -67,7 +67,7 @@ static void bloom_partitioned(void **s)
 {
     (void)s;
     bk_bloom *b = NULL;
-    bk_bloom_options o = { BK_LAYOUT_PARTITIONED, 3 };
+    bk_bloom_options o = { .layout = BK_LAYOUT_PARTITIONED, .seed = 3 };
     assert_int_equal(bk_bloom_new(1000, 0.01, &o, &b), BK_OK);
     sets_bits_type(BK_TYPE_BLOOM, b);
 }

@@ -62,7 +62,7 @@ static char *read_doc(size_t *len)
 static void format_doc_example_is_current(void **state)
 {
     (void)state;
-    bk_bloom_options o = { BK_LAYOUT_STANDARD, 42 };
+    bk_bloom_options o = { .layout = BK_LAYOUT_STANDARD, .seed = 42 };
     bk_bloom *bf;
     assert_int_equal(bk_bloom_new(100, 0.01, &o, &bf), BK_OK);
     assert_int_equal(bk_bloom_add(bf, "apple", 5), BK_OK);

@@ -12,7 +12,7 @@ static uint64_t *random_hashes(uint64_t stream, size_t n)
 
 static bk_fuse *build_h(const uint64_t *h, size_t n, uint32_t bits, uint64_t seed)
 {
-    bk_fuse_options o = { bits, 0, seed };
+    bk_fuse_options o = { .fingerprint_bits = bits, .max_attempts = 0, .seed = seed };
     bk_fuse *f = NULL;
     assert_int_equal(bk_fuse_build_hashes(h, n, &o, &f), BK_OK);
     assert_non_null(f);
@@ -111,7 +111,7 @@ static void empty_filter_says_absent(void **state)
         assert_true(st2.fpr_now == 0.0);
         bk_fuse_free(f);
         /* bytes form, n = 0 with NULL arrays */
-        bk_fuse_options o = { (uint32_t)bits, 0, 7 };
+        bk_fuse_options o = { .fingerprint_bits = (uint32_t)bits, .max_attempts = 0, .seed = 7 };
         assert_int_equal(bk_fuse_build(NULL, NULL, 0, &o, &f), BK_OK);
         assert_false(bk_fuse_contains(f, "x", 1));
         bk_fuse_free(f);
@@ -143,7 +143,7 @@ static void bytes_form_equals_prehashed(void **state)
         lens[M + i] = lens[2 * i];
     }
     for (int bits = 8; bits <= 16; bits += 8) {
-        bk_fuse_options o = { (uint32_t)bits, 0, seed };
+        bk_fuse_options o = { .fingerprint_bits = (uint32_t)bits, .max_attempts = 0, .seed = seed };
         bk_fuse *a = NULL, *b = NULL;
         assert_int_equal(bk_fuse_build(ptrs, lens, M + M / 2, &o, &a), BK_OK);
         assert_int_equal(bk_fuse_build_hashes(h, M, &o, &b), BK_OK);
@@ -293,7 +293,7 @@ static membuf encode(const bk_fuse *f)
 
 static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_fuse **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL };
     void *f = (void *)0x1;
     bk_status s = bk__fuse_vtable.decode(&r, &f);
     if (s == BK_OK) assert_int_equal(r.off, len);
@@ -435,7 +435,7 @@ static void attempts_are_bounded(void **state)
     bool seen = false;
     for (uint64_t stream = 1; stream < 5000 && !seen; stream++) {
         uint64_t *h = random_hashes(stream, n);
-        bk_fuse_options one = { 8, 1, stream };
+        bk_fuse_options one = { .fingerprint_bits = 8, .max_attempts = 1, .seed = stream };
         bk_fuse *f = (bk_fuse *)0x1;
         bk_status s = bk_fuse_build_hashes(h, n, &one, &f);
         if (s == BK_EFULL) {
@@ -525,14 +525,14 @@ static void bad_input(void **state)
     assert_int_equal(bk_fuse_build_hashes(NULL, 2, NULL, &f), BK_EINVAL);
     assert_null(f); /* nothing half-made */
     f = (bk_fuse *)0x1;
-    assert_int_equal(bk_fuse_build_hashes(h, 2, &(bk_fuse_options){ 12, 0, 0 }, &f), BK_EINVAL);
+    assert_int_equal(bk_fuse_build_hashes(h, 2, &(bk_fuse_options){ .fingerprint_bits = 12, .max_attempts = 0, .seed = 0 }, &f), BK_EINVAL);
     assert_null(f);
-    assert_int_equal(bk_fuse_build_hashes(h, 2, &(bk_fuse_options){ 32, 0, 0 }, &f), BK_EINVAL);
+    assert_int_equal(bk_fuse_build_hashes(h, 2, &(bk_fuse_options){ .fingerprint_bits = 32, .max_attempts = 0, .seed = 0 }, &f), BK_EINVAL);
     assert_int_equal(bk_fuse_build(keys, lens, 2, NULL, &f), BK_EINVAL); /* key NULL with len 3 */
     assert_null(f);
     assert_int_equal(bk_fuse_build(NULL, lens, 1, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_fuse_build(keys, NULL, 1, NULL, &f), BK_EINVAL);
-    assert_int_equal(bk_fuse_build(keys, lens, 1, &(bk_fuse_options){ 7, 0, 0 }, &f), BK_EINVAL);
+    assert_int_equal(bk_fuse_build(keys, lens, 1, &(bk_fuse_options){ .fingerprint_bits = 7, .max_attempts = 0, .seed = 0 }, &f), BK_EINVAL);
     assert_int_equal(bk_fuse_build(keys, lens, 1, NULL, NULL), BK_EINVAL);
     assert_int_equal(bk_fuse_clone(NULL, &f), BK_EINVAL);
     assert_null(f);

@@ -35,7 +35,7 @@ static tally bloom_case(uint64_t n, double p, bk_layout layout)
     tally t = { 0, 0, 0 };
     const uint64_t filters = n <= 100 ? 500 : 100, q = QUERIES_PER_CASE / filters;
     for (uint64_t s = 0; s < filters; s++) {
-        bk_bloom_options o = { layout, s + 1 };
+        bk_bloom_options o = { .layout = layout, .seed = s + 1 };
         bk_bloom *f;
         assert_int_equal(bk_bloom_new(n, p, &o, &f), BK_OK);
         for (uint64_t i = 0; i < n; i++) {
@@ -84,7 +84,7 @@ static tally counting_case(uint64_t n, double p)
     tally t = { 0, 0, 0 };
     const uint64_t filters = 500, q = QUERIES_PER_CASE / filters;
     for (uint64_t s = 0; s < filters; s++) {
-        bk_counting_options o = { 4, s + 1 };
+        bk_counting_options o = { .counter_bits = 4, .seed = s + 1 };
         bk_counting *f;
         assert_int_equal(bk_counting_new(n, p, &o, &f), BK_OK);
         for (uint64_t i = 0; i < n; i++) {

@@ -105,7 +105,7 @@ static void assert_matches(const bk_quotient *f, const model *m)
 
 static bk_quotient *make_qr(uint32_t q, uint32_t r, double max_load, bk_quotient_path path, uint64_t seed)
 {
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = max_load;
     o.path = path;
     o.seed = seed;
@@ -230,7 +230,7 @@ static void assert_all_present(const bk_quotient *f, uint64_t set, uint64_t from
 static void fpr_case(double p, uint64_t seed)
 {
     const uint64_t n = 120000, probes = 400000;
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = seed;
     /* two spare remainder bits, so the filter can double twice */
     bk_quotient_geometry g;
@@ -383,7 +383,7 @@ static void deletes(void **state)
 static void merge(void **state)
 {
     (void)state;
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = 99;
     bk_quotient *a = NULL, *b = NULL, *c = NULL;
     assert_int_equal(bk_quotient_new(40000, 0.01, &o, &a), BK_OK);
@@ -516,7 +516,7 @@ static void limits_and_stats(void **state)
     assert_int_equal(bk_quotient_new(100, 0, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_quotient_new(100, 1, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_quotient_new(UINT64_C(1) << 40, 0.01, NULL, &f), BK_ETOOBIG);
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = 1.5;
     assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_EINVAL);
     o.max_load = 0;
@@ -645,7 +645,7 @@ static void persistence(void **state)
 {
     (void)state;
     bk_quotient *q = NULL;
-    bk_quotient_options o = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = 1234;
     assert_int_equal(bk_quotient_new(5000, 0.001, &o, &q), BK_OK);
     add_keys(q, 12, 0, 4000);

@@ -32,7 +32,7 @@ static bk_filter *wrap(bk_type t, void *typed)
 
 static bk_filter *make_bloom(uint64_t capacity, uint64_t seed, int variant)
 {
-    bk_bloom_options o = { variant ? BK_LAYOUT_PARTITIONED : BK_LAYOUT_STANDARD, seed };
+    bk_bloom_options o = { .layout = variant ? BK_LAYOUT_PARTITIONED : BK_LAYOUT_STANDARD, .seed = seed };
     bk_bloom *b = NULL;
     assert_int_equal(bk_bloom_new(capacity, 0.01, &o, &b), BK_OK);
     return wrap(BK_TYPE_BLOOM, b);
@@ -40,7 +40,7 @@ static bk_filter *make_bloom(uint64_t capacity, uint64_t seed, int variant)
 
 static bk_filter *make_counting(uint64_t capacity, uint64_t seed, int variant)
 {
-    bk_counting_options o = { variant ? 8 : 4, seed };
+    bk_counting_options o = { .counter_bits = variant ? 8 : 4, .seed = seed };
     bk_counting *c = NULL;
     assert_int_equal(bk_counting_new(capacity, 0.01, &o, &c), BK_OK);
     return wrap(BK_TYPE_COUNTING, c);
@@ -48,7 +48,7 @@ static bk_filter *make_counting(uint64_t capacity, uint64_t seed, int variant)
 
 static bk_filter *make_blocked(uint64_t capacity, uint64_t seed, int variant)
 {
-    bk_blocked_options o = { variant ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, seed, BK_SIMD_AUTO };
+    bk_blocked_options o = { .layout = variant ? BK_BLOCKED_512 : BK_BLOCKED_SPLIT256, .seed = seed, .simd = BK_SIMD_AUTO };
     bk_blocked *b = NULL;
     assert_int_equal(bk_blocked_new(capacity, 0.01, &o, &b), BK_OK);
     return wrap(BK_TYPE_BLOCKED, b);

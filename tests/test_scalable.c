@@ -44,7 +44,7 @@ static bool within_bound(double fpr, double bound, double trials)
 /* growth 0: a non-scaling filter (BK_SCALABLE_NONSCALING) */
 static bk_scalable *make(uint64_t cap, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed)
 {
-    bk_scalable_options o = { growth ? growth : 2, r, max_bytes, seed, (growth ? 0 : BK_SCALABLE_NONSCALING) | g_kind };
+    bk_scalable_options o = { .growth = growth ? growth : 2, .tightening = r, .max_bytes = max_bytes, .seed = seed, .flags = (growth ? 0 : BK_SCALABLE_NONSCALING) | g_kind };
     bk_scalable *f = NULL;
     assert_int_equal(bk_scalable_new(cap, p, &o, &f), BK_OK);
     assert_non_null(f);
@@ -201,7 +201,7 @@ static void growth_one_adds_same_size_layers(void **state)
     assert_true(within_bound(fpr, b, 200000));
     assert_true(b <= 0.01);
     uint32_t planned;
-    bk_scalable_options o = { 1, 0.9, 0, 9, g_kind };
+    bk_scalable_options o = { .growth = 1, .tightening = 0.9, .max_bytes = 0, .seed = 9, .flags = g_kind };
     assert_int_equal(bk_scalable_plan(2000, 0.01, &o, added, &planned, NULL), BK_OK);
     assert_int_equal(planned, L);
     /* the round trip keeps it a growing filter with growth 1 */
@@ -264,7 +264,7 @@ static void nonscaling_fills_then_refuses(void **state)
     uint64_t hn = bk_hash64("new!", 4, 4);
     assert_int_equal(bk_scalable_add_hash_atomic(f, hn), bk_scalable_contains_hash(f, hn) ? BK_EEXISTS : BK_EFULL);
     uint32_t nf;
-    bk_scalable_options o = { 2, 0.5, 0, 0, BK_SCALABLE_NONSCALING | g_kind };
+    bk_scalable_options o = { .growth = 2, .tightening = 0.5, .max_bytes = 0, .seed = 0, .flags = BK_SCALABLE_NONSCALING | g_kind };
     assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1000, &nf, NULL), BK_OK);
     assert_int_equal(nf, 1);
     assert_int_equal(bk_scalable_plan(1000, 0.01, &o, 1001, &nf, NULL), BK_EFULL);
@@ -319,9 +319,9 @@ static void memory_limit(void **state)
     assert_true(st.saturated);
     /* the next layer would not fit */
     bk_geometry g;
-    assert_int_equal(bk_scalable_layer_size(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6, 0 }, L, &g), BK_OK);
+    assert_int_equal(bk_scalable_layer_size(1000, 0.01, &(bk_scalable_options){ .growth = 2, .tightening = 0.9, .max_bytes = limit, .seed = 6, .flags = 0 }, L, &g), BK_OK);
     assert_true(bytes + (g.m + 511) / 512 * 64 > limit);
-    assert_int_equal(bk_scalable_plan(1000, 0.01, &(bk_scalable_options){ 2, 0.9, limit, 6, 0 }, cap + 1, NULL, NULL),
+    assert_int_equal(bk_scalable_plan(1000, 0.01, &(bk_scalable_options){ .growth = 2, .tightening = 0.9, .max_bytes = limit, .seed = 6, .flags = 0 }, cap + 1, NULL, NULL),
                      BK_ETOOBIG);
     assert_int_equal(add(f, 7, 1), has(f, 7, 1) ? BK_EEXISTS : BK_ETOOBIG);
     assert_int_equal(bk_scalable_filters(f), L);
@@ -344,7 +344,7 @@ static void memory_limit(void **state)
     assert_int_equal(bk_scalable_max_bytes(f), BK_SCALABLE_DEFAULT_MAX_BYTES);
     bk_scalable_free(f);
     /* a first sub-filter past the limit */
-    bk_scalable_options o = { 2, 0.9, 1024, 0, g_kind };
+    bk_scalable_options o = { .growth = 2, .tightening = 0.9, .max_bytes = 1024, .seed = 0, .flags = g_kind };
     f = (bk_scalable *)(uintptr_t)1;
     assert_int_equal(bk_scalable_new(100000, 0.01, &o, &f), BK_ETOOBIG);
     assert_null(f);
@@ -363,7 +363,7 @@ static void bad_input(void **state)
         { 100, NAN, 2, 0.9, 0 },      { 100, 0.01, 2, 0.9, BK_MAX_FILTER_BYTES + 1 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        bk_scalable_options o = { bad[i].s, bad[i].r, bad[i].max, 0, 0 };
+        bk_scalable_options o = { .growth = bad[i].s, .tightening = bad[i].r, .max_bytes = bad[i].max, .seed = 0, .flags = 0 };
         bk_scalable *f = (bk_scalable *)(uintptr_t)1;
         if (bk_scalable_new(bad[i].cap, bad[i].p, &o, &f) != BK_EINVAL) fail_msg("case %zu accepted", i);
         assert_null(f);
@@ -515,7 +515,7 @@ static uint8_t *encode(const void *f, size_t *len)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL };
     bk_status s = bk__scalable_vtable.decode(&r, out);
     if (s == BK_OK && r.off != len) {
         /* the container refuses a body shorter than its declared length */
@@ -731,8 +731,7 @@ static void blocked_paths_agree(void **state)
 static void zeroed_options_are_defaults(void **state)
 {
     (void)state;
-    bk_scalable_options zero;
-    memset(&zero, 0, sizeof zero);
+    bk_scalable_options zero = BK_SCALABLE_OPTIONS_INIT;
     for (uint32_t i = 0; i < 6; i++) {
         bk_geometry a, b;
         assert_int_equal(bk_scalable_layer_size(5000, 0.01, NULL, i, &a), BK_OK);

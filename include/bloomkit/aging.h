@@ -58,11 +58,13 @@ typedef enum bk_aging_mode {
 typedef uint64_t (*bk_aging_clock)(void *ctx);
 
 typedef struct bk_aging_options {
+    size_t struct_size;   /* BK_AGING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t generations;   /* g in [2, BK_AGING_MAX_GENERATIONS]; 0: BK_AGING_DEFAULT_GENERATIONS */
     uint64_t seed;          /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bk_aging_clock clock;   /* time windows; NULL: the wall clock in ms (CLOCK_REALTIME) */
     void *clock_ctx;        /* passed to clock */
 } bk_aging_options;
+#define BK_AGING_OPTIONS_INIT BK_OPTIONS_INIT_(bk_aging_options)
 
 /* What a ring for `capacity` keys per window at FPR p needs. */
 typedef struct bk_aging_geometry {
@@ -118,6 +120,15 @@ BK_API bool bk_aging_contains_hash(const bk_aging *f, uint64_t hash);
  * BK_EINVAL as bk_aging_add. [excl] */
 BK_API bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len);
 BK_API bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_aging_add_u64(f, k) is bk_aging_add(f, &k_le, 8)), so the two forms mix on one filter and in
+ * files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], add_if_absent
+ * [excl], contains [query]. */
+BK_API bk_status bk_aging_add_u64(bk_aging *f, uint64_t key);
+BK_API bk_status bk_aging_add_if_absent_u64(bk_aging *f, uint64_t key);
+BK_API bool bk_aging_contains_u64(const bk_aging *f, uint64_t key);
 
 /* Batches: hash, prefetch ahead, then probe in order (a key repeated within a batch is found by its
  * second add_if_absent). A time window reads the clock once per batch. results[i] = 1 if item i was

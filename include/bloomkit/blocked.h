@@ -26,7 +26,7 @@
  * SIMD: a scalar path is always built; AVX2 and AVX-512 paths are chosen at run time from cpuid,
  * once per filter (a table of functions; nothing dispatches per key). Every path sets bit-identical
  * filters and gives identical answers. The environment variable BK_SIMD=scalar|avx2|avx512 (read
- * whenever a filter is created with BK_SIMD_AUTO) or bk_simd_force() caps the path of new filters;
+ * once per process, when the first filter picks its path) or bk_simd_force() caps the path of new filters;
  * bk_blocked_set_simd() changes one filter's path. AVX-512 helps the 512 layout (one permute and test
  * per line); for SPLIT256 it runs the AVX2 code, which is already one instruction per step. Builds
  * with ThreadSanitizer pick the scalar path for AUTO (TSan models its relaxed atomic loads).
@@ -64,10 +64,12 @@ typedef enum bk_simd {
 } bk_simd;
 
 typedef struct bk_blocked_options {
+    size_t struct_size;   /* BK_BLOCKED_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     bk_blocked_layout layout; /* BK_BLOCKED_SPLIT256 (0) by default */
     uint64_t seed;            /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bk_simd simd;             /* BK_SIMD_AUTO (0) by default */
 } bk_blocked_options;
+#define BK_BLOCKED_OPTIONS_INIT BK_OPTIONS_INIT_(bk_blocked_options)
 
 /* ---- sizing: exact blocked formula of the layout actually used. Pure functions: [any] ---- */
 
@@ -127,6 +129,14 @@ BK_API bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *has
  * only when len is 0. [query] */
 BK_API bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len);
 BK_API bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_blocked_add_u64(f, k) sets the bits of bk_blocked_add(f, &k_le, 8)), so both forms mix on one
+ * filter and in files; the hash is XXH3 at the constant length 8 (bk_hash64 of those bytes), without
+ * the byte form's length dispatch. Errors and thread-safety as the byte forms: add [excl], contains
+ * [query] (f must not be NULL). */
+BK_API bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key);
+BK_API bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key);
 
 /* Batches: hash the batch, prefetch every block, then probe (the fast way on large filters).
  * results[i] = 1 if keys[i] is probably present (results may be NULL); the contains forms return how
@@ -224,7 +234,8 @@ BK_API bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out);
 /* Add n to the count of keys inserted (for keys inserted through a view). [excl] */
 BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
 
-/* The odd multipliers of the in-block probes (part of the file format; src/filters/blocked.c has the same). */
+/* The odd multipliers of the in-block probes (part of the file format): the library's blocked engine
+ * builds its salt table from this macro, so the view and the library share one definition. */
 #define BK_BLOCKED__SALTS 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u, \
                           0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
 
@@ -283,8 +294,8 @@ static inline bool bk_blocked_view_contains_scalar(bk_blocked_view v, uint64_t h
 /* One bit in each 32-bit lane i: (x * salt_i) >> 27. */
 __attribute__((target("avx2"))) static inline __m256i bk_blocked__view_mask_avx2(uint32_t x)
 {
-    const __m256i salt = _mm256_setr_epi32((int)0x97406341u, (int)0x15649dadu, (int)0x84849edbu, (int)0x1a56b061u,
-                                           (int)0xbf9bf163u, (int)0x80554a9du, (int)0xef3d9061u, (int)0x3e112a0du);
+    static const uint32_t s[8] = { BK_BLOCKED__SALTS };
+    const __m256i salt = _mm256_loadu_si256((const __m256i *)(const void *)s);
     __m256i p = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), p);
 }

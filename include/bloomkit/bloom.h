@@ -23,9 +23,11 @@ typedef struct bk_bloom bk_bloom;
 typedef enum bk_layout { BK_LAYOUT_STANDARD = 0, BK_LAYOUT_PARTITIONED = 1 } bk_layout;
 
 typedef struct bk_bloom_options {
+    size_t struct_size;   /* BK_BLOOM_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     bk_layout layout;
     uint64_t seed;     /* hash seed; 0 is a fine default, a secret one resists crafted keys */
 } bk_bloom_options;
+#define BK_BLOOM_OPTIONS_INIT BK_OPTIONS_INIT_(bk_bloom_options)
 
 /* Create for n keys at false-positive rate p. opts may be NULL (standard layout, seed 0).
  * Errors: BK_EINVAL (n = 0, p not in (0,1), out NULL), BK_ETOOBIG, BK_ENOMEM. [any] */
@@ -52,6 +54,13 @@ BK_API bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t hash);
  * key may be NULL only when len is 0. [query] */
 BK_API bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len);
 BK_API bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_bloom_add_u64(f, k) is bk_bloom_add(f, &k_le, 8)), so the two forms mix on one filter and in
+ * files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], contains [query]. */
+BK_API bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key);
+BK_API bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key);
 
 /* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present.
  * The contains forms return how many were present. [excl] for adds, [query] for contains. */

@@ -70,6 +70,24 @@ typedef enum bk_status {
 /* [any] A short English name for a status; never NULL. */
 BK_API const char *bk_strerror(bk_status s);
 
+/*
+ * Options structs (bk_bloom_options, bk_cuckoo_options, ...) all follow one rule, so that a later 1.x
+ * can add fields without breaking programs built against an earlier header:
+ *   - the first member is `size_t struct_size`, the size of the struct the program was compiled with:
+ *     BK_<TYPE>_OPTIONS_INIT sets it (bk_bloom_options o = BK_BLOOM_OPTIONS_INIT; o.seed = 7;), and 0
+ *     means "the size of this header's struct";
+ *   - every field's zero value is its default, so a zeroed struct (or a NULL pointer) gives the
+ *     documented defaults for every type;
+ *   - a library newer than the program reads the fields the program knows and takes the defaults for
+ *     the others; a library older than the program accepts the larger struct only when every field it
+ *     does not know is zero, and otherwise refuses the call with BK_EINVAL (it cannot honour them).
+ */
+#ifdef __cplusplus
+#  define BK_OPTIONS_INIT_(type) { sizeof(type) }
+#else
+#  define BK_OPTIONS_INIT_(type) { .struct_size = sizeof(type) }
+#endif
+
 /* Refused sizes: no single filter may need more than this many bytes (256 GiB). */
 #define BK_MAX_FILTER_BYTES (UINT64_C(1) << 38)
 

@@ -39,9 +39,11 @@ extern "C" {
 typedef struct bk_counting bk_counting;
 
 typedef struct bk_counting_options {
+    size_t struct_size;   /* BK_COUNTING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t counter_bits; /* 4 or 8; 0 means 4 */
     uint64_t seed;         /* hash seed; 0 is a fine default */
 } bk_counting_options;
+#define BK_COUNTING_OPTIONS_INIT BK_OPTIONS_INIT_(bk_counting_options)
 
 /* Sizing for n keys at false-positive rate p with counters of counter_bits (0 means 4) bits: the
  * geometry (m counters, k probes, the FPR it really gives; bits_per_key counts memory bits, i.e.
@@ -87,6 +89,15 @@ BK_API bk_status bk_counting_remove_hash_atomic(bk_counting *f, uint64_t hash);
  * be NULL; key may be NULL only when len is 0. [query] */
 BK_API bool bk_counting_contains(const bk_counting *f, const void *key, size_t len);
 BK_API bool bk_counting_contains_hash(const bk_counting *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_counting_add_u64(f, k) is bk_counting_add(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], remove
+ * [excl], contains [query]. */
+BK_API bk_status bk_counting_add_u64(bk_counting *f, uint64_t key);
+BK_API bk_status bk_counting_remove_u64(bk_counting *f, uint64_t key);
+BK_API bool bk_counting_contains_u64(const bk_counting *f, uint64_t key);
 
 /* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present
  * (results may be NULL); the contains forms return how many were present. [excl] for adds, [query] for

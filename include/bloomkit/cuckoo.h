@@ -64,6 +64,7 @@ typedef struct bk_cuckoo bk_cuckoo;
 #define BK_CUCKOO_MAX_TABLES 65535      /* tables in one expansion chain */
 
 typedef struct bk_cuckoo_options {
+    size_t struct_size;   /* BK_CUCKOO_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t bucket_size;      /* slots per bucket: 1 .. BK_CUCKOO_MAX_BUCKET_SIZE; 0 means 4 */
     uint32_t fingerprint_bits; /* 4 .. 32 (5 .. 16 semi-sorted); 0 means: chosen from p by bk_cuckoo_new
                                   (the smallest whose full-table bound 2b/(2^f - 1) is <= p), 12 for
@@ -86,6 +87,7 @@ typedef struct bk_cuckoo_options {
                                   12-bit code); needs bucket_size 4 (or 0) and 5..16 fingerprint bits
                                   (bk_cuckoo_new: p >= 1.22e-4). Slower: see bk_cuckoo_new. */
 } bk_cuckoo_options;
+#define BK_CUCKOO_OPTIONS_INIT BK_OPTIONS_INIT_(bk_cuckoo_options)
 
 /* ---- create and destroy ---- */
 
@@ -165,6 +167,16 @@ BK_API uint64_t bk_cuckoo_count_hash(const bk_cuckoo *f, uint64_t hash);
  * into the table, so the filter accepts inserts again. [excl]; [any] if concurrent. */
 BK_API bk_status bk_cuckoo_remove(bk_cuckoo *f, const void *key, size_t len);
 BK_API bk_status bk_cuckoo_remove_hash(bk_cuckoo *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_cuckoo_add_u64(f, k) is bk_cuckoo_add(f, &k_le, 8)), so the two forms mix on one filter and
+ * in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], add_if_absent
+ * [excl], remove [excl], contains [query] ([any] for all four in concurrent mode). */
+BK_API bk_status bk_cuckoo_add_u64(bk_cuckoo *f, uint64_t key);
+BK_API bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *f, uint64_t key);
+BK_API bk_status bk_cuckoo_remove_u64(bk_cuckoo *f, uint64_t key);
+BK_API bool bk_cuckoo_contains_u64(const bk_cuckoo *f, uint64_t key);
 
 /* ---- batches: hash all keys first, prefetch both buckets of each, then work in order ----
  * Adds and removes: results (may be NULL) receives each key's status as the single-key call would

@@ -87,6 +87,15 @@ BK_API bool bk_filter_contains_hash(const bk_filter *f, uint64_t hash);
 BK_API bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len);
 BK_API bk_status bk_filter_remove_hash(bk_filter *f, uint64_t hash);
 
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_filter_add_u64(f, k) is bk_filter_add(f, &k_le, 8)), so the two forms mix on one filter and
+ * in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
+ * forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], remove [excl],
+ * contains [query] ([query] for add on a shared mapping). */
+BK_API bk_status bk_filter_add_u64(bk_filter *f, uint64_t key);
+BK_API bk_status bk_filter_remove_u64(bk_filter *f, uint64_t key);
+BK_API bool bk_filter_contains_u64(const bk_filter *f, uint64_t key);
+
 /* Batches (hash all, prefetch, then probe, in the type's own batch code). results may be NULL; when
  * given, results[i] = 1 if item i is probably present. The contains forms return how many were.
  * The add forms stop at the first error and return it (items before it are inserted).
@@ -234,6 +243,18 @@ BK_API bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out);
  * len must be exactly the saved size (shorter: BK_ETRUNCATED; longer: BK_ECORRUPT; use
  * bk_filter_peek_header to learn the size of a filter at the start of a longer buffer). [any] */
 BK_API bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out);
+
+/* A source of a saved filter's bytes for bk_filter_load_pull: reads up to len bytes into buf and
+ * returns how many (fewer only at the end of the data, 0 at the end), or -1 on error. */
+typedef ptrdiff_t (*bk_pull_fn)(void *ctx, void *buf, size_t len);
+/* Load one filter whose saved bytes come from fn, in order, asking it for exactly the filter's
+ * bytes (a source that holds more keeps the rest). The body is decoded as it arrives, the large
+ * arrays of bloom, blocked, scalable and cuckoo filters read straight into the filter's own memory:
+ * the peak is the filter plus fn's own buffer, not the saved form plus the filter (the other types
+ * keep one temporary copy of their largest array). Validation as bk_filter_load_buffer, the payload
+ * checksum computed as the bytes arrive and compared before the filter is returned. Errors as
+ * bk_filter_load_buffer, BK_ETRUNCATED when fn ends early, BK_EIO when it reports an error. [any] */
+BK_API bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out);
 
 /* ------------------------------------------------------------------------------------------------
  * Zero-copy: mapped files and borrowed buffers

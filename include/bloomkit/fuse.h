@@ -46,11 +46,13 @@ typedef struct bk_fuse bk_fuse;
 #define BK_FUSE_DEFAULT_ATTEMPTS 100
 
 typedef struct bk_fuse_options {
+    size_t struct_size;   /* BK_FUSE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t fingerprint_bits; /* 8 or 16; 0 means 8 */
     uint32_t max_attempts;     /* construction attempts; 0 means BK_FUSE_DEFAULT_ATTEMPTS */
     uint64_t seed;             /* hash seed of bytes keys; 0 is a fine default, a secret one resists
                                   crafted keys */
 } bk_fuse_options;
+#define BK_FUSE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_fuse_options)
 
 /* ---- sizing. Pure functions: [any] ---- */
 
@@ -99,6 +101,12 @@ BK_API bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out);
  * be NULL only when len is 0. [query] */
 BK_API bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len);
 BK_API bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_fuse_contains_u64(f, k) is bk_fuse_contains(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: contains [query]. */
+BK_API bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key);
 
 /* Batches: hash all keys first, prefetch the three cells of each, then test. results may be NULL;
  * when given, results[i] = 1 if item i is probably present. Returns how many were. [query] */

@@ -70,11 +70,13 @@ typedef enum bk_quotient_path {
 } bk_quotient_path;
 
 typedef struct bk_quotient_options {
+    size_t struct_size;   /* BK_QUOTIENT_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint64_t seed;           /* hash seed; 0 is a fine default */
     double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
     uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */
     bk_quotient_path path;   /* BK_QUOTIENT_AUTO (0) by default */
 } bk_quotient_options;
+#define BK_QUOTIENT_OPTIONS_INIT BK_OPTIONS_INIT_(bk_quotient_options)
 
 typedef struct bk_quotient_geometry {
     uint32_t quotient_bits;  /* q: 2^q home slots */
@@ -123,6 +125,15 @@ BK_API bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t hash, ui
 /* Query: true if probably present. f must not be NULL; key may be NULL only when len is 0. [query] */
 BK_API bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len);
 BK_API bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_quotient_add_u64(f, k) is bk_quotient_add(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: add [excl], remove
+ * [excl], contains [query]. */
+BK_API bk_status bk_quotient_add_u64(bk_quotient *f, uint64_t key);
+BK_API bk_status bk_quotient_remove_u64(bk_quotient *f, uint64_t key);
+BK_API bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key);
 /* How many times the key's fingerprint was added (0: certainly absent). Never below the true count
  * of an added key; above it only when other keys share its fingerprint. [query] */
 BK_API uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len);

@@ -81,12 +81,14 @@ typedef struct bk_scalable bk_scalable;
 #define BK_SCALABLE_CLASSIC 2u
 
 typedef struct bk_scalable_options {
+    size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16; 0 means 2 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
     uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
 } bk_scalable_options;
+#define BK_SCALABLE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_scalable_options)
 
 /* The defaults: growth 2, r = BK_SCALABLE_DEFAULT_TIGHTENING, max_bytes 0 (the default), seed 0,
  * flags 0 (scaling). A zeroed bk_scalable_options means the same. [any] */
@@ -136,6 +138,15 @@ BK_API bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t hash);
  * NULL; key may be NULL only when len is 0. [query] */
 BK_API bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len);
 BK_API bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t hash);
+
+/* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
+ * (bk_scalable_add_u64(f, k) is bk_scalable_add(f, &k_le, 8)), so the two forms mix on one filter
+ * and in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the
+ * byte forms' length dispatch. Errors and thread-safety as the byte forms: add [excl],
+ * add_if_absent [excl], contains [query]. */
+BK_API bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key);
+BK_API bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key);
+BK_API bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key);
 
 /* Batches. The add forms stop at the first error and return it (keys before it are in; `added`, if not
  * NULL, receives how many keys were new). The contains forms hash first and prefetch, results[i] = 1 if

@@ -443,7 +443,7 @@ static PyObject *Bloom_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     uint64_t n, seed = 0;
     if (get_u64(capo, "capacity", &n) < 0 || (seedo && get_u64(seedo, "seed", &seed) < 0)) return NULL;
     if (check_capacity_rate(n, p, 0) < 0) return NULL;
-    bk_bloom_options o = {BK_LAYOUT_STANDARD, seed};
+    bk_bloom_options o = { .layout = BK_LAYOUT_STANDARD, .seed = seed };
     if (strcmp(layout, "partitioned") == 0) o.layout = BK_LAYOUT_PARTITIONED;
     else if (strcmp(layout, "standard") != 0) {
         PyErr_Format(PyExc_ValueError, "layout must be 'standard' or 'partitioned', not '%s'", layout);
@@ -466,8 +466,7 @@ static PyObject *Blocked_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     uint64_t n, seed = 0;
     if (get_u64(capo, "capacity", &n) < 0 || (seedo && get_u64(seedo, "seed", &seed) < 0)) return NULL;
     if (check_capacity_rate(n, p, 0) < 0) return NULL;
-    bk_blocked_options o;
-    memset(&o, 0, sizeof o);
+    bk_blocked_options o = BK_BLOCKED_OPTIONS_INIT;
     o.seed = seed;
     if (block_bits == 512) o.layout = BK_BLOCKED_512;
     else if (block_bits == 256) o.layout = BK_BLOCKED_SPLIT256;
@@ -496,7 +495,7 @@ static PyObject *Counting_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "counter_bits must be 4 or 8, not %d", bits);
         return NULL;
     }
-    bk_counting_options o = {(uint32_t)bits, seed};
+    bk_counting_options o = { .counter_bits = (uint32_t)bits, .seed = seed };
     bk_counting *c;
     bk_status s = bk_counting_new(n, p, &o, &c);
     if (s != BK_OK) return raise_bk(s, CTX_ARGS, "Counting");
@@ -547,8 +546,7 @@ static PyObject *Cuckoo_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
                                      &lfo, &seedo))
         return NULL;
     if (lfo != Py_None && (lf = PyFloat_AsDouble(lfo)) == -1.0 && PyErr_Occurred()) return NULL;
-    bk_cuckoo_options o;
-    memset(&o, 0, sizeof o);
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     uint64_t n;
     if (get_u64(capo, "capacity", &n) < 0) return NULL;
     if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
@@ -592,8 +590,7 @@ static PyObject *Aging_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     double p = 0.01;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|Od$OOOO:Aging", kwlist, &wo, &p, &wmso, &capo, &go, &seedo))
         return NULL;
-    bk_aging_options o;
-    memset(&o, 0, sizeof o);
+    bk_aging_options o = BK_AGING_OPTIONS_INIT;
     if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
     if (go && get_u32(go, "generations", &o.generations) < 0) return NULL;
     if (go && (o.generations < 2 || o.generations > BK_AGING_MAX_GENERATIONS)) {
@@ -637,8 +634,7 @@ static PyObject *Quotient_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$OOO:Quotient", kwlist, &capo, &p, &rbo, &mlo, &seedo))
         return NULL;
     if (mlo != Py_None && (ml = PyFloat_AsDouble(mlo)) == -1.0 && PyErr_Occurred()) return NULL;
-    bk_quotient_options o;
-    memset(&o, 0, sizeof o);
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     uint64_t n;
     if (get_u64(capo, "capacity", &n) < 0) return NULL;
     if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
@@ -1946,8 +1942,7 @@ static PyObject *Fuse_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     PyObject *keys, *rateo = Py_None, *fbo = Py_None, *seedo = NULL, *mao = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOO:Fuse", kwlist, &keys, &rateo, &fbo, &seedo, &mao))
         return NULL;
-    bk_fuse_options o;
-    memset(&o, 0, sizeof o);
+    bk_fuse_options o = BK_FUSE_OPTIONS_INIT;
     if (seedo && get_u64(seedo, "seed", &o.seed) < 0) return NULL;
     if (mao && get_u32(mao, "max_attempts", &o.max_attempts) < 0) return NULL;
     if (fbo != Py_None) {

@@ -44,7 +44,7 @@ static bk_status partitioned_size(uint64_t n, double p, const cli_type_opts *o, 
 static bk_status bloom_create_layout(uint64_t n, double p, const cli_type_opts *o, bk_layout layout,
                                      bk_filter **out)
 {
-    bk_bloom_options bo = { layout, o->seed };
+    bk_bloom_options bo = { .layout = layout, .seed = o->seed };
     bk_bloom *b;
     bk_status s = bk_bloom_new(n, p, &bo, &b);
     if (s != BK_OK) return s;
@@ -88,8 +88,7 @@ static bk_status blocked_size(uint64_t n, double p, const cli_type_opts *o, cli_
 
 static bk_status blocked_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
 {
-    bk_blocked_options bo;
-    memset(&bo, 0, sizeof bo);
+    bk_blocked_options bo = BK_BLOCKED_OPTIONS_INIT;
     bo.layout = blocked_layout(o);
     bo.seed = o->seed;
     bk_blocked *b;
@@ -123,7 +122,7 @@ static bk_status counting_size(uint64_t n, double p, const cli_type_opts *o, cli
 
 static bk_status counting_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
 {
-    bk_counting_options co = { o->counter_bits, o->seed };
+    bk_counting_options co = { .counter_bits = o->counter_bits, .seed = o->seed };
     bk_counting *c;
     bk_status s = bk_counting_new(n, p, &co, &c);
     if (s != BK_OK) return s;
@@ -181,8 +180,7 @@ static bk_status scalable_create(uint64_t n, double p, const cli_type_opts *o, b
 
 static bk_cuckoo_options cuckoo_opts(const cli_type_opts *o)
 {
-    bk_cuckoo_options co;
-    memset(&co, 0, sizeof co);
+    bk_cuckoo_options co = BK_CUCKOO_OPTIONS_INIT;
     co.bucket_size = o->bucket_size;
     co.fingerprint_bits = o->fingerprint_bits;
     co.max_kicks = o->max_kicks;
@@ -256,8 +254,7 @@ static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cl
     bk_geometry g;
     bk_status s = fuse_geometry(n ? n : 1, p, o, &g);
     if (s != BK_OK) return s;
-    bk_fuse_options fo;
-    memset(&fo, 0, sizeof fo);
+    bk_fuse_options fo = BK_FUSE_OPTIONS_INIT;
     fo.fingerprint_bits = g.k;
     fo.seed = o->seed;
     bk_fuse *f;
@@ -297,8 +294,7 @@ static bk_status aging_size(uint64_t n, double p, const cli_type_opts *o, cli_si
 
 static bk_status aging_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
 {
-    bk_aging_options ao;
-    memset(&ao, 0, sizeof ao);
+    bk_aging_options ao = BK_AGING_OPTIONS_INIT;
     ao.seed = o->seed;
     bk_aging *a;
     bk_status s = o->window_ms ? bk_aging_new_time(o->window, n, p, &ao, &a)
@@ -351,8 +347,7 @@ static int window_option(const char *val, cli_type_opts *o)
 
 static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
 {
-    bk_quotient_options qo;
-    memset(&qo, 0, sizeof qo);
+    bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
     qo.seed = o->seed;
     bk_quotient_geometry g;
     bk_status s = bk_quotient_size(n, p, &qo, &g);
@@ -371,8 +366,7 @@ static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli
 
 static bk_status quotient_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
 {
-    bk_quotient_options qo;
-    memset(&qo, 0, sizeof qo);
+    bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
     qo.seed = o->seed;
     bk_quotient *f;
     bk_status s = bk_quotient_new(n, p, &qo, &f);

@@ -74,6 +74,24 @@ uint64_t bk__popcount_words(const uint64_t *w, uint64_t n)
     return c;
 }
 
+/* ---- options structs ---- */
+bk_status bk__options_read(void *dst, size_t dst_size, const void *src)
+{
+    memset(dst, 0, dst_size);
+    if (src) {
+        size_t size;
+        memcpy(&size, src, sizeof size);
+        if (size == 0) size = dst_size;
+        if (size < sizeof(size_t)) return BK_EINVAL;
+        const unsigned char *b = src;
+        for (size_t i = dst_size; i < size; i++)
+            if (b[i] != 0) return BK_EINVAL;
+        memcpy(dst, src, size < dst_size ? size : dst_size);
+    }
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return BK_OK;
+}
+
 /* ---- allocator ---- */
 static void *default_malloc(void *o, size_t n) { (void)o; return malloc(n); }
 static void *default_calloc(void *o, size_t c, size_t n) { (void)o; return calloc(c, n); }

@@ -85,7 +85,9 @@ bk_status bk_bloom_new(uint64_t n, double p, const bk_bloom_options *opts, bk_bl
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    bk_bloom_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
     bk_geometry g;
     bk_status s = o.layout == BK_LAYOUT_PARTITIONED ? bk_bloom_size_partitioned(n, p, &g) : bk_bloom_size(n, p, &g);
@@ -98,7 +100,9 @@ bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const 
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_bloom_options o = opts ? *opts : (bk_bloom_options){ BK_LAYOUT_STANDARD, 0 };
+    bk_bloom_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (m == 0 || k == 0 || k > BK_MAX_K) return BK_EINVAL;
     if (o.layout != BK_LAYOUT_STANDARD && o.layout != BK_LAYOUT_PARTITIONED) return BK_EINVAL;
     if (m > BK_MAX_FILTER_BYTES * 8) return BK_ETOOBIG;
@@ -187,6 +191,17 @@ bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t h)
 bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len)
 {
     return bk_bloom_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_bloom_add_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
+{
+    return bk_bloom_contains_hash(f, bk__hash_u64(key, f->seed));
 }
 
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */
@@ -406,6 +421,8 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
+uint64_t bk__bloom_capacity_field(const void *bloom) { return ((const bk_bloom *)bloom)->capacity; }
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint32_t layout, k;
@@ -422,29 +439,38 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     uint64_t bytes = bk__bits_to_bytes64(m);
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
-    /* Bits past m must be zero: anything else was not written by us. */
-    uint64_t last;
-    uint64_t tail_bits = bytes * 8 - m;
-    for (uint64_t b = m; b < m + tail_bits;) {
-        if ((b & 63) == 0) {
-            memcpy(&last, data + (b >> 3), 8);
-            if (last) return BK_ECORRUPT;
-            b += 64;
-        } else {
-            if ((data[b >> 3] >> (b & 7)) & 1) return BK_ECORRUPT;
-            b++;
-        }
-    }
+    const uint8_t *data = NULL;
+    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_bloom *f;
     s = alloc_filter(m, k, (bk_layout)layout, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);
-    } else {
-        memcpy(f->words, data, (size_t)bytes);
+    } else if ((s = bk__r_take_into(r, f->words, (size_t)bytes)) != BK_OK) {
+        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+        bk_bloom_free(f);
+        return s;
+    }
+    /* Bits past m must be zero: anything else was not written by us. */
+    data = (const uint8_t *)f->words;
+    uint64_t last;
+    uint64_t tail_bits = bytes * 8 - m;
+    for (uint64_t b = m; b < m + tail_bits;) {
+        if ((b & 63) == 0) {
+            memcpy(&last, data + (b >> 3), 8);
+            if (last) {
+                bk_bloom_free(f);
+                return BK_ECORRUPT;
+            }
+            b += 64;
+        } else {
+            if ((data[b >> 3] >> (b & 7)) & 1) {
+                bk_bloom_free(f);
+                return BK_ECORRUPT;
+            }
+            b++;
+        }
     }
     f->count_own = count;
     *out = f;

@@ -96,7 +96,9 @@ bk_status bk_counting_new(uint64_t n, double p, const bk_counting_options *opts,
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_counting_options o = opts ? *opts : (bk_counting_options){ 4, 0 };
+    bk_counting_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (bad_bits(o.counter_bits)) return BK_EINVAL;
     if (o.counter_bits == 0) o.counter_bits = 4;
     bk_geometry g;
@@ -110,7 +112,9 @@ bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, con
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    bk_counting_options o = opts ? *opts : (bk_counting_options){ 4, 0 };
+    bk_counting_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     if (m == 0 || k == 0 || k > BK_MAX_K || bad_bits(o.counter_bits)) return BK_EINVAL;
     if (o.counter_bits == 0) o.counter_bits = 4;
     if (counter_bytes(m, o.counter_bits) == 0) return BK_ETOOBIG;
@@ -248,6 +252,23 @@ bool bk_counting_contains_hash(const bk_counting *f, uint64_t h)
 bool bk_counting_contains(const bk_counting *f, const void *key, size_t len)
 {
     return bk_counting_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+bk_status bk_counting_add_u64(bk_counting *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_counting_add_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bk_status bk_counting_remove_u64(bk_counting *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_counting_remove_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bool bk_counting_contains_u64(const bk_counting *f, uint64_t key)
+{
+    return bk_counting_contains_hash(f, bk__hash_u64(key, f->seed));
 }
 
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */

@@ -437,7 +437,9 @@ static bk_status build_shrink(fuse_build *b, size_t n)
 static bk_status build(const uint64_t *in, const void *const *keys, const size_t *lens, size_t n,
                        const bk_fuse_options *opts, bk_fuse **out)
 {
-    bk_fuse_options o = opts ? *opts : (bk_fuse_options){ 0, 0, 0 };
+    bk_fuse_options o;
+    bk_status os_ = bk__options_read(&o, sizeof o, opts);
+    if (os_ != BK_OK) return os_;
     uint32_t fp_bits = o.fingerprint_bits ? o.fingerprint_bits : 8;
     uint32_t attempts = o.max_attempts ? o.max_attempts : BK_FUSE_DEFAULT_ATTEMPTS;
     if (bad_bits(fp_bits)) return BK_EINVAL;
@@ -562,6 +564,11 @@ bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash)
 bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
 {
     return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
+{
+    return bk_fuse_contains_hash(f, bk__hash_u64(key, f->seed));
 }
 
 #define FUSE_BATCH 32

@@ -14,5 +14,7 @@ BK_HIDDEN uint32_t bk__cuckoo_semi_code(uint32_t n0, uint32_t n1, uint32_t n2, u
 struct bk_quotient;
 BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);
 BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t *nwords);
+/* How many times the library has read $BK_SIMD (at most once per process). */
+BK_HIDDEN unsigned bk__simd_env_reads(void);
 
 #endif

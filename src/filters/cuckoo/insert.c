@@ -220,6 +220,26 @@ bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
     return bk_cuckoo_remove_hash(F, bk__hash(key, len, F->seed));
 }
 
+/* ---- uint64 keys: the byte forms on the key's 8 little-endian bytes ---- */
+
+bk_status bk_cuckoo_add_u64(bk_cuckoo *F, uint64_t key)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    return bk_cuckoo_add_hash(F, bk__hash_u64(key, F->seed));
+}
+
+bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *F, uint64_t key)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    return bk_cuckoo_add_if_absent_hash(F, bk__hash_u64(key, F->seed));
+}
+
+bk_status bk_cuckoo_remove_u64(bk_cuckoo *F, uint64_t key)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    return bk_cuckoo_remove_hash(F, bk__hash_u64(key, F->seed));
+}
+
 /* ---- batches ---- */
 
 static void fill_status(bk_status *results, size_t n, bk_status s)

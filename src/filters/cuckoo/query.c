@@ -33,6 +33,11 @@ bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
     return bk_cuckoo_contains_hash(F, bk__hash(key, len, F->seed));
 }
 
+bool bk_cuckoo_contains_u64(const bk_cuckoo *F, uint64_t key)
+{
+    return bk_cuckoo_contains_hash(F, bk__hash_u64(key, F->seed));
+}
+
 
 uint64_t bk_cuckoo_count_hash(const bk_cuckoo *F, uint64_t h)
 {

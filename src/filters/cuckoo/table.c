@@ -138,7 +138,8 @@ BK_HIDDEN void bk__cf_semi_init(void) { pthread_once(&semi_once, semi_fill); }
 
 static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
 {
-    bk_cuckoo_options o = opts ? *opts : (bk_cuckoo_options){ 0 };
+    bk_cuckoo_options o;
+    if (bk__options_read(&o, sizeof o, opts) != BK_OK) return BK_EINVAL;
     p->b = o.bucket_size ? o.bucket_size : BK_CUCKOO_DEFAULT_BUCKET_SIZE;
     p->f = o.fingerprint_bits;
     p->max_kicks = o.max_kicks ? o.max_kicks : BK_CUCKOO_DEFAULT_MAX_KICKS;
@@ -263,6 +264,8 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
     cf_params prm;
     bk_status s = resolve(opts, &prm);
     if (s != BK_OK || capacity == 0) return BK_EINVAL;
+    bk_cuckoo_options o;
+    (void)bk__options_read(&o, sizeof o, opts); /* resolve() accepted it */
     if (prm.f) {
         if (!(p == 0 || (p > 0 && p < 1))) return BK_EINVAL;
         if (p == 0) p = bk_cuckoo_fpr_bound(prm.b, prm.f);
@@ -276,8 +279,8 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
             if (bk_cuckoo_fpr_bound(prm.b, f) <= p) prm.f = f;
         if (!prm.f) return BK_EINVAL;
     }
-    bool explicit_load = opts && opts->load_factor != 0;
-    double load = explicit_load ? opts->load_factor : default_load(prm.b, prm.f);
+    bool explicit_load = o.load_factor != 0;
+    double load = explicit_load ? o.load_factor : default_load(prm.b, prm.f);
     if (!(load > 0 && load <= 1)) return BK_EINVAL;
     /* The default load is what large tables reach; a small table also needs room for the spread of
      * its keys over its few buckets (the number landing on any subset of buckets varies by about the

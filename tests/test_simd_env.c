@@ -1,0 +1,46 @@
+/*
+ * The BK_SIMD environment variable is read once per process, by the first filter that resolves the
+ * automatic code path, and never again: later creations (of any type) neither read it nor see a
+ * change to it.
+ */
+#include "testutil.h"
+#include <bloomkit/experimental.h>
+#include "testing.h"
+
+static void read_once(void **st)
+{
+    (void)st;
+    assert_int_equal(bk__simd_env_reads(), 0); /* nothing created yet */
+    assert_int_equal(setenv("BK_SIMD", "scalar", 1), 0);
+    bk_blocked *f = NULL;
+    assert_int_equal(bk_blocked_new(1000, 0.01, NULL, &f), BK_OK);
+    assert_int_equal(bk_blocked_simd(f), BK_SIMD_SCALAR);
+    assert_int_equal(bk__simd_env_reads(), 1);
+    bk_blocked_free(f);
+
+    /* a changed environment is not seen: the cap read first stays */
+    assert_int_equal(setenv("BK_SIMD", "avx512", 1), 0);
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(bk_blocked_new(1000, 0.01, NULL, &f), BK_OK);
+        assert_int_equal(bk_blocked_simd(f), BK_SIMD_SCALAR);
+        bk_blocked_free(f);
+        bk_quotient *q = NULL;
+        assert_int_equal(bk_quotient_new(1000, 0.01, NULL, &q), BK_OK);
+        assert_int_not_equal(bk_quotient_get_path(q), BK_QUOTIENT_BMI2); /* capped at scalar */
+        bk_quotient_free(q);
+        bk_aging *a = NULL;
+        assert_int_equal(bk_aging_new_count(1000, 0.01, NULL, &a), BK_OK);
+        bk_aging_free(a);
+        bk_scalable *s = NULL;
+        assert_int_equal(bk_scalable_new(1000, 0.01, NULL, &s), BK_OK);
+        bk_scalable_free(s);
+    }
+    assert_int_equal(bk__simd_env_reads(), 1);
+}
+
+int main(void)
+{
+    unsetenv("BK_SIMD");
+    const struct CMUnitTest tests[] = { cmocka_unit_test(read_once) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
