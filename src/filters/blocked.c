@@ -53,6 +53,7 @@ struct bk_blocked {
     bk_simd simd;
     blocked_ops ops;
     uint64_t seed;
+    uint64_t u64_flip;    /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
@@ -134,10 +135,10 @@ BK_INLINE bool b512_contains_scalar(const bk_blocked *f, uint64_t h)
 #define BK_DEFINE_OPS(NAME, TARGET, SHIFT, ADD1, HAS1)                                                    \
     TARGET static void NAME##_add(bk_blocked *f, uint64_t h) { ADD1(f, h); }                              \
     TARGET static bool NAME##_contains(const bk_blocked *f, uint64_t h) { return HAS1(f, h); }            \
-    TARGET static void NAME##_add_u64(bk_blocked *f, uint64_t k) { ADD1(f, bk__hash_u64(k, f->seed)); }    \
+    TARGET static void NAME##_add_u64(bk_blocked *f, uint64_t k) { ADD1(f, bk__hash_u64_keyed(k, f->u64_flip)); } \
     TARGET static bool NAME##_contains_u64(const bk_blocked *f, uint64_t k)                               \
     {                                                                                                     \
-        return HAS1(f, bk__hash_u64(k, f->seed));                                                         \
+        return HAS1(f, bk__hash_u64_keyed(k, f->u64_flip));                                               \
     }                                                                                                     \
     TARGET static void NAME##_add_hashes(bk_blocked *f, const uint64_t *hs, size_t n)                     \
     {                                                                                                     \
@@ -434,6 +435,7 @@ static bk_status alloc_filter(bk_blocked_layout layout, uint64_t blocks, uint32_
     f->kmask = (uint16_t)((1u << k) - 1);
     for (uint32_t i = 0; i < 16; i++) f->lane_off[i] = i < k ? 0 : 32;
     f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -517,7 +519,7 @@ bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t h)
 bk_status bk_blocked_add(bk_blocked *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    f->ops.add(f, bk__hash(key, len, f->seed));
+    f->ops.add(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
     (*f->count)++;
     return BK_OK;
 }
@@ -526,7 +528,7 @@ bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t h) { return f->ops.c
 
 bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
 {
-    return f->ops.contains(f, bk__hash(key, len, f->seed));
+    return f->ops.contains(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
 }
 
 bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
