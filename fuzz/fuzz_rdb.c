@@ -217,9 +217,9 @@ static size_t seeds(seed *out)
     size_t len;
     CHECK(bkr_save_alloc(v->f, &buf, &len) == BK_OK);
     bkr_value part = { 0 };
-    bkr_stage st = { buf, 100, len, len };
-    part.stage = &st;
+    part.stage = bkr_stage_make(len, buf, 100);
     out[n++] = make_seed(BKR_BF, &part);
+    bkr_stage_free(part.stage);
     free(buf);
     bkr_value_free(v);
 

@@ -10,6 +10,8 @@
  *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
+ *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
+ *              layout and hashing; rb_compat.h describes them
  *
  * docs/REDIS.md lists the commands, their RedisBloom 2.4.23 behaviour and every deliberate difference.
  * Redis calls the module from its main thread only (free callbacks may also run in the lazy-free
@@ -49,13 +51,18 @@ extern bkr_config bkr_cfg;
 typedef enum bkr_family { BKR_BF = 0, BKR_CF = 1 } bkr_family;
 extern RedisModuleType *bkr_type[2];
 
-/* A LOADCHUNK restore in progress: the saved form of a filter (docs/FORMAT.md), received in order. */
+/* A LOADCHUNK restore in progress: the saved form of a filter (docs/FORMAT.md), received in order,
+ * held in segments of BKR_STAGE_SEGMENT bytes (byte i is seg[i / SEGMENT][i % SEGMENT]). */
+#define BKR_STAGE_SEGMENT ((size_t)16 << 20)
 typedef struct bkr_stage {
-    uint8_t *buf;
+    uint8_t **seg;
+    size_t nseg;
     size_t len;   /* bytes received */
-    size_t cap;   /* bytes allocated */
     size_t total; /* the saved form's total size, from its header */
 } bkr_stage;
+/* A restore of a saved form of `total` bytes holding its first n bytes p[0..n) (n <= total). */
+bkr_stage *bkr_stage_make(size_t total, const void *p, size_t n);
+void bkr_stage_free(bkr_stage *s);
 
 /* What a key of either type holds: exactly one of f and stage is set. */
 typedef struct bkr_value {

@@ -56,12 +56,14 @@ bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
     return bkr_value_from_filter(f, heap0);
 }
 
-static void stage_free(bkr_stage *s)
+void bkr_stage_free(bkr_stage *s)
 {
     if (!s) return;
-    RedisModule_Free(s->buf);
+    for (size_t i = 0; i < s->nseg; i++) RedisModule_Free(s->seg[i]);
+    RedisModule_Free(s->seg);
     RedisModule_Free(s);
 }
+#define stage_free bkr_stage_free
 
 void bkr_value_free(void *p)
 {
@@ -77,9 +79,14 @@ size_t bkr_value_memory(const bkr_value *v)
     /* What the allocator gave, not what was asked for: jemalloc's size classes round a 10 MB array
      * up by as much as a fifth, and used_memory counts the rounded size. */
     size_t n = RedisModule_MallocSize ? RedisModule_MallocSize((void *)v) : sizeof *v;
-    if (v->stage)
-        return n + sizeof *v->stage + (RedisModule_MallocSize && v->stage->buf ? RedisModule_MallocSize(v->stage->buf)
-                                                                                : v->stage->cap);
+    if (v->stage) {
+        const bkr_stage *st = v->stage;
+        n += RedisModule_MallocSize ? RedisModule_MallocSize((void *)st) : sizeof *st;
+        if (st->seg) n += RedisModule_MallocSize ? RedisModule_MallocSize(st->seg) : st->nseg * sizeof *st->seg;
+        for (size_t i = 0; i < st->nseg; i++)
+            n += RedisModule_MallocSize ? RedisModule_MallocSize(st->seg[i]) : BKR_STAGE_SEGMENT;
+        return n;
+    }
     return n + v->heap;
 }
 
@@ -167,9 +174,13 @@ static int stream_window(const bk_filter *f, uint64_t lo, size_t n, uint8_t *out
 static int stage_pieces(const bkr_stage *st, size_t piece, int (*emit)(void *, const uint8_t *, size_t),
                         void *ctx)
 {
-    for (size_t off = 0; off < st->len; off += piece) {
+    /* a piece ends at the end of a segment at the latest */
+    for (size_t off = 0; off < st->len;) {
+        size_t in_seg = BKR_STAGE_SEGMENT - off % BKR_STAGE_SEGMENT;
         size_t n = st->len - off < piece ? st->len - off : piece;
-        if (emit(ctx, st->buf + off, n) != 0) return -1;
+        if (n > in_seg) n = in_seg;
+        if (emit(ctx, st->seg[off / BKR_STAGE_SEGMENT] + off % BKR_STAGE_SEGMENT, n) != 0) return -1;
+        off += n;
     }
     return 0;
 }
@@ -192,22 +203,42 @@ bk_status bkr_save_alloc(const bk_filter *f, uint8_t **buf, size_t *len)
     return BK_OK;
 }
 
-/* ---- growing buffers for data that arrives in pieces (RDB load, LOADCHUNK) ---- */
+/* ---- a restore in progress: the bytes received so far, in segments ----
+ * Segments of BKR_STAGE_SEGMENT bytes (the last one only as large as the saved form needs) are
+ * allocated as data arrives, so a damaged declared size cannot allocate more than one segment beyond
+ * the data, nothing is ever copied to grow, and the finished restore frees each segment as soon as
+ * the filter has taken its bytes (stage_finish). */
 
-/* Append n bytes, growing to at most `limit` bytes in total. false if that would pass the limit. */
+/* Append n bytes, up to s->total in all. false if that would pass it. */
 static bool stage_append(bkr_stage *s, const void *p, size_t n)
 {
     if (n > s->total - s->len) return false;
-    if (s->len + n > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->len + n) cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-        if (cap > s->total) cap = s->total;
-        s->buf = RedisModule_Realloc(s->buf, cap);
-        s->cap = cap;
+    const uint8_t *src = p;
+    while (n) {
+        size_t i = s->len / BKR_STAGE_SEGMENT, at = s->len % BKR_STAGE_SEGMENT;
+        if (i == s->nseg) {
+            size_t left = s->total - i * BKR_STAGE_SEGMENT;
+            s->seg = RedisModule_Realloc(s->seg, (s->nseg + 1) * sizeof *s->seg);
+            s->seg[s->nseg++] = RedisModule_Alloc(left < BKR_STAGE_SEGMENT ? left : BKR_STAGE_SEGMENT);
+        }
+        size_t take = BKR_STAGE_SEGMENT - at < n ? BKR_STAGE_SEGMENT - at : n;
+        memcpy(s->seg[i] + at, src, take);
+        s->len += take;
+        src += take;
+        n -= take;
     }
-    memcpy(s->buf + s->len, p, n);
-    s->len += n;
     return true;
+}
+
+bkr_stage *bkr_stage_make(size_t total, const void *p, size_t n)
+{
+    bkr_stage *s = RedisModule_Calloc(1, sizeof *s);
+    s->total = total;
+    if (!stage_append(s, p, n)) {
+        stage_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* A new restore of a saved form whose first bytes are p[0..n): NULL if they are not a bloomkit header
@@ -231,17 +262,52 @@ static bkr_stage *stage_new(const uint8_t *p, size_t n, bkr_family fam, const ch
         *err = fam == BKR_CF ? "not a cuckoo filter" : "a cuckoo filter (use CF.LOADCHUNK)";
         return NULL;
     }
-    bkr_stage *s = RedisModule_Calloc(1, sizeof *s);
-    s->total = (size_t)info.total_size;
-    stage_append(s, p, n);
+    bkr_stage *s = bkr_stage_make((size_t)info.total_size, p, n);
+    if (!s) *err = "declared size out of range";
     return s;
 }
 
-/* Turn a complete restore into a filter. */
+/* The filter's bytes pulled from a finished restore, each segment freed once it is read: the filter
+ * fills while the restore empties, so the two never both stand whole (freed segments of
+ * BKR_STAGE_SEGMENT bytes go straight back to the system: jemalloc purges such large extents at once). */
+typedef struct stage_src {
+    bkr_stage *s;
+    size_t off;
+} stage_src;
+
+static ptrdiff_t stage_pull(void *ctx, void *buf, size_t len)
+{
+    stage_src *c = ctx;
+    bkr_stage *s = c->s;
+    size_t done = 0;
+    while (done < len && c->off < s->len) {
+        size_t i = c->off / BKR_STAGE_SEGMENT, at = c->off % BKR_STAGE_SEGMENT;
+        size_t seg_end = (i + 1) * BKR_STAGE_SEGMENT < s->len ? (i + 1) * BKR_STAGE_SEGMENT : s->len;
+        size_t take = seg_end - c->off < len - done ? seg_end - c->off : len - done;
+        memcpy((uint8_t *)buf + done, s->seg[i] + at, take);
+        done += take;
+        c->off += take;
+        if (c->off == seg_end) {
+            RedisModule_Free(s->seg[i]);
+            s->seg[i] = NULL;
+        }
+    }
+    return (ptrdiff_t)done;
+}
+
+/* Turn a complete restore into a filter, consuming the restore (freed here, whatever the outcome). */
 static bk_status stage_finish(bkr_stage *s, bkr_family fam, bk_filter **out)
 {
     bk_filter *f;
-    bk_status st = bk_filter_load_buffer(s->buf, s->len, BK_LOAD_DEFAULT, &f);
+    stage_src src = { s, 0 };
+    bk_status st = bk_filter_load_pull(stage_pull, &src, BK_LOAD_DEFAULT, &f);
+    if (st == BK_OK && src.off != s->len) { /* the saved form ends before the restore's declared size */
+        bk_filter_free(f);
+        st = BK_ECORRUPT;
+    }
+    for (size_t i = 0; i < s->nseg; i++) RedisModule_Free(s->seg[i]);
+    RedisModule_Free(s->seg);
+    RedisModule_Free(s);
     if (st != BK_OK) return st;
     if (bkr_family_of(bk_filter_type(f)) != fam) {
         bk_filter_free(f);
@@ -276,6 +342,44 @@ void bkr_rdb_save(RedisModuleIO *io, void *value)
     stream_pieces(v->f, BKR_RDB_PIECE, rdb_emit, io);
 }
 
+/* A filter's saved form pulled from its RDB pieces: one piece in memory at a time. */
+typedef struct rdb_src {
+    RedisModuleIO *io;
+    uint64_t left;  /* bytes of the value not yet read from the RDB */
+    char *piece;    /* the current piece, [at, len) of it not yet handed out */
+    size_t len, at;
+    bool bad;       /* the RDB failed or held a damaged piece */
+} rdb_src;
+
+static ptrdiff_t rdb_pull(void *ctx, void *buf, size_t len)
+{
+    rdb_src *c = ctx;
+    size_t done = 0;
+    while (done < len) {
+        if (c->at == c->len) {
+            if (c->piece) RedisModule_Free(c->piece);
+            c->piece = NULL;
+            c->at = c->len = 0;
+            if (c->left == 0) break; /* the end of the value */
+            size_t n = 0;
+            char *p = RedisModule_LoadStringBuffer(c->io, &n);
+            if (RedisModule_IsIOError(c->io) || !p || n == 0 || n > c->left) {
+                if (p) RedisModule_Free(p);
+                c->bad = true;
+                return -1;
+            }
+            c->piece = p;
+            c->len = n;
+            c->left -= n;
+        }
+        size_t take = c->len - c->at < len - done ? c->len - c->at : len - done;
+        memcpy((uint8_t *)buf + done, c->piece + c->at, take);
+        c->at += take;
+        done += take;
+    }
+    return (ptrdiff_t)done;
+}
+
 static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
 {
     if (encver != 1) {
@@ -291,6 +395,30 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
         RedisModule_LogIOError(io, "warning", "bloomkit: damaged value header in RDB");
         return NULL;
     }
+    if (kind == 0) {
+        /* A filter: decoded as its pieces are read, each piece freed once the filter has taken it. */
+        rdb_src src = { .io = io, .left = want };
+        bk_filter *f;
+        size_t heap0 = bkr_heap_now();
+        bk_status st = bk_filter_load_pull(rdb_pull, &src, BK_LOAD_DEFAULT, &f);
+        if (src.piece) RedisModule_Free(src.piece);
+        if (st == BK_OK && (src.left || src.at != src.len)) { /* the saved form ends before the value */
+            bk_filter_free(f);
+            st = BK_ECORRUPT;
+        }
+        if (st == BK_OK && bkr_family_of(bk_filter_type(f)) != fam) {
+            bk_filter_free(f);
+            st = BK_ETYPE;
+        }
+        if (st != BK_OK) {
+            if (src.bad)
+                RedisModule_LogIOError(io, "warning", "bloomkit: damaged value data in RDB");
+            else
+                RedisModule_LogIOError(io, "warning", "bloomkit: filter in RDB refused: %s", bk_strerror(st));
+            return NULL;
+        }
+        return bkr_value_from_filter(f, heap0);
+    }
     bkr_stage *s = RedisModule_Calloc(1, sizeof *s);
     s->total = (size_t)total;
     while (s->len < want) {
@@ -304,27 +432,18 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
             return NULL;
         }
     }
-    if (kind == 1) {
-        bk_file_info info;
-        if (bk_filter_peek_header(s->buf, s->len, &info) != BK_OK || info.total_size != total ||
-            bkr_family_of((bk_type)info.type) != fam) {
-            RedisModule_LogIOError(io, "warning", "bloomkit: damaged restore-in-progress in RDB");
-            stage_free(s);
-            return NULL;
-        }
-        bkr_value *v = RedisModule_Calloc(1, sizeof *v);
-        v->stage = s;
-        return v;
-    }
-    bk_filter *f;
-    size_t heap0 = bkr_heap_now();
-    bk_status st = stage_finish(s, fam, &f);
-    stage_free(s);
-    if (st != BK_OK) {
-        RedisModule_LogIOError(io, "warning", "bloomkit: filter in RDB refused: %s", bk_strerror(st));
+    /* A restore in progress (kind 1): kept as it was. */
+    bk_file_info info;
+    size_t first = s->len < BKR_STAGE_SEGMENT ? s->len : BKR_STAGE_SEGMENT;
+    if (bk_filter_peek_header(s->seg[0], first, &info) != BK_OK || info.total_size != total ||
+        bkr_family_of((bk_type)info.type) != fam) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: damaged restore-in-progress in RDB");
+        stage_free(s);
         return NULL;
     }
-    return bkr_value_from_filter(f, heap0);
+    bkr_value *v = RedisModule_Calloc(1, sizeof *v);
+    v->stage = s;
+    return v;
 }
 
 void *bkr_rdb_load_bf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_BF); }
@@ -422,7 +541,10 @@ void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void 
         bkr_value *c = RedisModule_Calloc(1, sizeof *c);
         c->stage = RedisModule_Calloc(1, sizeof *c->stage);
         c->stage->total = v->stage->total;
-        stage_append(c->stage, v->stage->buf, v->stage->len);
+        for (size_t off = 0; off < v->stage->len; off += BKR_STAGE_SEGMENT) {
+            size_t n = v->stage->len - off < BKR_STAGE_SEGMENT ? v->stage->len - off : BKR_STAGE_SEGMENT;
+            stage_append(c->stage, v->stage->seg[off / BKR_STAGE_SEGMENT], n);
+        }
         return c;
     }
     bk_filter *f;
@@ -524,6 +646,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
         bk_filter *f;
         size_t heap0 = bkr_heap_now();
         bk_status s = stage_finish(v->stage, fam, &f);
+        v->stage = NULL; /* consumed by stage_finish */
         if (s != BK_OK) {
             /* The restore is useless now: drop the key rather than keep a filter that cannot answer. */
             RedisModule_DeleteKey(key);
@@ -534,8 +657,6 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
                                                                   bk_strerror(s));
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
-        stage_free(v->stage);
-        v->stage = NULL;
         v->f = f;
         v->heap = bkr_heap_now() - heap0;
         v->type = bk_filter_type(f);

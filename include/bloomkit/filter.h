@@ -244,6 +244,18 @@ BK_API bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out);
  * bk_filter_peek_header to learn the size of a filter at the start of a longer buffer). [any] */
 BK_API bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out);
 
+/* A source of a saved filter's bytes for bk_filter_load_pull: reads up to len bytes into buf and
+ * returns how many (fewer only at the end of the data, 0 at the end), or -1 on error. */
+typedef ptrdiff_t (*bk_pull_fn)(void *ctx, void *buf, size_t len);
+/* Load one filter whose saved bytes come from fn, in order, asking it for exactly the filter's
+ * bytes (a source that holds more keeps the rest). The body is decoded as it arrives, the large
+ * arrays of bloom, blocked, scalable and cuckoo filters read straight into the filter's own memory:
+ * the peak is the filter plus fn's own buffer, not the saved form plus the filter (the other types
+ * keep one temporary copy of their largest array). Validation as bk_filter_load_buffer, the payload
+ * checksum computed as the bytes arrive and compared before the filter is returned. Errors as
+ * bk_filter_load_buffer, BK_ETRUNCATED when fn ends early, BK_EIO when it reports an error. [any] */
+BK_API bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out);
+
 /* ------------------------------------------------------------------------------------------------
  * Zero-copy: mapped files and borrowed buffers
  * ---------------------------------------------------------------------------------------------- */

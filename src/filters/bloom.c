@@ -426,6 +426,8 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
+uint64_t bk__bloom_capacity_field(const void *bloom) { return ((const bk_bloom *)bloom)->capacity; }
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint32_t layout, k;
@@ -442,29 +444,38 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     uint64_t bytes = bk__bits_to_bytes64(m);
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
-    /* Bits past m must be zero: anything else was not written by us. */
-    uint64_t last;
-    uint64_t tail_bits = bytes * 8 - m;
-    for (uint64_t b = m; b < m + tail_bits;) {
-        if ((b & 63) == 0) {
-            memcpy(&last, data + (b >> 3), 8);
-            if (last) return BK_ECORRUPT;
-            b += 64;
-        } else {
-            if ((data[b >> 3] >> (b & 7)) & 1) return BK_ECORRUPT;
-            b++;
-        }
-    }
+    const uint8_t *data = NULL;
+    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_bloom *f;
     s = alloc_filter(m, k, (bk_layout)layout, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
         if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);
-    } else {
-        memcpy(f->words, data, (size_t)bytes);
+    } else if ((s = bk__r_take_into(r, f->words, (size_t)bytes)) != BK_OK) {
+        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+        bk_bloom_free(f);
+        return s;
+    }
+    /* Bits past m must be zero: anything else was not written by us. */
+    data = (const uint8_t *)f->words;
+    uint64_t last;
+    uint64_t tail_bits = bytes * 8 - m;
+    for (uint64_t b = m; b < m + tail_bits;) {
+        if ((b & 63) == 0) {
+            memcpy(&last, data + (b >> 3), 8);
+            if (last) {
+                bk_bloom_free(f);
+                return BK_ECORRUPT;
+            }
+            b += 64;
+        } else {
+            if ((data[b >> 3] >> (b & 7)) & 1) {
+                bk_bloom_free(f);
+                return BK_ECORRUPT;
+            }
+            b++;
+        }
     }
     f->count_own = count;
     *out = f;

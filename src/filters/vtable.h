@@ -36,6 +36,8 @@ typedef struct bk_vtable {
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;
+/* The capacity a classic filter was sized for, as stored (scalable.c checks its sub-filters' field). */
+BK_HIDDEN uint64_t bk__bloom_capacity_field(const void *bloom);
 BK_HIDDEN extern const bk_vtable bk__blocked_vtable;
 BK_HIDDEN extern const bk_vtable bk__counting_vtable;
 BK_HIDDEN extern const bk_vtable bk__scalable_vtable;

@@ -54,7 +54,17 @@ bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count)
 bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
 {
     if (r->off > r->len || len > r->len - r->off) return BK_ETRUNCATED;
+    if (r->pull) return bk__pull_take(r, len, p);
     *p = r->base + r->off;
+    r->off += len;
+    return BK_OK;
+}
+
+bk_status bk__r_take_into(bk_reader *r, void *dst, size_t len)
+{
+    if (r->off > r->len || len > r->len - r->off) return BK_ETRUNCATED;
+    if (r->pull) return bk__pull_take_into(r, dst, len);
+    if (len) memcpy(dst, r->base + r->off, len);
     r->off += len;
     return BK_OK;
 }

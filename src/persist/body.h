@@ -28,6 +28,9 @@ typedef struct bk_reader {
     bool borrow;         /* decoded filters point into base instead of copying (mmap) */
     bool writable;       /* borrowed memory may be written (shared writable mapping) */
     uint64_t seed;       /* the hash seed, from the container header */
+    /* Pulled bodies (pull.c): the bytes arrive from a source in order instead of being in memory,
+     * base is NULL, and bk__r_take hands out a window valid until the next read. NULL otherwise. */
+    struct bk__pull *pull;
 } bk_reader;
 
 BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);
@@ -37,7 +40,14 @@ BK_HIDDEN bk_status bk__r_f64(bk_reader *r, double *v);
  * written as zero bytes: any other byte there was not written by bloomkit (BK_ECORRUPT), for every
  * type alike. */
 BK_HIDDEN bk_status bk__r_align(bk_reader *r, size_t align);
-/* A pointer to the next len bytes (bounds-checked), advancing past them. */
+/* A pointer to the next len bytes (bounds-checked), advancing past them. From a pulled body the
+ * bytes are in a window that the next read of r reuses. */
 BK_HIDDEN bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p);
+/* Copy the next len bytes (bounds-checked) into dst, advancing past them: the way a decoder fills a
+ * large array it owns, so that a pulled body goes straight from its source into the filter. */
+BK_HIDDEN bk_status bk__r_take_into(bk_reader *r, void *dst, size_t len);
+/* pull.c: the pulled forms of the two (bounds already checked). */
+BK_HIDDEN bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **p);
+BK_HIDDEN bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len);
 
 #endif

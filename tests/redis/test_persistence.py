@@ -2,6 +2,7 @@
 another server, COPY, digests, memory accounting, and damaged DUMP payloads refused by RESTORE."""
 import os
 import random
+import shutil
 import time
 
 import pytest
@@ -489,3 +490,36 @@ def test_restore_with_lying_lengths(servers):
     assert c.ping()
     assert c.info("memory")["used_memory"] < mem + (1 << 20)  # nothing large was allocated
     assert c.bf().mexists("ok", *[f"x{i}" for i in range(200)]) == [1] * 200
+
+
+def test_rdb_of_encoding_version_1_loads(servers):
+    # tests/redis/data/bloomkit-encver1.rdb was written once by the module's RDB encoding version 1 as
+    # it was before loads were decoded piece by piece: redis-server 7.0 with bloomkit.so, then
+    #   BF.RESERVE bf:scaling 0.01 500; BF.MADD bf:scaling old:0 .. old:2999   (several sub-filters)
+    #   BF.RESERVE bf:fixed 0.001 3000 NONSCALING; BF.MADD bf:fixed old:0 .. old:2999
+    #   CF.RESERVE cf:expanding 500 EXPANSION 2; CF.INSERT cf:expanding ITEMS old:0 .. old:2999
+    #   CF.ADD cf:small old:0
+    #   BF.LOADCHUNK bf:partial 1001 <the first 1000 bytes of BF.SCANDUMP bf:fixed 0>  (a restore
+    #   in progress) ; SAVE
+    # Every key loads and answers as it did; the restore in progress completes.
+    s = servers(start=False)
+    shutil.copy(os.path.join(os.path.dirname(__file__), "data", "bloomkit-encver1.rdb"),
+                os.path.join(s.dir, "dump.rdb"))
+    s.start()
+    c = s.client()
+    items = [f"old:{i}" for i in range(3000)]
+    assert sorted(c.keys()) == [b"bf:fixed", b"bf:partial", b"bf:scaling", b"cf:expanding", b"cf:small"]
+    assert all(c.bf().mexists("bf:scaling", *items)) and all(c.bf().mexists("bf:fixed", *items))
+    assert all(c.cf().mexists("cf:expanding", *items)) and c.cf().exists("cf:small", "old:0")
+    absent = [f"new:{i}" for i in range(3000)]
+    assert sum(c.bf().mexists("bf:fixed", *absent)) <= 3000 * 0.003
+    assert c.bf().info("bf:scaling").filterNum > 1
+    with pytest.raises(redis.ResponseError):
+        c.bf().exists("bf:partial", "old:0")
+    it, chunk = c.execute_command("BF.SCANDUMP", "bf:fixed", 0)
+    assert c.execute_command("BF.LOADCHUNK", "bf:partial", it, chunk[1000:]) == b"OK"
+    assert all(c.bf().mexists("bf:partial", *items))
+    # and it saves and loads again (the same encoding)
+    s.restart(save=True)
+    c = s.client()
+    assert all(c.bf().mexists("bf:partial", *items)) and all(c.cf().mexists("cf:expanding", *items))

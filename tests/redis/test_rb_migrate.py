@@ -299,6 +299,15 @@ def test_damaged_redisbloom_rdb_values_are_refused(servers):
     assert mexists(r, "CF.MEXISTS", "c", items("d", 300)) == [1] * 300
     # DUMP of a migrated key is a RedisBloom payload again
     assert r.dump("b") == rb.dump_payload(rb.bloom_value(c))
+    # COPY, MEMORY USAGE and DEBUG DIGEST-VALUE of migrated keys
+    assert r.execute_command("COPY", "b", "b2") == 1 and r.execute_command("COPY", "c", "c2") == 1
+    assert r.dump("b2") == r.dump("b") and r.dump("c2") == r.dump("c")
+    assert r.execute_command("DEBUG", "DIGEST-VALUE", "b") == r.execute_command("DEBUG", "DIGEST-VALUE", "b2")
+    assert r.execute_command("BF.ADD", "b2", "only in the copy") == 1
+    assert r.execute_command("BF.EXISTS", "b", "only in the copy") == int(c.contains(b"only in the copy"))
+    assert r.memory_usage("b") >= sum(l.nbytes for l in c.links)
+    assert r.memory_usage("c") >= sum(len(t) for _, t in cf.tables)
+    r.delete("b2", "c2")
 
     bad = []
     ops = c.rdb_ops()

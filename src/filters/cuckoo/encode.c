@@ -115,14 +115,17 @@ static bk_status v_decode(bk_reader *r, void **out)
             s = BK_ETRUNCATED;
             goto fail;
         }
-        const uint8_t *data;
-        if ((s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
+        const uint8_t *data = NULL;
+        if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
         cf_table *T;
         if ((s = bk__cf_table_new(base, (uint32_t)shift, b, f, cap, !r->borrow, &T)) != BK_OK) goto fail;
-        if (r->borrow)
+        if (r->borrow) {
             T->words = (uint64_t *)(uintptr_t)data;
-        else
-            memcpy(T->words, data, (size_t)bytes);
+        } else if ((s = bk__r_take_into(r, T->words, (size_t)bytes)) != BK_OK) {
+            /* copying: straight from the body into the table (a pulled body never sits in memory whole) */
+            bk__cf_table_free(T);
+            goto fail;
+        }
         T->items_own = items;
         T->victim = victim;
         if (r->borrow && r->writable) {

@@ -1,0 +1,127 @@
+/* Loading a saved filter whose bytes are pulled from a source in order (bk_filter_load_pull): the
+ * body is decoded as it arrives, each large array read straight into the filter's own memory, so the
+ * peak is the filter plus the source's own buffer instead of the saved form plus the filter.
+ *
+ * The validation is the one of bk__load_core, in another order: the header is parsed and checked
+ * first; every parameter is checked by the type's decoder before anything is allocated for it (as
+ * for any load), with sizes bounded by the header's body size; the payload checksum is computed over
+ * the bytes as they arrive and compared once the whole body has been read, before the filter is
+ * handed out. A damaged body is therefore refused exactly as a damaged buffer is, only after the
+ * decode instead of before it. */
+#include "persist.h"
+#include "body.h"
+
+struct bk__pull {
+    bk_pull_fn fn;
+    void *ctx;
+    XXH3_state_t hash;  /* of the body bytes read so far */
+    uint8_t *win;       /* bk__pull_take's window */
+    size_t win_cap;
+    bool failed;        /* the source reported an error (BK_EIO rather than BK_ETRUNCATED) */
+};
+
+/* Exactly len bytes from the source into dst: BK_OK, BK_ETRUNCATED (it ended) or BK_EIO. */
+static bk_status pull_exact(struct bk__pull *p, void *dst, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ptrdiff_t n = p->fn(p->ctx, (uint8_t *)dst + got, len - got);
+        if (n < 0) {
+            p->failed = true;
+            return BK_EIO;
+        }
+        if (n == 0) return BK_ETRUNCATED;
+        if ((size_t)n > len - got) { /* a source that claims more than it was asked for */
+            p->failed = true;
+            return BK_EIO;
+        }
+        got += (size_t)n;
+    }
+    return BK_OK;
+}
+
+bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **out)
+{
+    struct bk__pull *p = r->pull;
+    if (len > p->win_cap) {
+        uint8_t *w = bk__malloc(len);
+        if (!w) return BK_ENOMEM;
+        bk__free(p->win);
+        p->win = w;
+        p->win_cap = len;
+    }
+    bk_status s = pull_exact(p, p->win, len);
+    if (s != BK_OK) return s;
+    XXH3_64bits_update(&p->hash, p->win, len);
+    r->off += len;
+    *out = p->win;
+    return BK_OK;
+}
+
+bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len)
+{
+    struct bk__pull *p = r->pull;
+    /* In slices, each hashed while it is still in cache. */
+    const size_t slice = (size_t)1 << 20;
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < slice ? len - done : slice;
+        bk_status s = pull_exact(p, (uint8_t *)dst + done, n);
+        if (s != BK_OK) return s;
+        XXH3_64bits_update(&p->hash, (uint8_t *)dst + done, n);
+        done += n;
+    }
+    r->off += len;
+    return BK_OK;
+}
+
+bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    if (!fn || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    struct bk__pull *p = bk__calloc(1, sizeof *p);
+    if (!p) return BK_ENOMEM;
+    p->fn = fn;
+    p->ctx = ctx;
+    XXH3_64bits_reset(&p->hash);
+
+    uint8_t hdr[HDR_MAX];
+    bk_file_info in;
+    bk_status s = pull_exact(p, hdr, 64);
+    if (s == BK_OK) {
+        s = bk__header_parse(hdr, 64, &in);
+        if (s == BK_ETRUNCATED) {
+            /* a longer header (newer minor version): its size field was checked by the parse */
+            uint32_t hsize = bk__get_le32(hdr + OFF_HSIZE);
+            if ((s = pull_exact(p, hdr + 64, hsize - 64)) == BK_OK) s = bk__header_parse(hdr, hsize, &in);
+        }
+    }
+    const bk_vtable *vt = NULL;
+    if (s == BK_OK && !(vt = bk__vtable_of(in.type))) s = BK_ETYPE;
+    if (s == BK_OK && in.hash_id != BK_HASH_XXH3_64) s = BK_ENOTSUP;
+    if (s == BK_OK && in.body_size > SIZE_MAX) s = BK_ETOOBIG;
+    bool stale = s == BK_OK && (in.flags & BK_FILE_FLAG_CHECKSUM_STALE);
+    if (stale && (flags & BK_LOAD_REQUIRE_CLEAN)) s = BK_ECHECKSUM;
+
+    void *obj = NULL;
+    if (s == BK_OK) {
+        bk_reader r = { .base = NULL, .len = (size_t)in.body_size, .off = 0, .seed = in.seed, .pull = p };
+        s = vt->decode(&r, &obj);
+        if (s == BK_OK && r.off != r.len) s = BK_ECORRUPT;
+        if (s == BK_OK && !stale && !(flags & BK_LOAD_NO_CHECKSUM) &&
+            XXH3_64bits_digest(&p->hash) != in.body_checksum)
+            s = BK_ECHECKSUM;
+        if (s != BK_OK && obj) {
+            vt->destroy(obj);
+            obj = NULL;
+        }
+    }
+    if (s == BK_OK) {
+        s = bk__filter_make(vt, obj, BK_BACKING_MEMORY, out);
+        if (s != BK_OK) vt->destroy(obj);
+    }
+    if (p->failed && s != BK_OK) s = BK_EIO;
+    bk__free(p->win);
+    bk__free(p);
+    return s;
+}
