@@ -117,7 +117,7 @@ const bench_contender bench_blocked512 = {
 /* ---- the memory floor ---- */
 
 #ifndef FLOOR_PF
-#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/filters/blocked.c) */
+#  define FLOOR_PF 16 /* the blocked filter's prefetch distance (BK_PF in src/core/blocked_engine.h) */
 #endif
 
 typedef struct {

@@ -234,7 +234,8 @@ BK_API bk_status bk_blocked_view_get(bk_blocked *f, bk_blocked_view *out);
 /* Add n to the count of keys inserted (for keys inserted through a view). [excl] */
 BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
 
-/* The odd multipliers of the in-block probes (part of the file format; src/filters/blocked.c has the same). */
+/* The odd multipliers of the in-block probes (part of the file format): the library's blocked engine
+ * builds its salt table from this macro, so the view and the library share one definition. */
 #define BK_BLOCKED__SALTS 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u, \
                           0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du
 
@@ -293,8 +294,8 @@ static inline bool bk_blocked_view_contains_scalar(bk_blocked_view v, uint64_t h
 /* One bit in each 32-bit lane i: (x * salt_i) >> 27. */
 __attribute__((target("avx2"))) static inline __m256i bk_blocked__view_mask_avx2(uint32_t x)
 {
-    const __m256i salt = _mm256_setr_epi32((int)0x97406341u, (int)0x15649dadu, (int)0x84849edbu, (int)0x1a56b061u,
-                                           (int)0xbf9bf163u, (int)0x80554a9du, (int)0xef3d9061u, (int)0x3e112a0du);
+    static const uint32_t s[8] = { BK_BLOCKED__SALTS };
+    const __m256i salt = _mm256_loadu_si256((const __m256i *)(const void *)s);
     __m256i p = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), p);
 }

@@ -1,5 +1,5 @@
-/* x86 vector paths: built with per-function target attributes and chosen at run time (blocked.c's
- * dispatch, bk__simd_resolve), so the library itself needs no -mavx2. */
+/* x86 vector paths: built with per-function target attributes and chosen at run time (simd.c's
+ * bk__simd_resolve, once per filter), so the library itself needs no -mavx2. */
 #ifndef BLOOMKIT_SIMD_H
 #define BLOOMKIT_SIMD_H
 
@@ -13,7 +13,7 @@
 #endif
 
 /* The code path a new filter asked for `want` (an enum bk_simd) gets: bk_simd_force, $BK_SIMD and
- * the CPU cap it; under ThreadSanitizer AUTO means scalar (filters/blocked.c). */
+ * the CPU cap it; under ThreadSanitizer AUTO means scalar (simd.c). */
 BK_HIDDEN int bk__simd_resolve(int want);
 
 #endif

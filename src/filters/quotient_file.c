@@ -1,0 +1,172 @@
+/* Quotient filter body format (docs/FORMAT.md): encode, decode with full validation of the
+ * layout invariants, the vtable and the test hooks. */
+#include "quotient_slots.h"
+
+/* ---- serialization (body layout in docs/FORMAT.md) ----
+ * offset 0   u32 quotient_bits, u32 remainder_bits, f64 max_load, u64 capacity, f64 fpr_target,
+ *            u64 slots used, u64 distinct, u64 total, u64 array bytes            (64 bytes)
+ * then the slot array (64-byte aligned): little-endian u64 words, the groups described above.
+ * Decoding checks every invariant listed at the top of this file, and that the three counters match
+ * the array, before the filter is used. */
+
+/* The offset block b must have, from block b - 1's (which must be right). */
+static uint64_t expected_offset(const bk_quotient *f, uint64_t b)
+{
+    if (b == 0) {
+        if (!(occ_word(f, 0) & 1)) return 0;
+        uint64_t e = select_from(f, 0, 1, false);
+        return e == QF_NONE ? 0 : e;
+    }
+    uint64_t po = off_get(f, b - 1);
+    unsigned d = popc_portable(occ_word(f, b - 1) & ~UINT64_C(1)) + (unsigned)(occ_word(f, b) & 1);
+    if (d == 0) return po > 64 ? po - 64 : 0;
+    uint64_t e = select_from(f, ((b - 1) << 6) + po + 1, d, false);
+    return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
+}
+
+static bool slots_zero(const bk_quotient *f, uint64_t a, uint64_t b) /* [a, b) */
+{
+    for (uint64_t j = a; j < b; j++)
+        if (get_slot(f, j) || is_rend(f, j)) return false;
+    return true;
+}
+
+static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct, uint64_t total)
+{
+    uint64_t nocc = 0, nrend = 0;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        nocc += popc_portable(occ_word(f, b));
+        nrend += popc_portable(rend_word(f, b));
+        if ((b << 6) >= f->nslots && occ_word(f, b)) return BK_ECORRUPT;
+        if (off_get(f, b) != expected_offset(f, b)) return BK_ECORRUPT;
+    }
+    if (nocc != nrend) return BK_ECORRUPT;
+    uint64_t cursor = 0, u = 0, d = 0, t = 0;
+    for (uint64_t q = bk__qf_next_occ(f, 0); q != QF_NONE; q = bk__qf_next_occ(f, q + 1)) {
+        uint64_t st = q > cursor ? q : cursor;
+        if (!slots_zero(f, cursor, st)) return BK_ECORRUPT;
+        uint64_t e = select_from(f, st, 1, false);
+        if (e == QF_NONE) return BK_ECORRUPT;
+        uint64_t prev = 0;
+        for (uint64_t i = st; i <= e;) {
+            uint64_t x, c;
+            unsigned len = parse(f, i, e, &x, &c);
+            if (len == 0 || x == 0 || x <= prev || bk__qf_enc_len(c, f->rmask) != len) return BK_ECORRUPT;
+            prev = x;
+            i += len;
+            d++;
+            t = t > UINT64_MAX - c ? UINT64_MAX : t + c;
+        }
+        u += e - st + 1;
+        cursor = e + 1;
+    }
+    if (!slots_zero(f, cursor, f->xslots)) return BK_ECORRUPT;
+    /* the unused bits of the last remainder word of each block are part of no slot: nothing to check */
+    if (u != used || d != distinct || t != total || used > f->max_used) return BK_ECORRUPT;
+    return BK_OK;
+}
+
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_quotient *f = vf;
+    bk_status s;
+    if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits)) || (s = bk__w_f64(w, f->max_load)) ||
+        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->used)) ||
+        (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) || (s = bk__w_u64(w, f->nwords * 8)) ||
+        (s = bk__w_align(w, 64)) || (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
+        return s;
+    return BK_OK;
+}
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint32_t qb, rb;
+    double ml, fpr;
+    uint64_t cap, used, distinct, total, bytes;
+    bk_status s;
+    *out = NULL;
+    if ((s = bk__r_u32(r, &qb)) || (s = bk__r_u32(r, &rb)) || (s = bk__r_f64(r, &ml)) || (s = bk__r_u64(r, &cap)) ||
+        (s = bk__r_f64(r, &fpr)) || (s = bk__r_u64(r, &used)) || (s = bk__r_u64(r, &distinct)) ||
+        (s = bk__r_u64(r, &total)) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
+        return s;
+    if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS || rb < BK_QUOTIENT_MIN_RBITS ||
+        rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) || cap == 0)
+        return BK_ECORRUPT;
+    bk_quotient *f;
+    if ((s = bk__qf_alloc(qb, rb, ml, r->seed, !r->borrow, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if (bytes != f->nwords * 8) {
+        bk_quotient_free(f);
+        return BK_ECORRUPT;
+    }
+    if (bytes > r->len - r->off) {
+        bk_quotient_free(f);
+        return BK_ETRUNCATED;
+    }
+    const uint8_t *data;
+    if ((s = bk__r_take(r, (size_t)bytes, &data))) {
+        bk_quotient_free(f);
+        return s;
+    }
+    if (r->borrow)
+        f->words = (uint64_t *)(uintptr_t)data;
+    else
+        memcpy(f->words, data, (size_t)f->nwords * 8);
+    f->capacity = cap;
+    f->fpr_target = fpr;
+    f->used = used;
+    f->distinct = distinct;
+    f->total = total;
+    f->path_asked = BK_QUOTIENT_AUTO;
+    f->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
+    if ((s = validate(f, used, distinct, total)) != BK_OK) {
+        bk_quotient_free(f);
+        return s;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_quotient_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_quotient_contains_hash(f, h); }
+static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_quotient_add_hashes(f, h, n, NULL); }
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_quotient_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_quotient_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_quotient_stats(f, s); }
+/* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
+ * seed. bk_quotient_merge also takes filters whose fingerprints convert. */
+static bk_status v_merge(void *d, const void *s)
+{
+    const bk_quotient *a = d, *b = s;
+    if (a->qbits != b->qbits || a->rbits != b->rbits) return BK_EINCOMPAT;
+    return bk_quotient_merge(d, s);
+}
+static void v_clear(void *f) { bk_quotient_clear(f); }
+static void v_destroy(void *f) { bk_quotient_free(f); }
+
+BK_HIDDEN const bk_vtable bk__quotient_vtable = {
+    .type = BK_TYPE_QUOTIENT,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = v_remove_hash,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = v_merge,
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+};
+
+/* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */
+bk_status bk__quotient_check(const bk_quotient *f) { return validate(f, f->used, f->distinct, f->total); }
+const uint64_t *bk__quotient_words(const bk_quotient *f, size_t *nwords)
+{
+    *nwords = (size_t)f->nwords;
+    return f->words;
+}

@@ -1,0 +1,230 @@
+/* Quotient filter rebuilds: iteration in fingerprint order, building a table by appending, and
+ * the operations built on them (grow, merge, foreach, add_fingerprint). */
+#include "quotient_slots.h"
+
+/* ---- iteration (in fingerprint order, without offsets) and building by appending ---- */
+
+typedef struct qf_iter {
+    const bk_quotient *f;
+    uint64_t q;   /* current quotient; QF_NONE when done */
+    uint64_t i;   /* next slot */
+    uint64_t e;   /* end of the current run */
+} qf_iter;
+
+static void it_start_run(qf_iter *it, uint64_t from_q, uint64_t after)
+{
+    const bk_quotient *f = it->f;
+    it->q = bk__qf_next_occ(f, from_q);
+    if (it->q == QF_NONE) return;
+    uint64_t st = it->q > after ? it->q : after;
+    it->i = st;
+    it->e = select_from(f, st, 1, false);
+    if (it->e == QF_NONE) it->q = QF_NONE;
+}
+
+static void it_init(qf_iter *it, const bk_quotient *f)
+{
+    it->f = f;
+    it_start_run(it, 0, 0);
+}
+
+/* Next entry; false at the end (or at malformed data). */
+static bool it_next(qf_iter *it, uint64_t *q, uint64_t *x, uint64_t *c)
+{
+    if (it->q == QF_NONE) return false;
+    unsigned len = parse(it->f, it->i, it->e, x, c);
+    if (len == 0) {
+        it->q = QF_NONE;
+        return false;
+    }
+    *q = it->q;
+    it->i += len;
+    if (it->i > it->e) it_start_run(it, it->q + 1, it->e + 1);
+    return true;
+}
+
+typedef struct qf_builder {
+    bk_quotient *f;   /* empty target, same counters as zero */
+    uint64_t cursor;  /* next free slot */
+    uint64_t last_q;  /* quotient of the last written run; QF_NONE at first */
+    uint64_t pq, px, pc; /* pending entry (pc 0: none) */
+    bk_status err;
+} qf_builder;
+
+static void b_write(qf_builder *b, uint64_t q, uint64_t x, uint64_t c)
+{
+    bk_quotient *f = b->f;
+    unsigned len = bk__qf_enc_len(c, f->rmask);
+    uint64_t st;
+    if (q == b->last_q) {
+        st = b->cursor;
+        set_rend(f, st - 1, false);
+    } else {
+        st = q > b->cursor ? q : b->cursor;
+        set_occ(f, q, true);
+    }
+    if (st + len > f->xslots || f->used + len > f->max_used) {
+        b->err = BK_EFULL;
+        return;
+    }
+    bk__qf_enc_write(f, st, x, c);
+    set_rend(f, st + len - 1, true);
+    b->cursor = st + len;
+    b->last_q = q;
+    f->used += len;
+    f->distinct++;
+    f->total = f->total > UINT64_MAX - c ? UINT64_MAX : f->total + c;
+}
+
+static void b_add(qf_builder *b, uint64_t q, uint64_t x, uint64_t c)
+{
+    if (b->err) return;
+    if (b->pc && b->pq == q && b->px == x) {
+        b->pc = b->pc > UINT64_MAX - c ? UINT64_MAX : b->pc + c;
+        return;
+    }
+    if (b->pc) b_write(b, b->pq, b->px, b->pc);
+    b->pq = q;
+    b->px = x;
+    b->pc = c;
+}
+
+static bk_status b_finish(qf_builder *b)
+{
+    if (!b->err && b->pc) b_write(b, b->pq, b->px, b->pc);
+    if (b->err) return b->err;
+    bk__qf_fix_offsets(b->f, 0, b->f->nblocks - 1, b->f->bmi2);
+    return BK_OK;
+}
+
+/* A fingerprint of `from` bits cut to f's q + r bits, as (quotient, remainder). */
+BK_INLINE void convert(const bk_quotient *f, uint64_t fp, uint32_t from, uint64_t *q, uint64_t *x)
+{
+    uint64_t g = fp >> (from - f->qbits - f->rbits);
+    *q = g >> f->rbits;
+    *x = remap(g & f->rmask);
+}
+
+/* Move the contents of `nf` (built) into f, keeping f's identity. */
+static void adopt(bk_quotient *f, bk_quotient *nf)
+{
+    if (f->owns_words) bk__free_aligned(f->words);
+    f->words = nf->words;
+    f->owns_words = true;
+    f->nwords = nf->nwords;
+    f->qbits = nf->qbits;
+    f->rbits = nf->rbits;
+    f->group_words = nf->group_words;
+    f->rmask = nf->rmask;
+    f->nslots = nf->nslots;
+    f->xslots = nf->xslots;
+    f->nblocks = nf->nblocks;
+    f->max_used = nf->max_used;
+    f->used = nf->used;
+    f->distinct = nf->distinct;
+    f->total = nf->total;
+    bk__free(nf);
+}
+
+bk_status bk_quotient_grow(bk_quotient *f)
+{
+    if (!f) return BK_EINVAL;
+    if (f->qbits + 1 > BK_QUOTIENT_MAX_QBITS || f->rbits - 1 < BK_QUOTIENT_MIN_RBITS) return BK_ETOOBIG;
+    bk_quotient *nf;
+    bk_status s = bk__qf_alloc(f->qbits + 1, f->rbits - 1, f->max_load, f->seed, true, &nf);
+    if (s) return s;
+    nf->bmi2 = f->bmi2;
+    qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
+    qf_iter it;
+    it_init(&it, f);
+    uint64_t q, x, c, from = f->qbits + f->rbits;
+    while (it_next(&it, &q, &x, &c)) {
+        uint64_t nq, nx;
+        convert(nf, q << f->rbits | x, (uint32_t)from, &nq, &nx);
+        b_add(&b, nq, nx, c);
+    }
+    if ((s = b_finish(&b)) != BK_OK) {
+        bk_quotient_free(nf);
+        return s;
+    }
+    uint64_t total = f->total;
+    adopt(f, nf);
+    f->total = total; /* the sum of counts is unchanged (saturated entries stay saturated) */
+    if (f->capacity <= UINT64_MAX / 2) f->capacity *= 2;
+    f->fpr_target = bk_quotient_fpr(f->max_used, f->qbits, f->rbits);
+    return BK_OK;
+}
+
+/* Fingerprints of (sq, sr) bits convert to (q, r) when they are at least as long and either lose at
+ * least one low bit (which drops the ambiguity of a stored remainder 1: it may have been 0) or keep
+ * all of the remainder in the remainder (r <= sr). */
+static bool convertible(uint32_t sq, uint32_t sr, uint32_t q, uint32_t r)
+{
+    return sq + sr >= q + r && (sq + sr > q + r || r <= sr);
+}
+
+bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src)
+{
+    if (!dst || !src) return BK_EINVAL;
+    if (dst->seed != src->seed || !convertible(src->qbits, src->rbits, dst->qbits, dst->rbits)) return BK_EINCOMPAT;
+    return BK_OK;
+}
+
+bk_status bk_quotient_merge(bk_quotient *dst, const bk_quotient *src)
+{
+    bk_status s = bk_quotient_compatible(dst, src);
+    if (s) return s;
+    bk_quotient *nf;
+    if ((s = bk__qf_alloc(dst->qbits, dst->rbits, dst->max_load, dst->seed, true, &nf))) return s;
+    nf->bmi2 = dst->bmi2;
+    qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
+    qf_iter a, o;
+    it_init(&a, dst);
+    it_init(&o, src);
+    uint32_t sbits = src->qbits + src->rbits;
+    uint64_t aq, ax, ac, oq, ox, oc;
+    bool ha = it_next(&a, &aq, &ax, &ac), ho = false;
+    if (it_next(&o, &oq, &ox, &oc)) {
+        convert(dst, oq << src->rbits | ox, sbits, &oq, &ox);
+        ho = true;
+    }
+    while (ha || ho) {
+        if (ha && (!ho || aq < oq || (aq == oq && ax <= ox))) {
+            b_add(&b, aq, ax, ac);
+            ha = it_next(&a, &aq, &ax, &ac);
+        } else {
+            b_add(&b, oq, ox, oc);
+            ho = it_next(&o, &oq, &ox, &oc);
+            if (ho) convert(dst, oq << src->rbits | ox, sbits, &oq, &ox);
+        }
+    }
+    if ((s = b_finish(&b)) != BK_OK) {
+        bk_quotient_free(nf);
+        return s;
+    }
+    adopt(dst, nf);
+    return BK_OK;
+}
+
+int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx)
+{
+    qf_iter it;
+    it_init(&it, f);
+    uint64_t q, x, c;
+    while (it_next(&it, &q, &x, &c)) {
+        int r = fn(q << f->rbits | x, c, ctx);
+        if (r) return r;
+    }
+    return 0;
+}
+
+bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fp, uint32_t qbits, uint32_t rbits, uint64_t count)
+{
+    if (!f || count == 0 || rbits == 0 || qbits + rbits > 64) return BK_EINVAL;
+    if (qbits + rbits < 64 && (fp >> (qbits + rbits))) return BK_EINVAL;
+    if (!convertible(qbits, rbits, f->qbits, f->rbits)) return BK_EINCOMPAT;
+    uint64_t q, x;
+    convert(f, fp, qbits + rbits, &q, &x);
+    return bk__qf_ops(f)->insert(f, q, x, count);
+}
+

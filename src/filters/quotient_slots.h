@@ -1,0 +1,299 @@
+/* The quotient filter's private layout, shared by quotient.c (slot operations, lifetime),
+ * quotient_rebuild.c (grow, merge, append) and quotient_file.c (body format): the struct, word
+ * primitives, slot access, rank and select, entry parsing and the hash split. Not installed. */
+#ifndef BK_QUOTIENT_SLOTS_H
+#define BK_QUOTIENT_SLOTS_H
+
+#include "internal.h"
+#include "testing.h"
+#include "simd.h"
+#include "bloomkit/quotient.h"
+#include "bloomkit/filter.h"
+
+/*
+ * The slot array: groups of two blocks of 64 slots. A group is one word holding both blocks' 32-bit
+ * offsets (block 2g in the low half), then for each block: its occupied word, its run-end word and r
+ * words of remainders (slot j of the block at bits j*r .. j*r + r - 1 of those words, little-endian).
+ *
+ * Invariants (checked when a file is loaded):
+ *   - occupied bit i set iff quotient i has a run; runs are in quotient order, each starts at or
+ *     after its quotient, right after the previous run when that one reaches its quotient;
+ *   - the number of run ends equals the number of occupied quotients;
+ *   - the offset of block b is max(0, E - 64 b), where E is the run end of the last occupied
+ *     quotient <= 64 b (0 when there is none);
+ *   - each run is a sequence of well-formed entries with increasing remainders; unused slots are 0.
+ */
+struct bk_quotient {
+    uint64_t *words;
+    uint64_t nwords;
+    uint32_t qbits, rbits;
+    uint32_t group_words; /* 1 + 2 (2 + r) */
+    uint64_t rmask;       /* 2^r - 1, also the counters' digit base */
+    uint64_t nslots;      /* 2^q */
+    uint64_t xslots;      /* physical slots: multiple of 128 */
+    uint64_t nblocks;     /* xslots / 64 */
+    uint64_t max_used;    /* floor(max_load * 2^q) */
+    double max_load;
+    uint64_t seed;
+    uint64_t capacity;    /* keys it was sized for */
+    double fpr_target;
+    uint64_t used;        /* slots in use */
+    uint64_t distinct;    /* entries */
+    uint64_t total;       /* sum of counts (saturating) */
+    bk_quotient_path path_asked;
+    bool bmi2;            /* the path in use */
+    bool owns_words;
+};
+
+#define QF_ENC_MAX 48 /* slots of the longest entry: 3 + 41 base-3 digits of 2^64 */
+#define QF_NONE UINT64_MAX
+
+/* ---- word primitives: portable and BMI2 ---- */
+
+BK_INLINE unsigned popc_portable(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* Position of the (k+1)-th set bit of w (k < popcount(w)): skip whole bytes by their popcounts,
+ * then clear the lowest bits of the byte that holds it. */
+BK_INLINE unsigned select_portable(uint64_t w, unsigned k)
+{
+    unsigned pos = 0;
+    for (;;) {
+        unsigned c = popc_portable(w & 0xff);
+        if (k < c) break;
+        k -= c;
+        w >>= 8;
+        pos += 8;
+    }
+    while (k--) w &= w - 1;
+    return pos + (unsigned)__builtin_ctzll(w);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define QF_HAVE_BMI2 1
+/* Inline assembly needs no target attribute, so the same C code serves both paths; these run only
+ * when the CPU has BMI2 (and so POPCNT). */
+BK_INLINE uint64_t pdep_asm(uint64_t src, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pdepq %2, %1, %0" : "=r"(r) : "r"(src), "rm"(mask));
+    return r;
+}
+BK_INLINE unsigned popc_asm(uint64_t x)
+{
+    uint64_t r;
+    __asm__("popcntq %1, %0" : "=r"(r) : "rm"(x));
+    return (unsigned)r;
+}
+BK_INLINE unsigned tzcnt_asm(uint64_t x)
+{
+    uint64_t r;
+    __asm__("tzcntq %1, %0" : "=r"(r) : "rm"(x));
+    return (unsigned)r;
+}
+#else
+#  define QF_HAVE_BMI2 0
+#endif
+
+BK_INLINE unsigned popc(uint64_t x, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return popc_asm(x);
+#endif
+    (void)bmi2;
+    return popc_portable(x);
+}
+
+BK_INLINE unsigned select64(uint64_t w, unsigned k, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return tzcnt_asm(pdep_asm(UINT64_C(1) << k, w));
+#endif
+    (void)bmi2;
+    return select_portable(w, k);
+}
+
+/* ---- layout access ---- */
+
+BK_INLINE uint64_t *blk(const bk_quotient *f, uint64_t b)
+{
+    return f->words + (b >> 1) * f->group_words + 1 + (b & 1) * (2 + f->rbits);
+}
+BK_INLINE uint64_t off_get(const bk_quotient *f, uint64_t b)
+{
+    return (f->words[(b >> 1) * f->group_words] >> ((b & 1) * 32)) & 0xffffffffu;
+}
+BK_INLINE void off_set(bk_quotient *f, uint64_t b, uint64_t v)
+{
+    uint64_t *w = &f->words[(b >> 1) * f->group_words];
+    unsigned sh = (unsigned)(b & 1) * 32;
+    *w = (*w & ~(UINT64_C(0xffffffff) << sh)) | (v << sh);
+}
+BK_INLINE uint64_t occ_word(const bk_quotient *f, uint64_t b) { return blk(f, b)[0]; }
+BK_INLINE uint64_t rend_word(const bk_quotient *f, uint64_t b) { return blk(f, b)[1]; }
+BK_INLINE bool is_occ(const bk_quotient *f, uint64_t i) { return (blk(f, i >> 6)[0] >> (i & 63)) & 1; }
+BK_INLINE bool is_rend(const bk_quotient *f, uint64_t i) { return (blk(f, i >> 6)[1] >> (i & 63)) & 1; }
+BK_INLINE void set_bit(uint64_t *w, unsigned j, bool v)
+{
+    *w = (*w & ~(UINT64_C(1) << j)) | ((uint64_t)v << j);
+}
+BK_INLINE void set_occ(bk_quotient *f, uint64_t i, bool v) { set_bit(&blk(f, i >> 6)[0], i & 63, v); }
+BK_INLINE void set_rend(bk_quotient *f, uint64_t i, bool v) { set_bit(&blk(f, i >> 6)[1], i & 63, v); }
+
+BK_INLINE uint64_t get_slot(const bk_quotient *f, uint64_t i)
+{
+    const uint64_t *rw = blk(f, i >> 6) + 2;
+    uint64_t bit = (i & 63) * f->rbits;
+    unsigned sh = (unsigned)(bit & 63);
+    uint64_t v = rw[bit >> 6] >> sh;
+    if (sh + f->rbits > 64) v |= rw[(bit >> 6) + 1] << (64 - sh);
+    return v & f->rmask;
+}
+BK_INLINE void put_slot(bk_quotient *f, uint64_t i, uint64_t v)
+{
+    uint64_t *rw = blk(f, i >> 6) + 2;
+    uint64_t bit = (i & 63) * f->rbits;
+    unsigned sh = (unsigned)(bit & 63);
+    uint64_t *w = &rw[bit >> 6];
+    *w = (*w & ~(f->rmask << sh)) | (v << sh);
+    if (sh + f->rbits > 64) {
+        unsigned lo = 64 - sh;
+        w[1] = (w[1] & ~(f->rmask >> lo)) | (v >> lo);
+    }
+}
+
+/* ---- rank and select ---- */
+
+/* Position of the d-th (d >= 1) run end at or after position p; QF_NONE if there is none. */
+BK_INLINE uint64_t select_from(const bk_quotient *f, uint64_t p, uint64_t d, bool bmi2)
+{
+    uint64_t b = p >> 6;
+    if (b >= f->nblocks) return QF_NONE;
+    uint64_t w = rend_word(f, b) & (~UINT64_C(0) << (p & 63));
+    for (;;) {
+        unsigned c = popc(w, bmi2);
+        if (d <= c) return (b << 6) + select64(w, (unsigned)(d - 1), bmi2);
+        d -= c;
+        if (++b >= f->nblocks) return QF_NONE;
+        w = rend_word(f, b);
+    }
+}
+
+/* The run end of the last occupied quotient <= i: exact whenever it is >= i (slot i is then in use),
+ * otherwise some value < i (as a signed number: -1 when nothing precedes). */
+BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
+{
+    uint64_t b = i >> 6;
+    unsigned j = (unsigned)(i & 63);
+    const uint64_t *bp = blk(f, b);
+    uint64_t off = off_get(f, b);
+    uint64_t below = j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1;
+    unsigned d = popc(bp[0] & below & ~UINT64_C(1), bmi2);
+    if (d == 0) {
+        if (off == 0 && !(bp[1] & 1)) return (int64_t)(b << 6) - 1;
+        return (int64_t)((b << 6) + off);
+    }
+    uint64_t e = select_from(f, (b << 6) + off + 1, d, bmi2);
+    return e == QF_NONE ? (int64_t)f->xslots : (int64_t)e;
+}
+
+/* First unused slot at or after p (xslots when none). */
+BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
+{
+    while (p < f->xslots) {
+        int64_t e = run_end_le(f, p, bmi2);
+        if (e < (int64_t)p) return p;
+        p = (uint64_t)e + 1;
+    }
+    return f->xslots;
+}
+
+/* Start of the run that ends at e and belongs to quotient q (no run end in [start, e)). */
+BK_INLINE uint64_t run_start(const bk_quotient *f, uint64_t q, uint64_t e)
+{
+    if (e == q) return q;
+    /* the highest run end in [q, e - 1] */
+    uint64_t p = e - 1;
+    uint64_t b = p >> 6;
+    uint64_t w = rend_word(f, b) & ((p & 63) == 63 ? ~UINT64_C(0) : (UINT64_C(2) << (p & 63)) - 1);
+    for (;;) {
+        if (w) {
+            uint64_t pos = (b << 6) + 63 - (uint64_t)__builtin_clzll(w);
+            return pos + 1 > q ? pos + 1 : q;
+        }
+        if (b == 0 || ((b - 1) << 6) + 63 < q) return q;
+        b--;
+        w = rend_word(f, b);
+    }
+}
+
+/* Parse the entry starting at slot i of a run ending at e: its remainder, count and length in
+ * slots. Returns 0 for a malformed entry (only possible in unchecked data). */
+BK_INLINE unsigned parse(const bk_quotient *f, uint64_t i, uint64_t e, uint64_t *x, uint64_t *c)
+{
+    uint64_t v = get_slot(f, i);
+    *x = v;
+    *c = 1;
+    if (i == e) return 1;
+    uint64_t y = get_slot(f, i + 1);
+    if (y > v) return 1;
+    if (y == v) {
+        *c = 2;
+        return 2;
+    }
+    if (y != 0) return 0;
+    uint64_t n = 0;
+    bool sat = false;
+    for (uint64_t j = i + 2; j <= e; j++) {
+        uint64_t z = get_slot(f, j);
+        if (z == v) {
+            if (j - i + 1 > QF_ENC_MAX) return 0;
+            *c = sat || n > UINT64_MAX - 3 ? UINT64_MAX : n + 3;
+            return (unsigned)(j - i + 1);
+        }
+        uint64_t d = z < v ? z : z - 1;
+        if (n > (UINT64_MAX - d) / f->rmask) sat = true;
+        else n = n * f->rmask + d;
+    }
+    return 0;
+}
+
+/* ---- hashing to (quotient, remainder) ---- */
+
+BK_INLINE uint64_t remap(uint64_t x) { return x ? x : 1; }
+BK_INLINE void split(const bk_quotient *f, uint64_t h, uint64_t *q, uint64_t *x)
+{
+    uint64_t fp = h >> (64 - f->qbits - f->rbits);
+    *q = fp >> f->rbits;
+    *x = remap(fp & f->rmask);
+}
+
+/* ---- shared by the three sources (quotient.c) ---- */
+
+/* Next occupied quotient at or after i; QF_NONE when none. */
+BK_HIDDEN uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i);
+/* Recompute the offsets of blocks lo..hi. */
+BK_HIDDEN void bk__qf_fix_offsets(bk_quotient *f, uint64_t lo, uint64_t hi, bool bmi2);
+/* Slots of an entry with count c (digit base `base`), and writing one at slot pos. */
+BK_HIDDEN unsigned bk__qf_enc_len(uint64_t c, uint64_t base);
+BK_HIDDEN void bk__qf_enc_write(bk_quotient *f, uint64_t pos, uint64_t x, uint64_t c);
+
+typedef struct qf_ops {
+    uint64_t (*count)(const bk_quotient *f, uint64_t q, uint64_t x);
+    bk_status (*insert)(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c);
+    bk_status (*remove)(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c);
+    size_t (*contains_hashes)(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res);
+} qf_ops;
+/* The path's operations (portable or BMI2). */
+BK_HIDDEN const qf_ops *bk__qf_ops(const bk_quotient *f);
+/* Whether path p runs on BMI2 here. */
+BK_HIDDEN bool bk__qf_resolve_path(bk_quotient_path p);
+/* A zeroed filter of 2^qb slots of rb bits (words allocated when alloc). */
+BK_HIDDEN bk_status bk__qf_alloc(uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out);
+
+#endif

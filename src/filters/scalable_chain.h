@@ -1,0 +1,72 @@
+/* The scalable Bloom filter's private parts, shared by scalable.c (sizing, construction,
+ * whole-filter operations, statistics), scalable_ops.c (query and insert, single and batch) and
+ * scalable_file.c (body format): the layer and chain structs and the chain's construction helpers.
+ * Not installed. */
+#ifndef BK_SCALABLE_CHAIN_H
+#define BK_SCALABLE_CHAIN_H
+
+#include <pthread.h>
+#include "internal.h"
+#include "blocked1024.h"
+#include "simd.h"
+#include "blocked_engine.h"
+#include "bloomkit/blocked.h"
+#include "bloomkit/bloom.h"
+#include "bloomkit/scalable.h"
+
+/* One sub-filter. Everything but `fill` (and the bits) is written once, before the layer is
+ * published. A classic layer wraps a bk_bloom; a blocked layer owns (or borrows) its words itself. */
+typedef struct layer {
+    bk_bloom *bf;          /* classic layers; NULL in a blocked chain */
+    uint64_t *words;       /* the bit array (bf's for a classic layer), 64-byte aligned */
+    uint64_t m;            /* bits */
+    uint64_t blocks;       /* blocked: m / 1024 */
+    uint32_t k;
+    bool owns_words;       /* blocked: false when the words are borrowed from a mapping */
+    uint64_t capacity;
+    double error;          /* exact FPR of (m, k) at capacity */
+    uint64_t bytes;
+    uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity. A blocked
+                            * layer's count is its fill (a union sets it to the fill-based estimate). */
+} layer;
+
+/* Blocked layers: 1024-bit blocks of 16 words (two cache lines), k probes anywhere in the block, as
+ * the blocked engine defines them (core/blocked_engine.h). The in-block pattern depends on h alone,
+ * so a query builds it once for the whole chain and tests each layer with one masked compare. */
+BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h) { return bk__blk_block(L->words, L->blocks, h, 4); }
+
+struct bk_scalable {
+    /* layers[0 .. n-1] are valid; n is stored with release after layers[n-1] is complete and loaded
+     * with acquire by every reader, so a reader never sees a half-built layer. Layers are only freed
+     * by [excl] calls (clear, free). */
+    layer *layers[BK_SCALABLE_MAX_FILTERS];
+    uint32_t n;
+    uint32_t growth;       /* capacity ratio between sub-filters; 0: non-scaling (one sub-filter) */
+    uint64_t capacity0;
+    double p;
+    double r;
+    uint64_t max_bytes;
+    uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
+    uint64_t seed;
+    bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
+    int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
+    pthread_mutex_t grow_lock;
+};
+
+/* Layers at least this big are assumed to miss the cache. */
+#define BIG_LAYER_BYTES (UINT64_C(1) << 16)
+/* Keys hashed per chunk by the bytes-key batch forms. */
+#define BK_BATCH 32
+
+/* ---- construction helpers (scalable.c) ---- */
+BK_HIDDEN bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, uint32_t i, bk_geometry *g, uint64_t *bytes);
+BK_HIDDEN bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_options *o);
+BK_HIDDEN void bk__sc_free_layer(layer *L);
+BK_HIDDEN bk_status bk__sc_blocked_layer(const bk_geometry *g, uint64_t *words, uint64_t count, layer **out);
+BK_HIDDEN bk_status bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer **out);
+BK_HIDDEN bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed, bool classic);
+BK_HIDDEN uint64_t bk__sc_layer_count(const layer *L);
+BK_HIDDEN bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, layer **out);
+BK_HIDDEN void bk__sc_free_shell(bk_scalable *f);
+
+#endif

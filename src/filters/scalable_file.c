@@ -1,0 +1,142 @@
+/* Scalable Bloom filter body format (docs/FORMAT.md): encode, decode with every sub-filter's
+ * geometry checked against the chain's parameters, and the vtable. */
+#include "scalable_chain.h"
+
+/* ---- serialization (body layout in docs/FORMAT.md) ----
+ * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters, u32 kind  (44 bytes)
+ * growth: 0 = non-scaling, 1 .. 16 = scaling with that growth; kind: KIND_CLASSIC or KIND_BLOCKED;
+ * then zero padding to 64, then nfilters sub-filter bodies, each starting at a 64-byte aligned body
+ * offset: classic: bloom.c's body (standard layout); blocked: u64 m, u32 k, u32 0, u64 capacity,
+ * u64 count (32 bytes), zero padding to 64, the m / 8 bytes of words. Sub-filter i must have exactly
+ * the geometry the parameters give for it. */
+
+enum { KIND_CLASSIC = 0, KIND_BLOCKED = 1 };
+
+/* Counts past this are not from us (keeps the chain's sum far from overflow). */
+#define MAX_LAYER_COUNT (UINT64_C(1) << 48)
+
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_scalable *f = vf;
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    bk_status s;
+    if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
+        (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
+        (s = bk__w_u32(w, f->classic ? KIND_CLASSIC : KIND_BLOCKED)) || (s = bk__w_align(w, 64)))
+        return s;
+    for (uint32_t i = 0; i < n; i++) {
+        const layer *L = f->layers[i];
+        if (L->bf) {
+            s = bk__bloom_vtable.encode(L->bf, w);
+        } else if (!(s = bk__w_u64(w, L->m)) && !(s = bk__w_u32(w, L->k)) && !(s = bk__w_u32(w, 0)) &&
+                   !(s = bk__w_u64(w, L->capacity)) && !(s = bk__w_u64(w, bk__sc_layer_count(L))) &&
+                   !(s = bk__w_align(w, 64))) {
+            s = bk__w_u64_array(w, L->words, (size_t)(L->bytes / 8));
+        }
+        if (s || (s = bk__w_align(w, 64))) return s;
+    }
+    return BK_OK;
+}
+
+/* A blocked sub-filter's body; g is the geometry the chain's parameters give it. */
+static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer **out)
+{
+    uint64_t m, cap, count;
+    uint32_t k, zero;
+    bk_status s;
+    if ((s = bk__r_u64(r, &m)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u32(r, &zero)) || (s = bk__r_u64(r, &cap)) ||
+        (s = bk__r_u64(r, &count)) || (s = bk__r_align(r, 64)))
+        return s;
+    if (m != g->m || k != g->k || cap != g->n || zero != 0 || count > MAX_LAYER_COUNT) return BK_ECORRUPT;
+    const uint8_t *data = NULL;
+    if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
+    if (r->borrow && (s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
+    if ((s = bk__sc_blocked_layer(g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
+    /* copying: straight from the body into the layer (a pulled body never sits in memory whole) */
+    if ((!r->borrow && (s = bk__r_take_into(r, (*out)->words, (size_t)(m / 8))) != BK_OK) ||
+        (s = bk__r_align(r, 64)) != BK_OK) {
+        bk__sc_free_layer(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint64_t cap0, max_bytes;
+    double p, rr;
+    uint32_t growth, n, kind;
+    bk_status s;
+    *out = NULL;
+    if ((s = bk__r_u64(r, &cap0)) || (s = bk__r_f64(r, &p)) || (s = bk__r_f64(r, &rr)) ||
+        (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
+        (s = bk__r_u32(r, &kind)) || (s = bk__r_align(r, 64)))
+        return s;
+    if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
+    bool classic = kind == KIND_CLASSIC;
+    bk_scalable_options o = { .growth = growth ? growth : 1, .tightening = rr, .max_bytes = max_bytes, .seed = r->seed,
+                              .flags = (growth ? 0 : BK_SCALABLE_NONSCALING) | (classic ? BK_SCALABLE_CLASSIC : 0) };
+    if (bk__sc_check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
+        (growth == 0 && n != 1))
+        return BK_ECORRUPT;
+    bk_scalable *f = bk__sc_alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic);
+    if (!f) return BK_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        bk_geometry g;
+        uint64_t b;
+        void *bf = NULL;
+        if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
+            s = BK_ECORRUPT;
+        } else if (!classic) {
+            s = decode_blocked_layer(r, &g, &f->layers[i]);
+        } else if ((s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
+            /* the sub-filter body's capacity field, as the decoder kept it */
+            if (bk__bloom_capacity_field(bf) != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
+                bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
+                s = BK_ECORRUPT;
+            else if ((s = bk__r_align(r, 64)) == BK_OK)
+                s = bk__sc_wrap_layer(bf, g.n, &f->layers[i]);
+        }
+        if (s != BK_OK) {
+            bk_bloom_free(bf);
+            bk_scalable_free(f);
+            return s;
+        }
+        f->n = i + 1;
+        f->bytes += f->layers[i]->bytes;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_scalable_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_scalable_contains_hash(f, h); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_scalable_add_hashes(f, h, n, NULL); }
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_scalable_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_scalable_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_scalable_stats(f, s); }
+static bk_status v_merge(void *d, const void *s) { return bk_scalable_union(d, s); }
+static void v_clear(void *f) { bk_scalable_clear(f); }
+static void v_destroy(void *f) { bk_scalable_free(f); }
+
+BK_HIDDEN const bk_vtable bk__scalable_vtable = {
+    .type = BK_TYPE_SCALABLE,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = NULL,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = v_merge,
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+    /* A shared writable mapping cannot grow: scalable files are loaded, added to and saved. */
+    .add_hash_atomic = NULL,
+    .add_hashes_atomic = NULL,
+};

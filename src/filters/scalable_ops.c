@@ -1,0 +1,455 @@
+/* Scalable Bloom filter: query and insert, one key and in batches, for classic and blocked chains.
+ * The query and insert paths share the chain's growth lock and its prefetch policy. */
+#include "scalable_chain.h"
+
+/* ---- query ---- */
+
+/* Probes past the first two that a query prefetches in each big layer. */
+#define PREFETCH_DEPTH 2
+
+/* Rounds (probes) tested breadth first before the layers still alive test the rest at once. */
+#define BREADTH_ROUNDS 4
+
+/* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
+ * early exit. */
+BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, uint64_t step)
+{
+    const uint64_t *w = L->words;
+    uint64_t all = 1;
+    for (; t < L->k; t++) {
+        uint64_t bit = bk__range64(x, L->m);
+        all &= __atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63);
+        x += y;
+        y += t * step;
+    }
+    return all & 1;
+}
+
+/*
+ * The chain. Every layer probes with the same sequence x_0, x_1, ... (it depends only on h), mapped to
+ * each layer's own m. An absent key is rejected by about two probes per layer, so phase 1 tests
+ * probes 0 and 1 of every layer with a fixed amount of work and no branch on the data: all those
+ * loads are independent and their cache misses overlap; it also prefetches the next probes of the big
+ * layers. Phase 2 then goes on breadth first over the few layers still alive (round t tests probe t of
+ * each), with one unpredictable branch per round rather than per probe. A layer whose k probes all hit
+ * holds the key. After BREADTH_ROUNDS probes, the layers still alive (rare for an absent key, the
+ * layer holding a present one) test all their remaining probes with independent loads. n <= 64, so a
+ * 64-bit mask holds the live layers.
+ */
+static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+    layer *const *layers = f->layers;
+    const uint64_t x0 = h, y0 = bk__remix(h);
+    const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
+    const uint64_t inc = bk__probe_step(h); /* y += t * inc after probe t */
+    uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
+    uint64_t alive = 0, done = 0;
+    for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
+        const layer *L = layers[l];
+        const uint64_t *w = L->words;
+        uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
+        if (L->bytes >= BIG_LAYER_BYTES) {
+            uint64_t px = x, py = y;
+            for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
+                BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
+                px += py;
+                py += t * inc;
+            }
+        }
+        /* (a layer with k = 1 ignores probe 1) */
+        uint64_t hit = (__atomic_load_n(&w[b0 >> 6], __ATOMIC_RELAXED) >> (b0 & 63)) &
+                       ((__atomic_load_n(&w[b1 >> 6], __ATOMIC_RELAXED) >> (b1 & 63)) | (L->k < 2)) & 1;
+        alive |= hit << l;
+        done |= (uint64_t)(hit & (L->k <= 2)) << l;
+    }
+    if (!alive) return false;
+    if (done) return true;
+    uint32_t t = 2;
+    for (; alive && t < BREADTH_ROUNDS; t++) {
+        uint64_t next = 0;
+        for (uint64_t a = alive; a; a &= a - 1) {
+            unsigned l = (unsigned)__builtin_ctzll(a);
+            const layer *L = layers[l];
+            uint64_t bit = bk__range64(x, L->m);
+            uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+            next |= hit << l;
+            done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+        }
+        if (done) return true;
+        alive = next;
+        x += y;
+        y += t * inc;
+    }
+    /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
+     * key) test all their remaining probes with independent loads, so those misses overlap too. */
+    for (uint64_t a = alive; a; a &= a - 1) {
+        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y, inc)) return true;
+    }
+    return false;
+}
+
+/* A blocked chain: every layer is one block test with no branch on the data, so an absent key costs
+ * one block (two lines) per layer, all loads independent (the engine's bk__b1024_any; oldest layers
+ * first: k grows along the chain, so the mask is mostly extended, not rebuilt). */
+static bool blocked_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+    const uint64_t *blocks[BK_SCALABLE_MAX_FILTERS];
+    uint32_t ks[BK_SCALABLE_MAX_FILTERS];
+    for (uint32_t l = 0; l < n; l++) {
+        blocks[l] = b1024_block(f->layers[l], h);
+        ks[l] = f->layers[l]->k;
+    }
+    return bk__b1024_any((bk_simd)f->simd, blocks, ks, n, (uint32_t)h);
+}
+
+static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
+{
+    return f->classic ? classic_has(f, n, h) : blocked_has(f, n, h);
+}
+
+bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t h)
+{
+    return chain_has(f, __atomic_load_n(&f->n, __ATOMIC_ACQUIRE), h);
+}
+
+bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len)
+{
+    return bk_scalable_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- insert ---- */
+
+/* Append a layer if the chain still has n layers (another thread may have done it). [under grow_lock] */
+static bk_status grow_locked(bk_scalable *f, uint32_t n)
+{
+    if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
+    if (f->growth == 0) return BK_EFULL;
+    if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
+    layer *L;
+    bk_status s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), &L);
+    if (s != BK_OK) return s;
+    f->layers[n] = L;
+    __atomic_store_n(&f->bytes, f->bytes + L->bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
+    return BK_OK;
+}
+
+bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint32_t n = f->n;
+    if (chain_has(f, n, h)) return BK_EEXISTS;
+    layer *L = f->layers[n - 1];
+    if (BK_UNLIKELY(L->fill >= L->capacity)) {
+        bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
+        if (s != BK_OK) return s;
+        L = f->layers[n];
+    }
+    L->fill++;
+    if (L->bf) return bk_bloom_add_hash(L->bf, h);
+    uint64_t *w = b1024_block(L, h);
+    for (uint32_t i = 0; i < L->k; i++) {
+        uint32_t b = bk__b1024_bit((uint32_t)h, i);
+        w[b >> 6] |= UINT64_C(1) << (b & 63);
+    }
+    return BK_OK;
+}
+
+bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_scalable_add_if_absent_hash(f, bk__hash(key, len, f->seed));
+}
+
+bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)
+{
+    bk_status s = bk_scalable_add_if_absent_hash(f, h);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len)
+{
+    bk_status s = bk_scalable_add_if_absent(f, key, len);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_scalable_add_if_absent_hash(f, bk__hash_u64(key, f->seed));
+}
+
+bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key)
+{
+    bk_status s = bk_scalable_add_if_absent_u64(f, key);
+    return s == BK_EEXISTS ? BK_OK : s;
+}
+
+bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key)
+{
+    return bk_scalable_contains_hash(f, bk__hash_u64(key, f->seed));
+}
+
+/* Claim a slot in the newest layer with a CAS on its fill (so a layer never takes more than its
+ * capacity, however many threads add), then set the bits with the classic filter's atomic OR. Only
+ * a full newest layer takes the lock, to append the next one. */
+bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    if (chain_has(f, n, h)) return BK_EEXISTS;
+    for (;;) {
+        layer *L = f->layers[n - 1];
+        uint64_t c = __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
+        while (c < L->capacity &&
+               !__atomic_compare_exchange_n(&L->fill, &c, c + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        }
+        if (c < L->capacity) {
+            if (L->bf) return bk_bloom_add_hash_atomic(L->bf, h);
+            uint64_t *w = b1024_block(L, h);
+            for (uint32_t i = 0; i < L->k; i++) {
+                uint32_t b = bk__b1024_bit((uint32_t)h, i);
+                __atomic_fetch_or(&w[b >> 6], UINT64_C(1) << (b & 63), __ATOMIC_RELAXED);
+            }
+            return BK_OK;
+        }
+        pthread_mutex_lock(&f->grow_lock);
+        bk_status s = grow_locked(f, n);
+        pthread_mutex_unlock(&f->grow_lock);
+        if (s != BK_OK) return s;
+        n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    }
+}
+
+bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_scalable_add_hash_atomic(f, bk__hash(key, len, f->seed));
+}
+
+/* ---- batches ---- */
+
+
+#define ADD_LOOKAHEAD 8
+
+static void prefetch_first(const bk_scalable *f, uint64_t h)
+{
+    for (uint32_t l = f->n; l-- > 0;) {
+        const layer *L = f->layers[l];
+        if (L->bytes < BIG_LAYER_BYTES) break;
+        if (!L->bf) {
+            const uint64_t *b = b1024_block(L, h);
+            BK_PREFETCH(b);
+            BK_PREFETCH(b + 8);
+            continue;
+        }
+        BK_PREFETCH(&L->words[bk__range64(h, L->m) >> 6]);
+        BK_PREFETCH(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
+    }
+}
+
+bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
+{
+    size_t a = 0;
+    bk_status s = BK_OK;
+    if (!f || (!hashes && n)) s = BK_EINVAL;
+    for (size_t i = 0; s == BK_OK && i < n; i++) {
+        /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
+         * key repeated within the batch is still found by its second add */
+        if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
+        s = bk_scalable_add_if_absent_hash(f, hashes[i]);
+        if (s == BK_OK) a++;
+        else if (s == BK_EEXISTS) s = BK_OK;
+    }
+    if (added) *added = a;
+    return s;
+}
+
+bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                               size_t *added)
+{
+    if (added) *added = 0;
+    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return BK_EINVAL;
+    size_t total = 0;
+    bk_status s = BK_OK;
+    uint64_t h[BK_BATCH];
+    for (size_t i = 0; s == BK_OK && i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, a = 0;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        s = bk_scalable_add_hashes(f, h, e - i, &a);
+        total += a;
+    }
+    if (added) *added = total;
+    return s;
+}
+
+
+/*
+ * A batch runs the breadth-first walk of chain_has for a block of keys in lock step: round t tests
+ * probe t of every (key, layer) pair still alive, then prefetches probe t + 1 of the big layers still
+ * alive, and the rest of the block's work hides those misses. Every line fetched is one the walk
+ * needs (about two per layer for an absent key), so a batch runs near the memory system's throughput.
+ */
+/* Keys ahead whose blocks a blocked chain's batch prefetches: each key fetches two lines per big layer,
+ * so a few keys already keep the memory system busy. */
+#define BLOCKED_PF 6
+
+/* The big layers of a blocked chain of nl layers (newest first); returns how many. */
+static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
+{
+    uint32_t nbig = 0;
+    for (uint32_t l = nl; l-- > 0;)
+        if (f->layers[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = f->layers[l];
+    return nbig;
+}
+
+BK_INLINE void prefetch_blocks(const layer *const *big, uint32_t nbig, uint64_t h)
+{
+    for (uint32_t j = 0; j < nbig; j++) {
+        const uint64_t *b = b1024_block(big[j], h);
+        BK_PREFETCH(b);
+        BK_PREFETCH(b + 8);
+    }
+}
+
+/* A blocked chain's batch: while key i is tested, the blocks of key i + BLOCKED_PF in the big layers
+ * are fetched. */
+static size_t blocked_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const layer *big[BK_SCALABLE_MAX_FILTERS];
+    const uint32_t nbig = big_layers(f, nl, big);
+    size_t present = 0;
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) prefetch_blocks(big, nbig, hashes[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BLOCKED_PF < n) prefetch_blocks(big, nbig, hashes[i + BLOCKED_PF]);
+        bool r = blocked_has(f, nl, hashes[i]);
+        if (results) results[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+/* The bytes form: key i + BLOCKED_PF is hashed into a small ring and its blocks fetched while key i is
+ * tested, so hashing overlaps the misses too. */
+static size_t blocked_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *results)
+{
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const layer *big[BK_SCALABLE_MAX_FILTERS];
+    const uint32_t nbig = big_layers(f, nl, big);
+    uint64_t ring[BLOCKED_PF];
+    size_t present = 0;
+    for (size_t i = 0; i < n && i < BLOCKED_PF; i++) {
+        ring[i] = bk__hash(keys[i], lens[i], f->seed);
+        prefetch_blocks(big, nbig, ring[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = ring[i % BLOCKED_PF];
+        if (i + BLOCKED_PF < n) {
+            uint64_t g = bk__hash(keys[i + BLOCKED_PF], lens[i + BLOCKED_PF], f->seed);
+            ring[i % BLOCKED_PF] = g;
+            prefetch_blocks(big, nbig, g);
+        }
+        bool r = blocked_has(f, nl, h);
+        if (results) results[i] = r;
+        present += r;
+    }
+    return present;
+}
+
+size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    if (!f->classic) return blocked_contains_hashes(f, hashes, n, results);
+    enum { STEP = 16 };
+    layer *const *layers = f->layers;
+    const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
+    uint64_t bigmask = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += STEP) {
+        const size_t cnt = n - i < STEP ? n - i : STEP;
+        uint64_t x[STEP], y[STEP], w[STEP], alive[STEP];
+        uint8_t found[STEP];
+        for (size_t j = 0; j < cnt; j++) {
+            x[j] = hashes[i + j];
+            y[j] = bk__remix(x[j]);
+            w[j] = bk__probe_step(x[j]);
+            alive[j] = all;
+            found[j] = 0;
+            for (uint64_t a = bigmask; a; a &= a - 1) {
+                const layer *L = layers[__builtin_ctzll(a)];
+                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+            }
+        }
+        uint64_t any = cnt ? 1 : 0;
+        uint32_t t = 0;
+        for (; any && t < BREADTH_ROUNDS; t++) {
+            any = 0;
+            for (size_t j = 0; j < cnt; j++) {
+                if (!alive[j]) continue;
+                uint64_t next = 0, done = 0;
+                for (uint64_t a = alive[j]; a; a &= a - 1) {
+                    unsigned l = (unsigned)__builtin_ctzll(a);
+                    const layer *L = layers[l];
+                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
+                    next |= hit << l;
+                    done |= (uint64_t)(hit & (L->k == t + 1)) << l;
+                }
+                x[j] += y[j];
+                y[j] += t * w[j];
+                if (done) {
+                    found[j] = 1;
+                    next = 0;
+                }
+                alive[j] = next;
+                any |= next;
+                for (uint64_t a = next & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                }
+            }
+        }
+        /* the few (key, layer) pairs still alive: prefetch all their remaining probes, then test them */
+        if (any) {
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j] & bigmask; a; a &= a - 1) {
+                    const layer *L = layers[__builtin_ctzll(a)];
+                    uint64_t px = x[j], py = y[j];
+                    for (uint32_t u = t; u < L->k; u++) {
+                        BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
+                        px += py;
+                        py += u * w[j];
+                    }
+                }
+            for (size_t j = 0; j < cnt; j++)
+                for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j], w[j]);
+        }
+        for (size_t j = 0; j < cnt; j++) {
+            if (results) results[i + j] = found[j];
+            present += found[j];
+        }
+    }
+    return present;
+}
+
+size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *results)
+{
+    if (!f->classic) return blocked_contains_many(f, keys, lens, n, results);
+    uint64_t h[BK_BATCH];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += BK_BATCH) {
+        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
+        present += bk_scalable_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    }
+    return present;
+}
+
