@@ -22,28 +22,23 @@ struct bk_bloom {
 
 /* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
 
-/* Calls BODY with `bit` set to each of the k probe positions of hash h. y grows by i * w after probe i
- * (the scheme: bk__probe_step in internal.h), kept as a running sum d_ so the loop only adds. */
+/* Calls BODY with `bit` set to each of the k probe positions of hash h (the classic probe iterator,
+ * core/base.h): over all m bits, or probe i in slice i of the partitioned layout. */
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_);                      \
+        bk__probe p_ = bk__probe_start(h);                                     \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
-                uint64_t bit = bk__range64(x_, (f)->m);                        \
+                uint64_t bit = bk__probe_at(&p_, (f)->m);                      \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
             for (uint32_t i_ = 0; i_ < (f)->k; i_++, base_ += (f)->slice) {    \
-                uint64_t bit = base_ + bk__range64(x_, (f)->slice);            \
+                uint64_t bit = base_ + bk__probe_at(&p_, (f)->slice);          \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         }                                                                      \
     } while (0)
