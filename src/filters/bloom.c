@@ -23,31 +23,26 @@ struct bk_bloom {
 
 /* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
 
-/* Calls BODY with `bit` set to each of the k probe positions of hash h. y grows by i * w after probe i
- * (the scheme: bk__probe_step in internal.h), kept as a running sum d_ so the loop only adds. */
+/* Calls BODY with `bit` set to each of the k probe positions of hash h (the classic probe iterator,
+ * core/base.h): over all m bits, or probe i in slice i of the partitioned layout. */
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_);                                \
+        bk__probe p_ = bk__probe_start(h);                                     \
         const uint32_t k_ = (f)->k;                                            \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             const uint64_t m_ = (f)->m;                                        \
             for (uint32_t i_ = 0; i_ < k_; i_++) {                             \
-                uint64_t bit = bk__range64(x_, m_);                            \
+                uint64_t bit = bk__probe_at(&p_, m_);                          \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
             const uint64_t s_ = (f)->slice;                                    \
             for (uint32_t i_ = 0; i_ < k_; i_++, base_ += s_) {                \
-                uint64_t bit = base_ + bk__range64(x_, s_);                    \
+                uint64_t bit = base_ + bk__probe_at(&p_, s_);                  \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         }                                                                      \
     } while (0)
