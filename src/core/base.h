@@ -53,8 +53,13 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
  * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
-/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
+ * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+ * advice itself on the 2 MiB-aligned part of [p, p + size). */
+BK_HIDDEN bool bk__thp_wanted(size_t size);
+BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
 
 /* ---- hashing ----
