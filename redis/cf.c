@@ -142,18 +142,24 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
      * adds always reply a boolean (an integer 1/0 in RESP2), so only arrays need the protocol. */
     bool bools = o->multi ? !o->nx && bkr_resp3(ctx) : true;
     if (o->multi) RedisModule_ReplyWithArray(ctx, n);
-    uint64_t copy_limit = (uint64_t)bkr_cfg.cf_max_copies;
-    if (bkr_cfg.cf_max_copies < 0) {
-        bk_cuckoo_info in;
-        bk_cuckoo_get_info(v->typed, &in);
-        copy_limit = 2 * (uint64_t)in.bucket_size;
-    }
+    /* The copy limit (docs/REDIS.md, "Repeated items"): an item's copies live in its two buckets,
+     * 2b slots per table, so more copies of one item than that would make the chain grow. The
+     * default (2b) is read from the filter only when an item has 2 copies already (b >= 1): the
+     * common add pays one count of the item's buckets, which the add then finds in cache. */
+    uint64_t copy_limit = bkr_cfg.cf_max_copies < 0 ? 0 : (uint64_t)bkr_cfg.cf_max_copies;
+    bool default_limit = bkr_cfg.cf_max_copies < 0;
+    uint64_t seed = bk_cuckoo_seed(v->typed);
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
-        /* The copy limit (docs/REDIS.md, "Repeated items"): an item's copies live in its two buckets,
-         * 2b slots per table, so more copies of one item than that would make the chain grow. */
-        if (copy_limit && !o->nx && bk_cuckoo_count(v->typed, p, len) >= copy_limit) {
+        uint64_t h = bk_hash64(p, len, seed); /* bk_cuckoo_add(f, p, len) is add_hash of this hash */
+        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(v->typed, h) : 0;
+        if (default_limit && copies >= 2 && !copy_limit) {
+            bk_cuckoo_info in;
+            bk_cuckoo_get_info(v->typed, &in);
+            copy_limit = 2 * (uint64_t)in.bucket_size;
+        }
+        if (copy_limit && copies >= copy_limit) {
             RedisModuleString *m = RedisModule_CreateStringPrintf(
                 ctx, "ERR item copy limit reached: at most %llu copies of one item (%s; CF.COUNT counts them, "
                      "CF.DEL removes one)", (unsigned long long)copy_limit,
@@ -164,7 +170,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             continue;
         }
         size_t heap0 = bkr_heap_now();
-        bk_status s = o->nx ? bk_cuckoo_add_if_absent(v->typed, p, len) : bk_cuckoo_add(v->typed, p, len);
+        bk_status s = o->nx ? bk_cuckoo_add_if_absent_hash(v->typed, h) : bk_cuckoo_add_hash(v->typed, h);
         v->heap += bkr_heap_now() - heap0; /* a table added to the chain */
         if (s == BK_OK || s == BK_EEXISTS) {
             changed |= s == BK_OK;

@@ -53,8 +53,13 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
  * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
-/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
+ * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+ * advice itself on the 2 MiB-aligned part of [p, p + size). */
+BK_HIDDEN bool bk__thp_wanted(size_t size);
+BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
 
 /* ---- hashing ----
@@ -70,6 +75,24 @@ BK_INLINE uint64_t bk__hash_u64(uint64_t key, uint64_t seed)
     return XXH3_len_4to8_64b((const xxh_u8 *)&key, 8, XXH3_kSecret, seed);
 }
 
+/* The same hash in two steps, for the hot uint64 calls: the part that depends only on the seed
+ * (XXH3's "bitflip" for 8-byte inputs), computed once when a filter is made and kept in it, then the
+ * key's part (XXH3's rrmxmx mix of the swapped halves). bk__hash_u64_keyed(k, bk__hash_u64_flip(s)) ==
+ * bk__hash_u64(k, s) (tests/test_u64.c). */
+BK_INLINE uint64_t bk__hash_u64_flip(uint64_t seed)
+{
+    seed ^= (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+    return (XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)) - seed;
+}
+BK_INLINE uint64_t bk__hash_u64_keyed(uint64_t key, uint64_t flip)
+{
+    uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
+    h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    h ^= (h >> 35) + 8;
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    return h ^ (h >> 28);
+}
 BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
 {
     if (BK_LIKELY(len == 8)) {
@@ -79,6 +102,18 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
     }
     if (len <= 16) return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
     return XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* bk__hash for the hot one-key byte calls of filters that keep the flip: 8-byte keys take the
+ * two-step form (the same value). */
+BK_INLINE uint64_t bk__hash_with_flip(const void *key, size_t len, uint64_t seed, uint64_t flip)
+{
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk__hash_u64_keyed(k, flip);
+    }
+    return bk__hash(key, len, seed);
 }
 
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
@@ -168,6 +203,26 @@ BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
  */
 #define BK__PROBE_MIX UINT64_C(0x9e3779b97f4a7c15)
 BK_INLINE uint64_t bk__probe_step(uint64_t h) { return h * BK__PROBE_MIX; }
+
+/* The classic probe iterator, the one definition of the sequence above (classic and partitioned
+ * filters, counting filters, scalable's classic layers): p = bk__probe_start(h); probe t = 0, 1, ...
+ * is bk__probe_at(&p, range), and bk__probe_next(&p, t) moves from probe t to probe t + 1. Inline
+ * and by value, so a loop keeps x, y and w in registers (the t * w product strength-reduces to an
+ * add). */
+typedef struct bk__probe {
+    uint64_t x, y, w;
+} bk__probe;
+BK_INLINE bk__probe bk__probe_start(uint64_t h)
+{
+    bk__probe p = { h, bk__remix(h), bk__probe_step(h) };
+    return p;
+}
+BK_INLINE uint64_t bk__probe_at(const bk__probe *p, uint64_t range) { return bk__range64(p->x, range); }
+BK_INLINE void bk__probe_next(bk__probe *p, uint32_t t)
+{
+    p->x += p->y;
+    p->y += t * p->w;
+}
 
 /*
  * The fill past which a filter's statistics say "saturated": the fill expected at its designed
