@@ -53,7 +53,9 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
  * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
-/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. The byte below the returned pointer holds
+ * the distance back to the allocator's block (1 to 64); 0 there means the block's address is stored
+ * 16 bytes below instead (how larger alignments are made, e.g. fuse.c's scratch). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
 

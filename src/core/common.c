@@ -117,14 +117,16 @@ void bk__free(void *p)
     if (p) g_alloc.free_fn(g_alloc.opaque, p);
 }
 
-/* Over-allocate by one line, align up, and keep the original pointer just below the aligned one. */
+/* Over-allocate by one line, align up past at least one byte, and keep the distance back to the
+ * original pointer (1 to 64) in the byte just below the aligned one: 64 bytes of overhead, which
+ * matters for the many tiny arrays of small filters (a 128-byte array takes a 192-byte block). */
 void *bk__calloc_aligned(size_t size)
 {
     if (size > SIZE_MAX - 128) return NULL;
-    uint8_t *raw = bk__calloc(1, size + 64 + sizeof(void *));
+    uint8_t *raw = bk__calloc(1, size + 64);
     if (!raw) return NULL;
-    uintptr_t a = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
-    memcpy((void *)(a - sizeof(void *)), &raw, sizeof(void *));
+    uintptr_t a = ((uintptr_t)raw + 64) & ~(uintptr_t)63;
+    ((uint8_t *)a)[-1] = (uint8_t)(a - (uintptr_t)raw);
 #ifdef MADV_HUGEPAGE
     /* Large filters are probed at random: with 4 KiB pages nearly every probe is also a TLB miss.
      * Ask for transparent huge pages on the 2 MiB-aligned interior (a hint; failure is harmless). */
@@ -140,9 +142,14 @@ void *bk__calloc_aligned(size_t size)
 void bk__free_aligned(void *p)
 {
     if (!p) return;
-    void *raw;
-    memcpy(&raw, (uint8_t *)p - sizeof(void *), sizeof(void *));
-    bk__free(raw);
+    uint8_t back = ((uint8_t *)p)[-1];
+    if (back) {
+        bk__free((uint8_t *)p - back);
+    } else { /* a larger alignment (fuse.c's scratch): the original pointer 16 bytes below */
+        void *raw;
+        memcpy(&raw, (uint8_t *)p - 16, sizeof raw);
+        bk__free(raw);
+    }
 }
 
 bk__stripes *bk__stripes_get(bk__stripes **slot)

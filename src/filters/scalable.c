@@ -183,6 +183,7 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
         bk__free(f);
         return NULL;
     }
+    f->layers = f->inline_layers;
     f->capacity0 = capacity;
     f->p = p;
     f->growth = growth;
@@ -197,7 +198,19 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
 void bk__sc_free_shell(bk_scalable *f)
 {
     pthread_mutex_destroy(&f->grow_lock);
+    if (f->layers != f->inline_layers) bk__free(f->layers);
     bk__free(f);
+}
+
+bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
+{
+    if (n <= SC_INLINE_LAYERS || f->layers != f->inline_layers) return n <= BK_SCALABLE_MAX_FILTERS ? BK_OK : BK_ETOOBIG;
+    if (n > BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
+    layer **a = bk__calloc(BK_SCALABLE_MAX_FILTERS, sizeof *a);
+    if (!a) return BK_ENOMEM;
+    memcpy(a, f->inline_layers, sizeof f->inline_layers);
+    __atomic_store_n(&f->layers, a, __ATOMIC_RELAXED); /* published by the release store of n */
+    return BK_OK;
 }
 
 bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts, bk_scalable **out)
@@ -236,8 +249,12 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     bk_scalable *c = bk__sc_alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic);
     if (!c) return BK_ENOMEM;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    if (bk__sc_reserve(c, n) != BK_OK) {
+        bk__sc_free_shell(c);
+        return BK_ENOMEM;
+    }
     for (uint32_t i = 0; i < n; i++) {
-        const layer *L = f->layers[i];
+        const layer *L = sc_layers(f)[i];
         bk_status s;
         if (!f->classic) {
             bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
@@ -308,6 +325,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
     uint64_t bytes = dst->bytes;
+    if ((s = bk__sc_reserve(dst, src->n)) != BK_OK) return s;
     for (uint32_t i = dst->n; i < src->n; i++) {
         s = bk__sc_make_layer(dst, i, bytes, &fresh[i]);
         const layer *y = src->layers[i];
@@ -429,7 +447,8 @@ uint64_t bk_scalable_bytes(const bk_scalable *f) { return __atomic_load_n(&f->by
 uint64_t bk_scalable_memory_usage(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    return sizeof *f + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
+    uint64_t slots = sc_layers(f) != f->inline_layers ? BK_SCALABLE_MAX_FILTERS * sizeof(layer *) : 0;
+    return sizeof *f + slots + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
 }
 
 double bk_scalable_fpr_bound(const bk_scalable *f)
