@@ -2,8 +2,9 @@
  * profile_calls: one filter type, one operation, plain one-key calls with 8-byte keys, nothing else
  * in the loop -- the program to run under a profiler (perf record, valgrind --tool=callgrind).
  *
- *   profile_calls TYPE OP [-n N] [-r ROUNDS]
+ *   profile_calls TYPE OP [-n N] [-r ROUNDS] [--u64]
  *     TYPE: blocked | fuse | cuckoo | bloom        OP: query | insert   (fuse: query only)
+ *     --u64: the uint64-key calls (bk_<type>_contains_u64 / _add_u64) instead of the byte calls
  *
  * The filter is created for N keys (default 1,000,000) at p = 1% and filled with the N keys
  * (insert: that fill is the profiled part, ROUNDS times on a cleared filter); query asks the N keys
@@ -11,6 +12,7 @@
  * ns per call (meaningless under a profiler that slows the code; kept to check the run).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +35,22 @@ static double now(void)
 }
 
 /* noinline: the profiled loops are their own functions in the profile */
+static bool use_u64;
+
 __attribute__((noinline)) static uint64_t query_loop(const char *type, void *f, const uint64_t *keys, size_t n)
 {
     uint64_t hits = 0;
+    if (use_u64) {
+        if (!strcmp(type, "blocked"))
+            for (size_t i = 0; i < n; i++) hits += bk_blocked_contains_u64(f, keys[i]);
+        else if (!strcmp(type, "fuse"))
+            for (size_t i = 0; i < n; i++) hits += bk_fuse_contains_u64(f, keys[i]);
+        else if (!strcmp(type, "cuckoo"))
+            for (size_t i = 0; i < n; i++) hits += bk_cuckoo_contains_u64(f, keys[i]);
+        else
+            for (size_t i = 0; i < n; i++) hits += bk_bloom_contains_u64(f, keys[i]);
+        return hits;
+    }
     if (!strcmp(type, "blocked"))
         for (size_t i = 0; i < n; i++) hits += bk_blocked_contains(f, &keys[i], 8);
     else if (!strcmp(type, "fuse"))
@@ -49,6 +64,15 @@ __attribute__((noinline)) static uint64_t query_loop(const char *type, void *f, 
 
 __attribute__((noinline)) static void insert_loop(const char *type, void *f, const uint64_t *keys, size_t n)
 {
+    if (use_u64) {
+        if (!strcmp(type, "blocked"))
+            for (size_t i = 0; i < n; i++) bk_blocked_add_u64(f, keys[i]);
+        else if (!strcmp(type, "cuckoo"))
+            for (size_t i = 0; i < n; i++) bk_cuckoo_add_u64(f, keys[i]);
+        else
+            for (size_t i = 0; i < n; i++) bk_bloom_add_u64(f, keys[i]);
+        return;
+    }
     if (!strcmp(type, "blocked"))
         for (size_t i = 0; i < n; i++) bk_blocked_add(f, &keys[i], 8);
     else if (!strcmp(type, "cuckoo"))
@@ -101,7 +125,7 @@ static void destroy(const char *type, void *f)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: profile_calls blocked|fuse|cuckoo|bloom query|insert [-n N] [-r ROUNDS]\n");
+        fprintf(stderr, "usage: profile_calls blocked|fuse|cuckoo|bloom query|insert [-n N] [-r ROUNDS] [--u64]\n");
         return 2;
     }
     const char *type = argv[1], *op = argv[2];
@@ -110,6 +134,7 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) n = (uint64_t)strtod(argv[++i], NULL);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--u64")) use_u64 = true;
     }
     bool insert = !strcmp(op, "insert");
     if (insert && !strcmp(type, "fuse")) {
@@ -146,7 +171,7 @@ int main(int argc, char **argv)
             calls += 2.0 * (double)n;
         }
     }
-    printf("%s %s: n = %llu, %.0f calls, %.1f ns per call, %llu hits\n", type, op, (unsigned long long)n, calls,
+    printf("%s %s%s: n = %llu, %.0f calls, %.1f ns per call, %llu hits\n", type, op, use_u64 ? " (u64)" : "", (unsigned long long)n, calls,
            t / calls, (unsigned long long)hits);
     destroy(type, f);
     free(keys);

@@ -53,10 +53,15 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
  * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
-/* Zeroed, 64-byte aligned; free with bk__free_aligned. The byte below the returned pointer holds
- * the distance back to the allocator's block (1 to 64); 0 there means the block's address is stored
- * 16 bytes below instead (how larger alignments are made, e.g. fuse.c's scratch). */
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
+ * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). The byte below
+ * the returned pointer holds the distance back to the allocator's block (1 to 64); 0 there means the
+ * block's address is stored 16 bytes below instead (2 MiB alignments, also fuse.c's scratch). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+ * advice itself on the 2 MiB-aligned part of [p, p + size). */
+BK_HIDDEN bool bk__thp_wanted(size_t size);
+BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
 
 /* ---- hashing ----
@@ -72,6 +77,24 @@ BK_INLINE uint64_t bk__hash_u64(uint64_t key, uint64_t seed)
     return XXH3_len_4to8_64b((const xxh_u8 *)&key, 8, XXH3_kSecret, seed);
 }
 
+/* The same hash in two steps, for the hot uint64 calls: the part that depends only on the seed
+ * (XXH3's "bitflip" for 8-byte inputs), computed once when a filter is made and kept in it, then the
+ * key's part (XXH3's rrmxmx mix of the swapped halves). bk__hash_u64_keyed(k, bk__hash_u64_flip(s)) ==
+ * bk__hash_u64(k, s) (tests/test_u64.c). */
+BK_INLINE uint64_t bk__hash_u64_flip(uint64_t seed)
+{
+    seed ^= (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+    return (XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)) - seed;
+}
+BK_INLINE uint64_t bk__hash_u64_keyed(uint64_t key, uint64_t flip)
+{
+    uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
+    h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    h ^= (h >> 35) + 8;
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    return h ^ (h >> 28);
+}
 BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
 {
     if (BK_LIKELY(len == 8)) {
@@ -81,6 +104,18 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
     }
     if (len <= 16) return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
     return XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* bk__hash for the hot one-key byte calls of filters that keep the flip: 8-byte keys take the
+ * two-step form (the same value). */
+BK_INLINE uint64_t bk__hash_with_flip(const void *key, size_t len, uint64_t seed, uint64_t flip)
+{
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk__hash_u64_keyed(k, flip);
+    }
+    return bk__hash(key, len, seed);
 }
 
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):

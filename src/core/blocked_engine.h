@@ -40,6 +40,7 @@ typedef struct bk__blk {
     uint64_t *words;       /* blocks * (block bits / 64) words, 64-byte aligned */
     uint64_t blocks;
     uint64_t seed;         /* for the bytes-key batch forms */
+    uint64_t u64_flip;     /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint32_t k;
     uint16_t kmask;        /* lanes 0..k-1 of a 16-lane probe vector */
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above;

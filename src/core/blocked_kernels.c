@@ -133,10 +133,10 @@ BK_INLINE bool b512_contains_scalar(const bk__blk *e, uint64_t h)
 
 static void split_scalar_add(const bk__blk *e, uint64_t h) { split_add_scalar(e, h); }
 static bool split_scalar_contains(const bk__blk *e, uint64_t h) { return split_contains_scalar(e, h); }
-static void split_scalar_add_u64(const bk__blk *e, uint64_t k) { split_add_scalar(e, bk__hash_u64(k, e->seed)); }
+static void split_scalar_add_u64(const bk__blk *e, uint64_t k) { split_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip)); }
 static bool split_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_scalar(e, bk__hash_u64(k, e->seed));
+    return split_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
 }
 static void split_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -168,10 +168,10 @@ static const bk__blk_ops split_scalar_ops = {
 
 static void b512_scalar_add(const bk__blk *e, uint64_t h) { b512_add_scalar(e, h); }
 static bool b512_scalar_contains(const bk__blk *e, uint64_t h) { return b512_contains_scalar(e, h); }
-static void b512_scalar_add_u64(const bk__blk *e, uint64_t k) { b512_add_scalar(e, bk__hash_u64(k, e->seed)); }
+static void b512_scalar_add_u64(const bk__blk *e, uint64_t k) { b512_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip)); }
 static bool b512_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_scalar(e, bk__hash_u64(k, e->seed));
+    return b512_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
 }
 static void b512_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -268,10 +268,10 @@ BK_T_AVX2 BK_INLINE bool b512_contains_avx2(const bk__blk *e, uint64_t h)
 
 BK_T_AVX2 static void split_avx2_add(const bk__blk *e, uint64_t h) { split_add_avx2(e, h); }
 BK_T_AVX2 static bool split_avx2_contains(const bk__blk *e, uint64_t h) { return split_contains_avx2(e, h); }
-BK_T_AVX2 static void split_avx2_add_u64(const bk__blk *e, uint64_t k) { split_add_avx2(e, bk__hash_u64(k, e->seed)); }
+BK_T_AVX2 static void split_avx2_add_u64(const bk__blk *e, uint64_t k) { split_add_avx2(e, bk__hash_u64_keyed(k, e->u64_flip)); }
 BK_T_AVX2 static bool split_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_avx2(e, bk__hash_u64(k, e->seed));
+    return split_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
 }
 BK_T_AVX2 static void split_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -309,7 +309,7 @@ static const bk__blk_ops split_avx2_ops = {
 BK_T_AVX2 static bool b512_avx2_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx2(e, h); }
 BK_T_AVX2 static bool b512_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx2(e, bk__hash_u64(k, e->seed));
+    return b512_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
 }
 BK_T_AVX2 static void b512_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -402,10 +402,10 @@ BK_T_AVX512 BK_INLINE void b512_add_avx512(const bk__blk *e, uint64_t h)
 
 BK_T_AVX512 static void b512_avx512_add(const bk__blk *e, uint64_t h) { b512_add_avx512(e, h); }
 BK_T_AVX512 static bool b512_avx512_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx512(e, h); }
-BK_T_AVX512 static void b512_avx512_add_u64(const bk__blk *e, uint64_t k) { b512_add_avx512(e, bk__hash_u64(k, e->seed)); }
+BK_T_AVX512 static void b512_avx512_add_u64(const bk__blk *e, uint64_t k) { b512_add_avx512(e, bk__hash_u64_keyed(k, e->u64_flip)); }
 BK_T_AVX512 static bool b512_avx512_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx512(e, bk__hash_u64(k, e->seed));
+    return b512_contains_avx512(e, bk__hash_u64_keyed(k, e->u64_flip));
 }
 BK_T_AVX512 static void b512_avx512_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {

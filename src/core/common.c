@@ -117,25 +117,66 @@ void bk__free(void *p)
     if (p) g_alloc.free_fn(g_alloc.opaque, p);
 }
 
-/* Over-allocate by one line, align up past at least one byte, and keep the distance back to the
- * original pointer (1 to 64) in the byte just below the aligned one: 64 bytes of overhead, which
- * matters for the many tiny arrays of small filters (a 128-byte array takes a 192-byte block). */
+/*
+ * Transparent huge pages. Large filters are probed at random: with 4 KiB pages nearly every probe of a
+ * filter larger than the TLB's reach is also a TLB miss (a page walk, itself often a cache miss). An
+ * array of BK__THP_MIN bytes or more is advised with madvise(MADV_HUGEPAGE), which is what Debian's
+ * default THP mode ("madvise") waits for. With the default allocator such an array is also aligned
+ * to 2 MiB, over-allocating up to 2 MiB of address space that is never touched (no memory); with a
+ * user allocator (whose accounting would count that padding) it stays 64-byte aligned and only its
+ * 2 MiB-aligned interior is advised. BK_THP=0 in the environment (read when a filter is allocated)
+ * turns both off: the A/B switch of the benchmarks. The advice is a hint; failure is harmless.
+ */
+#define BK__HUGE ((uintptr_t)2 << 20)
+#define BK__THP_MIN ((size_t)2 << 20)
+
+bool bk__thp_wanted(size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    if (size < BK__THP_MIN) return false;
+    const char *e = getenv("BK_THP");
+    return !(e && e[0] == '0' && e[1] == 0);
+#else
+    (void)size;
+    return false;
+#endif
+}
+
+void bk__thp_advise(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t lo = ((uintptr_t)p + BK__HUGE - 1) & ~(BK__HUGE - 1);
+    uintptr_t hi = ((uintptr_t)p + size) & ~(BK__HUGE - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
+/* Over-allocate by one line (2 MiB for a huge-page array with the default allocator) and align up.
+ * 64-byte alignment keeps the distance back to the allocator's block (1 to 64) in the byte just below
+ * the aligned pointer: 64 bytes of overhead, which matters for the many tiny arrays of small filters
+ * (a 128-byte array takes a 192-byte block). A 2 MiB alignment keeps the block's address 16 bytes
+ * below and marks the byte just below 0. */
 void *bk__calloc_aligned(size_t size)
 {
-    if (size > SIZE_MAX - 128) return NULL;
-    uint8_t *raw = bk__calloc(1, size + 64);
+    if (size > SIZE_MAX - BK__HUGE * 2) return NULL;
+    bool thp = bk__thp_wanted(size);
+    uintptr_t align = thp && g_alloc.calloc_fn == default_calloc ? BK__HUGE : 64;
+    size_t span = align == BK__HUGE ? (size + BK__HUGE - 1) & ~(size_t)(BK__HUGE - 1) : size;
+    uint8_t *raw = bk__calloc(1, span + (align == BK__HUGE ? align + 16 : 64));
     if (!raw) return NULL;
-    uintptr_t a = ((uintptr_t)raw + 64) & ~(uintptr_t)63;
-    ((uint8_t *)a)[-1] = (uint8_t)(a - (uintptr_t)raw);
-#ifdef MADV_HUGEPAGE
-    /* Large filters are probed at random: with 4 KiB pages nearly every probe is also a TLB miss.
-     * Ask for transparent huge pages on the 2 MiB-aligned interior (a hint; failure is harmless). */
-    if (size >= ((size_t)4 << 20)) {
-        uintptr_t lo = (a + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-        uintptr_t hi = (a + size) & ~(((uintptr_t)2 << 20) - 1);
-        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    uintptr_t a;
+    if (align == BK__HUGE) {
+        a = ((uintptr_t)raw + 16 + align - 1) & ~(align - 1);
+        memcpy((void *)(a - 16), &raw, sizeof raw);
+        ((uint8_t *)a)[-1] = 0;
+    } else {
+        a = ((uintptr_t)raw + 64) & ~(uintptr_t)63;
+        ((uint8_t *)a)[-1] = (uint8_t)(a - (uintptr_t)raw);
     }
-#endif
+    if (thp) bk__thp_advise((void *)a, span);
     return (void *)a;
 }
 
@@ -145,7 +186,7 @@ void bk__free_aligned(void *p)
     uint8_t back = ((uint8_t *)p)[-1];
     if (back) {
         bk__free((uint8_t *)p - back);
-    } else { /* a larger alignment (fuse.c's scratch): the original pointer 16 bytes below */
+    } else { /* a 2 MiB alignment: the original pointer 16 bytes below */
         void *raw;
         memcpy(&raw, (uint8_t *)p - 16, sizeof raw);
         bk__free(raw);

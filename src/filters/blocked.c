@@ -72,6 +72,7 @@ static bk_status alloc_filter(bk_blocked_layout layout, uint64_t blocks, uint32_
     f->nwords = bytes / 8;
     bk__blk_set_k(&f->e, k);
     f->e.seed = seed;
+    f->e.u64_flip = bk__hash_u64_flip(seed);
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -155,7 +156,7 @@ bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t h)
 bk_status bk_blocked_add(bk_blocked *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    f->ops.add(&f->e, bk__hash(key, len, f->e.seed));
+    f->ops.add(&f->e, bk__hash_with_flip(key, len, f->e.seed, f->e.u64_flip));
     (*f->count)++;
     return BK_OK;
 }
@@ -164,7 +165,7 @@ bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t h) { return f->ops.c
 
 bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
 {
-    return f->ops.contains(&f->e, bk__hash(key, len, f->e.seed));
+    return f->ops.contains(&f->e, bk__hash_with_flip(key, len, f->e.seed, f->e.u64_flip));
 }
 
 bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)

@@ -12,6 +12,7 @@ struct bk_bloom {
     uint32_t k;
     bk_layout layout;
     uint64_t seed;
+    uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
@@ -27,10 +28,12 @@ struct bk_bloom {
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
         uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_);                      \
+        const uint64_t w_ = bk__probe_step(x_);                                \
+        const uint32_t k_ = (f)->k;                                            \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
-            for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                         \
-                uint64_t bit = bk__range64(x_, (f)->m);                        \
+            const uint64_t m_ = (f)->m;                                        \
+            for (uint32_t i_ = 0; i_ < k_; i_++) {                             \
+                uint64_t bit = bk__range64(x_, m_);                            \
                 BODY;                                                          \
                 x_ += y_;                                                      \
                 y_ += d_;                                                      \
@@ -38,8 +41,9 @@ struct bk_bloom {
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
-            for (uint32_t i_ = 0; i_ < (f)->k; i_++, base_ += (f)->slice) {    \
-                uint64_t bit = base_ + bk__range64(x_, (f)->slice);            \
+            const uint64_t s_ = (f)->slice;                                    \
+            for (uint32_t i_ = 0; i_ < k_; i_++, base_ += s_) {                \
+                uint64_t bit = base_ + bk__range64(x_, s_);                    \
                 BODY;                                                          \
                 x_ += y_;                                                      \
                 y_ += d_;                                                      \
@@ -69,6 +73,7 @@ static bk_status alloc_filter(uint64_t m, uint32_t k, bk_layout layout, uint64_t
     f->layout = layout;
     f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
     f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
@@ -148,7 +153,7 @@ bk_status bk_bloom_add_hash(bk_bloom *f, uint64_t h)
 bk_status bk_bloom_add(bk_bloom *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_bloom_add_hash(f, bk__hash(key, len, f->seed));
+    return bk_bloom_add_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
 }
 
 /* Relaxed ordering is enough: each bit is published on its own, no reader relies on the order in
@@ -190,18 +195,18 @@ bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t h)
 
 bool bk_bloom_contains(const bk_bloom *f, const void *key, size_t len)
 {
-    return bk_bloom_contains_hash(f, bk__hash(key, len, f->seed));
+    return bk_bloom_contains_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
 }
 
 bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return bk_bloom_add_hash(f, bk__hash_u64(key, f->seed));
+    return bk_bloom_add_hash(f, bk__hash_u64_keyed(key, f->u64_flip));
 }
 
 bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
 {
-    return bk_bloom_contains_hash(f, bk__hash_u64(key, f->seed));
+    return bk_bloom_contains_hash(f, bk__hash_u64_keyed(key, f->u64_flip));
 }
 
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */

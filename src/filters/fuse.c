@@ -33,6 +33,7 @@ struct bk_fuse {
     uint64_t segcount;
     uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
     uint64_t seed;       /* hash seed of bytes keys */
+    uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint64_t count;      /* distinct keys */
     uint32_t fp_bits;
     uint32_t empty;      /* 1 for the empty filter: OR-ed into the match test, so every query fails */
@@ -375,6 +376,7 @@ static bk_status new_filter(uint64_t n, const fuse_geom *g, uint32_t fp_bits, ui
     f->span = g->segcount * g->seglen;
     f->mix_seed = mix_seed;
     f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
     f->count = n;
     f->fp_bits = fp_bits;
     f->empty = n == 0;
@@ -565,12 +567,12 @@ bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash)
 
 bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
 {
-    return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
+    return bk_fuse_contains_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
 }
 
 bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
 {
-    return bk_fuse_contains_hash(f, bk__hash_u64(key, f->seed));
+    return bk_fuse_contains_hash(f, bk__hash_u64_keyed(key, f->u64_flip));
 }
 
 #define FUSE_BATCH 32

@@ -7,6 +7,7 @@ is checked against figures RedisBloom's own test-suite records (test_rb_migrate.
 test_model_reproduces_redisbloom_figures), so a shared misreading of the format with the module's C
 code would show up there.
 """
+import functools
 import math
 import struct
 
@@ -17,6 +18,9 @@ M32 = 0x5BD1E995
 # ---------------------------------------------------------------- hashes
 
 
+# The tests ask for the same items' hashes again and again (the same probes against every filter, before
+# and after adds): remembered.
+@functools.lru_cache(maxsize=None)
 def murmur2_32(data, seed):
     n = len(data)
     h = (seed ^ n) & 0xFFFFFFFF
@@ -37,6 +41,7 @@ def murmur2_32(data, seed):
     return h ^ (h >> 15)
 
 
+@functools.lru_cache(maxsize=None)
 def murmur64a(data, seed):
     n = len(data)
     h = (seed ^ (n * M64)) & MASK64

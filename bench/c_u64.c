@@ -1,0 +1,150 @@
+/*
+ * Contenders: bloomkit's uint64-key calls (bk_<type>_add_u64 / _contains_u64 / _remove_u64) on the same
+ * filters as the byte-key contenders, set against the same peers. An 8-byte key is read as one
+ * uint64 (as the peers in c_peers.c read it); other lengths take the byte call. The filters are
+ * identical to the byte contenders' (the uint64 calls set the same bits), so the bits/key and FPR
+ * columns match theirs; only the call differs.
+ */
+#include <string.h>
+#include <bloomkit/bloomkit.h>
+#include "bench.h"
+
+static inline bool as_u64(const void *k, size_t len, uint64_t *v)
+{
+    if (len != 8) return false;
+    memcpy(v, k, 8);
+    return true;
+}
+
+/* ---- classic ---- */
+static void *bl_create(uint64_t n, double p)
+{
+    bk_bloom *f;
+    return bk_bloom_new(n, p, NULL, &f) == BK_OK ? f : NULL;
+}
+static void bl_add(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    if (as_u64(k, len, &v)) bk_bloom_add_u64(f, v);
+    else bk_bloom_add(f, k, len);
+}
+static bool bl_contains(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    return as_u64(k, len, &v) ? bk_bloom_contains_u64(f, v) : bk_bloom_contains(f, k, len);
+}
+static size_t bl_bytes(void *f)
+{
+    size_t len;
+    bk_bloom_data(f, &len);
+    return len;
+}
+static void bl_destroy(void *f) { bk_bloom_free(f); }
+static void bl_clear(void *f) { bk_bloom_clear(f); }
+
+const bench_contender bench_bloom_u64 = {
+    .name = "bloom-u64", .create = bl_create, .add = bl_add, .contains = bl_contains, .clear = bl_clear,
+    .bytes = bl_bytes, .destroy = bl_destroy, .peer = "libbloom",
+    .note = "bloomkit classic, standard layout, uint64-key calls (bk_bloom_add_u64 / _contains_u64)",
+};
+
+/* ---- blocked ---- */
+static void *bb_create(uint64_t n, double p)
+{
+    bk_blocked *f;
+    return bk_blocked_new(n, p, NULL, &f) == BK_OK ? f : NULL;
+}
+static void bb_add(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    if (as_u64(k, len, &v)) bk_blocked_add_u64(f, v);
+    else bk_blocked_add(f, k, len);
+}
+static bool bb_contains(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    return as_u64(k, len, &v) ? bk_blocked_contains_u64(f, v) : bk_blocked_contains(f, k, len);
+}
+static size_t bb_bytes(void *f)
+{
+    size_t len;
+    bk_blocked_data(f, &len);
+    return len;
+}
+static void bb_destroy(void *f) { bk_blocked_free(f); }
+static void bb_clear(void *f) { bk_blocked_clear(f); }
+
+const bench_contender bench_blocked_u64 = {
+    .name = "blocked-u64", .create = bb_create, .add = bb_add, .contains = bb_contains, .clear = bb_clear,
+    .bytes = bb_bytes, .destroy = bb_destroy, .peer = "sbbf",
+    .note = "bloomkit blocked, split-block layout, uint64-key calls (bk_blocked_add_u64 / _contains_u64)",
+};
+
+/* ---- binary fuse: built from the byte keys (the same filter as `fuse`), queried by uint64 ---- */
+static void *fu_build(const void *const *keys, const size_t *lens, size_t n, double p)
+{
+    bk_geometry g;
+    if (bk_fuse_size_for_fpr(n, p, &g) != BK_OK) return NULL;
+    bk_fuse_options o = { .fingerprint_bits = g.k };
+    bk_fuse *f;
+    return bk_fuse_build(keys, lens, n, &o, &f) == BK_OK ? f : NULL;
+}
+static bool fu_contains(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    return as_u64(k, len, &v) ? bk_fuse_contains_u64(f, v) : bk_fuse_contains(f, k, len);
+}
+static size_t fu_bytes(void *f)
+{
+    size_t len;
+    bk_fuse_data(f, &len);
+    return len;
+}
+static void fu_destroy(void *f) { bk_fuse_free(f); }
+
+const bench_contender bench_fuse_u64 = {
+    .name = "fuse-u64", .build = fu_build, .contains = fu_contains, .bytes = fu_bytes, .destroy = fu_destroy,
+    .peer = "bfuse8", .note = "bloomkit binary fuse (as `fuse`), uint64-key queries (bk_fuse_contains_u64)",
+};
+
+/* ---- cuckoo, 95% load at n (as `cuckoo`) ---- */
+static void *cf_create(uint64_t n, double p)
+{
+    bk_cuckoo *f;
+    return bk_cuckoo_new(n, p, NULL, &f) == BK_OK ? f : NULL;
+}
+static void cf_add(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    if (as_u64(k, len, &v)) bk_cuckoo_add_u64(f, v);
+    else bk_cuckoo_add(f, k, len);
+}
+static bool cf_contains(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    return as_u64(k, len, &v) ? bk_cuckoo_contains_u64(f, v) : bk_cuckoo_contains(f, k, len);
+}
+static bool cf_remove(void *f, const void *k, size_t len)
+{
+    uint64_t v;
+    return (as_u64(k, len, &v) ? bk_cuckoo_remove_u64(f, v) : bk_cuckoo_remove(f, k, len)) == BK_OK;
+}
+static size_t cf_bytes(void *f)
+{
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(f, &in);
+    return (size_t)in.memory_bytes;
+}
+static double cf_load(void *f)
+{
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(f, &in);
+    return in.load_factor;
+}
+static void cf_destroy(void *f) { bk_cuckoo_free(f); }
+
+const bench_contender bench_cuckoo_u64 = {
+    .name = "cuckoo-u64", .create = cf_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
+    .bytes = cf_bytes, .load = cf_load, .destroy = cf_destroy, .peer = "cfpeer",
+    .note = "bloomkit cuckoo (as `cuckoo`), uint64-key calls (bk_cuckoo_add_u64 / _contains_u64 / _remove_u64)",
+};
