@@ -206,6 +206,26 @@ BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
 #define BK__PROBE_MIX UINT64_C(0x9e3779b97f4a7c15)
 BK_INLINE uint64_t bk__probe_step(uint64_t h) { return h * BK__PROBE_MIX; }
 
+/* The classic probe iterator, the one definition of the sequence above (classic and partitioned
+ * filters, counting filters, scalable's classic layers): p = bk__probe_start(h); probe t = 0, 1, ...
+ * is bk__probe_at(&p, range), and bk__probe_next(&p, t) moves from probe t to probe t + 1. Inline
+ * and by value, so a loop keeps x, y and w in registers (the t * w product strength-reduces to an
+ * add). */
+typedef struct bk__probe {
+    uint64_t x, y, w;
+} bk__probe;
+BK_INLINE bk__probe bk__probe_start(uint64_t h)
+{
+    bk__probe p = { h, bk__remix(h), bk__probe_step(h) };
+    return p;
+}
+BK_INLINE uint64_t bk__probe_at(const bk__probe *p, uint64_t range) { return bk__range64(p->x, range); }
+BK_INLINE void bk__probe_next(bk__probe *p, uint32_t t)
+{
+    p->x += p->y;
+    p->y += t * p->w;
+}
+
 /*
  * The fill past which a filter's statistics say "saturated": the fill expected at its designed
  * capacity (at most 60%: a capacity hint far beyond the geometry's own must not disable the check)
