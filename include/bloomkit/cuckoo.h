@@ -33,7 +33,7 @@
  * without locks: then add / add_if_absent / remove / contains / count / stats and their batch forms
  * are all safe alongside each other ([any] below is marked "[any] if concurrent"). A query that
  * races the insert of the same key may miss it; a key whose insert has completed is never missed,
- * even while other inserts move fingerprints around (see src/filters/cuckoo.c for the reasoning). Without
+ * even while other inserts move fingerprints around (see src/filters/cuckoo/concurrent.c for the reasoning). Without
  * the flag, writes need the caller's exclusion and queries are [query].
  *
  * The bytes form of every call equals the pre-hashed (`_hash`) form applied to

@@ -1,0 +1,386 @@
+/* The cuckoo filter's private part: the filter's struct, the slot and bucket primitives, the hashing of
+ * a key to its fingerprint and two buckets, and what the files of src/filters/cuckoo/ call in each
+ * other. Each file has one job:
+ *   table.c       geometry and sizing, creating, cloning and freeing tables and filters, statistics
+ *   insert.c      the eviction walk, the victim slot, add / add_if_absent / remove and their batches
+ *   query.c       contains and count, single and batched
+ *   concurrent.c  the lock-free-reader concurrent mode: writer lock, reader stripes, validated reads
+ *   chain.c       the expansion chain: bucket refinement, appending and growing tables
+ *   encode.c      the file body (docs/FORMAT.md 6.5) and the generic handle's vtable
+ * Not installed. */
+#ifndef BK_CUCKOO_IMPL_H
+#define BK_CUCKOO_IMPL_H
+
+#include <pthread.h>
+#include "internal.h"
+#include "bloomkit/cuckoo.h"
+
+/*
+ * Layout. Slot s = bucket * b + j of a table holds its fingerprint at bit s * f of an array of
+ * little-endian 64-bit words (0 = empty slot; fingerprints are 1 .. 2^f - 1). A bucket is read as
+ * "groups" of at most 64 bits whose lanes are compared at once with SWAR arithmetic: one group when
+ * b * f <= 64 (every bucket of 1, 2 or 4 slots, and 8 slots of 8 bits), else groups of 64 / f lanes
+ * (8, 5 or 4), the last one holding the rest. b is any size from 1 to BK_CUCKOO_MAX_BUCKET_SIZE; the
+ * queries' straight-line fast paths serve one-group buckets, larger ones loop over their groups. Every
+ * read of a group loads the two aligned words that can hold it, so the array carries one spare word at
+ * its end.
+ *
+ * Alternate bucket: i2 = (H(fp) - i1) mod m, with H(fp) = (fp * golden ratio) mapped to [0, m) by
+ * multiply-shift. Applying it to i2 gives back i1 for any m, so m needs no rounding; the "mod" is a
+ * conditional add of m, since both terms are already in [0, m).
+ *
+ * Every access to the slot words, the victim words and the counters is a relaxed atomic load or
+ * store. Those compile to plain moves on mainstream targets and make concurrent mode race-free in
+ * the C11 sense (readers never lock); without concurrent mode they cost nothing extra.
+ */
+
+#define CF_PHI UINT64_C(0x9e3779b97f4a7c15)
+#define CF_STRIPES 1024 /* reader version counters in concurrent mode (a power of two) */
+#define CF_BATCH 32
+
+typedef struct cf_table {
+    uint64_t *words;
+    uint64_t nwords;      /* including the spare word, rounded up to whole 64-byte lines */
+    uint64_t buckets;     /* base << shift */
+    uint64_t base;        /* buckets of the chain's first table */
+    uint64_t mask;        /* (1 << shift) - 1 */
+    uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
+    uint64_t capacity;
+    uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
+    uint64_t victim;      /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
+    uint64_t items_own;
+    bool owns_words;
+} cf_table;
+
+/* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked
+ * from the new one) until the filter is freed, so a lock-free reader holding it stays valid. */
+typedef struct cf_vec {
+    struct cf_vec *retired;
+    uint32_t cap;
+    cf_table *t[];
+} cf_vec;
+
+enum { CTR_INSERTED, CTR_DELETED, CTR_KICKS, CTR_N };
+
+struct bk_cuckoo {
+    uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
+    uint32_t exp_shift;
+    uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
+    uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
+    uint32_t groups;         /* groups per bucket: 1 when b * f <= 64 */
+    uint32_t group_lanes;    /* lanes of every group but the last */
+    uint32_t group_bits;     /* group_lanes * f */
+    uint32_t bucket_bits;    /* b * f */
+    uint64_t lane_lo;        /* bit 0 of each lane of a full group */
+    uint64_t lane_hi;        /* top bit of each lane */
+    uint64_t lane_low;       /* the f - 1 low bits of each lane */
+    uint64_t last_hi;        /* lane_hi and lane_low of the last group (equal to them when it is full) */
+    uint64_t last_low;
+    uint64_t seed;
+    double fpr_target;
+    cf_vec *vec;             /* published with release; read with acquire */
+    uint32_t ntables;        /* published with release after the table it counts is complete */
+    uint64_t *ctr;           /* CTR_N counters: &ctr_own[0] or inside a writable mapping */
+    uint64_t ctr_own[CTR_N];
+    uint64_t rng;            /* kick choices; only touched by the (single) writer */
+    uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters, else NULL */
+    const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
+                                    queries' fast path; never written while concurrent readers run */
+    pthread_mutex_t lock;    /* concurrent mode: held by every writer */
+};
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+/* Slot words and victim words: acquire loads and release stores. The reader's validation (see
+ * concurrent.c) needs the stripe stores ordered around the slot stores without standalone fences,
+ * which ThreadSanitizer does not model; on x86-64 these are the same plain moves as relaxed ones. */
+#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* ---- geometry (table.c) ---- */
+
+BK_INLINE bool valid_b(uint32_t b) { return b >= 1 && b <= BK_CUCKOO_MAX_BUCKET_SIZE; }
+BK_INLINE bool valid_f(uint32_t f) { return f == 8 || f == 12 || f == 16; }
+
+typedef struct cf_params {
+    uint32_t b, f, max_kicks, expansion; /* expansion: 0 or a power of two */
+    uint64_t seed;
+    bool concurrent;
+} cf_params;
+
+/* Bytes of a table's word array for `buckets` buckets; 0 if too big. */
+BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t b, uint32_t f);
+/* FPR of one table of `slots` slots holding `items` fingerprints. */
+BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
+/* A table of base << shift buckets (its words zeroed when alloc_words, else left for the caller). */
+BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f, uint64_t capacity,
+                              bool alloc_words, cf_table **out);
+BK_HIDDEN void bk__cf_table_free(cf_table *T);
+/* The filter without tables. */
+BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out);
+
+/* ---- slots and buckets ---- */
+
+/* The bits of w from bit `pos` on, at least 57 of them (every group starts at a bit that is a multiple
+ * of 4 and is at most 64 bits long, so a group always fits). Plain form: one unaligned load, for
+ * anything that runs with no writer alongside -- the writer itself, or any call without concurrent
+ * mode. Bytes past the array come from the spare word. Little-endian hosts only (checked below). */
+BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
+{
+    uint64_t x;
+    memcpy(&x, (const uint8_t *)w + (pos >> 3), 8);
+    return x >> (pos & 7);
+}
+
+/* Atomic form, for lock-free readers in concurrent mode: the two aligned words that can hold the
+ * group, each an acquire load (see concurrent.c). */
+BK_INLINE uint64_t read_atomic(const uint64_t *w, uint64_t pos)
+{
+    uint64_t k = pos >> 6;
+    unsigned sh = (unsigned)(pos & 63);
+    uint64_t lo = LDA(&w[k]) >> sh;
+    uint64_t hi = (LDA(&w[k + 1]) << 1) << (63 - sh); /* 0 when sh == 0, without a shift by 64 */
+    return lo | hi;
+}
+
+BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
+{
+    return atomic ? read_atomic(w, pos) : read_plain(w, pos);
+}
+
+/* Whether any lane of x1 or x2 (one group each) is zero: (x - lo) & ~x flags the lowest zero lane of
+ * x exactly and never flags a lane when none is zero (a borrow only starts at a zero lane); lanes
+ * above it may be flagged wrongly, which does not matter for "any". Three operations per group
+ * against five for the exact form below. */
+BK_INLINE bool any_zero_lane(uint64_t lo, uint64_t hi, uint64_t x1, uint64_t x2)
+{
+    return (((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi;
+}
+
+/* Lanes of x (one group, lanes given by hi and low) equal to zero: the top bit of each such lane set,
+ * nothing else. Exact: no carry crosses lanes, so it can also count matches. */
+BK_INLINE uint64_t zero_lanes(uint64_t x, uint64_t low, uint64_t hi)
+{
+    uint64_t y = (x & low) + low;
+    return ~(y | x | low) & hi;
+}
+
+BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
+{
+    return bucket * F->bucket_bits + (uint64_t)g * F->group_bits;
+}
+
+/* Matching lanes of group g of a bucket (the last group has its own masks). */
+BK_INLINE uint64_t group_match(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t g, uint64_t pat,
+                               bool atomic)
+{
+    uint64_t x = read64(T->words, group_pos(F, bucket, g), atomic) ^ pat;
+    return g + 1 < F->groups ? zero_lanes(x, F->lane_low, F->lane_hi) : zero_lanes(x, F->last_low, F->last_hi);
+}
+
+BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
+{
+    uint64_t pat = fp * F->lane_lo;
+    uint64_t hit = 0;
+    for (uint32_t g = 0; g < F->groups; g++) hit |= group_match(F, T, bucket, g, pat, atomic);
+    return hit != 0;
+}
+
+BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
+{
+    uint64_t pat = fp * F->lane_lo;
+    uint32_t c = 0;
+    for (uint32_t g = 0; g < F->groups; g++)
+        c += (uint32_t)__builtin_popcountll(group_match(F, T, bucket, g, pat, atomic));
+    return c;
+}
+
+/* The slot index (0 .. b-1) of the first lane of `bucket` equal to fp (0: an empty slot), or -1. */
+static inline int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp)
+{
+    uint64_t pat = fp * F->lane_lo;
+    for (uint32_t g = 0; g < F->groups; g++) {
+        uint64_t z = group_match(F, T, bucket, g, pat, false);
+        if (z) {
+            /* the flag of lane l is bit l*f + f-1: (ctz + 1) / f = l + 1, divided by a reciprocal */
+            uint32_t lane1 = ((uint32_t)__builtin_ctzll(z) + 1) * F->f_recip >> 16;
+            return (int)(g * F->group_lanes + lane1) - 1;
+        }
+    }
+    return -1;
+}
+
+static inline uint32_t slot_get(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t j)
+{
+    uint64_t pos = (bucket * F->b + j) * F->f;
+    return (uint32_t)(read_plain(T->words, pos) & F->fp_range);
+}
+
+/* Write one slot. Only the writer calls this (caller's exclusion, or the writer lock), so the
+ * load-modify-store of each word loses nothing; the stores are atomic so that lock-free readers
+ * see either the old or the new word. */
+static inline void slot_set(const bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t j, uint32_t fp)
+{
+    uint64_t pos = (bucket * F->b + j) * F->f;
+    uint64_t k = pos >> 6;
+    unsigned sh = (unsigned)(pos & 63);
+    uint64_t mask = (uint64_t)F->fp_range;
+    uint64_t w = LD(&T->words[k]);
+    STR(&T->words[k], (w & ~(mask << sh)) | ((uint64_t)fp << sh));
+    if (sh + F->f > 64) {
+        unsigned r = 64 - sh; /* bits that went into word k */
+        w = LD(&T->words[k + 1]);
+        STR(&T->words[k + 1], (w & ~(mask >> r)) | ((uint64_t)fp >> r));
+    }
+}
+
+/* ---- hashing: fingerprint and the two buckets ---- */
+
+BK_INLINE uint32_t fp_of(const bk_cuckoo *F, uint64_t h)
+{
+    return 1 + (uint32_t)(((uint64_t)(uint32_t)h * F->fp_range) >> 32);
+}
+
+BK_INLINE uint64_t alt_of(uint64_t buckets, uint64_t i, uint32_t fp)
+{
+    uint64_t hf = bk__range64((uint64_t)fp * CF_PHI, buckets);
+    return hf >= i ? hf - i : hf + buckets - i;
+}
+
+/* The alternate bucket in table T of a chain: see "Buckets in a chain" in chain.c. */
+#define CF_PHI2 UINT64_C(0xd6e8feb86659fd93)
+
+BK_INLINE uint64_t alt_t(const cf_table *T, uint64_t i, uint32_t fp)
+{
+    if (BK_LIKELY(T->shift == 0)) return alt_of(T->buckets, i, fp);
+    uint64_t g = ((uint64_t)fp * CF_PHI2) >> (64 - T->shift);
+    return alt_of(T->base, i >> T->shift, fp) << T->shift | ((i ^ g) & T->mask);
+}
+
+BK_INLINE uint32_t ntables_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->ntables, __ATOMIC_ACQUIRE); }
+BK_INLINE cf_vec *vec_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->vec, __ATOMIC_ACQUIRE); }
+
+/* ---- the chain (chain.c) ---- */
+
+/* Append a table (the writer only). The table is complete before ntables counts it (release). */
+BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T);
+/* Point F->solo at the only table when there is one and no concurrent mode, else NULL. */
+BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F);
+/* Grow the chain by one table (writer only). */
+BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F);
+/* A free slot in one of the key's buckets of any table, newest first, without evicting anything. */
+BK_HIDDEN bool bk__cf_put_anywhere(bk_cuckoo *F, uint32_t fp, uint64_t h);
+
+/* ---- concurrent mode (concurrent.c) ---- */
+
+BK_HIDDEN bk_status bk__cf_set_concurrent(bk_cuckoo *F, bool on);
+BK_INLINE uint64_t *stripe_of(const bk_cuckoo *F, uint64_t bucket) { return &F->stripes[bucket & (CF_STRIPES - 1)]; }
+/* Make a bucket's stripe odd (a fingerprint of it is about to be homeless) / even again. */
+BK_HIDDEN void bk__cf_seq_open(bk_cuckoo *F, uint64_t bucket);
+BK_HIDDEN void bk__cf_seq_close(bk_cuckoo *F, uint64_t bucket);
+BK_INLINE void wlock(bk_cuckoo *F)
+{
+    if (F->stripes) pthread_mutex_lock(&F->lock);
+}
+BK_INLINE void wunlock(bk_cuckoo *F)
+{
+    if (F->stripes) pthread_mutex_unlock(&F->lock);
+}
+
+/* ---- query primitives (query.c) ---- */
+
+BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
+{
+    uint64_t v = atomic ? LDA(&T->victim) : LD(&T->victim);
+    uint64_t vb = v >> 16;
+    return v && (uint32_t)(v & 0xffff) == fp && (vb == i1 || vb == i2);
+}
+
+BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                         bool atomic)
+{
+    /* both buckets read without a branch between them: their loads overlap */
+    unsigned hit = (unsigned)bucket_has(F, T, i1, fp, atomic) | (unsigned)bucket_has(F, T, i2, fp, atomic);
+    return hit || victim_is(T, fp, i1, i2, atomic);
+}
+
+
+/* The reader side of the stripes: table_has validated against a concurrent writer. */
+BK_HIDDEN bool bk__cf_table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1,
+                                    uint64_t i2);
+/* table_count validated likewise. */
+BK_HIDDEN uint64_t bk__cf_table_count_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1,
+                                          uint64_t i2);
+
+/* One table, buckets of one group (every geometry but b = 8 with f = 12 or 16), no concurrent mode:
+ * straight-line code, both buckets' loads independent of each other. */
+BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    uint64_t pat = fp * F->lane_lo;
+    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat;
+    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
+    if (any_zero_lane(F->lane_lo, F->lane_hi, x1, x2)) return true;
+    uint64_t v = LD(&T->victim);
+    return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);
+}
+
+BK_INLINE uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
+                            bool atomic)
+{
+    uint64_t c = bucket_count(F, T, i1, fp, atomic);
+    if (i2 != i1) c += bucket_count(F, T, i2, fp, atomic);
+    return c + victim_is(T, fp, i1, i2, atomic);
+}
+
+/* ---- writers (insert.c) ---- */
+
+
+/* The writer's only way to change a victim: the mapping's copy follows. */
+BK_INLINE void set_victim(cf_table *T, uint64_t v)
+{
+    STR(&T->victim, v);
+    if (T->victim_map) ST(T->victim_map, v);
+}
+
+/* Start loading the second bucket while the first is examined: on large tables the two cache
+ * misses then overlap instead of following each other. */
+BK_INLINE void prefetch_bucket(const bk_cuckoo *F, const cf_table *T, uint64_t bucket)
+{
+    BK_PREFETCH_W((const uint8_t *)T->words + ((bucket * F->bucket_bits) >> 3));
+}
+
+typedef enum { OP_ADD, OP_ADD_NX, OP_REMOVE } cf_op;
+
+/* Prefetch both buckets of h: adds go to the newest table; removes and queries look at every table
+ * (a chain is short; one table is the common case). */
+BK_INLINE void prefetch_key(const bk_cuckoo *F, uint64_t h, cf_op op, bool write)
+{
+    uint32_t fp = fp_of(F, h);
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    for (uint32_t t = op == OP_ADD ? n - 1 : 0; t < n; t++) {
+        const cf_table *T = v->t[t];
+        uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_t(T, i1, fp);
+        const uint8_t *a = (const uint8_t *)T->words + ((i1 * F->bucket_bits) >> 3);
+        const uint8_t *b = (const uint8_t *)T->words + ((i2 * F->bucket_bits) >> 3);
+        if (write) {
+            BK_PREFETCH_W(a);
+            BK_PREFETCH_W(b);
+        } else {
+            BK_PREFETCH(a);
+            BK_PREFETCH(b);
+        }
+    }
+}
+
+/* Put fp into a free slot of the bucket, if it has one. */
+BK_INLINE bool try_put(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t fp)
+{
+    int j = bucket_find(F, T, bucket, 0);
+    if (j < 0) return false;
+    slot_set(F, T, bucket, (uint32_t)j, fp);
+    return true;
+}
+
+#endif

@@ -1,0 +1,200 @@
+/* Cuckoo filter: the file body (docs/FORMAT.md 6.5) and the generic handle's vtable. */
+#include "testing.h"
+#include "cuckoo_impl.h"
+
+/* ---- serialization (body layout in docs/FORMAT.md) ----
+ * offset 0   u32 bucket_size, u32 fingerprint_bits, u32 max_kicks, u32 expansion, u32 tables,
+ *            u32 reserved (0), u64 inserted, u64 deleted, u64 kicks, f64 fpr_target   (56 bytes)
+ * zero padding to 64; then for each table of the chain, oldest first:
+ *   u64 buckets, u64 capacity, u64 items, u64 victim (0 or fp | bucket << 16), u64 array bytes,
+ *   zero padding to 64, then the slot array: little-endian u64 words, slot s at bit s * f,
+ *   (buckets * b * f / 64 rounded up, plus one spare word) rounded up to 64 bytes; bits past the
+ *   last slot are zero.
+ * Invariants checked on decode: every parameter in range; table t+1 has `expansion` times the
+ * buckets and capacity of table t; the array length matches the buckets; items = used slots + (victim
+ * != 0); inserted - deleted = sum of items. */
+#define CF_HDR_COUNTERS 24 /* inserted, deleted, kicks: the order of CTR_* */
+#define CF_TAB_ITEMS 16
+#define CF_TAB_VICTIM 24
+
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_cuckoo *F = vf;
+    bk_status s;
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    if ((s = bk__w_u32(w, F->b)) || (s = bk__w_u32(w, F->f)) || (s = bk__w_u32(w, F->max_kicks)) ||
+        (s = bk__w_u32(w, F->expansion)) || (s = bk__w_u32(w, n)) || (s = bk__w_u32(w, 0)) ||
+        (s = bk__w_u64(w, LD(&F->ctr[CTR_INSERTED]))) || (s = bk__w_u64(w, LD(&F->ctr[CTR_DELETED]))) ||
+        (s = bk__w_u64(w, LD(&F->ctr[CTR_KICKS]))) || (s = bk__w_f64(w, F->fpr_target)) ||
+        (s = bk__w_align(w, 64)))
+        return s;
+    for (uint32_t t = 0; t < n; t++) {
+        const cf_table *T = v->t[t];
+        if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
+            (s = bk__w_u64(w, LD(&T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+            (s = bk__w_u64_array(w, T->words, (size_t)T->nwords)))
+            return s;
+    }
+    return BK_OK;
+}
+
+/* Used slots of an array of `slots` f-bit slots (5, 4 or 8 lanes per 64-bit read). */
+static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
+{
+    uint32_t lanes = 64 / f;
+    uint64_t lo = 0;
+    for (uint32_t l = 0; l < lanes; l++) lo |= UINT64_C(1) << (l * f);
+    uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
+    uint64_t used = 0, s = 0;
+    for (; s + lanes <= slots; s += lanes) {
+        uint64_t x = read_plain(w, s * f);
+        used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
+    }
+    for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
+    return used;
+}
+
+static bool tail_is_zero(const uint64_t *w, uint64_t nwords, uint64_t bits)
+{
+    uint64_t k = bits >> 6;
+    if ((bits & 63) && (w[k] >> (bits & 63))) return false;
+    for (uint64_t i = (bits + 63) >> 6; i < nwords; i++)
+        if (w[i]) return false;
+    return true;
+}
+
+
+static bk_status v_decode(bk_reader *r, void **out)
+{
+    uint32_t b, f, max_kicks, expansion, ntables, reserved;
+    uint64_t inserted, deleted, kicks;
+    double fpr;
+    bk_status s;
+    size_t start = r->off;
+    *out = NULL;
+    if ((s = bk__r_u32(r, &b)) || (s = bk__r_u32(r, &f)) || (s = bk__r_u32(r, &max_kicks)) ||
+        (s = bk__r_u32(r, &expansion)) || (s = bk__r_u32(r, &ntables)) || (s = bk__r_u32(r, &reserved)) ||
+        (s = bk__r_u64(r, &inserted)) || (s = bk__r_u64(r, &deleted)) || (s = bk__r_u64(r, &kicks)) ||
+        (s = bk__r_f64(r, &fpr)) || (s = bk__r_align(r, 64)))
+        return s;
+    if (!valid_b(b) || !valid_f(f) || max_kicks == 0 || max_kicks > BK_CUCKOO_MAX_KICKS ||
+        expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 ||
+        ntables > BK_CUCKOO_MAX_TABLES || reserved ||
+        (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
+        return BK_ECORRUPT;
+    cf_params prm = { b, f, max_kicks, expansion, r->seed, false };
+    bk_cuckoo *F;
+    if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
+    F->ctr_own[CTR_INSERTED] = inserted;
+    F->ctr_own[CTR_DELETED] = deleted;
+    F->ctr_own[CTR_KICKS] = kicks;
+    if (r->borrow && r->writable) F->ctr = (uint64_t *)(uintptr_t)(r->base + start + CF_HDR_COUNTERS);
+    uint64_t base = 0, prev_cap = 0, total_items = 0;
+    uint32_t exp_shift = expansion ? (uint32_t)__builtin_ctz(expansion) : 0;
+    for (uint32_t t = 0; t < ntables; t++) {
+        uint64_t buckets, cap, items, victim, bytes;
+        size_t tstart = r->off;
+        if ((s = bk__r_u64(r, &buckets)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &items)) ||
+            (s = bk__r_u64(r, &victim)) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
+            goto fail;
+        s = BK_ECORRUPT;
+        uint64_t want_c;
+        uint64_t shift = (uint64_t)exp_shift * t;
+        if (t == 0) base = buckets;
+        if (t > 0 && (shift >= 64 || (base << shift) >> shift != base || buckets != base << shift ||
+                      bk__mul_overflow(prev_cap, expansion, &want_c) || cap != want_c))
+            goto fail;
+        uint64_t tb = bk__cf_table_bytes(buckets, b, f);
+        if (tb == 0 || bytes != tb || cap == 0 || items > buckets * b + 1) goto fail;
+        if (victim) {
+            uint64_t vfp = victim & 0xffff;
+            if (vfp == 0 || vfp > F->fp_range || (victim >> 16) >= buckets) goto fail;
+        }
+        if (bytes > r->len - r->off) {
+            s = BK_ETRUNCATED;
+            goto fail;
+        }
+        const uint8_t *data;
+        if ((s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
+        cf_table *T;
+        if ((s = bk__cf_table_new(base, (uint32_t)shift, b, f, cap, !r->borrow, &T)) != BK_OK) goto fail;
+        if (r->borrow)
+            T->words = (uint64_t *)(uintptr_t)data;
+        else
+            memcpy(T->words, data, (size_t)bytes);
+        T->items_own = items;
+        T->victim = victim;
+        if (r->borrow && r->writable) {
+            T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS);
+            T->victim_map = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
+        }
+        if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
+            bk__cf_table_free(T);
+            goto fail;
+        }
+        s = BK_ECORRUPT;
+        uint64_t slots = buckets * b;
+        if (!tail_is_zero(T->words, T->nwords, slots * f) || count_used(f, T->words, slots) + (victim != 0) != items)
+            goto fail;
+        total_items += items;
+        prev_cap = cap;
+    }
+    if (inserted - deleted != total_items) {
+        s = BK_ECORRUPT;
+        goto fail;
+    }
+    *out = F;
+    return BK_OK;
+fail:
+    bk_cuckoo_free(F);
+    return s;
+}
+
+static bk_status v_add_hash(void *f, uint64_t h) { return bk_cuckoo_add_hash(f, h); }
+static bool v_contains_hash(const void *f, uint64_t h) { return bk_cuckoo_contains_hash(f, h); }
+static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
+/* The generic batch insert reports the first failure (every key is still attempted). */
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
+{
+    bk_status first = BK_OK, st[CF_BATCH];
+    for (size_t i = 0; i < n; i += CF_BATCH) {
+        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
+        if (bk_cuckoo_add_hashes(f, h + i, e - i, st) != e - i)
+            for (size_t j = 0; j < e - i && first == BK_OK; j++) first = st[j];
+    }
+    return first;
+}
+static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return bk_cuckoo_contains_hashes(f, h, n, r);
+}
+static uint64_t v_seed(const void *f) { return bk_cuckoo_seed(f); }
+static void v_stats(const void *f, bk_stats *s) { bk_cuckoo_stats(f, s); }
+static void v_clear(void *f) { bk_cuckoo_clear(f); }
+static void v_destroy(void *f) { bk_cuckoo_free(f); }
+
+BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
+    .type = BK_TYPE_CUCKOO,
+    .add_hash = v_add_hash,
+    .contains_hash = v_contains_hash,
+    .remove_hash = v_remove_hash,
+    .add_hashes = v_add_hashes,
+    .contains_hashes = v_contains_hashes,
+    .seed = v_seed,
+    .stats = v_stats,
+    .merge = NULL, /* no union: two tables' fingerprints cannot be merged without the keys */
+    .clear = v_clear,
+    .encode = v_encode,
+    .decode = v_decode,
+    .destroy = v_destroy,
+};
+
+/* For tests: where hash h lives in table t (fingerprint and both buckets). */
+void bk__cuckoo_place(const bk_cuckoo *F, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1, uint64_t *i2)
+{
+    const cf_table *T = vec_acq(F)->t[t];
+    *fp = fp_of(F, h);
+    *i1 = bk__range64(h, T->buckets);
+    *i2 = alt_t(T, *i1, *fp);
+}

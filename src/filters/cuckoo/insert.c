@@ -1,0 +1,320 @@
+/* Cuckoo filter: writers. The eviction walk with its victim slot, add, add_if_absent, remove and their
+ * batches. */
+#include "cuckoo_impl.h"
+
+/* ---- insert into one table ---- */
+
+BK_INLINE uint64_t rng_next(bk_cuckoo *F)
+{
+    uint64_t x = F->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return F->rng = x;
+}
+
+
+
+/*
+ * Random-walk eviction starting at `bucket`, carrying `cur`. When cur_is_victim, cur is T's victim,
+ * which stays in the victim slot until it is written into the table. Always stores everything: if
+ * the kicks run out, the fingerprint left over becomes T's victim (the caller checked it was free,
+ * or is moving it). In concurrent mode the stripes of both buckets of the fingerprint being carried
+ * are odd from the moment it is evicted until it is stored again: that order is what the readers'
+ * validation in concurrent.c relies on.
+ */
+static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, bool cur_is_victim)
+{
+    const uint64_t none = UINT64_MAX;
+    uint64_t pa = none, pb = none; /* the buckets whose stripes protect the homeless fingerprint */
+    uint64_t kicks = 0;
+    for (uint32_t n = 0; n < F->max_kicks; n++) {
+        uint32_t r = (uint32_t)(rng_next(F) >> 32);
+        /* a power-of-two b takes the low bits (as always); any other b a multiply-shift */
+        uint32_t j = (F->b & (F->b - 1)) == 0 ? r & (F->b - 1) : (uint32_t)(((uint64_t)r * F->b) >> 32);
+        uint32_t old = slot_get(F, T, bucket, j);
+        /* Evicting a copy of the fingerprint we carry changes nothing; with copies of one repeated
+         * item filling its buckets, such swaps make the walk bounce between them until it gives up.
+         * Take the next slot holding another fingerprint, when there is one. */
+        for (uint32_t tries = 1; old == cur && tries < F->b; tries++) {
+            j = j + 1 == F->b ? 0 : j + 1;
+            old = slot_get(F, T, bucket, j);
+        }
+        uint64_t alt = alt_t(T, bucket, old);
+        prefetch_bucket(F, T, alt); /* its load overlaps the writes below */
+        if (F->stripes) {
+            bk__cf_seq_open(F, bucket);
+            bk__cf_seq_open(F, alt);
+        }
+        slot_set(F, T, bucket, j, cur);
+        if (n == 0 && cur_is_victim) set_victim(T, 0);
+        if (F->stripes) {
+            /* cur is in a bucket again: its protection can end, unless shared with old's */
+            uint64_t sa = bucket & (CF_STRIPES - 1), sb = alt & (CF_STRIPES - 1);
+            if (pa != none && (pa & (CF_STRIPES - 1)) != sa && (pa & (CF_STRIPES - 1)) != sb) bk__cf_seq_close(F, pa);
+            if (pb != none && (pb & (CF_STRIPES - 1)) != sa && (pb & (CF_STRIPES - 1)) != sb) bk__cf_seq_close(F, pb);
+        }
+        pa = bucket;
+        pb = alt;
+        kicks++;
+        cur = old;
+        bucket = alt;
+        if (try_put(F, T, bucket, cur)) {
+            cur = 0;
+            break;
+        }
+    }
+    if (cur) set_victim(T, (uint64_t)cur | bucket << 16);
+    if (F->stripes && pa != none) {
+        bk__cf_seq_close(F, pa);
+        bk__cf_seq_close(F, pb);
+    }
+    ST(&F->ctr[CTR_KICKS], LD(&F->ctr[CTR_KICKS]) + kicks);
+}
+
+static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
+{
+    uint64_t i2 = alt_t(T, i1, fp);
+    prefetch_bucket(F, T, i2);
+    if (!try_put(F, T, i1, fp) && !try_put(F, T, i2, fp))
+        kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
+    ST(T->items, LD(T->items) + 1);
+}
+
+
+/* Give T's victim another walk (writer only): it goes back into a bucket unless its kicks run out
+ * again, and then some fingerprint (perhaps another) is the victim. */
+static void victim_rewalk(bk_cuckoo *F, cf_table *T)
+{
+    uint64_t v = LD(&T->victim);
+    if (!v) return;
+    uint32_t vfp = (uint32_t)(v & 0xffff);
+    uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
+    if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
+        set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
+    else
+        kick_walk(F, T, vfp, vb, true);
+}
+
+
+static bk_status add_locked(bk_cuckoo *F, uint64_t h)
+{
+    cf_table *T = F->vec->t[F->ntables - 1];
+    /* In a chain, a key whose buckets in the newest table are full takes a free slot in an older table
+     * before anything is evicted (RedisBloom does the same): copies of repeated items, which fill
+     * their buckets and make eviction walks fail at a low load, then do not chain table after table.
+     * Exact deletes still hold: the argument in THE CUCKOO RULES does not depend on which table a
+     * copy is in. */
+    if (F->ntables > 1 && bk__cf_put_anywhere(F, fp_of(F, h), h)) {
+        ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
+        return BK_OK;
+    }
+    /* Below its capacity a table does not give up after one unlucky walk: the victim walks again
+     * (a fresh random walk from its bucket) before the table counts as full. */
+    if (LD(&T->victim) && LD(T->items) < T->capacity) victim_rewalk(F, T);
+    if (LD(&T->victim)) {
+        bk_status s = bk__cf_grow(F);
+        if (s != BK_OK) return s;
+        T = F->vec->t[F->ntables - 1];
+    }
+    table_insert(F, T, fp_of(F, h), bk__range64(h, T->buckets));
+    ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
+    return BK_OK;
+}
+
+/* ---- insert (public) ---- */
+
+bk_status bk_cuckoo_add_hash(bk_cuckoo *F, uint64_t h)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    wlock(F);
+    bk_status s = add_locked(F, h);
+    wunlock(F);
+    return s;
+}
+
+bk_status bk_cuckoo_add(bk_cuckoo *F, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!F || (!key && len))) return BK_EINVAL;
+    return bk_cuckoo_add_hash(F, bk__hash(key, len, F->seed));
+}
+
+
+/* Under the writer lock (or the caller's exclusion) nothing moves, so the plain check is exact. */
+static bool contains_locked(const bk_cuckoo *F, uint64_t h)
+{
+    uint32_t fp = fp_of(F, h);
+    for (uint32_t t = 0; t < F->ntables; t++) {
+        const cf_table *T = F->vec->t[t];
+        uint64_t i1 = bk__range64(h, T->buckets);
+        if (table_has(F, T, fp, i1, alt_t(T, i1, fp), false)) return true;
+    }
+    return false;
+}
+
+bk_status bk_cuckoo_add_if_absent_hash(bk_cuckoo *F, uint64_t h)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    wlock(F);
+    bk_status s = contains_locked(F, h) ? BK_EEXISTS : add_locked(F, h);
+    wunlock(F);
+    return s;
+}
+
+bk_status bk_cuckoo_add_if_absent(bk_cuckoo *F, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!F || (!key && len))) return BK_EINVAL;
+    return bk_cuckoo_add_if_absent_hash(F, bk__hash(key, len, F->seed));
+}
+
+/* ---- remove ---- */
+
+static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    prefetch_bucket(F, T, i2);
+    int j = bucket_find(F, T, i1, fp);
+    uint64_t bucket = i1;
+    if (j < 0) {
+        j = bucket_find(F, T, i2, fp);
+        bucket = i2;
+    }
+    if (j >= 0) {
+        slot_set(F, T, bucket, (uint32_t)j, 0);
+    } else if (victim_is(T, fp, i1, i2, false)) {
+        set_victim(T, 0);
+    } else {
+        return false;
+    }
+    ST(T->items, LD(T->items) - 1);
+    /* A slot is free again: give the victim another walk, so the table can accept inserts. */
+    victim_rewalk(F, T);
+    return true;
+}
+
+static bk_status remove_locked(bk_cuckoo *F, uint64_t h)
+{
+    uint32_t fp = fp_of(F, h);
+    for (uint32_t t = F->ntables; t-- > 0;) {
+        cf_table *T = F->vec->t[t];
+        uint64_t i1 = bk__range64(h, T->buckets);
+        if (table_remove(F, T, fp, i1, alt_t(T, i1, fp))) {
+            ST(&F->ctr[CTR_DELETED], LD(&F->ctr[CTR_DELETED]) + 1);
+            return BK_OK;
+        }
+    }
+    return BK_ENOTFOUND;
+}
+
+bk_status bk_cuckoo_remove_hash(bk_cuckoo *F, uint64_t h)
+{
+    if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    wlock(F);
+    bk_status s = remove_locked(F, h);
+    wunlock(F);
+    return s;
+}
+
+bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!F || (!key && len))) return BK_EINVAL;
+    return bk_cuckoo_remove_hash(F, bk__hash(key, len, F->seed));
+}
+
+/* ---- batches ---- */
+
+static void fill_status(bk_status *results, size_t n, bk_status s)
+{
+    if (results)
+        for (size_t i = 0; i < n; i++) results[i] = s;
+}
+
+/* One writer-lock hold per batch of CF_BATCH keys. */
+static size_t write_hashes(bk_cuckoo *F, const uint64_t *hashes, const uint8_t *bad, size_t n, bk_status *results,
+                           cf_op op)
+{
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i += CF_BATCH) {
+        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
+        wlock(F);
+        for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op, true);
+        for (size_t j = i; j < e; j++) {
+            bk_status s;
+            if (bad && bad[j]) {
+                s = BK_EINVAL;
+            } else if (op == OP_REMOVE) {
+                s = remove_locked(F, hashes[j]);
+            } else if (op == OP_ADD_NX && contains_locked(F, hashes[j])) {
+                s = BK_EEXISTS;
+            } else {
+                s = add_locked(F, hashes[j]);
+            }
+            if (results) results[j] = s;
+            ok += s == BK_OK;
+        }
+        wunlock(F);
+    }
+    return ok;
+}
+
+size_t bk_cuckoo_add_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+{
+    if (!F || (!hashes && n)) {
+        fill_status(results, n, BK_EINVAL);
+        return 0;
+    }
+    return write_hashes(F, hashes, NULL, n, results, OP_ADD);
+}
+
+size_t bk_cuckoo_add_if_absent_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+{
+    if (!F || (!hashes && n)) {
+        fill_status(results, n, BK_EINVAL);
+        return 0;
+    }
+    return write_hashes(F, hashes, NULL, n, results, OP_ADD_NX);
+}
+
+size_t bk_cuckoo_remove_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+{
+    if (!F || (!hashes && n)) {
+        fill_status(results, n, BK_EINVAL);
+        return 0;
+    }
+    return write_hashes(F, hashes, NULL, n, results, OP_REMOVE);
+}
+
+static size_t write_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, bk_status *results,
+                         cf_op op)
+{
+    if (!F || (n && (!keys || !lens))) {
+        fill_status(results, n, BK_EINVAL);
+        return 0;
+    }
+    uint64_t h[CF_BATCH];
+    uint8_t bad[CF_BATCH];
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i += CF_BATCH) {
+        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
+        for (size_t j = i; j < e; j++) {
+            bad[j - i] = !keys[j] && lens[j];
+            h[j - i] = bad[j - i] ? 0 : bk__hash(keys[j], lens[j], F->seed);
+        }
+        ok += write_hashes(F, h, bad, e - i, results ? results + i : NULL, op);
+    }
+    return ok;
+}
+
+size_t bk_cuckoo_add_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, bk_status *results)
+{
+    return write_many(F, keys, lens, n, results, OP_ADD);
+}
+size_t bk_cuckoo_add_if_absent_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
+                                    bk_status *results)
+{
+    return write_many(F, keys, lens, n, results, OP_ADD_NX);
+}
+size_t bk_cuckoo_remove_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
+                             bk_status *results)
+{
+    return write_many(F, keys, lens, n, results, OP_REMOVE);
+}

@@ -1,0 +1,369 @@
+/* Cuckoo filter: geometry and sizing, tables and filters (create, clone, free), whole-filter calls and
+ * statistics. */
+#include <math.h>
+#include "cuckoo_impl.h"
+
+
+/* bk_cuckoo_new with the default load: extra slots per square root of the capacity, and the fewest slots */
+#define CF_SLACK 4.0
+#define CF_MIN_SLOTS 128.0
+
+static double default_load(uint32_t b)
+{
+    switch (b) {
+    case 1: return 0.45; /* with 8-bit fingerprints, large b = 1 tables fill far less: see cuckoo.h */
+    case 2: return 0.84;
+    case 3: return 0.90;
+    case 4: return 0.95;
+    case 5: case 6: case 7: return 0.96;
+    default: return 0.97;
+    }
+}
+
+BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t b, uint32_t f)
+{
+    uint64_t slots, bits;
+    if (buckets == 0 || bk__mul_overflow(buckets, b, &slots) || bk__mul_overflow(slots, f, &bits)) return 0;
+    if (bits > BK_MAX_FILTER_BYTES * 8) return 0;
+    uint64_t words = (bits + 63) / 64 + 1;
+    uint64_t bytes = (words * 8 + 63) / 64 * 64;
+    return bytes > BK_MAX_FILTER_BYTES ? 0 : bytes;
+}
+
+static uint64_t table_capacity(uint64_t buckets, uint32_t b)
+{
+    double c = floor((double)buckets * b * default_load(b));
+    return c < 1 ? 1 : (uint64_t)c;
+}
+
+
+double bk_cuckoo_fpr_bound(uint32_t bucket_size, uint32_t fingerprint_bits)
+{
+    if (!valid_b(bucket_size) || !valid_f(fingerprint_bits)) return NAN;
+    double q = 1.0 / (double)((UINT32_C(1) << fingerprint_bits) - 1);
+    return -expm1(2.0 * bucket_size * log1p(-q));
+}
+
+double bk_cuckoo_bits_per_key(uint32_t fingerprint_bits, double alpha)
+{
+    if (!valid_f(fingerprint_bits) || !(alpha > 0 && alpha <= 1)) return NAN;
+    return fingerprint_bits / alpha;
+}
+
+BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots)
+{
+    double alpha = slots ? (double)items / (double)slots : 0;
+    if (alpha > 1) alpha = 1;
+    double q = 1.0 / (double)((UINT32_C(1) << f) - 1);
+    return -expm1(2.0 * b * alpha * log1p(-q));
+}
+
+BK_HIDDEN void bk__cf_table_free(cf_table *T)
+{
+    if (!T) return;
+    if (T->owns_words) bk__free_aligned(T->words);
+    bk__free(T);
+}
+
+BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f, uint64_t capacity,
+                           bool alloc_words, cf_table **out)
+{
+    if (shift >= 64 || (base << shift) >> shift != base) return BK_ETOOBIG;
+    uint64_t buckets = base << shift;
+    uint64_t bytes = bk__cf_table_bytes(buckets, b, f);
+    if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    cf_table *T = bk__calloc(1, sizeof *T);
+    if (!T) return BK_ENOMEM;
+    if (alloc_words) {
+        T->words = bk__calloc_aligned((size_t)bytes);
+        if (!T->words) {
+            bk__free(T);
+            return BK_ENOMEM;
+        }
+        T->owns_words = true;
+    }
+    T->nwords = bytes / 8;
+    T->buckets = buckets;
+    T->base = base;
+    T->shift = shift;
+    T->mask = (UINT64_C(1) << shift) - 1;
+    T->capacity = capacity;
+    T->items = &T->items_own;
+    *out = T;
+    return BK_OK;
+}
+
+/* ---- create ---- */
+
+static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
+{
+    bk_cuckoo_options o = opts ? *opts : (bk_cuckoo_options){ 0 };
+    p->b = o.bucket_size ? o.bucket_size : BK_CUCKOO_DEFAULT_BUCKET_SIZE;
+    p->f = o.fingerprint_bits;
+    p->max_kicks = o.max_kicks ? o.max_kicks : BK_CUCKOO_DEFAULT_MAX_KICKS;
+    p->seed = o.seed;
+    p->concurrent = o.concurrent;
+    if (!valid_b(p->b) || (p->f && !valid_f(p->f)) || p->max_kicks > BK_CUCKOO_MAX_KICKS ||
+        o.expansion > BK_CUCKOO_MAX_EXPANSION)
+        return BK_EINVAL;
+    p->expansion = 0;
+    if (o.expansion) /* rounded up to a power of two: see "Buckets in a chain" */
+        for (p->expansion = 1; p->expansion < o.expansion;) p->expansion <<= 1;
+    return BK_OK;
+}
+
+BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out)
+{
+    bk_cuckoo *F = bk__calloc(1, sizeof *F);
+    if (!F) return BK_ENOMEM;
+    /* writer sections are short: spin a little before sleeping where the C library can */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    int rc = pthread_mutex_init(&F->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
+        bk__free(F);
+        return BK_ENOMEM;
+    }
+    F->b = p->b;
+    F->f = p->f;
+    F->max_kicks = p->max_kicks;
+    F->expansion = p->expansion;
+    F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
+    F->seed = p->seed;
+    F->fpr_target = fpr_target;
+    F->fp_range = (UINT32_C(1) << p->f) - 1;
+    F->f_recip = 65536 / p->f + 1;
+    F->bucket_bits = p->b * p->f;
+    /* Groups of 64 / f lanes (8, 5 or 4), or the whole bucket when it fits in one: every group starts
+     * at a multiple of 4 bits and spans at most 64 - 4 (f = 12) or 64 bits (f = 8, 16), which one
+     * unaligned 8-byte load always holds (read_plain). */
+    F->group_lanes = F->bucket_bits <= 64 ? p->b : 64 / p->f;
+    F->groups = (p->b + F->group_lanes - 1) / F->group_lanes;
+    F->group_bits = F->group_lanes * p->f;
+    uint32_t last_lanes = p->b - (F->groups - 1) * F->group_lanes;
+    uint64_t last_lo = 0;
+    for (uint32_t l = 0; l < F->group_lanes; l++) F->lane_lo |= UINT64_C(1) << (l * p->f);
+    for (uint32_t l = 0; l < last_lanes; l++) last_lo |= UINT64_C(1) << (l * p->f);
+    F->lane_hi = F->lane_lo << (p->f - 1);
+    F->lane_low = F->lane_hi - F->lane_lo;
+    F->last_hi = last_lo << (p->f - 1);
+    F->last_low = F->last_hi - last_lo;
+    F->ctr = F->ctr_own;
+    F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
+    if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
+        pthread_mutex_destroy(&F->lock);
+        bk__free(F);
+        return BK_ENOMEM;
+    }
+    *out = F;
+    return BK_OK;
+}
+
+void bk_cuckoo_free(bk_cuckoo *F)
+{
+    if (!F) return;
+    cf_vec *v = F->vec;
+    if (v)
+        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(v->t[i]);
+    while (v) {
+        cf_vec *r = v->retired;
+        bk__free(v);
+        v = r;
+    }
+    bk__free(F->stripes);
+    pthread_mutex_destroy(&F->lock);
+    bk__free(F);
+}
+
+static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p, double fpr_target,
+                        bk_cuckoo **out)
+{
+    if (bk__cf_table_bytes(buckets, p->b, p->f) == 0) return BK_ETOOBIG;
+    bk_cuckoo *F;
+    bk_status s = bk__cf_filter_new(p, fpr_target, &F);
+    if (s != BK_OK) return s;
+    cf_table *T;
+    if ((s = bk__cf_table_new(buckets, 0, p->b, p->f, capacity, true, &T)) != BK_OK) {
+        bk_cuckoo_free(F);
+        return s;
+    }
+    if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
+        bk__cf_table_free(T);
+        bk_cuckoo_free(F);
+        return s;
+    }
+    *out = F;
+    return BK_OK;
+}
+
+bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *opts, bk_cuckoo **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    cf_params prm;
+    bk_status s = resolve(opts, &prm);
+    if (s != BK_OK || capacity == 0) return BK_EINVAL;
+    if (prm.f) {
+        if (!(p == 0 || (p > 0 && p < 1))) return BK_EINVAL;
+        if (p == 0) p = bk_cuckoo_fpr_bound(prm.b, prm.f);
+    } else {
+        if (!(p > 0 && p < 1)) return BK_EINVAL;
+        /* the smallest fingerprint that reaches p; below what 16 bits give with 4 slots, smaller
+         * buckets (fewer slots compared per query) when the caller left the bucket size to us */
+        static const uint32_t fs[] = { 8, 12, 16 };
+        bool auto_b = !opts || opts->bucket_size == 0;
+        for (; !prm.f; prm.b >>= 1) {
+            for (int i = 0; i < 3 && !prm.f; i++)
+                if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
+            if (prm.f) break;
+            if (!auto_b || prm.b == 1) return BK_EINVAL;
+        }
+    }
+    bool explicit_load = opts && opts->load_factor != 0;
+    double load = explicit_load ? opts->load_factor : default_load(prm.b);
+    if (!(load > 0 && load <= 1)) return BK_EINVAL;
+    /* The default load is what large tables reach; a small table also needs room for the spread of
+     * its keys over its few buckets (the number landing on any subset of buckets varies by about the
+     * square root of the keys): CF_SLACK sqrt(capacity) slots more, and at least CF_MIN_SLOTS, because
+     * in a table of m buckets about one key in m has i1 = i2 (one bucket only), and b + 1 of those on
+     * one bucket cannot be stored. See bk_cuckoo_new in cuckoo.h for the measured effect. */
+    double slots = (double)capacity / load;
+    if (!explicit_load) {
+        slots += CF_SLACK * sqrt((double)capacity);
+        if (slots < CF_MIN_SLOTS) slots = CF_MIN_SLOTS;
+    }
+    double nb = ceil(slots / prm.b);
+    if (nb > (double)(BK_MAX_FILTER_BYTES * 8)) return BK_ETOOBIG;
+    return create((uint64_t)nb, capacity, &prm, p, out);
+}
+
+bk_status bk_cuckoo_new_buckets(uint64_t buckets, const bk_cuckoo_options *opts, bk_cuckoo **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    cf_params prm;
+    bk_status s = resolve(opts, &prm);
+    if (s != BK_OK || buckets == 0) return BK_EINVAL;
+    if (!prm.f) prm.f = BK_CUCKOO_DEFAULT_FINGERPRINT_BITS;
+    return create(buckets, table_capacity(buckets, prm.b), &prm, bk_cuckoo_fpr_bound(prm.b, prm.f), out);
+}
+
+bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
+{
+    if (!F || !out) return BK_EINVAL;
+    *out = NULL;
+    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL };
+    bk_cuckoo *C;
+    bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
+    if (s != BK_OK) return s;
+    if (F->stripes) pthread_mutex_lock((pthread_mutex_t *)&F->lock);
+    uint32_t n = F->ntables;
+    for (uint32_t i = 0; i < n && s == BK_OK; i++) {
+        const cf_table *T = F->vec->t[i];
+        cf_table *U;
+        if ((s = bk__cf_table_new(T->base, T->shift, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
+        for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
+        U->items_own = LD(T->items);
+        U->victim = LD(&T->victim);
+        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(U);
+    }
+    for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
+    C->rng = F->rng;
+    if (F->stripes) pthread_mutex_unlock((pthread_mutex_t *)&F->lock);
+    if (s != BK_OK) {
+        bk_cuckoo_free(C);
+        return s;
+    }
+    *out = C;
+    return BK_OK;
+}
+
+/* ---- whole filter ---- */
+
+void bk_cuckoo_clear(bk_cuckoo *F)
+{
+    if (!F) return;
+    wlock(F);
+    for (uint32_t t = 0; t < F->ntables; t++) {
+        cf_table *T = F->vec->t[t];
+        for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
+        ST(T->items, 0);
+        set_victim(T, 0);
+    }
+    for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
+    wunlock(F);
+}
+
+void bk_cuckoo_info_get(const bk_cuckoo *F, bk_cuckoo_info *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    for (uint32_t t = 0; t < n; t++) {
+        const cf_table *T = v->t[t];
+        uint64_t items = LD(T->items);
+        out->capacity += T->capacity;
+        out->items += items;
+        out->buckets += T->buckets;
+        out->memory_bytes += T->nwords * 8;
+        out->victims += LD(&T->victim) != 0;
+        out->fpr_now += bk__cf_table_fpr(F->b, F->f, items, T->buckets * F->b);
+        out->fpr_full += bk__cf_table_fpr(F->b, F->f, 1, 1);
+        if (t == n - 1) out->full = LD(&T->victim) != 0;
+    }
+    out->first_buckets = v->t[0]->buckets;
+    out->slots = out->buckets * F->b;
+    out->inserted = LD(&F->ctr[CTR_INSERTED]);
+    out->deleted = LD(&F->ctr[CTR_DELETED]);
+    out->kicks = LD(&F->ctr[CTR_KICKS]);
+    out->tables = n;
+    out->bucket_size = F->b;
+    out->fingerprint_bits = F->f;
+    out->max_kicks = F->max_kicks;
+    out->expansion = F->expansion;
+    out->load_factor = out->slots ? (double)out->items / (double)out->slots : 0;
+    out->fpr_target = F->fpr_target;
+    out->concurrent = F->stripes != NULL;
+    out->seed = F->seed;
+}
+
+void bk_cuckoo_stats(const bk_cuckoo *F, bk_stats *out)
+{
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(F, &in);
+    memset(out, 0, sizeof *out);
+    out->type = BK_TYPE_CUCKOO;
+    out->k = in.fingerprint_bits;
+    out->capacity = in.capacity;
+    out->count = in.items;
+    out->bits = in.slots;
+    out->memory_bytes = in.memory_bytes;
+    out->bits_per_key = (double)in.memory_bytes * 8.0 / (double)(in.items ? in.items : 1);
+    out->fill_ratio = in.load_factor;
+    out->est_cardinality = (double)in.items;
+    out->fpr_target = in.fpr_target;
+    out->fpr_now = in.fpr_now;
+    out->saturated = in.full || in.items > in.capacity;
+    out->subfilters = in.tables;
+    out->seed = in.seed;
+}
+
+uint64_t bk_cuckoo_items(const bk_cuckoo *F)
+{
+    uint32_t n = ntables_acq(F);
+    const cf_vec *v = vec_acq(F);
+    uint64_t c = 0;
+    for (uint32_t t = 0; t < n; t++) c += LD(v->t[t]->items);
+    return c;
+}
+uint64_t bk_cuckoo_seed(const bk_cuckoo *F) { return F->seed; }
+uint32_t bk_cuckoo_tables(const bk_cuckoo *F) { return ntables_acq(F); }
+uint64_t bk_cuckoo_table_buckets(const bk_cuckoo *F, uint32_t i)
+{
+    uint32_t n = ntables_acq(F);
+    return i < n ? vec_acq(F)->t[i]->buckets : 0;
+}
