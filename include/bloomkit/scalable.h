@@ -66,7 +66,7 @@ typedef struct bk_scalable bk_scalable;
 #define BK_SCALABLE_DEFAULT_GROWTH 2
 #define BK_SCALABLE_MAX_GROWTH 16
 /* The default tightening ratio r, chosen by measurement (see the header comment). */
-#define BK_SCALABLE_DEFAULT_TIGHTENING 0.9
+#define BK_SCALABLE_DEFAULT_TIGHTENING 0.88
 /* Default hard limit on the bytes of all sub-filters' arrays together: 4 GiB (about 1.4 billion keys
  * at p = 1% with the defaults). Settable per filter up to BK_MAX_FILTER_BYTES. */
 #define BK_SCALABLE_DEFAULT_MAX_BYTES (UINT64_C(1) << 32)
@@ -79,6 +79,11 @@ typedef struct bk_scalable bk_scalable;
 /* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
  * ones: about 6% less memory, queries 1.5-2x slower once the chain is out of cache. */
 #define BK_SCALABLE_CLASSIC 2u
+/* bk_scalable_options.flags: fixed error shares, p_i = p (1 - r) r^i for every sub-filter, as in the
+ * original design, in RedisBloom, and in files written before the carried budget existed (they load
+ * with it set). Without it (the default) each sub-filter also gets the share its predecessors left
+ * unused (see the header comment). */
+#define BK_SCALABLE_FIXED_SHARES 4u
 
 typedef struct bk_scalable_options {
     size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */

@@ -396,7 +396,7 @@ static int run(int argc, char **argv)
              * of its hash then fill their memory front to back. The deleting types (counting,
              * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
              * filter holds the set of keys, as for the other types. */
-            const bool dedupe = t->can_remove;
+            const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
             cli_progress_start(&prog, quiet, "insert", lines);
             size_t done = 0;
             if (dedupe) {
