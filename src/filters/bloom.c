@@ -213,7 +213,7 @@ bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
 
 #define BK_BATCH 32
 
-static void prefetch_probes(const bk_bloom *f, uint64_t h)
+BK_INLINE void prefetch_probes(const bk_bloom *f, uint64_t h)
 {
     const uint64_t *w = f->words;
     BK_FOR_EACH_PROBE(f, h, BK_PREFETCH(&w[bit >> 6]));

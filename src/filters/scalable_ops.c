@@ -174,14 +174,14 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
         const uint32_t x = (uint32_t)h;
         uint64_t *w = b1024_block(L, h), miss = 0;
         for (uint32_t i = 0; i < L->k; i++) {
-            uint32_t b = b1024_bit(x, i);
+            uint32_t b = bk__b1024_bit(x, i);
             miss |= ~w[b >> 6] & (UINT64_C(1) << (b & 63));
         }
         if (miss == 0) return BK_EEXISTS;
         if (BK_LIKELY(L->fill < L->capacity)) {
             L->fill++;
             for (uint32_t i = 0; i < L->k; i++) {
-                uint32_t b = b1024_bit(x, i);
+                uint32_t b = bk__b1024_bit(x, i);
                 w[b >> 6] |= UINT64_C(1) << (b & 63);
             }
             return BK_OK;
@@ -196,7 +196,7 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
     uint64_t *w = b1024_block(L, h);
     for (uint32_t i = 0; i < L->k; i++) {
-        uint32_t b = b1024_bit((uint32_t)h, i);
+        uint32_t b = bk__b1024_bit((uint32_t)h, i);
         w[b >> 6] |= UINT64_C(1) << (b & 63);
     }
     return BK_OK;
