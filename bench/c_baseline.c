@@ -1,7 +1,10 @@
 /* Contenders: libbloom (Debian's libbloom-dev, the baseline) and bloomkit's classic filter. */
+#define _DEFAULT_SOURCE
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <bloom.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
@@ -15,6 +18,14 @@ static void *lb_create(uint64_t n, double p)
     if ((double)n > max_entries) n = (uint64_t)max_entries;
     struct bloom *b = calloc(1, sizeof *b);
     if (!b || bloom_init(b, (int)n, p) != 0) { free(b); return NULL; }
+#ifdef MADV_HUGEPAGE
+    /* its bit array comes from calloc: advise the 2 MiB-aligned interior for transparent huge pages
+     * (unless BK_THP=0), as bloomkit does with a user allocator */
+    const char *e = getenv("BK_THP");
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)b->bf + huge - 1) & ~(huge - 1), hi = ((uintptr_t)b->bf + (uintptr_t)b->bytes) & ~(huge - 1);
+    if (!(e && !strcmp(e, "0")) && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#endif
     return b;
 }
 static void lb_add(void *f, const void *k, size_t len) { bloom_add(f, k, (int)len); }

@@ -26,10 +26,11 @@
  * Each peer also says what FPR its design gives at its fill (printed beside the measured one) and,
  * for the cuckoo filter, its load factor.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
 #if defined(__x86_64__) || defined(__i386__)
@@ -61,11 +62,20 @@ static inline uint64_t fmix64(uint64_t k)
 
 static inline uint64_t mulhi64(uint64_t a, uint64_t b) { return (uint64_t)(((bench_u128)a * b) >> 64); }
 
+/* Zeroed and 64-byte aligned; 2 MiB and more: 2 MiB aligned and advised for transparent huge pages,
+ * as bloomkit's arrays are, unless BK_THP=0 (the same A/B switch). */
 static void *zalloc64(size_t bytes)
 {
-    size_t r = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, r ? r : 64);
-    if (p) memset(p, 0, r ? r : 64);
+    const size_t huge = (size_t)2 << 20;
+    const char *e = getenv("BK_THP");
+    bool thp = bytes >= huge && !(e && !strcmp(e, "0"));
+    size_t align = thp ? huge : 64, r = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, r ? r : 64);
+    if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (thp) (void)madvise(p, r, MADV_HUGEPAGE);
+#endif
+    memset(p, 0, r ? r : 64);
     return p;
 }
 

@@ -53,8 +53,13 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
  * larger (newer) one is accepted only when every byte past dst_size is zero, else BK_EINVAL. */
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
-/* Zeroed, 64-byte aligned; free with bk__free_aligned. */
+/* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
+ * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+ * advice itself on the 2 MiB-aligned part of [p, p + size). */
+BK_HIDDEN bool bk__thp_wanted(size_t size);
+BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
 
 /* ---- hashing ----
@@ -198,6 +203,26 @@ BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
  */
 #define BK__PROBE_MIX UINT64_C(0x9e3779b97f4a7c15)
 BK_INLINE uint64_t bk__probe_step(uint64_t h) { return h * BK__PROBE_MIX; }
+
+/* The classic probe iterator, the one definition of the sequence above (classic and partitioned
+ * filters, counting filters, scalable's classic layers): p = bk__probe_start(h); probe t = 0, 1, ...
+ * is bk__probe_at(&p, range), and bk__probe_next(&p, t) moves from probe t to probe t + 1. Inline
+ * and by value, so a loop keeps x, y and w in registers (the t * w product strength-reduces to an
+ * add). */
+typedef struct bk__probe {
+    uint64_t x, y, w;
+} bk__probe;
+BK_INLINE bk__probe bk__probe_start(uint64_t h)
+{
+    bk__probe p = { h, bk__remix(h), bk__probe_step(h) };
+    return p;
+}
+BK_INLINE uint64_t bk__probe_at(const bk__probe *p, uint64_t range) { return bk__range64(p->x, range); }
+BK_INLINE void bk__probe_next(bk__probe *p, uint32_t t)
+{
+    p->x += p->y;
+    p->y += t * p->w;
+}
 
 /*
  * The fill past which a filter's statistics say "saturated": the fill expected at its designed

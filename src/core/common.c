@@ -117,23 +117,56 @@ void bk__free(void *p)
     if (p) g_alloc.free_fn(g_alloc.opaque, p);
 }
 
-/* Over-allocate by one line, align up, and keep the original pointer just below the aligned one. */
+/*
+ * Transparent huge pages. Large filters are probed at random: with 4 KiB pages nearly every probe of a
+ * filter larger than the TLB's reach is also a TLB miss (a page walk, itself often a cache miss). An
+ * array of BK__THP_MIN bytes or more is advised with madvise(MADV_HUGEPAGE), which is what Debian's
+ * default THP mode ("madvise") waits for. With the default allocator such an array is also aligned
+ * to 2 MiB, over-allocating up to 2 MiB of address space that is never touched (no memory); with a
+ * user allocator (whose accounting would count that padding) it stays 64-byte aligned and only its
+ * 2 MiB-aligned interior is advised. BK_THP=0 in the environment (read when a filter is allocated)
+ * turns both off: the A/B switch of the benchmarks. The advice is a hint; failure is harmless.
+ */
+#define BK__HUGE ((uintptr_t)2 << 20)
+#define BK__THP_MIN ((size_t)2 << 20)
+
+bool bk__thp_wanted(size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    if (size < BK__THP_MIN) return false;
+    const char *e = getenv("BK_THP");
+    return !(e && e[0] == '0' && e[1] == 0);
+#else
+    (void)size;
+    return false;
+#endif
+}
+
+void bk__thp_advise(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t lo = ((uintptr_t)p + BK__HUGE - 1) & ~(BK__HUGE - 1);
+    uintptr_t hi = ((uintptr_t)p + size) & ~(BK__HUGE - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
+/* Over-allocate by one line (2 MiB for a huge-page array with the default allocator), align up, and
+ * keep the original pointer just below the aligned one. */
 void *bk__calloc_aligned(size_t size)
 {
-    if (size > SIZE_MAX - 128) return NULL;
-    uint8_t *raw = bk__calloc(1, size + 64 + sizeof(void *));
+    if (size > SIZE_MAX - BK__HUGE * 2) return NULL;
+    bool thp = bk__thp_wanted(size);
+    uintptr_t align = thp && g_alloc.calloc_fn == default_calloc ? BK__HUGE : 64;
+    size_t span = align == BK__HUGE ? (size + BK__HUGE - 1) & ~(size_t)(BK__HUGE - 1) : size;
+    uint8_t *raw = bk__calloc(1, span + align + sizeof(void *));
     if (!raw) return NULL;
-    uintptr_t a = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+    uintptr_t a = ((uintptr_t)raw + sizeof(void *) + align - 1) & ~(align - 1);
     memcpy((void *)(a - sizeof(void *)), &raw, sizeof(void *));
-#ifdef MADV_HUGEPAGE
-    /* Large filters are probed at random: with 4 KiB pages nearly every probe is also a TLB miss.
-     * Ask for transparent huge pages on the 2 MiB-aligned interior (a hint; failure is harmless). */
-    if (size >= ((size_t)4 << 20)) {
-        uintptr_t lo = (a + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-        uintptr_t hi = (a + size) & ~(((uintptr_t)2 << 20) - 1);
-        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
+    if (thp) bk__thp_advise((void *)a, span);
     return (void *)a;
 }
 

@@ -23,31 +23,26 @@ struct bk_bloom {
 
 /* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
 
-/* Calls BODY with `bit` set to each of the k probe positions of hash h. y grows by i * w after probe i
- * (the scheme: bk__probe_step in internal.h), kept as a running sum d_ so the loop only adds. */
+/* Calls BODY with `bit` set to each of the k probe positions of hash h (the classic probe iterator,
+ * core/base.h): over all m bits, or probe i in slice i of the partitioned layout. */
 #define BK_FOR_EACH_PROBE(f, h, BODY)                                          \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_);                                \
+        bk__probe p_ = bk__probe_start(h);                                     \
         const uint32_t k_ = (f)->k;                                            \
         if ((f)->layout == BK_LAYOUT_STANDARD) {                               \
             const uint64_t m_ = (f)->m;                                        \
             for (uint32_t i_ = 0; i_ < k_; i_++) {                             \
-                uint64_t bit = bk__range64(x_, m_);                            \
+                uint64_t bit = bk__probe_at(&p_, m_);                          \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         } else {                                                               \
             uint64_t base_ = 0;                                                \
             const uint64_t s_ = (f)->slice;                                    \
             for (uint32_t i_ = 0; i_ < k_; i_++, base_ += s_) {                \
-                uint64_t bit = base_ + bk__range64(x_, s_);                    \
+                uint64_t bit = base_ + bk__probe_at(&p_, s_);                  \
                 BODY;                                                          \
-                x_ += y_;                                                      \
-                y_ += d_;                                                      \
-                d_ += w_;                                                      \
+                bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         }                                                                      \
     } while (0)
@@ -212,21 +207,42 @@ bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */
 
 #define BK_BATCH 32
+#define BK_HCHUNK 256 /* keys hashed at a time by the bytes batch forms: eight pipelined batches */
 
-BK_INLINE void prefetch_probes(const bk_bloom *f, uint64_t h)
+/*
+ * Batches, software-pipelined: the probe positions of the next BK_BATCH keys are computed into a
+ * buffer and their lines prefetched while the previous batch's bits are tested or set from its
+ * buffer, so every prefetch has a batch's time to arrive and no probe is computed twice. (A loop that
+ * only prefetches is dead code to the compiler, which deleted it: the positions it stores are what
+ * keeps it.)
+ */
+BK_INLINE size_t batch_positions(const bk_bloom *f, const uint64_t *hs, size_t n, uint64_t *pos, bool write)
 {
     const uint64_t *w = f->words;
-    BK_FOR_EACH_PROBE(f, h, BK_PREFETCH(&w[bit >> 6]));
+    size_t c = 0;
+    for (size_t j = 0; j < n; j++)
+        BK_FOR_EACH_PROBE(f, hs[j], {
+            pos[c++] = bit;
+            if (write) BK_PREFETCH_W(&w[bit >> 6]);
+            else BK_PREFETCH(&w[bit >> 6]);
+        });
+    return c;
 }
 
 bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
 {
     if (!f || (!hashes && n)) return BK_EINVAL;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) prefetch_probes(f, hashes[j]);
-        for (size_t j = i; j < e; j++) bk_bloom_add_hash(f, hashes[j]);
+    uint64_t pos[2][BK_BATCH * BK_MAX_K];
+    uint64_t *w = f->words;
+    size_t c[2] = { 0, 0 };
+    unsigned cur = 0;
+    for (size_t i = 0; i < n + BK_BATCH; i += BK_BATCH) {
+        const unsigned next = cur ^ 1;
+        c[next] = i < n ? batch_positions(f, hashes + i, (i + BK_BATCH < n ? i + BK_BATCH : n) - i, pos[next], true) : 0;
+        for (size_t q = 0; q < c[cur]; q++) w[pos[cur][q] >> 6] |= UINT64_C(1) << (pos[cur][q] & 63);
+        cur = next;
     }
+    *f->count += n;
     return BK_OK;
 }
 
@@ -266,15 +282,25 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
 
 size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) prefetch_probes(f, hashes[j]);
-        for (size_t j = i; j < e; j++) {
-            bool r = bk_bloom_contains_hash(f, hashes[j]);
-            if (results) results[j] = r;
+    uint64_t pos[2][BK_BATCH * BK_MAX_K];
+    const uint64_t *w = f->words;
+    const uint32_t k = f->k;
+    size_t present = 0, c[2] = { 0, 0 };
+    unsigned cur = 0;
+    for (size_t i = 0; i < n + BK_BATCH; i += BK_BATCH) {
+        const unsigned next = cur ^ 1;
+        c[next] = i < n ? batch_positions(f, hashes + i, (i + BK_BATCH < n ? i + BK_BATCH : n) - i, pos[next], false) : 0;
+        /* the previous batch: keys i - BK_BATCH .. */
+        const uint64_t *cp = pos[cur];
+        for (size_t key = 0, q = 0; q < c[cur]; key++) {
+            uint64_t all = 1;
+            for (uint32_t p = 0; p < k; p++, q++)
+                all &= __atomic_load_n(&w[cp[q] >> 6], __ATOMIC_RELAXED) >> (cp[q] & 63);
+            bool r = all & 1;
+            if (results) results[i - BK_BATCH + key] = r;
             present += r;
         }
+        cur = next;
     }
     return present;
 }
@@ -284,9 +310,9 @@ bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *
     if (!f || (n && (!keys || !lens))) return BK_EINVAL;
     for (size_t j = 0; j < n; j++)
         if (!keys[j] && lens[j]) return BK_EINVAL;
-    uint64_t h[BK_BATCH];
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+    uint64_t h[BK_HCHUNK];
+    for (size_t i = 0; i < n; i += BK_HCHUNK) {
+        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
         for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
         bk_bloom_add_hashes(f, h, e - i);
     }
@@ -296,10 +322,10 @@ bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *
 size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens, size_t n,
                               uint8_t *results)
 {
-    uint64_t h[BK_BATCH];
+    uint64_t h[BK_HCHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
+    for (size_t i = 0; i < n; i += BK_HCHUNK) {
+        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
         for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
         present += bk_bloom_contains_hashes(f, h, e - i, results ? results + i : NULL);
     }

@@ -22,20 +22,18 @@ struct bk_counting {
 
 /* ---- probes: the classic filter's standard layout (and probe scheme) over m counters ---- */
 
-/* Calls BODY with `wp` pointing at the word of each of the k probed counters and `sh` its bit offset. */
+/* Calls BODY with `wp` pointing at the word of each of the k probed counters and `sh` its bit offset
+ * (the classic probe iterator, core/base.h). */
 #define BK_FOR_EACH_COUNTER(f, h, BODY)                                        \
     do {                                                                       \
-        uint64_t x_ = (h), y_ = bk__remix(x_), d_ = 0;                         \
-        const uint64_t w_ = bk__probe_step(x_);                      \
+        bk__probe p_ = bk__probe_start(h);                                     \
         const uint64_t lowmask_ = (UINT64_C(1) << (f)->shift) - 1;             \
         for (uint32_t i_ = 0; i_ < (f)->k; i_++) {                             \
-            uint64_t c_ = bk__range64(x_, (f)->m);                             \
+            uint64_t c_ = bk__probe_at(&p_, (f)->m);                           \
             uint64_t *wp = &(f)->words[c_ >> (f)->shift];                      \
             unsigned sh = (unsigned)((c_ & lowmask_) * (f)->bits);             \
             BODY;                                                              \
-            x_ += y_;                                                          \
-            y_ += d_;                                                          \
-            d_ += w_;                                                          \
+            bk__probe_next(&p_, i_);                                           \
         }                                                                      \
     } while (0)
 

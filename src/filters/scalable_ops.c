@@ -10,17 +10,16 @@
 /* Rounds (probes) tested breadth first before the layers still alive test the rest at once. */
 #define BREADTH_ROUNDS 4
 
-/* Probes t .. k-1 of one layer, (x, y) being the sequence's state at probe t: all loads issued, no
- * early exit. */
-BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, uint64_t step)
+/* Probes t .. k-1 of one layer, p being the probe iterator at probe t: all loads issued, no early
+ * exit. */
+BK_INLINE bool layer_rest(const layer *L, uint32_t t, bk__probe p)
 {
     const uint64_t *w = L->words;
     uint64_t all = 1;
     for (; t < L->k; t++) {
-        uint64_t bit = bk__range64(x, L->m);
+        uint64_t bit = bk__probe_at(&p, L->m);
         all &= __atomic_load_n(&w[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63);
-        x += y;
-        y += t * step;
+        bk__probe_next(&p, t);
     }
     return all & 1;
 }
@@ -39,21 +38,21 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, uint64_t x, uint64_t y, ui
 static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
     layer *const *layers = f->layers;
-    const uint64_t x0 = h, y0 = bk__remix(h);
-    const uint64_t x1 = x0 + y0;          /* y += 0 after probe 0 */
-    const uint64_t inc = bk__probe_step(h); /* y += t * inc after probe t */
-    uint64_t x = x1 + y0, y = y0 + inc;   /* probe 2 */
+    bk__probe p = bk__probe_start(h);
+    const uint64_t x0 = p.x;
+    bk__probe_next(&p, 0);
+    const uint64_t x1 = p.x;
+    bk__probe_next(&p, 1); /* p: probe 2 */
     uint64_t alive = 0, done = 0;
     for (uint32_t l = n; l-- > 0;) { /* largest first: their misses start earliest */
         const layer *L = layers[l];
         const uint64_t *w = L->words;
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
         if (L->bytes >= BIG_LAYER_BYTES) {
-            uint64_t px = x, py = y;
+            bk__probe q = p;
             for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
-                BK_PREFETCH(&w[bk__range64(px, L->m) >> 6]);
-                px += py;
-                py += t * inc;
+                BK_PREFETCH(&w[bk__probe_at(&q, L->m) >> 6]);
+                bk__probe_next(&q, t);
             }
         }
         /* (a layer with k = 1 ignores probe 1) */
@@ -70,20 +69,19 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
         for (uint64_t a = alive; a; a &= a - 1) {
             unsigned l = (unsigned)__builtin_ctzll(a);
             const layer *L = layers[l];
-            uint64_t bit = bk__range64(x, L->m);
+            uint64_t bit = bk__probe_at(&p, L->m);
             uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
             next |= hit << l;
             done |= (uint64_t)(hit & (L->k == t + 1)) << l;
         }
         if (done) return true;
         alive = next;
-        x += y;
-        y += t * inc;
+        bk__probe_next(&p, t);
     }
     /* Phase 3: the few layers still alive (one in 16 for an absent key; the one holding a present
      * key) test all their remaining probes with independent loads, so those misses overlap too. */
     for (uint64_t a = alive; a; a &= a - 1) {
-        if (layer_rest(layers[__builtin_ctzll(a)], t, x, y, inc)) return true;
+        if (layer_rest(layers[__builtin_ctzll(a)], t, p)) return true;
     }
     return false;
 }
@@ -289,8 +287,10 @@ BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
         BK_PREFETCH_W(b + 8);
         return;
     }
-    BK_PREFETCH_W(&L->words[bk__range64(h, L->m) >> 6]);
-    BK_PREFETCH_W(&L->words[bk__range64(h + bk__remix(h), L->m) >> 6]);
+    bk__probe p = bk__probe_start(h); /* probes 0 and 1 */
+    BK_PREFETCH_W(&L->words[bk__probe_at(&p, L->m) >> 6]);
+    bk__probe_next(&p, 0);
+    BK_PREFETCH_W(&L->words[bk__probe_at(&p, L->m) >> 6]);
 }
 
 bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
@@ -420,17 +420,16 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
     size_t present = 0;
     for (size_t i = 0; i < n; i += STEP) {
         const size_t cnt = n - i < STEP ? n - i : STEP;
-        uint64_t x[STEP], y[STEP], w[STEP], alive[STEP];
+        bk__probe pr[STEP];
+        uint64_t alive[STEP];
         uint8_t found[STEP];
         for (size_t j = 0; j < cnt; j++) {
-            x[j] = hashes[i + j];
-            y[j] = bk__remix(x[j]);
-            w[j] = bk__probe_step(x[j]);
+            pr[j] = bk__probe_start(hashes[i + j]);
             alive[j] = all;
             found[j] = 0;
             for (uint64_t a = bigmask; a; a &= a - 1) {
                 const layer *L = layers[__builtin_ctzll(a)];
-                BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                BK_PREFETCH(&L->words[bk__probe_at(&pr[j], L->m) >> 6]);
             }
         }
         uint64_t any = cnt ? 1 : 0;
@@ -443,13 +442,12 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                 for (uint64_t a = alive[j]; a; a &= a - 1) {
                     unsigned l = (unsigned)__builtin_ctzll(a);
                     const layer *L = layers[l];
-                    uint64_t bit = bk__range64(x[j], L->m);
+                    uint64_t bit = bk__probe_at(&pr[j], L->m);
                     uint64_t hit = (__atomic_load_n(&L->words[bit >> 6], __ATOMIC_RELAXED) >> (bit & 63)) & 1;
                     next |= hit << l;
                     done |= (uint64_t)(hit & (L->k == t + 1)) << l;
                 }
-                x[j] += y[j];
-                y[j] += t * w[j];
+                bk__probe_next(&pr[j], t);
                 if (done) {
                     found[j] = 1;
                     next = 0;
@@ -458,7 +456,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
                 any |= next;
                 for (uint64_t a = next & bigmask; a; a &= a - 1) {
                     const layer *L = layers[__builtin_ctzll(a)];
-                    BK_PREFETCH(&L->words[bk__range64(x[j], L->m) >> 6]);
+                    BK_PREFETCH(&L->words[bk__probe_at(&pr[j], L->m) >> 6]);
                 }
             }
         }
@@ -467,16 +465,15 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
             for (size_t j = 0; j < cnt; j++)
                 for (uint64_t a = alive[j] & bigmask; a; a &= a - 1) {
                     const layer *L = layers[__builtin_ctzll(a)];
-                    uint64_t px = x[j], py = y[j];
+                    bk__probe q = pr[j];
                     for (uint32_t u = t; u < L->k; u++) {
-                        BK_PREFETCH(&L->words[bk__range64(px, L->m) >> 6]);
-                        px += py;
-                        py += u * w[j];
+                        BK_PREFETCH(&L->words[bk__probe_at(&q, L->m) >> 6]);
+                        bk__probe_next(&q, u);
                     }
                 }
             for (size_t j = 0; j < cnt; j++)
                 for (uint64_t a = alive[j]; a && !found[j]; a &= a - 1)
-                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, x[j], y[j], w[j]);
+                    found[j] = layer_rest(layers[__builtin_ctzll(a)], t, pr[j]);
         }
         for (size_t j = 0; j < cnt; j++) {
             if (results) results[i + j] = found[j];

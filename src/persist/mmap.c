@@ -121,6 +121,10 @@ bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out)
         s = BK_EIO;
         goto fail;
     }
+    /* Huge-page advice on a file mapping only takes effect where the page cache itself can hold huge
+     * pages (tmpfs / shmem mounted with huge=advise or within_size); on ext4, xfs and the like a
+     * mapped file stays on 4 KiB pages, and the advice is ignored (ARCHITECTURE.md). */
+    if (bk__thp_wanted(len)) bk__thp_advise(map, len);
     /* A writer marking the file stale rewrites the header under our feet (both of us hold the
      * shared lock); a header checksum caught mid-rewrite is retried. */
     for (int attempt = 0;; attempt++) {
