@@ -461,8 +461,8 @@ static void forms_agree(void **state)
     assert_int_equal(bk_scalable_filters(b), bk_scalable_filters(d));
     for (uint32_t l = 0; l < bk_scalable_filters(b); l++) {
         bk_scalable_layer lb, ld;
-        bk_scalable_layer_stats(b, l, &lb);
-        bk_scalable_layer_stats(d, l, &ld);
+        bk_scalable_get_layer(b, l, &lb);
+        bk_scalable_get_layer(d, l, &ld);
         assert_int_equal(lb.count, ld.count);
         assert_true(lb.fill_ratio == ld.fill_ratio);
     }
@@ -856,8 +856,8 @@ static void fixed_shares_and_carried_budget(void **state)
     assert_int_equal(bk_scalable_filters(f), bk_scalable_filters(l));
     for (uint32_t i = 0; i < bk_scalable_filters(f); i++) {
         bk_scalable_layer a, b;
-        bk_scalable_layer_stats(f, i, &a);
-        bk_scalable_layer_stats(l, i, &b);
+        bk_scalable_get_layer(f, i, &a);
+        bk_scalable_get_layer(l, i, &b);
         assert_true(a.bits == b.bits && a.k == b.k && a.error == b.error);
         bk_geometry gf;
         assert_int_equal(bk_scalable_layer_size(100, 0.01, &o, i, &gf), BK_OK);
