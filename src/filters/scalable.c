@@ -194,7 +194,7 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     return f;
 }
 
-void bk__sc_free_shell(bk_scalable *f)
+static void free_shell(bk_scalable *f)
 {
     pthread_mutex_destroy(&f->grow_lock);
     bk__free(f);
@@ -212,7 +212,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
                                  (o.flags & BK_SCALABLE_CLASSIC) != 0);
     if (!f) return BK_ENOMEM;
     if ((s = bk__sc_make_layer(f, 0, 0, &f->layers[0]))) {
-        bk__sc_free_shell(f);
+        free_shell(f);
         return s;
     }
     f->n = 1;
@@ -225,7 +225,7 @@ void bk_scalable_free(bk_scalable *f)
 {
     if (!f) return;
     for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f->layers[i]);
-    bk__sc_free_shell(f);
+    free_shell(f);
 }
 
 bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)

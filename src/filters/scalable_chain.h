@@ -67,6 +67,5 @@ BK_HIDDEN bk_status bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer **o
 BK_HIDDEN bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed, bool classic);
 BK_HIDDEN uint64_t bk__sc_layer_count(const layer *L);
 BK_HIDDEN bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, layer **out);
-BK_HIDDEN void bk__sc_free_shell(bk_scalable *f);
 
 #endif
