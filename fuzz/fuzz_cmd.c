@@ -645,6 +645,22 @@ static const char *seeds_text[] = {
     "BF.RESERVE big 1e-9 1000000000000\nCF.RESERVE c 1000 BUCKETSIZE 255 MAXITERATIONS 1\nCF.ADDNX c q\n",
 };
 
+/* Keys migrated from RedisBloom (redis/rb_*.c): k1 a Bloom chain (capacity 100, error 0.01) and c1 a
+ * cuckoo filter (capacity 128), restored from RedisBloom SCANDUMP headers, which are binary and so are
+ * put into inputs by hand (put_rb); the random commands then work on them. */
+static const uint8_t rb_bloom_header[] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x90, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x04, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7b, 0x14, 0xae, 0x47,
+    0xe1, 0x7a, 0x74, 0x3f, 0xe9, 0x86, 0x2f, 0xb2, 0x35, 0x0e, 0x26, 0x40, 0x08, 0x00, 0x00, 0x00,
+    0x64, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+static const uint8_t rb_cuckoo_header[] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x14, 0x00, 0x01, 0x00,
+};
+
 static uint64_t rng_state = 0x243f6a8885a308d3u;
 static uint64_t rnd(void)
 {
@@ -682,6 +698,23 @@ static size_t put(char *buf, size_t at, size_t cap, const char *s)
     return at + n;
 }
 
+static size_t put_bytes(char *buf, size_t at, size_t cap, const uint8_t *p, size_t n)
+{
+    if (at + n + 1 >= cap) return at;
+    memcpy(buf + at, p, n);
+    return at + n;
+}
+
+static size_t put_rb(char *buf, size_t at, size_t cap)
+{
+    at = put(buf, at, cap, "BF.LOADCHUNK k1 1 ");
+    at = put_bytes(buf, at, cap, rb_bloom_header, sizeof rb_bloom_header);
+    at = put(buf, at, cap, "\nBF.MADD k1 a b c\nCF.LOADCHUNK c1 1 ");
+    at = put_bytes(buf, at, cap, rb_cuckoo_header, sizeof rb_cuckoo_header);
+    return put(buf, at, cap, "\nCF.ADD c1 a\nBF.SCANDUMP k1 0\nBF.LOADCHUNK k3 $i $s\nBF.SCANDUMP k1 1\n"
+                             "BF.LOADCHUNK k3 $i $s\nCF.SCANDUMP c1 1\nCF.INSERTNX c1 ITEMS a b\nCF.DEL c1 a\n");
+}
+
 int main(int argc, char **argv)
 {
     size_t nseeds = sizeof seeds_text / sizeof seeds_text[0];
@@ -708,10 +741,20 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput((const uint8_t *)buf, n + 1);
         inputs++;
     }
+    {
+        size_t at = 0;
+        buf[at++] = 0;
+        at = put_rb(buf, at, sizeof buf);
+        at = put(buf, at, sizeof buf, "BF.INFO k1\nBF.CARD k1\nBF.EXISTS k3 a\nCF.INFO c1\nCF.COUNT c1 b\n");
+        LLVMFuzzerTestOneInput((const uint8_t *)buf, at);
+        inputs++;
+    }
     while (commands < total) {
-        /* one input: a seed's filters, then 50 random commands */
+        /* one input: a seed's filters (and half the time keys migrated from RedisBloom), then 50 random
+         * commands */
         size_t at = 0;
         buf[at++] = (char)(rnd() & 1);
+        if (rnd() & 1) at = put_rb(buf, at, sizeof buf);
         at = put(buf, at, sizeof buf, seeds_text[rnd() % nseeds]);
         for (int c = 0; c < 50; c++, commands++) {
             at = put(buf, at, sizeof buf, names[rnd() % (sizeof names / sizeof names[0])]);

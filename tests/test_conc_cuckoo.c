@@ -232,12 +232,12 @@ static void *resident_reader(void *arg)
     return NULL;
 }
 
-static void churn_small_table(void **state)
+static void churn(uint32_t f_bits, bool semi)
 {
-    (void)state;
     bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.concurrent = true;
-    o.fingerprint_bits = 16;
+    o.fingerprint_bits = f_bits;
+    o.semi_sorted = semi;
     o.seed = 3;
     bk_cuckoo *f = NULL;
     assert_int_equal(bk_cuckoo_new_buckets(1024, &o, &f), BK_OK);
@@ -269,6 +269,11 @@ static void churn_small_table(void **state)
     bk_cuckoo_free(f);
 }
 
+static void churn_small_table(void **state) { (void)state; churn(16, false); }
+/* Semi-sorted buckets: every write rewrites a whole bucket (15 bits: 56-bit buckets, most of them
+ * across two words), which moves the bucket's other fingerprints under the readers. */
+static void churn_small_table_semi_sorted(void **state) { (void)state; churn(15, true); }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +281,7 @@ int main(void)
         cmocka_unit_test(four_writers),
         cmocka_unit_test(two_writers_growing_chain),
         cmocka_unit_test(churn_small_table),
+        cmocka_unit_test(churn_small_table_semi_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -277,53 +277,128 @@ static void small_filters_hold_their_capacity(void **state)
     print_message("%llu filters, every key stored\n", (unsigned long long)filters);
 }
 
-/* ---- FPR within the formula, f = 8, 12, 16, 1,000,000 negatives ---- */
+/* ---- FPR within the formula for fingerprints of 4 to 32 bits, plain and semi-sorted ---- */
+
+static void check_fpr(uint32_t f, bool semi, uint64_t n, uint64_t neg)
+{
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+    o.bucket_size = 4;
+    o.fingerprint_bits = f;
+    o.semi_sorted = semi;
+    o.seed = 21;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new(n, 0, &o, &c), BK_OK);
+    for (uint64_t i = 0; i < n; i++) {
+        tu_key k = tu_make_key(7, i);
+        assert_int_equal(bk_cuckoo_add(c, k.b, sizeof k.b), BK_OK);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        tu_key k = tu_make_key(7, i);
+        assert_true(bk_cuckoo_contains(c, k.b, sizeof k.b));
+    }
+    uint64_t fp = 0;
+    for (uint64_t i = 0; i < neg; i++) {
+        tu_key k = tu_make_key(99, i);
+        fp += bk_cuckoo_contains(c, k.b, sizeof k.b);
+    }
+    double measured = (double)fp / (double)neg;
+    bk_cuckoo_info in;
+    bk_cuckoo_info_get(c, &in);
+    double bound = bk_cuckoo_fpr_bound(4, f);
+    double sigma = sqrt(in.fpr_now / (double)neg) + 1.0 / (double)neg;
+    print_message("f=%u%s: measured FPR %.6f, formula at load %.3f %.6f, full-table bound %.6f, %.2f bits/key\n", f,
+                  semi ? " semi-sorted" : "", measured, in.load_factor, in.fpr_now, bound,
+                  (double)in.memory_bytes * 8.0 / (double)n);
+    assert_int_equal(in.fingerprint_bits, f);
+    assert_true(in.fpr_now <= bound);
+    assert_true(fabs(in.fpr_full - bound) < 1e-12);
+    /* the measurement is under the formula at the current load (4 sigma), so under the bound; from 8
+     * bits on it agrees with it (fewer bits: copies of one fingerprint share buckets more often than
+     * independent slots would, so fewer distinct values are compared) */
+    assert_true(measured <= in.fpr_now + 4 * sigma);
+    if (f >= 8) assert_true(fabs(measured - in.fpr_now) <= 4 * sigma);
+    assert_true(measured <= bound + 4 * sigma);
+    /* every key still there after a save and load, and the bytes saved again equal */
+    membuf a = encode(c);
+    bk_cuckoo *d = NULL;
+    assert_int_equal(decode(a.buf, a.len, 21, false, &d), BK_OK);
+    for (uint64_t i = 0; i < n; i++) {
+        tu_key k = tu_make_key(7, i);
+        assert_true(bk_cuckoo_contains(d, k.b, sizeof k.b));
+    }
+    membuf b2 = encode(d);
+    assert_int_equal(a.len, b2.len);
+    assert_memory_equal(a.buf, b2.buf, a.len);
+    free(a.buf);
+    free(b2.buf);
+    /* removing every key empties it */
+    for (uint64_t i = 0; i < n; i++) {
+        tu_key k = tu_make_key(7, i);
+        assert_int_equal(bk_cuckoo_remove(d, k.b, sizeof k.b), BK_OK);
+    }
+    bk_cuckoo_info_get(d, &in);
+    assert_int_equal(in.items, 0);
+    bk_cuckoo_free(d);
+    bk_cuckoo_free(c);
+}
 
 static void fpr_within_formula(void **state)
 {
     (void)state;
-    enum { N = 200000, NEG = 1000000 };
-    const uint32_t fs[] = { 8, 12, 16 };
-    for (int fi = 0; fi < 3; fi++) {
-        bk_cuckoo *c = make_cap(N, 4, fs[fi], 21);
-        for (uint64_t i = 0; i < N; i++) {
-            tu_key k = tu_make_key(7, i);
-            assert_int_equal(bk_cuckoo_add(c, k.b, sizeof k.b), BK_OK);
+    const uint32_t plain[] = { 4, 5, 7, 8, 10, 11, 12, 13, 15, 16, 17, 19, 24, 31, 32 };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) check_fpr(plain[i], false, 50000, 400000);
+    const uint32_t semi[] = { 5, 6, 8, 9, 10, 12, 13, 16 };
+    for (size_t i = 0; i < sizeof semi / sizeof semi[0]; i++) check_fpr(semi[i], true, 50000, 400000);
+    /* bk_cuckoo_new picks the fingerprint from p: the smallest whose bound is <= p, with 4 slots */
+    const struct {
+        double p;
+        uint32_t f;
+    } pick[] = { { 0.5, 4 }, { 0.05, 8 }, { 0.01, 10 }, { 0.001, 13 }, { 1e-4, 17 }, { 1e-6, 23 }, { 2e-9, 32 } };
+    for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++) {
+        for (int ss = 0; ss < 2; ss++) {
+            bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+            o.semi_sorted = ss;
+            bk_cuckoo *c = NULL;
+            bk_status st = bk_cuckoo_new(1000, pick[i].p, &o, &c);
+            if (ss && (pick[i].f > 16 || pick[i].f < 5)) {
+                /* semi-sorted buckets need 5..16 bits: p = 0.5 still gets 5, p below 1.22e-4 is refused */
+                if (pick[i].f > 16) {
+                    assert_int_equal(st, BK_EINVAL);
+                    continue;
+                }
+            }
+            assert_int_equal(st, BK_OK);
+            bk_cuckoo_info in;
+            bk_cuckoo_info_get(c, &in);
+            assert_int_equal(in.fingerprint_bits, ss && pick[i].f < 5 ? 5 : pick[i].f);
+            assert_int_equal(in.bucket_size, 4);
+            assert_true(in.fpr_full <= pick[i].p);
+            bk_cuckoo_free(c);
         }
-        uint64_t fp = 0;
-        for (uint64_t i = 0; i < NEG; i++) {
-            tu_key k = tu_make_key(99, i);
-            fp += bk_cuckoo_contains(c, k.b, sizeof k.b);
-        }
-        double measured = (double)fp / NEG;
-        bk_cuckoo_info in;
-        bk_cuckoo_info_get(c, &in);
-        double bound = bk_cuckoo_fpr_bound(4, fs[fi]);
-        double sigma = sqrt(in.fpr_now / NEG);
-        print_message("f=%u: measured FPR %.6f, formula at load %.3f %.6f, full-table bound %.6f\n", fs[fi], measured,
-                      in.load_factor, in.fpr_now, bound);
-        assert_true(in.fpr_now <= bound);
-        assert_true(fabs(in.fpr_full - bound) < 1e-12);
-        /* the measurement agrees with the formula at the current load (4 sigma), so is under the bound */
-        assert_true(fabs(measured - in.fpr_now) <= 4 * sigma);
-        assert_true(measured <= bound + 4 * sigma);
-        bk_cuckoo_free(c);
     }
-    /* bk_cuckoo_new picks the fingerprint from p: the smallest whose bound is <= p */
+}
+
+/* The semi-sorted code: every non-decreasing nibble sequence has its own code below 3,876, in order. */
+static void semi_sorted_codes(void **state)
+{
+    (void)state;
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+    o.semi_sorted = true;
+    o.fingerprint_bits = 8;
     bk_cuckoo *c = NULL;
-    bk_cuckoo_info in;
-    assert_int_equal(bk_cuckoo_new(1000, 0.05, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
-    assert_int_equal(in.fingerprint_bits, 8);
-    bk_cuckoo_free(c);
-    assert_int_equal(bk_cuckoo_new(1000, 0.01, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
-    assert_int_equal(in.fingerprint_bits, 12);
-    assert_true(in.fpr_full <= 0.01);
-    bk_cuckoo_free(c);
-    assert_int_equal(bk_cuckoo_new(1000, 0.001, NULL, &c), BK_OK);
-    bk_cuckoo_info_get(c, &in);
-    assert_int_equal(in.fingerprint_bits, 16);
+    assert_int_equal(bk_cuckoo_new_buckets(1, &o, &c), BK_OK);
+    uint32_t code = 0;
+    for (uint32_t n0 = 0; n0 < 16; n0++)
+        for (uint32_t n1 = n0; n1 < 16; n1++)
+            for (uint32_t n2 = n1; n2 < 16; n2++)
+                for (uint32_t n3 = n2; n3 < 16; n3++, code++)
+                    assert_int_equal(bk__cuckoo_semi_code(n0, n1, n2, n3), code);
+    assert_int_equal(code, 3876);
+    /* one bucket, the same fingerprint four times and removed again; a fifth copy does not fit */
+    for (int i = 0; i < 4; i++) assert_int_equal(bk_cuckoo_add_hash(c, 5), BK_OK);
+    assert_int_equal(bk_cuckoo_count_hash(c, 5), 4);
+    for (int i = 0; i < 4; i++) assert_int_equal(bk_cuckoo_remove_hash(c, 5), BK_OK);
+    assert_int_equal(bk_cuckoo_remove_hash(c, 5), BK_ENOTFOUND);
     bk_cuckoo_free(c);
 }
 
@@ -801,7 +876,7 @@ static void bad_input(void **state)
     g_live = 0;
     bk_cuckoo *c = (bk_cuckoo *)0x1;
     bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
-    const uint32_t badf[] = { 1, 4, 7, 9, 10, 32 };
+    const uint32_t badf[] = { 1, 2, 3, 33, 64, UINT32_MAX };
     for (size_t i = 0; i < sizeof badf / sizeof badf[0]; i++) {
         o = (bk_cuckoo_options){ 0 };
         o.fingerprint_bits = badf[i];
@@ -826,10 +901,17 @@ static void bad_input(void **state)
     assert_int_equal(bk_cuckoo_new(1000, 0, &o, &c), BK_EINVAL);         /* p needed without f */
     assert_int_equal(bk_cuckoo_new(1000, 1, &o, &c), BK_EINVAL);
     assert_int_equal(bk_cuckoo_new(1000, NAN, &o, &c), BK_EINVAL);
-    assert_int_equal(bk_cuckoo_new(1000, 1e-6, &o, &c), BK_EINVAL);      /* below 16-bit fingerprints */
+    assert_int_equal(bk_cuckoo_new(1000, 1e-10, &o, &c), BK_EINVAL);     /* below 32-bit fingerprints */
+    o.semi_sorted = true;
+    assert_int_equal(bk_cuckoo_new(1000, 1e-4, &o, &c), BK_EINVAL);      /* semi-sorted: 16 bits at most */
+    o.bucket_size = 2;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);      /* semi-sorted: 4 slots only */
     o.bucket_size = 4;
-    assert_int_equal(bk_cuckoo_new(1000, 1e-4, &o, &c), BK_EINVAL);      /* not with 4 slots */
-    o.bucket_size = 0;
+    o.fingerprint_bits = 4;
+    assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);      /* semi-sorted: 5 bits at least */
+    o.fingerprint_bits = 17;
+    assert_int_equal(bk_cuckoo_new_buckets(1000, &o, &c), BK_EINVAL);
+    o = (bk_cuckoo_options){ 0 };
     assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, NULL), BK_EINVAL);
     o.max_kicks = BK_CUCKOO_MAX_KICKS + 1;
     assert_int_equal(bk_cuckoo_new(1000, 0.01, &o, &c), BK_EINVAL);
@@ -895,7 +977,7 @@ static void stats_clone_clear(void **state)
     bk_stats s;
     bk_cuckoo_stats(c, &s);
     assert_int_equal(s.type, BK_TYPE_CUCKOO);
-    assert_int_equal(s.k, 12);
+    assert_int_equal(s.k, 10);
     assert_int_equal(s.capacity, 10000);
     assert_int_equal(s.count, 5000);
     assert_int_equal(s.subfilters, 1);
@@ -935,7 +1017,9 @@ static void stats_clone_clear(void **state)
     bk_cuckoo_free(d);
     /* sizing helpers */
     assert_true(fabs(bk_cuckoo_bits_per_key(12, 0.95) - 12.0 / 0.95) < 1e-12);
-    assert_true(isnan(bk_cuckoo_bits_per_key(11, 0.95)));
+    assert_true(isnan(bk_cuckoo_bits_per_key(3, 0.95)));
+    assert_true(isnan(bk_cuckoo_bits_per_key(33, 0.95)));
+    assert_true(fabs(bk_cuckoo_fpr_bound(4, 32) - 8.0 / 4294967295.0) < 1e-15);
     assert_true(isnan(bk_cuckoo_fpr_bound(256, 12)));
     assert_true(fabs(bk_cuckoo_fpr_bound(4, 8) - 8.0 / 255) < 0.001);
     bk_cuckoo_free(c);
@@ -949,7 +1033,7 @@ static void space_against_counting_bloom(void **state)
     (void)state;
     enum { CAP = 100000 };
     double worst = 0;
-    for (double p = 0.01; p >= 3.06e-5; p *= 0.9) {
+    for (double p = 0.01; p >= 1e-8; p *= 0.9) {
         bk_cuckoo *c = NULL;
         assert_int_equal(bk_cuckoo_new(CAP, p, NULL, &c), BK_OK);
         bk_cuckoo_info in;
@@ -961,21 +1045,32 @@ static void space_against_counting_bloom(void **state)
         if (cuckoo_bits / counting_bits > worst) worst = cuckoo_bits / counting_bits;
         bk_cuckoo_free(c);
     }
-    print_message("cuckoo bits/key over counting Bloom bits/key, worst over p in [3.06e-5, 1%%]: %.3f\n", worst);
-    /* 12-bit fingerprints at 95% load: at most 13.2 bits/key */
+    print_message("cuckoo bits/key over counting Bloom bits/key, worst over p in [1e-8, 1%%]: %.3f\n", worst);
+    /* the fewest bits for p at 95% load: 10-bit fingerprints at p = 1% (10.6 bits/key at most), 9-bit
+     * semi-sorted (9.6), 13-bit at 0.1% (14.0) */
+    const struct {
+        double p, max_bits;
+        bool semi;
+        uint32_t f;
+    } goal[] = { { 0.01, 10.6, false, 10 }, { 0.01, 9.6, true, 10 }, { 0.001, 14.0, false, 13 },
+                 { 0.001, 13.0, true, 13 } };
+    for (size_t i = 0; i < sizeof goal / sizeof goal[0]; i++) {
+        bk_cuckoo_options o = { 0 };
+        o.semi_sorted = goal[i].semi;
+        bk_cuckoo *c = NULL;
+        assert_int_equal(bk_cuckoo_new(1000000, goal[i].p, &o, &c), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_info_get(c, &in);
+        double bits = (double)in.memory_bytes * 8.0 / 1000000;
+        print_message("p=%g%s: f=%u, %.3f bits/key\n", goal[i].p, goal[i].semi ? " semi-sorted" : "", in.fingerprint_bits,
+                      bits);
+        assert_int_equal(in.fingerprint_bits, goal[i].f);
+        assert_true(bits <= goal[i].max_bits);
+        bk_cuckoo_free(c);
+    }
     bk_cuckoo *c = NULL;
-    assert_int_equal(bk_cuckoo_new(1000000, 0.01, NULL, &c), BK_OK);
-    bk_cuckoo_info in;
-    bk_cuckoo_info_get(c, &in);
-    assert_int_equal(in.fingerprint_bits, 12);
-    assert_true((double)in.memory_bytes * 8.0 / 1000000 <= 13.2);
-    bk_cuckoo_free(c);
-    /* below what 16 bits reach with one slot per bucket: refused */
-    assert_int_equal(bk_cuckoo_new(CAP, 3.0e-5, NULL, &c), BK_EINVAL);
-    /* with the bucket size fixed by the caller, no fallback */
-    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
-    o.bucket_size = 4;
-    assert_int_equal(bk_cuckoo_new(CAP, 1e-4, &o, &c), BK_EINVAL);
+    /* below what 32 bits reach with 4 slots: refused */
+    assert_int_equal(bk_cuckoo_new(CAP, 1.5e-9, NULL, &c), BK_EINVAL);
     assert_null(c);
 }
 
@@ -987,6 +1082,7 @@ int main(void)
         cmocka_unit_test(fill_until_full),
         cmocka_unit_test(small_filters_hold_their_capacity),
         cmocka_unit_test(fpr_within_formula),
+        cmocka_unit_test(semi_sorted_codes),
         cmocka_unit_test(remove_semantics),
         cmocka_unit_test(expansion_chain),
         cmocka_unit_test(forms_agree),

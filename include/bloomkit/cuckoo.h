@@ -3,8 +3,8 @@
  * at every FPR <= 1%.
  *
  * A table of m buckets, each of b slots (b = 1 .. 255; 1, 2, 4 and 8 have the fastest queries)
- * holding f-bit fingerprints (f = 8, 12 or 16; 12-bit fingerprints are bit-packed, so a slot costs
- * exactly f bits). A key's fingerprint lives
+ * holding f-bit fingerprints (f = 4 .. 32, bit-packed, so a slot costs exactly f bits; or, with
+ * semi-sorted buckets, f - 1 bits). A key's fingerprint lives
  * in one of two buckets: i1 from the hash, and i2 = (H(fp) - i1) mod m. That alternate-bucket map is
  * its own inverse for ANY m (i1 = (H(fp) - i2) mod m), so the table needs no power-of-two size and
  * wastes no memory on rounding. Inserting into two full buckets evicts ("kicks") a resident
@@ -15,7 +15,8 @@
  *
  * FPR: a negative query compares its fingerprint with the 2b slots of two buckets, so
  * FPR <= 2 b alpha / (2^f - 1) per table at load factor alpha (summed over the tables of a chain):
- * about 2b / 2^f when full. Memory per key is f / alpha bits: 12.6 bits/key for f = 12 at 95% load.
+ * about 2b / 2^f when full. Memory per key is f / alpha bits ((f - 1) / alpha semi-sorted): at p = 1%,
+ * f = 10 (FPR bound 0.78%) takes 10.57 bits/key at 95% load, 9.51 semi-sorted.
  *
  * THE CUCKOO RULES (they come with deletion by fingerprint):
  *  - Removing a key that was never added can remove a different key that shares its fingerprint and
@@ -55,6 +56,8 @@ typedef struct bk_cuckoo bk_cuckoo;
  * built for; other sizes work, and queries on buckets wider than 64 bits loop over them. */
 #define BK_CUCKOO_MAX_BUCKET_SIZE 255
 #define BK_CUCKOO_DEFAULT_FINGERPRINT_BITS 12 /* for bk_cuckoo_new_buckets; bk_cuckoo_new picks from p */
+#define BK_CUCKOO_MIN_FINGERPRINT_BITS 4
+#define BK_CUCKOO_MAX_FINGERPRINT_BITS 32
 #define BK_CUCKOO_DEFAULT_MAX_KICKS 500
 #define BK_CUCKOO_MAX_KICKS 65535       /* like RedisBloom's MAXITERATIONS limit */
 #define BK_CUCKOO_MAX_EXPANSION 32768   /* like RedisBloom's EXPANSION limit */
@@ -63,8 +66,9 @@ typedef struct bk_cuckoo bk_cuckoo;
 typedef struct bk_cuckoo_options {
     size_t struct_size;   /* BK_CUCKOO_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     uint32_t bucket_size;      /* slots per bucket: 1 .. BK_CUCKOO_MAX_BUCKET_SIZE; 0 means 4 */
-    uint32_t fingerprint_bits; /* 8, 12 or 16; 0 means: chosen from p by bk_cuckoo_new (the smallest
-                                  whose full-table bound 2b/(2^f - 1) is <= p), 12 for _new_buckets */
+    uint32_t fingerprint_bits; /* 4 .. 32 (5 .. 16 semi-sorted); 0 means: chosen from p by bk_cuckoo_new
+                                  (the smallest whose full-table bound 2b/(2^f - 1) is <= p), 12 for
+                                  _new_buckets */
     uint32_t max_kicks;        /* evictions one insert may do before it gives up; 0 means 500;
                                   at most BK_CUCKOO_MAX_KICKS */
     uint32_t expansion;        /* growth when full: 0 = none (BK_EFULL); e >= 1 = chain a new table with
@@ -73,10 +77,15 @@ typedef struct bk_cuckoo_options {
                                   THE CUCKOO RULES); at most BK_CUCKOO_MAX_EXPANSION */
     double load_factor;        /* bk_cuckoo_new only: buckets = ceil(capacity / (b * load_factor));
                                   0 means the load b-slot buckets reliably reach (b=1: 0.45, b=2: 0.84,
-                                  b=4: 0.95, b=8: 0.97) plus the small-table slack (see bk_cuckoo_new);
+                                  b=4: 0.95, b=8: 0.97; with f = 4, 5, 6: 0.6, 0.75, 0.88) plus the
+                                  small-table slack (see bk_cuckoo_new);
                                   must be in (0, 1] */
     uint64_t seed;             /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bool concurrent;           /* writer lock + lock-free readers: see "Thread-safety" above */
+    bool semi_sorted;          /* semi-sorted buckets: one bit per slot less for the same FPR (the 4
+                                  high bits of the 4 sorted fingerprints of a bucket are stored as one
+                                  12-bit code); needs bucket_size 4 (or 0) and 5..16 fingerprint bits
+                                  (bk_cuckoo_new: p >= 1.22e-4). Slower: see bk_cuckoo_new. */
 } bk_cuckoo_options;
 #define BK_CUCKOO_OPTIONS_INIT BK_OPTIONS_INIT_(bk_cuckoo_options)
 
@@ -89,17 +98,25 @@ typedef struct bk_cuckoo_options {
  * it, b = 4 filters took every key up to their capacity in 968,000 of 968,000 runs (capacities
  * 16..257, 2,000 seeds each, p = 1% and 0.1%; without it 1.1% of them refused a key) and at capacity
  * 200,000,000 (p = 1%); the slack costs 0.4% of the table at 1M keys, 0.03% at 200M. Buckets of 1 or
- * 2 slots (chosen automatically below p = 1.2e-4) are still refused a key below capacity in about 1 of
- * 23,000 small filters (b = 2, 16..257 keys; 3.7% before): their table can have more keys on a few
- * buckets than those buckets hold, which only a larger stash would absorb. Below its capacity a table whose victim slot
- * is taken gives the victim another walk before it reports BK_EFULL. Fingerprint bits: opts->fingerprint_bits, or when that
- * is 0 the smallest of 8/12/16 with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound); if even 16 bits do not
- * reach p with 4 slots and opts->bucket_size is 0, the bucket size drops to 2, then 1 (so p down to
- * 3.05e-5 works; below that, BK_EINVAL). When opts->fingerprint_bits is set, p may be 0 (the target
- * is then the bound of those bits); otherwise p must be in (0, 1).
- * Errors: BK_EINVAL (capacity 0, bad p, p below what 16-bit fingerprints give, bucket_size over
- * BK_CUCKOO_MAX_BUCKET_SIZE, fingerprint_bits not in {0,8,12,16}, max_kicks or expansion over the limits,
- * load_factor outside (0,1], out NULL), BK_ETOOBIG (more than BK_MAX_FILTER_BYTES), BK_ENOMEM.
+ * 2 slots are still refused a key below capacity in about 1 of 23,000 small filters (b = 2, 16..257
+ * keys): their table can have more keys on a few buckets than those buckets hold, which only a larger
+ * stash would absorb. Below its capacity a table whose victim slot is taken gives the victim another
+ * walk before it reports BK_EFULL.
+ * Fingerprint bits: opts->fingerprint_bits, or when that is 0 the smallest f in 4..32 (5..16
+ * semi-sorted) with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound): the fewest bits per key for p, since the
+ * load does not depend on f from 7 bits on. With 4 slots: p = 1% gives f = 10 (bound 0.78%), 0.1%
+ * f = 13, 0.01% f = 17; p down to 1.86e-9 (f = 32) works, below that BK_EINVAL. A bucket_size of 0
+ * means 4 (at every p 4 slots need the fewest bits per key: 2 save one bit but fill only 84%, 8 cost
+ * one more for 97%). When opts->fingerprint_bits is set, p may be 0 (the target is then the bound of
+ * those bits); otherwise p must be in (0, 1).
+ * Semi-sorted buckets (opts->semi_sorted) store the same fingerprints in f - 1 bits per slot, so they
+ * answer exactly as plain buckets of f bits would; every insert, remove and query decodes a bucket
+ * first, which costs time (figures in bench/README.md).
+ * Errors: BK_EINVAL (capacity 0, bad p, p below what 32-bit fingerprints give, bucket_size over
+ * BK_CUCKOO_MAX_BUCKET_SIZE, fingerprint_bits outside 4..32, semi_sorted with a bucket size other than
+ * 4 or a fingerprint outside 5..16 (so p below 1.22e-4), max_kicks or expansion over the limits,
+ * load_factor outside (0,1], out NULL), BK_ETOOBIG (more than BK_MAX_FILTER_BYTES, or more than 2^32
+ * buckets in a table), BK_ENOMEM.
  * On error *out is NULL and nothing stays allocated. [any] */
 BK_API bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *opts, bk_cuckoo **out);
 /* Create with an explicit number of buckets (any number >= 1, no power of two needed), e.g. to mirror

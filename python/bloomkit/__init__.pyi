@@ -133,7 +133,7 @@ class Scalable(_Mutable):
 
 class Cuckoo(_Removable):
     def __init__(self, capacity: int, error_rate: float = 0.01, *, bucket_size: int = 4,
-                 fingerprint_bits: Optional[Literal[8, 12, 16]] = None, max_kicks: int = 500, expansion: int = 0,
+                 fingerprint_bits: Optional[int] = None, max_kicks: int = 500, expansion: int = 0,
                  load_factor: Optional[float] = None, seed: int = 0) -> None: ...
     @property
     def fingerprint_bits(self) -> int: ...

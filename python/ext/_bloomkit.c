@@ -559,8 +559,9 @@ static PyObject *Cuckoo_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "bucket_size must be 1 .. %d", BK_CUCKOO_MAX_BUCKET_SIZE);
         return NULL;
     }
-    if (fbo != Py_None && o.fingerprint_bits != 8 && o.fingerprint_bits != 12 && o.fingerprint_bits != 16) {
-        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be 8, 12 or 16");
+    if (fbo != Py_None && (o.fingerprint_bits < BK_CUCKOO_MIN_FINGERPRINT_BITS ||
+                           o.fingerprint_bits > BK_CUCKOO_MAX_FINGERPRINT_BITS)) {
+        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be 4 to 32");
         return NULL;
     }
     if (mko && (o.max_kicks < 1 || o.max_kicks > BK_CUCKOO_MAX_KICKS)) {

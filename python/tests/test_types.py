@@ -123,6 +123,15 @@ def test_types_without_remove(kind):
     assert not hasattr(f, "discard")
 
 
+def test_cuckoo_fingerprint_widths():
+    for bits in (4, 10, 13, 32):
+        c = bloomkit.Cuckoo(1000, fingerprint_bits=bits)
+        c.add_many(range(500))
+        assert c.fingerprint_bits == bits and all(i in c for i in range(500))
+    assert bloomkit.Cuckoo(1000, error_rate=0.01).fingerprint_bits == 10
+    assert bloomkit.Cuckoo(1000, error_rate=0.001).fingerprint_bits == 13
+
+
 def test_fuse_is_immutable_and_built_from_any_iterable():
     f = bloomkit.Fuse(str(i) for i in range(1000))
     assert f.count == 1000 and len(f) == 1000
@@ -205,7 +214,7 @@ def test_bad_arguments_are_value_errors():
         lambda: bloomkit.Counting(10, counter_bits=5),
         lambda: bloomkit.Scalable(10, growth=0),
         lambda: bloomkit.Scalable(10, tightening=1.0),
-        lambda: bloomkit.Cuckoo(10, fingerprint_bits=10),
+        lambda: bloomkit.Cuckoo(10, fingerprint_bits=33),
         lambda: bloomkit.Cuckoo(10, bucket_size=0),
         lambda: bloomkit.Fuse([], fingerprint_bits=12),
         lambda: bloomkit.Bloom(2**62, 1e-9),    # more than the library's size limit

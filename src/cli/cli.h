@@ -106,7 +106,7 @@ typedef struct cli_type_opts {
     bool nonscaling;           /* scalable: never grow (one sub-filter) */
     bool classic_layers;       /* scalable: classic sub-filters instead of blocked ones */
     double ratio;              /* scalable: tightening ratio r in (0, 1) */
-    uint32_t fingerprint_bits; /* cuckoo: 8, 12, 16; fuse: 8, 16 */
+    uint32_t fingerprint_bits; /* cuckoo: 4 .. 32; fuse: 8, 16 */
     uint32_t bucket_size;      /* cuckoo: 1 .. 255 */
     uint32_t max_kicks;        /* cuckoo */
     uint32_t expansion;        /* cuckoo: growth of the chain when full (0: no growth) */

@@ -24,7 +24,7 @@ static const char help[] =
     "      --classic-layers      scalable: classic sub-filters (about 6% less memory than the default\n"
     "                            blocked ones, queries about 1.5-2x slower once out of cache)\n"
     "      --ratio R             scalable: each new sub-filter's error R times the previous (0 < R < 1)\n"
-    "      --fingerprint-bits F  cuckoo: 8, 12 or 16 (default: from P)\n"
+    "      --fingerprint-bits F  cuckoo: 4 to 32 (default: from P); fuse: 8 or 16\n"
     "      --bucket-size B       cuckoo: slots per bucket, 1 .. 255 (default 4; 1, 2, 4, 8 fastest)\n"
     "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"

@@ -229,7 +229,7 @@ static bk_status cuckoo_create(uint64_t n, double p, const cli_type_opts *o, bk_
 
 static bk_status fuse_geometry(uint64_t n, double p, const cli_type_opts *o, bk_geometry *g)
 {
-    if (o->fingerprint_bits == 12) return BK_EINVAL;
+    if (o->fingerprint_bits && o->fingerprint_bits != 8 && o->fingerprint_bits != 16) return BK_EINVAL;
     return o->fingerprint_bits ? bk_fuse_size(n, o->fingerprint_bits, g) : bk_fuse_size_for_fpr(n, p, g);
 }
 
@@ -475,9 +475,9 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         *given |= CLI_TOPT_RATIO;
         return 1;
     case OPT_FINGERPRINT:
-        if (!cli_parse_count("--fingerprint-bits", val, 8, 16, &v)) return -1;
-        if (v != 8 && v != 12 && v != 16)
-            return cli_err("--fingerprint-bits: '%s' must be 8, 12 or 16 (fuse: 8 or 16)", val), -1;
+        if (!cli_parse_count("--fingerprint-bits", val, BK_CUCKOO_MIN_FINGERPRINT_BITS, BK_CUCKOO_MAX_FINGERPRINT_BITS,
+                             &v))
+            return -1;
         o->fingerprint_bits = (uint32_t)v;
         *given |= CLI_TOPT_FINGERPRINT;
         return 1;

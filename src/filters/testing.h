@@ -8,6 +8,8 @@
 struct bk_cuckoo;
 BK_HIDDEN void bk__cuckoo_place(const struct bk_cuckoo *f, uint32_t t, uint64_t h, uint32_t *fp, uint64_t *i1,
                                 uint64_t *i2);
+/* For tests: the semi-sorted bucket code of the non-decreasing nibbles n0..n3 (cuckoo_impl.h). */
+BK_HIDDEN uint32_t bk__cuckoo_semi_code(uint32_t n0, uint32_t n1, uint32_t n2, uint32_t n3);
 /* The quotient filter's full invariant check, and its slot array. */
 struct bk_quotient;
 BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);

@@ -50,7 +50,7 @@ BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F)
     uint64_t cap;
     if (bk__mul_overflow(last->capacity, F->expansion, &cap)) return BK_EFULL;
     cf_table *T;
-    bk_status s = bk__cf_table_new(last->base, shift, F->b, F->f, cap, true, &T);
+    bk_status s = bk__cf_table_new(last->base, shift, F->bucket_bits, cap, true, &T);
     if (s == BK_ETOOBIG) return BK_EFULL;
     if (s != BK_OK) return s;
     if ((s = bk__cf_chain_push(F, T)) != BK_OK) bk__cf_table_free(T);

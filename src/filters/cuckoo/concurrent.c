@@ -78,6 +78,15 @@ BK_HIDDEN void bk__cf_seq_close(bk_cuckoo *F, uint64_t bucket)
 }
 
 /* Out of line: it keeps the plain query's registers free. */
+BK_HIDDEN void bk__cf_semi_store(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint64_t x)
+{
+    uint64_t *st = F->stripes ? stripe_of(F, bucket) : NULL;
+    bool opened = st && !(LD(st) & 1);
+    if (opened) bk__cf_seq_open(F, bucket);
+    bits_set(T, bucket * F->bucket_bits, F->bucket_bits, (UINT64_C(1) << F->bucket_bits) - 1, x);
+    if (opened) bk__cf_seq_close(F, bucket);
+}
+
 BK_HIDDEN bool bk__cf_table_has_concurrent(const bk_cuckoo *F, const cf_table *T, uint32_t fp,
                                                            uint64_t i1, uint64_t i2)
 {

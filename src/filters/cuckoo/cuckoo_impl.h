@@ -47,7 +47,7 @@ typedef struct cf_table {
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     uint64_t capacity;
     uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
-    uint64_t victim;      /* 0, or fp | bucket << 16: a fingerprint that lost its place, still found */
+    uint64_t victim;      /* 0, or fp | bucket << 32: a fingerprint that lost its place, still found */
     uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
     uint64_t items_own;
     bool owns_words;
@@ -67,11 +67,13 @@ struct bk_cuckoo {
     uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
     uint32_t exp_shift;
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
+    bool semi;               /* semi-sorted buckets (b = 4, f = 5..16): see "semi-sorted buckets" */
+    uint32_t semi_low;       /* semi: 2^(f-4) - 1, the mask of a fingerprint's stored low bits */
     uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
-    uint32_t groups;         /* groups per bucket: 1 when b * f <= 64 */
+    uint32_t groups;         /* groups per bucket: 1 when a bucket fits one read (b * f <= 57, or 64 aligned) */
     uint32_t group_lanes;    /* lanes of every group but the last */
     uint32_t group_bits;     /* group_lanes * f */
-    uint32_t bucket_bits;    /* b * f */
+    uint32_t bucket_bits;    /* bits a bucket takes in the array: b * f, or 4 f - 4 semi-sorted */
     uint64_t lane_lo;        /* bit 0 of each lane of a full group */
     uint64_t lane_hi;        /* top bit of each lane */
     uint64_t lane_low;       /* the f - 1 low bits of each lane */
@@ -101,29 +103,35 @@ struct bk_cuckoo {
 /* ---- geometry (table.c) ---- */
 
 BK_INLINE bool valid_b(uint32_t b) { return b >= 1 && b <= BK_CUCKOO_MAX_BUCKET_SIZE; }
-BK_INLINE bool valid_f(uint32_t f) { return f == 8 || f == 12 || f == 16; }
+BK_INLINE bool valid_f(uint32_t f) { return f >= BK_CUCKOO_MIN_FINGERPRINT_BITS && f <= BK_CUCKOO_MAX_FINGERPRINT_BITS; }
+/* Semi-sorted buckets: 4 slots, at least one low bit under the 4-bit high part, and a decoded bucket
+ * (4 lanes of f bits) in one 64-bit word. */
+BK_INLINE bool valid_semi(uint32_t b, uint32_t f) { return b == 4 && f >= 5 && f <= 16; }
+BK_INLINE uint32_t bucket_bits_of(uint32_t b, uint32_t f, bool semi) { return semi ? 4 * f - 4 : b * f; }
 
 typedef struct cf_params {
     uint32_t b, f, max_kicks, expansion; /* expansion: 0 or a power of two */
     uint64_t seed;
     bool concurrent;
+    bool semi;
 } cf_params;
 
-/* Bytes of a table's word array for `buckets` buckets; 0 if too big. */
-BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t b, uint32_t f);
+/* Bytes of a table's word array for `buckets` buckets of `bucket_bits` bits; 0 if too big (the array
+ * is over BK_MAX_FILTER_BYTES, or a bucket index would not fit the victim word's 32 bits). */
+BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits);
 /* FPR of one table of `slots` slots holding `items` fingerprints. */
 BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
 /* A table of base << shift buckets (its words zeroed when alloc_words, else left for the caller). */
-BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f, uint64_t capacity,
-                              bool alloc_words, cf_table **out);
+BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t bucket_bits, uint64_t capacity,
+                                    bool alloc_words, cf_table **out);
 BK_HIDDEN void bk__cf_table_free(cf_table *T);
 /* The filter without tables. */
 BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out);
 
 /* ---- slots and buckets ---- */
 
-/* The bits of w from bit `pos` on, at least 57 of them (every group starts at a bit that is a multiple
- * of 4 and is at most 64 bits long, so a group always fits). Plain form: one unaligned load, for
+/* The bits of w from bit `pos` on, at least 57 of them (64 - (pos mod 8): the groups are chosen in
+ * filter_new so that each fits in what its start leaves). Plain form: one unaligned load, for
  * anything that runs with no writer alongside -- the writer itself, or any call without concurrent
  * mode. Bytes past the array come from the spare word. Little-endian hosts only (checked below). */
 BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
@@ -171,11 +179,66 @@ BK_INLINE uint64_t group_pos(const bk_cuckoo *F, uint64_t bucket, uint32_t g)
     return bucket * F->bucket_bits + (uint64_t)g * F->group_bits;
 }
 
+/*
+ * Semi-sorted buckets (Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter: Practically Better
+ * Than Bloom", CoNEXT 2014, section 5.2). A bucket of 4 slots is a multiset: the order of its
+ * fingerprints carries no information. Sorted, the 4 high nibbles (the top 4 bits of each fingerprint)
+ * are one of C(16 + 4 - 1, 4) = 3,876 non-decreasing sequences, so they fit a 12-bit code instead of 16
+ * bits: one bit per slot saved. Stored bucket (4 f - 4 bits at bit bucket * (4 f - 4)): bits 0-11 the
+ * code (the rank of the nibble sequence in lexicographic order, (0,0,0,0) = 0 = the empty bucket),
+ * then the 4 low parts (f - 4 bits each) in the sorted order. An empty slot is fingerprint 0 and sorts
+ * first. Reads decode a bucket into the plain layout (4 lanes of f bits) and compare as usual; writes
+ * decode, change one slot, sort and encode the whole bucket again.
+ */
+#define CF_SEMI_CODES 3876
+/* code -> n0 | n1 << 4 | n2 << 8 | n3 << 12 (non-decreasing nibbles); codes >= CF_SEMI_CODES: 0xffff */
+BK_HIDDEN extern uint16_t bk__cf_semi_nibs[4096];
+/* rank pieces: code = sum over j of semi_rank[j][n_{j-1}][n_j] (n_{-1} = 0) */
+BK_HIDDEN extern uint16_t bk__cf_semi_rank[4][16][16];
+/* Fill the two tables (once per process; filter_new calls it before any semi-sorted filter exists). */
+BK_HIDDEN void bk__cf_semi_init(void);
+
+/* The plain 4-lane word of a stored bucket x (its bits from bit 0; bits above it are ignored). */
+BK_INLINE uint64_t semi_decode(const bk_cuckoo *F, uint64_t x)
+{
+    uint64_t n = bk__cf_semi_nibs[x & 0xfff];
+    uint32_t w = F->f - 4, f = F->f;
+    uint64_t lows = x >> 12, m = F->semi_low;
+    uint64_t l0 = (n & 0xf) << w | (lows & m);
+    uint64_t l1 = (n >> 4 & 0xf) << w | (lows >> w & m);
+    uint64_t l2 = (n >> 8 & 0xf) << w | (lows >> 2 * w & m);
+    uint64_t l3 = (n >> 12 & 0xf) << w | (lows >> 3 * w & m);
+    return l0 | l1 << f | l2 << 2 * f | l3 << 3 * f;
+}
+
+/* The stored bucket of 4 fingerprints (any order; sorted here). */
+BK_INLINE uint64_t semi_encode(const bk_cuckoo *F, uint32_t a[4])
+{
+#define CF_CSWAP(i, j) do { if (a[i] > a[j]) { uint32_t t_ = a[i]; a[i] = a[j]; a[j] = t_; } } while (0)
+    CF_CSWAP(0, 1); CF_CSWAP(2, 3); CF_CSWAP(0, 2); CF_CSWAP(1, 3); CF_CSWAP(1, 2);
+#undef CF_CSWAP
+    uint32_t w = F->f - 4;
+    uint32_t n0 = a[0] >> w, n1 = a[1] >> w, n2 = a[2] >> w, n3 = a[3] >> w;
+    uint64_t code = (uint64_t)bk__cf_semi_rank[0][0][n0] + bk__cf_semi_rank[1][n0][n1] + bk__cf_semi_rank[2][n1][n2] +
+                    bk__cf_semi_rank[3][n2][n3];
+    uint64_t m = F->semi_low;
+    uint64_t lows = (a[0] & m) | (a[1] & m) << w | (uint64_t)(a[2] & m) << 2 * w | (uint64_t)(a[3] & m) << 3 * w;
+    return code | lows << 12;
+}
+
+/* A stored bucket's bits (plain read: the writer, or no concurrent mode). */
+BK_INLINE uint64_t bucket_word(const bk_cuckoo *F, const cf_table *T, uint64_t bucket)
+{
+    return read_plain(T->words, bucket * F->bucket_bits);
+}
+
 /* Matching lanes of group g of a bucket (the last group has its own masks). */
 BK_INLINE uint64_t group_match(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t g, uint64_t pat,
                                bool atomic)
 {
-    uint64_t x = read64(T->words, group_pos(F, bucket, g), atomic) ^ pat;
+    uint64_t x = read64(T->words, group_pos(F, bucket, g), atomic);
+    if (F->semi) x = semi_decode(F, x);
+    x ^= pat;
     return g + 1 < F->groups ? zero_lanes(x, F->lane_low, F->lane_hi) : zero_lanes(x, F->last_low, F->last_hi);
 }
 
@@ -211,28 +274,55 @@ static inline int bucket_find(const bk_cuckoo *F, const cf_table *T, uint64_t bu
     return -1;
 }
 
+/* Write `nbits` bits (at most 64 - 1, mask = 2^nbits - 1) at bit pos. Only the writer calls this (caller's
+ * exclusion, or the writer lock), so the load-modify-store of each word loses nothing; the stores are
+ * atomic so that lock-free readers see either the old or the new word. */
+static inline void bits_set(cf_table *T, uint64_t pos, uint32_t nbits, uint64_t mask, uint64_t v)
+{
+    uint64_t k = pos >> 6;
+    unsigned sh = (unsigned)(pos & 63);
+    uint64_t w = LD(&T->words[k]);
+    STR(&T->words[k], (w & ~(mask << sh)) | (v << sh));
+    if (sh + nbits > 64) {
+        unsigned r = 64 - sh; /* bits that went into word k */
+        w = LD(&T->words[k + 1]);
+        STR(&T->words[k + 1], (w & ~(mask >> r)) | (v >> r));
+    }
+}
+
+/* The 4 fingerprints of a semi-sorted bucket, in its sorted order. */
+static inline void semi_get4(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t a[4])
+{
+    uint64_t x = semi_decode(F, bucket_word(F, T, bucket));
+    for (int j = 0; j < 4; j++) a[j] = (uint32_t)(x >> (j * F->f)) & F->fp_range;
+}
+
 static inline uint32_t slot_get(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t j)
 {
+    if (F->semi) {
+        uint32_t a[4];
+        semi_get4(F, T, bucket, a);
+        return a[j];
+    }
     uint64_t pos = (bucket * F->b + j) * F->f;
     return (uint32_t)(read_plain(T->words, pos) & F->fp_range);
 }
 
-/* Write one slot. Only the writer calls this (caller's exclusion, or the writer lock), so the
- * load-modify-store of each word loses nothing; the stores are atomic so that lock-free readers
- * see either the old or the new word. */
-static inline void slot_set(const bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t j, uint32_t fp)
+/* Rewriting a semi-sorted bucket moves its other fingerprints within it, and its bits may span two
+ * words: in concurrent mode its stripe is odd meanwhile (concurrent.c), unless a kick already made it so. */
+BK_HIDDEN void bk__cf_semi_store(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint64_t x);
+
+/* Write slot j of a bucket (j as slot_get and bucket_find number them). */
+static inline void slot_set(bk_cuckoo *F, cf_table *T, uint64_t bucket, uint32_t j, uint32_t fp)
 {
-    uint64_t pos = (bucket * F->b + j) * F->f;
-    uint64_t k = pos >> 6;
-    unsigned sh = (unsigned)(pos & 63);
-    uint64_t mask = (uint64_t)F->fp_range;
-    uint64_t w = LD(&T->words[k]);
-    STR(&T->words[k], (w & ~(mask << sh)) | ((uint64_t)fp << sh));
-    if (sh + F->f > 64) {
-        unsigned r = 64 - sh; /* bits that went into word k */
-        w = LD(&T->words[k + 1]);
-        STR(&T->words[k + 1], (w & ~(mask >> r)) | ((uint64_t)fp >> r));
+    if (F->semi) {
+        uint32_t a[4];
+        semi_get4(F, T, bucket, a);
+        a[j] = fp;
+        bk__cf_semi_store(F, T, bucket, semi_encode(F, a));
+        return;
     }
+    bits_set(T, (bucket * F->b + j) * F->f, F->f, (uint64_t)F->fp_range, fp);
 }
 
 /* ---- hashing: fingerprint and the two buckets ---- */
@@ -293,8 +383,8 @@ BK_INLINE void wunlock(bk_cuckoo *F)
 BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
 {
     uint64_t v = atomic ? LDA(&T->victim) : LD(&T->victim);
-    uint64_t vb = v >> 16;
-    return v && (uint32_t)(v & 0xffff) == fp && (vb == i1 || vb == i2);
+    uint64_t vb = v >> 32;
+    return v && (uint32_t)v == fp && (vb == i1 || vb == i2);
 }
 
 BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
@@ -318,8 +408,14 @@ BK_HIDDEN uint64_t bk__cf_table_count_concurrent(const bk_cuckoo *F, const cf_ta
 BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
 {
     uint64_t pat = fp * F->lane_lo;
-    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat;
-    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
+    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits);
+    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits);
+    if (F->semi) {
+        x1 = semi_decode(F, x1);
+        x2 = semi_decode(F, x2);
+    }
+    x1 ^= pat;
+    x2 ^= pat;
     if (any_zero_lane(F->lane_lo, F->lane_hi, x1, x2)) return true;
     uint64_t v = LD(&T->victim);
     return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);

@@ -4,18 +4,21 @@
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0   u32 bucket_size, u32 fingerprint_bits, u32 max_kicks, u32 expansion, u32 tables,
- *            u32 reserved (0), u64 inserted, u64 deleted, u64 kicks, f64 fpr_target   (56 bytes)
+ *            u32 flags (bit 0: semi-sorted buckets), u64 inserted, u64 deleted, u64 kicks,
+ *            f64 fpr_target   (56 bytes)
  * zero padding to 64; then for each table of the chain, oldest first:
- *   u64 buckets, u64 capacity, u64 items, u64 victim (0 or fp | bucket << 16), u64 array bytes,
- *   zero padding to 64, then the slot array: little-endian u64 words, slot s at bit s * f,
- *   (buckets * b * f / 64 rounded up, plus one spare word) rounded up to 64 bytes; bits past the
- *   last slot are zero.
+ *   u64 buckets, u64 capacity, u64 items, u64 victim (0 or fp | bucket << 32), u64 array bytes,
+ *   zero padding to 64, then the bucket array: little-endian u64 words, bucket i at bit i * B
+ *   (B = b * f, slot j of it at bit i * B + j * f; semi-sorted: B = 4 f - 4, see cuckoo_impl.h),
+ *   (buckets * B / 64 rounded up, plus one spare word) rounded up to 64 bytes; bits past the
+ *   last bucket are zero.
  * Invariants checked on decode: every parameter in range; table t+1 has `expansion` times the
  * buckets and capacity of table t; the array length matches the buckets; items = used slots + (victim
  * != 0); inserted - deleted = sum of items. */
 #define CF_HDR_COUNTERS 24 /* inserted, deleted, kicks: the order of CTR_* */
 #define CF_TAB_ITEMS 16
 #define CF_TAB_VICTIM 24
+#define CF_FLAG_SEMI 1u
 
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
@@ -24,7 +27,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     uint32_t n = ntables_acq(F);
     const cf_vec *v = vec_acq(F);
     if ((s = bk__w_u32(w, F->b)) || (s = bk__w_u32(w, F->f)) || (s = bk__w_u32(w, F->max_kicks)) ||
-        (s = bk__w_u32(w, F->expansion)) || (s = bk__w_u32(w, n)) || (s = bk__w_u32(w, 0)) ||
+        (s = bk__w_u32(w, F->expansion)) || (s = bk__w_u32(w, n)) || (s = bk__w_u32(w, F->semi ? CF_FLAG_SEMI : 0)) ||
         (s = bk__w_u64(w, LD(&F->ctr[CTR_INSERTED]))) || (s = bk__w_u64(w, LD(&F->ctr[CTR_DELETED]))) ||
         (s = bk__w_u64(w, LD(&F->ctr[CTR_KICKS]))) || (s = bk__w_f64(w, F->fpr_target)) ||
         (s = bk__w_align(w, 64)))
@@ -39,10 +42,17 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return BK_OK;
 }
 
-/* Used slots of an array of `slots` f-bit slots (5, 4 or 8 lanes per 64-bit read). */
+/* Used slots of an array of `slots` f-bit slots (as many lanes per 64-bit read as one read always
+ * holds from where they start: see the groups in filter_new). */
 static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
 {
     uint32_t lanes = 64 / f;
+    for (;;) {
+        uint32_t d = 8;
+        while ((lanes * f) % d) d >>= 1;
+        if (lanes == 1 || lanes * f + (8 - d) % 8 <= 64) break;
+        lanes--;
+    }
     uint64_t lo = 0;
     for (uint32_t l = 0; l < lanes; l++) lo |= UINT64_C(1) << (l * f);
     uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
@@ -52,6 +62,25 @@ static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
         used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
     }
     for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
+    return used;
+}
+
+/* Used slots of a semi-sorted array, or UINT64_MAX when a bucket is not in the canonical form its
+ * own slots would be written in (a code past the table, or low parts out of order). */
+static uint64_t count_used_semi(const bk_cuckoo *F, const uint64_t *w, uint64_t buckets)
+{
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < buckets; i++) {
+        uint64_t x = read_plain(w, i * F->bucket_bits) & ((UINT64_C(1) << F->bucket_bits) - 1);
+        if ((x & 0xfff) >= CF_SEMI_CODES) return UINT64_MAX;
+        uint64_t d = semi_decode(F, x);
+        uint32_t a[4];
+        for (int j = 0; j < 4; j++) {
+            a[j] = (uint32_t)(d >> (j * F->f)) & F->fp_range;
+            used += a[j] != 0;
+        }
+        if (semi_encode(F, a) != x) return UINT64_MAX;
+    }
     return used;
 }
 
@@ -67,23 +96,24 @@ static bool tail_is_zero(const uint64_t *w, uint64_t nwords, uint64_t bits)
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t b, f, max_kicks, expansion, ntables, reserved;
+    uint32_t b, f, max_kicks, expansion, ntables, flags;
     uint64_t inserted, deleted, kicks;
     double fpr;
     bk_status s;
     size_t start = r->off;
     *out = NULL;
     if ((s = bk__r_u32(r, &b)) || (s = bk__r_u32(r, &f)) || (s = bk__r_u32(r, &max_kicks)) ||
-        (s = bk__r_u32(r, &expansion)) || (s = bk__r_u32(r, &ntables)) || (s = bk__r_u32(r, &reserved)) ||
+        (s = bk__r_u32(r, &expansion)) || (s = bk__r_u32(r, &ntables)) || (s = bk__r_u32(r, &flags)) ||
         (s = bk__r_u64(r, &inserted)) || (s = bk__r_u64(r, &deleted)) || (s = bk__r_u64(r, &kicks)) ||
         (s = bk__r_f64(r, &fpr)) || (s = bk__r_align(r, 64)))
         return s;
     if (!valid_b(b) || !valid_f(f) || max_kicks == 0 || max_kicks > BK_CUCKOO_MAX_KICKS ||
         expansion > BK_CUCKOO_MAX_EXPANSION || (expansion & (expansion - 1)) || ntables == 0 ||
-        ntables > BK_CUCKOO_MAX_TABLES || reserved ||
+        ntables > BK_CUCKOO_MAX_TABLES || (flags & ~CF_FLAG_SEMI) ||
+        ((flags & CF_FLAG_SEMI) && !valid_semi(b, f)) ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
-    cf_params prm = { b, f, max_kicks, expansion, r->seed, false };
+    cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0 };
     bk_cuckoo *F;
     if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
     F->ctr_own[CTR_INSERTED] = inserted;
@@ -105,11 +135,11 @@ static bk_status v_decode(bk_reader *r, void **out)
         if (t > 0 && (shift >= 64 || (base << shift) >> shift != base || buckets != base << shift ||
                       bk__mul_overflow(prev_cap, expansion, &want_c) || cap != want_c))
             goto fail;
-        uint64_t tb = bk__cf_table_bytes(buckets, b, f);
+        uint64_t tb = bk__cf_table_bytes(buckets, F->bucket_bits);
         if (tb == 0 || bytes != tb || cap == 0 || items > buckets * b + 1) goto fail;
         if (victim) {
-            uint64_t vfp = victim & 0xffff;
-            if (vfp == 0 || vfp > F->fp_range || (victim >> 16) >= buckets) goto fail;
+            uint64_t vfp = victim & 0xffffffff;
+            if (vfp == 0 || vfp > F->fp_range || (victim >> 32) >= buckets) goto fail;
         }
         if (bytes > r->len - r->off) {
             s = BK_ETRUNCATED;
@@ -118,7 +148,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         const uint8_t *data = NULL;
         if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
         cf_table *T;
-        if ((s = bk__cf_table_new(base, (uint32_t)shift, b, f, cap, !r->borrow, &T)) != BK_OK) goto fail;
+        if ((s = bk__cf_table_new(base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
         if (r->borrow) {
             T->words = (uint64_t *)(uintptr_t)data;
         } else if ((s = bk__r_take_into(r, T->words, (size_t)bytes)) != BK_OK) {
@@ -137,8 +167,9 @@ static bk_status v_decode(bk_reader *r, void **out)
             goto fail;
         }
         s = BK_ECORRUPT;
-        uint64_t slots = buckets * b;
-        if (!tail_is_zero(T->words, T->nwords, slots * f) || count_used(f, T->words, slots) + (victim != 0) != items)
+        uint64_t used = F->semi ? count_used_semi(F, T->words, buckets) : count_used(f, T->words, buckets * b);
+        if (!tail_is_zero(T->words, T->nwords, buckets * F->bucket_bits) || used == UINT64_MAX ||
+            used + (victim != 0) != items)
             goto fail;
         total_items += items;
         prev_cap = cap;
@@ -200,4 +231,11 @@ void bk__cuckoo_place(const bk_cuckoo *F, uint32_t t, uint64_t h, uint32_t *fp, 
     *fp = fp_of(F, h);
     *i1 = bk__range64(h, T->buckets);
     *i2 = alt_t(T, *i1, *fp);
+}
+
+uint32_t bk__cuckoo_semi_code(uint32_t n0, uint32_t n1, uint32_t n2, uint32_t n3)
+{
+    bk__cf_semi_init();
+    return (uint32_t)bk__cf_semi_rank[0][0][n0] + bk__cf_semi_rank[1][n0][n1] + bk__cf_semi_rank[2][n1][n2] +
+           bk__cf_semi_rank[3][n2][n3];
 }

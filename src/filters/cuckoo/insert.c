@@ -64,7 +64,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             break;
         }
     }
-    if (cur) set_victim(T, (uint64_t)cur | bucket << 16);
+    if (cur) set_victim(T, (uint64_t)cur | bucket << 32);
     if (F->stripes && pa != none) {
         bk__cf_seq_close(F, pa);
         bk__cf_seq_close(F, pb);
@@ -88,8 +88,8 @@ static void victim_rewalk(bk_cuckoo *F, cf_table *T)
 {
     uint64_t v = LD(&T->victim);
     if (!v) return;
-    uint32_t vfp = (uint32_t)(v & 0xffff);
-    uint64_t vb = v >> 16, va = alt_t(T, vb, vfp);
+    uint32_t vfp = (uint32_t)v;
+    uint64_t vb = v >> 32, va = alt_t(T, vb, vfp);
     if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
         set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
     else

@@ -74,6 +74,7 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
             const uint8_t *base = (const uint8_t *)T->words;
             const uint64_t m = T->buckets, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi;
             const uint32_t range = F->fp_range;
+            const bool semi = F->semi;
             uint64_t p1[CF_BATCH], p2[CF_BATCH], pat[CF_BATCH];
             for (size_t j = 0; j < e - i; j++) {
                 uint64_t h = hashes[i + j];
@@ -90,7 +91,13 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
                 uint64_t x1, x2;
                 memcpy(&x1, base + (p1[j] >> 3), 8);
                 memcpy(&x2, base + (p2[j] >> 3), 8);
-                bool r = any_zero_lane(lo, hi, (x1 >> (p1[j] & 7)) ^ pat[j], (x2 >> (p2[j] & 7)) ^ pat[j]);
+                x1 >>= p1[j] & 7;
+                x2 >>= p2[j] & 7;
+                if (semi) {
+                    x1 = semi_decode(F, x1);
+                    x2 = semi_decode(F, x2);
+                }
+                bool r = any_zero_lane(lo, hi, x1 ^ pat[j], x2 ^ pat[j]);
                 if (results) results[i + j] = r;
                 got += r;
             }

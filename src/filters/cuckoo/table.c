@@ -8,8 +8,14 @@
 #define CF_SLACK 4.0
 #define CF_MIN_SLOTS 128.0
 
-static double default_load(uint32_t b)
+/* The load b-slot buckets reliably reach. Fingerprints under 7 bits reach less: a bucket's alternates
+ * are only 2^f - 1 buckets apart, so eviction walks stay among few buckets (measured with 4 slots at
+ * 400,000 and 10M slots: f = 4 fills to 0.71-0.89, f = 5 to 0.82-0.93, f = 6 to 0.93-0.95). */
+static double default_load(uint32_t b, uint32_t f)
 {
+    if (f == 4) return 0.6;
+    if (f == 5) return 0.75;
+    if (f == 6) return 0.88;
     switch (b) {
     case 1: return 0.45; /* with 8-bit fingerprints, large b = 1 tables fill far less: see cuckoo.h */
     case 2: return 0.84;
@@ -20,19 +26,19 @@ static double default_load(uint32_t b)
     }
 }
 
-BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t b, uint32_t f)
+BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits)
 {
-    uint64_t slots, bits;
-    if (buckets == 0 || bk__mul_overflow(buckets, b, &slots) || bk__mul_overflow(slots, f, &bits)) return 0;
+    uint64_t bits;
+    if (buckets == 0 || buckets > (UINT64_C(1) << 32) || bk__mul_overflow(buckets, bucket_bits, &bits)) return 0;
     if (bits > BK_MAX_FILTER_BYTES * 8) return 0;
     uint64_t words = (bits + 63) / 64 + 1;
     uint64_t bytes = (words * 8 + 63) / 64 * 64;
     return bytes > BK_MAX_FILTER_BYTES ? 0 : bytes;
 }
 
-static uint64_t table_capacity(uint64_t buckets, uint32_t b)
+static uint64_t table_capacity(uint64_t buckets, uint32_t b, uint32_t f)
 {
-    double c = floor((double)buckets * b * default_load(b));
+    double c = floor((double)buckets * b * default_load(b, f));
     return c < 1 ? 1 : (uint64_t)c;
 }
 
@@ -40,7 +46,7 @@ static uint64_t table_capacity(uint64_t buckets, uint32_t b)
 double bk_cuckoo_fpr_bound(uint32_t bucket_size, uint32_t fingerprint_bits)
 {
     if (!valid_b(bucket_size) || !valid_f(fingerprint_bits)) return NAN;
-    double q = 1.0 / (double)((UINT32_C(1) << fingerprint_bits) - 1);
+    double q = 1.0 / (ldexp(1.0, (int)fingerprint_bits) - 1);
     return -expm1(2.0 * bucket_size * log1p(-q));
 }
 
@@ -54,7 +60,7 @@ BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64
 {
     double alpha = slots ? (double)items / (double)slots : 0;
     if (alpha > 1) alpha = 1;
-    double q = 1.0 / (double)((UINT32_C(1) << f) - 1);
+    double q = 1.0 / (ldexp(1.0, (int)f) - 1);
     return -expm1(2.0 * b * alpha * log1p(-q));
 }
 
@@ -65,12 +71,12 @@ BK_HIDDEN void bk__cf_table_free(cf_table *T)
     bk__free(T);
 }
 
-BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t b, uint32_t f, uint64_t capacity,
-                           bool alloc_words, cf_table **out)
+BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t bucket_bits, uint64_t capacity,
+                                    bool alloc_words, cf_table **out)
 {
     if (shift >= 64 || (base << shift) >> shift != base) return BK_ETOOBIG;
     uint64_t buckets = base << shift;
-    uint64_t bytes = bk__cf_table_bytes(buckets, b, f);
+    uint64_t bytes = bk__cf_table_bytes(buckets, bucket_bits);
     if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
     cf_table *T = bk__calloc(1, sizeof *T);
     if (!T) return BK_ENOMEM;
@@ -93,6 +99,41 @@ BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t b, 
     return BK_OK;
 }
 
+/* ---- the semi-sorted buckets' code tables (see cuckoo_impl.h) ---- */
+
+BK_HIDDEN uint16_t bk__cf_semi_nibs[4096];
+BK_HIDDEN uint16_t bk__cf_semi_rank[4][16][16];
+static pthread_once_t semi_once = PTHREAD_ONCE_INIT;
+
+static void semi_fill(void)
+{
+    /* seqs[k][v]: non-decreasing sequences of length k over the nibbles v..15 */
+    uint32_t seqs[4][17];
+    for (int v = 0; v <= 16; v++) seqs[0][v] = 1;
+    for (int k = 1; k < 4; k++) {
+        seqs[k][16] = 0;
+        for (int v = 15; v >= 0; v--) seqs[k][v] = seqs[k][v + 1] + seqs[k - 1][v];
+    }
+    /* rank[j][a][c]: sequences whose nibble j lies in a..c-1 (the remaining 3 - j free from it on),
+     * i.e. those placed before any sequence with n_{j-1} = a and n_j = c */
+    for (int j = 0; j < 4; j++)
+        for (int a = 0; a < 16; a++)
+            for (int c = 0; c < 16; c++) {
+                uint32_t r = 0;
+                for (int v = a; v < c; v++) r += seqs[3 - j][v];
+                bk__cf_semi_rank[j][a][c] = (uint16_t)r;
+            }
+    for (int i = 0; i < 4096; i++) bk__cf_semi_nibs[i] = 0xffff;
+    uint32_t code = 0;
+    for (uint32_t n0 = 0; n0 < 16; n0++)
+        for (uint32_t n1 = n0; n1 < 16; n1++)
+            for (uint32_t n2 = n1; n2 < 16; n2++)
+                for (uint32_t n3 = n2; n3 < 16; n3++)
+                    bk__cf_semi_nibs[code++] = (uint16_t)(n0 | n1 << 4 | n2 << 8 | n3 << 12);
+}
+
+BK_HIDDEN void bk__cf_semi_init(void) { pthread_once(&semi_once, semi_fill); }
+
 /* ---- create ---- */
 
 static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
@@ -104,7 +145,8 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
     p->max_kicks = o.max_kicks ? o.max_kicks : BK_CUCKOO_DEFAULT_MAX_KICKS;
     p->seed = o.seed;
     p->concurrent = o.concurrent;
-    if (!valid_b(p->b) || (p->f && !valid_f(p->f)) || p->max_kicks > BK_CUCKOO_MAX_KICKS ||
+    p->semi = o.semi_sorted;
+    if (!valid_b(p->b) || (p->f && !valid_f(p->f)) || (p->semi && !valid_semi(p->b, p->f ? p->f : 16)) || p->max_kicks > BK_CUCKOO_MAX_KICKS ||
         o.expansion > BK_CUCKOO_MAX_EXPANSION)
         return BK_EINVAL;
     p->expansion = 0;
@@ -136,13 +178,27 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
     F->seed = p->seed;
     F->fpr_target = fpr_target;
-    F->fp_range = (UINT32_C(1) << p->f) - 1;
+    F->fp_range = (uint32_t)((UINT64_C(1) << p->f) - 1);
     F->f_recip = 65536 / p->f + 1;
-    F->bucket_bits = p->b * p->f;
-    /* Groups of 64 / f lanes (8, 5 or 4), or the whole bucket when it fits in one: every group starts
-     * at a multiple of 4 bits and spans at most 64 - 4 (f = 12) or 64 bits (f = 8, 16), which one
-     * unaligned 8-byte load always holds (read_plain). */
-    F->group_lanes = F->bucket_bits <= 64 ? p->b : 64 / p->f;
+    F->semi = p->semi;
+    F->bucket_bits = bucket_bits_of(p->b, p->f, p->semi);
+    if (p->semi) {
+        bk__cf_semi_init();
+        F->semi_low = (UINT32_C(1) << (p->f - 4)) - 1;
+    }
+    /* Groups: the whole bucket when one unaligned 8-byte load always holds it (read_plain), else the
+     * most lanes that one load always holds. A group of L lanes starts at a bit whose offset within its
+     * byte is a multiple of d = gcd(b f, L f, 8), so at most 8 - d (0 when d = 8); it fits when
+     * L f + that offset <= 64. Semi-sorted buckets (4 f - 4 <= 60 bits at a multiple of 4) always fit,
+     * and are read as one decoded group of 4 lanes. */
+    uint32_t L = p->b;
+    while (!p->semi) {
+        uint32_t d = 8;
+        while ((p->b * p->f) % d || (L * p->f) % d) d >>= 1;
+        if (L * p->f + (8 - d) % 8 <= 64) break;
+        L = L * p->f > 64 ? 64 / p->f : L - 1; /* L = 1 always fits: f <= 32 */
+    }
+    F->group_lanes = L;
     F->groups = (p->b + F->group_lanes - 1) / F->group_lanes;
     F->group_bits = F->group_lanes * p->f;
     uint32_t last_lanes = p->b - (F->groups - 1) * F->group_lanes;
@@ -183,12 +239,12 @@ void bk_cuckoo_free(bk_cuckoo *F)
 static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p, double fpr_target,
                         bk_cuckoo **out)
 {
-    if (bk__cf_table_bytes(buckets, p->b, p->f) == 0) return BK_ETOOBIG;
+    if (bk__cf_table_bytes(buckets, bucket_bits_of(p->b, p->f, p->semi)) == 0) return BK_ETOOBIG;
     bk_cuckoo *F;
     bk_status s = bk__cf_filter_new(p, fpr_target, &F);
     if (s != BK_OK) return s;
     cf_table *T;
-    if ((s = bk__cf_table_new(buckets, 0, p->b, p->f, capacity, true, &T)) != BK_OK) {
+    if ((s = bk__cf_table_new(buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
         bk_cuckoo_free(F);
         return s;
     }
@@ -215,19 +271,16 @@ bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *op
         if (p == 0) p = bk_cuckoo_fpr_bound(prm.b, prm.f);
     } else {
         if (!(p > 0 && p < 1)) return BK_EINVAL;
-        /* the smallest fingerprint that reaches p; below what 16 bits give with 4 slots, smaller
-         * buckets (fewer slots compared per query) when the caller left the bucket size to us */
-        static const uint32_t fs[] = { 8, 12, 16 };
-        bool auto_b = o.bucket_size == 0;
-        for (; !prm.f; prm.b >>= 1) {
-            for (int i = 0; i < 3 && !prm.f; i++)
-                if (bk_cuckoo_fpr_bound(prm.b, fs[i]) <= p) prm.f = fs[i];
-            if (prm.f) break;
-            if (!auto_b || prm.b == 1) return BK_EINVAL;
-        }
+        /* The smallest fingerprint that reaches p: the fewest bits per key, since the load a bucket
+         * size reaches does not depend on f. (4 slots beat 2 or 8 at every p: b = 2 needs one bit less
+         * but fills only 84%, b = 8 one bit more for 97%.) */
+        uint32_t lo = prm.semi ? 5 : BK_CUCKOO_MIN_FINGERPRINT_BITS, hi = prm.semi ? 16 : BK_CUCKOO_MAX_FINGERPRINT_BITS;
+        for (uint32_t f = lo; f <= hi && !prm.f; f++)
+            if (bk_cuckoo_fpr_bound(prm.b, f) <= p) prm.f = f;
+        if (!prm.f) return BK_EINVAL;
     }
     bool explicit_load = o.load_factor != 0;
-    double load = explicit_load ? o.load_factor : default_load(prm.b);
+    double load = explicit_load ? o.load_factor : default_load(prm.b, prm.f);
     if (!(load > 0 && load <= 1)) return BK_EINVAL;
     /* The default load is what large tables reach; a small table also needs room for the spread of
      * its keys over its few buckets (the number landing on any subset of buckets varies by about the
@@ -252,14 +305,14 @@ bk_status bk_cuckoo_new_buckets(uint64_t buckets, const bk_cuckoo_options *opts,
     bk_status s = resolve(opts, &prm);
     if (s != BK_OK || buckets == 0) return BK_EINVAL;
     if (!prm.f) prm.f = BK_CUCKOO_DEFAULT_FINGERPRINT_BITS;
-    return create(buckets, table_capacity(buckets, prm.b), &prm, bk_cuckoo_fpr_bound(prm.b, prm.f), out);
+    return create(buckets, table_capacity(buckets, prm.b, prm.f), &prm, bk_cuckoo_fpr_bound(prm.b, prm.f), out);
 }
 
 bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
 {
     if (!F || !out) return BK_EINVAL;
     *out = NULL;
-    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL };
+    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi };
     bk_cuckoo *C;
     bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
     if (s != BK_OK) return s;
@@ -268,7 +321,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
         cf_table *U;
-        if ((s = bk__cf_table_new(T->base, T->shift, F->b, F->f, T->capacity, true, &U)) != BK_OK) break;
+        if ((s = bk__cf_table_new(T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         U->victim = LD(&T->victim);
