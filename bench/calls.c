@@ -3,7 +3,7 @@
  * designs, in one process, rounds interleaved, the fastest round of each cell kept (a busy shared
  * machine only ever adds time). 8-byte keys, p = 1%.
  *
- *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo]
+ *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]
  *
  * For each n (default 1M and 10M) and each family, three contenders of the bench registry: bloomkit
  * with byte keys (bk_<type>_add / _contains on the key's 8 bytes), bloomkit with uint64 keys
@@ -22,7 +22,8 @@
 #include "bench.h"
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_bloom_u64, bench_blocked, bench_blocked_u64,
-    bench_sbbf, bench_fuse, bench_fuse_u64, bench_bfuse8, bench_cuckoo, bench_cuckoo_u64, bench_cfpeer;
+    bench_sbbf, bench_fuse, bench_fuse_u64, bench_bfuse8, bench_cuckoo, bench_cuckoo_u64, bench_cfpeer,
+    bench_cuckoo_p2, bench_cuckoo_p2_u64;
 
 typedef struct family {
     const char *name;
@@ -34,6 +35,8 @@ static const family FAMILIES[] = {
     { "blocked", { &bench_blocked, &bench_blocked_u64, &bench_sbbf } },
     { "fuse", { &bench_fuse, &bench_fuse_u64, &bench_bfuse8 } },
     { "cuckoo", { &bench_cuckoo, &bench_cuckoo_u64, &bench_cfpeer } },
+    /* the same load as the peer: its 12-bit tags and power-of-two bucket count (60% full at 10M) */
+    { "cuckoo-p2", { &bench_cuckoo_p2, &bench_cuckoo_p2_u64, &bench_cfpeer } },
 };
 
 static double cpu_ns(void)
@@ -101,7 +104,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
         } else {
-            fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo]\n");
+            fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]\n");
             return 2;
         }
     }

@@ -8,7 +8,7 @@ extern const bench_contender bench_cuckoo, bench_cuckoo_p2;
 extern const bench_contender bench_fuse, bench_fuse16;
 extern const bench_contender bench_quotient;
 /* uint64-key calls of the same filters (c_u64.c) */
-extern const bench_contender bench_bloom_u64, bench_blocked_u64, bench_fuse_u64, bench_cuckoo_u64;
+extern const bench_contender bench_bloom_u64, bench_blocked_u64, bench_fuse_u64, bench_cuckoo_u64, bench_cuckoo_p2_u64;
 /* peers: other designs, written in c_peers.c from their papers and specs */
 extern const bench_contender bench_sbbf, bench_bfuse8, bench_cfpeer;
 
@@ -30,6 +30,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_cuckoo,
     &bench_cuckoo_p2,
     &bench_cuckoo_u64,
+    &bench_cuckoo_p2_u64,
     &bench_cfpeer,
     &bench_quotient,
     &bench_fuse,

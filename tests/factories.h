@@ -114,26 +114,45 @@ static inline bk_filter *tf_make_counting(uint32_t bits, uint64_t capacity, uint
 static bk_filter *tf_counting4(uint64_t c, uint64_t n, uint64_t s) { return tf_make_counting(4, c, n, s); }
 static bk_filter *tf_counting8(uint64_t c, uint64_t n, uint64_t s) { return tf_make_counting(8, c, n, s); }
 
-/* A chain that starts at capacity / 16 keys, so `capacity` keys make about five sub-filters. */
+/* A chain that starts at capacity / 16 keys, so `capacity` keys make about five sub-filters.
+ * legacy: fixed error shares (BK_SCALABLE_FIXED_SHARES) filled with add_if_absent, as every chain was
+ * made when the v1.0 golden files were written (they must come out byte for byte the same);
+ * otherwise the defaults (budget carried forward) and the generic handle's plain adds. */
 static void tf_scalable_free(void *p) { bk_scalable_free(p); }
-static inline bk_filter *tf_make_scalable(uint32_t flags, uint64_t capacity, uint64_t nkeys, uint64_t seed)
+static inline bk_filter *tf_make_scalable(uint32_t flags, bool legacy, uint64_t capacity, uint64_t nkeys,
+                                          uint64_t seed)
 {
     bk_scalable_options o = bk_scalable_default_options();
     o.seed = seed;
-    o.flags = flags;
+    o.flags = flags | (legacy ? BK_SCALABLE_FIXED_SHARES : 0);
+    if (legacy) o.tightening = 0.9; /* the default then */
     bk_scalable *c;
     if (bk_scalable_new(capacity / 16 ? capacity / 16 : 1, 0.01, &o, &c) != BK_OK) return NULL;
-    return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, nkeys);
+    if (!legacy) return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, nkeys);
+    for (uint64_t i = 0; i < nkeys; i++) {
+        tf_key k = tf_make_key(1, i);
+        bk_status s = bk_scalable_add_if_absent(c, k.b, sizeof k.b);
+        if (s != BK_OK && s != BK_EEXISTS) {
+            bk_scalable_free(c);
+            return NULL;
+        }
+    }
+    return tf_wrap_fill(BK_TYPE_SCALABLE, c, tf_scalable_free, 0);
 }
 /* "scalable": classic sub-filters (the only kind when the v1.0 golden files were written);
- * "scalable-blocked": the default blocked sub-filters. */
+ * "scalable-blocked": the default blocked sub-filters; both with the sizing and adds of then.
+ * "scalable-carry": a chain made with today's defaults. */
 static bk_filter *tf_scalable(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    return tf_make_scalable(BK_SCALABLE_CLASSIC, capacity, nkeys, seed);
+    return tf_make_scalable(BK_SCALABLE_CLASSIC, true, capacity, nkeys, seed);
 }
 static bk_filter *tf_scalable_blocked(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    return tf_make_scalable(0, capacity, nkeys, seed);
+    return tf_make_scalable(0, true, capacity, nkeys, seed);
+}
+static bk_filter *tf_scalable_carry(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_make_scalable(0, false, capacity, nkeys, seed);
 }
 
 static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
@@ -223,6 +242,7 @@ static const tf_factory tf_factories[] = {
     { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8, false },
     { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false },
     { "scalable-blocked", BK_TYPE_SCALABLE, false, tf_scalable_blocked, false },
+    { "scalable-carry", BK_TYPE_SCALABLE, false, tf_scalable_carry, false },
     { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },

@@ -277,6 +277,35 @@ static void small_filters_hold_their_capacity(void **state)
     print_message("%llu filters, every key stored\n", (unsigned long long)filters);
 }
 
+/* Four size classes at p = 1%, 0.1% and 0.01% (10, 13 and 17-bit fingerprints), 2,000 filters each:
+ * 24,000 filters, every one takes its N keys. */
+static void small_filters_every_p(void **state)
+{
+    (void)state;
+    const double ps[] = { 0.01, 0.001, 0.0001 };
+    const uint64_t ns[] = { 16, 64, 128, 257 };
+    uint64_t filters = 0;
+    for (size_t pi = 0; pi < 3; pi++)
+        for (size_t ni = 0; ni < 4; ni++)
+            for (uint64_t seed = 0; seed < 2000; seed++) {
+                uint64_t n = ns[ni];
+                bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+                o.seed = seed * 104729 + n + pi;
+                bk_cuckoo *c = NULL;
+                assert_int_equal(bk_cuckoo_new(n, ps[pi], &o, &c), BK_OK);
+                uint64_t st = seed * 1000003 + n * 31 + pi;
+                for (uint64_t i = 0; i < n; i++) {
+                    uint64_t k = tu_splitmix(&st);
+                    if (bk_cuckoo_add(c, &k, sizeof k) != BK_OK)
+                        fail_msg("p=%g capacity %llu seed %llu: key %llu refused", ps[pi], (unsigned long long)n,
+                                 (unsigned long long)seed, (unsigned long long)i + 1);
+                }
+                bk_cuckoo_free(c);
+                filters++;
+            }
+    print_message("%llu filters at p = 1%%, 0.1%%, 0.01%%, every key stored\n", (unsigned long long)filters);
+}
+
 /* ---- FPR within the formula for fingerprints of 4 to 32 bits, plain and semi-sorted ---- */
 
 static void check_fpr(uint32_t f, bool semi, uint64_t n, uint64_t neg)
@@ -1081,6 +1110,7 @@ int main(void)
         cmocka_unit_test(interleaved_add_remove),
         cmocka_unit_test(fill_until_full),
         cmocka_unit_test(small_filters_hold_their_capacity),
+        cmocka_unit_test(small_filters_every_p),
         cmocka_unit_test(fpr_within_formula),
         cmocka_unit_test(semi_sorted_codes),
         cmocka_unit_test(remove_semantics),

@@ -20,11 +20,12 @@
  *                      sub-filter instead of about two random lines each plus mispredicted branches.
  *   classic            BK_SCALABLE_CLASSIC: standard-layout classic Bloom filters; about 6% less
  *                      memory, queries 1.5-2x slower once the chain is out of cache.
- * At 10,000,000 keys and p = 1% (start at 100 keys, growth 2, r = 0.9: 17 sub-filters) a blocked chain
- * takes about 24.6 bits per key and a classic one about 23.2 (6% less); bench/README.md has the
- * measurements, the query times and how the default r = 0.9 was chosen. Memory is lowest near
- * r = 0.93-0.95; 0.9 is within 2% of it, keeps the first sub-filter cheaper (p0 = p/10) for chains that
- * never grow much, and leaves room under p for the chain-to-chain spread of the small first sub-filters.
+ * Carried budget (the default; BK_SCALABLE_FIXED_SHARES turns it off): rounding to whole blocks and an
+ * integer k leaves small sub-filters far under p_i, so sub-filter i is sized for
+ * p (1 - r^(i+1)) minus the exact errors of the sub-filters before it; the bound above is unchanged and
+ * is now reached (docs/MATH.md). At 10,000,000 keys and p = 1% (start at 100 keys, growth 2, the
+ * default r = 0.88: 17 sub-filters) a blocked chain takes about 25.1 bits per key and measures 0.86 p
+ * (0.80 p at 10^6, 0.70 p at 10^5); with fixed shares at r = 0.9 it took 24.6 for 0.67 p.
  *
  * growth = 1 grows by sub-filters of the same capacity (RedisBloom's EXPANSION 1): p_i still tightens
  * by r, so the bound above holds, but the chain needs n / capacity sub-filters for n keys.
@@ -39,10 +40,13 @@
  * branching (oldest first, as their k grows; the answer is the same in any order). A classic chain's
  * query tests the first two probes of every sub-filter, newest (largest) first, without branching on
  * them, so their cache misses overlap, then goes on only in the few sub-filters where both were set.
- * A key goes into the newest sub-filter only if no sub-filter already (probably) holds it, so
- * count is the number of keys actually added; a key that is a false positive of the chain is not
- * added (and add_if_absent says so). When the newest sub-filter holds its capacity, the next add of a
- * new key first appends a sub-filter; if that would take the chain's arrays past max_bytes
+ * add_if_absent puts a key into the newest sub-filter only if no sub-filter already (probably) holds
+ * it, so count is then the number of keys actually added; a key that is a false positive of the chain
+ * is not added (and add_if_absent says so). A plain add (add, add_hash, add_hashes, add_many) tests
+ * only the newest sub-filter, on the block it writes anyway, so its cost does not grow with the chain:
+ * a key held only by an older sub-filter is inserted and counted again (repeats can make the chain
+ * grow sooner; the FPR bound holds all the same). When the newest sub-filter holds its capacity, the
+ * next add of a new key first appends a sub-filter; if that would take the chain's arrays past max_bytes
  * (default BK_SCALABLE_DEFAULT_MAX_BYTES), or past BK_SCALABLE_MAX_FILTERS sub-filters, the add fails
  * with BK_ETOOBIG and nothing changes.
  *
@@ -65,8 +69,9 @@ typedef struct bk_scalable bk_scalable;
 
 #define BK_SCALABLE_DEFAULT_GROWTH 2
 #define BK_SCALABLE_MAX_GROWTH 16
-/* The default tightening ratio r, chosen by measurement (see the header comment). */
-#define BK_SCALABLE_DEFAULT_TIGHTENING 0.9
+/* The default tightening ratio r, chosen by measurement (docs/MATH.md): about 0.9 p delivered by the
+ * chains where memory matters, 2% more bits than r = 0.9. */
+#define BK_SCALABLE_DEFAULT_TIGHTENING 0.88
 /* Default hard limit on the bytes of all sub-filters' arrays together: 4 GiB (about 1.4 billion keys
  * at p = 1% with the defaults). Settable per filter up to BK_MAX_FILTER_BYTES. */
 #define BK_SCALABLE_DEFAULT_MAX_BYTES (UINT64_C(1) << 32)
@@ -79,6 +84,11 @@ typedef struct bk_scalable bk_scalable;
 /* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
  * ones: about 6% less memory, queries 1.5-2x slower once the chain is out of cache. */
 #define BK_SCALABLE_CLASSIC 2u
+/* bk_scalable_options.flags: fixed error shares, p_i = p (1 - r) r^i for every sub-filter, as in the
+ * original design, in RedisBloom, and in files written before the carried budget existed (they load
+ * with it set). Without it (the default) each sub-filter also gets the share its predecessors left
+ * unused (see the header comment). */
+#define BK_SCALABLE_FIXED_SHARES 4u
 
 typedef struct bk_scalable_options {
     size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
@@ -117,8 +127,9 @@ BK_API void bk_scalable_free(bk_scalable *f);
 /* A deep copy. [excl] (a copy taken while atomic adds run may miss their keys) */
 BK_API bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out);
 
-/* Insert unless the key is probably present already. BK_OK in both cases (the key is then probably
- * present); BK_EFULL (non-scaling and full), BK_ETOOBIG (growing would pass max_bytes or
+/* Insert into the newest sub-filter unless that one probably holds the key already (older sub-filters
+ * are not tested: see the header comment; add_if_absent tests them). BK_OK in both cases (the key is
+ * then probably present); BK_EFULL (non-scaling and full), BK_ETOOBIG (growing would pass max_bytes or
  * BK_SCALABLE_MAX_FILTERS), BK_ENOMEM, BK_EINVAL (f NULL, or key NULL with len > 0): nothing changed.
  * [excl] */
 BK_API bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len);

@@ -49,8 +49,8 @@ static const char help[] =
     "\n"
     "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
     "blocked filters record the sketch's estimate of distinct keys (at most the keys read) as their count;\n"
-    "counting and cuckoo filters (which count occurrences) get each distinct key once, exact\n"
-    "duplicates being dropped before they are added; scalable and fuse filters drop them themselves.\n"
+    "counting, cuckoo and scalable filters get each distinct key once, exact duplicates being\n"
+    "dropped before they are added; fuse filters drop them themselves.\n"
     "\n"
     "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 33 MiB per reading\n"
     "thread (about 1.5 MiB used unless the keys are very short), copies of a bloom filter for the fill\n"
@@ -396,7 +396,7 @@ static int run(int argc, char **argv)
              * of its hash then fill their memory front to back. The deleting types (counting,
              * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
              * filter holds the set of keys, as for the other types. */
-            const bool dedupe = t->can_remove;
+            const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
             cli_progress_start(&prog, quiet, "insert", lines);
             size_t done = 0;
             if (dedupe) {

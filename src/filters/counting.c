@@ -273,11 +273,11 @@ bool bk_counting_contains_u64(const bk_counting *f, uint64_t key)
 
 #define BK_BATCH 32
 
-static void prefetch_probes(const bk_counting *f, uint64_t h)
+BK_INLINE void prefetch_probes(const bk_counting *f, uint64_t h)
 {
     BK_FOR_EACH_COUNTER(f, h, { (void)sh; BK_PREFETCH(wp); });
 }
-static void prefetch_probes_w(const bk_counting *f, uint64_t h)
+BK_INLINE void prefetch_probes_w(const bk_counting *f, uint64_t h)
 {
     BK_FOR_EACH_COUNTER(f, h, { (void)sh; BK_PREFETCH_W(wp); });
 }

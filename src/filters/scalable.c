@@ -13,7 +13,8 @@ bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_op
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
     if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
-    if (o->flags & ~(uint32_t)(BK_SCALABLE_NONSCALING | BK_SCALABLE_CLASSIC)) return BK_EINVAL;
+    if (o->flags & ~(uint32_t)(BK_SCALABLE_NONSCALING | BK_SCALABLE_CLASSIC | BK_SCALABLE_FIXED_SHARES))
+        return BK_EINVAL;
     if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
     if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
     return BK_OK;
@@ -27,16 +28,42 @@ static uint32_t chain_growth(const bk_scalable_options *o)
 
 static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
 
-/* capacity_i = capacity0 * growth^i and p_i = p0 r^i; growth 0 (non-scaling): only i = 0, sized for
- * (capacity0, p); classic or blocked sizing. BK_ETOOBIG when out of range. */
-bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, uint32_t i,
-                                bk_geometry *g, uint64_t *bytes)
+/* The error sub-filter i is sized for (docs/MATH.md, "Scalable Bloom filter"). Growth 0 (non-scaling):
+ * p. Budget carried forward (every chain made since the policy exists): the chain may have spent
+ * T_i = p (1 - r^(i+1)) after sub-filter i, and sub-filter i gets what is left of it, T_i - spent,
+ * spent being the exact errors of sub-filters 0 .. i-1 at capacity; rounding to whole blocks and an
+ * integer k leaves small sub-filters far under their share, and what they leave goes to the next one.
+ * Legacy chains (files written before): p_i = p (1 - r) r^i. */
+static double layer_target(double p, uint32_t growth, double r, bool carry, uint32_t i, double spent)
+{
+    if (growth == 0) return p;
+    if (!carry) return p * (1.0 - r) * pow(r, (double)i);
+    return p * (1.0 - pow(r, (double)i + 1.0)) - spent;
+}
+
+double bk__sc_layer_error(bool classic, const bk_geometry *g)
+{
+    return classic ? bk_bloom_fpr_exact(g->m, g->n, g->k) : bk__blocked1024_fpr(g->m, g->n, g->k);
+}
+
+double bk__sc_spent(const bk_scalable *f, uint32_t i)
+{
+    double spent = 0;
+    for (uint32_t j = 0; j < i; j++) spent += f->layers[j]->error;
+    return spent;
+}
+
+/* capacity_i = capacity0 * growth^i at the error layer_target gives; growth 0 (non-scaling): only
+ * i = 0, sized for (capacity0, p); classic or blocked sizing. spent: the exact errors of sub-filters
+ * 0 .. i-1 (bk__sc_layer_error), used by carrying chains. BK_ETOOBIG when out of range. */
+bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
+                                uint32_t i, double spent, bk_geometry *g, uint64_t *bytes)
 {
     if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 0 && i > 0)) return BK_ETOOBIG;
     uint64_t cap = capacity0;
     for (uint32_t j = 0; j < i; j++)
         if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
-    double err = growth == 0 ? p : p * (1.0 - r) * pow(r, (double)i);
+    double err = layer_target(p, growth, r, carry, i, spent);
     if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
     bk_status s = classic ? bk_bloom_size(cap, err, g) : bk__blocked1024_size(cap, err, g);
     if (s == BK_EINVAL) return BK_ETOOBIG;
@@ -45,6 +72,28 @@ bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
     if (b == 0) return BK_ETOOBIG;
     if (bytes) *bytes = b;
     return BK_OK;
+}
+
+/* Geometry of sub-filter i of a new chain, walking the chain from sub-filter 0. */
+static bk_status new_chain_layer(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
+                                 uint32_t i, bk_geometry *g, uint64_t *bytes, uint64_t *total_bytes, uint64_t *held)
+{
+    double spent = 0;
+    uint64_t t = 0, h = 0;
+    for (uint32_t j = 0;; j++) {
+        uint64_t b;
+        bk_status s = bk__sc_layer_geometry(capacity0, p, growth, r, classic, carry, j, spent, g, &b);
+        if (s != BK_OK) return s;
+        t = t + b < t ? UINT64_MAX : t + b;
+        h = h + g->n < h ? UINT64_MAX : h + g->n;
+        if (j == i) {
+            if (bytes) *bytes = b;
+            if (total_bytes) *total_bytes = t;
+            if (held) *held = h;
+            return BK_OK;
+        }
+        spent += bk__sc_layer_error(classic, g);
+    }
 }
 
 bk_scalable_options bk_scalable_default_options(void)
@@ -75,8 +124,8 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return bk__sc_layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
-                          out, NULL);
+    return new_chain_layer(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
+                           (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, i, out, NULL, NULL, NULL);
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
@@ -88,13 +137,15 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
     if (s != BK_OK) return s;
     uint64_t total = 0, held = 0, limit = effective_max(o.max_bytes);
     uint32_t i = 0;
+    double spent = 0;
     do {
         bk_geometry g;
         uint64_t b;
         if (chain_growth(&o) == 0 && i == 1) return BK_EFULL;
-        if ((s = bk__sc_layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0, i,
-                                &g, &b)))
+        if ((s = bk__sc_layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
+                                       (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, i, spent, &g, &b)))
             return s;
+        spent += bk__sc_layer_error((o.flags & BK_SCALABLE_CLASSIC) != 0, &g);
         total += b;
         if (total > limit) return BK_ETOOBIG;
         held = held + g.n < held ? UINT64_MAX : held + g.n;
@@ -159,11 +210,11 @@ bk_status bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer **out)
     return BK_OK;
 }
 
-bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, layer **out)
+bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer **out)
 {
     bk_geometry g;
     uint64_t b;
-    bk_status s = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, i, &g, &b);
+    bk_status s = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, f->carry, i, spent, &g, &b);
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
     if (!f->classic) return bk__sc_blocked_layer(&g, NULL, 0, out);
@@ -175,7 +226,7 @@ bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
 }
 
 bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes,
-                                uint64_t seed, bool classic)
+                                uint64_t seed, bool classic, bool carry)
 {
     bk_scalable *f = bk__calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -190,6 +241,7 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     f->max_bytes = effective_max(max_bytes);
     f->seed = seed;
     f->classic = classic;
+    f->carry = carry;
     f->simd = bk__simd_resolve(BK_SIMD_AUTO);
     return f;
 }
@@ -209,9 +261,9 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     bk_scalable *f = bk__sc_alloc_shell(capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
-                                 (o.flags & BK_SCALABLE_CLASSIC) != 0);
+                                        (o.flags & BK_SCALABLE_CLASSIC) != 0, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0);
     if (!f) return BK_ENOMEM;
-    if ((s = bk__sc_make_layer(f, 0, 0, &f->layers[0]))) {
+    if ((s = bk__sc_make_layer(f, 0, 0, 0.0, &f->layers[0]))) {
         free_shell(f);
         return s;
     }
@@ -233,7 +285,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_scalable *c = bk__sc_alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic);
+    bk_scalable *c = bk__sc_alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic, f->carry);
     if (!c) return BK_ENOMEM;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
@@ -291,7 +343,7 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed || a->classic != b->classic)
+        a->seed != b->seed || a->classic != b->classic || a->carry != b->carry)
         return BK_EINCOMPAT;
     uint32_t n = a->n < b->n ? a->n : b->n;
     for (uint32_t i = 0; i < n; i++) {
@@ -308,8 +360,10 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
     uint64_t bytes = dst->bytes;
+    double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < src->n; i++) {
-        s = bk__sc_make_layer(dst, i, bytes, &fresh[i]);
+        s = bk__sc_make_layer(dst, i, bytes, spent, &fresh[i]);
+        if (s == BK_OK) spent += fresh[i]->error;
         const layer *y = src->layers[i];
         if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
                                          : fresh[i]->m != y->m || fresh[i]->k != y->k))
@@ -397,7 +451,8 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
-        can_grow = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, n, &g, &b) == BK_OK &&
+        can_grow = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, f->carry, n,
+                                         bk__sc_spent(f, n), &g, &b) == BK_OK &&
                    b <= f->max_bytes - bk_scalable_bytes(f);
     }
     out->saturated = full && !can_grow;

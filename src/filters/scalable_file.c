@@ -11,6 +11,9 @@
  * the geometry the parameters give for it. */
 
 enum { KIND_CLASSIC = 0, KIND_BLOCKED = 1 };
+/* kind | KIND_CARRY: the chain carries its error budget forward (scalable.c, layer_target); files
+ * written before that policy have kind 0 or 1 and keep their sizing. */
+#define KIND_CARRY 0x100u
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */
 #define MAX_LAYER_COUNT (UINT64_C(1) << 48)
@@ -22,7 +25,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     bk_status s;
     if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
         (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
-        (s = bk__w_u32(w, f->classic ? KIND_CLASSIC : KIND_BLOCKED)) || (s = bk__w_align(w, 64)))
+        (s = bk__w_u32(w, (f->classic ? KIND_CLASSIC : KIND_BLOCKED) | (f->carry ? KIND_CARRY : 0))) || (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
         const layer *L = f->layers[i];
@@ -72,6 +75,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         (s = bk__r_u64(r, &max_bytes)) || (s = bk__r_u32(r, &growth)) || (s = bk__r_u32(r, &n)) ||
         (s = bk__r_u32(r, &kind)) || (s = bk__r_align(r, 64)))
         return s;
+    bool carry = (kind & KIND_CARRY) != 0;
+    kind &= ~KIND_CARRY;
     if (kind != KIND_CLASSIC && kind != KIND_BLOCKED) return BK_ECORRUPT;
     bool classic = kind == KIND_CLASSIC;
     bk_scalable_options o = { .growth = growth ? growth : 1, .tightening = rr, .max_bytes = max_bytes, .seed = r->seed,
@@ -79,13 +84,15 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (bk__sc_check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
         (growth == 0 && n != 1))
         return BK_ECORRUPT;
-    bk_scalable *f = bk__sc_alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic);
+    bk_scalable *f = bk__sc_alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic, carry);
     if (!f) return BK_ENOMEM;
+    double spent = 0; /* the exact errors of the sub-filters decoded so far (carrying chains) */
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;
         uint64_t b;
         void *bf = NULL;
-        if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, i, &g, &b) != BK_OK || b > max_bytes - f->bytes) {
+        if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, carry, i, spent, &g, &b) != BK_OK ||
+            b > max_bytes - f->bytes) {
             s = BK_ECORRUPT;
         } else if (!classic) {
             s = decode_blocked_layer(r, &g, &f->layers[i]);
@@ -104,6 +111,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         }
         f->n = i + 1;
         f->bytes += f->layers[i]->bytes;
+        spent += f->layers[i]->error;
     }
     *out = f;
     return BK_OK;

@@ -124,7 +124,7 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
     layer *L;
-    bk_status s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), &L);
+    bk_status s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), bk__sc_spent(f, n), &L);
     if (s != BK_OK) return s;
     f->layers[n] = L;
     __atomic_store_n(&f->bytes, f->bytes + L->bytes, __ATOMIC_RELAXED);
@@ -159,16 +159,58 @@ bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
     return bk_scalable_add_if_absent_hash(f, bk__hash(key, len, f->seed));
 }
 
+/* A plain add: into the newest layer unless that layer already holds the key (tested on its own
+ * block, the lines the insert touches anyway); older layers are not tested, so an add costs one
+ * layer's probe however long the chain. BK_EEXISTS: the newest layer had it (nothing changed). [excl] */
+static bk_status add_newest(bk_scalable *f, uint64_t h)
+{
+    uint32_t n = f->n;
+    layer *L = f->layers[n - 1];
+    if (L->bf) {
+        if (bk_bloom_contains_hash(L->bf, h)) return BK_EEXISTS;
+    } else {
+        const uint32_t x = (uint32_t)h;
+        uint64_t *w = b1024_block(L, h), miss = 0;
+        for (uint32_t i = 0; i < L->k; i++) {
+            uint32_t b = bk__b1024_bit(x, i);
+            miss |= ~w[b >> 6] & (UINT64_C(1) << (b & 63));
+        }
+        if (miss == 0) return BK_EEXISTS;
+        if (BK_LIKELY(L->fill < L->capacity)) {
+            L->fill++;
+            for (uint32_t i = 0; i < L->k; i++) {
+                uint32_t b = bk__b1024_bit(x, i);
+                w[b >> 6] |= UINT64_C(1) << (b & 63);
+            }
+            return BK_OK;
+        }
+    }
+    if (BK_UNLIKELY(L->fill >= L->capacity)) {
+        bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
+        if (s != BK_OK) return s;
+        L = f->layers[n];
+    }
+    L->fill++;
+    if (L->bf) return bk_bloom_add_hash(L->bf, h);
+    uint64_t *w = b1024_block(L, h);
+    for (uint32_t i = 0; i < L->k; i++) {
+        uint32_t b = bk__b1024_bit((uint32_t)h, i);
+        w[b >> 6] |= UINT64_C(1) << (b & 63);
+    }
+    return BK_OK;
+}
+
 bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)
 {
-    bk_status s = bk_scalable_add_if_absent_hash(f, h);
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    bk_status s = add_newest(f, h);
     return s == BK_EEXISTS ? BK_OK : s;
 }
 
 bk_status bk_scalable_add(bk_scalable *f, const void *key, size_t len)
 {
-    bk_status s = bk_scalable_add_if_absent(f, key, len);
-    return s == BK_EEXISTS ? BK_OK : s;
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_scalable_add_hash(f, bk__hash(key, len, f->seed));
 }
 
 bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key)
@@ -228,24 +270,27 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
 /* ---- batches ---- */
 
 
-#define ADD_LOOKAHEAD 8
+#define ADD_LOOKAHEAD 16
+/* Keys hashed per chunk by add_many (the prefetch pipeline restarts at each chunk). */
+#define ADD_CHUNK 256
 
-static void prefetch_first(const bk_scalable *f, uint64_t h)
+/* The newest layer's lines for h: a blocked layer's block, a classic layer's first two probe lines.
+ * Always inlined: as a function of its own, holding nothing but prefetches, the compiler takes it
+ * for one without effects and drops its calls. */
+BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
 {
-    for (uint32_t l = f->n; l-- > 0;) {
-        const layer *L = f->layers[l];
-        if (L->bytes < BIG_LAYER_BYTES) break;
-        if (!L->bf) {
-            const uint64_t *b = b1024_block(L, h);
-            BK_PREFETCH(b);
-            BK_PREFETCH(b + 8);
-            continue;
-        }
-        bk__probe p = bk__probe_start(h); /* probes 0 and 1 */
-        BK_PREFETCH(&L->words[bk__probe_at(&p, L->m) >> 6]);
-        bk__probe_next(&p, 0);
-        BK_PREFETCH(&L->words[bk__probe_at(&p, L->m) >> 6]);
+    const layer *L = f->layers[f->n - 1];
+    if (L->bytes < BIG_LAYER_BYTES) return;
+    if (!L->bf) {
+        const uint64_t *b = b1024_block(L, h);
+        BK_PREFETCH_W(b);
+        BK_PREFETCH_W(b + 8);
+        return;
     }
+    bk__probe p = bk__probe_start(h); /* probes 0 and 1 */
+    BK_PREFETCH_W(&L->words[bk__probe_at(&p, L->m) >> 6]);
+    bk__probe_next(&p, 0);
+    BK_PREFETCH_W(&L->words[bk__probe_at(&p, L->m) >> 6]);
 }
 
 bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
@@ -253,11 +298,13 @@ bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t 
     size_t a = 0;
     bk_status s = BK_OK;
     if (!f || (!hashes && n)) s = BK_EINVAL;
+    for (size_t i = 0; s == BK_OK && i < n && i < ADD_LOOKAHEAD; i++) prefetch_newest(f, hashes[i]);
     for (size_t i = 0; s == BK_OK && i < n; i++) {
-        /* a few keys ahead, fetch the first probe line of each big layer; keys are added in order, so a
-         * key repeated within the batch is still found by its second add */
-        if (i + ADD_LOOKAHEAD < n) prefetch_first(f, hashes[i + ADD_LOOKAHEAD]);
-        s = bk_scalable_add_if_absent_hash(f, hashes[i]);
+        /* a few keys ahead, fetch the newest layer's lines (a growth mid-batch only makes a few of
+         * these prefetches useless); keys are added in order, so a key repeated within the batch is
+         * found in the newest layer by its second add */
+        if (i + ADD_LOOKAHEAD < n) prefetch_newest(f, hashes[i + ADD_LOOKAHEAD]);
+        s = add_newest(f, hashes[i]);
         if (s == BK_OK) a++;
         else if (s == BK_EEXISTS) s = BK_OK;
     }
@@ -274,9 +321,9 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
         if (!keys[j] && lens[j]) return BK_EINVAL;
     size_t total = 0;
     bk_status s = BK_OK;
-    uint64_t h[BK_BATCH];
-    for (size_t i = 0; s == BK_OK && i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n, a = 0;
+    uint64_t h[ADD_CHUNK];
+    for (size_t i = 0; s == BK_OK && i < n; i += ADD_CHUNK) {
+        size_t e = i + ADD_CHUNK < n ? i + ADD_CHUNK : n, a = 0;
         for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
         s = bk_scalable_add_hashes(f, h, e - i, &a);
         total += a;
