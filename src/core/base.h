@@ -54,7 +54,9 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
 /* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
- * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). */
+ * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). The byte below
+ * the returned pointer holds the distance back to the allocator's block (1 to 64); 0 there means the
+ * block's address is stored 16 bytes below instead (2 MiB alignments, also fuse.c's scratch). */
 BK_HIDDEN void *bk__calloc_aligned(size_t size);
 /* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
  * advice itself on the 2 MiB-aligned part of [p, p + size). */

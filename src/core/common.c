@@ -154,18 +154,28 @@ void bk__thp_advise(void *p, size_t size)
 #endif
 }
 
-/* Over-allocate by one line (2 MiB for a huge-page array with the default allocator), align up, and
- * keep the original pointer just below the aligned one. */
+/* Over-allocate by one line (2 MiB for a huge-page array with the default allocator) and align up.
+ * 64-byte alignment keeps the distance back to the allocator's block (1 to 64) in the byte just below
+ * the aligned pointer: 64 bytes of overhead, which matters for the many tiny arrays of small filters
+ * (a 128-byte array takes a 192-byte block). A 2 MiB alignment keeps the block's address 16 bytes
+ * below and marks the byte just below 0. */
 void *bk__calloc_aligned(size_t size)
 {
     if (size > SIZE_MAX - BK__HUGE * 2) return NULL;
     bool thp = bk__thp_wanted(size);
     uintptr_t align = thp && g_alloc.calloc_fn == default_calloc ? BK__HUGE : 64;
     size_t span = align == BK__HUGE ? (size + BK__HUGE - 1) & ~(size_t)(BK__HUGE - 1) : size;
-    uint8_t *raw = bk__calloc(1, span + align + sizeof(void *));
+    uint8_t *raw = bk__calloc(1, span + (align == BK__HUGE ? align + 16 : 64));
     if (!raw) return NULL;
-    uintptr_t a = ((uintptr_t)raw + sizeof(void *) + align - 1) & ~(align - 1);
-    memcpy((void *)(a - sizeof(void *)), &raw, sizeof(void *));
+    uintptr_t a;
+    if (align == BK__HUGE) {
+        a = ((uintptr_t)raw + 16 + align - 1) & ~(align - 1);
+        memcpy((void *)(a - 16), &raw, sizeof raw);
+        ((uint8_t *)a)[-1] = 0;
+    } else {
+        a = ((uintptr_t)raw + 64) & ~(uintptr_t)63;
+        ((uint8_t *)a)[-1] = (uint8_t)(a - (uintptr_t)raw);
+    }
     if (thp) bk__thp_advise((void *)a, span);
     return (void *)a;
 }
@@ -173,9 +183,14 @@ void *bk__calloc_aligned(size_t size)
 void bk__free_aligned(void *p)
 {
     if (!p) return;
-    void *raw;
-    memcpy(&raw, (uint8_t *)p - sizeof(void *), sizeof(void *));
-    bk__free(raw);
+    uint8_t back = ((uint8_t *)p)[-1];
+    if (back) {
+        bk__free((uint8_t *)p - back);
+    } else { /* a 2 MiB alignment: the original pointer 16 bytes below */
+        void *raw;
+        memcpy(&raw, (uint8_t *)p - 16, sizeof raw);
+        bk__free(raw);
+    }
 }
 
 bk__stripes *bk__stripes_get(bk__stripes **slot)

@@ -135,7 +135,8 @@ typedef struct fuse_build {
  * every page of ~24 bytes per key once, at random within a window: with 4 KiB pages the page faults
  * and TLB misses cost more than the work itself (several times more on some virtual machines). The
  * padding is never touched, so it costs address space, not memory. Freed with bk__free_aligned (the
- * allocator's pointer is kept just below the returned one, as bk__calloc_aligned does).
+ * allocator's pointer is kept 16 bytes below the returned one and the byte just below is 0, the
+ * convention base.h gives for larger alignments).
  */
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -144,10 +145,11 @@ static void *scratch_alloc(size_t size)
 #ifdef MADV_HUGEPAGE
     if (size >= HUGE_PAGE / 2 && size <= SIZE_MAX / 2) {
         size_t span = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-        uint8_t *raw = bk__calloc(1, span + HUGE_PAGE + sizeof(void *));
+        uint8_t *raw = bk__calloc(1, span + HUGE_PAGE + 16);
         if (!raw) return NULL;
-        uintptr_t a = ((uintptr_t)raw + sizeof(void *) + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-        memcpy((void *)(a - sizeof(void *)), &raw, sizeof(void *));
+        uintptr_t a = ((uintptr_t)raw + 16 + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+        memcpy((void *)(a - 16), &raw, sizeof raw);
+        ((uint8_t *)a)[-1] = 0;
         (void)madvise((void *)a, span, MADV_HUGEPAGE);
         return (void *)a;
     }

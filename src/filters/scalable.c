@@ -234,6 +234,7 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
         bk__free(f);
         return NULL;
     }
+    f->layers = f->inline_layers;
     f->capacity0 = capacity;
     f->p = p;
     f->growth = growth;
@@ -246,10 +247,22 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
     return f;
 }
 
-static void free_shell(bk_scalable *f)
+void bk__sc_free_shell(bk_scalable *f)
 {
     pthread_mutex_destroy(&f->grow_lock);
+    if (f->layers != f->inline_layers) bk__free(f->layers);
     bk__free(f);
+}
+
+bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
+{
+    if (n <= SC_INLINE_LAYERS || f->layers != f->inline_layers) return n <= BK_SCALABLE_MAX_FILTERS ? BK_OK : BK_ETOOBIG;
+    if (n > BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
+    layer **a = bk__calloc(BK_SCALABLE_MAX_FILTERS, sizeof *a);
+    if (!a) return BK_ENOMEM;
+    memcpy(a, f->inline_layers, sizeof f->inline_layers);
+    __atomic_store_n(&f->layers, a, __ATOMIC_RELAXED); /* published by the release store of n */
+    return BK_OK;
 }
 
 bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts, bk_scalable **out)
@@ -264,7 +277,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
                                         (o.flags & BK_SCALABLE_CLASSIC) != 0, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0);
     if (!f) return BK_ENOMEM;
     if ((s = bk__sc_make_layer(f, 0, 0, 0.0, &f->layers[0]))) {
-        free_shell(f);
+        bk__sc_free_shell(f);
         return s;
     }
     f->n = 1;
@@ -277,7 +290,7 @@ void bk_scalable_free(bk_scalable *f)
 {
     if (!f) return;
     for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f->layers[i]);
-    free_shell(f);
+    bk__sc_free_shell(f);
 }
 
 bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
@@ -288,8 +301,12 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     bk_scalable *c = bk__sc_alloc_shell(f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic, f->carry);
     if (!c) return BK_ENOMEM;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    if (bk__sc_reserve(c, n) != BK_OK) {
+        bk__sc_free_shell(c);
+        return BK_ENOMEM;
+    }
     for (uint32_t i = 0; i < n; i++) {
-        const layer *L = f->layers[i];
+        const layer *L = sc_layers(f)[i];
         bk_status s;
         if (!f->classic) {
             bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
@@ -360,6 +377,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
     uint64_t bytes = dst->bytes;
+    if ((s = bk__sc_reserve(dst, src->n)) != BK_OK) return s;
     double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < src->n; i++) {
         s = bk__sc_make_layer(dst, i, bytes, spent, &fresh[i]);
@@ -484,7 +502,8 @@ uint64_t bk_scalable_bytes(const bk_scalable *f) { return __atomic_load_n(&f->by
 uint64_t bk_scalable_memory_usage(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    return sizeof *f + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
+    uint64_t slots = sc_layers(f) != f->inline_layers ? BK_SCALABLE_MAX_FILTERS * sizeof(layer *) : 0;
+    return sizeof *f + slots + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
 }
 
 double bk_scalable_fpr_bound(const bk_scalable *f)

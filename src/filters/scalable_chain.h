@@ -35,11 +35,18 @@ typedef struct layer {
  * so a query builds it once for the whole chain and tests each layer with one masked compare. */
 BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h) { return bk__blk_block(L->words, L->blocks, h, 4); }
 
+/* Layer slots inside the chain struct: a small filter (most have one or two sub-filters) needs no
+ * separate array of BK_SCALABLE_MAX_FILTERS pointers. */
+#define SC_INLINE_LAYERS 2
+
 struct bk_scalable {
     /* layers[0 .. n-1] are valid; n is stored with release after layers[n-1] is complete and loaded
      * with acquire by every reader, so a reader never sees a half-built layer. Layers are only freed
-     * by [excl] calls (clear, free). */
-    layer *layers[BK_SCALABLE_MAX_FILTERS];
+     * by [excl] calls (clear, free). `layers` is `inline_layers` until the chain needs more slots, then
+     * an array of BK_SCALABLE_MAX_FILTERS (bk__sc_reserve), stored before the n that needs it is
+     * published; the inline slots stay valid (and equal) for a reader still holding the old pointer. */
+    layer **layers;        /* atomic: read with sc_layers() where a writer may be growing the chain */
+    layer *inline_layers[SC_INLINE_LAYERS];
     uint32_t n;
     uint32_t growth;       /* capacity ratio between sub-filters; 0: non-scaling (one sub-filter) */
     uint64_t capacity0;
@@ -53,6 +60,8 @@ struct bk_scalable {
     int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     pthread_mutex_t grow_lock;
 };
+
+BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_RELAXED); }
 
 /* Layers at least this big are assumed to miss the cache. */
 #define BIG_LAYER_BYTES (UINT64_C(1) << 16)
@@ -70,5 +79,8 @@ BK_HIDDEN bk_status bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer **o
 BK_HIDDEN bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed, bool classic, bool carry);
 BK_HIDDEN uint64_t bk__sc_layer_count(const layer *L);
 BK_HIDDEN bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer **out);
+BK_HIDDEN void bk__sc_free_shell(bk_scalable *f);
+/* Room for n layer slots (BK_ENOMEM if the array cannot be allocated). [under grow_lock or excl] */
+BK_HIDDEN bk_status bk__sc_reserve(bk_scalable *f, uint32_t n);
 
 #endif

@@ -86,6 +86,10 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ECORRUPT;
     bk_scalable *f = bk__sc_alloc_shell(cap0, p, growth, rr, max_bytes, r->seed, classic, carry);
     if (!f) return BK_ENOMEM;
+    if ((s = bk__sc_reserve(f, n)) != BK_OK) {
+        bk__sc_free_shell(f);
+        return s;
+    }
     double spent = 0; /* the exact errors of the sub-filters decoded so far (carrying chains) */
     for (uint32_t i = 0; i < n; i++) {
         bk_geometry g;

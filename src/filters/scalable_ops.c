@@ -37,7 +37,7 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, bk__probe p)
  */
 static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
-    layer *const *layers = f->layers;
+    layer *const *layers = sc_layers(f);
     bk__probe p = bk__probe_start(h);
     const uint64_t x0 = p.x;
     bk__probe_next(&p, 0);
@@ -94,8 +94,8 @@ static bool blocked_has(const bk_scalable *f, uint32_t n, uint64_t h)
     const uint64_t *blocks[BK_SCALABLE_MAX_FILTERS];
     uint32_t ks[BK_SCALABLE_MAX_FILTERS];
     for (uint32_t l = 0; l < n; l++) {
-        blocks[l] = b1024_block(f->layers[l], h);
-        ks[l] = f->layers[l]->k;
+        blocks[l] = b1024_block(sc_layers(f)[l], h);
+        ks[l] = sc_layers(f)[l]->k;
     }
     return bk__b1024_any((bk_simd)f->simd, blocks, ks, n, (uint32_t)h);
 }
@@ -124,9 +124,11 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
     layer *L;
-    bk_status s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), bk__sc_spent(f, n), &L);
+    bk_status s = bk__sc_reserve(f, n + 1);
     if (s != BK_OK) return s;
-    f->layers[n] = L;
+    s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), bk__sc_spent(f, n), &L);
+    if (s != BK_OK) return s;
+    sc_layers(f)[n] = L;
     __atomic_store_n(&f->bytes, f->bytes + L->bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
     return BK_OK;
@@ -137,11 +139,11 @@ bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     uint32_t n = f->n;
     if (chain_has(f, n, h)) return BK_EEXISTS;
-    layer *L = f->layers[n - 1];
+    layer *L = sc_layers(f)[n - 1];
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
         if (s != BK_OK) return s;
-        L = f->layers[n];
+        L = sc_layers(f)[n];
     }
     L->fill++;
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
@@ -165,7 +167,7 @@ bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
 static bk_status add_newest(bk_scalable *f, uint64_t h)
 {
     uint32_t n = f->n;
-    layer *L = f->layers[n - 1];
+    layer *L = sc_layers(f)[n - 1];
     if (L->bf) {
         if (bk_bloom_contains_hash(L->bf, h)) return BK_EEXISTS;
     } else {
@@ -188,7 +190,7 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
         if (s != BK_OK) return s;
-        L = f->layers[n];
+        L = sc_layers(f)[n];
     }
     L->fill++;
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
@@ -239,7 +241,7 @@ bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     if (chain_has(f, n, h)) return BK_EEXISTS;
     for (;;) {
-        layer *L = f->layers[n - 1];
+        layer *L = sc_layers(f)[n - 1];
         uint64_t c = __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
         while (c < L->capacity &&
                !__atomic_compare_exchange_n(&L->fill, &c, c + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -279,7 +281,7 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
  * for one without effects and drops its calls. */
 BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
 {
-    const layer *L = f->layers[f->n - 1];
+    const layer *L = sc_layers(f)[f->n - 1];
     if (L->bytes < BIG_LAYER_BYTES) return;
     if (!L->bf) {
         const uint64_t *b = b1024_block(L, h);
@@ -348,7 +350,7 @@ static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
 {
     uint32_t nbig = 0;
     for (uint32_t l = nl; l-- > 0;)
-        if (f->layers[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = f->layers[l];
+        if (sc_layers(f)[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = sc_layers(f)[l];
     return nbig;
 }
 
@@ -411,7 +413,7 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
 {
     if (!f->classic) return blocked_contains_hashes(f, hashes, n, results);
     enum { STEP = 16 };
-    layer *const *layers = f->layers;
+    layer *const *layers = sc_layers(f);
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;

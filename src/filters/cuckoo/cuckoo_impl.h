@@ -408,14 +408,8 @@ BK_HIDDEN uint64_t bk__cf_table_count_concurrent(const bk_cuckoo *F, const cf_ta
 BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2)
 {
     uint64_t pat = fp * F->lane_lo;
-    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits);
-    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits);
-    if (F->semi) {
-        x1 = semi_decode(F, x1);
-        x2 = semi_decode(F, x2);
-    }
-    x1 ^= pat;
-    x2 ^= pat;
+    uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat; /* plain buckets only */
+    uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
     if (any_zero_lane(F->lane_lo, F->lane_hi, x1, x2)) return true;
     uint64_t v = LD(&T->victim);
     return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);

@@ -21,7 +21,7 @@ bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
 {
     const cf_table *T = F->solo;
     uint32_t fp = fp_of(F, h);
-    if (BK_LIKELY(T != NULL && F->groups == 1)) {
+    if (BK_LIKELY(T != NULL && F->groups == 1 && !F->semi)) { /* semi-sorted: decoded in the general path */
         uint64_t i1 = bk__range64(h, T->buckets);
         return solo_has(F, T, fp, i1, alt_of(T->buckets, i1, fp)); /* the first table: shift 0 */
     }
@@ -116,7 +116,7 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
                 BK_PREFETCH((const uint8_t *)T->words + ((i2[j - i] * F->bucket_bits) >> 3));
             }
             for (size_t j = i; j < e; j++) {
-                bool r = F->groups == 1 ? solo_has(F, T, fp[j - i], i1[j - i], i2[j - i])
+                bool r = F->groups == 1 && !F->semi ? solo_has(F, T, fp[j - i], i1[j - i], i2[j - i])
                                         : table_has(F, T, fp[j - i], i1[j - i], i2[j - i], false);
                 if (results) results[j] = r;
                 present += r;
