@@ -206,3 +206,16 @@ def test_load_peak(servers):
     check(d)
     peak = _status_bytes(b.proc.pid, "VmHWM")
     assert peak - base <= bound * size, ("LOADCHUNK", peak, base, size)
+
+
+def test_small_filter_memory(r):
+    # Many small filters (bench/redis_keymem.py has the figures): MEMORY USAGE of one small filter of
+    # each kind stays within the documented per-key sizes (docs/REDIS.md, "Many small filters"), the
+    # chain's slot array and the aligned arrays' overhead no longer counted per key.
+    r.execute_command("BF.ADD", "b", "item")
+    r.execute_command("CF.RESERVE", "c", 100)
+    r.execute_command("CF.ADD", "d", "item")
+    assert r.memory_usage("b") <= 760, r.memory_usage("b")
+    assert r.memory_usage("c") <= 760, r.memory_usage("c")
+    assert r.memory_usage("d") <= 1850, r.memory_usage("d")
+    assert r.bf().exists("b", "item") and r.cf().exists("d", "item")
