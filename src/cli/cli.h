@@ -244,7 +244,6 @@ bool cli_spool_put_grouped(cli_spool *s, const uint64_t *h, const uint32_t count
 /* Groups n hashes by partition into out (stable: each group keeps the input order); count[p] gets the
  * size of group p. Needs no spool: threads may group at the same time. */
 void cli_spool_group(const uint64_t *h, size_t n, uint64_t *out, uint32_t count[256]);
-uint64_t cli_spool_count(const cli_spool *s);
 /* The next partition of hashes (in the order of their top 8 bits); with dedupe, sorted and without
  * exact duplicates. 1 with a partition, 0 after the last, -1 on error (message printed). */
 int cli_spool_next(cli_spool *s, bool dedupe, const uint64_t **h, size_t *n);
@@ -354,9 +353,6 @@ bk_filter *cli_load(const char *path);
 bk_filter *cli_load_locked(const cli_lock *l, const char *path);
 /* Does path name the file locked by l? */
 bool cli_same_file(const cli_lock *l, const char *path);
-/* The file a chain of symbolic links at path ends in (path itself when it is no link; a dangling
- * link gives the name it points to, which a save creates). malloc'd; NULL when out of memory. */
-char *cli_follow_links(const char *path);
 /* Saves atomically (temp + fsync + rename). False with a message; the old file is then unchanged.
  * When path is a symbolic link, the file it points to is replaced and the link is kept. */
 bool cli_save(const bk_filter *f, const char *path);

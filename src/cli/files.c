@@ -169,7 +169,9 @@ bool cli_same_file(const cli_lock *l, const char *path)
            a.st_ino == b.st_ino;
 }
 
-char *cli_follow_links(const char *path)
+/* The file a chain of symbolic links at path ends in (path itself when it is no link; a dangling
+ * link gives the name it points to, which a save creates). malloc'd; NULL when out of memory. */
+static char *cli_follow_links(const char *path)
 {
     char *p = strdup(path);
     for (int depth = 0; p && depth < 40; depth++) {

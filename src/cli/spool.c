@@ -126,8 +126,6 @@ void cli_spool_free(cli_spool *s)
     free(s);
 }
 
-uint64_t cli_spool_count(const cli_spool *s) { return s->total; }
-
 static int open_temp(const char *dir)
 {
 #ifdef O_TMPFILE
