@@ -223,8 +223,8 @@ bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key)
 
 bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key)
 {
-    bk_status s = bk_scalable_add_if_absent_u64(f, key);
-    return s == BK_EEXISTS ? BK_OK : s;
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    return bk_scalable_add_hash(f, bk__hash_u64(key, f->seed));
 }
 
 bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key)
