@@ -261,7 +261,7 @@ bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
     layer **a = bk__calloc(BK_SCALABLE_MAX_FILTERS, sizeof *a);
     if (!a) return BK_ENOMEM;
     memcpy(a, f->inline_layers, sizeof f->inline_layers);
-    __atomic_store_n(&f->layers, a, __ATOMIC_RELAXED); /* published by the release store of n */
+    __atomic_store_n(&f->layers, a, __ATOMIC_RELEASE); /* a reader that sees the new array sees its contents */
     return BK_OK;
 }
 
@@ -434,7 +434,7 @@ static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
 bk_status bk_scalable_get_layer(const bk_scalable *f, uint32_t i, bk_scalable_layer *out)
 {
     if (!f || !out || i >= __atomic_load_n(&f->n, __ATOMIC_ACQUIRE)) return BK_EINVAL;
-    layer_stats(f->layers[i], out, NULL);
+    layer_stats(sc_layers(f)[i], out, NULL);
     return BK_OK;
 }
 
@@ -447,7 +447,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     for (uint32_t i = 0; i < n; i++) {
         bk_scalable_layer ls;
         uint64_t set;
-        layer_stats(f->layers[i], &ls, &set);
+        layer_stats(sc_layers(f)[i], &ls, &set);
         out->capacity += ls.capacity;
         out->count += ls.count;
         out->bits += ls.bits;
@@ -456,7 +456,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
         pass_none *= 1.0 - ls.fpr_now;
         est += fill_estimate(set, ls.bits, ls.k);
     }
-    const layer *last = f->layers[n - 1];
+    const layer *last = sc_layers(f)[n - 1];
     out->type = BK_TYPE_SCALABLE;
     out->k = last->k;
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
@@ -482,7 +482,7 @@ uint64_t bk_scalable_count(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t c = 0;
-    for (uint32_t i = 0; i < n; i++) c += bk__sc_layer_count(f->layers[i]);
+    for (uint32_t i = 0; i < n; i++) c += bk__sc_layer_count(sc_layers(f)[i]);
     return c;
 }
 
@@ -490,7 +490,7 @@ uint64_t bk_scalable_capacity(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t c = 0;
-    for (uint32_t i = 0; i < n; i++) c += f->layers[i]->capacity;
+    for (uint32_t i = 0; i < n; i++) c += sc_layers(f)[i]->capacity;
     return c;
 }
 
@@ -510,7 +510,7 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     double b = 0;
-    for (uint32_t i = 0; i < n; i++) b += f->layers[i]->error;
+    for (uint32_t i = 0; i < n; i++) b += sc_layers(f)[i]->error;
     return b;
 }
 

@@ -61,7 +61,7 @@ struct bk_scalable {
     pthread_mutex_t grow_lock;
 };
 
-BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_RELAXED); }
+BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); }
 
 /* Layers at least this big are assumed to miss the cache. */
 #define BIG_LAYER_BYTES (UINT64_C(1) << 16)
