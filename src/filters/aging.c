@@ -523,14 +523,11 @@ size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, 
 
 bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[CHUNK];
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_aging_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        bk_aging_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -540,10 +537,9 @@ size_t bk_aging_contains_many(const bk_aging *f, const void *const *keys, const 
 {
     uint64_t h[CHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_aging_contains_hashes(f, h, e - i, res ? res + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        present += bk_aging_contains_hashes(f, h, c, res ? res + i : NULL);
     }
     return present;
 }
@@ -554,10 +550,9 @@ size_t bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const s
     if (!f || (n && (!keys || !lens))) return 0;
     uint64_t h[CHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_aging_add_if_absent_hashes(f, h, e - i, res ? res + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        present += bk_aging_add_if_absent_hashes(f, h, c, res ? res + i : NULL);
     }
     return present;
 }

@@ -219,14 +219,11 @@ bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, si
 
 bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[64];
-    for (size_t i = 0; i < n; i += 64) {
-        size_t e = i + 64 < n ? i + 64 : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->e.seed);
-        bk_blocked_add_hashes_atomic(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, 64, keys, lens, i, n, f->e.seed);
+        bk_blocked_add_hashes_atomic(f, h, c);
     }
     return BK_OK;
 }
@@ -271,9 +268,7 @@ size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, s
 
 bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     f->ops.add_many(&f->e, keys, lens, n);
     *f->count += n;
     return BK_OK;

@@ -307,14 +307,11 @@ size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_
 
 bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[BK_HCHUNK];
-    for (size_t i = 0; i < n; i += BK_HCHUNK) {
-        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_bloom_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
+        bk_bloom_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -324,10 +321,9 @@ size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const 
 {
     uint64_t h[BK_HCHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_HCHUNK) {
-        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_bloom_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
+        present += bk_bloom_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }

@@ -310,14 +310,11 @@ size_t bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes,
 
 bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[BK_BATCH];
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_counting_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
+        bk_counting_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -327,10 +324,9 @@ size_t bk_counting_contains_many(const bk_counting *f, const void *const *keys, 
 {
     uint64_t h[BK_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_counting_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
+        present += bk_counting_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }

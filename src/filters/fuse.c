@@ -520,9 +520,7 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    if (n && (!keys || !lens)) return BK_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i]) return BK_EINVAL;
+    if (!bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     return build(NULL, keys, lens, n, opts, out);
 }
 
@@ -616,10 +614,9 @@ size_t bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const si
 {
     uint64_t h[FUSE_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += FUSE_BATCH) {
-        size_t e = i + FUSE_BATCH < n ? i + FUSE_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_fuse_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, FUSE_BATCH, keys, lens, i, n, f->seed);
+        present += bk_fuse_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }
