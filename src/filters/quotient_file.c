@@ -92,8 +92,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS || rb < BK_QUOTIENT_MIN_RBITS ||
         rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) || cap == 0)
         return BK_ECORRUPT;
+    /* the shell first, the array only once the input is known to hold it: a damaged header must not
+     * make the loader allocate more than the file could carry */
     bk_quotient *f;
-    if ((s = bk__qf_alloc(qb, rb, ml, r->seed, !r->borrow, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if ((s = bk__qf_alloc(qb, rb, ml, r->seed, false, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     if (bytes != f->nwords * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
@@ -101,6 +103,13 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (bytes > r->len - r->off) {
         bk_quotient_free(f);
         return BK_ETRUNCATED;
+    }
+    if (!r->borrow) {
+        if (!(f->words = bk__calloc_aligned((size_t)bytes))) {
+            bk_quotient_free(f);
+            return BK_ENOMEM;
+        }
+        f->owns_words = true;
     }
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) {
