@@ -135,16 +135,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(quotient)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_quotient_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_quotient_contains_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_quotient_add_hashes(f, h, n, NULL); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_quotient_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_quotient_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_quotient_stats(f, s); }
 /* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
  * seed. bk_quotient_union also takes filters whose fingerprints convert. */
 static bk_status v_merge(void *d, const void *s)
@@ -154,22 +148,15 @@ static bk_status v_merge(void *d, const void *s)
     return bk_quotient_union(d, s);
 }
 static void v_clear(void *f) { bk_quotient_clear(f); }
-static void v_destroy(void *f) { bk_quotient_free(f); }
 
 BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .type = BK_TYPE_QUOTIENT,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
 };
 
 /* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */
