@@ -118,6 +118,31 @@ BK_INLINE uint64_t bk__hash_with_flip(const void *key, size_t len, uint64_t seed
     return bk__hash(key, len, seed);
 }
 
+/* ---- the batch helper of the byte-key batch forms (*_many) ----
+ * Every *_many call hashes its keys a chunk at a time into a stack array and hands each chunk to the
+ * type's *_hashes form (which prefetches and probes), so hashing stays out of the probe loop and no
+ * call allocates. bk__keys_valid is the one check of a batch of byte keys (arrays present when n > 0,
+ * a NULL key only with length 0); bk__hash_chunk hashes keys [i, min(i + cap, n)) into h[0..] and
+ * returns how many it hashed:
+ *     for (size_t i = 0, c = 0; i < n; i += c) {
+ *         c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, seed);   (uint64_t h[CHUNK])
+ *         ... the *_hashes form on h[0..c), results + i ...
+ *     } */
+BK_INLINE bool bk__keys_valid(const void *const *keys, const size_t *lens, size_t n)
+{
+    if (n && (!keys || !lens)) return false;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return false;
+    return true;
+}
+BK_INLINE size_t bk__hash_chunk(uint64_t *h, size_t cap, const void *const *keys, const size_t *lens, size_t i,
+                                size_t n, uint64_t seed)
+{
+    size_t c = n - i < cap ? n - i : cap;
+    for (size_t j = 0; j < c; j++) h[j] = bk__hash(keys[i + j], lens[i + j], seed);
+    return c;
+}
+
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
  * relaxed atomic loads, plain loads on every mainstream target, keep the race defined. */
 BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64_t n)

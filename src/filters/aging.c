@@ -645,14 +645,11 @@ size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, 
 
 bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[CHUNK];
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_aging_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        bk_aging_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -662,10 +659,9 @@ size_t bk_aging_contains_many(const bk_aging *f, const void *const *keys, const 
 {
     uint64_t h[CHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_aging_contains_hashes(f, h, e - i, res ? res + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        present += bk_aging_contains_hashes(f, h, c, res ? res + i : NULL);
     }
     return present;
 }
@@ -676,10 +672,9 @@ size_t bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const s
     if (!f || (n && (!keys || !lens))) return 0;
     uint64_t h[CHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t e = i + CHUNK < n ? i + CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_aging_add_if_absent_hashes(f, h, e - i, res ? res + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        present += bk_aging_add_if_absent_hashes(f, h, c, res ? res + i : NULL);
     }
     return present;
 }
@@ -920,34 +915,17 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(aging)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_aging_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_aging_contains_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_aging_add_hashes(f, h, n); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_aging_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_aging_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_aging_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); }
 static void v_clear(void *f) { bk_aging_clear(f); }
-static void v_destroy(void *f) { bk_aging_free(f); }
 
 BK_HIDDEN const bk_vtable bk__aging_vtable = {
     .type = BK_TYPE_AGING,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
-    .add_hash_atomic = NULL,
-    .add_hashes_atomic = NULL,
-    .set_count = NULL,
 };

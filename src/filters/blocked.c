@@ -219,14 +219,11 @@ bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, si
 
 bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[64];
-    for (size_t i = 0; i < n; i += 64) {
-        size_t e = i + 64 < n ? i + 64 : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->e.seed);
-        bk_blocked_add_hashes_atomic(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, 64, keys, lens, i, n, f->e.seed);
+        bk_blocked_add_hashes_atomic(f, h, c);
     }
     return BK_OK;
 }
@@ -271,9 +268,7 @@ size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, s
 
 bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     f->ops.add_many(&f->e, keys, lens, n);
     *f->count += n;
     return BK_OK;
@@ -487,13 +482,9 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(blocked)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_blocked_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_blocked_contains_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_blocked_add_hashes(f, h, n); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_blocked_contains_hashes(f, h, n, r);
-}
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
 {
@@ -505,26 +496,16 @@ static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
 {
     return bk_blocked_add_hashes_atomic(f, h, n);
 }
-static uint64_t v_seed(const void *f) { return bk_blocked_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_blocked_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_blocked_union(d, s); }
 static void v_clear(void *f) { bk_blocked_clear(f); }
-static void v_destroy(void *f) { bk_blocked_free(f); }
 
 BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .type = BK_TYPE_BLOCKED,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
     .set_count = v_set_count,

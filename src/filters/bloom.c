@@ -307,14 +307,11 @@ size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_
 
 bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[BK_HCHUNK];
-    for (size_t i = 0; i < n; i += BK_HCHUNK) {
-        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_bloom_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
+        bk_bloom_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -324,10 +321,9 @@ size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const 
 {
     uint64_t h[BK_HCHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_HCHUNK) {
-        size_t e = i + BK_HCHUNK < n ? i + BK_HCHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_bloom_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
+        present += bk_bloom_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }
@@ -508,18 +504,11 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(bloom)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_bloom_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_bloom_contains_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_bloom_add_hashes(f, h, n); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_bloom_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_bloom_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_bloom_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); }
 static void v_clear(void *f) { bk_bloom_clear(f); }
-static void v_destroy(void *f) { bk_bloom_free(f); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_bloom_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
 {
@@ -530,18 +519,11 @@ static void v_set_count(void *p, uint64_t n)
 
 BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .type = BK_TYPE_BLOOM,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
     .set_count = v_set_count,
 };
