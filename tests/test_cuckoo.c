@@ -284,26 +284,112 @@ static void small_filters_every_p(void **state)
     (void)state;
     const double ps[] = { 0.01, 0.001, 0.0001 };
     const uint64_t ns[] = { 16, 64, 128, 257 };
-    uint64_t filters = 0;
-    for (size_t pi = 0; pi < 3; pi++)
-        for (size_t ni = 0; ni < 4; ni++)
-            for (uint64_t seed = 0; seed < 2000; seed++) {
-                uint64_t n = ns[ni];
-                bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
-                o.seed = seed * 104729 + n + pi;
-                bk_cuckoo *c = NULL;
-                assert_int_equal(bk_cuckoo_new(n, ps[pi], &o, &c), BK_OK);
-                uint64_t st = seed * 1000003 + n * 31 + pi;
-                for (uint64_t i = 0; i < n; i++) {
-                    uint64_t k = tu_splitmix(&st);
-                    if (bk_cuckoo_add(c, &k, sizeof k) != BK_OK)
-                        fail_msg("p=%g capacity %llu seed %llu: key %llu refused", ps[pi], (unsigned long long)n,
-                                 (unsigned long long)seed, (unsigned long long)i + 1);
+    const uint32_t bs[] = { 4, 2 }; /* the same seeds for both: 2-slot buckets lean on the stash */
+    uint64_t filters = 0, stashing = 0;
+    for (size_t bi = 0; bi < 2; bi++)
+        for (size_t pi = 0; pi < 3; pi++)
+            for (size_t ni = 0; ni < 4; ni++)
+                for (uint64_t seed = 0; seed < 2000; seed++) {
+                    uint64_t n = ns[ni];
+                    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+                    o.bucket_size = bs[bi];
+                    o.seed = seed * 104729 + n + pi;
+                    bk_cuckoo *c = NULL;
+                    assert_int_equal(bk_cuckoo_new(n, ps[pi], &o, &c), BK_OK);
+                    uint64_t st = seed * 1000003 + n * 31 + pi;
+                    for (uint64_t i = 0; i < n; i++) {
+                        uint64_t k = tu_splitmix(&st);
+                        if (bk_cuckoo_add(c, &k, sizeof k) != BK_OK)
+                            fail_msg("b=%u p=%g capacity %llu seed %llu: key %llu refused", bs[bi], ps[pi],
+                                     (unsigned long long)n, (unsigned long long)seed, (unsigned long long)i + 1);
+                    }
+                    /* every key stored is found, the stashed ones too */
+                    st = seed * 1000003 + n * 31 + pi;
+                    for (uint64_t i = 0; i < n; i++) {
+                        uint64_t k = tu_splitmix(&st);
+                        assert_true(bk_cuckoo_contains(c, &k, sizeof k));
+                    }
+                    bk_cuckoo_info in;
+                    bk_cuckoo_get_info(c, &in);
+                    assert_int_equal(in.items, n);
+                    stashing += in.victims != 0;
+                    bk_cuckoo_free(c);
+                    filters++;
                 }
-                bk_cuckoo_free(c);
-                filters++;
+    print_message("%llu filters (b = 4 and 2, p = 1%%, 0.1%%, 0.01%%), every key stored; %llu with a non-empty stash\n",
+                  (unsigned long long)filters, (unsigned long long)stashing);
+}
+
+/* Small filters of 2-slot buckets that refused a key below their capacity when a table had one victim
+ * slot (found by `cuckoo_capacity --small -b 2`, the seeds of small_filters_every_p): with the stash
+ * they store every key, find every key, save and load with their stash, and empty out again. */
+static void small_filters_that_need_the_stash(void **state)
+{
+    (void)state;
+    static const struct { double p; uint64_t n, seed; } cases[] = {
+        { 0.01, 31, 764 },    { 0.01, 67, 1095 },   { 0.01, 71, 739 },    { 0.01, 75, 727 },   { 0.01, 77, 114 },
+        { 0.001, 69, 420 },   { 0.001, 72, 1736 },  { 0.001, 76, 1129 },  { 0.001, 77, 1901 }, { 0.001, 88, 1279 },
+        { 0.0001, 67, 1208 }, { 0.0001, 76, 1066 }, { 0.0001, 79, 857 },  { 0.0001, 87, 482 }, { 0.0001, 95, 1921 },
+    };
+    uint32_t most = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        uint64_t n = cases[ci].n, seed = cases[ci].seed;
+        bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+        o.bucket_size = 2;
+        o.seed = seed * 104729 + n;
+        bk_cuckoo *c = NULL;
+        assert_int_equal(bk_cuckoo_new(n, cases[ci].p, &o, &c), BK_OK);
+        uint64_t *k = malloc(n * sizeof *k);
+        assert_non_null(k);
+        uint64_t st = seed * 1000003 + n * 31;
+        uint32_t peak = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            k[i] = tu_splitmix(&st);
+            assert_int_equal(bk_cuckoo_add(c, &k[i], sizeof k[i]), BK_OK);
+            /* stash entries in use: the table header's words 24, 40, 48, 56 (body offset 64 on) */
+            membuf m = encode(c);
+            uint32_t used = 0;
+            for (int w = 0; w < 4; w++) {
+                uint64_t v;
+                memcpy(&v, m.buf + 64 + (w ? 32 + 8 * w : 24), 8);
+                used += v != 0;
             }
-    print_message("%llu filters at p = 1%%, 0.1%%, 0.01%%, every key stored\n", (unsigned long long)filters);
+            if (used > peak) peak = used;
+            free(m.buf);
+        }
+        assert_true(peak >= 1);
+        if (peak > most) most = peak;
+        for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(c, &k[i], sizeof k[i]));
+        /* saved and loaded: the same bytes and answers, stash included */
+        membuf m = encode(c);
+        bk_cuckoo *d = NULL;
+        assert_int_equal(decode(m.buf, m.len, o.seed, false, &d), BK_OK);
+        membuf m2 = encode(d);
+        assert_int_equal(m.len, m2.len);
+        assert_memory_equal(m.buf, m2.buf, m.len);
+        for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(d, &k[i], sizeof k[i]));
+        /* a stash word's fingerprint or bucket out of range, or items not counting it: corrupt */
+        uint64_t bad;
+        memcpy(&bad, m.buf + 64 + 40, 8);
+        uint64_t junk = UINT64_C(0xffffffff00000001);
+        memcpy(m.buf + 64 + 40, &junk, 8);
+        bk_cuckoo *x = NULL;
+        assert_int_equal(decode(m.buf, m.len, o.seed, false, &x), BK_ECORRUPT);
+        assert_null(x);
+        memcpy(m.buf + 64 + 40, &bad, 8);
+        free(m.buf);
+        free(m2.buf);
+        /* every key removed: empty, stash included */
+        for (uint64_t i = 0; i < n; i++) assert_int_equal(bk_cuckoo_remove(d, &k[i], sizeof k[i]), BK_OK);
+        bk_cuckoo_info in;
+        bk_cuckoo_get_info(d, &in);
+        assert_int_equal(in.items, 0);
+        assert_int_equal(in.victims, 0);
+        free(k);
+        bk_cuckoo_free(c);
+        bk_cuckoo_free(d);
+    }
+    print_message("15 filters of 2-slot buckets: every key stored and found, at most %u stash entries in use\n", most);
 }
 
 /* ---- FPR within the formula for fingerprints of 4 to 32 bits, plain and semi-sorted ---- */
@@ -515,20 +601,64 @@ static void remove_semantics(void **state)
     assert_int_equal(in.items, 3);
     bk_cuckoo_free(e);
 
-    /* the cuckoo rule: 2b copies of one key fill its buckets; the next copy takes the victim slot,
-     * every other key stays found, and the filter is then full */
+    /* the cuckoo rule: 2b copies of one key fill its buckets; below its capacity the table parks the
+     * next copies in its stash (4 entries), every other key stays found, and with the stash full the
+     * filter is full */
     bk_cuckoo *d = make_cap(10000, 4, 16, 5);
     for (int i = 0; i < 100; i++) assert_int_equal(bk_cuckoo_add_hash(d, h[i]), BK_OK);
     for (int i = 0; i < 8; i++) assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_OK);
     assert_int_equal(bk_cuckoo_count(d, "same", 4), 8);
-    assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_OK); /* stored: one copy is now the victim */
-    assert_int_equal(bk_cuckoo_count(d, "same", 4), 9);
+    bk_cuckoo_info di;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_OK); /* stored: one more copy in the stash */
+        assert_int_equal(bk_cuckoo_count(d, "same", 4), 9 + i);
+        bk_cuckoo_get_info(d, &di);
+        assert_int_equal(di.victims, 1);
+        assert_int_equal(di.full, i == 3);
+    }
     assert_int_equal(bk_cuckoo_add(d, "another", 7), BK_EFULL);
+    assert_int_equal(bk_cuckoo_add(d, "same", 4), BK_EFULL);
     for (int i = 0; i < 100; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
-    /* removing one copy makes room: the victim returns, inserts work again */
+    assert_true(bk_cuckoo_contains(d, "same", 4));
+    /* the stash is saved and loaded with the table */
+    membuf md = encode(d);
+    bk_cuckoo *dd = NULL;
+    assert_int_equal(decode(md.buf, md.len, 5, false, &dd), BK_OK);
+    assert_int_equal(bk_cuckoo_count(dd, "same", 4), 12);
+    membuf md2 = encode(dd);
+    assert_int_equal(md.len, md2.len);
+    assert_memory_equal(md.buf, md2.buf, md.len);
+    /* borrowed and writable: changes of the stash write through to the caller's memory */
+    uint8_t *al = aligned_alloc(64, (md.len + 63) / 64 * 64);
+    memcpy(al, md.buf, md.len);
+    bk_reader rw = { al, md.len, 0, true, true, 5, NULL };
+    void *vw = NULL;
+    assert_int_equal(bk__cuckoo_vtable.decode(&rw, &vw), BK_OK);
+    assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK); /* a stashed copy returns to the table */
+    assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK);
+    assert_int_equal(bk_cuckoo_add(vw, "another", 7), BK_OK);
+    membuf mw = encode(vw);
+    assert_int_equal(mw.len, md.len);
+    assert_memory_equal(mw.buf, al, md.len);
+    free(mw.buf);
+    bk_cuckoo_free(vw);
+    free(al);
+    free(md.buf);
+    free(md2.buf);
+    assert_int_equal(bk_cuckoo_add(dd, "another", 7), BK_EFULL);
+    bk_cuckoo_free(dd);
+    /* removing one copy makes room: a stashed copy returns, inserts work again */
     assert_int_equal(bk_cuckoo_remove(d, "same", 4), BK_OK);
-    assert_int_equal(bk_cuckoo_count(d, "same", 4), 8);
+    assert_int_equal(bk_cuckoo_count(d, "same", 4), 11);
     assert_int_equal(bk_cuckoo_add(d, "another", 7), BK_OK);
+    assert_true(bk_cuckoo_contains(d, "another", 7));
+    /* removing every copy empties the stash */
+    for (int i = 0; i < 11; i++) assert_int_equal(bk_cuckoo_remove(d, "same", 4), BK_OK);
+    assert_int_equal(bk_cuckoo_remove(d, "same", 4), BK_ENOTFOUND);
+    bk_cuckoo_get_info(d, &di);
+    assert_int_equal(di.victims, 0);
+    assert_false(di.full);
+    for (int i = 0; i < 100; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
     free(h);
     bk_cuckoo_free(d);
     bk_cuckoo_free(c);
@@ -1180,6 +1310,7 @@ int main(void)
         cmocka_unit_test(fill_until_full),
         cmocka_unit_test(small_filters_hold_their_capacity),
         cmocka_unit_test(small_filters_every_p),
+        cmocka_unit_test(small_filters_that_need_the_stash),
         cmocka_unit_test(fpr_within_formula),
         cmocka_unit_test(semi_sorted_codes),
         cmocka_unit_test(remove_semantics),

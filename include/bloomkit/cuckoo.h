@@ -9,9 +9,11 @@
  * its own inverse for ANY m (i1 = (H(fp) - i2) mod m), so the table needs no power-of-two size and
  * wastes no memory on rounding. Inserting into two full buckets evicts ("kicks") a resident
  * fingerprint to its other bucket, at most max_kicks times; when the kicks run out, the last evicted
- * fingerprint is kept in a victim slot that queries still check, so a failed insert never loses a key.
- * The filter then reports BK_EFULL for the next insert -- or, with expansion, chains a new table
- * `expansion` times larger (like RedisBloom's EXPANSION); queries and removes check every table.
+ * fingerprint is kept in the table's victim stash (4 entries) that queries still check, so a failed
+ * insert never loses a key. Below its capacity a table keeps taking keys while a stash entry is free;
+ * at or over its capacity a non-empty stash makes it full, and the filter reports BK_EFULL for the
+ * next insert -- or, with expansion, chains a new table `expansion` times larger (like RedisBloom's
+ * EXPANSION); queries and removes check every table. The stash is saved with the table.
  *
  * FPR: a negative query compares its fingerprint with the 2b slots of two buckets, so
  * FPR <= 2 b alpha / (2^f - 1) per table at load factor alpha (summed over the tables of a chain):
@@ -97,11 +99,12 @@ typedef struct bk_cuckoo_options {
  * its keys over few buckets (about one key in m buckets has both choices on the same bucket). With
  * it, b = 4 filters took every key up to their capacity in 968,000 of 968,000 runs (capacities
  * 16..257, 2,000 seeds each, p = 1% and 0.1%; without it 1.1% of them refused a key) and at capacity
- * 200,000,000 (p = 1%); the slack costs 0.4% of the table at 1M keys, 0.03% at 200M. Buckets of 1 or
- * 2 slots are still refused a key below capacity in about 1 of 23,000 small filters (b = 2, 16..257
- * keys): their table can have more keys on a few buckets than those buckets hold, which only a larger
- * stash would absorb. Below its capacity a table whose victim slot is taken gives the victim another
- * walk before it reports BK_EFULL.
+ * 200,000,000 (p = 1%); the slack costs 0.4% of the table at 1M keys, 0.03% at 200M. A table of 2-slot
+ * buckets can have more keys on a few buckets than those buckets hold (about 1 small filter in 23,000,
+ * b = 2, 16..257 keys); below its capacity such a key waits in the stash, so b = 2 and b = 4 filters
+ * took every key up to their capacity in 2,904,000 of 2,904,000 runs (capacities 16..257, 2,000 seeds
+ * each, p = 1%, 0.1% and 0.01%). Below its capacity a table gives its stashed fingerprints another
+ * walk before each insert, and after every remove.
  * Fingerprint bits: opts->fingerprint_bits, or when that is 0 the smallest f in 4..32 (5..16
  * semi-sorted) with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound): the fewest bits per key for p, since the
  * load does not depend on f from 7 bits on. With 4 slots: p = 1% gives f = 10 (bound 0.78%), 0.1%
@@ -135,7 +138,8 @@ BK_API bk_status bk_cuckoo_set_concurrent(bk_cuckoo *f, bool on);
 
 /* Insert one copy of the key's fingerprint (duplicates are stored again, as RedisBloom's CF.ADD).
  * BK_OK: stored (possibly after kicks; if the kicks ran out, another fingerprint went to the victim
- * slot and is still found). BK_EFULL: the victim slot was already taken and the filter may not grow
+ * stash and is still found). BK_EFULL: the table is full (its stash full, or in use at or over its
+ * capacity) and the filter may not grow
  * (no expansion, BK_CUCKOO_MAX_TABLES reached, or the next table would exceed BK_MAX_FILTER_BYTES);
  * nothing changed. BK_ENOMEM: growing failed; nothing changed. BK_EINVAL: f NULL, or key NULL with
  * len > 0. [excl]; [any] if concurrent. */
@@ -250,7 +254,7 @@ typedef struct bk_cuckoo_info {
     uint64_t memory_bytes;      /* bytes of the tables' arrays (the serialized body is a bit larger) */
     uint64_t kicks;             /* evictions done since creation or clear */
     uint32_t tables;            /* tables in the chain (RedisBloom's "Number of filters") */
-    uint32_t victims;           /* tables whose victim slot is taken */
+    uint32_t victims;           /* tables with fingerprints in their victim stash */
     uint32_t bucket_size;
     uint32_t fingerprint_bits;
     uint32_t max_kicks;
@@ -259,7 +263,8 @@ typedef struct bk_cuckoo_info {
     double fpr_target;          /* the p the filter was created for (or the bound of its bits) */
     double fpr_now;             /* expected FPR now: sum over tables of 1 - (1 - 1/(2^f - 1))^(2 b alpha_t) */
     double fpr_full;            /* the same with every table full: the bound 2b/(2^f - 1) per table */
-    bool full;                  /* the next insert may fail: the last table's victim slot is taken */
+    bool full;                  /* the next insert fails or grows the chain: the last table's stash is
+                                   full, or in use at or over its capacity */
     bool concurrent;
     uint64_t seed;
 } bk_cuckoo_info;

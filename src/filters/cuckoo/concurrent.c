@@ -13,18 +13,18 @@
  * counts this library targets, one writer lock costs little next to the memory misses of the kicks.
  *
  * What readers need: a key is lost for a moment only while its fingerprint is "homeless" inside a
- * kick chain -- evicted from bucket i and not yet written into its other bucket i' (or the victim
+ * kick chain -- evicted from bucket i and not yet written into its other bucket i' (or the stash
  * slot). Placing a new fingerprint into a free slot, or removing one, never moves anybody else's
  * fingerprint, so those need no sequence bump. A fingerprint is only ever evicted from one of its two
  * buckets and only ever placed into the other, so the two buckets a homeless fingerprint can belong
  * to are exactly the two buckets its key's queries read. The writer therefore makes the stripes of
  * BOTH of those buckets odd before it overwrites the slot, and makes them even again (release) only
- * after the fingerprint is back in a bucket or in the victim slot.
+ * after the fingerprint is back in a bucket or in the stash.
  *
  * A reader of a key with buckets i1, i2: loads the two stripes' numbers (acquire); if either is odd
- * it waits; it reads both buckets and the victim slot; a hit is returned at once (a hit is never a
+ * it waits; it reads both buckets and the stash; a hit is returned at once (a hit is never a
  * false negative); a miss is returned only if both numbers, loaded again, are unchanged. Ordering:
- * slot and victim words are written with release stores and read with acquire loads; the writer
+ * slot and stash words are written with release stores and read with acquire loads; the writer
  * stores the odd number before the eviction's slot store, so a reader that sees a slot after an
  * eviction also sees the odd number (or a later one) when it loads the stripe again -- that load
  * comes after the acquire loads of the slots, so it cannot be satisfied earlier; and a reader that

@@ -2,7 +2,7 @@
  * a key to its fingerprint and two buckets, and what the files of src/filters/cuckoo/ call in each
  * other. Each file has one job:
  *   table.c       geometry and sizing, creating, cloning and freeing tables and filters, statistics
- *   insert.c      the eviction walk, the victim slot, add / add_if_absent / remove and their batches
+ *   insert.c      the eviction walk, the victim stash, add / add_if_absent / remove and their batches
  *   query.c       contains and count, single and batched
  *   concurrent.c  the lock-free-reader concurrent mode: writer lock, reader stripes, validated reads
  *   chain.c       the expansion chain: bucket refinement, appending and growing tables
@@ -29,7 +29,7 @@
  * multiply-shift. Applying it to i2 gives back i1 for any m, so m needs no rounding; the "mod" is a
  * conditional add of m, since both terms are already in [0, m).
  *
- * Every access to the slot words, the victim words and the counters is a relaxed atomic load or
+ * Every access to the slot words, the stash words and the counters is a relaxed atomic load or
  * store. Those compile to plain moves on mainstream targets and make concurrent mode race-free in
  * the C11 sense (readers never lock); without concurrent mode they cost nothing extra.
  */
@@ -40,6 +40,10 @@
 /* lane_lo of a bucket of 4 lanes of f bits */
 #define CF_LO4(f) (UINT64_C(1) | UINT64_C(1) << (f) | UINT64_C(1) << 2 * (f) | UINT64_C(1) << 3 * (f))
 
+#define CF_STASH 4
+/* Word index of stash entry k in a table header: 24, 40, 48, 56 bytes. */
+#define CF_STASH_WORD(k) ((k) ? (k) + 4 : 3)
+
 typedef struct cf_table {
     uint64_t *words;
     uint64_t nwords;      /* including the spare word, rounded up to whole 64-byte lines */
@@ -47,13 +51,17 @@ typedef struct cf_table {
     uint64_t base;        /* buckets of the chain's first table */
     uint64_t mask;        /* (1 << shift) - 1 */
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
-    uint64_t capacity;
-    uint64_t *items;      /* fingerprints held, victim included (&items_own or inside a mapping) */
-    uint64_t victim;      /* 0, or fp | bucket << 32: a fingerprint that lost its place, still found */
-    uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
-    uint64_t items_own;
     bool owns_words;
     bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
+    uint64_t capacity;
+    uint64_t *items;      /* fingerprints held, stash included (&items_own or inside a mapping) */
+    /* The victim stash: CF_STASH entries, each 0 or fp | bucket << 32, a fingerprint whose eviction
+     * walk ran out of kicks, still found by queries (bucket: one of its two). Entry 0 is the file's
+     * "victim" word, entries 1..3 the table header's words at 40, 48, 56 (docs/FORMAT.md 6.5). See
+     * "The stash" in insert.c for when a table uses more than entry 0. */
+    uint64_t stash[CF_STASH];
+    uint64_t *stash_map;  /* a writable mapping's table header (its stash words kept equal by the writer), or NULL */
+    uint64_t items_own;
 } cf_table;
 
 /* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked
@@ -85,7 +93,7 @@ struct bk_cuckoo {
     uint64_t seed;
     uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     /* The one-key calls' paths for the filter's present state (see "fast paths" in query.c): chosen by
-     * bk__cf_update_solo whenever the table count, concurrent mode or the victim changes. */
+     * bk__cf_update_solo whenever the table count, concurrent mode or the stash's emptiness changes. */
     bool (*has)(const bk_cuckoo *F, uint64_t h);
     bool (*put)(bk_cuckoo *F, uint64_t h); /* a free slot in one of the key's buckets, else false; or NULL */
     double fpr_target;
@@ -102,7 +110,7 @@ struct bk_cuckoo {
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-/* Slot words and victim words: acquire loads and release stores. The reader's validation (see
+/* Slot words and stash words: acquire loads and release stores. The reader's validation (see
  * concurrent.c) needs the stripe stores ordered around the slot stores without standalone fences,
  * which ThreadSanitizer does not model; on x86-64 these are the same plain moves as relaxed ones. */
 #define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -125,7 +133,7 @@ typedef struct cf_params {
 } cf_params;
 
 /* Bytes of a table's word array for `buckets` buckets of `bucket_bits` bits; 0 if too big (the array
- * is over BK_MAX_FILTER_BYTES, or a bucket index would not fit the victim word's 32 bits). */
+ * is over BK_MAX_FILTER_BYTES, or a bucket index would not fit a stash word's 32 bits). */
 BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits);
 /* FPR of one table of `slots` slots holding `items` fingerprints. */
 BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
@@ -405,11 +413,36 @@ BK_INLINE void wunlock(bk_cuckoo *F)
 
 /* ---- query primitives (query.c) ---- */
 
-BK_INLINE bool victim_is(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
+/* Whether stash entry k holds fp for bucket i1 or i2. */
+BK_INLINE bool stash_count_one(const cf_table *T, int k, uint32_t fp, uint64_t i1, uint64_t i2)
 {
-    uint64_t v = atomic ? LDA(&T->victim) : LD(&T->victim);
-    uint64_t vb = v >> 32;
+    uint64_t v = LD(&T->stash[k]), vb = v >> 32;
     return v && (uint32_t)v == fp && (vb == i1 || vb == i2);
+}
+
+/* Stash entries holding fp for buckets i1 or i2 (copies of one key may fill several). */
+BK_INLINE uint32_t stash_count(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
+{
+    uint32_t c = 0;
+    for (int k = 0; k < CF_STASH; k++) {
+        uint64_t v = atomic ? LDA(&T->stash[k]) : LD(&T->stash[k]);
+        uint64_t vb = v >> 32;
+        c += v && (uint32_t)v == fp && (vb == i1 || vb == i2);
+    }
+    return c;
+}
+
+BK_INLINE bool stash_has(const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2, bool atomic)
+{
+    return stash_count(T, fp, i1, i2, atomic) != 0;
+}
+
+/* Entries in use (the writer's view, or a plain one). */
+BK_INLINE uint32_t stash_used(const cf_table *T)
+{
+    uint32_t n = 0;
+    for (int k = 0; k < CF_STASH; k++) n += LD(&T->stash[k]) != 0;
+    return n;
 }
 
 BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
@@ -417,7 +450,7 @@ BK_INLINE bool table_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uin
 {
     /* both buckets read without a branch between them: their loads overlap */
     unsigned hit = (unsigned)bucket_has(F, T, i1, fp, atomic) | (unsigned)bucket_has(F, T, i2, fp, atomic);
-    return hit || victim_is(T, fp, i1, i2, atomic);
+    return hit || stash_has(T, fp, i1, i2, atomic);
 }
 
 
@@ -436,8 +469,7 @@ BK_INLINE bool solo_has(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint
     uint64_t x1 = read_plain(T->words, i1 * F->bucket_bits) ^ pat; /* plain buckets only */
     uint64_t x2 = read_plain(T->words, i2 * F->bucket_bits) ^ pat;
     if (any_zero_lane(F->lane_lo, F->lane_hi, x1, x2)) return true;
-    uint64_t v = LD(&T->victim);
-    return BK_UNLIKELY(v != 0) && victim_is(T, fp, i1, i2, false);
+    return stash_has(T, fp, i1, i2, false);
 }
 
 BK_INLINE uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t fp, uint64_t i1, uint64_t i2,
@@ -445,20 +477,28 @@ BK_INLINE uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t f
 {
     uint64_t c = bucket_count(F, T, i1, fp, atomic);
     if (i2 != i1) c += bucket_count(F, T, i2, fp, atomic);
-    return c + victim_is(T, fp, i1, i2, atomic);
+    return c + stash_count(T, fp, i1, i2, atomic);
 }
 
 /* ---- writers (insert.c) ---- */
 
 
-/* The writer's only way to change a victim: the mapping's copy follows, and so do the one-key
- * paths (the fast ones serve tables without a victim). */
-BK_INLINE void set_victim(bk_cuckoo *F, cf_table *T, uint64_t v)
+/* The writer's only way to change a stash entry: the mapping's copy follows, and so do the one-key
+ * paths (the fast ones serve tables with an empty stash). */
+BK_INLINE void set_stash(bk_cuckoo *F, cf_table *T, int k, uint64_t v)
 {
-    bool was = LD(&T->victim) != 0;
-    STR(&T->victim, v);
-    if (T->victim_map) ST(T->victim_map, v);
-    if (was != (v != 0)) bk__cf_update_solo(F);
+    bool was = stash_used(T) != 0;
+    STR(&T->stash[k], v);
+    if (T->stash_map) ST(&T->stash_map[CF_STASH_WORD(k)], v);
+    if (was != (stash_used(T) != 0)) bk__cf_update_solo(F);
+}
+
+/* A table that takes no more inserts: every stash entry taken, or any taken at or over its capacity
+ * (below its capacity a table parks what a walk could not place; see "The stash" in insert.c). */
+BK_INLINE bool table_full(const cf_table *T)
+{
+    uint32_t n = stash_used(T);
+    return n == CF_STASH || (n && LD(T->items) >= T->capacity);
 }
 
 /* Start loading the second bucket while the first is examined: on large tables the two cache

@@ -7,17 +7,18 @@
  *            u32 flags (bit 0: semi-sorted buckets), u64 inserted, u64 deleted, u64 kicks,
  *            f64 fpr_target   (56 bytes)
  * zero padding to 64; then for each table of the chain, oldest first:
- *   u64 buckets, u64 capacity, u64 items, u64 victim (0 or fp | bucket << 32), u64 array bytes,
- *   zero padding to 64, then the bucket array: little-endian u64 words, bucket i at bit i * B
+ *   u64 buckets, u64 capacity, u64 items, u64 stash[0] (the victim: 0 or fp | bucket << 32), u64 array
+ *   bytes, u64 stash[1], stash[2], stash[3] (zero in files written before the stash had more than one
+ *   entry: they were zero padding), then the bucket array: little-endian u64 words, bucket i at bit i * B
  *   (B = b * f, slot j of it at bit i * B + j * f; semi-sorted: B = 4 f - 4, see cuckoo_impl.h),
  *   (buckets * B / 64 rounded up, plus one spare word) rounded up to 64 bytes; bits past the
  *   last bucket are zero.
  * Invariants checked on decode: every parameter in range; table t+1 has `expansion` times the
- * buckets and capacity of table t; the array length matches the buckets; items = used slots + (victim
- * != 0); inserted - deleted = sum of items. */
+ * buckets and capacity of table t; the array length matches the buckets; items = used slots + stash
+ * entries in use; every stash entry 0 or a fingerprint in range with a bucket of the table;
+ * inserted - deleted = sum of items. */
 #define CF_HDR_COUNTERS 24 /* inserted, deleted, kicks: the order of CTR_* */
 #define CF_TAB_ITEMS 16
-#define CF_TAB_VICTIM 24
 #define CF_FLAG_SEMI 1u
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -35,7 +36,9 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
-            (s = bk__w_u64(w, LD(&T->victim))) || (s = bk__w_u64(w, T->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+            (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, T->nwords * 8)) ||
+            (s = bk__w_u64(w, LD(&T->stash[1]))) || (s = bk__w_u64(w, LD(&T->stash[2]))) ||
+            (s = bk__w_u64(w, LD(&T->stash[3]))) || (s = bk__w_align(w, 64)) ||
             (s = bk__w_u64_array(w, T->words, (size_t)T->nwords)))
             return s;
     }
@@ -123,10 +126,11 @@ static bk_status v_decode(bk_reader *r, void **out)
     uint64_t base = 0, prev_cap = 0, total_items = 0;
     uint32_t exp_shift = expansion ? (uint32_t)__builtin_ctz(expansion) : 0;
     for (uint32_t t = 0; t < ntables; t++) {
-        uint64_t buckets, cap, items, victim, bytes;
+        uint64_t buckets, cap, items, stash[CF_STASH], bytes;
         size_t tstart = r->off;
         if ((s = bk__r_u64(r, &buckets)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &items)) ||
-            (s = bk__r_u64(r, &victim)) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
+            (s = bk__r_u64(r, &stash[0])) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_u64(r, &stash[1])) ||
+            (s = bk__r_u64(r, &stash[2])) || (s = bk__r_u64(r, &stash[3])) || (s = bk__r_align(r, 64)))
             goto fail;
         s = BK_ECORRUPT;
         uint64_t want_c;
@@ -136,10 +140,13 @@ static bk_status v_decode(bk_reader *r, void **out)
                       bk__mul_overflow(prev_cap, expansion, &want_c) || cap != want_c))
             goto fail;
         uint64_t tb = bk__cf_table_bytes(buckets, F->bucket_bits);
-        if (tb == 0 || bytes != tb || cap == 0 || items > buckets * b + 1) goto fail;
-        if (victim) {
-            uint64_t vfp = victim & 0xffffffff;
-            if (vfp == 0 || vfp > F->fp_range || (victim >> 32) >= buckets) goto fail;
+        if (tb == 0 || bytes != tb || cap == 0 || items > buckets * b + CF_STASH) goto fail;
+        uint64_t stashed = 0;
+        for (int k = 0; k < CF_STASH; k++) {
+            if (!stash[k]) continue;
+            uint64_t vfp = stash[k] & 0xffffffff;
+            if (vfp == 0 || vfp > F->fp_range || (stash[k] >> 32) >= buckets) goto fail;
+            stashed++;
         }
         if (bytes > r->len - r->off) {
             s = BK_ETRUNCATED;
@@ -157,10 +164,10 @@ static bk_status v_decode(bk_reader *r, void **out)
             goto fail;
         }
         T->items_own = items;
-        T->victim = victim;
+        for (int k = 0; k < CF_STASH; k++) T->stash[k] = stash[k];
         if (r->borrow && r->writable) {
             T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS);
-            T->victim_map = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
+            T->stash_map = (uint64_t *)(uintptr_t)(r->base + tstart);
         }
         if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
             bk__cf_table_free(T);
@@ -169,7 +176,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         s = BK_ECORRUPT;
         uint64_t used = F->semi ? count_used_semi(F, T->words, buckets) : count_used(f, T->words, buckets * b);
         if (!tail_is_zero(T->words, T->nwords, buckets * F->bucket_bits) || used == UINT64_MAX ||
-            used + (victim != 0) != items)
+            used + stashed != items)
             goto fail;
         total_items += items;
         prev_cap = cap;

@@ -1,4 +1,4 @@
-/* Cuckoo filter: writers. The eviction walk with its victim slot, add, add_if_absent, remove and their
+/* Cuckoo filter: writers. The eviction walk with its victim stash, add, add_if_absent, remove and their
  * batches. */
 #include "cuckoo_impl.h"
 
@@ -15,20 +15,20 @@ BK_INLINE uint64_t rng_next(bk_cuckoo *F)
 
 
 
-/*
- * Random-walk eviction starting at `bucket`, carrying `cur`. When cur_is_victim, cur is T's victim,
- * which stays in the victim slot until it is written into the table. Always stores everything: if
- * the kicks run out, the fingerprint left over becomes T's victim (the caller checked it was free,
- * or is moving it). In concurrent mode the stripes of both buckets of the fingerprint being carried
- * are odd from the moment it is evicted until it is stored again: that order is what the readers'
- * validation in concurrent.c relies on.
- */
+/* A walk's leftover into the lowest free stash entry (there is one: see kick_walk). */
+static void park(bk_cuckoo *F, cf_table *T, uint64_t v)
+{
+    int k = 0;
+    while (k < CF_STASH - 1 && LD(&T->stash[k])) k++;
+    set_stash(F, T, k, v);
+}
+
 /* kick_walk for one plain table of one-group buckets without concurrent mode (the fast paths' state,
- * victim or not): the same walk -- the same random slots, the same skipping of copies, the same
+ * stash or not): the same walk -- the same random slots, the same skipping of copies, the same
  * placements, so the same bytes -- on whole bucket words: one read of the bucket, the evicted
  * fingerprint shifted out of it, the new one written with one read-modify-write of the 8 bytes that
  * hold the bucket, and the free-slot test of the next bucket by the SWAR zero-lane test. */
-static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, bool cur_is_victim)
+static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, int from)
 {
     const uint32_t b = F->b, f = F->f;
     const uint64_t range = F->fp_range, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi, m = T->buckets;
@@ -52,7 +52,7 @@ static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bu
         unsigned at = sh + j * f;
         w = (w & ~(range << at)) | (uint64_t)cur << at;
         memcpy(base + (pos >> 3), &w, 8);
-        if (n == 0 && cur_is_victim) set_victim(F, T, 0);
+        if (n == 0 && from >= 0) set_stash(F, T, from, 0);
         kicks++;
         cur = old;
         bucket = alt;
@@ -68,14 +68,22 @@ static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bu
             break;
         }
     }
-    if (cur) set_victim(F, T, (uint64_t)cur | bucket << 32);
+    if (cur) park(F, T, (uint64_t)cur | bucket << 32);
     ST(&F->ctr[CTR_KICKS], LD(&F->ctr[CTR_KICKS]) + kicks);
 }
 
-static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, bool cur_is_victim)
+/*
+ * Random-walk eviction starting at `bucket`, carrying `cur`. When from >= 0, cur is T's stash entry
+ * `from`, which stays there until cur is written into the table. Always stores everything: if the
+ * kicks run out, the fingerprint left over goes to the lowest free stash entry (the caller checked
+ * that one is free, or is moving one out of it). In concurrent mode the stripes of both buckets of
+ * the fingerprint being carried are odd from the moment it is evicted until it is stored again: that
+ * order is what the readers' validation in concurrent.c relies on.
+ */
+static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, int from)
 {
     if (!F->stripes && !F->semi && F->groups == 1 && T->shift == 0) {
-        kick_walk_plain(F, T, cur, bucket, cur_is_victim);
+        kick_walk_plain(F, T, cur, bucket, from);
         return;
     }
     const uint64_t none = UINT64_MAX;
@@ -100,7 +108,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             bk__cf_seq_open(F, alt);
         }
         slot_set(F, T, bucket, j, cur);
-        if (n == 0 && cur_is_victim) set_victim(F, T, 0);
+        if (n == 0 && from >= 0) set_stash(F, T, from, 0);
         if (F->stripes) {
             /* cur is in a bucket again: its protection can end, unless shared with old's */
             uint64_t sa = bucket & (CF_STRIPES - 1), sb = alt & (CF_STRIPES - 1);
@@ -117,7 +125,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             break;
         }
     }
-    if (cur) set_victim(F, T, (uint64_t)cur | bucket << 32);
+    if (cur) park(F, T, (uint64_t)cur | bucket << 32);
     if (F->stripes && pa != none) {
         bk__cf_seq_close(F, pa);
         bk__cf_seq_close(F, pb);
@@ -130,25 +138,39 @@ static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
     uint64_t i2 = alt_t(T, i1, fp);
     prefetch_bucket(F, T, i2);
     if (!try_put(F, T, i1, fp) && !try_put(F, T, i2, fp))
-        kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
+        kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, -1);
     ST(T->items, LD(T->items) + 1);
 }
 
 
-/* Give T's victim another walk (writer only): it goes back into a bucket unless its kicks run out
- * again, and then some fingerprint (perhaps another) is the victim. */
-static void victim_rewalk(bk_cuckoo *F, cf_table *T)
+/*
+ * The stash. A walk that runs out of kicks leaves one fingerprint over, which goes to the table's
+ * stash (CF_STASH entries) instead of being refused; queries check the stash after the two buckets.
+ * Rules:
+ *   - below its capacity a table never refuses an insert while a stash entry is free: it first gives
+ *     every stashed fingerprint another walk (a fresh random walk from its bucket; it goes back into
+ *     the table unless its kicks run out again), then inserts, parking a new leftover if need be;
+ *   - at or over its capacity a non-empty stash makes the table full (as a taken victim slot did
+ *     before the stash had more than one entry): the next insert grows the chain or is refused with
+ *     BK_EFULL;
+ *   - every remove that frees a slot gives the stashed fingerprints another walk.
+ * A table that never needs more than entry 0 behaves and saves exactly as before the stash. The
+ * stash is part of the file (entry 0 the table header's victim word, entries 1..3 its words at 40, 48
+ * and 56, zero in files that never used them).
+ */
+static void stash_rewalk(bk_cuckoo *F, cf_table *T)
 {
-    uint64_t v = LD(&T->victim);
-    if (!v) return;
-    uint32_t vfp = (uint32_t)v;
-    uint64_t vb = v >> 32, va = alt_t(T, vb, vfp);
-    if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
-        set_victim(F, T, 0); /* the copy is in the table before the victim slot is emptied */
-    else
-        kick_walk(F, T, vfp, vb, true);
+    for (int k = 0; k < CF_STASH; k++) {
+        uint64_t v = LD(&T->stash[k]);
+        if (!v) continue;
+        uint32_t vfp = (uint32_t)v;
+        uint64_t vb = v >> 32, va = alt_t(T, vb, vfp);
+        if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
+            set_stash(F, T, k, 0); /* the copy is in the table before the stash entry is emptied */
+        else
+            kick_walk(F, T, vfp, vb, k); /* a leftover goes to entry k or a lower free one */
+    }
 }
-
 
 static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 {
@@ -162,10 +184,9 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
         ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
         return BK_OK;
     }
-    /* Below its capacity a table does not give up after one unlucky walk: the victim walks again
-     * (a fresh random walk from its bucket) before the table counts as full. */
-    if (LD(&T->victim) && LD(T->items) < T->capacity) victim_rewalk(F, T);
-    if (LD(&T->victim)) {
+    /* Below its capacity a table does not give up after unlucky walks: see "The stash". */
+    if (stash_used(T) && LD(T->items) < T->capacity) stash_rewalk(F, T);
+    if (table_full(T)) {
         bk_status s = bk__cf_grow(F);
         if (s != BK_OK) return s;
         T = F->vec->t[F->ntables - 1];
@@ -176,8 +197,8 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
 }
 
 /* ---- the fast insert ----
- * In the state the fast query serves (one table, no concurrent mode, plain one-group buckets, no
- * victim: see query.c), an insert that finds a free slot in one of its buckets is: hash, read the
+ * In the state the fast query serves (one table, no concurrent mode, plain one-group buckets, an
+ * empty stash: see query.c), an insert that finds a free slot in one of its buckets is: hash, read the
  * first bucket, its free lanes by the exact SWAR zero-lane test, the lowest one isolated (z & -z) and
  * the fingerprint ORed into it with one unaligned read-modify-write of the 8 bytes that hold the
  * bucket; the second bucket only when the first is full. The same slot the general path takes (the
@@ -233,21 +254,21 @@ static bool (*const put4[17])(bk_cuckoo *, uint64_t) = {
 BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t)
 {
     const cf_table *T = F->solo;
-    if (!T || F->groups != 1 || F->semi || LD(&T->victim)) return NULL;
+    if (!T || F->groups != 1 || F->semi || stash_used(T)) return NULL;
     if (F->b == 4 && F->f <= 16) return put4[F->f];
     return put_any;
 }
 
 /* ---- insert (public) ---- */
 
-/* After F->put found both buckets full: what add_locked does in that state (one table, no victim, no
+/* After F->put found both buckets full: what add_locked does in that state (one table, empty stash, no
  * concurrent mode), without searching the two buckets again. */
 static bk_status add_evict(bk_cuckoo *F, uint64_t h)
 {
     cf_table *T = F->vec->t[0];
     uint32_t fp = fp_of(F, h);
     uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
-    kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
+    kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, -1);
     ST(T->items, LD(T->items) + 1);
     ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
     return BK_OK;
@@ -310,14 +331,15 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     }
     if (j >= 0) {
         slot_set(F, T, bucket, (uint32_t)j, 0);
-    } else if (victim_is(T, fp, i1, i2, false)) {
-        set_victim(F, T, 0);
     } else {
-        return false;
+        int k = 0;
+        while (k < CF_STASH && !stash_count_one(T, k, fp, i1, i2)) k++;
+        if (k == CF_STASH) return false;
+        set_stash(F, T, k, 0);
     }
     ST(T->items, LD(T->items) - 1);
-    /* A slot is free again: give the victim another walk, so the table can accept inserts. */
-    victim_rewalk(F, T);
+    /* A slot is free again: give the stash another walk, so the table can accept inserts. */
+    stash_rewalk(F, T);
     return true;
 }
 

@@ -18,7 +18,7 @@ __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint6
 
 
 /* Every state the fast paths below do not serve: a chain, concurrent mode, semi-sorted buckets, buckets
- * of more than one group, a victim. */
+ * of more than one group, a non-empty stash. */
 static bool contains_slow(const bk_cuckoo *F, uint64_t h)
 {
     const cf_table *T = F->solo;
@@ -32,7 +32,7 @@ static bool contains_slow(const bk_cuckoo *F, uint64_t h)
 
 /*
  * Fast paths. The common state -- one table, no concurrent mode, plain buckets read in one group, no
- * victim -- has a query with nothing left to decide: hash to a fingerprint and two buckets, two
+ * stash -- has a query with nothing left to decide: hash to a fingerprint and two buckets, two
  * independent loads, the SWAR zero-lane test on both (no popcount, no loop, no branch between the
  * buckets). It is instantiated with the geometry as constants for b = 4 and every f of 4 to 16 (the
  * bucket's bit offset, the lane masks and the fingerprint range fold into the instructions), and once
@@ -71,7 +71,7 @@ static bool (*const has4[17])(const bk_cuckoo *, uint64_t) = {
 BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t)
 {
     const cf_table *T = F->solo;
-    if (!T || F->groups != 1 || F->semi || LD(&T->victim)) return contains_slow;
+    if (!T || F->groups != 1 || F->semi || stash_used(T)) return contains_slow;
     if (F->b == 4 && F->f <= 16) return has4[F->f];
     return has_any;
 }
@@ -120,8 +120,8 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
         const cf_table *T = F->solo;
-        if (T && F->groups == 1 && !LD(&T->victim)) {
-            /* the common case: one table, no concurrent writers, one group per bucket, no victim:
+        if (T && F->groups == 1 && !stash_used(T)) {
+            /* the common case: one table, no concurrent writers, one group per bucket, empty stash:
              * place and prefetch all, then probe. Loop invariants in locals: the stores to
              * results (bytes) could alias F's fields for the compiler. */
             const uint8_t *base = (const uint8_t *)T->words;
@@ -158,7 +158,7 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
             continue;
         }
         if (T) {
-            /* one table with two groups per bucket, or a victim */
+            /* one table with two groups per bucket, or a stash */
             uint64_t i1[CF_BATCH], i2[CF_BATCH];
             uint32_t fp[CF_BATCH];
             for (size_t j = i; j < e; j++) {

@@ -326,7 +326,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
         if ((s = bk__cf_table_new(T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
-        U->victim = LD(&T->victim);
+        for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
         if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
@@ -350,7 +350,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
         cf_table *T = F->vec->t[t];
         for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
         ST(T->items, 0);
-        set_victim(F, T, 0);
+        for (int k = 0; k < CF_STASH; k++) set_stash(F, T, k, 0);
     }
     for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
     wunlock(F);
@@ -368,10 +368,10 @@ void bk_cuckoo_get_info(const bk_cuckoo *F, bk_cuckoo_info *out)
         out->items += items;
         out->buckets += T->buckets;
         out->memory_bytes += T->nwords * 8;
-        out->victims += LD(&T->victim) != 0;
+        out->victims += stash_used(T) != 0;
         out->fpr_now += bk__cf_table_fpr(F->b, F->f, items, T->buckets * F->b);
         out->fpr_full += bk__cf_table_fpr(F->b, F->f, 1, 1);
-        if (t == n - 1) out->full = LD(&T->victim) != 0;
+        if (t == n - 1) out->full = table_full(T);
     }
     out->first_buckets = v->t[0]->buckets;
     out->slots = out->buckets * F->b;
