@@ -92,6 +92,7 @@ typedef struct bk_scalable bk_scalable;
 
 typedef struct bk_scalable_options {
     size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16; 0 means 2 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */

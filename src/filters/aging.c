@@ -57,6 +57,7 @@ struct bk_aging {
     uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
     bk_aging_clock clock;
     void *clock_ctx;
+    bk_allocator allocator; /* everything this filter owns is allocated with it */
 };
 
 static const aging_ops *path_for_cpu(void);
@@ -244,10 +245,12 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
     return BK_OK;
 }
 
-static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
+static bk_status alloc_aging(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
 {
-    bk_aging *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_aging *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->allocator = al;
     f->g = g;
     f->blocks = blocks;
     f->nwords = blocks * g * 4;
@@ -255,8 +258,8 @@ static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_agi
     /* A bucket of the default g = 4 is two cache lines: aligned to 128 bytes they are the pair the
      * CPU's adjacent-line prefetcher fetches together, so a one-key query's two misses overlap. */
     if (own_words) {
-        if (!(f->alloc = bk__calloc_aligned((size_t)f->nwords * 8 + 64))) {
-            bk__free(f);
+        if (!(f->alloc = bk__calloc_aligned(&f->allocator, (size_t)f->nwords * 8 + 64))) {
+            bk__free(&f->allocator, f);
             return BK_ENOMEM;
         }
         f->words = (uint64_t *)(void *)(((uintptr_t)f->alloc + 127) & ~(uintptr_t)127);
@@ -281,7 +284,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
-    if ((s = alloc_aging(geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
+    if ((s = alloc_aging(o->allocator, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->mode = mode;
     f->seed = o ? o->seed : 0;
     f->window = window;
@@ -320,8 +323,8 @@ bk_status bk_aging_new_time(uint64_t window_ms, uint64_t capacity, double p, con
 void bk_aging_free(bk_aging *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->alloc);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->allocator, f->alloc);
+    bk__free(&f->allocator, f);
 }
 
 bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
@@ -330,7 +333,7 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = alloc_aging(f->g, f->blocks, true, &c);
+    bk_status s = alloc_aging(&f->allocator, f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
     void *alloc = c->alloc;
@@ -778,7 +781,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_aging *f;
-    if ((s = alloc_aging(g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if ((s = alloc_aging(&r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else
@@ -811,6 +814,8 @@ static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); 
 static void v_clear(void *f) { bk_aging_clear(f); }
 static void v_destroy(void *f) { bk_aging_free(f); }
 
+static const bk_allocator *v_allocator(const void *f) { return &((const bk_aging *)f)->allocator; }
+
 BK_HIDDEN const bk_vtable bk__aging_vtable = {
     .type = BK_TYPE_AGING,
     .add_hash = v_add_hash,
@@ -828,4 +833,5 @@ BK_HIDDEN const bk_vtable bk__aging_vtable = {
     .add_hash_atomic = NULL,
     .add_hashes_atomic = NULL,
     .set_count = NULL,
+    .allocator = v_allocator,
 };

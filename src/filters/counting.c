@@ -18,6 +18,7 @@ struct bk_counting {
     uint64_t count_own;
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
     bool owns_words;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 /* ---- probes: the classic filter's standard layout (and probe scheme) over m counters ---- */
@@ -46,17 +47,19 @@ static uint64_t counter_bytes(uint64_t m, uint32_t bits)
     return bk__bits_to_bytes64(m * bits);
 }
 
-static bk_status alloc_filter(uint64_t m, uint32_t k, uint32_t bits, uint64_t seed, uint64_t capacity,
+static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uint32_t bits, uint64_t seed, uint64_t capacity,
                               double fpr_target, bool alloc_words, bk_counting **out)
 {
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_counting *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_counting *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     if (alloc_words) {
-        f->words = bk__calloc_aligned((size_t)bytes);
+        f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
         if (!f->words) {
-            bk__free(f);
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -102,7 +105,7 @@ bk_status bk_counting_new(uint64_t n, double p, const bk_counting_options *opts,
     bk_geometry g;
     bk_status s = bk_counting_size(n, p, o.counter_bits, &g, NULL);
     if (s != BK_OK) return s;
-    return alloc_filter(g.m, g.k, o.counter_bits, o.seed, n, p, true, out);
+    return alloc_filter(o.allocator, g.m, g.k, o.counter_bits, o.seed, n, p, true, out);
 }
 
 bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const bk_counting_options *opts,
@@ -121,14 +124,14 @@ bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, con
         cap = (uint64_t)((double)m * 0.69314718055994530942 / k);
         if (cap == 0) cap = 1;
     }
-    return alloc_filter(m, k, o.counter_bits, o.seed, cap, bk_bloom_fpr_exact(m, cap, k), true, out);
+    return alloc_filter(o.allocator, m, k, o.counter_bits, o.seed, cap, bk_bloom_fpr_exact(m, cap, k), true, out);
 }
 
 void bk_counting_free(bk_counting *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->words);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
@@ -136,7 +139,7 @@ bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(&f->alloc, f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
     (*out)->count_own = bk_counting_count(f);
@@ -495,7 +498,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         }
     }
     bk_counting *f;
-    s = alloc_filter(m, k, bits, r->seed, cap, fpr, !r->borrow, &f);
+    s = alloc_filter(&r->alloc, m, k, bits, r->seed, cap, fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow) {
         f->words = (uint64_t *)(uintptr_t)data;
@@ -523,6 +526,8 @@ static bk_status v_merge(void *d, const void *s) { return bk_counting_union(d, s
 static void v_clear(void *f) { bk_counting_clear(f); }
 static void v_destroy(void *f) { bk_counting_free(f); }
 
+static const bk_allocator *v_allocator(const void *f) { return &((const bk_counting *)f)->alloc; }
+
 BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .type = BK_TYPE_COUNTING,
     .add_hash = v_add_hash,
@@ -539,4 +544,5 @@ BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = NULL,
+    .allocator = v_allocator,
 };

@@ -93,7 +93,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) || cap == 0)
         return BK_ECORRUPT;
     bk_quotient *f;
-    if ((s = bk__qf_alloc(qb, rb, ml, r->seed, !r->borrow, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if ((s = bk__qf_alloc(&r->alloc, qb, rb, ml, r->seed, !r->borrow, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     if (bytes != f->nwords * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
@@ -147,6 +147,8 @@ static bk_status v_merge(void *d, const void *s)
 static void v_clear(void *f) { bk_quotient_clear(f); }
 static void v_destroy(void *f) { bk_quotient_free(f); }
 
+static const bk_allocator *v_allocator(const void *f) { return &((const bk_quotient *)f)->alloc; }
+
 BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .type = BK_TYPE_QUOTIENT,
     .add_hash = v_add_hash,
@@ -161,6 +163,7 @@ BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .allocator = v_allocator,
 };
 
 /* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */

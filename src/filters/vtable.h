@@ -32,6 +32,8 @@ typedef struct bk_vtable {
     bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
     /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
     void (*set_count)(void *f, uint64_t n);
+    /* The allocator the filter keeps (its options' or its load's): bk_filter_wrap's handle uses it. */
+    const bk_allocator *(*allocator)(const void *f);
 } bk_vtable;
 
 /* The tables, one per type source file. */

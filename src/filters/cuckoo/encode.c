@@ -113,7 +113,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         ((flags & CF_FLAG_SEMI) && !valid_semi(b, f)) ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
-    cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0 };
+    cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0, &r->alloc };
     bk_cuckoo *F;
     if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
     F->ctr_own[CTR_INSERTED] = inserted;
@@ -148,12 +148,12 @@ static bk_status v_decode(bk_reader *r, void **out)
         const uint8_t *data = NULL;
         if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
         cf_table *T;
-        if ((s = bk__cf_table_new(base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
+        if ((s = bk__cf_table_new(&F->alloc, base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
         if (r->borrow) {
             T->words = (uint64_t *)(uintptr_t)data;
         } else if ((s = bk__r_take_into(r, T->words, (size_t)bytes)) != BK_OK) {
             /* copying: straight from the body into the table (a pulled body never sits in memory whole) */
-            bk__cf_table_free(T);
+            bk__cf_table_free(&F->alloc, T);
             goto fail;
         }
         T->items_own = items;
@@ -163,7 +163,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             T->victim_map = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_VICTIM);
         }
         if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
-            bk__cf_table_free(T);
+            bk__cf_table_free(&F->alloc, T);
             goto fail;
         }
         s = BK_ECORRUPT;
@@ -208,6 +208,8 @@ static void v_stats(const void *f, bk_stats *s) { bk_cuckoo_stats(f, s); }
 static void v_clear(void *f) { bk_cuckoo_clear(f); }
 static void v_destroy(void *f) { bk_cuckoo_free(f); }
 
+static const bk_allocator *v_allocator(const void *f) { return &((const bk_cuckoo *)f)->alloc; }
+
 BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .type = BK_TYPE_CUCKOO,
     .add_hash = v_add_hash,
@@ -222,6 +224,7 @@ BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .encode = v_encode,
     .decode = v_decode,
     .destroy = v_destroy,
+    .allocator = v_allocator,
 };
 
 /* For tests: where hash h lives in table t (fingerprint and both buckets). */
