@@ -160,15 +160,12 @@ bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n)
 
 bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     if (!f->add_one) return BK_ENOTSUP;
     uint64_t seed = f->vt->seed(f->obj), h[BK_CHUNK];
-    for (size_t i = 0; i < n; i += BK_CHUNK) {
-        size_t e = i + BK_CHUNK < n ? i + BK_CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], seed);
-        bk_status s = bk_filter_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_CHUNK, keys, lens, i, n, seed);
+        bk_status s = bk_filter_add_hashes(f, h, c);
         if (s != BK_OK) return s;
     }
     return BK_OK;
@@ -184,10 +181,9 @@ size_t bk_filter_contains_many(const bk_filter *f, const void *const *keys, cons
 {
     uint64_t seed = f->vt->seed(f->obj), h[BK_CHUNK];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_CHUNK) {
-        size_t e = i + BK_CHUNK < n ? i + BK_CHUNK : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], seed);
-        present += f->vt->contains_hashes(f->obj, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_CHUNK, keys, lens, i, n, seed);
+        present += f->vt->contains_hashes(f->obj, h, c, results ? results + i : NULL);
     }
     return present;
 }

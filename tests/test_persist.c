@@ -827,6 +827,81 @@ static void allocator_sees_everything(void **state)
     bk_set_allocator(NULL);
 }
 
+/* A damaged file may claim any size in its body's fields, but loading it must never allocate more than
+ * the file could carry: every declared size is checked against the input before memory is taken for
+ * it. The allocator refuses any block over twice the file's length plus 1 MiB, so a loader that
+ * allocates from an unchecked field returns BK_ENOMEM here (and a fuzzer's allocation limit trips). */
+static size_t g_cap;
+static bool g_refused;
+static void *cap_malloc(void *o, size_t n)
+{
+    (void)o;
+    if (n > g_cap) {
+        g_refused = true;
+        return NULL;
+    }
+    return malloc(n);
+}
+static void *cap_calloc(void *o, size_t c, size_t n)
+{
+    (void)o;
+    if (n && c > g_cap / n) {
+        g_refused = true;
+        return NULL;
+    }
+    return calloc(c, n);
+}
+static void cap_free(void *o, void *p) { (void)o; free(p); }
+
+static void damaged_sizes_allocate_nothing_large(void **state)
+{
+    (void)state;
+    static const uint64_t big[] = { 24, 31, 48, UINT64_C(1) << 20, UINT64_C(1) << 24, UINT64_C(0x7fffffff),
+                                    UINT64_C(0xffffffff), UINT64_C(1) << 31,
+                                    UINT64_C(1) << 40, UINT64_C(1) << 62 };
+    bk_allocator al = { cap_malloc, cap_calloc, cap_free, NULL };
+    for (size_t t = 0; t < TF_NFACTORIES; t++) {
+        bk_filter *f = make(&tf_factories[t], 2000, 500, 7);
+        void *buf;
+        size_t len;
+        assert_int_equal(bk_filter_save_alloc(f, &buf, &len), BK_OK);
+        bk_filter_free(f);
+        uint8_t *b = malloc(len);
+        assert_non_null(b);
+        uint32_t hs = get32((const uint8_t *)buf + 24);
+        size_t tried = 0;
+        bk_set_allocator(&al);
+        g_cap = 2 * len + ((size_t)1 << 20);
+        /* every 4-byte field of the body's parameter block, as a 32-bit and as a 64-bit value */
+        for (size_t off = hs; off + 8 <= len && off < (size_t)hs + 128; off += 4) {
+            for (size_t v = 0; v < sizeof big / sizeof big[0]; v++) {
+                for (int wide = 0; wide < 2; wide++) {
+                    memcpy(b, buf, len);
+                    if (wide) put64(b + off, big[v]);
+                    else put32(b + off, (uint32_t)big[v]);
+                    fix_sums(b, len);
+                    g_refused = false;
+                    bk_filter *g = NULL;
+                    bk_status s = bk_filter_load_buffer(b, len, 0, &g);
+                    if (g_refused || s == BK_ENOMEM) {
+                        bk_set_allocator(NULL);
+                        fail_msg("%s: body offset %zu set to %#llx (%s): the loader asked for more than "
+                                 "the file could carry (%s)",
+                                 tf_factories[t].name, off - hs, (unsigned long long)big[v],
+                                 wide ? "u64" : "u32", bk_strerror(s));
+                    }
+                    bk_filter_free(g);
+                    tried++;
+                }
+            }
+        }
+        bk_set_allocator(NULL);
+        assert_true(tried > 0);
+        free(b);
+        bk_filter_buffer_free(buf);
+    }
+}
+
 /* ---- shared writable mappings ---- */
 
 static int wait_child(pid_t pid)
@@ -1148,6 +1223,7 @@ int main(void)
         cmocka_unit_test(bloom_body_inconsistent),
         cmocka_unit_test(handle_dispatch),
         cmocka_unit_test(allocator_sees_everything),
+        cmocka_unit_test(damaged_sizes_allocate_nothing_large),
         cmocka_unit_test(shared_two_processes),
         cmocka_unit_test(shared_stale_flag_lifecycle),
         cmocka_unit_test(save_failure_keeps_old_file),

@@ -67,6 +67,14 @@ BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(const bk_allocator *a, void *p);
+/* Zeroed, 64-byte aligned, for a filter's own array: as bk__calloc_aligned, except that an array of at
+ * most BK__LINES_PLAIN_MAX bytes, a multiple of 64, whose allocator block comes 64-byte aligned as it
+ * is (jemalloc's size classes that are multiples of 64 do) is used as it is, without the line of
+ * overhead (a small filter's 128-byte array takes a 128-byte block instead of 192). *plain says which
+ * kind it is; free with bk__free_lines(a, p, *plain). */
+#define BK__LINES_PLAIN_MAX ((size_t)4096)
+BK_HIDDEN void *bk__calloc_lines(const bk_allocator *a, size_t size, bool *plain);
+BK_HIDDEN void bk__free_lines(const bk_allocator *a, void *p, bool plain);
 
 /* ---- hashing ----
  * Every key is hashed once with XXH3-64 and the filter's seed. bk__hash_u64 is XXH3-64 of the key's 8
@@ -120,6 +128,31 @@ BK_INLINE uint64_t bk__hash_with_flip(const void *key, size_t len, uint64_t seed
         return bk__hash_u64_keyed(k, flip);
     }
     return bk__hash(key, len, seed);
+}
+
+/* ---- the batch helper of the byte-key batch forms (*_many) ----
+ * Every *_many call hashes its keys a chunk at a time into a stack array and hands each chunk to the
+ * type's *_hashes form (which prefetches and probes), so hashing stays out of the probe loop and no
+ * call allocates. bk__keys_valid is the one check of a batch of byte keys (arrays present when n > 0,
+ * a NULL key only with length 0); bk__hash_chunk hashes keys [i, min(i + cap, n)) into h[0..] and
+ * returns how many it hashed:
+ *     for (size_t i = 0, c = 0; i < n; i += c) {
+ *         c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, seed);   (uint64_t h[CHUNK])
+ *         ... the *_hashes form on h[0..c), results + i ...
+ *     } */
+BK_INLINE bool bk__keys_valid(const void *const *keys, const size_t *lens, size_t n)
+{
+    if (n && (!keys || !lens)) return false;
+    for (size_t j = 0; j < n; j++)
+        if (!keys[j] && lens[j]) return false;
+    return true;
+}
+BK_INLINE size_t bk__hash_chunk(uint64_t *h, size_t cap, const void *const *keys, const size_t *lens, size_t i,
+                                size_t n, uint64_t seed)
+{
+    size_t c = n - i < cap ? n - i : cap;
+    for (size_t j = 0; j < c; j++) h[j] = bk__hash(keys[i + j], lens[i + j], seed);
+    return c;
 }
 
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):

@@ -207,6 +207,28 @@ void bk__free_aligned(const bk_allocator *a, void *p)
     }
 }
 
+void *bk__calloc_lines(const bk_allocator *a, size_t size, bool *plain)
+{
+    *plain = false;
+    if (size && size <= BK__LINES_PLAIN_MAX && size % 64 == 0) {
+        void *p = bk__calloc(a, 1, size);
+        if (p && ((uintptr_t)p & 63) == 0) {
+            *plain = true;
+            return p;
+        }
+        bk__free(a, p); /* not aligned (glibc's blocks are 16-byte aligned): the general way */
+    }
+    return bk__calloc_aligned(a, size);
+}
+
+void bk__free_lines(const bk_allocator *a, void *p, bool plain)
+{
+    if (plain)
+        bk__free(a, p);
+    else
+        bk__free_aligned(a, p);
+}
+
 bk__stripes *bk__stripes_get(const bk_allocator *a, bk__stripes **slot)
 {
     bk__stripes *s = bk__calloc_aligned(a, sizeof *s), *expected = NULL;

@@ -156,19 +156,43 @@ bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t h)
     return BK_OK;
 }
 
+/* The byte calls: an 8-byte key hashes to the same value as the uint64 key of the same bytes
+ * (bk__hash_u64_keyed), so it takes the uint64 kernels; other lengths go through a function of their
+ * own, which keeps the 8-byte path free of the stack frame that the general hash's call needs. */
+static __attribute__((noinline)) void add_any_len(bk_blocked *f, const void *key, size_t len)
+{
+    f->ops.add(&f->e, bk__hash(key, len, f->e.seed));
+}
+
 bk_status bk_blocked_add(bk_blocked *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    f->ops.add(&f->e, bk__hash_with_flip(key, len, f->e.seed, f->e.u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        f->ops.add_u64(&f->e, k);
+    } else {
+        add_any_len(f, key, len);
+    }
     (*f->count)++;
     return BK_OK;
 }
 
 bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t h) { return f->ops.contains(&f->e, h); }
 
+static __attribute__((noinline)) bool contains_any_len(const bk_blocked *f, const void *key, size_t len)
+{
+    return f->ops.contains(&f->e, bk__hash(key, len, f->e.seed));
+}
+
 bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
 {
-    return f->ops.contains(&f->e, bk__hash_with_flip(key, len, f->e.seed, f->e.u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return f->ops.contains_u64(&f->e, k);
+    }
+    return contains_any_len(f, key, len);
 }
 
 bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
@@ -222,14 +246,11 @@ bk_status bk_blocked_add_hashes_atomic(bk_blocked *f, const uint64_t *hashes, si
 
 bk_status bk_blocked_add_many_atomic(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[64];
-    for (size_t i = 0; i < n; i += 64) {
-        size_t e = i + 64 < n ? i + 64 : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->e.seed);
-        bk_blocked_add_hashes_atomic(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, 64, keys, lens, i, n, f->e.seed);
+        bk_blocked_add_hashes_atomic(f, h, c);
     }
     return BK_OK;
 }
@@ -274,9 +295,7 @@ size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, s
 
 bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     f->ops.add_many(&f->e, keys, lens, n);
     *f->count += n;
     return BK_OK;
@@ -490,13 +509,9 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(blocked)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_blocked_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_blocked_contains_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_blocked_add_hashes(f, h, n); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_blocked_contains_hashes(f, h, n, r);
-}
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
 {
@@ -508,30 +523,17 @@ static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
 {
     return bk_blocked_add_hashes_atomic(f, h, n);
 }
-static uint64_t v_seed(const void *f) { return bk_blocked_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_blocked_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_blocked_union(d, s); }
 static void v_clear(void *f) { bk_blocked_clear(f); }
-static void v_destroy(void *f) { bk_blocked_free(f); }
-
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_blocked *)f)->alloc; }
 
 BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .type = BK_TYPE_BLOCKED,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
     .set_count = v_set_count,
-    .allocator = v_allocator,
 };

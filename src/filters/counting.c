@@ -313,14 +313,11 @@ size_t bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes,
 
 bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[BK_BATCH];
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        bk_counting_add_hashes(f, h, e - i);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
+        bk_counting_add_hashes(f, h, c);
     }
     return BK_OK;
 }
@@ -330,10 +327,9 @@ size_t bk_counting_contains_many(const bk_counting *f, const void *const *keys, 
 {
     uint64_t h[BK_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_counting_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
+        present += bk_counting_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }
@@ -513,36 +509,19 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_counting_add_hash(f, h); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_counting_contains_hash(f, h); }
+BK__VT_ADAPTERS(counting)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_counting_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_counting_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_counting_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_counting_union(d, s); }
 static void v_clear(void *f) { bk_counting_clear(f); }
-static void v_destroy(void *f) { bk_counting_free(f); }
-
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_counting *)f)->alloc; }
 
 BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .type = BK_TYPE_COUNTING,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
     .add_hash_atomic = v_add_hash_atomic,
-    .add_hashes_atomic = NULL,
-    .allocator = v_allocator,
 };

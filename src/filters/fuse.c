@@ -528,9 +528,7 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
-    if (n && (!keys || !lens)) return BK_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i]) return BK_EINVAL;
+    if (!bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     return build(NULL, keys, lens, n, opts, out);
 }
 
@@ -573,9 +571,21 @@ bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash)
     return f->fp_bits == 8 ? match8(f, x, c0, c1, c2) : match16(f, x, c0, c1, c2);
 }
 
+/* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack
+ * frame (the general hash's call does). */
+static __attribute__((noinline)) bool contains_any_len(const bk_fuse *f, const void *key, size_t len)
+{
+    return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
 bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
 {
-    return bk_fuse_contains_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk_fuse_contains_hash(f, bk__hash_u64_keyed(k, f->u64_flip));
+    }
+    return contains_any_len(f, key, len);
 }
 
 bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
@@ -624,10 +634,9 @@ size_t bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const si
 {
     uint64_t h[FUSE_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += FUSE_BATCH) {
-        size_t e = i + FUSE_BATCH < n ? i + FUSE_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_fuse_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, FUSE_BATCH, keys, lens, i, n, f->seed);
+        present += bk_fuse_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }
@@ -717,31 +726,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_fuse_contains_hash(f, h); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_fuse_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_fuse_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_fuse_stats(f, s); }
-static void v_destroy(void *f) { bk_fuse_free(f); }
+BK__VT_ADAPTERS(fuse)
 
 /* A static set: no add, remove, merge or clear (NULL entries: BK_ENOTSUP through bk_filter). */
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_fuse *)f)->alloc; }
-
 BK_HIDDEN const bk_vtable bk__fuse_vtable = {
     .type = BK_TYPE_FUSE,
-    .add_hash = NULL,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
-    .add_hashes = NULL,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
-    .merge = NULL,
-    .clear = NULL,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
-    .allocator = v_allocator,
+    BK__VT_ENTRIES,
 };

@@ -616,14 +616,10 @@ bk_status bk_quotient_add_many(bk_quotient *f, const void *const *keys, const si
                                size_t *done)
 {
     if (done) *done = 0;
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t hb[QF_BATCH];
-    for (size_t i = 0; i < n; i += QF_BATCH) {
-        size_t m = n - i < QF_BATCH ? n - i : QF_BATCH;
-        for (size_t j = 0; j < m; j++) {
-            if (!keys[i + j] && lens[i + j]) return BK_EINVAL;
-            hb[j] = bk__hash(keys[i + j], lens[i + j], f->seed);
-        }
+    for (size_t i = 0, m = 0; i < n; i += m) {
+        m = bk__hash_chunk(hb, QF_BATCH, keys, lens, i, n, f->seed);
         size_t d = 0;
         bk_status s = bk_quotient_add_hashes(f, hb, m, &d);
         if (done) *done = i + d;
@@ -644,9 +640,8 @@ size_t bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, 
     uint8_t rb[QF_BATCH];
     size_t hits = 0;
     const qf_ops *ops = bk__qf_ops(f);
-    for (size_t i = 0; i < n; i += QF_BATCH) {
-        size_t m = n - i < QF_BATCH ? n - i : QF_BATCH;
-        for (size_t j = 0; j < m; j++) hb[j] = bk__hash(keys[i + j], lens[i + j], f->seed);
+    for (size_t i = 0, m = 0; i < n; i += m) {
+        m = bk__hash_chunk(hb, QF_BATCH, keys, lens, i, n, f->seed);
         hits += ops->contains_hashes(f, hb, m, res ? res + i : rb);
     }
     return hits;

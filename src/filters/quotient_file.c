@@ -92,8 +92,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS || rb < BK_QUOTIENT_MIN_RBITS ||
         rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) || cap == 0)
         return BK_ECORRUPT;
+    /* the shell first, the array only once the input is known to hold it: a damaged header must not
+     * make the loader allocate more than the file could carry */
     bk_quotient *f;
-    if ((s = bk__qf_alloc(&r->alloc, qb, rb, ml, r->seed, !r->borrow, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if ((s = bk__qf_alloc(&r->alloc, qb, rb, ml, r->seed, false, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     if (bytes != f->nwords * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
@@ -101,6 +103,13 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (bytes > r->len - r->off) {
         bk_quotient_free(f);
         return BK_ETRUNCATED;
+    }
+    if (!r->borrow) {
+        if (!(f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes))) {
+            bk_quotient_free(f);
+            return BK_ENOMEM;
+        }
+        f->owns_words = true;
     }
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) {
@@ -126,16 +135,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(quotient)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_quotient_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_quotient_contains_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_quotient_add_hashes(f, h, n, NULL); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_quotient_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_quotient_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_quotient_stats(f, s); }
 /* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
  * seed. bk_quotient_union also takes filters whose fingerprints convert. */
 static bk_status v_merge(void *d, const void *s)
@@ -145,25 +148,15 @@ static bk_status v_merge(void *d, const void *s)
     return bk_quotient_union(d, s);
 }
 static void v_clear(void *f) { bk_quotient_clear(f); }
-static void v_destroy(void *f) { bk_quotient_free(f); }
-
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_quotient *)f)->alloc; }
 
 BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .type = BK_TYPE_QUOTIENT,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
-    .allocator = v_allocator,
 };
 
 /* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */

@@ -162,7 +162,7 @@ void bk__sc_free_layer(const bk_allocator *a, layer *L)
 {
     if (!L) return;
     bk_bloom_free(L->bf);
-    if (L->owns_words) bk__free_aligned(a, L->words);
+    if (L->owns_words) bk__free_lines(a, L->words, L->words_plain);
     bk__free(a, L);
 }
 
@@ -174,7 +174,7 @@ bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint
     layer *L = bk__calloc(a, 1, sizeof *L);
     if (!L) return BK_ENOMEM;
     if (!words) {
-        if (!(words = bk__calloc_aligned(a, (size_t)bytes))) {
+        if (!(words = bk__calloc_lines(a, (size_t)bytes, &L->words_plain))) {
             bk__free(a, L);
             return BK_ENOMEM;
         }

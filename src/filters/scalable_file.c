@@ -121,37 +121,18 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
+BK__VT_ADAPTERS(scalable)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_scalable_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_scalable_contains_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_scalable_add_hashes(f, h, n, NULL); }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_scalable_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_scalable_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_scalable_stats(f, s); }
 static bk_status v_merge(void *d, const void *s) { return bk_scalable_union(d, s); }
 static void v_clear(void *f) { bk_scalable_clear(f); }
-static void v_destroy(void *f) { bk_scalable_free(f); }
-
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_scalable *)f)->alloc; }
 
 BK_HIDDEN const bk_vtable bk__scalable_vtable = {
     .type = BK_TYPE_SCALABLE,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
-    .remove_hash = NULL,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
     .merge = v_merge,
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
-    /* A shared writable mapping cannot grow: scalable files are loaded, added to and saved. */
-    .add_hash_atomic = NULL,
-    .add_hashes_atomic = NULL,
-    .allocator = v_allocator,
+    /* no atomic insert: a shared writable mapping cannot grow; scalable files are loaded, added to and saved */
 };

@@ -173,19 +173,24 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
     } else {
         const uint32_t x = (uint32_t)h;
         uint64_t *w = b1024_block(L, h), miss = 0;
+        if (BK_LIKELY(L->fill < L->capacity)) {
+            /* room: test and set in one pass (setting a bit already set changes nothing, so a key
+             * the layer already holds leaves it as it was) */
+            for (uint32_t i = 0; i < L->k; i++) {
+                uint32_t b = bk__b1024_bit(x, i);
+                uint64_t bit = UINT64_C(1) << (b & 63), old = w[b >> 6];
+                miss |= ~old & bit;
+                w[b >> 6] = old | bit;
+            }
+            if (miss == 0) return BK_EEXISTS;
+            L->fill++;
+            return BK_OK;
+        }
         for (uint32_t i = 0; i < L->k; i++) {
             uint32_t b = bk__b1024_bit(x, i);
             miss |= ~w[b >> 6] & (UINT64_C(1) << (b & 63));
         }
         if (miss == 0) return BK_EEXISTS;
-        if (BK_LIKELY(L->fill < L->capacity)) {
-            L->fill++;
-            for (uint32_t i = 0; i < L->k; i++) {
-                uint32_t b = bk__b1024_bit(x, i);
-                w[b >> 6] |= UINT64_C(1) << (b & 63);
-            }
-            return BK_OK;
-        }
     }
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
@@ -318,16 +323,14 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
                                size_t *added)
 {
     if (added) *added = 0;
-    if (!f || (n && (!keys || !lens))) return BK_EINVAL;
-    for (size_t j = 0; j < n; j++)
-        if (!keys[j] && lens[j]) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     size_t total = 0;
     bk_status s = BK_OK;
     uint64_t h[ADD_CHUNK];
-    for (size_t i = 0; s == BK_OK && i < n; i += ADD_CHUNK) {
-        size_t e = i + ADD_CHUNK < n ? i + ADD_CHUNK : n, a = 0;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        s = bk_scalable_add_hashes(f, h, e - i, &a);
+    for (size_t i = 0, c = 0; s == BK_OK && i < n; i += c) {
+        size_t a = 0;
+        c = bk__hash_chunk(h, ADD_CHUNK, keys, lens, i, n, f->seed);
+        s = bk_scalable_add_hashes(f, h, c, &a);
         total += a;
     }
     if (added) *added = total;
@@ -491,10 +494,9 @@ size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, 
     if (!f->classic) return blocked_contains_many(f, keys, lens, n, results);
     uint64_t h[BK_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += BK_BATCH) {
-        size_t e = i + BK_BATCH < n ? i + BK_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], f->seed);
-        present += bk_scalable_contains_hashes(f, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
+        present += bk_scalable_contains_hashes(f, h, c, results ? results + i : NULL);
     }
     return present;
 }

@@ -185,8 +185,8 @@ fail:
     return s;
 }
 
+BK__VT_ADAPTERS(cuckoo)
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_cuckoo_add_hash(f, h); }
-static bool v_contains_hash(const void *f, uint64_t h) { return bk_cuckoo_contains_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
 /* The generic batch insert reports the first failure (every key is still attempted). */
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
@@ -199,32 +199,16 @@ static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
     }
     return first;
 }
-static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return bk_cuckoo_contains_hashes(f, h, n, r);
-}
-static uint64_t v_seed(const void *f) { return bk_cuckoo_seed(f); }
-static void v_stats(const void *f, bk_stats *s) { bk_cuckoo_stats(f, s); }
 static void v_clear(void *f) { bk_cuckoo_clear(f); }
-static void v_destroy(void *f) { bk_cuckoo_free(f); }
-
-static const bk_allocator *v_allocator(const void *f) { return &((const bk_cuckoo *)f)->alloc; }
 
 BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .type = BK_TYPE_CUCKOO,
+    BK__VT_ENTRIES,
     .add_hash = v_add_hash,
-    .contains_hash = v_contains_hash,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
-    .contains_hashes = v_contains_hashes,
-    .seed = v_seed,
-    .stats = v_stats,
-    .merge = NULL, /* no union: two tables' fingerprints cannot be merged without the keys */
+    /* no merge (union): two tables' fingerprints cannot be merged without the keys */
     .clear = v_clear,
-    .encode = v_encode,
-    .decode = v_decode,
-    .destroy = v_destroy,
-    .allocator = v_allocator,
 };
 
 /* For tests: where hash h lives in table t (fingerprint and both buckets). */

@@ -139,10 +139,9 @@ size_t bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, cons
     if (!F || (n && (!keys || !lens))) return 0;
     uint64_t h[CF_BATCH];
     size_t present = 0;
-    for (size_t i = 0; i < n; i += CF_BATCH) {
-        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        for (size_t j = i; j < e; j++) h[j - i] = bk__hash(keys[j], lens[j], F->seed);
-        present += bk_cuckoo_contains_hashes(F, h, e - i, results ? results + i : NULL);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CF_BATCH, keys, lens, i, n, F->seed);
+        present += bk_cuckoo_contains_hashes(F, h, c, results ? results + i : NULL);
     }
     return present;
 }

@@ -67,7 +67,7 @@ BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64
 BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T)
 {
     if (!T) return;
-    if (T->owns_words) bk__free_aligned(a, T->words);
+    if (T->owns_words) bk__free_lines(a, T->words, T->words_plain);
     bk__free(a, T);
 }
 
@@ -81,7 +81,7 @@ BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint3
     cf_table *T = bk__calloc(a, 1, sizeof *T);
     if (!T) return BK_ENOMEM;
     if (alloc_words) {
-        T->words = bk__calloc_aligned(a, (size_t)bytes);
+        T->words = bk__calloc_lines(a, (size_t)bytes, &T->words_plain);
         if (!T->words) {
             bk__free(a, T);
             return BK_ENOMEM;
