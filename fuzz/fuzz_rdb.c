@@ -157,9 +157,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     accepted++;
     CHECK(encver == 1);
     CHECK(bkr_mem_usage(v) > 0);
-    if (v->f) {
+    if (v->obj) {
         CHECK(bkr_family_of(v->type) == fam);
-        (void)bk_filter_contains(v->f, "key", 3);
+        bk_filter *h = bkr_handle(v);
+        CHECK(h != NULL);
+        (void)bk_filter_contains(h, "key", 3);
+        bkr_handle_done(v, h);
     } else {
         CHECK(v->stage && v->stage->len <= v->stage->total);
     }
@@ -215,7 +218,9 @@ static size_t seeds(seed *out)
     /* a restore in progress: the first 100 bytes of that filter's saved form */
     uint8_t *buf;
     size_t len;
-    CHECK(bkr_save_alloc(v->f, &buf, &len) == BK_OK);
+    bk_filter *h = bkr_handle(v);
+    CHECK(h && bkr_save_alloc(h, &buf, &len) == BK_OK);
+    bkr_handle_done(v, h);
     bkr_value part = { 0 };
     part.stage = bkr_stage_make(len, buf, 100);
     out[n++] = make_seed(BKR_BF, &part);

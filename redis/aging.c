@@ -54,7 +54,7 @@ static bk_aging *open_aging(RedisModuleCtx *ctx, RedisModuleString *name, int mo
         RedisModule_ReplyWithError(ctx, "WRONGTYPE the key holds another kind of filter, not an aging filter");
         return NULL;
     }
-    bk_aging *a = v->typed;
+    bk_aging *a = bkr_typed(v);
     bk_aging_set_clock(a, cmd_clock, &cmd_now);
     return a;
 }

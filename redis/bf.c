@@ -36,15 +36,15 @@ static bk_status bf_create(long long capacity, double error, long long expansion
 /* Insert unless probably present: BK_OK (*added = true), BK_EEXISTS (already there), or an error. */
 static bk_status bf_add(bkr_value *v, const char *p, size_t n)
 {
-    if (v->type == BK_TYPE_SCALABLE) return bk_scalable_add_if_absent(v->typed, p, n);
-    if (bk_filter_contains(v->f, p, n)) return BK_EEXISTS;
-    return bk_filter_add(v->f, p, n);
+    if (v->type == BK_TYPE_SCALABLE) return bk_scalable_add_if_absent(v->obj, p, n);
+    if (bk_filter_contains(v->obj, p, n)) return BK_EEXISTS;
+    return bk_filter_add(v->obj, p, n);
 }
 
 static bool bf_contains(const bkr_value *v, const char *p, size_t n)
 {
-    if (v->type == BK_TYPE_SCALABLE) return bk_scalable_contains(v->typed, p, n);
-    return bk_filter_contains(v->f, p, n);
+    if (v->type == BK_TYPE_SCALABLE) return bk_scalable_contains(v->obj, p, n);
+    return bk_filter_contains(v->obj, p, n);
 }
 
 /* The error reply for a failed insert of one item (RedisBloom's text where it has one). */
@@ -266,9 +266,9 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
     if (v->type == BK_TYPE_SCALABLE)
-        bk_scalable_contains_many(v->typed, (const void *const *)keys, lens, (size_t)n, res);
+        bk_scalable_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
     else
-        bk_filter_contains_many(v->f, (const void *const *)keys, lens, (size_t)n, res);
+        bk_filter_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }
@@ -297,14 +297,14 @@ static void bf_info_of(const bkr_value *v, bf_info *o)
 {
     o->size = (long long)bkr_value_memory(v);
     if (v->type == BK_TYPE_SCALABLE) {
-        o->capacity = (long long)bk_scalable_capacity(v->typed);
-        o->filters = bk_scalable_filters(v->typed);
-        o->items = (long long)bk_scalable_count(v->typed);
+        o->capacity = (long long)bk_scalable_capacity(v->obj);
+        o->filters = bk_scalable_filters(v->obj);
+        o->items = (long long)bk_scalable_count(v->obj);
         /* RedisBloom: null for NONSCALING, else the growth (1 included) */
-        o->expansion = bk_scalable_nonscaling(v->typed) ? 0 : bk_scalable_growth(v->typed);
+        o->expansion = bk_scalable_nonscaling(v->obj) ? 0 : bk_scalable_growth(v->obj);
     } else {
         bk_stats st;
-        bk_filter_stats(v->f, &st);
+        bk_filter_stats(v->obj, &st);
         o->capacity = (long long)st.capacity;
         o->filters = st.subfilters ? st.subfilters : 1;
         o->items = (long long)st.count;

@@ -51,7 +51,9 @@ static int BK_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_status s = bkr_clone_filter(dst == BKR_OK ? dv : src[0], &acc);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     for (int i = dst == BKR_OK ? 0 : 1; i < nsrc; i++) {
-        s = bk_filter_merge(acc, src[i]->f);
+        bk_filter *h = bkr_handle(src[i]);
+        s = h ? bk_filter_merge(acc, h) : BK_ENOMEM;
+        bkr_handle_done(src[i], h);
         if (s != BK_OK) {
             bk_filter_free(acc);
             const char *name = RedisModule_StringPtrLen(argv[2 + i], NULL);
@@ -66,11 +68,12 @@ static int BK_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         }
     }
     if (dst == BKR_OK) {
-        bk_filter_free(dv->f);
-        dv->f = acc;
-        dv->heap += bkr_heap_now() - heap0;
-        dv->type = bk_filter_type(acc);
-        dv->typed = bk_filter_get(acc, dv->type);
+        /* dest's filter is replaced by the union: heap_held went up by the union's bytes and down by
+         * dest's old ones (dv->heap) since heap0 */
+        size_t old = dv->heap;
+        bkr_value_drop_filter(dv);
+        bkr_value_set_filter(dv, acc, heap0);
+        dv->heap += old;
     } else {
         bkr_value *v = bkr_value_from_filter(acc, heap0);
         bkr_set(dkey, BKR_BF, v);
@@ -112,8 +115,11 @@ static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_family fam;
     if (!open_readable(ctx, argv[1], &v, &fam)) return REDISMODULE_OK;
     bk_stats s;
-    bk_filter_stats(v->f, &s);
-    double bound = v->type == BK_TYPE_SCALABLE ? bk_scalable_fpr_bound(v->typed) : s.fpr_target;
+    bk_filter *h = bkr_handle(v);
+    if (!h) return bkr_reply_status(ctx, BK_ENOMEM);
+    bk_filter_stats(h, &s);
+    bkr_handle_done(v, h);
+    double bound = v->type == BK_TYPE_SCALABLE ? bk_scalable_fpr_bound(v->obj) : s.fpr_target;
     RedisModule_ReplyWithMap(ctx, 13);
     RedisModule_ReplyWithSimpleString(ctx, "type");
     RedisModule_ReplyWithSimpleString(ctx, bk_type_name(s.type) ? bk_type_name(s.type) : "unknown");
@@ -185,9 +191,14 @@ static int BK_Export_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     uint8_t *buf;
     size_t len;
     /* The saved form, then its copy in the reply: refused up front when the two do not fit. */
-    if (bk_filter_save_size(v->f, &len) == BK_OK && len < SIZE_MAX / 2 && bkr_guard_refuses(2 * len))
-        return bkr_reply_status(ctx, BK_ENOMEM);
-    bk_status s = bkr_save_alloc(v->f, &buf, &len);
+    bk_filter *h = bkr_handle(v);
+    if (!h) return bkr_reply_status(ctx, BK_ENOMEM);
+    bk_status s = bk_filter_save_size(h, &len);
+    if (s == BK_OK && len < SIZE_MAX / 2 && bkr_guard_refuses(2 * len))
+        s = BK_ENOMEM;
+    else
+        s = bkr_save_alloc(h, &buf, &len);
+    bkr_handle_done(v, h);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len);
     RedisModule_Free(buf);

@@ -41,8 +41,8 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
 static int cf_reply_full(RedisModuleCtx *ctx, bkr_value *v, const char *p, size_t len)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_get_info(v->typed, &in);
-    uint64_t copies = bk_cuckoo_count(v->typed, p, len);
+    bk_cuckoo_get_info(v->obj, &in);
+    uint64_t copies = bk_cuckoo_count(v->obj, p, len);
     RedisModuleString *m;
     if (copies >= 2 * (uint64_t)in.bucket_size * in.tables)
         m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the item has %llu copies, all its buckets hold "
@@ -130,11 +130,11 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         return bkr_reply_restoring(ctx);
     }
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
-    if ((long long)bk_cuckoo_tables(v->typed) >= bkr_cfg.cf_max_expansions) {
+    if ((long long)bk_cuckoo_tables(v->obj) >= bkr_cfg.cf_max_expansions) {
         if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
         RedisModuleString *m = RedisModule_CreateStringPrintf(
             ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
-            bk_cuckoo_tables(v->typed), bkr_cfg.cf_max_expansions);
+            bk_cuckoo_tables(v->obj), bkr_cfg.cf_max_expansions);
         return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
     }
 
@@ -148,15 +148,15 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
      * common add pays one count of the item's buckets, which the add then finds in cache. */
     uint64_t copy_limit = bkr_cfg.cf_max_copies < 0 ? 0 : (uint64_t)bkr_cfg.cf_max_copies;
     bool default_limit = bkr_cfg.cf_max_copies < 0;
-    uint64_t seed = bk_cuckoo_seed(v->typed);
+    uint64_t seed = bk_cuckoo_seed(v->obj);
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
         uint64_t h = bk_hash64(p, len, seed); /* bk_cuckoo_add(f, p, len) is add_hash of this hash */
-        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(v->typed, h) : 0;
+        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(v->obj, h) : 0;
         if (default_limit && copies >= 2 && !copy_limit) {
             bk_cuckoo_info in;
-            bk_cuckoo_get_info(v->typed, &in);
+            bk_cuckoo_get_info(v->obj, &in);
             copy_limit = 2 * (uint64_t)in.bucket_size;
         }
         if (copy_limit && copies >= copy_limit) {
@@ -170,7 +170,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             continue;
         }
         size_t heap0 = bkr_heap_now();
-        bk_status s = o->nx ? bk_cuckoo_add_if_absent_hash(v->typed, h) : bk_cuckoo_add_hash(v->typed, h);
+        bk_status s = o->nx ? bk_cuckoo_add_if_absent_hash(v->obj, h) : bk_cuckoo_add_hash(v->obj, h);
         v->heap += bkr_heap_now() - heap0; /* a table added to the chain */
         if (s == BK_OK || s == BK_EEXISTS) {
             changed |= s == BK_OK;
@@ -243,10 +243,10 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
         size_t len;
         const char *p = RedisModule_StringPtrLen(argv[2], &len);
         if (count) {
-            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(v->typed, p, len) : 0;
+            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(v->obj, p, len) : 0;
             return RedisModule_ReplyWithLongLong(ctx, c);
         }
-        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->typed, p, len));
+        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->obj, p, len));
     }
     RedisModule_ReplyWithArray(ctx, n);
     if (st != BKR_OK) {
@@ -258,7 +258,7 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
-    bk_cuckoo_contains_many(v->typed, (const void *const *)keys, lens, (size_t)n, res);
+    bk_cuckoo_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }
@@ -298,7 +298,7 @@ static int CF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (v->stage) return bkr_reply_restoring(ctx);
     size_t n;
     const char *p = RedisModule_StringPtrLen(argv[2], &n);
-    bk_status s = bk_cuckoo_remove(v->typed, p, n);
+    bk_status s = bk_cuckoo_remove(v->obj, p, n);
     if (s == BK_OK) RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithBool(ctx, s == BK_OK);
 }
@@ -316,7 +316,7 @@ static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
     if (v->stage) return bkr_reply_restoring(ctx);
     bk_cuckoo_info in;
-    bk_cuckoo_get_info(v->typed, &in);
+    bk_cuckoo_get_info(v->obj, &in);
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
                             "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations" };
     long long vals[] = { (long long)bkr_value_memory(v), (long long)in.first_buckets, in.tables,

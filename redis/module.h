@@ -64,14 +64,34 @@ typedef struct bkr_stage {
 bkr_stage *bkr_stage_make(size_t total, const void *p, size_t n);
 void bkr_stage_free(bkr_stage *s);
 
-/* What a key of either type holds: exactly one of f and stage is set. */
+/* What a key of either type holds: exactly one of obj and stage is set. 32 bytes (one allocator block of
+ * 32): with thousands of small filters the fixed part of a key is most of its memory. The filters the
+ * BF and CF commands make (scalable and cuckoo) are kept bare, without a generic handle (64 bytes
+ * more per key); a call of the generic API on them goes through a handle made for that call
+ * (bkr_handle). Other types (BK.IMPORT, BK.AGING, BK.QF) are kept in their handle. */
 typedef struct bkr_value {
-    bk_filter *f;     /* owns the filter */
-    void *typed;      /* bk_filter_get(f, type): the typed filter, for the hot paths */
-    bk_type type;
+    void *obj;        /* bare types (bkr_bare): the typed filter; others: its generic handle (bk_filter *) */
     bkr_stage *stage; /* non-NULL while a SCANDUMP is being restored by LOADCHUNK */
-    size_t heap;      /* bytes the library holds for f: what the allocator really gave (see bkr_heap_now) */
+    size_t heap;      /* bytes the library holds for the filter: what the allocator really gave (see bkr_heap_now) */
+    bk_type type;
 } bkr_value;
+
+/* The types kept without a generic handle. */
+static inline bool bkr_bare(bk_type t) { return t == BK_TYPE_SCALABLE || t == BK_TYPE_CUCKOO; }
+/* The typed filter of a value holding one (the hot paths' view). */
+static inline void *bkr_typed(const bkr_value *v)
+{
+    return bkr_bare(v->type) ? v->obj : bk_filter_get((const bk_filter *)v->obj, v->type);
+}
+/* A generic handle on v's filter for the calls of the generic API: v's own, or a handle made around a
+ * bare filter (it allocates 64 bytes, given back by bkr_handle_done). NULL: out of memory. */
+bk_filter *bkr_handle(const bkr_value *v);
+void bkr_handle_done(const bkr_value *v, bk_filter *h);
+/* Free the filter v holds (not v itself, not its restore). */
+void bkr_value_drop_filter(bkr_value *v);
+/* Make v hold f (taken): unwrapped when its type is kept bare; heap: what the library holds for it,
+ * bkr_heap_now() - heap0 once unwrapped. */
+void bkr_value_set_filter(bkr_value *v, bk_filter *f, size_t heap0);
 
 /* The bytes the library holds through allocations made by the calling thread (the allocator's usable
  * sizes, what Redis's used_memory counts), minus what the thread freed. Differences taken on the main

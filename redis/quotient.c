@@ -43,7 +43,7 @@ static bkr_lookup qf_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode
 {
     bkr_lookup st = bkr_open(ctx, name, mode, BKR_BF, key, v);
     if (st == BKR_OK && ((*v)->stage || (*v)->type != BK_TYPE_QUOTIENT)) st = BKR_WRONGTYPE;
-    if (st == BKR_OK) *q = (*v)->typed;
+    if (st == BKR_OK) *q = bkr_typed(*v);
     return st;
 }
 
@@ -56,7 +56,7 @@ static int reply_lookup(RedisModuleCtx *ctx, bkr_lookup st)
 /* Doubles v's filter, keeping its memory accounting. */
 static bk_status qf_grow(bkr_value *v)
 {
-    bk_quotient *q = v->typed;
+    bk_quotient *q = bkr_typed(v);
     if ((double)bk_quotient_memory(q) * 2 > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     size_t heap0 = bkr_heap_now();
     bk_status s = bk_quotient_grow(q);
@@ -117,7 +117,7 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bk_status s = qf_create(bkr_cfg.bf_initial_size, bkr_cfg.bf_error_rate, 0, &v);
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_BF, v);
-        q = v->typed;
+        q = bkr_typed(v);
     }
     size_t len;
     const char *p = RedisModule_StringPtrLen(argv[2], &len);

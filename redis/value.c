@@ -32,28 +32,68 @@
 
 /* ---- values ---- */
 
+void bkr_value_set_filter(bkr_value *v, bk_filter *f, size_t heap0)
+{
+    v->type = bk_filter_type(f);
+    v->obj = f;
+    if (bkr_bare(v->type)) bk_filter_unwrap(f, v->type, &v->obj); /* cannot fail: the type matches */
+    v->heap = bkr_heap_now() - heap0;
+}
+
 bkr_value *bkr_value_from_filter(bk_filter *f, size_t heap0)
 {
     bkr_value *v = RedisModule_Calloc(1, sizeof *v);
-    v->heap = bkr_heap_now() - heap0;
-    v->f = f;
-    v->type = bk_filter_type(f);
-    v->typed = bk_filter_get(f, v->type);
+    bkr_value_set_filter(v, f, heap0);
     return v;
+}
+
+static void free_typed(bk_type type, void *typed)
+{
+    switch (type) {
+    case BK_TYPE_SCALABLE: bk_scalable_free(typed); break;
+    case BK_TYPE_CUCKOO: bk_cuckoo_free(typed); break;
+    default: break;
+    }
 }
 
 bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
 {
+    if (bkr_bare(type)) {
+        bkr_value *v = RedisModule_Calloc(1, sizeof *v);
+        v->obj = typed;
+        v->type = type;
+        v->heap = bkr_heap_now() - heap0;
+        return v;
+    }
     bk_filter *f;
     if (bk_filter_wrap(type, typed, &f) != BK_OK) {
-        switch (type) {
-        case BK_TYPE_SCALABLE: bk_scalable_free(typed); break;
-        case BK_TYPE_CUCKOO: bk_cuckoo_free(typed); break;
-        default: break;
-        }
+        free_typed(type, typed);
         return NULL;
     }
     return bkr_value_from_filter(f, heap0);
+}
+
+bk_filter *bkr_handle(const bkr_value *v)
+{
+    if (!bkr_bare(v->type)) return v->obj;
+    bk_filter *h;
+    return bk_filter_wrap(v->type, v->obj, &h) == BK_OK ? h : NULL;
+}
+
+void bkr_handle_done(const bkr_value *v, bk_filter *h)
+{
+    void *typed;
+    if (h && bkr_bare(v->type)) bk_filter_unwrap(h, v->type, &typed); /* frees the handle only */
+}
+
+void bkr_value_drop_filter(bkr_value *v)
+{
+    if (!v->obj) return;
+    if (bkr_bare(v->type))
+        free_typed(v->type, v->obj);
+    else
+        bk_filter_free(v->obj);
+    v->obj = NULL;
 }
 
 void bkr_stage_free(bkr_stage *s)
@@ -69,7 +109,7 @@ void bkr_value_free(void *p)
 {
     bkr_value *v = p;
     if (!v) return;
-    bk_filter_free(v->f);
+    bkr_value_drop_filter(v);
     stage_free(v->stage);
     RedisModule_Free(v);
 }
@@ -335,11 +375,15 @@ void bkr_rdb_save(RedisModuleIO *io, void *value)
         stage_pieces(v->stage, BKR_RDB_PIECE, rdb_emit, io);
         return;
     }
+    /* (A handle of 64 bytes is small: Redis's allocator aborts rather than fail it, as for any small
+     * allocation, so h is never NULL here.) */
+    bk_filter *h = bkr_handle(v);
     size_t total = 0;
-    bk_filter_save_size(v->f, &total);
+    bk_filter_save_size(h, &total);
     RedisModule_SaveUnsigned(io, 0);
     RedisModule_SaveUnsigned(io, total);
-    stream_pieces(v->f, BKR_RDB_PIECE, rdb_emit, io);
+    stream_pieces(h, BKR_RDB_PIECE, rdb_emit, io);
+    bkr_handle_done(v, h);
 }
 
 /* A filter's saved form pulled from its RDB pieces: one piece in memory at a time. */
@@ -471,8 +515,11 @@ static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, bkr_value *v
     aof_ctx a = { aof, key, cmd, 0 };
     if (v->stage)
         stage_pieces(v->stage, BKR_CHUNK_MAX, aof_emit, &a);
-    else
-        stream_pieces(v->f, BKR_CHUNK_MAX, aof_emit, &a);
+    else {
+        bk_filter *h = bkr_handle(v);
+        stream_pieces(h, BKR_CHUNK_MAX, aof_emit, &a);
+        bkr_handle_done(v, h);
+    }
 }
 
 void bkr_aof_rewrite_bf(RedisModuleIO *aof, RedisModuleString *key, void *value)
@@ -500,7 +547,9 @@ void bkr_digest(RedisModuleDigest *md, void *value)
         stage_pieces(v->stage, (size_t)1 << 20, digest_emit, md);
     } else {
         RedisModule_DigestAddLongLong(md, 0);
-        stream_pieces(v->f, (size_t)1 << 20, digest_emit, md);
+        bk_filter *h = bkr_handle(v);
+        stream_pieces(h, (size_t)1 << 20, digest_emit, md);
+        bkr_handle_done(v, h);
     }
     RedisModule_DigestEndSequence(md);
 }
@@ -512,23 +561,20 @@ bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out)
     bk_status s;
     void *c = NULL;
     switch (v->type) {
-    case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->typed, (bk_scalable **)&c); break;
-    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->typed, (bk_cuckoo **)&c); break;
+    case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->obj, (bk_scalable **)&c); break;
+    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->obj, (bk_cuckoo **)&c); break;
     default: {
         /* Any other type: through its saved form. */
         uint8_t *buf;
         size_t len;
-        if ((s = bkr_save_alloc(v->f, &buf, &len)) != BK_OK) return s;
+        if ((s = bkr_save_alloc(v->obj, &buf, &len)) != BK_OK) return s;
         s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
         RedisModule_Free(buf);
         return s;
     }
     }
     if (s != BK_OK) return s;
-    if ((s = bk_filter_wrap(v->type, c, out)) != BK_OK) {
-        if (v->type == BK_TYPE_SCALABLE) bk_scalable_free(c);
-        else bk_cuckoo_free(c);
-    }
+    if ((s = bk_filter_wrap(v->type, c, out)) != BK_OK) free_typed(v->type, c);
     return s;
 }
 
@@ -566,15 +612,20 @@ static int reply_chunk_end(RedisModuleCtx *ctx, bkr_family fam)
 int bkr_scandump(RedisModuleCtx *ctx, const bkr_value *v, long long iter, bkr_family fam)
 {
     if (v->stage) return bkr_reply_restoring(ctx);
+    bk_filter *h = bkr_handle(v);
+    if (!h) return bkr_reply_status(ctx, BK_ENOMEM);
     size_t total;
-    bk_status s = bk_filter_save_size(v->f, &total);
-    if (s != BK_OK) return bkr_reply_status(ctx, s);
-    if (iter < 0) return reply_chunk_end(ctx, fam);
+    bk_status s = bk_filter_save_size(h, &total);
+    if (s != BK_OK || iter < 0 || (iter ? (uint64_t)iter - 1 : 0) >= total) {
+        bkr_handle_done(v, h);
+        return s != BK_OK ? bkr_reply_status(ctx, s) : reply_chunk_end(ctx, fam);
+    }
     uint64_t start = iter == 0 ? 0 : (uint64_t)iter - 1;
-    if (start >= total) return reply_chunk_end(ctx, fam);
     size_t n = total - start < BKR_CHUNK_MAX ? (size_t)(total - start) : BKR_CHUNK_MAX;
     uint8_t *buf = RedisModule_Alloc(n);
-    if (stream_window(v->f, start, n, buf) != 0) {
+    int bad = stream_window(h, start, n, buf);
+    bkr_handle_done(v, h);
+    if (bad != 0) {
         RedisModule_Free(buf);
         return RedisModule_ReplyWithError(ctx, "ERR could not encode the filter");
     }
@@ -657,10 +708,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
                                                                   bk_strerror(s));
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
-        v->f = f;
-        v->heap = bkr_heap_now() - heap0;
-        v->type = bk_filter_type(f);
-        v->typed = bk_filter_get(f, v->type);
+        bkr_value_set_filter(v, f, heap0);
     }
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");

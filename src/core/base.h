@@ -63,6 +63,14 @@ BK_HIDDEN void *bk__calloc_aligned(size_t size);
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(void *p);
+/* Zeroed, 64-byte aligned, for a filter's own array: as bk__calloc_aligned, except that an array of at
+ * most BK__LINES_PLAIN_MAX bytes, a multiple of 64, whose allocator block comes 64-byte aligned as it
+ * is (jemalloc's size classes that are multiples of 64 do) is used as it is, without the line of
+ * overhead (a small filter's 128-byte array takes a 128-byte block instead of 192). *plain says which
+ * kind it is; free with bk__free_lines(p, *plain). */
+#define BK__LINES_PLAIN_MAX ((size_t)4096)
+BK_HIDDEN void *bk__calloc_lines(size_t size, bool *plain);
+BK_HIDDEN void bk__free_lines(void *p, bool plain);
 
 /* ---- hashing ----
  * Every key is hashed once with XXH3-64 and the filter's seed. bk__hash_u64 is XXH3-64 of the key's 8

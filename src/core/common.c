@@ -193,6 +193,28 @@ void bk__free_aligned(void *p)
     }
 }
 
+void *bk__calloc_lines(size_t size, bool *plain)
+{
+    *plain = false;
+    if (size && size <= BK__LINES_PLAIN_MAX && size % 64 == 0) {
+        void *p = bk__calloc(1, size);
+        if (p && ((uintptr_t)p & 63) == 0) {
+            *plain = true;
+            return p;
+        }
+        bk__free(p); /* not aligned (glibc's blocks are 16-byte aligned): the general way */
+    }
+    return bk__calloc_aligned(size);
+}
+
+void bk__free_lines(void *p, bool plain)
+{
+    if (plain)
+        bk__free(p);
+    else
+        bk__free_aligned(p);
+}
+
 bk__stripes *bk__stripes_get(bk__stripes **slot)
 {
     bk__stripes *s = bk__calloc_aligned(sizeof *s), *expected = NULL;

@@ -162,7 +162,7 @@ void bk__sc_free_layer(layer *L)
 {
     if (!L) return;
     bk_bloom_free(L->bf);
-    if (L->owns_words) bk__free_aligned(L->words);
+    if (L->owns_words) bk__free_lines(L->words, L->words_plain);
     bk__free(L);
 }
 
@@ -174,7 +174,7 @@ bk_status bk__sc_blocked_layer(const bk_geometry *g, uint64_t *words, uint64_t c
     layer *L = bk__calloc(1, sizeof *L);
     if (!L) return BK_ENOMEM;
     if (!words) {
-        if (!(words = bk__calloc_aligned((size_t)bytes))) {
+        if (!(words = bk__calloc_lines((size_t)bytes, &L->words_plain))) {
             bk__free(L);
             return BK_ENOMEM;
         }

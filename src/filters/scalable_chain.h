@@ -23,6 +23,7 @@ typedef struct layer {
     uint64_t blocks;       /* blocked: m / 1024 */
     uint32_t k;
     bool owns_words;       /* blocked: false when the words are borrowed from a mapping */
+    bool words_plain;      /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
     uint64_t capacity;
     double error;          /* exact FPR of (m, k) at capacity */
     uint64_t bytes;

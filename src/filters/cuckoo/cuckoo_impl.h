@@ -51,6 +51,7 @@ typedef struct cf_table {
     uint64_t *victim_map; /* a writable mapping's copy of victim (kept equal by the writer), or NULL */
     uint64_t items_own;
     bool owns_words;
+    bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
 } cf_table;
 
 /* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked

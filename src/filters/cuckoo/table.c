@@ -67,7 +67,7 @@ BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64
 BK_HIDDEN void bk__cf_table_free(cf_table *T)
 {
     if (!T) return;
-    if (T->owns_words) bk__free_aligned(T->words);
+    if (T->owns_words) bk__free_lines(T->words, T->words_plain);
     bk__free(T);
 }
 
@@ -81,7 +81,7 @@ BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t buc
     cf_table *T = bk__calloc(1, sizeof *T);
     if (!T) return BK_ENOMEM;
     if (alloc_words) {
-        T->words = bk__calloc_aligned((size_t)bytes);
+        T->words = bk__calloc_lines((size_t)bytes, &T->words_plain);
         if (!T->words) {
             bk__free(T);
             return BK_ENOMEM;
