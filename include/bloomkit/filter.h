@@ -113,8 +113,10 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
 
 /* dst becomes the union of dst and src. Errors: BK_EINVAL (NULL), BK_EINCOMPAT (different types, or
  * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union: cuckoo filters (their
- * fingerprints cannot be merged without the keys) and fuse filters; or dst is a mapping: a plain OR
- * into a shared mapping could lose another process's concurrent insert).
+ * fingerprints cannot be merged without the keys) and fuse filters; a count-window aging filter
+ * (bk_aging_union); or dst is a mapping: a plain OR into a shared mapping could lose another
+ * process's concurrent insert). Quotient filters merge by rebuilding (bk_quotient_union: BK_EFULL when
+ * the union does not fit dst's load limit).
  * The count after a union: the bit-setting types (bloom, partitioned, blocked) cannot know how far
  * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
  * keys (bk_stats.est_cardinality); counting and scalable filters add their counts.
