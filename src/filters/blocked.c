@@ -22,6 +22,7 @@ struct bk_blocked {
     uint64_t *count;      /* &count_own, or the count field inside a shared mapping */
     bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 static uint32_t block_bits(bk_blocked_layout l) { return l == BK_BLOCKED_SPLIT256 ? 256 : 512; }
@@ -44,26 +45,28 @@ static bk_status set_path(bk_blocked *f, bk_simd want)
 
 /* ================= lifetime ================= */
 
-static bk_status alloc_filter(bk_blocked_layout layout, uint64_t blocks, uint32_t k, uint64_t seed,
+static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, uint64_t blocks, uint32_t k, uint64_t seed,
                               bk_simd simd, uint64_t capacity, double fpr_target, bool alloc_words,
                               bk_blocked **out)
 {
     uint64_t bytes = blocks * (block_bits(layout) / 8);
     if (blocks == 0 || blocks > BK_MAX_FILTER_BYTES / (block_bits(layout) / 8) || bytes > SIZE_MAX / 2)
         return BK_ETOOBIG;
-    bk_blocked *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_blocked *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     f->layout = layout;
     f->e.k = k;
     bk_status s = set_path(f, simd);
     if (s != BK_OK) {
-        bk__free(f);
+        bk__free(&f->alloc, f);
         return s;
     }
     if (alloc_words) {
-        f->e.words = bk__calloc_aligned((size_t)bytes);
+        f->e.words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
         if (!f->e.words) {
-            bk__free(f);
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -93,7 +96,7 @@ bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, b
     bk_geometry g;
     bk_status s = bk_blocked_size(n, p, o.layout, &g);
     if (s != BK_OK) return s;
-    return alloc_filter(o.layout, g.m / block_bits(o.layout), g.k, o.seed, BK_SIMD_AUTO, n, p, true, out);
+    return alloc_filter(o.allocator, o.layout, g.m / block_bits(o.layout), g.k, o.seed, BK_SIMD_AUTO, n, p, true, out);
 }
 
 bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const bk_blocked_options *opts,
@@ -120,15 +123,15 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
         cap = (uint64_t)((double)m * 0.69314718055994530942 / k);
         if (cap == 0) cap = 1;
     }
-    return alloc_filter(o.layout, blocks, k, o.seed, BK_SIMD_AUTO, cap, bk_blocked_fpr(m, cap, o.layout, k), true, out);
+    return alloc_filter(o.allocator, o.layout, blocks, k, o.seed, BK_SIMD_AUTO, cap, bk_blocked_fpr(m, cap, o.layout, k), true, out);
 }
 
 void bk_blocked_free(bk_blocked *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->e.words);
-    bk__free_aligned(f->stripes);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->alloc, f->e.words);
+    bk__free_aligned(&f->alloc, f->stripes);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
@@ -136,7 +139,7 @@ bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(&f->alloc, f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     bk__copy_words_relaxed((*out)->e.words, f->e.words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->count_own = bk_blocked_count(f);
@@ -216,7 +219,7 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     for (unsigned j = 0; j < words; j++)
         if (m[j] && (load_relaxed(&b[j]) & m[j]) != m[j]) __atomic_fetch_or(&b[j], m[j], __ATOMIC_RELAXED);
     if (f->count == &f->count_own)
-        bk__count_atomic(&f->stripes, f->count, 1);
+        bk__count_atomic(&f->alloc, &f->stripes, f->count, 1);
     else
         __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
@@ -461,47 +464,38 @@ const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_blocked *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, (uint32_t)f->layout)) || (s = bk__w_u32(w, f->e.k)) || (s = bk__w_u64(w, f->nwords * 64)) ||
-        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_blocked_count(f))) ||
-        (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
+    const bk__bits_head h = { (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
+                              f->fpr_target };
+    bk_status s = bk__w_bits_head(w, &h);
+    return s != BK_OK ? s : bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t layout, k;
-    uint64_t m, cap, count;
-    double fpr;
+    bk__bits_head h;
     bk_status s;
     *out = NULL;
     size_t start = r->off;
-    if ((s = bk__r_u32(r, &layout)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
-        (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = bk__r_align(r, 64)))
-        return s;
+    if ((s = bk__r_bits_head(r, &h))) return s;
+    const uint32_t layout = h.variant, k = h.k;
+    const uint64_t m = h.m;
     if (bad_layout((bk_blocked_layout)layout)) return BK_ECORRUPT;
     uint32_t bb = block_bits((bk_blocked_layout)layout);
     bool k_ok = layout == BK_BLOCKED_SPLIT256 ? k == 8 : (k >= 1 && k <= BK_BLOCKED_MAX_K);
-    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || cap == 0 || !(fpr >= 0 && fpr <= 1))
+    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
         return BK_ECORRUPT;
     uint64_t bytes = m / 8;
-    if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data = NULL;
-    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    const uint8_t *data;
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter((bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, cap, fpr, !r->borrow, &f);
+    s = alloc_filter(&r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow) {
-        f->e.words = (uint64_t *)(uintptr_t)data;
-        if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
-    } else if ((s = bk__r_take_into(r, f->e.words, (size_t)bytes)) != BK_OK) {
-        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
+    if ((s = bk__r_array_end(r, bytes, data, &f->e.words)) != BK_OK) {
         bk_blocked_free(f);
         return s;
     }
-    f->count_own = count;
+    f->count_own = h.count;
     *out = f;
     return BK_OK;
 }

@@ -18,6 +18,7 @@ struct bk_counting {
     uint64_t count_own;
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
     bool owns_words;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 /* ---- probes: the classic filter's standard layout (and probe scheme) over m counters ---- */
@@ -46,17 +47,19 @@ static uint64_t counter_bytes(uint64_t m, uint32_t bits)
     return bk__bits_to_bytes64(m * bits);
 }
 
-static bk_status alloc_filter(uint64_t m, uint32_t k, uint32_t bits, uint64_t seed, uint64_t capacity,
+static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uint32_t bits, uint64_t seed, uint64_t capacity,
                               double fpr_target, bool alloc_words, bk_counting **out)
 {
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_counting *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_counting *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     if (alloc_words) {
-        f->words = bk__calloc_aligned((size_t)bytes);
+        f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
         if (!f->words) {
-            bk__free(f);
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -102,7 +105,7 @@ bk_status bk_counting_new(uint64_t n, double p, const bk_counting_options *opts,
     bk_geometry g;
     bk_status s = bk_counting_size(n, p, o.counter_bits, &g, NULL);
     if (s != BK_OK) return s;
-    return alloc_filter(g.m, g.k, o.counter_bits, o.seed, n, p, true, out);
+    return alloc_filter(o.allocator, g.m, g.k, o.counter_bits, o.seed, n, p, true, out);
 }
 
 bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const bk_counting_options *opts,
@@ -121,14 +124,14 @@ bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, con
         cap = (uint64_t)((double)m * 0.69314718055994530942 / k);
         if (cap == 0) cap = 1;
     }
-    return alloc_filter(m, k, o.counter_bits, o.seed, cap, bk_bloom_fpr_exact(m, cap, k), true, out);
+    return alloc_filter(o.allocator, m, k, o.counter_bits, o.seed, cap, bk_bloom_fpr_exact(m, cap, k), true, out);
 }
 
 void bk_counting_free(bk_counting *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->words);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
@@ -136,7 +139,7 @@ bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(&f->alloc, f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
     (*out)->count_own = bk_counting_count(f);
@@ -451,55 +454,37 @@ const uint8_t *bk_counting_data(const bk_counting *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_counting *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, f->bits)) || (s = bk__w_u32(w, f->k)) || (s = bk__w_u64(w, f->m)) ||
-        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_counting_count(f))) ||
-        (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_u64_array(w, f->words, (size_t)f->nwords);
+    const bk__bits_head h = { f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target };
+    bk_status s = bk__w_bits_head(w, &h);
+    return s != BK_OK ? s : bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t bits, k;
-    uint64_t m, cap, count;
-    double fpr;
+    bk__bits_head h;
     bk_status s;
     size_t start = r->off;
     *out = NULL;
-    if ((s = bk__r_u32(r, &bits)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
-        (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = bk__r_align(r, 64)))
-        return s;
-    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || cap == 0 || !(fpr >= 0 && fpr <= 1))
+    if ((s = bk__r_bits_head(r, &h))) return s;
+    const uint32_t bits = h.variant, k = h.k;
+    const uint64_t m = h.m;
+    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
         return BK_ECORRUPT;
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES) return BK_ECORRUPT;
-    if (bytes > r->len - r->off) return BK_ETRUNCATED;
     const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
-    /* Counters past m must be zero: anything else was not written by us. */
-    for (uint64_t b = m * bits; b < bytes * 8;) {
-        if ((b & 63) == 0) {
-            uint64_t word;
-            memcpy(&word, data + (b >> 3), 8);
-            if (word) return BK_ECORRUPT;
-            b += 64;
-        } else {
-            if ((data[b >> 3] >> (b & 7)) & 1) return BK_ECORRUPT;
-            b++;
-        }
-    }
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_counting *f;
-    s = alloc_filter(m, k, bits, r->seed, cap, fpr, !r->borrow, &f);
+    s = alloc_filter(&r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow) {
-        f->words = (uint64_t *)(uintptr_t)data;
-        if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
-    } else {
-        memcpy(f->words, data, (size_t)bytes);
+    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
+    /* Counters past m must be zero: anything else was not written by us. */
+    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK ||
+        (s = bk__tail_zero(f->words, f->nwords, m * bits) ? BK_OK : BK_ECORRUPT) != BK_OK) {
+        bk_counting_free(f);
+        return s;
     }
-    f->count_own = count;
+    f->count_own = h.count;
     *out = f;
     return BK_OK;
 }
