@@ -631,7 +631,7 @@ static void remove_semantics(void **state)
     /* borrowed and writable: changes of the stash write through to the caller's memory */
     uint8_t *al = aligned_alloc(64, (md.len + 63) / 64 * 64);
     memcpy(al, md.buf, md.len);
-    bk_reader rw = { al, md.len, 0, true, true, 5, NULL };
+    bk_reader rw = { al, md.len, 0, true, true, 5, NULL, { NULL, NULL, NULL, NULL } };
     void *vw = NULL;
     assert_int_equal(bk__cuckoo_vtable.decode(&rw, &vw), BK_OK);
     assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK); /* a stashed copy returns to the table */
