@@ -40,10 +40,13 @@ typedef struct bk_vtable {
  * What every type's table has alike. BK__VT_ADAPTERS(T) defines, in the type's source, the adapters
  * of the five calls every type has under the same names (bk_T_contains_hash, bk_T_contains_hashes,
  * bk_T_seed, bk_T_stats, bk_T_free) and of the allocator every type keeps in its `alloc` field;
- * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table. The rest of a table (add, remove, merge, clear, atomic insert, set_count)
- * is the type's own:
+ * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table.
+ * BK__VT_WRITE_ADAPTERS/BK__VT_WRITE_ENTRIES (below) do the same for add and clear. The rest of a
+ * table (batch add, remove, merge, atomic insert, set_count) is the type's own:
  *     BK__VT_ADAPTERS(bloom)
- *     BK_HIDDEN const bk_vtable bk__bloom_vtable = { .type = BK_TYPE_BLOOM, BK__VT_ENTRIES, .add_hash = ... };
+ *     BK__VT_WRITE_ADAPTERS(bloom)
+ *     BK_HIDDEN const bk_vtable bk__bloom_vtable = { .type = BK_TYPE_BLOOM, BK__VT_ENTRIES,
+ *                                                    BK__VT_WRITE_ENTRIES, .add_hashes = ... };
  */
 #define BK__VT_ADAPTERS(T)                                                                                       \
     static bool v_contains_hash(const void *f, uint64_t h) { return bk_##T##_contains_hash(f, h); }             \
