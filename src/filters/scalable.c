@@ -230,10 +230,6 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
 {
     bk_scalable *f = bk__calloc(1, sizeof *f);
     if (!f) return NULL;
-    if (pthread_mutex_init(&f->grow_lock, NULL) != 0) {
-        bk__free(f);
-        return NULL;
-    }
     f->layers = f->inline_layers;
     f->capacity0 = capacity;
     f->p = p;
@@ -249,7 +245,6 @@ bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, do
 
 void bk__sc_free_shell(bk_scalable *f)
 {
-    pthread_mutex_destroy(&f->grow_lock);
     if (f->layers != f->inline_layers) bk__free(f->layers);
     bk__free(f);
 }
