@@ -384,6 +384,92 @@ static void test_forms_and_paths_agree(void **state)
     free(h);
 }
 
+/* Batches of every size, at several g (buckets of 2 to 16 blocks, 128-byte aligned or not), on both
+ * paths: the batch forms set the same bits, count the same keys, turn the ring at the same key and
+ * answer the same as one key at a time, including batches that end exactly where a generation is
+ * full, start just after, or span several turns. */
+static void test_batches_match_single_keys(void **state)
+{
+    (void)state;
+    enum { N = 30000 };
+    uint64_t *h = malloc(N * sizeof *h);
+    uint8_t *r1 = malloc(N), *r2 = malloc(N);
+    assert_true(h && r1 && r2);
+    /* Half the stream repeats a key of the last ~800 (add_if_absent finds some, not all, of them). */
+    for (size_t i = 0; i < N; i++) h[i] = i % 2 && i > 800 ? h[i - 1 - (i * 7919) % 800] : key_hash(1, i, 7);
+    const uint32_t gs[] = { 2, 3, 4, 5, 16 };
+    for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best() && s <= BK_SIMD_AVX2; s++) {
+        assert_int_equal(bk_simd_force(s), BK_OK);
+        for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++) {
+            uint32_t g = gs[gi];
+            bk_aging *one = count_filter(3000, 0.01, g), *bat = count_filter(3000, 0.01, g);
+            bk_aging *aone = count_filter(3000, 0.01, g), *abat = count_filter(3000, 0.01, g);
+            bk_aging_info info;
+            bk_aging_get_info(one, &info);
+            uint64_t c = info.gen_capacity;
+            /* Batch sizes: exactly one generation, one key, a generation minus one, then growing. */
+            size_t sizes[] = { (size_t)c, 1, (size_t)c - 1, 2, 17, 1024, 3 * (size_t)c + 5, 255 };
+            size_t at = 0;
+            for (size_t b = 0; at < N; b++) {
+                size_t n = sizes[b % (sizeof sizes / sizeof sizes[0])];
+                if (n > N - at) n = N - at;
+                for (size_t i = at; i < at + n; i++) {
+                    assert_int_equal(bk_aging_add_hash(one, h[i]), BK_OK);
+                    r1[i] = bk_aging_add_if_absent_hash(aone, h[i]) == BK_EEXISTS;
+                }
+                assert_int_equal(bk_aging_add_hashes(bat, h + at, n), BK_OK);
+                size_t present = 0;
+                for (size_t i = at; i < at + n; i++) present += r1[i];
+                assert_int_equal(bk_aging_add_if_absent_hashes(abat, h + at, n, r2 + at), present);
+                at += n;
+            }
+            assert_memory_equal(r1, r2, N);
+            size_t l1, l2, l3, l4;
+            void *s1 = save(one, &l1), *s2 = save(bat, &l2), *s3 = save(aone, &l3), *s4 = save(abat, &l4);
+            assert_int_equal(l1, l2);
+            assert_memory_equal(s1, s2, l1);
+            assert_int_equal(l3, l4);
+            assert_memory_equal(s3, s4, l3);
+            free(s1), free(s2), free(s3), free(s4);
+            /* Queries: present and absent keys, batch against one at a time. */
+            for (size_t i = 0; i < N; i++) h[i] ^= i % 3 == 0 ? UINT64_C(0x5bd1e995) << 20 : 0;
+            size_t n1 = bk_aging_contains_hashes(one, h, N, r1), n2 = 0;
+            for (size_t i = 0; i < N; i++) {
+                r2[i] = bk_aging_contains_hash(one, h[i]);
+                n2 += r2[i];
+            }
+            for (size_t i = 0; i < N; i++) h[i] ^= i % 3 == 0 ? UINT64_C(0x5bd1e995) << 20 : 0;
+            assert_int_equal(n1, n2);
+            assert_memory_equal(r1, r2, N);
+            /* The last W keys are all present (no false negative at any g). */
+            assert_int_equal(bk_aging_contains_hashes(bat, h + N - 3000, 3000, NULL), 3000);
+            bk_aging_free(one), bk_aging_free(bat), bk_aging_free(aone), bk_aging_free(abat);
+        }
+        /* A time window with some generations expired: the batch tests only the live slots. */
+        fake_clock clk = { 500000 };
+        bk_aging_options o = { .seed = 7, .clock = fake_now, .clock_ctx = &clk, .generations = 5 };
+        bk_aging *t = NULL;
+        assert_int_equal(bk_aging_new_time(4000, 8000, 0.01, &o, &t), BK_OK); /* period 1000 ms */
+        for (size_t i = 0; i < 6000; i += 100, clk.now += 100) bk_aging_add_hashes(t, h + i, 100);
+        for (uint64_t later = 0; later <= 5000; later += 700) {
+            clk.now += 700;
+            size_t n1 = bk_aging_contains_hashes(t, h, 6000, r1), n2 = 0;
+            for (size_t i = 0; i < 6000; i++) {
+                r2[i] = bk_aging_contains_hash(t, h[i]);
+                n2 += r2[i];
+            }
+            assert_int_equal(n1, n2);
+            assert_memory_equal(r1, r2, 6000);
+        }
+        assert_int_equal(bk_aging_contains_hashes(t, h, 6000, NULL), 0); /* all aged out */
+        bk_aging_free(t);
+    }
+    assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+    free(h);
+    free(r1);
+    free(r2);
+}
+
 static void test_stats_and_info(void **state)
 {
     (void)state;
@@ -579,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_time_fpr),
         cmocka_unit_test(test_add_if_absent),
         cmocka_unit_test(test_forms_and_paths_agree),
+        cmocka_unit_test(test_batches_match_single_keys),
         cmocka_unit_test(test_stats_and_info),
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_union),

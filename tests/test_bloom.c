@@ -359,10 +359,54 @@ static void custom_allocator_sees_everything(void **state)
     bk_set_allocator(NULL);
 }
 
+/* The one-key query and insert have a portable loop and, on x86 with BMI2, a second one (chosen when
+ * the filter is made; BK_SIMD=scalar / bk_simd_force keep the portable one): both set the same bits
+ * and answer the same for present, absent and byte keys of other lengths. */
+static void query_loops_agree(void **state)
+{
+    (void)state;
+    for (int layout = 0; layout <= 1; layout++) {
+        assert_int_equal(bk_simd_force(BK_SIMD_SCALAR), BK_OK);
+        bk_bloom *a = make(20000, 0.01, (bk_layout)layout, 7);
+        assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+        bk_bloom *b = make(20000, 0.01, (bk_layout)layout, 7);
+        for (uint64_t i = 0; i < 20000; i++) {
+            tu_key k = tu_make_key(3, i);
+            assert_int_equal(bk_bloom_add(a, k.b, sizeof k.b), BK_OK);
+            assert_int_equal(bk_bloom_add(b, k.b, sizeof k.b), BK_OK);
+        }
+        /* the inserts (also one loop per CPU) set the same bits */
+        size_t la, lb;
+        const uint8_t *da = bk_bloom_data(a, &la), *db = bk_bloom_data(b, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(da, db, la);
+        uint64_t hits = 0;
+        for (uint64_t i = 0; i < 200000; i++) {
+            tu_key k = tu_make_key(i < 20000 ? 3 : 4, i); /* the first 20,000: the added keys */
+            bool ra = bk_bloom_contains(a, k.b, sizeof k.b);
+            assert_int_equal(ra, bk_bloom_contains(b, k.b, sizeof k.b));
+            if (i < 20000) assert_true(ra);
+            hits += ra;
+            /* 8-byte keys (the uint64 path of the byte call) and a short key */
+            uint64_t v;
+            memcpy(&v, k.b, 8);
+            bool r8 = bk_bloom_contains(a, k.b, 8);
+            assert_int_equal(r8, bk_bloom_contains(b, k.b, 8));
+            assert_int_equal(r8, bk_bloom_contains_u64(a, v));
+            assert_int_equal(r8, bk_bloom_contains_u64(b, v));
+            assert_int_equal(bk_bloom_contains(a, k.b, 5), bk_bloom_contains(b, k.b, 5));
+        }
+        assert_true(hits < 20000 + 180000 / 50); /* the added keys and about 1% of the others */
+        bk_bloom_free(a);
+        bk_bloom_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_false_negatives),
+        cmocka_unit_test(query_loops_agree),
         cmocka_unit_test(batch_bytes_forms_match_single),
         cmocka_unit_test(fpr_matches_target),
         cmocka_unit_test(fpr_matches_exact_formula_for_hand_picked_geometry),

@@ -52,6 +52,7 @@ struct bk_aging {
     uint64_t period;      /* time windows: ms per generation */
     double fpr_target;
     uint64_t epoch;
+    uint32_t cur;         /* epoch % g: the current generation's slot */
     uint64_t inserted;    /* insertions since creation or clear */
     uint64_t start;       /* time windows: ms of the creation (or clear); count windows: 0 */
     uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
@@ -105,15 +106,25 @@ BK_INLINE bool has_block(const uint64_t *b, const probe_mask *p)
     return ((p->m[0] & ~b[0]) | (p->m[1] & ~b[1]) | (p->m[2] & ~b[2]) | (p->m[3] & ~b[3])) == 0;
 }
 
-/* The slots found holding h, among `live`, and an insert into one block: scalar and AVX2 forms,
- * always inlined into the batch loops of their path (a call per key would cost more than the probe). */
-BK_INLINE slot_set found_scalar(const bk_aging *f, uint64_t h, slot_set live)
+/* The slots among the g blocks of bucket b that hold h, whether one of `live` holds it, and an insert
+ * into one block: scalar and AVX2 forms, always inlined into the loops of their path, where the
+ * default g = 4 is a constant (a call per key would cost more than the probe). A query stops at the
+ * first live slot holding the key (most present keys are answered by the bucket's first tests). */
+BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 {
-    const uint64_t *b = bucket_of(f, h);
     probe_mask p = mask_of(h);
     slot_set found = 0;
-    for (uint32_t j = 0; j < f->g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
-    return found & live;
+    for (uint32_t j = 0; j < g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
+    return found;
+}
+
+BK_INLINE bool any_scalar(const uint64_t *b, uint32_t g, uint64_t h, slot_set live)
+{
+    probe_mask p = mask_of(h);
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < g; j++)
+        if ((live >> j & 1) && has_block(b + 4 * j, &p)) return true;
+    return false;
 }
 
 BK_INLINE void insert_scalar(uint64_t *block, uint64_t h)
@@ -124,22 +135,22 @@ BK_INLINE void insert_scalar(uint64_t *block, uint64_t h)
 
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
 #  define BK_AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
-BK_AVX2_INLINE slot_set found_avx2(const bk_aging *f, uint64_t h, slot_set live)
+BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
 {
-    const __m256i *b = (const __m256i *)(const void *)bucket_of(f, h);
+    const __m256i *v = (const __m256i *)(const void *)b;
     __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
-    slot_set found;
-    if (f->g == 4) { /* the default, unrolled */
-        found = (slot_set)_mm256_testc_si256(_mm256_load_si256(b), mask) |
-                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 1), mask) << 1 |
-                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 2), mask) << 2 |
-                (slot_set)_mm256_testc_si256(_mm256_load_si256(b + 3), mask) << 3;
-    } else {
-        found = 0;
-        for (uint32_t j = 0; j < f->g; j++)
-            found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(b + j), mask) << j;
-    }
-    return found & live;
+    slot_set found = 0;
+    for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
+    return found;
+}
+BK_AVX2_INLINE bool any_avx2(const uint64_t *b, uint32_t g, uint64_t h, slot_set live)
+{
+    const __m256i *v = (const __m256i *)(const void *)b;
+    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < g; j++)
+        if ((live >> j & 1) && _mm256_testc_si256(_mm256_load_si256(v + j), mask)) return true;
+    return false;
 }
 BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
@@ -148,18 +159,30 @@ BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 }
 #endif
 
-/* Prefetch the lines of h's bucket (every line for queries, the current block's line for inserts). */
-BK_INLINE void prefetch_bucket(const bk_aging *f, uint64_t h)
-{
-    const uint8_t *b = (const uint8_t *)bucket_of(f, h);
-    for (uint32_t off = 0; off < f->g * 32; off += 64) BK_PREFETCH(b + off);
-}
+/* The byte a prefetch of line l of a bucket of g blocks at p aims at: with g = 4 the bucket is the two
+ * lines of a 128-byte aligned pair; otherwise line l of those the bucket spans from its first byte's. */
+#define BK_AGING_LINE(p, g, l)                                                                          \
+    ((g) == 4 ? (const char *)(p) + 64 * (l)                                                          \
+              : (const char *)((uintptr_t)(p) & ~(uintptr_t)63) + 64 * (l))
+/* Lines a bucket of g blocks at p spans. */
+#ifndef BK_AGING_G4_LINES
+#  define BK_AGING_G4_LINES 2u
+#endif
+#define BK_AGING_LINES(p, g)                                                                            \
+    ((g) == 4 ? BK_AGING_G4_LINES : (uint32_t)((((uintptr_t)(p) & 63) + (g) * 32u + 63) / 64))
 
 /* ================= the ring ================= */
 
 static slot_set all_slots(const bk_aging *f) { return (slot_set)((UINT64_C(1) << f->g) - 1); }
 
-BK_INLINE uint32_t cur_slot(const bk_aging *f) { return (uint32_t)(f->epoch % f->g); }
+BK_INLINE uint32_t cur_slot(const bk_aging *f) { return f->cur; }
+
+/* Every change of the epoch goes through here, so the current slot never needs a division. */
+BK_INLINE void set_epoch(bk_aging *f, uint64_t e)
+{
+    f->epoch = e;
+    f->cur = (uint32_t)(e % f->g);
+}
 
 static void clear_slot(bk_aging *f, uint32_t slot)
 {
@@ -179,7 +202,7 @@ static void turn_to(bk_aging *f, uint64_t e)
     } else {
         for (uint64_t x = f->epoch + 1; x <= e; x++) clear_slot(f, (uint32_t)(x % f->g));
     }
-    f->epoch = e;
+    set_epoch(f, e);
 }
 
 /* Time windows: the epoch of time t; a clock that went back counts as standing still. */
@@ -219,6 +242,16 @@ BK_INLINE void advance_time(bk_aging *f)
 BK_INLINE void turn_if_full(bk_aging *f)
 {
     if (f->mode == BK_AGING_COUNT && BK_UNLIKELY(f->count[cur_slot(f)] >= f->gen_cap)) turn_to(f, f->epoch + 1);
+}
+
+/* Before inserting a run of `left` keys: turn as turn_if_full does, then the number of them the
+ * current slot takes before a count window must turn again (a time window: all of them). */
+BK_INLINE size_t chunk_of(bk_aging *f, size_t left)
+{
+    if (f->mode != BK_AGING_COUNT) return left;
+    turn_if_full(f);
+    uint64_t room = f->gen_cap - f->count[cur_slot(f)];
+    return room < left ? (size_t)room : left;
 }
 
 /* ================= sizing and lifetime ================= */
@@ -296,7 +329,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
         uint64_t g1 = geo.generations - 1;
         f->period = window / g1 + (window % g1 != 0);
         f->start = now_ms(f);
-        f->epoch = f->start / f->period;
+        set_epoch(f, f->start / f->period);
     }
     *out = f;
     return BK_OK;
@@ -354,14 +387,33 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
 /* ================= insert and query ================= */
 
 /*
- * The loops of one path, instantiated for the scalar and the AVX2 probes. Batches prefetch the
- * bucket of item i + BK_PF while probing item i; a count window may turn mid-batch (the prefetched
- * lines are the same bucket either way).
+ * The loops of one path, instantiated for the scalar and the AVX2 probes.
+ *
+ * The batch loops keep the ring's geometry in locals (a store into the ring may alias any field of the
+ * filter as far as the compiler knows, and would force every field to be reloaded for every key), and
+ * each is written once for any g and instantiated with the constant 4 (the default) and with the
+ * filter's g. They are software-pipelined: while probing key i they compute the bucket of key
+ * i + BK_PF and prefetch it (both lines of the bucket for a query, the current generation's block for
+ * an insert), with __builtin_prefetch written in the loop itself (BK_AGING_PREFETCH_BUCKET).
+ *
+ * A count window turns only between runs: a run is the keys the current generation still has room
+ * for (C minus its count, chunk_of), so no key inside a run needs a turn check, and the turn falls
+ * exactly where one key at a time has it (before the first key that finds the generation full). The
+ * prefetches of the first BK_PF keys after a turn aimed at the previous generation's block: the same
+ * bucket, so at worst the bucket's other line, once per generation.
  */
-#define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT)                                                     \
+#define BK_AGING_PREFETCH_BUCKET(b, g)                                                                  \
+    do {                                                                                              \
+        for (uint32_t l_ = 0; l_ < BK_AGING_LINES(b, g); l_++) BK_PREFETCH(BK_AGING_LINE(b, g, l_));  \
+    } while (0)
+
+#define BK_AGING_AI __attribute__((always_inline)) static inline
+
+#define BK_AGING_PATH(NAME, TARGET, FOUND, ANY, INSERT)                                                \
     TARGET static slot_set NAME##_found(const bk_aging *f, uint64_t h, slot_set live)                  \
     {                                                                                                 \
-        return FOUND(f, h, live);                                                                     \
+        const uint64_t *b_ = bucket_of(f, h);                                                         \
+        return (f->g == 4 ? FOUND(b_, 4, h) : FOUND(b_, f->g, h)) & live;                              \
     }                                                                                                 \
     TARGET static void NAME##_add(bk_aging *f, uint64_t h)                                            \
     {                                                                                                 \
@@ -375,59 +427,129 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     {                                                                                                 \
         turn_if_full(f);                                                                              \
         uint32_t s_ = cur_slot(f);                                                                    \
-        slot_set found_ = FOUND(f, h, live);                                                          \
-        if (!(found_ >> s_ & 1)) INSERT(bucket_of(f, h) + 4 * s_, h);                                 \
+        uint64_t *b_ = bucket_of(f, h);                                                               \
+        slot_set found_ = (f->g == 4 ? FOUND(b_, 4, h) : FOUND(b_, f->g, h)) & live;                   \
+        if (!(found_ >> s_ & 1)) INSERT(b_ + 4 * s_, h);                                              \
         f->count[s_]++;                                                                               \
         f->inserted++;                                                                                \
         return found_ != 0;                                                                           \
     }                                                                                                 \
-    TARGET static void NAME##_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)                   \
+    /* n keys into `slot`; `ahead` more keys of the caller's batch follow hs[n - 1] (prefetched). */  \
+    TARGET BK_AGING_AI void NAME##_insert_run(uint64_t *words, uint64_t blocks, uint32_t g,             \
+                                              uint32_t slot, const uint64_t *hs, size_t n,            \
+                                              size_t ahead)                                           \
     {                                                                                                 \
-        size_t pre = n < BK_PF ? n : BK_PF;                                                           \
-        for (size_t i = 0; i < pre; i++) BK_PREFETCH_W(bucket_of(f, hs[i]) + 4 * cur_slot(f));        \
+        size_t stride = (size_t)g * 4, m_ = n + ahead;                                                \
+        uint64_t *w_ = words + 4 * (size_t)slot;                                                      \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < n) BK_PREFETCH_W(bucket_of(f, hs[i + BK_PF]) + 4 * cur_slot(f));          \
-            turn_if_full(f);                                                                          \
+            if (i + BK_PF < m_) BK_PREFETCH_W(w_ + bk__range64(hs[i + BK_PF], blocks) * stride);      \
+            INSERT(w_ + bk__range64(hs[i], blocks) * stride, hs[i]);                                  \
+        }                                                                                             \
+    }                                                                                                 \
+    TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
+    {                                                                                                 \
+        uint64_t *words = f->words, blocks = f->blocks;                                               \
+        size_t stride = (size_t)g * 4, pre = n < BK_PF ? n : BK_PF;                                   \
+        for (size_t i = 0; i < pre; i++)                                                              \
+            BK_PREFETCH_W(words + bk__range64(hs[i], blocks) * stride + 4 * (size_t)f->cur);          \
+        for (size_t i = 0; i < n;) {                                                                  \
+            size_t take = chunk_of(f, n - i);                                                         \
             uint32_t s_ = cur_slot(f);                                                                \
-            INSERT(bucket_of(f, hs[i]) + 4 * s_, hs[i]);                                              \
-            f->count[s_]++;                                                                           \
+            NAME##_insert_run(words, blocks, g, s_, hs + i, take, n - i - take);                      \
+            f->count[s_] += take;                                                                     \
+            i += take;                                                                                \
         }                                                                                             \
         f->inserted += n;                                                                             \
+    }                                                                                                 \
+    TARGET static void NAME##_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)                   \
+    {                                                                                                 \
+        if (f->g == 4)                                                                                \
+            NAME##_add_all(f, hs, n, 4);                                                              \
+        else                                                                                          \
+            NAME##_add_all(f, hs, n, f->g);                                                           \
+    }                                                                                                 \
+    TARGET BK_AGING_AI size_t NAME##_contains_run(const uint64_t *words, uint64_t blocks, uint32_t g, \
+                                                  const uint64_t *hs, size_t n, uint8_t *res,         \
+                                                  slot_set live)                                      \
+    {                                                                                                 \
+        size_t stride = (size_t)g * 4, present = 0, pre = n < BK_PF ? n : BK_PF;                     \
+        for (size_t i = 0; i < pre; i++) {                                                            \
+            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
+            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
+        }                                                                                             \
+        for (size_t i = 0; i < n; i++) {                                                              \
+            if (i + BK_PF < n) {                                                                      \
+                const uint64_t *p_ = words + bk__range64(hs[i + BK_PF], blocks) * stride;             \
+                BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
+            }                                                                                         \
+            bool r_ = ANY(words + bk__range64(hs[i], blocks) * stride, g, hs[i], live);               \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        return present;                                                                               \
     }                                                                                                 \
     TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,     \
                                                 uint8_t *res, slot_set live)                          \
     {                                                                                                 \
-        size_t present = 0, pre = n < BK_PF ? n : BK_PF;                                              \
-        for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);                                   \
+        if (f->g == 4 && live == 15) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, 15); \
+        if (f->g == 4) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, live);          \
+        return NAME##_contains_run(f->words, f->blocks, f->g, hs, n, res, live);                      \
+    }                                                                                                 \
+    /* Like insert_run, testing every live slot first and inserting only where the current one      \
+     * lacks the key. */                                                                             \
+    TARGET BK_AGING_AI size_t NAME##_aia_run(uint64_t *words, uint64_t blocks, uint32_t g,              \
+                                             uint32_t slot, const uint64_t *hs, size_t n,             \
+                                             size_t ahead, uint8_t *res, slot_set live)               \
+    {                                                                                                 \
+        size_t stride = (size_t)g * 4, m_ = n + ahead, present = 0;                                   \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);                                     \
-            bool r_ = FOUND(f, hs[i], live) != 0;                                                     \
+            if (i + BK_PF < m_) {                                                                     \
+                const uint64_t *p_ = words + bk__range64(hs[i + BK_PF], blocks) * stride;             \
+                BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
+            }                                                                                         \
+            uint64_t *b_ = words + bk__range64(hs[i], blocks) * stride;                               \
+            slot_set found_ = FOUND(b_, g, hs[i]) & live;                                             \
+            if (!(found_ >> slot & 1)) INSERT(b_ + 4 * (size_t)slot, hs[i]);                          \
+            bool r_ = found_ != 0;                                                                    \
             if (res) res[i] = r_;                                                                     \
             present += r_;                                                                            \
         }                                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
+    TARGET BK_AGING_AI size_t NAME##_aia_all(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, \
+                                             slot_set live, uint32_t g)                               \
+    {                                                                                                 \
+        uint64_t *words = f->words, blocks = f->blocks;                                               \
+        size_t stride = (size_t)g * 4, present = 0, pre = n < BK_PF ? n : BK_PF;                      \
+        for (size_t i = 0; i < pre; i++) {                                                            \
+            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
+            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
+        }                                                                                             \
+        for (size_t i = 0; i < n;) {                                                                  \
+            size_t take = chunk_of(f, n - i);                                                         \
+            uint32_t s_ = cur_slot(f);                                                                \
+            present += NAME##_aia_run(words, blocks, g, s_, hs + i, take, n - i - take,               \
+                                      res ? res + i : NULL, live);                                    \
+            f->count[s_] += take;                                                                     \
+            i += take;                                                                                \
+        }                                                                                             \
+        f->inserted += n;                                                                             \
         return present;                                                                               \
     }                                                                                                 \
     TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,      \
                                                      uint8_t *res, slot_set live)                     \
     {                                                                                                 \
-        size_t present = 0, pre = n < BK_PF ? n : BK_PF;                                              \
-        for (size_t i = 0; i < pre; i++) prefetch_bucket(f, hs[i]);                                   \
-        for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < n) prefetch_bucket(f, hs[i + BK_PF]);                                     \
-            bool r_ = NAME##_add_if_absent(f, hs[i], live);                                           \
-            if (res) res[i] = r_;                                                                     \
-            present += r_;                                                                            \
-        }                                                                                             \
-        return present;                                                                               \
+        if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
+        return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
     static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,              \
                                           NAME##_add_hashes, NAME##_contains_hashes,                  \
                                           NAME##_add_if_absent_hashes };
 
 #define BK_NO_TARGET
-BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, insert_scalar)
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, any_scalar, insert_scalar)
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
-BK_AGING_PATH(avx2, __attribute__((target("avx2"))), found_avx2, insert_avx2)
+BK_AGING_PATH(avx2, __attribute__((target("avx2"))), found_avx2, any_avx2, insert_avx2)
 #endif
 
 static const aging_ops *path_for_cpu(void)
@@ -570,10 +692,10 @@ void bk_aging_clear(bk_aging *f)
     memset(f->words, 0, (size_t)f->nwords * 8);
     memset(f->count, 0, sizeof f->count);
     f->inserted = 0;
-    f->epoch = 0;
+    set_epoch(f, 0);
     if (f->mode == BK_AGING_TIME) {
         f->start = now_ms(f);
-        f->epoch = f->start / f->period;
+        set_epoch(f, f->start / f->period);
     }
 }
 
@@ -785,7 +907,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     f->gen_cap = gen_cap;
     f->period = period;
     f->fpr_target = fpr;
-    f->epoch = epoch;
+    set_epoch(f, epoch);
     f->inserted = inserted;
     f->start = start;
     memcpy(f->count, count, sizeof count);

@@ -563,9 +563,21 @@ bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash)
     return f->fp_bits == 8 ? match8(f, x, c0, c1, c2) : match16(f, x, c0, c1, c2);
 }
 
+/* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack
+ * frame (the general hash's call does). */
+static __attribute__((noinline)) bool contains_any_len(const bk_fuse *f, const void *key, size_t len)
+{
+    return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
+}
+
 bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
 {
-    return bk_fuse_contains_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk_fuse_contains_hash(f, bk__hash_u64_keyed(k, f->u64_flip));
+    }
+    return contains_any_len(f, key, len);
 }
 
 bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)

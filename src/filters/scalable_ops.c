@@ -173,19 +173,24 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
     } else {
         const uint32_t x = (uint32_t)h;
         uint64_t *w = b1024_block(L, h), miss = 0;
+        if (BK_LIKELY(L->fill < L->capacity)) {
+            /* room: test and set in one pass (setting a bit already set changes nothing, so a key
+             * the layer already holds leaves it as it was) */
+            for (uint32_t i = 0; i < L->k; i++) {
+                uint32_t b = bk__b1024_bit(x, i);
+                uint64_t bit = UINT64_C(1) << (b & 63), old = w[b >> 6];
+                miss |= ~old & bit;
+                w[b >> 6] = old | bit;
+            }
+            if (miss == 0) return BK_EEXISTS;
+            L->fill++;
+            return BK_OK;
+        }
         for (uint32_t i = 0; i < L->k; i++) {
             uint32_t b = bk__b1024_bit(x, i);
             miss |= ~w[b >> 6] & (UINT64_C(1) << (b & 63));
         }
         if (miss == 0) return BK_EEXISTS;
-        if (BK_LIKELY(L->fill < L->capacity)) {
-            L->fill++;
-            for (uint32_t i = 0; i < L->k; i++) {
-                uint32_t b = bk__b1024_bit(x, i);
-                w[b >> 6] |= UINT64_C(1) << (b & 63);
-            }
-            return BK_OK;
-        }
     }
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
