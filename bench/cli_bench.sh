@@ -2,7 +2,7 @@
 # Benchmark of the bloomkit command (figures, never pass/fail):
 #   1. `bloomkit build` over two 10,000,000-line files of URLs, against `wc -l` on the same file
 #      (reading is the floor; target: build at most 2x wc -l): long generated URLs (about 67 bytes a
-#      line) and host URLs of the shape https://host123.example.net/p/4567/1a2b3c (about 45 bytes);
+#      line) and host URLs of the shape https://host123.example.net/p/4567/1a2b3c (about 47 bytes);
 #   2. `bloomkit filter` over 10,000,000 short lines with an in-cache filter (100,000 keys, 117 KiB)
 #      (target: at least 20 million lines per second per core);
 #   3. one-pass dedup, `bloomkit filter --add` (in memory, and into a filter file), against

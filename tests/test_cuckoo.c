@@ -600,6 +600,75 @@ static void expansion_chain(void **state)
 
 /* ---- the bytes form equals the pre-hashed form; batches equal single calls ---- */
 
+/* ---- the one-key fast paths against the general ones ----
+ * Without concurrent mode a plain table of one-group buckets takes the fast paths (constant-geometry
+ * query and insert, the word-wide eviction walk); concurrent mode always takes the general ones. Both
+ * filled with the same hashes to full, then half removed and refilled: the same answers, the same
+ * statuses and the same bytes at every step. */
+static void fast_paths_agree(void **state)
+{
+    (void)state;
+    static const uint32_t geo[][2] = { { 4, 4 },  { 4, 5 },  { 4, 6 },  { 4, 7 },  { 4, 8 },  { 4, 9 },
+                                       { 4, 10 }, { 4, 11 }, { 4, 12 }, { 4, 13 }, { 4, 14 }, { 4, 15 },
+                                       { 4, 16 }, { 4, 20 }, { 2, 8 },  { 2, 12 }, { 3, 9 },  { 1, 16 },
+                                       { 8, 7 } };
+    for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++) {
+        bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+        o.bucket_size = geo[g][0];
+        o.fingerprint_bits = geo[g][1];
+        o.seed = 17 + g;
+        bk_cuckoo *fast = NULL, *gen = NULL;
+        assert_int_equal(bk_cuckoo_new_buckets(501, &o, &fast), BK_OK);
+        o.concurrent = true;
+        assert_int_equal(bk_cuckoo_new_buckets(501, &o, &gen), BK_OK);
+        uint64_t slots = 501 * geo[g][0], n = 0;
+        uint64_t *h = malloc((slots + 8) * sizeof *h);
+        assert_non_null(h);
+        uint64_t st = 1000 + g;
+        for (;;) {
+            h[n] = tu_splitmix(&st);
+            bk_status a = bk_cuckoo_add_hash(fast, h[n]), b = bk_cuckoo_add_hash(gen, h[n]);
+            assert_int_equal(a, b);
+            if (a != BK_OK) break;
+            n++;
+            assert_true(n <= slots + 1);
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            assert_true(bk_cuckoo_contains_hash(fast, h[i]));
+            assert_true(bk_cuckoo_contains_u64(fast, h[i]) == bk_cuckoo_contains_u64(gen, h[i]));
+        }
+        for (uint64_t i = 0; i < 20000; i++) {
+            uint64_t x = tu_splitmix(&st);
+            assert_true(bk_cuckoo_contains_hash(fast, x) == bk_cuckoo_contains_hash(gen, x));
+        }
+        membuf ma = encode(fast), mb = encode(gen);
+        assert_int_equal(ma.len, mb.len);
+        assert_memory_equal(ma.buf, mb.buf, ma.len);
+        free(ma.buf);
+        free(mb.buf);
+        for (uint64_t i = 0; i < n; i += 2) {
+            assert_int_equal(bk_cuckoo_remove_hash(fast, h[i]), BK_OK);
+            assert_int_equal(bk_cuckoo_remove_hash(gen, h[i]), BK_OK);
+        }
+        for (uint64_t i = 0; i < n / 2; i++) {
+            uint64_t x = tu_splitmix(&st);
+            bk_status a = bk_cuckoo_add_hash(fast, x);
+            assert_int_equal(a, bk_cuckoo_add_hash(gen, x));
+            if (a == BK_OK) assert_true(bk_cuckoo_contains_hash(fast, x));
+        }
+        for (uint64_t i = 1; i < n; i += 2) assert_true(bk_cuckoo_contains_hash(fast, h[i]));
+        ma = encode(fast);
+        mb = encode(gen);
+        assert_int_equal(ma.len, mb.len);
+        assert_memory_equal(ma.buf, mb.buf, ma.len);
+        free(ma.buf);
+        free(mb.buf);
+        free(h);
+        bk_cuckoo_free(fast);
+        bk_cuckoo_free(gen);
+    }
+}
+
 static void forms_agree(void **state)
 {
     (void)state;
@@ -1116,6 +1185,7 @@ int main(void)
         cmocka_unit_test(remove_semantics),
         cmocka_unit_test(expansion_chain),
         cmocka_unit_test(forms_agree),
+        cmocka_unit_test(fast_paths_agree),
         cmocka_unit_test(odd_bucket_sizes),
         cmocka_unit_test(serialization),
         cmocka_unit_test(bad_input),

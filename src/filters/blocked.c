@@ -461,47 +461,38 @@ const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_blocked *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, (uint32_t)f->layout)) || (s = bk__w_u32(w, f->e.k)) || (s = bk__w_u64(w, f->nwords * 64)) ||
-        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_blocked_count(f))) ||
-        (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
+    const bk__bits_head h = { (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
+                              f->fpr_target };
+    bk_status s = bk__w_bits_head(w, &h);
+    return s != BK_OK ? s : bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t layout, k;
-    uint64_t m, cap, count;
-    double fpr;
+    bk__bits_head h;
     bk_status s;
     *out = NULL;
     size_t start = r->off;
-    if ((s = bk__r_u32(r, &layout)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
-        (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = bk__r_align(r, 64)))
-        return s;
+    if ((s = bk__r_bits_head(r, &h))) return s;
+    const uint32_t layout = h.variant, k = h.k;
+    const uint64_t m = h.m;
     if (bad_layout((bk_blocked_layout)layout)) return BK_ECORRUPT;
     uint32_t bb = block_bits((bk_blocked_layout)layout);
     bool k_ok = layout == BK_BLOCKED_SPLIT256 ? k == 8 : (k >= 1 && k <= BK_BLOCKED_MAX_K);
-    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || cap == 0 || !(fpr >= 0 && fpr <= 1))
+    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
         return BK_ECORRUPT;
     uint64_t bytes = m / 8;
-    if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data = NULL;
-    if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    const uint8_t *data;
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter((bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, cap, fpr, !r->borrow, &f);
+    s = alloc_filter((bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow) {
-        f->e.words = (uint64_t *)(uintptr_t)data;
-        if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
-    } else if ((s = bk__r_take_into(r, f->e.words, (size_t)bytes)) != BK_OK) {
-        /* copying: straight from the body into the filter (a pulled body never sits in memory whole) */
+    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
+    if ((s = bk__r_array_end(r, bytes, data, &f->e.words)) != BK_OK) {
         bk_blocked_free(f);
         return s;
     }
-    f->count_own = count;
+    f->count_own = h.count;
     *out = f;
     return BK_OK;
 }

@@ -451,55 +451,37 @@ const uint8_t *bk_counting_data(const bk_counting *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_counting *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, f->bits)) || (s = bk__w_u32(w, f->k)) || (s = bk__w_u64(w, f->m)) ||
-        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, bk_counting_count(f))) ||
-        (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_u64_array(w, f->words, (size_t)f->nwords);
+    const bk__bits_head h = { f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target };
+    bk_status s = bk__w_bits_head(w, &h);
+    return s != BK_OK ? s : bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t bits, k;
-    uint64_t m, cap, count;
-    double fpr;
+    bk__bits_head h;
     bk_status s;
     size_t start = r->off;
     *out = NULL;
-    if ((s = bk__r_u32(r, &bits)) || (s = bk__r_u32(r, &k)) || (s = bk__r_u64(r, &m)) ||
-        (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &count)) || (s = bk__r_f64(r, &fpr)) ||
-        (s = bk__r_align(r, 64)))
-        return s;
-    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || cap == 0 || !(fpr >= 0 && fpr <= 1))
+    if ((s = bk__r_bits_head(r, &h))) return s;
+    const uint32_t bits = h.variant, k = h.k;
+    const uint64_t m = h.m;
+    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
         return BK_ECORRUPT;
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES) return BK_ECORRUPT;
-    if (bytes > r->len - r->off) return BK_ETRUNCATED;
     const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
-    /* Counters past m must be zero: anything else was not written by us. */
-    for (uint64_t b = m * bits; b < bytes * 8;) {
-        if ((b & 63) == 0) {
-            uint64_t word;
-            memcpy(&word, data + (b >> 3), 8);
-            if (word) return BK_ECORRUPT;
-            b += 64;
-        } else {
-            if ((data[b >> 3] >> (b & 7)) & 1) return BK_ECORRUPT;
-            b++;
-        }
-    }
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_counting *f;
-    s = alloc_filter(m, k, bits, r->seed, cap, fpr, !r->borrow, &f);
+    s = alloc_filter(m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow) {
-        f->words = (uint64_t *)(uintptr_t)data;
-        if (r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
-    } else {
-        memcpy(f->words, data, (size_t)bytes);
+    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
+    /* Counters past m must be zero: anything else was not written by us. */
+    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK ||
+        (s = bk__tail_zero(f->words, f->nwords, m * bits) ? BK_OK : BK_ECORRUPT) != BK_OK) {
+        bk_counting_free(f);
+        return s;
     }
-    f->count_own = count;
+    f->count_own = h.count;
     *out = f;
     return BK_OK;
 }

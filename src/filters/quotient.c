@@ -177,6 +177,30 @@ static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t de
 
 BK_INLINE uint64_t first_block(uint64_t q) { return (q + 63) >> 6; }
 
+/* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
+ * i of its first entry whose remainder is x or larger (e + 1 when none is) and that entry's remainder
+ * v, count and length. BK_ECORRUPT when the run does not parse. */
+typedef struct {
+    uint64_t s, e, i, v, count;
+    unsigned len;
+} qf_spot;
+BK_INLINE bk_status qf_find(const bk_quotient *f, uint64_t q, uint64_t x, bool bmi2, qf_spot *p)
+{
+    int64_t e64 = run_end_le(f, q, bmi2);
+    if (e64 < (int64_t)q || e64 >= (int64_t)f->xslots) return BK_ECORRUPT;
+    p->e = (uint64_t)e64;
+    p->s = p->i = run_start(f, q, p->e);
+    p->v = p->count = 0;
+    p->len = 0;
+    while (p->i <= p->e) {
+        p->len = parse(f, p->i, p->e, &p->v, &p->count);
+        if (p->len == 0) return BK_ECORRUPT;
+        if (p->v >= x) break;
+        p->i += p->len;
+    }
+    return BK_OK;
+}
+
 /* Add c occurrences of (q, x). */
 BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c, bool bmi2)
 {
@@ -196,17 +220,10 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
         set_occ(f, q, true);
         f->distinct++;
     } else {
-        int64_t e64 = run_end_le(f, q, bmi2);
-        if (e64 < (int64_t)q || e64 >= (int64_t)f->xslots) return BK_ECORRUPT;
-        uint64_t e = (uint64_t)e64, i = run_start(f, q, e);
-        uint64_t v = 0, old = 0;
-        unsigned olen = 0;
-        while (i <= e) {
-            olen = parse(f, i, e, &v, &old);
-            if (olen == 0) return BK_ECORRUPT;
-            if (v >= x) break;
-            i += olen;
-        }
+        qf_spot p;
+        if ((s = qf_find(f, q, x, bmi2, &p)) != BK_OK) return s;
+        const uint64_t e = p.e, i = p.i, v = p.v, old = p.count;
+        const unsigned olen = p.len;
         if (i <= e && v == x) {
             uint64_t nc = old > UINT64_MAX - c ? UINT64_MAX : old + c;
             unsigned nlen = bk__qf_enc_len(nc, f->rmask);
@@ -241,17 +258,11 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
 BK_INLINE bk_status qf_delete(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c, bool bmi2)
 {
     if (!is_occ(f, q)) return BK_ENOTFOUND;
-    int64_t e64 = run_end_le(f, q, bmi2);
-    if (e64 < (int64_t)q || e64 >= (int64_t)f->xslots) return BK_ECORRUPT;
-    uint64_t e = (uint64_t)e64, s = run_start(f, q, e), i = s;
-    uint64_t v = 0, old = 0;
-    unsigned olen = 0;
-    while (i <= e) {
-        olen = parse(f, i, e, &v, &old);
-        if (olen == 0) return BK_ECORRUPT;
-        if (v >= x) break;
-        i += olen;
-    }
+    qf_spot p;
+    bk_status st = qf_find(f, q, x, bmi2, &p);
+    if (st != BK_OK) return st;
+    const uint64_t e = p.e, s = p.s, i = p.i, v = p.v, old = p.count;
+    const unsigned olen = p.len;
     if (i > e || v != x || old < c) return BK_ENOTFOUND;
     if (old == UINT64_MAX) return BK_OK; /* saturated: sticky */
     uint64_t nc = old - c;

@@ -134,12 +134,19 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     return BK_OK;
 }
 
-bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
+/* Sets the k bits of x in a 1024-bit block. */
+BK_INLINE void b1024_set(uint64_t *w, uint32_t x, uint32_t k)
 {
-    if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    uint32_t n = f->n;
-    if (chain_has(f, n, h)) return BK_EEXISTS;
-    layer *L = sc_layers(f)[n - 1];
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t b = bk__b1024_bit(x, i);
+        w[b >> 6] |= UINT64_C(1) << (b & 63);
+    }
+}
+
+/* Inserts h into the newest layer L of n (growing the chain first when L is full), without testing
+ * whether L holds it: the tail of the two add paths below. [excl] */
+BK_INLINE bk_status insert_newest(bk_scalable *f, uint32_t n, layer *L, uint64_t h)
+{
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
         if (s != BK_OK) return s;
@@ -147,12 +154,17 @@ bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
     }
     L->fill++;
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
-    uint64_t *w = b1024_block(L, h);
-    for (uint32_t i = 0; i < L->k; i++) {
-        uint32_t b = bk__b1024_bit((uint32_t)h, i);
-        w[b >> 6] |= UINT64_C(1) << (b & 63);
-    }
+    b1024_set(b1024_block(L, h), (uint32_t)h, L->k);
     return BK_OK;
+}
+
+bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    uint32_t n = f->n;
+    if (chain_has(f, n, h)) return BK_EEXISTS;
+    layer *L = sc_layers(f)[n - 1];
+    return insert_newest(f, n, L, h);
 }
 
 bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
@@ -192,19 +204,7 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
         }
         if (miss == 0) return BK_EEXISTS;
     }
-    if (BK_UNLIKELY(L->fill >= L->capacity)) {
-        bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
-        if (s != BK_OK) return s;
-        L = sc_layers(f)[n];
-    }
-    L->fill++;
-    if (L->bf) return bk_bloom_add_hash(L->bf, h);
-    uint64_t *w = b1024_block(L, h);
-    for (uint32_t i = 0; i < L->k; i++) {
-        uint32_t b = bk__b1024_bit((uint32_t)h, i);
-        w[b >> 6] |= UINT64_C(1) << (b & 63);
-    }
-    return BK_OK;
+    return insert_newest(f, n, L, h);
 }
 
 bk_status bk_scalable_add_hash(bk_scalable *f, uint64_t h)

@@ -102,3 +102,45 @@ bk_status bk__r_align(bk_reader *r, size_t align)
         if (p[i]) s = BK_ECORRUPT;
     return s;
 }
+
+bk_status bk__r_array_begin(bk_reader *r, uint64_t bytes, const uint8_t **data)
+{
+    *data = NULL;
+    if (r->off > r->len || bytes > r->len - r->off) return BK_ETRUNCATED;
+    return r->borrow ? bk__r_take(r, (size_t)bytes, data) : BK_OK;
+}
+
+bk_status bk__r_array_end(bk_reader *r, uint64_t bytes, const uint8_t *data, uint64_t **words)
+{
+    if (!r->borrow) return bk__r_take_into(r, *words, (size_t)bytes);
+    *words = (uint64_t *)(uintptr_t)data;
+    return BK_OK;
+}
+
+bool bk__tail_zero(const uint64_t *w, uint64_t nwords, uint64_t bit)
+{
+    uint64_t k = bit >> 6;
+    if (k >= nwords) return true;
+    if ((bit & 63) && (w[k] >> (bit & 63))) return false;
+    for (uint64_t i = (bit + 63) >> 6; i < nwords; i++)
+        if (w[i]) return false;
+    return true;
+}
+
+bk_status bk__w_bits_head(bk_writer *w, const bk__bits_head *h)
+{
+    bk_status s;
+    if ((s = bk__w_u32(w, h->variant)) || (s = bk__w_u32(w, h->k)) || (s = bk__w_u64(w, h->m)) ||
+        (s = bk__w_u64(w, h->capacity)) || (s = bk__w_u64(w, h->count)) || (s = bk__w_f64(w, h->fpr)))
+        return s;
+    return bk__w_align(w, 64);
+}
+
+bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h)
+{
+    bk_status s;
+    if ((s = bk__r_u32(r, &h->variant)) || (s = bk__r_u32(r, &h->k)) || (s = bk__r_u64(r, &h->m)) ||
+        (s = bk__r_u64(r, &h->capacity)) || (s = bk__r_u64(r, &h->count)) || (s = bk__r_f64(r, &h->fpr)))
+        return s;
+    return bk__r_align(r, 64);
+}

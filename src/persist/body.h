@@ -46,6 +46,28 @@ BK_HIDDEN bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p);
 /* Copy the next len bytes (bounds-checked) into dst, advancing past them: the way a decoder fills a
  * large array it owns, so that a pulled body goes straight from its source into the filter. */
 BK_HIDDEN bk_status bk__r_take_into(bk_reader *r, void *dst, size_t len);
+/* A decoder's array of `bytes` bytes, in two steps around the allocation of its filter:
+ * bk__r_array_begin checks that the body holds the bytes (BK_ETRUNCATED) and, when r borrows, takes
+ * them (*data; NULL otherwise); the decoder then allocates its filter (with an array of its own only
+ * when !r->borrow) and bk__r_array_end points *words at the borrowed bytes or copies the body's bytes
+ * into *words (straight from the source: a pulled body never sits in memory whole). */
+BK_HIDDEN bk_status bk__r_array_begin(bk_reader *r, uint64_t bytes, const uint8_t **data);
+BK_HIDDEN bk_status bk__r_array_end(bk_reader *r, uint64_t bytes, const uint8_t *data, uint64_t **words);
+/* Whether bits [bit, nwords * 64) of an array are all zero: the bits past a filter's last slot, which
+ * bloomkit always writes as zero (a decoder refuses anything else, BK_ECORRUPT). */
+BK_HIDDEN bool bk__tail_zero(const uint64_t *w, uint64_t nwords, uint64_t bit);
+
+/* The parameter block that the bit-array bodies of the classic family open with (classic, blocked
+ * and counting filters, docs/FORMAT.md): a 32-bit variant (the layout, or the counter width), k, m,
+ * the capacity, the count and the target FPR, then zero padding to 64 bytes; the array follows. */
+typedef struct bk__bits_head {
+    uint32_t variant, k;
+    uint64_t m, capacity, count;
+    double fpr;
+} bk__bits_head;
+BK_HIDDEN bk_status bk__w_bits_head(bk_writer *w, const bk__bits_head *h);
+BK_HIDDEN bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h);
+
 /* pull.c: the pulled forms of the two (bounds already checked). */
 BK_HIDDEN bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **p);
 BK_HIDDEN bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len);

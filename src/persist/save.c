@@ -96,12 +96,13 @@ bk_status bk_filter_save_alloc(const bk_filter *f, void **buf, size_t *len)
 
 void bk_filter_buffer_free(void *buf) { bk__free(buf); }
 
-/* Output sinks: a descriptor (all bytes, EINTR retried) or a stdio stream. */
-static bk_status write_all(int fd, const void *data, size_t len)
+/* All len bytes to a descriptor, EINTR retried: at its offset (write) when off < 0, else at off
+ * (pwrite). */
+static bk_status write_at(int fd, const void *data, size_t len, off_t off)
 {
     const uint8_t *p = data;
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
         if (n < 0) {
             if (errno == EINTR) continue;
             return BK_EIO;
@@ -112,9 +113,13 @@ static bk_status write_all(int fd, const void *data, size_t len)
         }
         p += n;
         len -= (size_t)n;
+        if (off >= 0) off += n;
     }
     return BK_OK;
 }
+static bk_status write_all(int fd, const void *data, size_t len) { return write_at(fd, data, len, -1); }
+
+/* Output sinks: a descriptor or a stdio stream. */
 static bk_status sink_fd(void *ctx, const void *data, size_t len) { return write_all(*(int *)ctx, data, len); }
 static bk_status sink_file(void *ctx, const void *data, size_t len)
 {
@@ -215,25 +220,6 @@ static bk_status sink_tmpfile(void *ctx, const void *data, size_t len)
     return BK_OK;
 }
 
-static bk_status pwrite_all(int fd, const uint8_t *p, size_t len, off_t off)
-{
-    while (len) {
-        ssize_t n = pwrite(fd, p, len, off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return BK_EIO;
-        }
-        if (n == 0) {
-            errno = EIO;
-            return BK_EIO;
-        }
-        p += n;
-        len -= (size_t)n;
-        off += n;
-    }
-    return BK_OK;
-}
-
 static uint64_t tmp_counter;
 
 static bk_status write_tmpfile(const bk_filter *f, int fd)
@@ -255,7 +241,7 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
     bk__header_build(h, f, body, XXH3_64bits_digest(&st));
-    if ((s = pwrite_all(fd, h, 64, 0)) != BK_OK) return s;
+    if ((s = write_at(fd, h, 64, 0)) != BK_OK) return s;
     while (fsync(fd) != 0)
         if (errno != EINTR) return BK_EIO;
     return BK_OK;

@@ -37,6 +37,8 @@
 #define CF_PHI UINT64_C(0x9e3779b97f4a7c15)
 #define CF_STRIPES 1024 /* reader version counters in concurrent mode (a power of two) */
 #define CF_BATCH 32
+/* lane_lo of a bucket of 4 lanes of f bits */
+#define CF_LO4(f) (UINT64_C(1) | UINT64_C(1) << (f) | UINT64_C(1) << 2 * (f) | UINT64_C(1) << 3 * (f))
 
 typedef struct cf_table {
     uint64_t *words;
@@ -81,6 +83,11 @@ struct bk_cuckoo {
     uint64_t last_hi;        /* lane_hi and lane_low of the last group (equal to them when it is full) */
     uint64_t last_low;
     uint64_t seed;
+    uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    /* The one-key calls' paths for the filter's present state (see "fast paths" in query.c): chosen by
+     * bk__cf_update_solo whenever the table count, concurrent mode or the victim changes. */
+    bool (*has)(const bk_cuckoo *F, uint64_t h);
+    bool (*put)(bk_cuckoo *F, uint64_t h); /* a free slot in one of the key's buckets, else false; or NULL */
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */
     uint32_t ntables;        /* published with release after the table it counts is complete */
@@ -140,6 +147,18 @@ BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
     uint64_t x;
     memcpy(&x, (const uint8_t *)w + (pos >> 3), 8);
     return x >> (pos & 7);
+}
+
+/* The bucket at index i of bb bits (plain read). With bb a multiple of 8 known at compile time (b = 4
+ * and an even f) the bucket starts at a byte: i * (bb / 8), no shift. */
+BK_INLINE uint64_t read_bucket(const uint64_t *w, uint64_t i, uint64_t bb)
+{
+    if (bb % 8 == 0) {
+        uint64_t x;
+        memcpy(&x, (const uint8_t *)w + i * (bb / 8), 8);
+        return x;
+    }
+    return read_plain(w, i * bb);
 }
 
 /* Atomic form, for lock-free readers in concurrent mode: the two aligned words that can hold the
@@ -356,8 +375,13 @@ BK_INLINE cf_vec *vec_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->vec, 
 
 /* Append a table (the writer only). The table is complete before ntables counts it (release). */
 BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T);
-/* Point F->solo at the only table when there is one and no concurrent mode, else NULL. */
+/* Point F->solo at the only table when there is one and no concurrent mode, else NULL, and choose the
+ * one-key paths F->has and F->put (in concurrent mode they are chosen once, when it is turned on,
+ * and never written while it is on). */
 BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F);
+/* The paths for F's present state (query.c, insert.c). */
+BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t);
+BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t);
 /* Grow the chain by one table (writer only). */
 BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F);
 /* A free slot in one of the key's buckets of any table, newest first, without evicting anything. */
@@ -427,11 +451,14 @@ BK_INLINE uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t f
 /* ---- writers (insert.c) ---- */
 
 
-/* The writer's only way to change a victim: the mapping's copy follows. */
-BK_INLINE void set_victim(cf_table *T, uint64_t v)
+/* The writer's only way to change a victim: the mapping's copy follows, and so do the one-key
+ * paths (the fast ones serve tables without a victim). */
+BK_INLINE void set_victim(bk_cuckoo *F, cf_table *T, uint64_t v)
 {
+    bool was = LD(&T->victim) != 0;
     STR(&T->victim, v);
     if (T->victim_map) ST(T->victim_map, v);
+    if (was != (v != 0)) bk__cf_update_solo(F);
 }
 
 /* Start loading the second bucket while the first is examined: on large tables the two cache

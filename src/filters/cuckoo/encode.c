@@ -84,14 +84,6 @@ static uint64_t count_used_semi(const bk_cuckoo *F, const uint64_t *w, uint64_t 
     return used;
 }
 
-static bool tail_is_zero(const uint64_t *w, uint64_t nwords, uint64_t bits)
-{
-    uint64_t k = bits >> 6;
-    if ((bits & 63) && (w[k] >> (bits & 63))) return false;
-    for (uint64_t i = (bits + 63) >> 6; i < nwords; i++)
-        if (w[i]) return false;
-    return true;
-}
 
 
 static bk_status v_decode(bk_reader *r, void **out)
@@ -141,18 +133,11 @@ static bk_status v_decode(bk_reader *r, void **out)
             uint64_t vfp = victim & 0xffffffff;
             if (vfp == 0 || vfp > F->fp_range || (victim >> 32) >= buckets) goto fail;
         }
-        if (bytes > r->len - r->off) {
-            s = BK_ETRUNCATED;
-            goto fail;
-        }
-        const uint8_t *data = NULL;
-        if (r->borrow && (s = bk__r_take(r, (size_t)bytes, &data))) goto fail;
+        const uint8_t *data;
+        if ((s = bk__r_array_begin(r, bytes, &data))) goto fail;
         cf_table *T;
         if ((s = bk__cf_table_new(base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
-        if (r->borrow) {
-            T->words = (uint64_t *)(uintptr_t)data;
-        } else if ((s = bk__r_take_into(r, T->words, (size_t)bytes)) != BK_OK) {
-            /* copying: straight from the body into the table (a pulled body never sits in memory whole) */
+        if ((s = bk__r_array_end(r, bytes, data, &T->words)) != BK_OK) {
             bk__cf_table_free(T);
             goto fail;
         }
@@ -168,7 +153,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         }
         s = BK_ECORRUPT;
         uint64_t used = F->semi ? count_used_semi(F, T->words, buckets) : count_used(f, T->words, buckets * b);
-        if (!tail_is_zero(T->words, T->nwords, buckets * F->bucket_bits) || used == UINT64_MAX ||
+        if (!bk__tail_zero(T->words, T->nwords, buckets * F->bucket_bits) || used == UINT64_MAX ||
             used + (victim != 0) != items)
             goto fail;
         total_items += items;

@@ -23,8 +23,61 @@ BK_INLINE uint64_t rng_next(bk_cuckoo *F)
  * are odd from the moment it is evicted until it is stored again: that order is what the readers'
  * validation in concurrent.c relies on.
  */
+/* kick_walk for one plain table of one-group buckets without concurrent mode (the fast paths' state,
+ * victim or not): the same walk -- the same random slots, the same skipping of copies, the same
+ * placements, so the same bytes -- on whole bucket words: one read of the bucket, the evicted
+ * fingerprint shifted out of it, the new one written with one read-modify-write of the 8 bytes that
+ * hold the bucket, and the free-slot test of the next bucket by the SWAR zero-lane test. */
+static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, bool cur_is_victim)
+{
+    const uint32_t b = F->b, f = F->f;
+    const uint64_t range = F->fp_range, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi, m = T->buckets;
+    const bool pow2 = (b & (b - 1)) == 0;
+    uint8_t *base = (uint8_t *)T->words;
+    uint64_t kicks = 0;
+    for (uint32_t n = 0; n < F->max_kicks; n++) {
+        uint32_t r = (uint32_t)(rng_next(F) >> 32);
+        uint32_t j = pow2 ? r & (b - 1) : (uint32_t)(((uint64_t)r * b) >> 32);
+        uint64_t pos = bucket * bb, w;
+        unsigned sh = (unsigned)(pos & 7);
+        memcpy(&w, base + (pos >> 3), 8);
+        uint64_t x = w >> sh;
+        uint32_t old = (uint32_t)((x >> (j * f)) & range);
+        for (uint32_t tries = 1; old == cur && tries < b; tries++) { /* see kick_walk */
+            j = j + 1 == b ? 0 : j + 1;
+            old = (uint32_t)((x >> (j * f)) & range);
+        }
+        uint64_t alt = alt_of(m, bucket, old);
+        prefetch_bucket(F, T, alt);
+        unsigned at = sh + j * f;
+        w = (w & ~(range << at)) | (uint64_t)cur << at;
+        memcpy(base + (pos >> 3), &w, 8);
+        if (n == 0 && cur_is_victim) set_victim(F, T, 0);
+        kicks++;
+        cur = old;
+        bucket = alt;
+        pos = bucket * bb;
+        sh = (unsigned)(pos & 7);
+        memcpy(&w, base + (pos >> 3), 8);
+        uint64_t z = zero_lanes(w >> sh, hi - lo, hi);
+        if (z) {
+            z &= -z;
+            w |= (uint64_t)cur * (z >> (f - 1)) << sh;
+            memcpy(base + (pos >> 3), &w, 8);
+            cur = 0;
+            break;
+        }
+    }
+    if (cur) set_victim(F, T, (uint64_t)cur | bucket << 32);
+    ST(&F->ctr[CTR_KICKS], LD(&F->ctr[CTR_KICKS]) + kicks);
+}
+
 static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, bool cur_is_victim)
 {
+    if (!F->stripes && !F->semi && F->groups == 1 && T->shift == 0) {
+        kick_walk_plain(F, T, cur, bucket, cur_is_victim);
+        return;
+    }
     const uint64_t none = UINT64_MAX;
     uint64_t pa = none, pb = none; /* the buckets whose stripes protect the homeless fingerprint */
     uint64_t kicks = 0;
@@ -47,7 +100,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             bk__cf_seq_open(F, alt);
         }
         slot_set(F, T, bucket, j, cur);
-        if (n == 0 && cur_is_victim) set_victim(T, 0);
+        if (n == 0 && cur_is_victim) set_victim(F, T, 0);
         if (F->stripes) {
             /* cur is in a bucket again: its protection can end, unless shared with old's */
             uint64_t sa = bucket & (CF_STRIPES - 1), sb = alt & (CF_STRIPES - 1);
@@ -64,7 +117,7 @@ static void kick_walk(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bucket, 
             break;
         }
     }
-    if (cur) set_victim(T, (uint64_t)cur | bucket << 32);
+    if (cur) set_victim(F, T, (uint64_t)cur | bucket << 32);
     if (F->stripes && pa != none) {
         bk__cf_seq_close(F, pa);
         bk__cf_seq_close(F, pb);
@@ -91,7 +144,7 @@ static void victim_rewalk(bk_cuckoo *F, cf_table *T)
     uint32_t vfp = (uint32_t)v;
     uint64_t vb = v >> 32, va = alt_t(T, vb, vfp);
     if (try_put(F, T, vb, vfp) || try_put(F, T, va, vfp))
-        set_victim(T, 0); /* the copy is in the table before the victim slot is emptied */
+        set_victim(F, T, 0); /* the copy is in the table before the victim slot is emptied */
     else
         kick_walk(F, T, vfp, vb, true);
 }
@@ -122,11 +175,88 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
     return BK_OK;
 }
 
+/* ---- the fast insert ----
+ * In the state the fast query serves (one table, no concurrent mode, plain one-group buckets, no
+ * victim: see query.c), an insert that finds a free slot in one of its buckets is: hash, read the
+ * first bucket, its free lanes by the exact SWAR zero-lane test, the lowest one isolated (z & -z) and
+ * the fingerprint ORed into it with one unaligned read-modify-write of the 8 bytes that hold the
+ * bucket; the second bucket only when the first is full. The same slot the general path takes (the
+ * first free one of i1, then of i2), so the saved bytes do not depend on the path. Without concurrent
+ * mode nobody reads alongside the writer, so plain stores are enough. When both buckets are full it
+ * returns false having changed nothing, and the general path evicts. Instantiated like the queries. */
+BK_INLINE bool put_fast(bk_cuckoo *F, uint64_t h, const uint32_t cf)
+{
+    const cf_table *T = F->solo;
+    const uint32_t f = cf ? cf : F->f;
+    const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
+    const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
+    const uint64_t hi = cf ? CF_LO4(cf) << (cf - 1) : F->lane_hi;
+    const uint32_t range = cf ? (UINT32_C(1) << cf) - 1 : F->fp_range;
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)h * range) >> 32);
+    uint8_t *base = (uint8_t *)T->words;
+    uint64_t m = T->buckets;
+    uint64_t i1 = bk__range64(h, m);
+    /* byte and bit of the bucket: bb % 8 == 0 (an even f, as constant) starts every bucket at a byte */
+    uint64_t pos = i1 * bb, at = bb % 8 == 0 ? i1 * (bb / 8) : pos >> 3, w;
+    unsigned sh = bb % 8 == 0 ? 0 : (unsigned)(pos & 7);
+    memcpy(&w, base + at, 8);
+    uint64_t z = zero_lanes(w >> sh, hi - lo, hi);
+    if (!z) {
+        uint64_t i2 = alt_of(m, i1, fp);
+        pos = i2 * bb;
+        at = bb % 8 == 0 ? i2 * (bb / 8) : pos >> 3;
+        sh = bb % 8 == 0 ? 0 : (unsigned)(pos & 7);
+        memcpy(&w, base + at, 8);
+        z = zero_lanes(w >> sh, hi - lo, hi);
+        if (!z) return false;
+    }
+    z &= -z; /* the top bit of the lowest free lane */
+    w |= (uint64_t)fp * (z >> (f - 1)) << sh;
+    memcpy(base + at, &w, 8);
+    ST(T->items, LD(T->items) + 1);
+    ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
+    return true;
+}
+
+static bool put_any(bk_cuckoo *F, uint64_t h) { return put_fast(F, h, 0); }
+#define CF_PUT4(f) \
+    static bool put4_##f(bk_cuckoo *F, uint64_t h) { return put_fast(F, h, f); }
+CF_PUT4(4) CF_PUT4(5) CF_PUT4(6) CF_PUT4(7) CF_PUT4(8) CF_PUT4(9) CF_PUT4(10) CF_PUT4(11) CF_PUT4(12) CF_PUT4(13)
+CF_PUT4(14) CF_PUT4(15) CF_PUT4(16)
+#undef CF_PUT4
+
+static bool (*const put4[17])(bk_cuckoo *, uint64_t) = {
+    [4] = put4_4, [5] = put4_5, [6] = put4_6, [7] = put4_7, [8] = put4_8, [9] = put4_9, [10] = put4_10,
+    [11] = put4_11, [12] = put4_12, [13] = put4_13, [14] = put4_14, [15] = put4_15, [16] = put4_16,
+};
+
+BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t)
+{
+    const cf_table *T = F->solo;
+    if (!T || F->groups != 1 || F->semi || LD(&T->victim)) return NULL;
+    if (F->b == 4 && F->f <= 16) return put4[F->f];
+    return put_any;
+}
+
 /* ---- insert (public) ---- */
+
+/* After F->put found both buckets full: what add_locked does in that state (one table, no victim, no
+ * concurrent mode), without searching the two buckets again. */
+static bk_status add_evict(bk_cuckoo *F, uint64_t h)
+{
+    cf_table *T = F->vec->t[0];
+    uint32_t fp = fp_of(F, h);
+    uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
+    kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, false);
+    ST(T->items, LD(T->items) + 1);
+    ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
+    return BK_OK;
+}
 
 bk_status bk_cuckoo_add_hash(bk_cuckoo *F, uint64_t h)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
+    if (F->put) return F->put(F, h) ? BK_OK : add_evict(F, h);
     wlock(F);
     bk_status s = add_locked(F, h);
     wunlock(F);
@@ -136,7 +266,7 @@ bk_status bk_cuckoo_add_hash(bk_cuckoo *F, uint64_t h)
 bk_status bk_cuckoo_add(bk_cuckoo *F, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!F || (!key && len))) return BK_EINVAL;
-    return bk_cuckoo_add_hash(F, bk__hash(key, len, F->seed));
+    return bk_cuckoo_add_hash(F, bk__hash_with_flip(key, len, F->seed, F->u64_flip));
 }
 
 
@@ -181,7 +311,7 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
     if (j >= 0) {
         slot_set(F, T, bucket, (uint32_t)j, 0);
     } else if (victim_is(T, fp, i1, i2, false)) {
-        set_victim(T, 0);
+        set_victim(F, T, 0);
     } else {
         return false;
     }
@@ -225,19 +355,19 @@ bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
 bk_status bk_cuckoo_add_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_add_hash(F, bk__hash_u64(key, F->seed));
+    return bk_cuckoo_add_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
 }
 
 bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_add_if_absent_hash(F, bk__hash_u64(key, F->seed));
+    return bk_cuckoo_add_if_absent_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
 }
 
 bk_status bk_cuckoo_remove_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_remove_hash(F, bk__hash_u64(key, F->seed));
+    return bk_cuckoo_remove_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
 }
 
 /* ---- batches ---- */
@@ -265,6 +395,8 @@ static size_t write_hashes(bk_cuckoo *F, const uint64_t *hashes, const uint8_t *
                 s = remove_locked(F, hashes[j]);
             } else if (op == OP_ADD_NX && contains_locked(F, hashes[j])) {
                 s = BK_EEXISTS;
+            } else if (F->put) { /* (never in concurrent mode) */
+                s = F->put(F, hashes[j]) ? BK_OK : add_evict(F, hashes[j]);
             } else {
                 s = add_locked(F, hashes[j]);
             }

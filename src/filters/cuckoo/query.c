@@ -17,25 +17,78 @@ __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint6
 }
 
 
-bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+/* Every state the fast paths below do not serve: a chain, concurrent mode, semi-sorted buckets, buckets
+ * of more than one group, a victim. */
+static bool contains_slow(const bk_cuckoo *F, uint64_t h)
 {
     const cf_table *T = F->solo;
     uint32_t fp = fp_of(F, h);
-    if (BK_LIKELY(T != NULL && F->groups == 1 && !F->semi)) { /* semi-sorted: decoded in the general path */
+    if (T != NULL && F->groups == 1 && !F->semi) { /* semi-sorted: decoded in the general path */
         uint64_t i1 = bk__range64(h, T->buckets);
         return solo_has(F, T, fp, i1, alt_of(T->buckets, i1, fp)); /* the first table: shift 0 */
     }
     return contains_general(F, h, fp);
 }
 
+/*
+ * Fast paths. The common state -- one table, no concurrent mode, plain buckets read in one group, no
+ * victim -- has a query with nothing left to decide: hash to a fingerprint and two buckets, two
+ * independent loads, the SWAR zero-lane test on both (no popcount, no loop, no branch between the
+ * buckets). It is instantiated with the geometry as constants for b = 4 and every f of 4 to 16 (the
+ * bucket's bit offset, the lane masks and the fingerprint range fold into the instructions), and once
+ * with the geometry read from F for the other one-group buckets. bk__cf_update_solo points F->has at
+ * the path for the filter's state (contains_slow for everything else), so a call is the hash and one
+ * indirect jump to it.
+ */
+BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
+{
+    const cf_table *T = F->solo;
+    const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
+    const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
+    const uint64_t hi = cf ? CF_LO4(cf) << (cf - 1) : F->lane_hi;
+    const uint32_t range = cf ? (UINT32_C(1) << cf) - 1 : F->fp_range;
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)h * range) >> 32);
+    uint64_t m = T->buckets;
+    uint64_t i1 = bk__range64(h, m), i2 = alt_of(m, i1, fp);
+    uint64_t pat = fp * lo;
+    uint64_t x1 = read_bucket(T->words, i1, bb) ^ pat;
+    uint64_t x2 = read_bucket(T->words, i2, bb) ^ pat;
+    return any_zero_lane(lo, hi, x1, x2);
+}
+
+static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0); }
+#define CF_HAS4(f) \
+    static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f); }
+CF_HAS4(4) CF_HAS4(5) CF_HAS4(6) CF_HAS4(7) CF_HAS4(8) CF_HAS4(9) CF_HAS4(10) CF_HAS4(11) CF_HAS4(12) CF_HAS4(13)
+CF_HAS4(14) CF_HAS4(15) CF_HAS4(16)
+#undef CF_HAS4
+
+static bool (*const has4[17])(const bk_cuckoo *, uint64_t) = {
+    [4] = has4_4, [5] = has4_5, [6] = has4_6, [7] = has4_7, [8] = has4_8, [9] = has4_9, [10] = has4_10,
+    [11] = has4_11, [12] = has4_12, [13] = has4_13, [14] = has4_14, [15] = has4_15, [16] = has4_16,
+};
+
+BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t)
+{
+    const cf_table *T = F->solo;
+    if (!T || F->groups != 1 || F->semi || LD(&T->victim)) return contains_slow;
+    if (F->b == 4 && F->f <= 16) return has4[F->f];
+    return has_any;
+}
+
+bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)
+{
+    return F->has(F, h);
+}
+
 bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
 {
-    return bk_cuckoo_contains_hash(F, bk__hash(key, len, F->seed));
+    return F->has(F, bk__hash_with_flip(key, len, F->seed, F->u64_flip));
 }
 
 bool bk_cuckoo_contains_u64(const bk_cuckoo *F, uint64_t key)
 {
-    return bk_cuckoo_contains_hash(F, bk__hash_u64(key, F->seed));
+    return F->has(F, bk__hash_u64_keyed(key, F->u64_flip));
 }
 
 

@@ -177,6 +177,7 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->expansion = p->expansion;
     F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
     F->seed = p->seed;
+    F->u64_flip = bk__hash_u64_flip(p->seed);
     F->fpr_target = fpr_target;
     F->fp_range = (uint32_t)((UINT64_C(1) << p->f) - 1);
     F->f_recip = 65536 / p->f + 1;
@@ -216,6 +217,7 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
         bk__free(F);
         return BK_ENOMEM;
     }
+    bk__cf_update_solo(F); /* the slow paths until a table is pushed */
     *out = F;
     return BK_OK;
 }
@@ -348,7 +350,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
         cf_table *T = F->vec->t[t];
         for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
         ST(T->items, 0);
-        set_victim(T, 0);
+        set_victim(F, T, 0);
     }
     for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
     wunlock(F);
