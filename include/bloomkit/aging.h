@@ -59,6 +59,7 @@ typedef uint64_t (*bk_aging_clock)(void *ctx);
 
 typedef struct bk_aging_options {
     size_t struct_size;   /* BK_AGING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t generations;   /* g in [2, BK_AGING_MAX_GENERATIONS]; 0: BK_AGING_DEFAULT_GENERATIONS */
     uint64_t seed;          /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bk_aging_clock clock;   /* time windows; NULL: the wall clock in ms (CLOCK_REALTIME) */

@@ -58,6 +58,7 @@ typedef enum bk_blocked_layout {
 
 typedef struct bk_blocked_options {
     size_t struct_size;   /* BK_BLOCKED_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     bk_blocked_layout layout; /* BK_BLOCKED_SPLIT256 (0) by default */
     uint64_t seed;            /* hash seed; 0 is a fine default, a secret one resists crafted keys */
 } bk_blocked_options;

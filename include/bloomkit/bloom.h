@@ -24,6 +24,7 @@ typedef enum bk_layout { BK_LAYOUT_STANDARD = 0, BK_LAYOUT_PARTITIONED = 1 } bk_
 
 typedef struct bk_bloom_options {
     size_t struct_size;   /* BK_BLOOM_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     bk_layout layout;
     uint64_t seed;     /* hash seed; 0 is a fine default, a secret one resists crafted keys */
 } bk_bloom_options;

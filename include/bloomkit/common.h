@@ -107,9 +107,14 @@ typedef enum bk_type {
 BK_API const char *bk_type_name(bk_type t);
 
 /*
- * Allocator. Every byte the library allocates goes through these, so a host (a Redis module, an
- * arena) can account for it. Set it once, before any filter exists; filters must be freed with the
- * allocator they were created with. Passing NULL restores malloc/calloc/free. [excl]
+ * Allocator. Each object allocates and frees everything it owns through one allocator, chosen when it
+ * is made and copied into it: the `allocator` of its options struct (of bk_load_options for a loaded
+ * or mapped filter, filter.h), so a host (a Redis module, an arena) can account for every byte. A
+ * bk_filter handle is allocated with its filter's allocator, a clone with its original's. All three
+ * functions must be set (else the default is used), and the allocator must stay usable until the
+ * object is freed. NULL means the default: malloc/calloc/free, unless bk_set_allocator replaced it.
+ * Arrays of 2 MiB or more get huge-page advice either way; only the default allocator's are also
+ * aligned to 2 MiB (the padding would count in a user allocator's accounting).
  */
 typedef struct bk_allocator {
     void *(*malloc_fn)(void *opaque, size_t size);
@@ -117,6 +122,9 @@ typedef struct bk_allocator {
     void (*free_fn)(void *opaque, void *ptr);
     void *opaque;
 } bk_allocator;
+/* Deprecated: replaces the default for objects made afterwards whose options name no allocator (NULL
+ * restores malloc). Process-wide state: prefer the options' allocator. Call it before any filter
+ * exists. [excl] */
 BK_API void bk_set_allocator(const bk_allocator *a);
 
 /*

@@ -40,6 +40,7 @@ typedef struct bk_counting bk_counting;
 
 typedef struct bk_counting_options {
     size_t struct_size;   /* BK_COUNTING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t counter_bits; /* 4 or 8; 0 means 4 */
     uint64_t seed;         /* hash seed; 0 is a fine default */
 } bk_counting_options;

@@ -65,6 +65,7 @@ typedef struct bk_cuckoo bk_cuckoo;
 
 typedef struct bk_cuckoo_options {
     size_t struct_size;   /* BK_CUCKOO_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t bucket_size;      /* slots per bucket: 1 .. BK_CUCKOO_MAX_BUCKET_SIZE; 0 means 4 */
     uint32_t fingerprint_bits; /* 4 .. 32 (5 .. 16 semi-sorted); 0 means: chosen from p by bk_cuckoo_new
                                   (the smallest whose full-table bound 2b/(2^f - 1) is <= p), 12 for

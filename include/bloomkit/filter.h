@@ -40,7 +40,8 @@ typedef struct bk_filter bk_filter;
  * ---------------------------------------------------------------------------------------------- */
 
 /* Wrap a typed filter (a bk_bloom *, bk_blocked *, ... matching `type`) in a generic handle, which
- * takes ownership: bk_filter_free frees the typed filter too, so do not free it yourself.
+ * takes ownership: bk_filter_free frees the typed filter too, so do not free it yourself. The handle
+ * is allocated with the typed filter's allocator (its options' allocator).
  * On error the typed filter is NOT taken (still yours). Errors: BK_EINVAL (typed or out NULL),
  * BK_ETYPE (type not registered in this build), BK_ENOMEM. [excl] on typed */
 BK_API bk_status bk_filter_wrap(bk_type type, void *typed, bk_filter **out);
@@ -112,8 +113,10 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
 
 /* dst becomes the union of dst and src. Errors: BK_EINVAL (NULL), BK_EINCOMPAT (different types, or
  * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union: cuckoo filters (their
- * fingerprints cannot be merged without the keys) and fuse filters; or dst is a mapping: a plain OR
- * into a shared mapping could lose another process's concurrent insert).
+ * fingerprints cannot be merged without the keys) and fuse filters; a count-window aging filter
+ * (bk_aging_union); or dst is a mapping: a plain OR into a shared mapping could lose another
+ * process's concurrent insert). Quotient filters merge by rebuilding (bk_quotient_union: BK_EFULL when
+ * the union does not fit dst's load limit).
  * The count after a union: the bit-setting types (bloom, partitioned, blocked) cannot know how far
  * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
  * keys (bk_stats.est_cardinality); counting and scalable filters add their counts.
@@ -168,8 +171,8 @@ BK_API bk_status bk_filter_save_size(const bk_filter *f, size_t *size);
  * (cap too small), BK_ETOOBIG. [query] */
 BK_API bk_status bk_filter_save_buffer(const bk_filter *f, void *buf, size_t cap, size_t *written);
 
-/* Write the saved form into a new buffer allocated with the library allocator (bk_set_allocator);
- * release it with bk_filter_buffer_free. Errors: BK_EINVAL, BK_ETOOBIG, BK_ENOMEM. [query] */
+/* Write the saved form into a new buffer allocated with the default allocator (common.h; not the
+ * filter's own, since the buffer outlives nothing of it); release it with bk_filter_buffer_free. Errors: BK_EINVAL, BK_ETOOBIG, BK_ENOMEM. [query] */
 BK_API bk_status bk_filter_save_alloc(const bk_filter *f, void **buf, size_t *len);
 /* Free a buffer from bk_filter_save_alloc; NULL is fine. [any] */
 BK_API void bk_filter_buffer_free(void *buf);
@@ -201,6 +204,10 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
 
 /* ------------------------------------------------------------------------------------------------
  * Loading (copies into owned heap memory: BK_BACKING_MEMORY)
+ *
+ * Every load and open call has an _ex form taking a bk_load_options (below): its flags, and the
+ * allocator the loaded filter, its handle and the load's temporary buffers use. The plain forms are
+ * the _ex forms with those flags and the default allocator (common.h).
  * ---------------------------------------------------------------------------------------------- */
 
 /* Flags for the load and open calls (bitwise OR). */
@@ -221,6 +228,16 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
  * wait for page faults; costs the read of the whole file at open. */
 #define BK_OPEN_POPULATE 8u
 
+/* Options of the _ex load and open calls. Starts with struct_size like every options struct
+ * (common.h): BK_LOAD_OPTIONS_INIT sets it, 0 means this header's size, a zeroed struct (or NULL)
+ * means flags 0 and the default allocator. */
+typedef struct bk_load_options {
+    size_t struct_size;            /* BK_LOAD_OPTIONS_INIT sets it; 0 means this header's size */
+    unsigned flags;                /* BK_LOAD_* and BK_OPEN_* as the plain call's flags */
+    const bk_allocator *allocator; /* NULL: the default; the loaded filter keeps it (as options do) */
+} bk_load_options;
+#define BK_LOAD_OPTIONS_INIT BK_OPTIONS_INIT_(bk_load_options)
+
 /* Load from a file path (the file must hold exactly one filter). The bytes are read into a temporary
  * buffer, validated, then decoded into the filter's own memory: the peak is about twice the file's
  * size (bk_filter_open_mmap needs no copy at all). Errors: see the top of this file; BK_ECORRUPT
@@ -232,17 +249,21 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
  * then wait forever. Release your own exclusive lock first, or load from the locked descriptor
  * with bk_filter_load_fd (which takes no lock). [any] */
 BK_API bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out);
+BK_API bk_status bk_filter_load_path_ex(const char *path, const bk_load_options *o, bk_filter **out);
 
 /* Load one filter from a stream / descriptor at its current position, reading exactly its bytes
  * (the stream is left just after it, so filters can be read back to back). A stream that ends
  * before the declared length gives BK_ETRUNCATED. [any] */
 BK_API bk_status bk_filter_load_file(FILE *fp, unsigned flags, bk_filter **out);
 BK_API bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out);
+BK_API bk_status bk_filter_load_file_ex(FILE *fp, const bk_load_options *o, bk_filter **out);
+BK_API bk_status bk_filter_load_fd_ex(int fd, const bk_load_options *o, bk_filter **out);
 
 /* Load from memory buf[0..len), copying: buf may be freed afterwards and need not be aligned.
  * len must be exactly the saved size (shorter: BK_ETRUNCATED; longer: BK_ECORRUPT; use
  * bk_filter_peek_header to learn the size of a filter at the start of a longer buffer). [any] */
 BK_API bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out);
+BK_API bk_status bk_filter_load_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out);
 
 /* A source of a saved filter's bytes for bk_filter_load_pull: reads up to len bytes into buf and
  * returns how many (fewer only at the end of the data, 0 at the end), or -1 on error. */
@@ -255,6 +276,7 @@ typedef ptrdiff_t (*bk_pull_fn)(void *ctx, void *buf, size_t len);
  * checksum computed as the bytes arrive and compared before the filter is returned. Errors as
  * bk_filter_load_buffer, BK_ETRUNCATED when fn ends early, BK_EIO when it reports an error. [any] */
 BK_API bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out);
+BK_API bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options *o, bk_filter **out);
 
 /* ------------------------------------------------------------------------------------------------
  * Zero-copy: mapped files and borrowed buffers
@@ -279,6 +301,8 @@ BK_API bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, b
  * on btrfs), BK_EVERSION (BK_OPEN_WRITE_SHARED on a file of a newer minor version), BK_EINVAL (not a
  * regular file: a FIFO is refused without blocking). [any] */
 BK_API bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out);
+/* The mapped bytes are the file's; the allocator gives the handle and the filter's small parts. */
+BK_API bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_filter **out);
 
 /*
  * Shared writable mappings (BK_OPEN_WRITE_SHARED):
@@ -313,6 +337,7 @@ BK_API bk_status bk_filter_close(bk_filter *f);
  * freed. Validated once here, as bk_filter_open_mmap. Errors: as the loads, plus BK_EINVAL (buf not
  * 64-byte aligned). [any] */
 BK_API bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out);
+BK_API bk_status bk_filter_open_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out);
 
 /* ------------------------------------------------------------------------------------------------
  * Header inspection

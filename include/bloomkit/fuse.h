@@ -47,6 +47,7 @@ typedef struct bk_fuse bk_fuse;
 
 typedef struct bk_fuse_options {
     size_t struct_size;   /* BK_FUSE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t fingerprint_bits; /* 8 or 16; 0 means 8 */
     uint32_t max_attempts;     /* construction attempts; 0 means BK_FUSE_DEFAULT_ATTEMPTS */
     uint64_t seed;             /* hash seed of bytes keys; 0 is a fine default, a secret one resists

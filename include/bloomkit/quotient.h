@@ -65,6 +65,7 @@ typedef struct bk_quotient bk_quotient;
 
 typedef struct bk_quotient_options {
     size_t struct_size;   /* BK_QUOTIENT_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint64_t seed;           /* hash seed; 0 is a fine default */
     double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
     uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */

@@ -23,16 +23,15 @@
  * Carried budget (the default; BK_SCALABLE_FIXED_SHARES turns it off): rounding to whole blocks and an
  * integer k leaves small sub-filters far under p_i, so sub-filter i is sized for
  * p (1 - r^(i+1)) minus the exact errors of the sub-filters before it; the bound above is unchanged and
- * is now reached (docs/MATH.md). At 10,000,000 keys and p = 1% (start at 100 keys, growth 2, the
- * default r = 0.88: 17 sub-filters) a blocked chain takes about 25.1 bits per key and measures 0.86 p
- * (0.80 p at 10^6, 0.70 p at 10^5); with fixed shares at r = 0.9 it took 24.6 for 0.67 p.
+ * is now reached. docs/MATH.md has the measured bits per key and FPR of both schemes against r
+ * (bench/README.md how they were measured).
  *
  * growth = 1 grows by sub-filters of the same capacity (RedisBloom's EXPANSION 1): p_i still tightens
  * by r, so the bound above holds, but the chain needs n / capacity sub-filters for n keys.
  * The flag BK_SCALABLE_NONSCALING (RedisBloom's NONSCALING) means no growth: one sub-filter sized for
  * (capacity, p) exactly (p0 = p, r and growth unused), and an add of a new key once it holds
- * `capacity` keys fails with BK_EFULL. (Before this flag existed, growth 1 meant no growth;
- * files saved then still load as non-scaling filters: docs/FORMAT.md.)
+ * `capacity` keys fails with BK_EFULL. (In a saved file, growth 0 marks a non-scaling filter:
+ * docs/FORMAT.md.)
  *
  * add hashes the key once (bk_hash64 with the filter's seed) and uses that one 64-bit value for every
  * sub-filter: each sub-filter's probes come from it by one multiply-shift per probe, so an absent key
@@ -92,6 +91,7 @@ typedef struct bk_scalable bk_scalable;
 
 typedef struct bk_scalable_options {
     size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
+    const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint32_t growth;    /* capacity ratio s between sub-filters: 1 (same size) .. 16; 0 means 2 */
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */

@@ -37,10 +37,14 @@
 #  define BK_HIDDEN
 #endif
 
-/* ---- allocation (through the user's bk_allocator) ---- */
-BK_HIDDEN void *bk__malloc(size_t size);
-BK_HIDDEN void *bk__calloc(size_t count, size_t size);
-BK_HIDDEN void bk__free(void *p);
+/* ---- allocation: each object allocates and frees through its own bk_allocator ----
+ * bk__allocator gives the allocator an object keeps (a copy): the one its options or load call name,
+ * else the default (malloc, or what bk_set_allocator installed). The helpers take that copy; NULL
+ * means the default, for the few allocations that belong to no object (temporary file names). */
+BK_HIDDEN bk_allocator bk__allocator(const bk_allocator *user);
+BK_HIDDEN void *bk__malloc(const bk_allocator *a, size_t size);
+BK_HIDDEN void *bk__calloc(const bk_allocator *a, size_t count, size_t size);
+BK_HIDDEN void bk__free(const bk_allocator *a, void *p);
 /* Set bits in w[0..n), read with relaxed loads (other threads may be setting bits meanwhile). Uses
  * the POPCNT instruction when the CPU has it: the portable build's __builtin_popcountll is a libgcc
  * call, several times slower over a large filter. */
@@ -54,23 +58,23 @@ BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
 BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src);
 
 /* Zeroed, 64-byte aligned; free with bk__free_aligned. Arrays of 2 MiB or more are advised for
- * transparent huge pages and, with the default allocator, aligned to 2 MiB (common.c). The byte below
+ * transparent huge pages and, when the object's allocator is the default one, aligned to 2 MiB (common.c). The byte below
  * the returned pointer holds the distance back to the allocator's block (1 to 64); 0 there means the
  * block's address is stored 16 bytes below instead (2 MiB alignments, also fuse.c's scratch). */
-BK_HIDDEN void *bk__calloc_aligned(size_t size);
+BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
 /* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
  * advice itself on the 2 MiB-aligned part of [p, p + size). */
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
-BK_HIDDEN void bk__free_aligned(void *p);
+BK_HIDDEN void bk__free_aligned(const bk_allocator *a, void *p);
 /* Zeroed, 64-byte aligned, for a filter's own array: as bk__calloc_aligned, except that an array of at
  * most BK__LINES_PLAIN_MAX bytes, a multiple of 64, whose allocator block comes 64-byte aligned as it
  * is (jemalloc's size classes that are multiples of 64 do) is used as it is, without the line of
  * overhead (a small filter's 128-byte array takes a 128-byte block instead of 192). *plain says which
- * kind it is; free with bk__free_lines(p, *plain). */
+ * kind it is; free with bk__free_lines(a, p, *plain). */
 #define BK__LINES_PLAIN_MAX ((size_t)4096)
-BK_HIDDEN void *bk__calloc_lines(size_t size, bool *plain);
-BK_HIDDEN void bk__free_lines(void *p, bool plain);
+BK_HIDDEN void *bk__calloc_lines(const bk_allocator *a, size_t size, bool *plain);
+BK_HIDDEN void bk__free_lines(const bk_allocator *a, void *p, bool plain);
 
 /* ---- hashing ----
  * Every key is hashed once with XXH3-64 and the filter's seed. bk__hash_u64 is XXH3-64 of the key's 8
@@ -177,13 +181,13 @@ typedef struct bk__stripes {
 
 /* *slot, allocating it if still NULL (once per filter; racing first inserts keep one). NULL when the
  * allocation fails: the caller then counts in its shared counter. */
-BK_HIDDEN bk__stripes *bk__stripes_get(bk__stripes **slot);
+BK_HIDDEN bk__stripes *bk__stripes_get(const bk_allocator *a, bk__stripes **slot);
 
 /* Adds n to the count of an atomic insert: to this thread's stripe, else (no stripes) to *shared. */
-BK_INLINE void bk__count_atomic(bk__stripes **slot, uint64_t *shared, uint64_t n)
+BK_INLINE void bk__count_atomic(const bk_allocator *a, bk__stripes **slot, uint64_t *shared, uint64_t n)
 {
     bk__stripes *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (BK_UNLIKELY(!s) && !(s = bk__stripes_get(slot))) {
+    if (BK_UNLIKELY(!s) && !(s = bk__stripes_get(a, slot))) {
         __atomic_fetch_add(shared, n, __ATOMIC_RELAXED);
         return;
     }

@@ -97,6 +97,7 @@ static void *default_malloc(void *o, size_t n) { (void)o; return malloc(n); }
 static void *default_calloc(void *o, size_t c, size_t n) { (void)o; return calloc(c, n); }
 static void default_free(void *o, void *p) { (void)o; free(p); }
 
+/* The default for objects whose options name no allocator (bk_set_allocator changes it). */
 static bk_allocator g_alloc = { default_malloc, default_calloc, default_free, NULL };
 
 void bk_set_allocator(const bk_allocator *a)
@@ -107,14 +108,26 @@ void bk_set_allocator(const bk_allocator *a)
         g_alloc = (bk_allocator){ default_malloc, default_calloc, default_free, NULL };
 }
 
-void *bk__malloc(size_t size) { return g_alloc.malloc_fn(g_alloc.opaque, size ? size : 1); }
-void *bk__calloc(size_t count, size_t size)
+bk_allocator bk__allocator(const bk_allocator *user)
 {
-    return g_alloc.calloc_fn(g_alloc.opaque, count ? count : 1, size ? size : 1);
+    if (user && user->malloc_fn && user->calloc_fn && user->free_fn) return *user;
+    return g_alloc;
 }
-void bk__free(void *p)
+
+void *bk__malloc(const bk_allocator *a, size_t size)
 {
-    if (p) g_alloc.free_fn(g_alloc.opaque, p);
+    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    return a->malloc_fn(a->opaque, size ? size : 1);
+}
+void *bk__calloc(const bk_allocator *a, size_t count, size_t size)
+{
+    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    return a->calloc_fn(a->opaque, count ? count : 1, size ? size : 1);
+}
+void bk__free(const bk_allocator *a, void *p)
+{
+    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    if (p) a->free_fn(a->opaque, p);
 }
 
 /*
@@ -159,13 +172,14 @@ void bk__thp_advise(void *p, size_t size)
  * the aligned pointer: 64 bytes of overhead, which matters for the many tiny arrays of small filters
  * (a 128-byte array takes a 192-byte block). A 2 MiB alignment keeps the block's address 16 bytes
  * below and marks the byte just below 0. */
-void *bk__calloc_aligned(size_t size)
+void *bk__calloc_aligned(const bk_allocator *al, size_t size)
 {
+    if (!al || !al->free_fn) al = &g_alloc; /* NULL or a zeroed allocator: the default */
     if (size > SIZE_MAX - BK__HUGE * 2) return NULL;
     bool thp = bk__thp_wanted(size);
-    uintptr_t align = thp && g_alloc.calloc_fn == default_calloc ? BK__HUGE : 64;
+    uintptr_t align = thp && al->calloc_fn == default_calloc ? BK__HUGE : 64;
     size_t span = align == BK__HUGE ? (size + BK__HUGE - 1) & ~(size_t)(BK__HUGE - 1) : size;
-    uint8_t *raw = bk__calloc(1, span + (align == BK__HUGE ? align + 16 : 64));
+    uint8_t *raw = bk__calloc(al, 1, span + (align == BK__HUGE ? align + 16 : 64));
     if (!raw) return NULL;
     uintptr_t a;
     if (align == BK__HUGE) {
@@ -180,46 +194,46 @@ void *bk__calloc_aligned(size_t size)
     return (void *)a;
 }
 
-void bk__free_aligned(void *p)
+void bk__free_aligned(const bk_allocator *a, void *p)
 {
     if (!p) return;
     uint8_t back = ((uint8_t *)p)[-1];
     if (back) {
-        bk__free((uint8_t *)p - back);
+        bk__free(a, (uint8_t *)p - back);
     } else { /* a 2 MiB alignment: the original pointer 16 bytes below */
         void *raw;
         memcpy(&raw, (uint8_t *)p - 16, sizeof raw);
-        bk__free(raw);
+        bk__free(a, raw);
     }
 }
 
-void *bk__calloc_lines(size_t size, bool *plain)
+void *bk__calloc_lines(const bk_allocator *a, size_t size, bool *plain)
 {
     *plain = false;
     if (size && size <= BK__LINES_PLAIN_MAX && size % 64 == 0) {
-        void *p = bk__calloc(1, size);
+        void *p = bk__calloc(a, 1, size);
         if (p && ((uintptr_t)p & 63) == 0) {
             *plain = true;
             return p;
         }
-        bk__free(p); /* not aligned (glibc's blocks are 16-byte aligned): the general way */
+        bk__free(a, p); /* not aligned (glibc's blocks are 16-byte aligned): the general way */
     }
-    return bk__calloc_aligned(size);
+    return bk__calloc_aligned(a, size);
 }
 
-void bk__free_lines(void *p, bool plain)
+void bk__free_lines(const bk_allocator *a, void *p, bool plain)
 {
     if (plain)
-        bk__free(p);
+        bk__free(a, p);
     else
-        bk__free_aligned(p);
+        bk__free_aligned(a, p);
 }
 
-bk__stripes *bk__stripes_get(bk__stripes **slot)
+bk__stripes *bk__stripes_get(const bk_allocator *a, bk__stripes **slot)
 {
-    bk__stripes *s = bk__calloc_aligned(sizeof *s), *expected = NULL;
+    bk__stripes *s = bk__calloc_aligned(a, sizeof *s), *expected = NULL;
     if (!s) return NULL;
     if (__atomic_compare_exchange_n(slot, &expected, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return s;
-    bk__free_aligned(s); /* another thread's first insert won */
+    bk__free_aligned(a, s); /* another thread's first insert won */
     return expected;
 }

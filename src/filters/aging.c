@@ -38,7 +38,7 @@ typedef struct aging_ops {
 
 struct bk_aging {
     uint64_t *words;      /* blocks * g * 4 words, 128-byte aligned when owned (see alloc_aging) */
-    void *alloc;          /* what bk__calloc_aligned returned for words (owned words only) */
+    void *block;          /* what bk__calloc_aligned returned for words (owned words only) */
     uint64_t blocks;
     uint64_t nwords;
     uint32_t g;
@@ -58,6 +58,7 @@ struct bk_aging {
     uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
     bk_aging_clock clock;
     void *clock_ctx;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 static const aging_ops *path_for_cpu(void);
@@ -276,10 +277,12 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
     return BK_OK;
 }
 
-static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
+static bk_status alloc_aging(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
 {
-    bk_aging *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_aging *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     f->g = g;
     f->blocks = blocks;
     f->nwords = blocks * g * 4;
@@ -287,11 +290,11 @@ static bk_status alloc_aging(uint32_t g, uint64_t blocks, bool own_words, bk_agi
     /* A bucket of the default g = 4 is two cache lines: aligned to 128 bytes they are the pair the
      * CPU's adjacent-line prefetcher fetches together, so a one-key query's two misses overlap. */
     if (own_words) {
-        if (!(f->alloc = bk__calloc_aligned((size_t)f->nwords * 8 + 64))) {
-            bk__free(f);
+        if (!(f->block = bk__calloc_aligned(&f->alloc, (size_t)f->nwords * 8 + 64))) {
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
-        f->words = (uint64_t *)(void *)(((uintptr_t)f->alloc + 127) & ~(uintptr_t)127);
+        f->words = (uint64_t *)(void *)(((uintptr_t)f->block + 127) & ~(uintptr_t)127);
     }
     f->ops = path_for_cpu();
     f->clock = wall_clock_ms;
@@ -313,7 +316,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
-    if ((s = alloc_aging(geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
+    if ((s = alloc_aging(o->allocator, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->mode = mode;
     f->seed = o ? o->seed : 0;
     f->window = window;
@@ -352,8 +355,8 @@ bk_status bk_aging_new_time(uint64_t window_ms, uint64_t capacity, double p, con
 void bk_aging_free(bk_aging *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->alloc);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->alloc, f->block);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
@@ -362,13 +365,13 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = alloc_aging(f->g, f->blocks, true, &c);
+    bk_status s = alloc_aging(&f->alloc, f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
-    void *alloc = c->alloc;
+    void *block = c->block;
     *c = *f;
     c->words = words;
-    c->alloc = alloc;
+    c->block = block;
     c->owns_words = true;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
     *out = c;
@@ -894,7 +897,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_aging *f;
-    if ((s = alloc_aging(g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if ((s = alloc_aging(&r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else

@@ -38,6 +38,7 @@ struct bk_fuse {
     uint32_t fp_bits;
     uint32_t empty;      /* 1 for the empty filter: OR-ed into the match test, so every query fails */
     bool owns_cells;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 static void geom_for(uint64_t n, fuse_geom *g)
@@ -127,6 +128,7 @@ typedef struct fuse_build {
     uint64_t *xors;      /* per cell: XOR of the mixed hashes of the keys using it */
     uint8_t *counts;     /* per cell: how many keys use it */
     size_t *bucket;      /* segcount + 1 bucket starts */
+    bk_allocator al;        /* the options' allocator: the build's arrays and the filter */
 } fuse_build;
 
 /*
@@ -140,12 +142,12 @@ typedef struct fuse_build {
  */
 #define HUGE_PAGE ((size_t)2 << 20)
 
-static void *scratch_alloc(size_t size)
+static void *scratch_alloc(const bk_allocator *al, size_t size)
 {
 #ifdef MADV_HUGEPAGE
     if (size >= HUGE_PAGE / 2 && size <= SIZE_MAX / 2) {
         size_t span = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-        uint8_t *raw = bk__calloc(1, span + HUGE_PAGE + 16);
+        uint8_t *raw = bk__calloc(al, 1, span + HUGE_PAGE + 16);
         if (!raw) return NULL;
         uintptr_t a = ((uintptr_t)raw + 16 + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
         memcpy((void *)(a - 16), &raw, sizeof raw);
@@ -154,31 +156,32 @@ static void *scratch_alloc(size_t size)
         return (void *)a;
     }
 #endif
-    return bk__calloc_aligned(size);
+    return bk__calloc_aligned(al, size);
 }
 
 static void build_release(fuse_build *b)
 {
-    bk__free_aligned(b->keys);
-    bk__free_aligned(b->queue);
-    bk__free_aligned(b->xors);
-    bk__free_aligned(b->counts);
-    bk__free(b->bucket);
+    bk__free_aligned(&b->al, b->keys);
+    bk__free_aligned(&b->al, b->queue);
+    bk__free_aligned(&b->al, b->xors);
+    bk__free_aligned(&b->al, b->counts);
+    bk__free(&b->al, b->bucket);
     memset(b, 0, sizeof *b);
 }
 
-static bk_status build_alloc(fuse_build *b, uint64_t n)
+static bk_status build_alloc(fuse_build *b, uint64_t n, const bk_allocator *al)
 {
     memset(b, 0, sizeof *b);
+    b->al = *al;
     geom_for(n, &b->g);
     if (b->g.cells > UINT32_MAX) return BK_ETOOBIG;
     if (n > SIZE_MAX / 8 || b->g.cells * 8 > SIZE_MAX || b->g.segcount + 1 > SIZE_MAX / sizeof(size_t))
         return BK_ETOOBIG;
-    b->keys = scratch_alloc((size_t)n * 8);
-    b->queue = scratch_alloc((size_t)(b->g.cells + 2) * 4);
-    b->xors = scratch_alloc((size_t)b->g.cells * 8);
-    b->counts = scratch_alloc((size_t)b->g.cells);
-    b->bucket = bk__malloc((size_t)(b->g.segcount + 1) * sizeof(size_t));
+    b->keys = scratch_alloc(&b->al, (size_t)n * 8);
+    b->queue = scratch_alloc(&b->al, (size_t)(b->g.cells + 2) * 4);
+    b->xors = scratch_alloc(&b->al, (size_t)b->g.cells * 8);
+    b->counts = scratch_alloc(&b->al, (size_t)b->g.cells);
+    b->bucket = bk__malloc(&b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
     if (!b->keys || !b->queue || !b->xors || !b->counts || !b->bucket) {
         build_release(b);
         return BK_ENOMEM;
@@ -354,17 +357,19 @@ static size_t sort_unique(uint64_t *v, uint64_t *tmp, size_t n)
     return j;
 }
 
-static bk_status new_filter(uint64_t n, const fuse_geom *g, uint32_t fp_bits, uint64_t seed, uint64_t mix_seed,
+static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *g, uint32_t fp_bits, uint64_t seed, uint64_t mix_seed,
                             bool alloc_cells, bk_fuse **out)
 {
     uint64_t bytes = g->cells * (fp_bits / 8);
     if (bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_fuse *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_fuse *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     if (alloc_cells) {
-        f->cells = bk__calloc_aligned((size_t)bytes);
+        f->cells = bk__calloc_aligned(&f->alloc, (size_t)bytes);
         if (!f->cells) {
-            bk__free(f);
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_cells = true;
@@ -412,18 +417,20 @@ BK_INLINE uint64_t fuse_unmix(uint64_t x, uint64_t mix_seed)
 static bk_status build_shrink(fuse_build *b, size_t n)
 {
     memcpy(b->keys, b->xors, n * sizeof *b->keys);
-    bk__free_aligned(b->xors);
-    bk__free_aligned(b->queue);
-    bk__free_aligned(b->counts);
-    bk__free(b->bucket);
+    bk__free_aligned(&b->al, b->xors);
+    bk__free_aligned(&b->al, b->queue);
+    bk__free_aligned(&b->al, b->counts);
+    bk__free(&b->al, b->bucket);
     uint64_t *keys = b->keys;
+    bk_allocator al = b->al;
     memset(b, 0, sizeof *b);
+    b->al = al;
     geom_for(n, &b->g);
     b->keys = keys;
-    b->xors = scratch_alloc((size_t)b->g.cells * 8);
-    b->queue = scratch_alloc((size_t)(b->g.cells + 2) * 4);
-    b->counts = scratch_alloc((size_t)b->g.cells);
-    b->bucket = bk__malloc((size_t)(b->g.segcount + 1) * sizeof(size_t));
+    b->xors = scratch_alloc(&b->al, (size_t)b->g.cells * 8);
+    b->queue = scratch_alloc(&b->al, (size_t)(b->g.cells + 2) * 4);
+    b->counts = scratch_alloc(&b->al, (size_t)b->g.cells);
+    b->bucket = bk__malloc(&b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
     if (!b->xors || !b->queue || !b->counts || !b->bucket) {
         build_release(b);
         return BK_ENOMEM;
@@ -444,6 +451,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     bk_fuse_options o;
     bk_status os_ = bk__options_read(&o, sizeof o, opts);
     if (os_ != BK_OK) return os_;
+    bk_allocator al_ = bk__allocator(o.allocator);
     uint32_t fp_bits = o.fingerprint_bits ? o.fingerprint_bits : 8;
     uint32_t attempts = o.max_attempts ? o.max_attempts : BK_FUSE_DEFAULT_ATTEMPTS;
     if (bad_bits(fp_bits)) return BK_EINVAL;
@@ -451,11 +459,11 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     if (n == 0) {
         fuse_geom g0;
         geom_for(0, &g0);
-        return new_filter(0, &g0, fp_bits, o.seed, attempt_seed(o.seed, 0), true, out);
+        return new_filter(o.allocator, 0, &g0, fp_bits, o.seed, attempt_seed(o.seed, 0), true, out);
     }
 
     fuse_build b;
-    bk_status s = build_alloc(&b, n);
+    bk_status s = build_alloc(&b, n, &al_);
     if (s != BK_OK) return s;
     const uint64_t *src = in;
     if (keys) {
@@ -468,7 +476,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         uint64_t mix_seed = attempt_seed(o.seed, attempt);
         if (build_attempt(&b, src, n, mix_seed, dirty)) {
             bk_fuse *f;
-            s = new_filter(n, &b.g, fp_bits, o.seed, mix_seed, true, &f);
+            s = new_filter(o.allocator, n, &b.g, fp_bits, o.seed, mix_seed, true, &f);
             if (s == BK_OK) {
                 build_assign(&b, n, fp_bits, f->cells);
                 *out = f;
@@ -527,8 +535,8 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
 void bk_fuse_free(bk_fuse *f)
 {
     if (!f) return;
-    if (f->owns_cells) bk__free_aligned(f->cells);
-    bk__free(f);
+    if (f->owns_cells) bk__free_aligned(&f->alloc, f->cells);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out)
@@ -537,7 +545,7 @@ bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     fuse_geom g = { f->seglen, f->segcount, f->ncells };
-    bk_status s = new_filter(f->count, &g, f->fp_bits, f->seed, f->mix_seed, true, out);
+    bk_status s = new_filter(&f->alloc, f->count, &g, f->fp_bits, f->seed, f->mix_seed, true, out);
     if (s == BK_OK) memcpy((*out)->cells, f->cells, (size_t)(f->ncells * (f->fp_bits / 8)));
     return s;
 }
@@ -708,7 +716,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     fuse_geom g = { seglen, segcount, ncells };
     bool borrow = r->borrow;
     bk_fuse *f;
-    if ((s = new_filter(count, &g, bits, r->seed, mix_seed, !borrow, &f))) return s;
+    if ((s = new_filter(&r->alloc, count, &g, bits, r->seed, mix_seed, !borrow, &f))) return s;
     if (borrow) {
         f->cells = (uint8_t *)(uintptr_t)data;
     } else {

@@ -433,17 +433,19 @@ bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *user
     return s;
 }
 
-bk_status bk__qf_alloc(uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out)
+bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out)
 {
     bk_quotient_geometry g;
     bk_status s = geometry_of(qb, rb, ml, 0, &g);
     if (s) return s;
-    bk_quotient *f = bk__calloc(1, sizeof *f);
+    bk_allocator al = bk__allocator(a);
+    bk_quotient *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
+    f->alloc = al;
     if (alloc) {
-        f->words = bk__calloc_aligned((size_t)g.bytes);
+        f->words = bk__calloc_aligned(&f->alloc, (size_t)g.bytes);
         if (!f->words) {
-            bk__free(f);
+            bk__free(&f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -474,7 +476,7 @@ bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options
     const bk_quotient_options *opts = &o_;
     if (bad_opts(opts)) return BK_EINVAL;
     bk_quotient_path path = BK_QUOTIENT_AUTO;
-    bk_status s = bk__qf_alloc(qb, rb, load_of(opts), opts ? opts->seed : 0, true, out);
+    bk_status s = bk__qf_alloc(opts->allocator, qb, rb, load_of(opts), opts ? opts->seed : 0, true, out);
     if (s) return s;
     (*out)->path_asked = path;
     (*out)->bmi2 = bk__qf_resolve_path(path);
@@ -497,8 +499,8 @@ bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts,
 void bk_quotient_free(bk_quotient *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(f->words);
-    bk__free(f);
+    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
+    bk__free(&f->alloc, f);
 }
 
 bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
@@ -507,7 +509,7 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_quotient *c;
-    bk_status s = bk__qf_alloc(f->qbits, f->rbits, f->max_load, f->seed, true, &c);
+    bk_status s = bk__qf_alloc(&f->alloc, f->qbits, f->rbits, f->max_load, f->seed, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
     c->used = f->used;

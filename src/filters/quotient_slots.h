@@ -43,6 +43,7 @@ struct bk_quotient {
     bk_quotient_path path_asked;
     bool bmi2;            /* the path in use */
     bool owns_words;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 #define QF_ENC_MAX 48 /* slots of the longest entry: 3 + 41 base-3 digits of 2^64 */
@@ -294,6 +295,6 @@ BK_HIDDEN const qf_ops *bk__qf_ops(const bk_quotient *f);
 /* Whether path p runs on BMI2 here. */
 BK_HIDDEN bool bk__qf_resolve_path(bk_quotient_path p);
 /* A zeroed filter of 2^qb slots of rb bits (words allocated when alloc). */
-BK_HIDDEN bk_status bk__qf_alloc(uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out);
+BK_HIDDEN bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out);
 
 #endif

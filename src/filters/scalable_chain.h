@@ -60,6 +60,7 @@ struct bk_scalable {
     bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
     int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     pthread_mutex_t grow_lock;
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); }
@@ -74,10 +75,11 @@ BK_HIDDEN bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t
 BK_HIDDEN double bk__sc_layer_error(bool classic, const bk_geometry *g);
 BK_HIDDEN double bk__sc_spent(const bk_scalable *f, uint32_t i);
 BK_HIDDEN bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_options *o);
-BK_HIDDEN void bk__sc_free_layer(layer *L);
-BK_HIDDEN bk_status bk__sc_blocked_layer(const bk_geometry *g, uint64_t *words, uint64_t count, layer **out);
-BK_HIDDEN bk_status bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer **out);
-BK_HIDDEN bk_scalable *bk__sc_alloc_shell(uint64_t capacity, double p, uint32_t growth, double r, uint64_t max_bytes, uint64_t seed, bool classic, bool carry);
+BK_HIDDEN void bk__sc_free_layer(const bk_allocator *a, layer *L);
+BK_HIDDEN bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint64_t *words, uint64_t count, layer **out);
+BK_HIDDEN bk_status bk__sc_wrap_layer(const bk_allocator *a, bk_bloom *bf, uint64_t capacity, layer **out);
+BK_HIDDEN bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double p, uint32_t growth, double r,
+                                          uint64_t max_bytes, uint64_t seed, bool classic, bool carry);
 BK_HIDDEN uint64_t bk__sc_layer_count(const layer *L);
 BK_HIDDEN bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer **out);
 BK_HIDDEN void bk__sc_free_shell(bk_scalable *f);

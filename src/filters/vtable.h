@@ -32,13 +32,15 @@ typedef struct bk_vtable {
     bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
     /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
     void (*set_count)(void *f, uint64_t n);
+    /* The allocator the filter keeps (its options' or its load's): bk_filter_wrap's handle uses it. */
+    const bk_allocator *(*allocator)(const void *f);
 } bk_vtable;
 
 /*
  * What every type's table has alike. BK__VT_ADAPTERS(T) defines, in the type's source, the adapters
  * of the five calls every type has under the same names (bk_T_contains_hash, bk_T_contains_hashes,
- * bk_T_seed, bk_T_stats, bk_T_free); BK__VT_ENTRIES names them and the source's v_encode and
- * v_decode in the table. The rest of a table (add, remove, merge, clear, atomic insert, set_count)
+ * bk_T_seed, bk_T_stats, bk_T_free) and of the allocator every type keeps in its `alloc` field;
+ * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table. The rest of a table (add, remove, merge, clear, atomic insert, set_count)
  * is the type's own:
  *     BK__VT_ADAPTERS(bloom)
  *     BK_HIDDEN const bk_vtable bk__bloom_vtable = { .type = BK_TYPE_BLOOM, BK__VT_ENTRIES, .add_hash = ... };
@@ -51,10 +53,11 @@ typedef struct bk_vtable {
     }                                                                                                            \
     static uint64_t v_seed(const void *f) { return bk_##T##_seed(f); }                                           \
     static void v_stats(const void *f, bk_stats *s) { bk_##T##_stats(f, s); }                                   \
-    static void v_destroy(void *f) { bk_##T##_free(f); }
+    static void v_destroy(void *f) { bk_##T##_free(f); }                                                       \
+    static const bk_allocator *v_allocator(const void *f) { return &((const struct bk_##T *)f)->alloc; }
 #define BK__VT_ENTRIES                                                                                           \
     .contains_hash = v_contains_hash, .contains_hashes = v_contains_hashes, .seed = v_seed, .stats = v_stats,    \
-    .encode = v_encode, .decode = v_decode, .destroy = v_destroy
+    .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;

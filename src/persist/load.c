@@ -22,7 +22,7 @@ static uint32_t live_flags(const uint8_t *map)
  * checksum when the caller computed it already (while reading), else NULL.
  */
 bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__load_mode mode, bool live,
-                           const uint64_t *body_sum, bk_filter **out)
+                        const uint64_t *body_sum, const bk_allocator *a, bk_filter **out)
 {
     bk_file_info in;
     bk_status s = bk__header_parse(data, len, &in);
@@ -44,7 +44,7 @@ bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__loa
         if (!live || (flags & BK_LOAD_REQUIRE_CLEAN) || !(live_flags(data) & BK_FILE_FLAG_CHECKSUM_STALE))
             return BK_ECHECKSUM;
     }
-    bk_reader r = { .base = body, .len = (size_t)in.body_size, .off = 0, .borrow = mode != BK__LOAD_COPY,
+    bk_reader r = { .alloc = bk__allocator(a), .base = body, .len = (size_t)in.body_size, .off = 0, .borrow = mode != BK__LOAD_COPY,
                     .writable = mode == BK__LOAD_SHARED, .seed = in.seed };
     void *obj = NULL;
     s = vt->decode(&r, &obj);
@@ -55,27 +55,65 @@ bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__loa
     }
     bk_backing backing = mode == BK__LOAD_COPY ? BK_BACKING_MEMORY
                          : mode == BK__LOAD_READONLY ? BK_BACKING_MAP_READONLY : BK_BACKING_MAP_SHARED;
-    s = bk__filter_make(vt, obj, backing, out);
+    s = bk__filter_make(vt, obj, backing, &r.alloc, out);
     if (s != BK_OK) vt->destroy(obj);
     return s;
 }
 
-bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out)
+bk_status bk__load_options(const bk_load_options *o, unsigned *flags, bk_allocator *a)
+{
+    bk_load_options lo = { 0 };
+    bk_status s = bk__options_read(&lo, sizeof lo, o);
+    if (s != BK_OK) return s;
+    *flags = lo.flags;
+    *a = bk__allocator(lo.allocator);
+    return BK_OK;
+}
+
+/* The plain forms: the _ex forms with these flags and the default allocator. */
+static const bk_load_options *plain(bk_load_options *o, unsigned flags)
+{
+    *o = (bk_load_options)BK_LOAD_OPTIONS_INIT;
+    o->flags = flags;
+    return o;
+}
+
+bk_status bk_filter_load_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out)
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
+    unsigned flags;
+    bk_allocator a;
+    bk_status s = bk__load_options(o, &flags, &a);
+    if (s != BK_OK) return s;
     if ((!buf && len) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    return bk__load_core(buf, len, flags, BK__LOAD_COPY, false, NULL, out);
+    return bk__load_core(buf, len, flags, BK__LOAD_COPY, false, NULL, &a, out);
+}
+
+bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out)
+{
+    bk_load_options o;
+    return bk_filter_load_buffer_ex(buf, len, plain(&o, flags), out);
+}
+
+bk_status bk_filter_open_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    unsigned flags;
+    bk_allocator a;
+    bk_status s = bk__load_options(o, &flags, &a);
+    if (s != BK_OK) return s;
+    if (!buf || ((uintptr_t)buf & 63) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    s = bk__load_core(buf, len, flags, BK__LOAD_READONLY, false, NULL, &a, out);
+    if (s == BK_OK) (*out)->map = (uint8_t *)(uintptr_t)buf; /* map_len 0: borrowed, nothing to unmap */
+    return s;
 }
 
 bk_status bk_filter_open_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
-    if (!buf || ((uintptr_t)buf & 63) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    bk_status s = bk__load_core(buf, len, flags, BK__LOAD_READONLY, false, NULL, out);
-    if (s == BK_OK) (*out)->map = (uint8_t *)(uintptr_t)buf; /* map_len 0: borrowed, nothing to unmap */
-    return s;
+    bk_load_options o;
+    return bk_filter_open_buffer_ex(buf, len, plain(&o, flags), out);
 }
 
 /* ---- loading from streams ---- */
@@ -118,7 +156,7 @@ static ptrdiff_t read_file(void *ctx, void *buf, size_t len)
  * bytes are refused (BK_ECORRUPT) before the body is read, as the buffer loader does.
  */
 static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, unsigned flags,
-                             bk_filter **out)
+                             const bk_allocator *a, bk_filter **out)
 {
     uint8_t hdr[HDR_MAX];
     ptrdiff_t n = rd(ctx, hdr, 64);
@@ -139,7 +177,7 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     size_t want = (size_t)in.total_size, have = in.header_size;
     /* a known size was checked above: allocate it at once; else grow as the data arrives */
     size_t cap = avail != UINT64_MAX || want < (size_t)(4u << 20) ? want : (size_t)(4u << 20);
-    uint8_t *buf = bk__calloc_aligned(cap);
+    uint8_t *buf = bk__calloc_aligned(a, cap);
     if (!buf) return BK_ENOMEM;
     memcpy(buf, hdr, in.header_size);
     /* The payload is hashed a piece at a time right after it is read, while it is still in cache,
@@ -149,13 +187,13 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
     while (have < want) {
         if (have == cap) {
             size_t ncap = cap > want / 2 ? want : cap * 2;
-            uint8_t *nb = bk__calloc_aligned(ncap);
+            uint8_t *nb = bk__calloc_aligned(a, ncap);
             if (!nb) {
-                bk__free_aligned(buf);
+                bk__free_aligned(a, buf);
                 return BK_ENOMEM;
             }
             memcpy(nb, buf, have);
-            bk__free_aligned(buf);
+            bk__free_aligned(a, buf);
             buf = nb;
             cap = ncap;
         }
@@ -163,7 +201,7 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
         ptrdiff_t m = rd(ctx, buf + have, ask);
         if (m < 0) {
             int e = errno;
-            bk__free_aligned(buf);
+            bk__free_aligned(a, buf);
             errno = e;
             return BK_EIO;
         }
@@ -172,8 +210,8 @@ static bk_status load_stream(read_fn rd, void *ctx, uint64_t avail, bool exact, 
         if ((size_t)m < ask) break; /* end of stream */
     }
     uint64_t sum = XXH3_64bits_digest(&st);
-    s = have < want ? BK_ETRUNCATED : bk__load_core(buf, want, flags, BK__LOAD_COPY, false, &sum, out);
-    bk__free_aligned(buf);
+    s = have < want ? BK_ETRUNCATED : bk__load_core(buf, want, flags, BK__LOAD_COPY, false, &sum, a, out);
+    bk__free_aligned(a, buf);
     return s;
 }
 
@@ -186,26 +224,46 @@ static uint64_t fd_remaining(int fd)
     return (uint64_t)(st.st_size - pos);
 }
 
-bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, bk_filter **out)
+bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, const bk_allocator *a, bk_filter **out)
 {
-    return load_stream(bk__read_fd, &fd, size, true, flags, out);
+    return load_stream(bk__read_fd, &fd, size, true, flags, a, out);
+}
+
+bk_status bk_filter_load_fd_ex(int fd, const bk_load_options *o, bk_filter **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    unsigned flags;
+    bk_allocator a;
+    bk_status s = bk__load_options(o, &flags, &a);
+    if (s != BK_OK) return s;
+    if (fd < 0 || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    return load_stream(bk__read_fd, &fd, fd_remaining(fd), false, flags, &a, out);
 }
 
 bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out)
 {
+    bk_load_options o;
+    return bk_filter_load_fd_ex(fd, plain(&o, flags), out);
+}
+
+bk_status bk_filter_load_file_ex(FILE *fp, const bk_load_options *o, bk_filter **out)
+{
     if (!out) return BK_EINVAL;
     *out = NULL;
-    if (fd < 0 || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    return load_stream(bk__read_fd, &fd, fd_remaining(fd), false, flags, out);
+    unsigned flags;
+    bk_allocator a;
+    bk_status s = bk__load_options(o, &flags, &a);
+    if (s != BK_OK) return s;
+    if (!fp || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    errno = 0;
+    return load_stream(read_file, fp, UINT64_MAX, false, flags, &a, out);
 }
 
 bk_status bk_filter_load_file(FILE *fp, unsigned flags, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
-    if (!fp || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    errno = 0;
-    return load_stream(read_file, fp, UINT64_MAX, false, flags, out);
+    bk_load_options o;
+    return bk_filter_load_file_ex(fp, plain(&o, flags), out);
 }
 
 /* A shared flock for the duration of a validation, so that the last shared writer's finalisation
@@ -218,8 +276,18 @@ void bk__lock_shared(int fd)
 
 bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out)
 {
+    bk_load_options o;
+    return bk_filter_load_path_ex(path, plain(&o, flags), out);
+}
+
+bk_status bk_filter_load_path_ex(const char *path, const bk_load_options *o, bk_filter **out)
+{
     if (!out) return BK_EINVAL;
     *out = NULL;
+    unsigned flags;
+    bk_allocator a;
+    bk_status st = bk__load_options(o, &flags, &a);
+    if (st != BK_OK) return st;
     if (!path || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return BK_EIO;
@@ -228,7 +296,7 @@ bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out)
     for (int attempt = 0; attempt < 2; attempt++) {
         if (lseek(fd, 0, SEEK_SET) != 0) break;
         uint64_t size = fd_remaining(fd);
-        s = load_stream(bk__read_fd, &fd, size, size != UINT64_MAX, flags, out);
+        s = load_stream(bk__read_fd, &fd, size, size != UINT64_MAX, flags, &a, out);
         /* A payload checksum that changed under us because a shared writer opened the file
          * meanwhile: its flag is set now, and the second read skips the check. */
         uint8_t h[64];

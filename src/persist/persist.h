@@ -19,10 +19,12 @@ struct bk_filter {
     uint8_t *map;
     size_t map_len;
     int fd;                    /* shared writable mapping: holds the shared flock; else -1 */
+    bk_allocator alloc;        /* the typed filter's allocator: this handle is allocated with it */
 };
 
 /* A handle around obj (taken over). On error obj is not freed. */
-BK_HIDDEN bk_status bk__filter_make(const bk_vtable *vt, void *obj, bk_backing backing, bk_filter **out);
+BK_HIDDEN bk_status bk__filter_make(const bk_vtable *vt, void *obj, bk_backing backing, const bk_allocator *a,
+                                    bk_filter **out);
 /* Release what a mapping holds (finalising a shared writable one); called by bk_filter_close. */
 BK_HIDDEN bk_status bk__filter_unmap(bk_filter *f);
 
@@ -47,13 +49,15 @@ typedef enum { BK__LOAD_COPY, BK__LOAD_READONLY, BK__LOAD_SHARED } bk__load_mode
  * shared writable). `live`: data is a mapping writers may be changing. `body_sum`: the payload's
  * checksum when the caller computed it already, else NULL. */
 BK_HIDDEN bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__load_mode mode, bool live,
-                                  const uint64_t *body_sum, bk_filter **out);
+                                  const uint64_t *body_sum, const bk_allocator *a, bk_filter **out);
+/* The flags and allocator of a bk_load_options (NULL: 0 and the default); BK_EINVAL when refused. */
+BK_HIDDEN bk_status bk__load_options(const bk_load_options *o, unsigned *flags, bk_allocator *a);
 /* A shared flock for the duration of a validation (the last shared writer's finalisation holds it
  * exclusively while it rewrites the header). */
 BK_HIDDEN void bk__lock_shared(int fd);
 /* Up to len bytes from descriptor *(int *)ctx (EINTR retried; fewer only at end of file); -1 on error. */
 BK_HIDDEN ptrdiff_t bk__read_fd(void *ctx, void *buf, size_t len);
 /* Load (copying) the size-byte file open on fd, read from its current offset. */
-BK_HIDDEN bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, bk_filter **out);
+BK_HIDDEN bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, const bk_allocator *a, bk_filter **out);
 
 #endif

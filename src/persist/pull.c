@@ -44,9 +44,9 @@ bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **out)
 {
     struct bk__pull *p = r->pull;
     if (len > p->win_cap) {
-        uint8_t *w = bk__malloc(len);
+        uint8_t *w = bk__malloc(&r->alloc, len);
         if (!w) return BK_ENOMEM;
-        bk__free(p->win);
+        bk__free(&r->alloc, p->win);
         p->win = w;
         p->win_cap = len;
     }
@@ -76,10 +76,21 @@ bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len)
 
 bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out)
 {
+    bk_load_options o = BK_LOAD_OPTIONS_INIT;
+    o.flags = flags;
+    return bk_filter_load_pull_ex(fn, ctx, &o, out);
+}
+
+bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options *o, bk_filter **out)
+{
     if (!out) return BK_EINVAL;
     *out = NULL;
+    unsigned flags;
+    bk_allocator a;
+    bk_status st = bk__load_options(o, &flags, &a);
+    if (st != BK_OK) return st;
     if (!fn || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    struct bk__pull *p = bk__calloc(1, sizeof *p);
+    struct bk__pull *p = bk__calloc(&a, 1, sizeof *p);
     if (!p) return BK_ENOMEM;
     p->fn = fn;
     p->ctx = ctx;
@@ -105,7 +116,8 @@ bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filte
 
     void *obj = NULL;
     if (s == BK_OK) {
-        bk_reader r = { .base = NULL, .len = (size_t)in.body_size, .off = 0, .seed = in.seed, .pull = p };
+        bk_reader r = { .base = NULL, .len = (size_t)in.body_size, .off = 0, .seed = in.seed, .pull = p,
+                         .alloc = a };
         s = vt->decode(&r, &obj);
         if (s == BK_OK && r.off != r.len) s = BK_ECORRUPT;
         if (s == BK_OK && !stale && !(flags & BK_LOAD_NO_CHECKSUM) &&
@@ -117,11 +129,11 @@ bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filte
         }
     }
     if (s == BK_OK) {
-        s = bk__filter_make(vt, obj, BK_BACKING_MEMORY, out);
+        s = bk__filter_make(vt, obj, BK_BACKING_MEMORY, &a, out);
         if (s != BK_OK) vt->destroy(obj);
     }
     if (p->failed && s != BK_OK) s = BK_EIO;
-    bk__free(p->win);
-    bk__free(p);
+    bk__free(&a, p->win);
+    bk__free(&a, p);
     return s;
 }

@@ -82,11 +82,11 @@ bk_status bk_filter_save_alloc(const bk_filter *f, void **buf, size_t *len)
     uint64_t total;
     bk_status s = saved_size(f, &total);
     if (s != BK_OK) return s;
-    uint8_t *p = bk__malloc((size_t)total);
+    uint8_t *p = bk__malloc(NULL, (size_t)total);
     if (!p) return BK_ENOMEM;
     size_t n;
     if ((s = bk_filter_save_buffer(f, p, (size_t)total, &n)) != BK_OK) {
-        bk__free(p);
+        bk__free(NULL, p);
         return s;
     }
     *buf = p;
@@ -94,7 +94,7 @@ bk_status bk_filter_save_alloc(const bk_filter *f, void **buf, size_t *len)
     return BK_OK;
 }
 
-void bk_filter_buffer_free(void *buf) { bk__free(buf); }
+void bk_filter_buffer_free(void *buf) { bk__free(NULL, buf); }
 
 /* All len bytes to a descriptor, EINTR retried: at its offset (write) when off < 0, else at off
  * (pwrite). */
@@ -146,7 +146,7 @@ static bk_status save_stream(const bk_filter *f, sink_fn out, void *ctx)
         size_t n;
         if ((s = bk_filter_save_alloc(f, &snap, &n)) != BK_OK) return s;
         s = out(ctx, snap, n);
-        bk__free(snap);
+        bk__free(NULL, snap);
         return s;
     }
     XXH3_state_t st;
@@ -232,11 +232,11 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
     file_sink t = { fd, &st, NULL, 0, 64 };
     if (f->backing == BK_BACKING_MAP_SHARED) {
         t.bounce_len = 1 << 20;
-        if (!(t.bounce = bk__malloc(t.bounce_len))) return BK_ENOMEM;
+        if (!(t.bounce = bk__malloc(&f->alloc, t.bounce_len))) return BK_ENOMEM;
     }
     uint64_t body;
     s = encode_body(f, sink_tmpfile, &t, &body);
-    bk__free(t.bounce);
+    bk__free(&f->alloc, t.bounce);
     if (s != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
@@ -257,10 +257,10 @@ bk_status bk_filter_save_path(const bk_filter *f, const char *path)
     const char *base = slash ? slash + 1 : path;
     /* "<dir>/.<base>.tmp.<16 hex>" */
     size_t tlen = plen + 2 + 5 + 16 + 1;
-    char *tmp = bk__malloc(tlen), *dir = bk__malloc(dlen + 2);
+    char *tmp = bk__malloc(&f->alloc, tlen), *dir = bk__malloc(&f->alloc, dlen + 2);
     if (!tmp || !dir) {
-        bk__free(tmp);
-        bk__free(dir);
+        bk__free(&f->alloc, tmp);
+        bk__free(&f->alloc, dir);
         return BK_ENOMEM;
     }
     if (!slash) strcpy(dir, ".");
@@ -313,7 +313,7 @@ bk_status bk_filter_save_path(const bk_filter *f, const char *path)
     close(dfd);
     errno = e;
 out:
-    bk__free(tmp);
-    bk__free(dir);
+    bk__free(&f->alloc, tmp);
+    bk__free(&f->alloc, dir);
     return s;
 }

@@ -45,10 +45,10 @@
 BK_HIDDEN bk_status bk__cf_set_concurrent(bk_cuckoo *F, bool on)
 {
     if (on && !F->stripes) {
-        F->stripes = bk__calloc(CF_STRIPES, sizeof *F->stripes);
+        F->stripes = bk__calloc(&F->alloc, CF_STRIPES, sizeof *F->stripes);
         if (!F->stripes) return BK_ENOMEM;
     } else if (!on && F->stripes) {
-        bk__free(F->stripes);
+        bk__free(&F->alloc, F->stripes);
         F->stripes = NULL;
     }
     if (F->vec) bk__cf_update_solo(F);

@@ -98,6 +98,7 @@ struct bk_cuckoo {
     const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
                                     queries' fast path; never written while concurrent readers run */
     pthread_mutex_t lock;    /* concurrent mode: held by every writer */
+    bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -122,6 +123,7 @@ typedef struct cf_params {
     uint64_t seed;
     bool concurrent;
     bool semi;
+    const bk_allocator *allocator; /* NULL: the default */
 } cf_params;
 
 /* Bytes of a table's word array for `buckets` buckets of `bucket_bits` bits; 0 if too big (the array
@@ -130,9 +132,9 @@ BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits);
 /* FPR of one table of `slots` slots holding `items` fingerprints. */
 BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
 /* A table of base << shift buckets (its words zeroed when alloc_words, else left for the caller). */
-BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t bucket_bits, uint64_t capacity,
-                                    bool alloc_words, cf_table **out);
-BK_HIDDEN void bk__cf_table_free(cf_table *T);
+BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint32_t shift, uint32_t bucket_bits,
+                                    uint64_t capacity, bool alloc_words, cf_table **out);
+BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T);
 /* The filter without tables. */
 BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out);
 

@@ -64,26 +64,26 @@ BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64
     return -expm1(2.0 * b * alpha * log1p(-q));
 }
 
-BK_HIDDEN void bk__cf_table_free(cf_table *T)
+BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T)
 {
     if (!T) return;
-    if (T->owns_words) bk__free_lines(T->words, T->words_plain);
-    bk__free(T);
+    if (T->owns_words) bk__free_lines(a, T->words, T->words_plain);
+    bk__free(a, T);
 }
 
-BK_HIDDEN bk_status bk__cf_table_new(uint64_t base, uint32_t shift, uint32_t bucket_bits, uint64_t capacity,
-                                    bool alloc_words, cf_table **out)
+BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint32_t shift, uint32_t bucket_bits,
+                                    uint64_t capacity, bool alloc_words, cf_table **out)
 {
     if (shift >= 64 || (base << shift) >> shift != base) return BK_ETOOBIG;
     uint64_t buckets = base << shift;
     uint64_t bytes = bk__cf_table_bytes(buckets, bucket_bits);
     if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    cf_table *T = bk__calloc(1, sizeof *T);
+    cf_table *T = bk__calloc(a, 1, sizeof *T);
     if (!T) return BK_ENOMEM;
     if (alloc_words) {
-        T->words = bk__calloc_lines((size_t)bytes, &T->words_plain);
+        T->words = bk__calloc_lines(a, (size_t)bytes, &T->words_plain);
         if (!T->words) {
-            bk__free(T);
+            bk__free(a, T);
             return BK_ENOMEM;
         }
         T->owns_words = true;
@@ -146,6 +146,7 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
     p->seed = o.seed;
     p->concurrent = o.concurrent;
     p->semi = o.semi_sorted;
+    p->allocator = o.allocator;
     if (!valid_b(p->b) || (p->f && !valid_f(p->f)) || (p->semi && !valid_semi(p->b, p->f ? p->f : 16)) || p->max_kicks > BK_CUCKOO_MAX_KICKS ||
         o.expansion > BK_CUCKOO_MAX_EXPANSION)
         return BK_EINVAL;
@@ -157,8 +158,10 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
 
 BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out)
 {
-    bk_cuckoo *F = bk__calloc(1, sizeof *F);
+    bk_allocator al = bk__allocator(p->allocator);
+    bk_cuckoo *F = bk__calloc(&al, 1, sizeof *F);
     if (!F) return BK_ENOMEM;
+    F->alloc = al;
     /* writer sections are short: spin a little before sleeping where the C library can */
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -168,7 +171,7 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     int rc = pthread_mutex_init(&F->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     if (rc != 0) {
-        bk__free(F);
+        bk__free(&al, F);
         return BK_ENOMEM;
     }
     F->b = p->b;
@@ -214,7 +217,7 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
         pthread_mutex_destroy(&F->lock);
-        bk__free(F);
+        bk__free(&al, F);
         return BK_ENOMEM;
     }
     bk__cf_update_solo(F); /* the slow paths until a table is pushed */
@@ -227,15 +230,15 @@ void bk_cuckoo_free(bk_cuckoo *F)
     if (!F) return;
     cf_vec *v = F->vec;
     if (v)
-        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(v->t[i]);
+        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(&F->alloc, v->t[i]);
     while (v) {
         cf_vec *r = v->retired;
-        bk__free(v);
+        bk__free(&F->alloc, v);
         v = r;
     }
-    bk__free(F->stripes);
+    bk__free(&F->alloc, F->stripes);
     pthread_mutex_destroy(&F->lock);
-    bk__free(F);
+    bk__free(&F->alloc, F);
 }
 
 static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p, double fpr_target,
@@ -246,12 +249,12 @@ static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p,
     bk_status s = bk__cf_filter_new(p, fpr_target, &F);
     if (s != BK_OK) return s;
     cf_table *T;
-    if ((s = bk__cf_table_new(buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
+    if ((s = bk__cf_table_new(&F->alloc, buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
         bk_cuckoo_free(F);
         return s;
     }
     if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
-        bk__cf_table_free(T);
+        bk__cf_table_free(&F->alloc, T);
         bk_cuckoo_free(F);
         return s;
     }
@@ -314,7 +317,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
 {
     if (!F || !out) return BK_EINVAL;
     *out = NULL;
-    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi };
+    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi, &F->alloc };
     bk_cuckoo *C;
     bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
     if (s != BK_OK) return s;
@@ -323,11 +326,11 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
         cf_table *U;
-        if ((s = bk__cf_table_new(T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
+        if ((s = bk__cf_table_new(&C->alloc, T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         U->victim = LD(&T->victim);
-        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(U);
+        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(&C->alloc, U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
     C->rng = F->rng;
