@@ -115,6 +115,7 @@ BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 {
     probe_mask p = mask_of(h);
     slot_set found = 0;
+#pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
     return found;
 }
@@ -141,6 +142,7 @@ BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
     const __m256i *v = (const __m256i *)(const void *)b;
     __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
     slot_set found = 0;
+#pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
 }
@@ -166,11 +168,8 @@ BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
     ((g) == 4 ? (const char *)(p) + 64 * (l)                                                          \
               : (const char *)((uintptr_t)(p) & ~(uintptr_t)63) + 64 * (l))
 /* Lines a bucket of g blocks at p spans. */
-#ifndef BK_AGING_G4_LINES
-#  define BK_AGING_G4_LINES 2u
-#endif
 #define BK_AGING_LINES(p, g)                                                                            \
-    ((g) == 4 ? BK_AGING_G4_LINES : (uint32_t)((((uintptr_t)(p) & 63) + (g) * 32u + 63) / 64))
+    ((g) == 4 ? 2u : (uint32_t)((((uintptr_t)(p) & 63) + (g) * 32u + 63) / 64))
 
 /* ================= the ring ================= */
 
