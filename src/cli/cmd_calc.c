@@ -46,8 +46,7 @@ static int run(int argc, char **argv)
     double p = 0;
     bool json = false, have_n = false, have_p = false;
     const cli_type *only = NULL;
-    cli_type_opts to;
-    memset(&to, 0, sizeof to);
+    cli_type_opts to = { 0 };
     unsigned given = 0;
     const char *val;
     int id;
@@ -56,12 +55,10 @@ static int run(int argc, char **argv)
         case CLI_OPT_ERROR: return CLI_EXIT_ERR;
         case OPT_HELP: return cli_help("calc");
         case OPT_N:
-            if (!cli_parse_count("-n", val, 1, UINT64_MAX, &n)) return CLI_EXIT_ERR;
-            have_n = true;
+            if (!(have_n = cli_parse_count("-n", val, 1, UINT64_MAX, &n))) return CLI_EXIT_ERR;
             break;
         case OPT_P:
-            if (!cli_parse_prob("-p", val, &p)) return CLI_EXIT_ERR;
-            have_p = true;
+            if (!(have_p = cli_parse_prob("-p", val, &p))) return CLI_EXIT_ERR;
             break;
         case OPT_JSON: json = true; break;
         case OPT_TYPE:

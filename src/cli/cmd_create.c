@@ -60,8 +60,7 @@ static int run(int argc, char **argv)
     bool have_n = false, have_p = false, force = false, quiet = false;
     const cli_type *t = &cli_types[0];
     const char *path = NULL;
-    cli_type_opts to;
-    memset(&to, 0, sizeof to);
+    cli_type_opts to = { 0 };
     unsigned given = 0;
     const char *val;
     int id;
@@ -70,12 +69,10 @@ static int run(int argc, char **argv)
         case CLI_OPT_ERROR: return CLI_EXIT_ERR;
         case OPT_HELP: return cli_help("create");
         case OPT_N:
-            if (!cli_parse_count("-n", val, 1, UINT64_MAX, &n)) return CLI_EXIT_ERR;
-            have_n = true;
+            if (!(have_n = cli_parse_count("-n", val, 1, UINT64_MAX, &n))) return CLI_EXIT_ERR;
             break;
         case OPT_P:
-            if (!cli_parse_prob("-p", val, &p)) return CLI_EXIT_ERR;
-            have_p = true;
+            if (!(have_p = cli_parse_prob("-p", val, &p))) return CLI_EXIT_ERR;
             break;
         case OPT_FORCE: force = true; break;
         case OPT_QUIET: quiet = true; break;

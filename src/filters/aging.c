@@ -115,6 +115,7 @@ BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 {
     probe_mask p = mask_of(h);
     slot_set found = 0;
+#pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
     return found;
 }
@@ -141,6 +142,7 @@ BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
     const __m256i *v = (const __m256i *)(const void *)b;
     __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
     slot_set found = 0;
+#pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
 }
@@ -166,11 +168,8 @@ BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
     ((g) == 4 ? (const char *)(p) + 64 * (l)                                                          \
               : (const char *)((uintptr_t)(p) & ~(uintptr_t)63) + 64 * (l))
 /* Lines a bucket of g blocks at p spans. */
-#ifndef BK_AGING_G4_LINES
-#  define BK_AGING_G4_LINES 2u
-#endif
 #define BK_AGING_LINES(p, g)                                                                            \
-    ((g) == 4 ? BK_AGING_G4_LINES : (uint32_t)((((uintptr_t)(p) & 63) + (g) * 32u + 63) / 64))
+    ((g) == 4 ? 2u : (uint32_t)((((uintptr_t)(p) & 63) + (g) * 32u + 63) / 64))
 
 /* ================= the ring ================= */
 
@@ -919,16 +918,14 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 BK__VT_ADAPTERS(aging)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_aging_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(aging)
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_aging_add_hashes(f, h, n); }
 static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); }
-static void v_clear(void *f) { bk_aging_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__aging_vtable = {
     .type = BK_TYPE_AGING,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
 };

@@ -501,7 +501,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 BK__VT_ADAPTERS(blocked)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_blocked_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(blocked)
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_blocked_add_hashes(f, h, n); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
@@ -515,15 +515,13 @@ static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
     return bk_blocked_add_hashes_atomic(f, h, n);
 }
 static bk_status v_merge(void *d, const void *s) { return bk_blocked_union(d, s); }
-static void v_clear(void *f) { bk_blocked_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .type = BK_TYPE_BLOCKED,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
     .set_count = v_set_count,

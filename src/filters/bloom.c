@@ -587,10 +587,9 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 BK__VT_ADAPTERS(bloom)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_bloom_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(bloom)
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_bloom_add_hashes(f, h, n); }
 static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); }
-static void v_clear(void *f) { bk_bloom_clear(f); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_bloom_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
 {
@@ -602,10 +601,9 @@ static void v_set_count(void *p, uint64_t n)
 BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .type = BK_TYPE_BLOOM,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
     .add_hash_atomic = v_add_hash_atomic,
     .set_count = v_set_count,
 };

@@ -489,21 +489,19 @@ static bk_status v_decode(bk_reader *r, void **out)
     return BK_OK;
 }
 
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_counting_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(counting)
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 BK__VT_ADAPTERS(counting)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
 static bk_status v_merge(void *d, const void *s) { return bk_counting_union(d, s); }
-static void v_clear(void *f) { bk_counting_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .type = BK_TYPE_COUNTING,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
     .add_hash_atomic = v_add_hash_atomic,
 };

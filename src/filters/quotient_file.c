@@ -136,7 +136,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 BK__VT_ADAPTERS(quotient)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_quotient_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(quotient)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_quotient_add_hashes(f, h, n, NULL); }
 /* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
@@ -147,16 +147,14 @@ static bk_status v_merge(void *d, const void *s)
     if (a->qbits != b->qbits || a->rbits != b->rbits) return BK_EINCOMPAT;
     return bk_quotient_union(d, s);
 }
-static void v_clear(void *f) { bk_quotient_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .type = BK_TYPE_QUOTIENT,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
 };
 
 /* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */

@@ -232,10 +232,6 @@ bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double
     bk_scalable *f = bk__calloc(&al, 1, sizeof *f);
     if (!f) return NULL;
     f->alloc = al;
-    if (pthread_mutex_init(&f->grow_lock, NULL) != 0) {
-        bk__free(&al, f);
-        return NULL;
-    }
     f->layers = f->inline_layers;
     f->capacity0 = capacity;
     f->p = p;
@@ -251,7 +247,6 @@ bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double
 
 void bk__sc_free_shell(bk_scalable *f)
 {
-    pthread_mutex_destroy(&f->grow_lock);
     if (f->layers != f->inline_layers) bk__free(&f->alloc, f->layers);
     bk__free(&f->alloc, f);
 }

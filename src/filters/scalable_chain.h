@@ -5,7 +5,7 @@
 #ifndef BK_SCALABLE_CHAIN_H
 #define BK_SCALABLE_CHAIN_H
 
-#include <pthread.h>
+#include <sched.h>
 #include "internal.h"
 #include "blocked1024.h"
 #include "simd.h"
@@ -59,9 +59,19 @@ struct bk_scalable {
     bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
     bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
     int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
-    pthread_mutex_t grow_lock;
+    uint32_t grow_lock;    /* sc_grow_lock: 1 while an atomic insert appends a layer */
     bk_allocator alloc; /* everything this filter owns is allocated with it */
 };
+
+/* The growth lock of atomic inserts: one word instead of a pthread mutex (40 bytes more in every
+ * chain, and most small chains never grow). Held only while a layer is appended, so a waiter yields
+ * rather than sleeps. */
+BK_INLINE void sc_grow_lock(uint32_t *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED)) sched_yield();
+}
+BK_INLINE void sc_grow_unlock(uint32_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); }
 

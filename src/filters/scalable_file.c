@@ -122,17 +122,15 @@ static bk_status v_decode(bk_reader *r, void **out)
 }
 
 BK__VT_ADAPTERS(scalable)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_scalable_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(scalable)
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_scalable_add_hashes(f, h, n, NULL); }
 static bk_status v_merge(void *d, const void *s) { return bk_scalable_union(d, s); }
-static void v_clear(void *f) { bk_scalable_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__scalable_vtable = {
     .type = BK_TYPE_SCALABLE,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
-    .clear = v_clear,
     /* no atomic insert: a shared writable mapping cannot grow; scalable files are loaded, added to and saved */
 };

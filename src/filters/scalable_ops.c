@@ -260,9 +260,9 @@ bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
             }
             return BK_OK;
         }
-        pthread_mutex_lock(&f->grow_lock);
+        sc_grow_lock(&f->grow_lock);
         bk_status s = grow_locked(f, n);
-        pthread_mutex_unlock(&f->grow_lock);
+        sc_grow_unlock(&f->grow_lock);
         if (s != BK_OK) return s;
         n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     }

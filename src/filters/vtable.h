@@ -40,10 +40,13 @@ typedef struct bk_vtable {
  * What every type's table has alike. BK__VT_ADAPTERS(T) defines, in the type's source, the adapters
  * of the five calls every type has under the same names (bk_T_contains_hash, bk_T_contains_hashes,
  * bk_T_seed, bk_T_stats, bk_T_free) and of the allocator every type keeps in its `alloc` field;
- * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table. The rest of a table (add, remove, merge, clear, atomic insert, set_count)
- * is the type's own:
+ * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table.
+ * BK__VT_WRITE_ADAPTERS/BK__VT_WRITE_ENTRIES (below) do the same for add and clear. The rest of a
+ * table (batch add, remove, merge, atomic insert, set_count) is the type's own:
  *     BK__VT_ADAPTERS(bloom)
- *     BK_HIDDEN const bk_vtable bk__bloom_vtable = { .type = BK_TYPE_BLOOM, BK__VT_ENTRIES, .add_hash = ... };
+ *     BK__VT_WRITE_ADAPTERS(bloom)
+ *     BK_HIDDEN const bk_vtable bk__bloom_vtable = { .type = BK_TYPE_BLOOM, BK__VT_ENTRIES,
+ *                                                    BK__VT_WRITE_ENTRIES, .add_hashes = ... };
  */
 #define BK__VT_ADAPTERS(T)                                                                                       \
     static bool v_contains_hash(const void *f, uint64_t h) { return bk_##T##_contains_hash(f, h); }             \
@@ -58,6 +61,12 @@ typedef struct bk_vtable {
 #define BK__VT_ENTRIES                                                                                           \
     .contains_hash = v_contains_hash, .contains_hashes = v_contains_hashes, .seed = v_seed, .stats = v_stats,    \
     .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator
+/* The same for the two calls every type that takes keys after it is made has alike (all but the
+ * static fuse filter): bk_T_add_hash and bk_T_clear. */
+#define BK__VT_WRITE_ADAPTERS(T)                                                                                 \
+    static bk_status v_add_hash(void *f, uint64_t h) { return bk_##T##_add_hash(f, h); }                         \
+    static void v_clear(void *f) { bk_##T##_clear(f); }
+#define BK__VT_WRITE_ENTRIES .add_hash = v_add_hash, .clear = v_clear
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;

@@ -30,7 +30,7 @@ BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T)
     uint32_t n = F->ntables;
     if (n >= BK_CUCKOO_MAX_TABLES) return BK_EFULL;
     if (!v || n == v->cap) {
-        uint32_t cap = v ? v->cap * 2 : 4;
+        uint32_t cap = v ? v->cap * 2 : 2; /* 2: a 32-byte vector, most filters keep one table */
         if (cap > BK_CUCKOO_MAX_TABLES) cap = BK_CUCKOO_MAX_TABLES;
         cf_vec *nv = bk__calloc(&F->alloc, 1, sizeof *nv + cap * sizeof(cf_table *));
         if (!nv) return BK_ENOMEM;

@@ -5,7 +5,7 @@
 
 /* ---- concurrency ----
  *
- * Design: one writer at a time (F->lock), readers without locks, validated by per-stripe sequence
+ * Design: one writer at a time (the cf_conc's lock), readers without locks, validated by per-stripe sequence
  * numbers (a seqlock split into CF_STRIPES stripes; bucket i belongs to stripe i mod CF_STRIPES).
  *
  * Why a single writer lock: a kick chain touches an unbounded, data-dependent sequence of buckets,
@@ -45,10 +45,25 @@
 BK_HIDDEN bk_status bk__cf_set_concurrent(bk_cuckoo *F, bool on)
 {
     if (on && !F->stripes) {
-        F->stripes = bk__calloc(&F->alloc, CF_STRIPES, sizeof *F->stripes);
-        if (!F->stripes) return BK_ENOMEM;
+        cf_conc *c = bk__calloc(&F->alloc, 1, sizeof *c);
+        if (!c) return BK_ENOMEM;
+        /* writer sections are short: spin a little before sleeping where the C library can */
+        pthread_mutexattr_t attr;
+        pthread_mutexattr_init(&attr);
+#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+        int rc = pthread_mutex_init(&c->lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+        if (rc != 0) {
+            bk__free(&F->alloc, c);
+            return BK_ENOMEM;
+        }
+        F->stripes = c->stripes;
     } else if (!on && F->stripes) {
-        bk__free(&F->alloc, F->stripes);
+        cf_conc *c = cf_conc_of(F);
+        pthread_mutex_destroy(&c->lock);
+        bk__free(&F->alloc, c);
         F->stripes = NULL;
     }
     if (F->vec) bk__cf_update_solo(F);

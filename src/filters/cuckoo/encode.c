@@ -178,7 +178,7 @@ fail:
 }
 
 BK__VT_ADAPTERS(cuckoo)
-static bk_status v_add_hash(void *f, uint64_t h) { return bk_cuckoo_add_hash(f, h); }
+BK__VT_WRITE_ADAPTERS(cuckoo)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
 /* The generic batch insert reports the first failure (every key is still attempted). */
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
@@ -191,16 +191,14 @@ static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
     }
     return first;
 }
-static void v_clear(void *f) { bk_cuckoo_clear(f); }
 
 BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .type = BK_TYPE_CUCKOO,
     BK__VT_ENTRIES,
-    .add_hash = v_add_hash,
+    BK__VT_WRITE_ENTRIES,
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     /* no merge (union): two tables' fingerprints cannot be merged without the keys */
-    .clear = v_clear,
 };
 
 /* For tests: where hash h lives in table t (fingerprint and both buckets). */

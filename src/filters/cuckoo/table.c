@@ -162,18 +162,6 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     bk_cuckoo *F = bk__calloc(&al, 1, sizeof *F);
     if (!F) return BK_ENOMEM;
     F->alloc = al;
-    /* writer sections are short: spin a little before sleeping where the C library can */
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-#endif
-    int rc = pthread_mutex_init(&F->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    if (rc != 0) {
-        bk__free(&al, F);
-        return BK_ENOMEM;
-    }
     F->b = p->b;
     F->f = p->f;
     F->max_kicks = p->max_kicks;
@@ -216,7 +204,6 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->ctr = F->ctr_own;
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
-        pthread_mutex_destroy(&F->lock);
         bk__free(&al, F);
         return BK_ENOMEM;
     }
@@ -236,8 +223,10 @@ void bk_cuckoo_free(bk_cuckoo *F)
         bk__free(&F->alloc, v);
         v = r;
     }
-    bk__free(&F->alloc, F->stripes);
-    pthread_mutex_destroy(&F->lock);
+    if (F->stripes) {
+        pthread_mutex_destroy(&cf_conc_of(F)->lock);
+        bk__free(&F->alloc, cf_conc_of(F));
+    }
     bk__free(&F->alloc, F);
 }
 
@@ -321,7 +310,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     bk_cuckoo *C;
     bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
     if (s != BK_OK) return s;
-    if (F->stripes) pthread_mutex_lock((pthread_mutex_t *)&F->lock);
+    if (F->stripes) pthread_mutex_lock(&cf_conc_of(F)->lock);
     uint32_t n = F->ntables;
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
@@ -334,7 +323,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
     C->rng = F->rng;
-    if (F->stripes) pthread_mutex_unlock((pthread_mutex_t *)&F->lock);
+    if (F->stripes) pthread_mutex_unlock(&cf_conc_of(F)->lock);
     if (s != BK_OK) {
         bk_cuckoo_free(C);
         return s;
