@@ -6,6 +6,11 @@
  * Probes come from one 64-bit hash by enhanced double hashing and are mapped to ranges by
  * multiply-shift, so filters larger than 2^32 bits work.
  *
+ * Code paths: on x86 CPUs with BMI2 the standard layout's one-key insert and query take a loop built
+ * on mulx/shrx, chosen once per filter when it is created; BK_SIMD=scalar in the environment or
+ * bk_simd_force(BK_SIMD_SCALAR) (experimental tier, blocked.h) keeps the portable loop. Both set
+ * identical bits.
+ *
  * Thread-safety: see the legend in common.h.
  */
 #ifndef BLOOMKIT_BLOOM_H
