@@ -794,7 +794,6 @@ bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)
 
 void bk_aging_stats(const bk_aging *f, bk_stats *out)
 {
-    memset(out, 0, sizeof *out);
     slot_set live = live_now(f);
     uint64_t set = 0, count = 0;
     bool over = false;
@@ -804,15 +803,7 @@ void bk_aging_stats(const bk_aging *f, bk_stats *out)
         count += f->count[j];
         over |= f->count[j] > f->gen_cap;
     }
-    double m = (double)f->nwords * 64.0;
-    out->type = BK_TYPE_AGING;
-    out->k = 8;
-    out->capacity = f->capacity;
-    out->count = count;
-    out->bits = f->nwords * 64;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = m / (double)(count ? count : 1);
-    out->fill_ratio = (double)set / m;
+    bk__stats_bits(out, BK_TYPE_AGING, 8, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
     out->est_cardinality = (double)count;
     out->fpr_target = f->fpr_target;
     out->fpr_now = fpr_of(f, live);
