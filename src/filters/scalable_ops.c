@@ -137,11 +137,12 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
 /*
  * Test-and-set of a key in a 1024-bit block: its k probes (k <= BK_BLOCKED_MAX_K = 16, checked when
  * a layer is made or loaded) become a 16-word mask, then the block is read once, ORed with the mask
- * and written once; the key was new to the block if some mask bit was clear. The probes are unrolled
- * by k (a switch falling through from probe k - 1 to probe 0) so each salt is an immediate: a probe
- * costs a multiply, two shifts and an OR into the mask. Building the mask apart from the block keeps
- * the block's loads independent of each other (one read and one write of each line per key, instead
- * of k dependent read-modify-writes of it). Returns true if the key was new to the block.
+ * and written once; the key was new to the block if some mask bit was clear. Building the mask apart
+ * from the block keeps the block's loads independent of each other (one read and one write of each
+ * line per key, instead of k dependent read-modify-writes of it). The scalar and AVX2 forms unroll
+ * the probes by k (a switch falling through from probe k - 1 to probe 0) so each salt is an
+ * immediate: a probe costs a multiply, two shifts and an OR into the mask. Returns true if the key
+ * was new to the block.
  */
 #define B1024_PROBES(PROBE)                                                                                          \
     switch (k) {                                                                                                     \
@@ -200,23 +201,24 @@ BK_T_AVX2 BK_INLINE bool b1024_ts_avx2(uint64_t *w, uint32_t x, uint32_t k)
  * two registers of 32-bit lanes (bits 0-511, 512-1023): probe i broadcast to every lane and shifted
  * by its distance from the lane's first bit, which leaves it only in the lane that holds it (sllv
  * gives zero for a count of 32 or more, and a negative distance is a huge count). No scalar work and
- * no trip through memory per probe. */
-#define B1024_ZMM_PROBE(i)                                                                                           \
-    do {                                                                                                             \
-        __m512i p_ = _mm512_permutexvar_epi32(_mm512_set1_epi32(i), pos);                                            \
-        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(one, _mm512_sub_epi32(p_, base_lo)));                             \
-        hi = _mm512_or_si512(hi, _mm512_sllv_epi32(one, _mm512_sub_epi32(p_, base_hi)));                             \
-    } while (0)
-
+ * no trip through memory per probe: eight vector operations each (a loop: unrolled with constant
+ * indices, the compiler rebuilt each broadcast constant per probe). */
 BK_T_AVX512 BK_INLINE bool b1024_ts_avx512(uint64_t *w, uint32_t x, uint32_t k)
 {
     const __m512i pos = _mm512_srli_epi32(
         _mm512_mullo_epi32(_mm512_set1_epi32((int)x), _mm512_load_si512((const void *)bk__blk_salt[BK__SALT_1024])), 22);
-    const __m512i base_lo = _mm512_set_epi32(480, 448, 416, 384, 352, 320, 288, 256, 224, 192, 160, 128, 96, 64, 32, 0);
-    const __m512i base_hi = _mm512_add_epi32(base_lo, _mm512_set1_epi32(512));
+    /* minus each lane's first bit: 0, 32, ..., 480 and 512, ..., 992 */
+    const __m512i neg_lo = _mm512_set_epi32(-480, -448, -416, -384, -352, -320, -288, -256, -224, -192, -160, -128, -96,
+                                            -64, -32, 0);
+    const __m512i neg_hi = _mm512_sub_epi32(neg_lo, _mm512_set1_epi32(512));
     const __m512i one = _mm512_set1_epi32(1);
-    __m512i lo = _mm512_setzero_si512(), hi = lo;
-    B1024_PROBES(B1024_ZMM_PROBE)
+    __m512i lo = _mm512_setzero_si512(), hi = lo, idx = lo;
+    for (uint32_t i = 0; i < k; i++) {
+        __m512i p = _mm512_permutexvar_epi32(idx, pos);
+        idx = _mm512_add_epi32(idx, one);
+        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(one, _mm512_add_epi32(p, neg_lo)));
+        hi = _mm512_or_si512(hi, _mm512_sllv_epi32(one, _mm512_add_epi32(p, neg_hi)));
+    }
     __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + 8);
     __mmask16 miss = _mm512_test_epi32_mask(_mm512_andnot_si512(w0, lo), lo) | _mm512_test_epi32_mask(_mm512_andnot_si512(w1, hi), hi);
     _mm512_storeu_si512(w, _mm512_or_si512(w0, lo));
