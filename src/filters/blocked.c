@@ -21,7 +21,7 @@ struct bk_blocked {
     uint64_t count_own;
     bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 static uint32_t block_bits(bk_blocked_layout l) { return l == BK_BLOCKED_SPLIT256 ? 256 : 512; }
@@ -51,21 +51,21 @@ static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, u
     uint64_t bytes = blocks * (block_bits(layout) / 8);
     if (blocks == 0 || blocks > BK_MAX_FILTER_BYTES / (block_bits(layout) / 8) || bytes > SIZE_MAX / 2)
         return BK_ETOOBIG;
-    bk_allocator al = bk__allocator(a);
-    bk_blocked *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_blocked *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     f->layout = layout;
     f->e.k = k;
     bk_status s = set_path(f, simd);
     if (s != BK_OK) {
-        bk__free(&f->alloc, f);
+        bk__free(f->alloc, f);
         return s;
     }
     if (alloc_words) {
-        f->e.words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
+        f->e.words = bk__calloc_aligned(f->alloc, (size_t)bytes);
         if (!f->e.words) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -128,9 +128,9 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
 void bk_blocked_free(bk_blocked *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->e.words);
-    bk__free_aligned(&f->alloc, f->stripes);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->e.words);
+    bk__free_aligned(f->alloc, f->stripes);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
@@ -138,7 +138,7 @@ bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(&f->alloc, f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(f->alloc, f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     bk__copy_words_relaxed((*out)->e.words, f->e.words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->count_own = bk_blocked_count(f);
@@ -215,7 +215,7 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     for (unsigned j = 0; j < words; j++)
         if (m[j] && (load_relaxed(&b[j]) & m[j]) != m[j]) __atomic_fetch_or(&b[j], m[j], __ATOMIC_RELAXED);
     if (f->e.count == &f->count_own)
-        bk__count_atomic(&f->alloc, &f->stripes, f->e.count, 1);
+        bk__count_atomic(f->alloc, &f->stripes, f->e.count, 1);
     else
         __atomic_fetch_add(f->e.count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
@@ -476,7 +476,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter(&r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow && r->writable) f->e.count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
     if ((s = bk__r_array_end(r, bytes, data, &f->e.words)) != BK_OK) {
