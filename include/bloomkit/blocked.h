@@ -121,15 +121,14 @@ BK_API bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t hash);
 BK_API bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key);
 BK_API bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key);
 
-/* Batches: hash the batch, prefetch every block, then probe (the fast way on large filters).
- * results[i] = 1 if keys[i] is probably present (results may be NULL); the contains forms return how
- * many were present. [excl] for adds, [query] for contains. */
+/* Batches (common.h, "Batches"): hash the batch, prefetch every block, then probe (the fast way on
+ * large filters). [excl] for adds, [query] for contains. */
 BK_API bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n);
 BK_API bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens,
-                                       size_t n, uint8_t *results);
-BK_API size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
-                                         uint8_t *results);
+BK_API bk_status bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens,
+                                          size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
+                                            uint8_t *results, size_t *hits);
 
 /* Filling one filter on several threads without atomics (what `bloomkit build` does): the blocks are
  * cut into nparts ranges at even block numbers (two 256-bit blocks share a 64-byte line), and this

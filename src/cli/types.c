@@ -523,12 +523,13 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
 
 bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
 {
-    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n);
+    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n, NULL);
     uint8_t res[CLI_BATCH];
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
-        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
-        if (bk_filter_contains_hashes(f, h + i, c, res) == c) continue;
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0, hits = 0;
+        bk_filter_contains_hashes(f, h + i, c, res, &hits);
+        if (hits == c) continue;
         /* 0 marks an empty slot; a hash of 0 (one in 2^64) is simply never deduplicated */
         memset(seen, 0, sizeof seen);
         for (size_t j = 0; j < c; j++) {
@@ -547,7 +548,7 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
             if (x) seen[slot] = x;
             fresh[m++] = x;
         }
-        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
         if (s != BK_OK) return s;
     }
     return BK_OK;
@@ -560,15 +561,16 @@ bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t 
     if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
         for (size_t i = 0; i < n; i += CLI_BATCH) {
             size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
-            bk_aging_add_if_absent_hashes(ag, h + i, c, res);
+            bk_aging_add_if_absent_hashes(ag, h + i, c, res, NULL);
             for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
         }
         return BK_OK;
     }
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
-        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
-        if (bk_filter_contains_hashes(f, h + i, c, res) == c) { /* the common case of a dedup: all seen */
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0, hits = 0;
+        bk_filter_contains_hashes(f, h + i, c, res, &hits);
+        if (hits == c) { /* the common case of a dedup: all seen */
             memset(is_new + i, 0, c);
             continue;
         }
@@ -591,7 +593,7 @@ bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t 
             fresh[m++] = x;
             is_new[i + j] = 1;
         }
-        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
         if (s != BK_OK) return s;
     }
     return BK_OK;
