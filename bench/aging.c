@@ -30,6 +30,7 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
+#include "benchutil.h"
 
 /* The process's CPU time: on a busy shared machine, time spent descheduled is not charged to the
  * contender that happened to run (memory stalls are on-CPU time and still count). */
@@ -43,14 +44,6 @@ static double now_s(void)
 #ifndef ROUNDS
 #  define ROUNDS 5
 #endif
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 /* ---- the contenders behind one interface ---- */
 
@@ -264,11 +257,11 @@ int main(int argc, char **argv)
     uint64_t *ins = malloc(nins * sizeof *ins), *qin = malloc(w * sizeof *qin), *qout = malloc(w * sizeof *qout);
     uint8_t *res = malloc(1024);
     if (!ins || !qin || !qout || !res) return 1;
-    for (uint64_t i = 0; i < nins; i++) ins[i] = mix(i);
+    for (uint64_t i = 0; i < nins; i++) ins[i] = bu_mix64(i);
     /* queries: keys of the last W inserts in a shuffled order (a stride coprime to W), and new keys */
     for (uint64_t i = 0; i < w; i++) {
         qin[i] = ins[nins - w + (i * UINT64_C(7919) + 13) % w];
-        qout[i] = mix(i + (UINT64_C(1) << 60));
+        qout[i] = bu_mix64(i + (UINT64_C(1) << 60));
     }
     contender c[4];
     int nc = make_contenders(w, p, c);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
+#include "benchutil.h"
 
 #define CHUNK 4096
 #define URL_SLOT 32
@@ -48,19 +49,11 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 /* Key i of set s (s = 1: inserted, s = 2: never inserted). u64: 8 random-looking bytes;
  * url: a ~31-byte URL such as "https://h042.io/item/0001234567". */
 static void make_key(key_kind kind, int set, uint64_t i, uint8_t *slot, size_t *len)
 {
-    uint64_t v = mix(i * 2 + (uint64_t)set);
+    uint64_t v = bu_mix64(i * 2 + (uint64_t)set);
     if (kind == KEYS_U64) {
         memcpy(slot, &v, 8);
         *len = 8;
@@ -218,18 +211,6 @@ static bool wanted(const char *only, const bench_contender *c)
     return false;
 }
 
-static void print_loadavg(const char *when)
-{
-    char buf[128] = "?";
-    FILE *fp = fopen("/proc/loadavg", "r");
-    if (fp) {
-        if (!fgets(buf, sizeof buf, fp)) strcpy(buf, "?");
-        fclose(fp);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    printf("load average %s: %s\n", when, buf);
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: bench [-n N] [-p P] [--keys u64|url] [--only a,b] [--no-batch] [--queries Q] "
@@ -318,7 +299,7 @@ int main(int argc, char **argv)
                g_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
         if (repeat > 1) printf("; fastest of %d runs", repeat);
         printf("\n");
-        print_loadavg("at start");
+        bu_print_loadavg("at start");
         if (cap > n)
             printf("filters sized for %llu keys (--capacity), %llu inserted: bits/key per sized key, FPR of an "
                    "underfilled filter\n", (unsigned long long)cap, (unsigned long long)n);
@@ -402,7 +383,7 @@ int main(int argc, char **argv)
         }
         print_pairs(rows, row_c, row_m, nrows);
         printf("\n");
-        print_loadavg("at end");
+        bu_print_loadavg("at end");
         for (const bench_contender *const *cp = bench_contenders; *cp; cp++)
             if ((cp == bench_contenders || wanted(only, *cp)) && (*cp)->note)
                 printf("  %-12s %s\n", (*cp)->name, (*cp)->note);

@@ -16,14 +16,7 @@
 #include <string.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "benchutil.h"
 
 static void run(bk_blocked_layout layout, uint64_t n, uint64_t q, double p)
 {
@@ -40,13 +33,13 @@ static void run(bk_blocked_layout layout, uint64_t n, uint64_t q, double p)
     uint64_t s = UINT64_C(0x1234567) ^ (uint64_t)(p * 1e12);
     for (uint64_t i = 0; i < n; i += CH) {
         size_t c = n - i < CH ? (size_t)(n - i) : CH;
-        for (size_t j = 0; j < c; j++) h[j] = splitmix(&s);
+        for (size_t j = 0; j < c; j++) h[j] = bu_splitmix64(&s);
         bk_blocked_add_hashes(f, h, c);
     }
     uint64_t t = UINT64_C(0xfeedbeef) ^ (uint64_t)(p * 1e12), fp = 0;
     for (uint64_t i = 0; i < q; i += CH) {
         size_t c = q - i < CH ? (size_t)(q - i) : CH;
-        for (size_t j = 0; j < c; j++) h[j] = splitmix(&t);
+        for (size_t j = 0; j < c; j++) h[j] = bu_splitmix64(&t);
         fp += BENCH_HITS(bk_blocked_contains_hashes, f, h, c, res);
     }
     double m = (double)fp / (double)q, half = 1.96 * sqrt((double)fp) / (double)q;

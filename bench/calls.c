@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "benchutil.h"
 
 extern const bench_contender bench_libbloom, bench_bloom, bench_bloom_u64, bench_blocked, bench_blocked_u64,
     bench_sbbf, bench_fuse, bench_fuse_u64, bench_bfuse8, bench_cuckoo, bench_cuckoo_u64, bench_cfpeer,
@@ -38,33 +39,6 @@ static const family FAMILIES[] = {
     /* the same load as the peer: its 12-bit tags and power-of-two bucket count (60% full at 10M) */
     { "cuckoo-p2", { &bench_cuckoo_p2, &bench_cuckoo_p2_u64, &bench_cfpeer } },
 };
-
-static double cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void print_loadavg(const char *when)
-{
-    char buf[128] = "?";
-    FILE *fp = fopen("/proc/loadavg", "r");
-    if (fp) {
-        if (!fgets(buf, sizeof buf, fp)) strcpy(buf, "?");
-        fclose(fp);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    printf("load average %s: %s\n", when, buf);
-}
 
 static bool selected(const char *only, const char *name)
 {
@@ -109,7 +83,7 @@ int main(int argc, char **argv)
         }
     }
     if (rounds < 1) rounds = 1;
-    print_loadavg("at start");
+    bu_print_loadavg("at start");
     printf("8-byte keys, p = 1%%, ns per plain call on the thread's CPU clock, fastest of %d interleaved rounds\n",
            rounds);
     for (int ni = 0; ni < nn; ni++) {
@@ -120,7 +94,7 @@ int main(int argc, char **argv)
         size_t *lens = malloc(n * sizeof *lens);
         uint8_t *res = malloc(q);
         if (!keys || !ptrs || !lens || !res) return 1;
-        for (uint64_t i = 0; i < n + q; i++) keys[i] = splitmix(&st);
+        for (uint64_t i = 0; i < n + q; i++) keys[i] = bu_splitmix64(&st);
         for (uint64_t i = 0; i < n; i++) {
             ptrs[i] = &keys[i];
             lens[i] = 8;
@@ -137,9 +111,9 @@ int main(int argc, char **argv)
             bool is_static = fam->c[0]->build != NULL;
             if (is_static)
                 for (int c = 0; c < 3; c++) {
-                    double t0 = cpu_ns();
+                    double t0 = bu_cpu_ns();
                     stat[c] = fam->c[c]->build(ptrs, lens, n, 0.01);
-                    ins[c] = (cpu_ns() - t0) / (double)n;
+                    ins[c] = (bu_cpu_ns() - t0) / (double)n;
                     if (!stat[c]) return 1;
                 }
             for (int r = 0; r < rounds; r++)
@@ -152,22 +126,22 @@ int main(int argc, char **argv)
                         f = k->create(n, 0.01);
                         if (!f) return 1;
                         if (k->clear) k->clear(f); /* first-touch page faults outside the timer */
-                        t0 = cpu_ns();
+                        t0 = bu_cpu_ns();
                         for (uint64_t i = 0; i < n; i++) k->add(f, &keys[i], 8);
-                        t = cpu_ns() - t0;
+                        t = bu_cpu_ns() - t0;
                         MIN_INTO(ins[c], t / (double)n);
                     }
                     uint64_t hits = 0;
-                    t0 = cpu_ns();
+                    t0 = bu_cpu_ns();
                     for (uint64_t i = 0; i < q; i++) res[i] = k->contains(f, &keys[i], 8);
-                    t = cpu_ns() - t0;
+                    t = bu_cpu_ns() - t0;
                     MIN_INTO(q100[c], t / (double)q);
                     for (uint64_t i = 0; i < q; i++) hits += res[i];
                     fn[c] = q - hits;
                     hits = 0;
-                    t0 = cpu_ns();
+                    t0 = bu_cpu_ns();
                     for (uint64_t i = 0; i < q; i++) res[i] = k->contains(f, &keys[n + i], 8);
-                    t = cpu_ns() - t0;
+                    t = bu_cpu_ns() - t0;
                     MIN_INTO(q0[c], t / (double)q);
                     for (uint64_t i = 0; i < q; i++) hits += res[i];
                     fp[c] = hits;
@@ -190,6 +164,6 @@ int main(int argc, char **argv)
         free(lens);
         free(res);
     }
-    print_loadavg("at end");
+    bu_print_loadavg("at end");
     return 0;
 }

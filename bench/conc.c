@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bloomkit/bloomkit.h>
+#include "benchutil.h"
 
 /* The scalable filter starts this small so that it grows many times during every insert run. */
 #define SCALABLE_START 100
@@ -54,14 +55,6 @@ static double cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
 }
 
 /* ---- the types: one loop function per (type, operation), so nothing dispatches per key ---- */
@@ -491,7 +484,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "conc: out of memory for %zu keys\n", n);
         return 1;
     }
-    for (size_t i = 0; i < n; i++) h[i] = mix(i);
+    for (size_t i = 0; i < n; i++) h[i] = bu_mix64(i);
 
     printf("conc: N = %zu pre-hashed keys in total, p = %g, best of %d run%s, %ld online CPUs\n", n, p, reps,
            reps == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN));

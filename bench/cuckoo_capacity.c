@@ -19,14 +19,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "benchutil.h"
 
 static int small(uint32_t b, double p, int seeds)
 {
@@ -44,7 +37,7 @@ static int small(uint32_t b, double p, int seeds)
             }
             uint64_t st = seed * 1000003 + n * 31;
             for (uint64_t i = 0; i < n; i++) {
-                uint64_t k = splitmix(&st);
+                uint64_t k = bu_splitmix64(&st);
                 if (bk_cuckoo_add(c, &k, sizeof k) != BK_OK) {
                     if (refused++ < 5)
                         printf("N = %llu seed %llu: key %llu refused\n", (unsigned long long)n,
@@ -101,7 +94,7 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         uint64_t st = UINT64_C(0x5eed) + (uint64_t)r, refused = 0;
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t k = splitmix(&st);
+            uint64_t k = bu_splitmix64(&st);
             if (bk_cuckoo_add(f, &k, sizeof k) != BK_OK) {
                 refused = i + 1;
                 break;

@@ -25,36 +25,10 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
+#include "benchutil.h"
 
 #define BATCH 32 /* the classic filter's batch (BK_BATCH in src/filters/bloom.c) */
 #define CHUNK 4096
-
-static double cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void print_loadavg(const char *when)
-{
-    char buf[128] = "?";
-    FILE *fp = fopen("/proc/loadavg", "r");
-    if (fp) {
-        if (!fgets(buf, sizeof buf, fp)) strcpy(buf, "?");
-        fclose(fp);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    printf("load average %s: %s\n", when, buf);
-}
 
 static bool thp_on(void)
 {
@@ -87,7 +61,7 @@ static uint64_t floor_run(uint64_t *buf, uint64_t nlines, uint64_t lines, uint32
     for (uint64_t done = 0; done < lines; done += per) {
         size_t cnt = lines - done < per ? (size_t)(lines - done) : per;
         for (size_t j = 0; j < cnt; j++) {
-            idx[j] = (uint64_t)(((u128)splitmix(&st) * nlines) >> 64) * 8;
+            idx[j] = (uint64_t)(((u128)bu_splitmix64(&st) * nlines) >> 64) * 8;
             if (write) __builtin_prefetch(&buf[idx[j]], 1, 3);
             else __builtin_prefetch(&buf[idx[j]], 0, 3);
         }
@@ -122,7 +96,7 @@ int main(int argc, char **argv)
     if (fill > n) fill = n;
     if (q > fill) q = fill;
     if (rounds < 1) rounds = 1;
-    print_loadavg("at start");
+    bu_print_loadavg("at start");
     bk_bloom *f;
     if (bk_bloom_new(n, p, NULL, &f) != BK_OK) {
         fprintf(stderr, "cannot create the filter\n");
@@ -157,10 +131,10 @@ int main(int argc, char **argv)
         double t = 0;
         for (uint64_t s = 0; s < fill; s += CHUNK) {
             size_t cnt = fill - s < CHUNK ? (size_t)(fill - s) : CHUNK;
-            for (size_t j = 0; j < cnt; j++) keys[j] = splitmix(&st);
-            double t0 = cpu_ns();
+            for (size_t j = 0; j < cnt; j++) keys[j] = bu_splitmix64(&st);
+            double t0 = bu_cpu_ns();
             bk_bloom_add_many(f, ptrs, lens, cnt);
-            t += cpu_ns() - t0;
+            t += bu_cpu_ns() - t0;
         }
         MIN_INTO(ins, t / (double)fill);
         for (int hit = 1; hit >= 0; hit--) {
@@ -168,10 +142,10 @@ int main(int argc, char **argv)
             t = 0;
             for (uint64_t s = 0; s < q; s += CHUNK) {
                 size_t cnt = q - s < CHUNK ? (size_t)(q - s) : CHUNK;
-                for (size_t j = 0; j < cnt; j++) keys[j] = splitmix(&qs);
-                double t0 = cpu_ns();
+                for (size_t j = 0; j < cnt; j++) keys[j] = bu_splitmix64(&qs);
+                double t0 = bu_cpu_ns();
                 got += BENCH_HITS(bk_bloom_contains_many, f, ptrs, lens, cnt, res);
-                t += cpu_ns() - t0;
+                t += bu_cpu_ns() - t0;
             }
             if (hit) {
                 MIN_INTO(qin, t / (double)q);
@@ -181,12 +155,12 @@ int main(int argc, char **argv)
                 fpos = got;
             }
         }
-        double t0 = cpu_ns();
+        double t0 = bu_cpu_ns();
         sink += floor_run(buf, nlines, q * k, k, false, 77 + (uint64_t)r);
-        MIN_INTO(fr, (cpu_ns() - t0) / (double)(q * k));
-        t0 = cpu_ns();
+        MIN_INTO(fr, (bu_cpu_ns() - t0) / (double)(q * k));
+        t0 = bu_cpu_ns();
         sink += floor_run(buf, nlines, q * k, k, true, 99 + (uint64_t)r);
-        MIN_INTO(fw, (cpu_ns() - t0) / (double)(q * k));
+        MIN_INTO(fw, (bu_cpu_ns() - t0) / (double)(q * k));
     }
     printf("fastest of %d interleaved rounds, ns on the thread's CPU clock:\n", rounds);
     printf("  floor: random line read %.2f ns, read-modify-write %.2f ns (per line, batched)\n", fr, fw);
@@ -197,7 +171,7 @@ int main(int argc, char **argv)
     printf("  check: %llu of %llu present keys found, %llu of %llu absent keys reported (%.3f%%)%s\n",
            (unsigned long long)present, (unsigned long long)q, (unsigned long long)fpos, (unsigned long long)q,
            100.0 * (double)fpos / (double)q, sink == 1 ? " " : "");
-    print_loadavg("at end");
+    bu_print_loadavg("at end");
     bk_bloom_free(f);
     free(buf);
     free(keys);

@@ -18,14 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "benchutil.h"
 
 static double now(void)
 {
@@ -143,7 +136,7 @@ int main(int argc, char **argv)
     }
     uint64_t *keys = malloc(2 * n * sizeof *keys), st = 42;
     if (!keys) return 1;
-    for (uint64_t i = 0; i < 2 * n; i++) keys[i] = splitmix(&st); /* [0, n): members, [n, 2n): absent */
+    for (uint64_t i = 0; i < 2 * n; i++) keys[i] = bu_splitmix64(&st); /* [0, n): members, [n, 2n): absent */
     void *f = create(type, n, keys);
     if (!f) {
         fprintf(stderr, "%s: cannot be created\n", type);

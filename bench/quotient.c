@@ -21,31 +21,13 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
+#include "benchutil.h"
 
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void loadavg(const char *when)
-{
-    char buf[128] = "?";
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (!fgets(buf, sizeof buf, f)) strcpy(buf, "?\n");
-        fclose(f);
-    }
-    printf("load average (%s): %s", when, buf);
 }
 
 static double qload(const bk_quotient *f)
@@ -62,8 +44,8 @@ static void run(uint64_t n, double p)
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    for (uint64_t i = 0; i < n; i++) h[i] = splitmix(&seed);
-    for (uint64_t i = 0; i < n; i++) miss[i] = splitmix(&seed);
+    for (uint64_t i = 0; i < n; i++) h[i] = bu_splitmix64(&seed);
+    for (uint64_t i = 0; i < n; i++) miss[i] = bu_splitmix64(&seed);
 
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = 0.96;
@@ -179,12 +161,12 @@ int main(int argc, char **argv)
         nn = 0;
         for (int i = 1; i < argc && nn < 8; i++) ns[nn++] = strtoull(argv[i], NULL, 10);
     }
-    loadavg("start");
+    bu_print_loadavg("start");
     printf("quotient filter path: %s\n", bk_quotient_bmi2_available() ? "BMI2 (PDEP/TZCNT select)" : "portable");
     for (int i = 0; i < nn; i++) {
         run(ns[i], 0.01);
         run(ns[i], 0.001);
     }
-    loadavg("end");
+    bu_print_loadavg("end");
     return 0;
 }

@@ -17,38 +17,12 @@
 #include <string.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
-
-static double cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void print_loadavg(const char *when)
-{
-    char buf[128] = "?";
-    FILE *fp = fopen("/proc/loadavg", "r");
-    if (fp) {
-        if (!fgets(buf, sizeof buf, fp)) strcpy(buf, "?");
-        fclose(fp);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    printf("load average %s: %s\n", when, buf);
-}
+#include "benchutil.h"
 
 /* ns per key of adding h[0..n) in batches (batch > 1) or one per call (batch == 1) */
 static double add_chain(bk_scalable *s, const uint64_t *h, size_t n, size_t batch)
 {
-    double t0 = cpu_ns();
+    double t0 = bu_cpu_ns();
     if (batch > 1) {
         for (size_t i = 0; i < n; i += batch) {
             size_t added;
@@ -58,12 +32,12 @@ static double add_chain(bk_scalable *s, const uint64_t *h, size_t n, size_t batc
         for (size_t i = 0; i < n; i++)
             if (bk_scalable_add_hash(s, h[i]) != BK_OK) return -1;
     }
-    return (cpu_ns() - t0) / (double)n;
+    return (bu_cpu_ns() - t0) / (double)n;
 }
 
 static double add_blocked(bk_blocked *b, const uint64_t *h, size_t n, size_t batch)
 {
-    double t0 = cpu_ns();
+    double t0 = bu_cpu_ns();
     if (batch > 1) {
         for (size_t i = 0; i < n; i += batch)
             if (bk_blocked_add_hashes(b, h + i, i + batch < n ? batch : n - i) != BK_OK) return -1;
@@ -71,7 +45,7 @@ static double add_blocked(bk_blocked *b, const uint64_t *h, size_t n, size_t bat
         for (size_t i = 0; i < n; i++)
             if (bk_blocked_add_hash(b, h[i]) != BK_OK) return -1;
     }
-    return (cpu_ns() - t0) / (double)n;
+    return (bu_cpu_ns() - t0) / (double)n;
 }
 
 int main(int argc, char **argv)
@@ -90,8 +64,8 @@ int main(int argc, char **argv)
     if (batch < 2) batch = 2;
     uint64_t *h = malloc((n + more) * sizeof *h);
     if (!h) return 1;
-    for (uint64_t i = 0; i < n + more; i++) h[i] = mix(i);
-    print_loadavg("at start");
+    for (uint64_t i = 0; i < n + more; i++) h[i] = bu_mix64(i);
+    bu_print_loadavg("at start");
     printf("chain from %llu keys (growth 2, p = 1%%) grown by %llu pre-hashed keys, then %llu more; one blocked filter "
            "for all of them; ns per key, thread CPU time\n",
            (unsigned long long)start, (unsigned long long)n, (unsigned long long)more);
@@ -116,7 +90,7 @@ int main(int argc, char **argv)
         bk_scalable_free(s);
         bk_blocked_free(b);
     }
-    print_loadavg("at end");
+    bu_print_loadavg("at end");
     free(h);
     return 0;
 }

@@ -19,21 +19,7 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+#include "benchutil.h"
 
 int main(int argc, char **argv)
 {
@@ -82,31 +68,31 @@ int main(int argc, char **argv)
             printf("%6.3f: %s\n", rs[ri], bk_strerror(s));
             continue;
         }
-        double t0 = now_ns();
+        double t0 = bu_cpu_ns();
         for (uint64_t i = 0; i < n && s == BK_OK; i++) {
-            uint64_t v = mix(2 * i + 1);
+            uint64_t v = bu_mix64(2 * i + 1);
             s = bk_scalable_add(f, &v, 8);
         }
-        double add_ns = (now_ns() - t0) / (double)n;
+        double add_ns = (bu_cpu_ns() - t0) / (double)n;
         if (s != BK_OK) printf("add failed: %s\n", bk_strerror(s));
         uint64_t fp = 0;
-        t0 = now_ns();
+        t0 = bu_cpu_ns();
         for (uint64_t i = 0; i < q; i++) {
-            uint64_t v = mix(2 * i + 2);
+            uint64_t v = bu_mix64(2 * i + 2);
             fp += bk_scalable_contains(f, &v, 8);
         }
-        double q_ns = (now_ns() - t0) / (double)q;
+        double q_ns = (bu_cpu_ns() - t0) / (double)q;
         uint64_t fpb = 0;
         double tb = 0;
         for (uint64_t i = 0; i < q; i += B) {
             size_t c = q - i < B ? (size_t)(q - i) : B;
             for (size_t j = 0; j < c; j++) {
-                uint64_t v = mix(2 * (i + j) + 2);
+                uint64_t v = bu_mix64(2 * (i + j) + 2);
                 memcpy(keys[j], &v, 8);
             }
-            t0 = now_ns();
+            t0 = bu_cpu_ns();
             fpb += BENCH_HITS(bk_scalable_contains_many, f, ptrs, lens, c, res);
-            tb += now_ns() - t0;
+            tb += bu_cpu_ns() - t0;
         }
         if (fpb != fp) printf("batch and single disagree: %llu vs %llu\n", (unsigned long long)fpb, (unsigned long long)fp);
         printf("%6.3f %8u %9.2f %8.4f %9.4f %9llu %8.1f %10.1f %10.1f\n", rs[ri], bk_scalable_filters(f),
@@ -121,16 +107,16 @@ int main(int argc, char **argv)
     if (!chain) return 1;
     for (size_t i = 0; i < words; i++) chain[i] = i;
     for (size_t i = words - 1; i > 0; i--) {
-        size_t j = (size_t)(mix(i) % i);
+        size_t j = (size_t)(bu_mix64(i) % i);
         uint64_t t = chain[i];
         chain[i] = chain[j];
         chain[j] = t;
     }
     enum { HOPS = 2000000 };
     uint64_t at = 0;
-    double t0 = now_ns();
+    double t0 = bu_cpu_ns();
     for (int i = 0; i < HOPS; i++) at = chain[at];
-    printf("memory latency: %.1f ns per dependent random load over 64 MiB (%llu)\n", (now_ns() - t0) / HOPS,
+    printf("memory latency: %.1f ns per dependent random load over 64 MiB (%llu)\n", (bu_cpu_ns() - t0) / HOPS,
            (unsigned long long)(at & 1));
     free(chain);
     return 0;

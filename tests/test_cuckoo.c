@@ -71,6 +71,20 @@ static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borr
     return s;
 }
 
+/* Encodes c, decodes the bytes (copied) and checks the decoded filter encodes to the same bytes:
+ * returns the decoded filter, and the bytes in *m (the caller frees m->buf). */
+static bk_cuckoo *round_trip(const bk_cuckoo *c, uint64_t seed, membuf *m)
+{
+    *m = encode(c);
+    bk_cuckoo *d = NULL;
+    assert_int_equal(decode(m->buf, m->len, seed, false, &d), BK_OK);
+    membuf m2 = encode(d);
+    assert_int_equal(m->len, m2.len);
+    assert_memory_equal(m->buf, m2.buf, m->len);
+    free(m2.buf);
+    return d;
+}
+
 /* ---- What must hold: no false negatives at 95% load, b = 4, f = 16 ---- */
 
 static void million_keys_at_95_percent(void **state)
@@ -361,12 +375,8 @@ static void small_filters_that_need_the_stash(void **state)
         if (peak > most) most = peak;
         for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(c, &k[i], sizeof k[i]));
         /* saved and loaded: the same bytes and answers, stash included */
-        membuf m = encode(c);
-        bk_cuckoo *d = NULL;
-        assert_int_equal(decode(m.buf, m.len, o.seed, false, &d), BK_OK);
-        membuf m2 = encode(d);
-        assert_int_equal(m.len, m2.len);
-        assert_memory_equal(m.buf, m2.buf, m.len);
+        membuf m;
+        bk_cuckoo *d = round_trip(c, o.seed, &m);
         for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(d, &k[i], sizeof k[i]));
         /* a stash word's fingerprint or bucket out of range, or items not counting it: corrupt */
         uint64_t bad;
@@ -378,7 +388,6 @@ static void small_filters_that_need_the_stash(void **state)
         assert_null(x);
         memcpy(m.buf + 64 + 40, &bad, 8);
         free(m.buf);
-        free(m2.buf);
         /* every key removed: empty, stash included */
         for (uint64_t i = 0; i < n; i++) assert_int_equal(bk_cuckoo_remove(d, &k[i], sizeof k[i]), BK_OK);
         bk_cuckoo_info in;
@@ -702,14 +711,9 @@ static void expansion_chain(void **state)
             assert_true(bk_cuckoo_count_hash(c, h[i]) >= 1);
         }
         /* the chain round-trips, victims included */
-        membuf m = encode(c);
-        bk_cuckoo *d = NULL;
-        assert_int_equal(decode(m.buf, m.len, o.seed, false, &d), BK_OK);
-        membuf m2 = encode(d);
-        assert_int_equal(m.len, m2.len);
-        assert_memory_equal(m.buf, m2.buf, m.len);
+        membuf m;
+        bk_cuckoo *d = round_trip(c, o.seed, &m);
         free(m.buf);
-        free(m2.buf);
         /* remove every key in a shuffled order; the keys not yet removed are always found */
         for (uint64_t i = N - 1; i > 0; i--) {
             uint64_t j = tu_splitmix(&st) % (i + 1), t = h[i];
@@ -909,15 +913,10 @@ static void odd_bucket_sizes(void **state)
             if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("b=%u f=%u: lost %llu after removes", b, f, (unsigned long long)i);
         for (uint64_t i = 0; i < n / 4; i++) assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
         /* the saved form round-trips bit for bit */
-        membuf m = encode(c);
-        bk_cuckoo *d = NULL;
-        assert_int_equal(decode(m.buf, m.len, 5 + ci, false, &d), BK_OK);
-        membuf m2 = encode(d);
-        assert_int_equal(m.len, m2.len);
-        assert_memory_equal(m.buf, m2.buf, m.len);
+        membuf m;
+        bk_cuckoo *d = round_trip(c, 5 + ci, &m);
         for (uint64_t i = n / 2; i < n; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
         free(m.buf);
-        free(m2.buf);
         bk_cuckoo_free(d);
         free(h);
         bk_cuckoo_free(c);
@@ -952,12 +951,8 @@ static void serialization(void **state)
             bk_cuckoo *c = make_buckets(1001, bs[bi], fs[fi], 0, 17);
             uint64_t st = 3, n = 0;
             while (bk_cuckoo_add_hash(c, tu_splitmix(&st)) == BK_OK) n++; /* full: the victim is set */
-            membuf m = encode(c);
-            bk_cuckoo *d = NULL;
-            assert_int_equal(decode(m.buf, m.len, 17, false, &d), BK_OK);
-            membuf m2 = encode(d);
-            assert_int_equal(m.len, m2.len);
-            assert_memory_equal(m.buf, m2.buf, m.len);
+            membuf m;
+            bk_cuckoo *d = round_trip(c, 17, &m);
             bk_cuckoo_info ic, id;
             bk_cuckoo_get_info(c, &ic);
             bk_cuckoo_get_info(d, &id);
@@ -976,7 +971,6 @@ static void serialization(void **state)
             bk_cuckoo_free(e);
             free(al);
             free(m.buf);
-            free(m2.buf);
             bk_cuckoo_free(d);
             bk_cuckoo_free(c);
         }

@@ -795,12 +795,9 @@ static int parse_format(source_t *src)
             goto bad;
         }
         if (src->int_items && src->itemsize > 8) goto bad;
-        /* items whose byte order is not little-endian are read most significant byte first */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        src->swap = src->int_items && (big || src->view.format == NULL || src->view.format[0] != '<');
-#else
+        /* big-endian items are read most significant byte first (the library builds only on
+         * little-endian hosts, so native items are little-endian) */
         src->swap = src->int_items && big;
-#endif
         return 0;
     }
 bad:
@@ -895,12 +892,10 @@ static void buffer_hashes(const source_t *src, size_t i, size_t n, uint64_t seed
         for (size_t j = 0; j < n; j++) out[j] = bk_hash64(base + j * w, w, seed);
         return;
     }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (w == 8 && !src->swap) {
         for (size_t j = 0; j < n; j++) out[j] = bk_hash64(base + j * 8, 8, seed);
         return;
     }
-#endif
     for (size_t j = 0; j < n; j++) {
         const unsigned char *p = base + j * w;
         uint64_t v = 0;

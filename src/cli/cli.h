@@ -411,6 +411,20 @@ enum {
  * -1 bad value (message printed). `given` collects the CLI_TOPT_* bits of the options seen. */
 int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given);
 
+/* What calc and create read to size a filter: -n, -p, --type and the type options. */
+typedef struct {
+    uint64_t n;
+    double p;
+    bool have_n, have_p;
+    const cli_type *type; /* NULL until --type */
+    cli_type_opts to;
+    unsigned given;       /* CLI_TOPT_* bits of the type options seen */
+} cli_size_args;
+
+/* Handles -n, -p, --type and cli_type_option's options: 1 handled, 0 not one of them, -1 bad value
+ * (message printed). */
+int cli_size_option(int id, const char *val, cli_size_args *a);
+
 /* Help text of the key input rules, shared by the commands that read keys. */
 extern const char cli_keys_help[];
 

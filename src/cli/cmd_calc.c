@@ -42,35 +42,25 @@ static int run(int argc, char **argv)
 {
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
-    uint64_t n = 0;
-    double p = 0;
-    bool json = false, have_n = false, have_p = false;
-    const cli_type *only = NULL;
-    cli_type_opts to = { 0 };
-    unsigned given = 0;
+    cli_size_args a = { 0 };
+    bool json = false;
     const char *val;
     int id;
     while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
         switch (id) {
         case CLI_OPT_ERROR: return CLI_EXIT_ERR;
         case OPT_HELP: return cli_help("calc");
-        case OPT_N:
-            if (!(have_n = cli_parse_count("-n", val, 1, UINT64_MAX, &n))) return CLI_EXIT_ERR;
-            break;
-        case OPT_P:
-            if (!(have_p = cli_parse_prob("-p", val, &p))) return CLI_EXIT_ERR;
-            break;
         case OPT_JSON: json = true; break;
-        case OPT_TYPE:
-            if (!(only = cli_type_find(val))) return CLI_EXIT_ERR;
-            break;
         case CLI_OPT_OPERAND: return cli_err("unexpected argument '%s' (see: bloomkit calc --help)", val);
         default:
-            if (cli_type_option(id, val, &to, &given) < 0) return CLI_EXIT_ERR;
+            if (cli_size_option(id, val, &a) < 0) return CLI_EXIT_ERR;
         }
     }
-    if (!have_n || !have_p) return cli_err("needs -n N and -p P (see: bloomkit calc --help)");
-    if (only && !cli_type_check_opts(only, given)) return CLI_EXIT_ERR;
+    if (!a.have_n || !a.have_p) return cli_err("needs -n N and -p P (see: bloomkit calc --help)");
+    const cli_type *only = a.type;
+    if (only && !cli_type_check_opts(only, a.given)) return CLI_EXIT_ERR;
+    const uint64_t n = a.n;
+    const double p = a.p;
 
     char b1[32], b2[32], b3[32];
     if (json)
@@ -86,7 +76,7 @@ static int run(int argc, char **argv)
         if (!t->size) continue;
         cli_sizing sz;
         memset(&sz, 0, sizeof sz);
-        bk_status s = t->size(n, p, &to, &sz);
+        bk_status s = t->size(n, p, &a.to, &sz);
         if (json) {
             printf("%s{\"type\":\"%s\"", first ? "" : ",", t->name);
             if (s == BK_OK)

@@ -55,45 +55,35 @@ static int run(int argc, char **argv)
 {
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
-    uint64_t n = 0;
-    double p = 0;
-    bool have_n = false, have_p = false, force = false, quiet = false;
-    const cli_type *t = &cli_types[0];
+    cli_size_args a = { 0 };
+    bool force = false, quiet = false;
     const char *path = NULL;
-    cli_type_opts to = { 0 };
-    unsigned given = 0;
     const char *val;
     int id;
     while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
         switch (id) {
         case CLI_OPT_ERROR: return CLI_EXIT_ERR;
         case OPT_HELP: return cli_help("create");
-        case OPT_N:
-            if (!(have_n = cli_parse_count("-n", val, 1, UINT64_MAX, &n))) return CLI_EXIT_ERR;
-            break;
-        case OPT_P:
-            if (!(have_p = cli_parse_prob("-p", val, &p))) return CLI_EXIT_ERR;
-            break;
         case OPT_FORCE: force = true; break;
         case OPT_QUIET: quiet = true; break;
-        case OPT_TYPE:
-            if (!(t = cli_type_find(val))) return CLI_EXIT_ERR;
-            break;
         case CLI_OPT_OPERAND:
             if (path) return cli_err("unexpected argument '%s' (see: bloomkit create --help)", val);
             path = val;
             break;
         default:
-            if (cli_type_option(id, val, &to, &given) < 0) return CLI_EXIT_ERR;
+            if (cli_size_option(id, val, &a) < 0) return CLI_EXIT_ERR;
         }
     }
     if (!path) return cli_err("needs a FILE to create (see: bloomkit create --help)");
-    if (!have_n && (given & CLI_TOPT_WINDOW) && !to.window_ms) { /* a count window holds its W keys */
-        n = to.window;
-        have_n = true;
+    if (!a.have_n && (a.given & CLI_TOPT_WINDOW) && !a.to.window_ms) { /* a count window holds its W keys */
+        a.n = a.to.window;
+        a.have_n = true;
     }
-    if (!have_n || !have_p) return cli_err("needs -n N and -p P (see: bloomkit create --help)");
-    if (!cli_type_check_opts(t, given)) return CLI_EXIT_ERR;
+    if (!a.have_n || !a.have_p) return cli_err("needs -n N and -p P (see: bloomkit create --help)");
+    const cli_type *t = a.type ? a.type : &cli_types[0];
+    const uint64_t n = a.n;
+    const double p = a.p;
+    if (!cli_type_check_opts(t, a.given)) return CLI_EXIT_ERR;
     if (t->is_static || !t->create)
         return cli_err("%s filters are made from their whole key set at once: use bloomkit build", t->name);
 
@@ -105,7 +95,7 @@ static int run(int argc, char **argv)
         return cli_err("%s: already exists (use --force to replace it)", path);
     }
     bk_filter *f = NULL;
-    bk_status s = t->create(n, p, &to, &f);
+    bk_status s = t->create(n, p, &a.to, &f);
     if (s != BK_OK) {
         cli_unlock(&l);
         char b[32];

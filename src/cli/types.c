@@ -451,6 +451,19 @@ bool cli_type_check_opts(const cli_type *t, unsigned given)
     return true;
 }
 
+int cli_size_option(int id, const char *val, cli_size_args *a)
+{
+    switch (id) {
+    case OPT_N:
+        return (a->have_n = cli_parse_count("-n", val, 1, UINT64_MAX, &a->n)) ? 1 : -1;
+    case OPT_P:
+        return (a->have_p = cli_parse_prob("-p", val, &a->p)) ? 1 : -1;
+    case OPT_TYPE:
+        return (a->type = cli_type_find(val)) ? 1 : -1;
+    }
+    return cli_type_option(id, val, &a->to, &a->given);
+}
+
 int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
 {
     uint64_t v;
@@ -521,62 +534,24 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
 /* A batch's small set of hashes already taken (open addressing; 2x the batch, cleared per batch). */
 #define SEEN_SLOTS (2 * CLI_BATCH)
 
-bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
+/* Adds the hashes of h that the filter does not hold yet, each once (a repeat within a batch is added
+ * by its first occurrence only); is_new[i] (when not NULL) says whether h[i] was new. */
+static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
 {
-    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n, NULL);
     uint8_t res[CLI_BATCH];
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
-        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0, hits = 0;
+        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
+        size_t hits = 0;
         bk_filter_contains_hashes(f, h + i, c, res, &hits);
-        if (hits == c) continue;
+        if (hits == c) { /* the common case of a dedup: all seen */
+            if (is_new) memset(is_new + i, 0, c);
+            continue;
+        }
         /* 0 marks an empty slot; a hash of 0 (one in 2^64) is simply never deduplicated */
         memset(seen, 0, sizeof seen);
         for (size_t j = 0; j < c; j++) {
-            if (res[j]) continue;
-            uint64_t x = h[i + j];
-            size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
-            bool dup = false;
-            while (seen[slot]) {
-                if (seen[slot] == x) {
-                    dup = true;
-                    break;
-                }
-                slot = (slot + 1) & (SEEN_SLOTS - 1);
-            }
-            if (dup) continue;
-            if (x) seen[slot] = x;
-            fresh[m++] = x;
-        }
-        bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
-        if (s != BK_OK) return s;
-    }
-    return BK_OK;
-}
-
-bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
-{
-    uint8_t res[CLI_BATCH];
-    bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
-    if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
-        for (size_t i = 0; i < n; i += CLI_BATCH) {
-            size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
-            bk_aging_add_if_absent_hashes(ag, h + i, c, res, NULL);
-            for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
-        }
-        return BK_OK;
-    }
-    uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
-    for (size_t i = 0; i < n; i += CLI_BATCH) {
-        size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0, hits = 0;
-        bk_filter_contains_hashes(f, h + i, c, res, &hits);
-        if (hits == c) { /* the common case of a dedup: all seen */
-            memset(is_new + i, 0, c);
-            continue;
-        }
-        memset(seen, 0, sizeof seen);
-        for (size_t j = 0; j < c; j++) {
-            is_new[i + j] = 0;
+            if (is_new) is_new[i + j] = 0;
             if (res[j]) continue;
             uint64_t x = h[i + j];
             size_t slot = (size_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 53) & (SEEN_SLOTS - 1);
@@ -591,10 +566,31 @@ bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t 
             if (dup) continue; /* a repeat within the batch: seen */
             if (x) seen[slot] = x;
             fresh[m++] = x;
-            is_new[i + j] = 1;
+            if (is_new) is_new[i + j] = 1;
         }
         bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
         if (s != BK_OK) return s;
     }
     return BK_OK;
+}
+
+bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
+{
+    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n, NULL);
+    return add_fresh(f, h, n, NULL);
+}
+
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
+{
+    bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
+    if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
+        uint8_t res[CLI_BATCH];
+        for (size_t i = 0; i < n; i += CLI_BATCH) {
+            size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
+            bk_aging_add_if_absent_hashes(ag, h + i, c, res, NULL);
+            for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
+        }
+        return BK_OK;
+    }
+    return add_fresh(f, h, n, is_new);
 }

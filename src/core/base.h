@@ -239,10 +239,6 @@ BK_INLINE uint64_t bk__range64(uint64_t x, uint64_t range)
 {
     return (uint64_t)(((bk__u128)x * range) >> 64);
 }
-BK_INLINE uint32_t bk__range32(uint32_t x, uint32_t range)
-{
-    return (uint32_t)(((uint64_t)x * range) >> 32);
-}
 
 /*
  * Probe scheme of the Bloom family (classic, counting, scalable's classic layers), docs/FORMAT.md 6.1:
@@ -286,6 +282,12 @@ BK_INLINE void bk__probe_next(bk__probe *p, uint32_t t)
  * capacity the count flags the filter anyway, and the fill alone (after a union) one a few percent
  * past its load. Defined in math.c. */
 BK_HIDDEN double bk__saturation_fill(double expected, double m);
+
+/* Zeroes *out and fills what every bit-array filter's statistics say alike: type, k, capacity,
+ * count, bits, memory_bytes, bits per key (memory bits per key counted, one when none is) and
+ * the fill ratio (set of bits cells set). Defined in math.c. */
+BK_HIDDEN void bk__stats_bits(bk_stats *out, bk_type type, uint32_t k, uint64_t capacity, uint64_t count,
+                              uint64_t bits, uint64_t memory_bytes, uint64_t set);
 
 /* The count of a union (or intersection) of two bit-setting filters: the distinct keys estimated
  * from the combined fill, but never more than the inputs' counts allow (a union holds at most a + b

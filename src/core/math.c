@@ -1,4 +1,5 @@
 #include <math.h>
+#include <string.h>
 #include "bloomkit/math.h"
 #include "base.h"
 
@@ -89,4 +90,18 @@ double bk__saturation_fill(double expected, double m)
 {
     double q = expected > 0.6 ? 0.6 : expected;
     return q + 3.0 * sqrt(q * (1.0 - q) / (m > 1.0 ? m : 1.0));
+}
+
+void bk__stats_bits(bk_stats *out, bk_type type, uint32_t k, uint64_t capacity, uint64_t count, uint64_t bits,
+                    uint64_t memory_bytes, uint64_t set)
+{
+    memset(out, 0, sizeof *out);
+    out->type = type;
+    out->k = k;
+    out->capacity = capacity;
+    out->count = count;
+    out->bits = bits;
+    out->memory_bytes = memory_bytes;
+    out->bits_per_key = (double)memory_bytes * 8.0 / (double)(count ? count : 1);
+    out->fill_ratio = (double)set / (double)bits;
 }

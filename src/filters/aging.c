@@ -21,8 +21,15 @@
 #include "bloomkit/aging.h"
 #include "bloomkit/blocked.h"
 
-#ifndef BK_PF
-#  define BK_PF 16
+/* How many keys ahead the batch loops prefetch: an insert's one line (BK_AGING_ADD_PF) and a query's
+ * two (BK_AGING_QUERY_PF). Once an array outgrows the last-level cache nearly every prefetch goes to
+ * DRAM, and 16 keys ahead is less than its latency at a few ns per key: 48 and 32 measured faster
+ * than 16 at W = 10M on a busy machine (bench/README.md, "Aging filter"). */
+#ifndef BK_AGING_ADD_PF
+#  define BK_AGING_ADD_PF 48
+#endif
+#ifndef BK_AGING_QUERY_PF
+#  define BK_AGING_QUERY_PF 32
 #endif
 
 typedef uint32_t slot_set; /* bit j set: slot j */
@@ -394,15 +401,16 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
  * The batch loops keep the ring's geometry in locals (a store into the ring may alias any field of the
  * filter as far as the compiler knows, and would force every field to be reloaded for every key), and
  * each is written once for any g and instantiated with the constant 4 (the default) and with the
- * filter's g. They are software-pipelined: while probing key i they compute the bucket of key
- * i + BK_PF and prefetch it (both lines of the bucket for a query, the current generation's block for
- * an insert), with __builtin_prefetch written in the loop itself (BK_AGING_PREFETCH_BUCKET).
+ * filter's g. They are software-pipelined: while probing key i they compute the bucket of a key
+ * further on and prefetch it (both lines of the bucket of key i + BK_AGING_QUERY_PF for a query or an
+ * add-if-absent, the current generation's block of key i + BK_AGING_ADD_PF, for writing, for an
+ * insert), with __builtin_prefetch written in the loop itself (BK_AGING_PREFETCH_BUCKET).
  *
  * A count window turns only between runs: a run is the keys the current generation still has room
  * for (C minus its count, chunk_of), so no key inside a run needs a turn check, and the turn falls
  * exactly where one key at a time has it (before the first key that finds the generation full). The
- * prefetches of the first BK_PF keys after a turn aimed at the previous generation's block: the same
- * bucket, so at worst the bucket's other line, once per generation.
+ * prefetches of the first BK_AGING_ADD_PF keys after a turn aimed at the previous generation's block:
+ * the same bucket, so at worst the bucket's other line, once per generation.
  */
 #define BK_AGING_PREFETCH_BUCKET(b, g)                                                                  \
     do {                                                                                              \
@@ -444,14 +452,15 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         size_t stride = (size_t)g * 4, m_ = n + ahead;                                                \
         uint64_t *w_ = words + 4 * (size_t)slot;                                                      \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < m_) BK_PREFETCH_W(w_ + bk__range64(hs[i + BK_PF], blocks) * stride);      \
+            if (i + BK_AGING_ADD_PF < m_)                                                             \
+                BK_PREFETCH_W(w_ + bk__range64(hs[i + BK_AGING_ADD_PF], blocks) * stride);            \
             INSERT(w_ + bk__range64(hs[i], blocks) * stride, hs[i]);                                  \
         }                                                                                             \
     }                                                                                                 \
     TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
     {                                                                                                 \
         uint64_t *words = f->words, blocks = f->blocks;                                               \
-        size_t stride = (size_t)g * 4, pre = n < BK_PF ? n : BK_PF;                                   \
+        size_t stride = (size_t)g * 4, pre = n < BK_AGING_ADD_PF ? n : BK_AGING_ADD_PF;               \
         for (size_t i = 0; i < pre; i++)                                                              \
             BK_PREFETCH_W(words + bk__range64(hs[i], blocks) * stride + 4 * (size_t)f->cur);          \
         for (size_t i = 0; i < n;) {                                                                  \
@@ -474,14 +483,15 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                                                   const uint64_t *hs, size_t n, uint8_t *res,         \
                                                   slot_set live)                                      \
     {                                                                                                 \
-        size_t stride = (size_t)g * 4, present = 0, pre = n < BK_PF ? n : BK_PF;                     \
+        size_t stride = (size_t)g * 4, present = 0;                                                   \
+        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
         for (size_t i = 0; i < pre; i++) {                                                            \
             const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
             BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
         }                                                                                             \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < n) {                                                                      \
-                const uint64_t *p_ = words + bk__range64(hs[i + BK_PF], blocks) * stride;             \
+            if (i + BK_AGING_QUERY_PF < n) {                                                          \
+                const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
                 BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
             }                                                                                         \
             bool r_ = ANY(words + bk__range64(hs[i], blocks) * stride, g, hs[i], live);               \
@@ -505,8 +515,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     {                                                                                                 \
         size_t stride = (size_t)g * 4, m_ = n + ahead, present = 0;                                   \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_PF < m_) {                                                                     \
-                const uint64_t *p_ = words + bk__range64(hs[i + BK_PF], blocks) * stride;             \
+            if (i + BK_AGING_QUERY_PF < m_) {                                                         \
+                const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
                 BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
             }                                                                                         \
             uint64_t *b_ = words + bk__range64(hs[i], blocks) * stride;                               \
@@ -522,7 +532,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                                              slot_set live, uint32_t g)                               \
     {                                                                                                 \
         uint64_t *words = f->words, blocks = f->blocks;                                               \
-        size_t stride = (size_t)g * 4, present = 0, pre = n < BK_PF ? n : BK_PF;                      \
+        size_t stride = (size_t)g * 4, present = 0;                                                   \
+        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
         for (size_t i = 0; i < pre; i++) {                                                            \
             const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
             BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
@@ -801,7 +812,6 @@ bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)
 
 void bk_aging_stats(const bk_aging *f, bk_stats *out)
 {
-    memset(out, 0, sizeof *out);
     slot_set live = live_now(f);
     uint64_t set = 0, count = 0;
     bool over = false;
@@ -811,15 +821,7 @@ void bk_aging_stats(const bk_aging *f, bk_stats *out)
         count += f->count[j];
         over |= f->count[j] > f->gen_cap;
     }
-    double m = (double)f->nwords * 64.0;
-    out->type = BK_TYPE_AGING;
-    out->k = 8;
-    out->capacity = f->capacity;
-    out->count = count;
-    out->bits = f->nwords * 64;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = m / (double)(count ? count : 1);
-    out->fill_ratio = (double)set / m;
+    bk__stats_bits(out, BK_TYPE_AGING, 8, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
     out->est_cardinality = (double)count;
     out->fpr_target = f->fpr_target;
     out->fpr_now = fpr_of(f, live);

@@ -387,18 +387,10 @@ static double fpr_of_bits(const bk_blocked *f)
 
 void bk_blocked_stats(const bk_blocked *f, bk_stats *out)
 {
-    memset(out, 0, sizeof *out);
     uint64_t set = bk__popcount_words(f->e.words, f->nwords);
     uint64_t count = bk_blocked_count(f);
     double m = (double)f->nwords * 64.0;
-    out->type = BK_TYPE_BLOCKED;
-    out->k = f->e.k;
-    out->capacity = f->capacity;
-    out->count = count;
-    out->bits = f->nwords * 64;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = m / (double)(count ? count : 1);
-    out->fill_ratio = (double)set / m;
+    bk__stats_bits(out, BK_TYPE_BLOCKED, f->e.k, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
     out->est_cardinality = estimate_cardinality(f, set);
     out->fpr_target = f->fpr_target;
     out->fpr_now = fpr_of_bits(f);

@@ -494,17 +494,9 @@ bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src) { return combin
 
 void bk_bloom_stats(const bk_bloom *f, bk_stats *out)
 {
-    memset(out, 0, sizeof *out);
     uint64_t set = bk__popcount_words(f->words, f->nwords);
     uint64_t count = bk_bloom_count(f);
-    out->type = BK_TYPE_BLOOM;
-    out->k = f->k;
-    out->capacity = f->capacity;
-    out->count = count;
-    out->bits = f->m;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(count ? count : 1);
-    out->fill_ratio = (double)set / (double)f->m;
+    bk__stats_bits(out, BK_TYPE_BLOOM, f->k, f->capacity, count, f->m, f->nwords * 8, set);
     out->est_cardinality = estimate_cardinality(f->m, f->k, set);
     out->fpr_target = f->fpr_target;
     if (f->layout == BK_LAYOUT_STANDARD) {

@@ -410,19 +410,11 @@ static double estimate_cardinality(uint64_t m, uint32_t k, uint64_t set)
 
 void bk_counting_stats(const bk_counting *f, bk_stats *out)
 {
-    memset(out, 0, sizeof *out);
     uint64_t nonzero = 0, full = 0;
     for (uint64_t i = 0; i < f->nwords; i++)
         count_word(__atomic_load_n(&f->words[i], __ATOMIC_RELAXED), f->bits, &nonzero, &full);
     uint64_t count = bk_counting_count(f);
-    out->type = BK_TYPE_COUNTING;
-    out->k = f->k;
-    out->capacity = f->capacity;
-    out->count = count;
-    out->bits = f->m;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(count ? count : 1);
-    out->fill_ratio = (double)nonzero / (double)f->m;
+    bk__stats_bits(out, BK_TYPE_COUNTING, f->k, f->capacity, count, f->m, f->nwords * 8, nonzero);
     out->est_cardinality = estimate_cardinality(f->m, f->k, nonzero);
     out->fpr_target = f->fpr_target;
     out->fpr_now = pow(out->fill_ratio, f->k);

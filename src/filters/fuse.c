@@ -105,7 +105,13 @@ uint64_t bk_fuse_build_memory(uint64_t n, uint32_t fingerprint_bits)
 
 /* ---- hashing a key to its cells and fingerprint ---- */
 
-BK_INLINE uint64_t fuse_mix(uint64_t h, uint64_t mix_seed) { return bk__remix(h + mix_seed); }
+/* x of hash h. mix_seed 0 (a construction's first attempt) takes the hash as it is: h is already a
+ * well-mixed 64-bit hash (XXH3, or the caller's), so a query runs one mix, not two in series; an
+ * attempt that fails remixes with its own nonzero seed, which moves every key to new cells. */
+BK_INLINE uint64_t fuse_mix(uint64_t h, uint64_t mix_seed)
+{
+    return BK_LIKELY(mix_seed == 0) ? h : bk__remix(h + mix_seed);
+}
 
 BK_INLINE void fuse_cells(uint64_t x, uint64_t span, uint64_t seglen, uint64_t mask, uint64_t *c0,
                           uint64_t *c1, uint64_t *c2)
@@ -389,10 +395,11 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     return BK_OK;
 }
 
-/* The internal seed of attempt i: a splitmix64 stream starting from the hash seed, so that a build is
- * a pure function of the set of hashes and the options. */
+/* The internal seed of attempt i: 0 (no remix) for the first, then a splitmix64 stream starting from
+ * the hash seed, so that a build is a pure function of the set of hashes and the options. */
 static uint64_t attempt_seed(uint64_t seed, uint32_t i)
 {
+    if (i == 0) return 0;
     uint64_t z = seed + ((uint64_t)i + 1) * UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -404,6 +411,7 @@ static uint64_t attempt_seed(uint64_t seed, uint32_t i)
  * of its two constants). Lets a failed attempt recover the values from the bucketed keys. */
 BK_INLINE uint64_t fuse_unmix(uint64_t x, uint64_t mix_seed)
 {
+    if (mix_seed == 0) return x;
     x ^= x >> 33;
     x *= UINT64_C(0x9cb4b2f8129337db); /* 0xc4ceb9fe1a85ec53^-1 */
     x ^= x >> 33;

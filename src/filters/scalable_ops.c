@@ -134,13 +134,177 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     return BK_OK;
 }
 
-/* Sets the k bits of x in a 1024-bit block. */
-BK_INLINE void b1024_set(uint64_t *w, uint32_t x, uint32_t k)
-{
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t b = bk__b1024_bit(x, i);
-        w[b >> 6] |= UINT64_C(1) << (b & 63);
+/*
+ * Test-and-set of a key in a 1024-bit block: its k probes (k <= BK_BLOCKED_MAX_K = 16, checked when
+ * a layer is made or loaded) become a 16-word mask, then the block is read once, ORed with the mask
+ * and written once; the key was new to the block if some mask bit was clear. Building the mask apart
+ * from the block keeps the block's loads independent of each other (one read and one write of each
+ * line per key, instead of k dependent read-modify-writes of it). The scalar and AVX2 forms unroll
+ * the probes by k (a switch falling through from probe k - 1 to probe 0) so each salt is an
+ * immediate: a probe costs a multiply, two shifts and an OR into the mask. Returns true if the key
+ * was new to the block.
+ */
+#define B1024_PROBES(PROBE)                                                                                          \
+    switch (k) {                                                                                                     \
+    case 16: PROBE(15); /* fallthrough */                                                                            \
+    case 15: PROBE(14); /* fallthrough */                                                                            \
+    case 14: PROBE(13); /* fallthrough */                                                                            \
+    case 13: PROBE(12); /* fallthrough */                                                                            \
+    case 12: PROBE(11); /* fallthrough */                                                                            \
+    case 11: PROBE(10); /* fallthrough */                                                                            \
+    case 10: PROBE(9); /* fallthrough */                                                                             \
+    case 9: PROBE(8); /* fallthrough */                                                                              \
+    case 8: PROBE(7); /* fallthrough */                                                                              \
+    case 7: PROBE(6); /* fallthrough */                                                                              \
+    case 6: PROBE(5); /* fallthrough */                                                                              \
+    case 5: PROBE(4); /* fallthrough */                                                                              \
+    case 4: PROBE(3); /* fallthrough */                                                                              \
+    case 3: PROBE(2); /* fallthrough */                                                                              \
+    case 2: PROBE(1); /* fallthrough */                                                                              \
+    case 1: PROBE(0); /* fallthrough */                                                                              \
+    default: break;                                                                                                  \
     }
+
+#define B1024_STACK_PROBE(i)                                                                                         \
+    do {                                                                                                             \
+        uint32_t b_ = bk__b1024_bit(x, (i));                                                                         \
+        m[b_ >> 6] |= UINT64_C(1) << (b_ & 63);                                                                      \
+    } while (0)
+
+BK_INLINE bool b1024_ts_scalar(uint64_t *w, uint32_t x, uint32_t k)
+{
+    uint64_t m[16] = { 0 }, miss = 0;
+    B1024_PROBES(B1024_STACK_PROBE)
+    for (unsigned j = 0; j < 16; j++) {
+        miss |= m[j] & ~w[j];
+        w[j] |= m[j];
+    }
+    return miss != 0;
+}
+
+#ifdef BK_X86
+/* AVX2: the mask built on the stack, then combined with the block in four registers. */
+BK_T_AVX2 BK_INLINE bool b1024_ts_avx2(uint64_t *w, uint32_t x, uint32_t k)
+{
+    uint64_t m[16] __attribute__((aligned(32))) = { 0 };
+    B1024_PROBES(B1024_STACK_PROBE)
+    __m256i miss = _mm256_setzero_si256();
+    for (unsigned j = 0; j < 16; j += 4) {
+        __m256i a = _mm256_load_si256((const __m256i *)(m + j)), b = _mm256_loadu_si256((const __m256i *)(w + j));
+        miss = _mm256_or_si256(miss, _mm256_andnot_si256(b, a));
+        _mm256_storeu_si256((__m256i *)(w + j), _mm256_or_si256(a, b));
+    }
+    return !_mm256_testz_si256(miss, miss);
+}
+
+/* AVX-512: all 16 probe positions at once (one multiply and one shift of a vector), then the mask in
+ * two registers of 32-bit lanes (bits 0-511, 512-1023): probe i broadcast to every lane and shifted
+ * by its distance from the lane's first bit, which leaves it only in the lane that holds it (sllv
+ * gives zero for a count of 32 or more, and a negative distance is a huge count). No scalar work and
+ * no trip through memory per probe: eight vector operations each (a loop: unrolled with constant
+ * indices, the compiler rebuilt each broadcast constant per probe). */
+BK_T_AVX512 BK_INLINE bool b1024_ts_avx512(uint64_t *w, uint32_t x, uint32_t k)
+{
+    const __m512i pos = _mm512_srli_epi32(
+        _mm512_mullo_epi32(_mm512_set1_epi32((int)x), _mm512_load_si512((const void *)bk__blk_salt[BK__SALT_1024])), 22);
+    /* minus each lane's first bit: 0, 32, ..., 480 and 512, ..., 992 */
+    const __m512i neg_lo = _mm512_set_epi32(-480, -448, -416, -384, -352, -320, -288, -256, -224, -192, -160, -128, -96,
+                                            -64, -32, 0);
+    const __m512i neg_hi = _mm512_sub_epi32(neg_lo, _mm512_set1_epi32(512));
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i lo = _mm512_setzero_si512(), hi = lo, idx = lo;
+    for (uint32_t i = 0; i < k; i++) {
+        __m512i p = _mm512_permutexvar_epi32(idx, pos);
+        idx = _mm512_add_epi32(idx, one);
+        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(one, _mm512_add_epi32(p, neg_lo)));
+        hi = _mm512_or_si512(hi, _mm512_sllv_epi32(one, _mm512_add_epi32(p, neg_hi)));
+    }
+    __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + 8);
+    __mmask16 miss = _mm512_test_epi32_mask(_mm512_andnot_si512(w0, lo), lo) | _mm512_test_epi32_mask(_mm512_andnot_si512(w1, hi), hi);
+    _mm512_storeu_si512(w, _mm512_or_si512(w0, lo));
+    _mm512_storeu_si512(w + 8, _mm512_or_si512(w1, hi));
+    return miss != 0;
+}
+#endif
+
+/*
+ * A run of a batch into the newest layer of a blocked chain, while it has room: the layer's geometry
+ * held in registers, the test-and-set inlined, and the block of key i + ADD_LOOKAHEAD fetched while
+ * key i is set. Stops after `room` keys new to the layer (the layer is then full: the caller grows the
+ * chain) or at the end of the batch; returns the keys consumed, *fresh the keys new to the layer.
+ */
+#define ADD_LOOKAHEAD 16
+
+typedef bool (*b1024_ts_fn)(uint64_t *w, uint32_t x, uint32_t k);
+
+BK_INLINE size_t b1024_run(const layer *L, const uint64_t *hs, size_t n, uint64_t room, uint64_t *fresh,
+                           b1024_ts_fn ts)
+{
+    uint64_t *const words = L->words;
+    const uint64_t blocks = L->blocks;
+    const uint32_t k = L->k;
+    const size_t pf = L->bytes >= BIG_LAYER_BYTES ? ADD_LOOKAHEAD : 0;
+    for (size_t i = 0; i < n && i < pf; i++) {
+        const uint64_t *b = bk__blk_block(words, blocks, hs[i], 4);
+        BK_PREFETCH_W(b);
+        BK_PREFETCH_W(b + 8);
+    }
+    uint64_t got = 0;
+    size_t i = 0;
+    while (i < n) {
+        if (i + pf < n && pf) {
+            const uint64_t *b = bk__blk_block(words, blocks, hs[i + pf], 4);
+            BK_PREFETCH_W(b);
+            BK_PREFETCH_W(b + 8);
+        }
+        uint64_t h = hs[i++];
+        got += ts(bk__blk_block(words, blocks, h, 4), (uint32_t)h, k);
+        if (got == room) break;
+    }
+    *fresh = got;
+    return i;
+}
+
+static bool b1024_test_set_scalar(uint64_t *w, uint32_t x, uint32_t k) { return b1024_ts_scalar(w, x, k); }
+static size_t b1024_run_scalar(const layer *L, const uint64_t *hs, size_t n, uint64_t room, uint64_t *fresh)
+{
+    return b1024_run(L, hs, n, room, fresh, b1024_ts_scalar);
+}
+#ifdef BK_X86
+BK_T_AVX2 static bool b1024_test_set_avx2(uint64_t *w, uint32_t x, uint32_t k) { return b1024_ts_avx2(w, x, k); }
+BK_T_AVX2 static size_t b1024_run_avx2(const layer *L, const uint64_t *hs, size_t n, uint64_t room, uint64_t *fresh)
+{
+    return b1024_run(L, hs, n, room, fresh, b1024_ts_avx2);
+}
+BK_T_AVX512 static bool b1024_test_set_avx512(uint64_t *w, uint32_t x, uint32_t k) { return b1024_ts_avx512(w, x, k); }
+BK_T_AVX512 static size_t b1024_run_avx512(const layer *L, const uint64_t *hs, size_t n, uint64_t room,
+                                           uint64_t *fresh)
+{
+    return b1024_run(L, hs, n, room, fresh, b1024_ts_avx512);
+}
+#endif
+
+/* The chain's path (f->simd) for the test-and-set and the batch run above. */
+BK_INLINE bool b1024_test_set(int simd, uint64_t *w, uint32_t x, uint32_t k)
+{
+#ifdef BK_X86
+    if (simd == BK_SIMD_AVX512) return b1024_test_set_avx512(w, x, k);
+    if (simd == BK_SIMD_AVX2) return b1024_test_set_avx2(w, x, k);
+#else
+    (void)simd;
+#endif
+    return b1024_test_set_scalar(w, x, k);
+}
+
+BK_INLINE size_t b1024_add_run(int simd, const layer *L, const uint64_t *hs, size_t n, uint64_t room, uint64_t *fresh)
+{
+#ifdef BK_X86
+    if (simd == BK_SIMD_AVX512) return b1024_run_avx512(L, hs, n, room, fresh);
+    if (simd == BK_SIMD_AVX2) return b1024_run_avx2(L, hs, n, room, fresh);
+#else
+    (void)simd;
+#endif
+    return b1024_run_scalar(L, hs, n, room, fresh);
 }
 
 /* Inserts h into the newest layer L of n (growing the chain first when L is full), without testing
@@ -154,7 +318,7 @@ BK_INLINE bk_status insert_newest(bk_scalable *f, uint32_t n, layer *L, uint64_t
     }
     L->fill++;
     if (L->bf) return bk_bloom_add_hash(L->bf, h);
-    b1024_set(b1024_block(L, h), (uint32_t)h, L->k);
+    (void)b1024_test_set(f->simd, b1024_block(L, h), (uint32_t)h, L->k);
     return BK_OK;
 }
 
@@ -188,13 +352,7 @@ static bk_status add_newest(bk_scalable *f, uint64_t h)
         if (BK_LIKELY(L->fill < L->capacity)) {
             /* room: test and set in one pass (setting a bit already set changes nothing, so a key
              * the layer already holds leaves it as it was) */
-            for (uint32_t i = 0; i < L->k; i++) {
-                uint32_t b = bk__b1024_bit(x, i);
-                uint64_t bit = UINT64_C(1) << (b & 63), old = w[b >> 6];
-                miss |= ~old & bit;
-                w[b >> 6] = old | bit;
-            }
-            if (miss == 0) return BK_EEXISTS;
+            if (!b1024_test_set(f->simd, w, x, L->k)) return BK_EEXISTS;
             L->fill++;
             return BK_OK;
         }
@@ -276,8 +434,6 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
 
 /* ---- batches ---- */
 
-
-#define ADD_LOOKAHEAD 16
 /* Keys hashed per chunk by add_many (the prefetch pipeline restarts at each chunk). */
 #define ADD_CHUNK 256
 
@@ -303,6 +459,26 @@ BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
 bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *done)
 {
     if (!f || (!hashes && n)) return bk__batch_refused(done);
+    if (!f->classic) {
+        /* runs into the newest layer while it has room; a full layer takes one key through add_newest
+         * (which grows the chain), then the runs go on in the new layer */
+        for (size_t i = 0; i < n;) {
+            layer *L = sc_layers(f)[f->n - 1];
+            if (L->fill < L->capacity) {
+                uint64_t fresh;
+                i += b1024_add_run(f->simd, L, hashes + i, n - i, L->capacity - L->fill, &fresh);
+                L->fill += fresh;
+                continue;
+            }
+            bk_status s = add_newest(f, hashes[i]);
+            if (s != BK_OK && s != BK_EEXISTS) {
+                if (done) *done = i;
+                return s;
+            }
+            i++;
+        }
+        return bk__batch_done(done, n);
+    }
     for (size_t i = 0; i < n && i < ADD_LOOKAHEAD; i++) prefetch_newest(f, hashes[i]);
     for (size_t i = 0; i < n; i++) {
         /* a few keys ahead, fetch the newest layer's lines (a growth mid-batch only makes a few of
