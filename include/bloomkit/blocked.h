@@ -11,8 +11,8 @@
  *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.92 bits/key at 1% (+3.5%) and
  *                        15.5 at 0.1%. Queries as fast as SPLIT256 (AVX-512: one permute and test of
  *                        the line); inserts cost k ORs, about 3x SPLIT256's in cache.
- * Why SPLIT256 is the default: on the benchmark (bench/) both layouts query at the same speed (one
- * cache line per key; in cache ~1.3 ns/key batched), SPLIT256 inserts 2-3x faster, and its space
+ * Why SPLIT256 is the default: both layouts query at the same speed (one cache line per key),
+ * SPLIT256 inserts 2-3x faster (figures in bench/README.md), and its space
  * stays within 10% of the classic filter at 1%. Choose BK_BLOCKED_512 when space matters more than
  * insert speed, and for targets well below 1%, where SPLIT256's fixed k = 8 costs more space.
  *

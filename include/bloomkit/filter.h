@@ -1,9 +1,9 @@
 /*
  * bloomkit: the generic filter handle, and persistence (save, load, mmap) of every filter type.
  *
- * A bk_filter owns one filter of any type (bloom, blocked, counting, scalable, cuckoo, fuse) and
- * forwards each call to that type's implementation: the type is looked up once per call or per
- * batch, never per key or per probe. It is the handle the CLI and the Redis module work with:
+ * A bk_filter owns one filter of any type (bloom, blocked, counting, scalable, cuckoo, fuse, aging,
+ * quotient) and forwards each call to that type's implementation: the type is looked up once per
+ * call or per batch, never per key or per probe. It is the handle the CLI and the Redis module work with:
  *   - create a filter with the type's own constructor (bk_bloom_new, ...), then bk_filter_wrap it;
  *   - or load any file with bk_filter_load_* / bk_filter_open_mmap;
  *   - typed access stays available through bk_filter_get.
