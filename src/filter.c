@@ -26,8 +26,8 @@ bool bk_filter_type_registered(bk_type type) { return bk__vtable_of((uint32_t)ty
 bk_status bk__filter_make(const bk_vtable *vt, void *obj, bk_backing backing, const bk_allocator *a,
                          bk_filter **out)
 {
-    bk_allocator al = bk__allocator(a);
-    bk_filter *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_filter *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     f->vt = vt;
@@ -68,7 +68,7 @@ bk_status bk_filter_unwrap(bk_filter *f, bk_type expected, void **typed)
     if (!f || !typed || f->backing != BK_BACKING_MEMORY) return BK_EINVAL;
     if (f->vt->type != expected) return BK_ETYPE;
     *typed = f->obj;
-    bk__free(&f->alloc, f);
+    bk__free(f->alloc, f);
     return BK_OK;
 }
 
@@ -78,7 +78,7 @@ bk_status bk_filter_close(bk_filter *f)
     if (f->obj) f->vt->destroy(f->obj);
     f->obj = NULL;
     bk_status s = f->backing == BK_BACKING_MEMORY ? BK_OK : bk__filter_unmap(f);
-    bk__free(&f->alloc, f);
+    bk__free(f->alloc, f);
     return s;
 }
 

@@ -494,7 +494,7 @@ static uint8_t *encode(const bk_blocked *f, size_t *len)
 
 static bk_status decode(const uint8_t *body, size_t len, bool borrow, bool writable, bk_blocked **out)
 {
-    bk_reader r = { body, len, 0, borrow, writable, 77, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader r = { body, len, 0, borrow, writable, 77, NULL, NULL };
     void *v = NULL;
     bk_status s = bk__blocked_vtable.decode(&r, &v);
     *out = v;

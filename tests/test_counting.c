@@ -420,7 +420,7 @@ static uint8_t *encode(const bk_vtable *vt, const void *f, size_t *len)
 
 static bk_status decode(const bk_vtable *vt, const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
     bk_status s = vt->decode(&r, out);
     if (s == BK_OK) assert_int_equal(r.off, len);
     return s;

@@ -63,7 +63,7 @@ static membuf encode(const bk_cuckoo *c)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, bk_cuckoo **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
     void *f = NULL;
     bk_status s = bk__cuckoo_vtable.decode(&r, &f);
     *out = f;
@@ -640,7 +640,7 @@ static void remove_semantics(void **state)
     /* borrowed and writable: changes of the stash write through to the caller's memory */
     uint8_t *al = aligned_alloc(64, (md.len + 63) / 64 * 64);
     memcpy(al, md.buf, md.len);
-    bk_reader rw = { al, md.len, 0, true, true, 5, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader rw = { al, md.len, 0, true, true, 5, NULL, NULL };
     void *vw = NULL;
     assert_int_equal(bk__cuckoo_vtable.decode(&rw, &vw), BK_OK);
     assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK); /* a stashed copy returns to the table */
@@ -984,7 +984,7 @@ static void serialization(void **state)
         membuf m = encode(c);
         uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
         memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17, NULL, { NULL, NULL, NULL, NULL } };
+        bk_reader r = { al, m.len, 0, true, true, 17, NULL, NULL };
         void *v = NULL;
         assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
         bk_cuckoo *e = v;

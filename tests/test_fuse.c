@@ -293,7 +293,7 @@ static membuf encode(const bk_fuse *f)
 
 static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_fuse **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
     void *f = (void *)0x1;
     bk_status s = bk__fuse_vtable.decode(&r, &f);
     if (s == BK_OK) assert_int_equal(r.off, len);

@@ -547,7 +547,7 @@ static uint8_t *encode(const void *f, size_t *len)
 
 static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borrow, void **out)
 {
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, { NULL, NULL, NULL, NULL } };
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
     bk_status s = bk__scalable_vtable.decode(&r, out);
     if (s == BK_OK && r.off != len) {
         /* the container refuses a body shorter than its declared length */

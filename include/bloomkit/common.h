@@ -80,7 +80,9 @@ BK_API const char *bk_strerror(bk_status s);
  *     documented defaults for every type;
  *   - a library newer than the program reads the fields the program knows and takes the defaults for
  *     the others; a library older than the program accepts the larger struct only when every field it
- *     does not know is zero, and otherwise refuses the call with BK_EINVAL (it cannot honour them).
+ *     does not know is zero, and otherwise refuses the call with BK_EINVAL (it cannot honour them);
+ *   - the `allocator` field (NULL: the default) is kept by the object as a pointer: the bk_allocator it
+ *     points to must remain valid until every object made with it is freed ("Allocator" below).
  */
 #ifdef __cplusplus
 #  define BK_OPTIONS_INIT_(type) { sizeof(type) }
@@ -108,11 +110,13 @@ BK_API const char *bk_type_name(bk_type t);
 
 /*
  * Allocator. Each object allocates and frees everything it owns through one allocator, chosen when it
- * is made and copied into it: the `allocator` of its options struct (of bk_load_options for a loaded
- * or mapped filter, filter.h), so a host (a Redis module, an arena) can account for every byte. A
- * bk_filter handle is allocated with its filter's allocator, a clone with its original's. All three
- * functions must be set (else the default is used), and the allocator must stay usable until the
- * object is freed. NULL means the default: malloc/calloc/free, unless bk_set_allocator replaced it.
+ * is made: the `allocator` of its options struct (of bk_load_options for a loaded or mapped filter,
+ * filter.h), so a host (a Redis module, an arena) can account for every byte. The object keeps a
+ * POINTER to that bk_allocator, not a copy: the bk_allocator passed must remain valid (same address,
+ * same contents) until every object made with it, and every filter loaded or mapped with it, is
+ * freed; a static or long-lived one is the usual choice. A bk_filter handle is allocated with its
+ * filter's allocator, a clone with its original's. All three functions must be set (else the default
+ * is used). NULL means the default: malloc/calloc/free, unless bk_set_allocator replaced it.
  * Arrays of 2 MiB or more get huge-page advice either way; only the default allocator's are also
  * aligned to 2 MiB (the padding would count in a user allocator's accounting).
  */
@@ -123,8 +127,9 @@ typedef struct bk_allocator {
     void *opaque;
 } bk_allocator;
 /* Deprecated: replaces the default for objects made afterwards whose options name no allocator (NULL
- * restores malloc). Process-wide state: prefer the options' allocator. Call it before any filter
- * exists. [excl] */
+ * restores malloc). The allocator is copied, and objects made while it is the default point at that
+ * copy: call it before any filter exists, and not again while one made with the previous default
+ * lives. Process-wide state: prefer the options' allocator. [excl] */
 BK_API void bk_set_allocator(const bk_allocator *a);
 
 /*

@@ -235,7 +235,8 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
 typedef struct bk_load_options {
     size_t struct_size;            /* BK_LOAD_OPTIONS_INIT sets it; 0 means this header's size */
     unsigned flags;                /* BK_LOAD_* and BK_OPEN_* as the plain call's flags */
-    const bk_allocator *allocator; /* NULL: the default; the loaded filter keeps it (as options do) */
+    const bk_allocator *allocator; /* NULL: the default; the loaded filter keeps this pointer (as
+                                    * options do): it must remain valid until the filter is freed */
 } bk_load_options;
 #define BK_LOAD_OPTIONS_INIT BK_OPTIONS_INIT_(bk_load_options)
 

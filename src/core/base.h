@@ -38,10 +38,11 @@
 #endif
 
 /* ---- allocation: each object allocates and frees through its own bk_allocator ----
- * bk__allocator gives the allocator an object keeps (a copy): the one its options or load call name,
- * else the default (malloc, or what bk_set_allocator installed). The helpers take that copy; NULL
- * means the default, for the few allocations that belong to no object (temporary file names). */
-BK_HIDDEN bk_allocator bk__allocator(const bk_allocator *user);
+ * bk__allocator gives the allocator an object keeps (a pointer, never NULL): the one its options or
+ * load call name, else the default (malloc, or what bk_set_allocator installed). The caller's
+ * allocator must stay valid until every object made with it is freed (common.h). The helpers take
+ * that pointer; NULL means the default, for the few allocations that belong to no object. */
+BK_HIDDEN const bk_allocator *bk__allocator(const bk_allocator *user);
 BK_HIDDEN void *bk__malloc(const bk_allocator *a, size_t size);
 BK_HIDDEN void *bk__calloc(const bk_allocator *a, size_t count, size_t size);
 BK_HIDDEN void bk__free(const bk_allocator *a, void *p);

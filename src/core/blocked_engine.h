@@ -41,6 +41,7 @@ typedef struct bk__blk {
     uint64_t blocks;
     uint64_t seed;         /* for the bytes-key batch forms */
     uint64_t u64_flip;     /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t *count;       /* the filter's count of inserted keys (add_u64 adds one) */
     uint32_t k;
     uint16_t kmask;        /* lanes 0..k-1 of a 16-lane probe vector */
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above;
@@ -117,8 +118,9 @@ BK_INLINE void bk__b1024_mask_to_k(uint64_t mask[16], uint32_t *kc, uint32_t k, 
 typedef struct bk__blk_ops {
     void (*add)(const bk__blk *e, uint64_t h);
     bool (*contains)(const bk__blk *e, uint64_t h);
-    /* uint64 keys: hash (bk__hash_u64, inlined) and probe in one function of the path */
-    void (*add_u64)(const bk__blk *e, uint64_t key);
+    /* uint64 keys: hash (bk__hash_u64, inlined) and probe in one function of the path; add_u64 also
+     * counts the key (*e->count += 1) and returns BK_OK, the public call's status */
+    bk_status (*add_u64)(const bk__blk *e, uint64_t key);
     bool (*contains_u64)(const bk__blk *e, uint64_t key);
     void (*add_hashes)(const bk__blk *e, const uint64_t *h, size_t n);
     size_t (*contains_hashes)(const bk__blk *e, const uint64_t *h, size_t n, uint8_t *results);

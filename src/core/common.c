@@ -97,36 +97,42 @@ static void *default_malloc(void *o, size_t n) { (void)o; return malloc(n); }
 static void *default_calloc(void *o, size_t c, size_t n) { (void)o; return calloc(c, n); }
 static void default_free(void *o, void *p) { (void)o; free(p); }
 
-/* The default for objects whose options name no allocator (bk_set_allocator changes it). */
-static bk_allocator g_alloc = { default_malloc, default_calloc, default_free, NULL };
+/* The default for objects whose options name no allocator. Objects keep a pointer to it: the malloc
+ * default never changes; bk_set_allocator copies a caller's allocator into g_set and points g_default
+ * at it (its contract: before any filter exists, so no object can still point at an older copy). */
+static const bk_allocator g_malloc = { default_malloc, default_calloc, default_free, NULL };
+static bk_allocator g_set;
+static const bk_allocator *g_default = &g_malloc;
 
 void bk_set_allocator(const bk_allocator *a)
 {
-    if (a && a->malloc_fn && a->calloc_fn && a->free_fn)
-        g_alloc = *a;
-    else
-        g_alloc = (bk_allocator){ default_malloc, default_calloc, default_free, NULL };
+    if (a && a->malloc_fn && a->calloc_fn && a->free_fn) {
+        g_set = *a;
+        g_default = &g_set;
+    } else {
+        g_default = &g_malloc;
+    }
 }
 
-bk_allocator bk__allocator(const bk_allocator *user)
+const bk_allocator *bk__allocator(const bk_allocator *user)
 {
-    if (user && user->malloc_fn && user->calloc_fn && user->free_fn) return *user;
-    return g_alloc;
+    if (user && user->malloc_fn && user->calloc_fn && user->free_fn) return user;
+    return g_default;
 }
 
 void *bk__malloc(const bk_allocator *a, size_t size)
 {
-    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    if (!a || !a->free_fn) a = g_default; /* NULL or a zeroed allocator: the default */
     return a->malloc_fn(a->opaque, size ? size : 1);
 }
 void *bk__calloc(const bk_allocator *a, size_t count, size_t size)
 {
-    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    if (!a || !a->free_fn) a = g_default; /* NULL or a zeroed allocator: the default */
     return a->calloc_fn(a->opaque, count ? count : 1, size ? size : 1);
 }
 void bk__free(const bk_allocator *a, void *p)
 {
-    if (!a || !a->free_fn) a = &g_alloc; /* NULL or a zeroed allocator: the default */
+    if (!a || !a->free_fn) a = g_default; /* NULL or a zeroed allocator: the default */
     if (p) a->free_fn(a->opaque, p);
 }
 
@@ -174,7 +180,7 @@ void bk__thp_advise(void *p, size_t size)
  * below and marks the byte just below 0. */
 void *bk__calloc_aligned(const bk_allocator *al, size_t size)
 {
-    if (!al || !al->free_fn) al = &g_alloc; /* NULL or a zeroed allocator: the default */
+    if (!al || !al->free_fn) al = g_default; /* NULL or a zeroed allocator: the default */
     if (size > SIZE_MAX - BK__HUGE * 2) return NULL;
     bool thp = bk__thp_wanted(size);
     uintptr_t align = thp && al->calloc_fn == default_calloc ? BK__HUGE : 64;

@@ -65,7 +65,7 @@ struct bk_aging {
     uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
     bk_aging_clock clock;
     void *clock_ctx;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 static const aging_ops *path_for_cpu(void);
@@ -286,8 +286,8 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
 
 static bk_status alloc_aging(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
 {
-    bk_allocator al = bk__allocator(a);
-    bk_aging *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_aging *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     f->g = g;
@@ -297,8 +297,8 @@ static bk_status alloc_aging(const bk_allocator *a, uint32_t g, uint64_t blocks,
     /* A bucket of the default g = 4 is two cache lines: aligned to 128 bytes they are the pair the
      * CPU's adjacent-line prefetcher fetches together, so a one-key query's two misses overlap. */
     if (own_words) {
-        if (!(f->block = bk__calloc_aligned(&f->alloc, (size_t)f->nwords * 8 + 64))) {
-            bk__free(&f->alloc, f);
+        if (!(f->block = bk__calloc_aligned(f->alloc, (size_t)f->nwords * 8 + 64))) {
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->words = (uint64_t *)(void *)(((uintptr_t)f->block + 127) & ~(uintptr_t)127);
@@ -362,8 +362,8 @@ bk_status bk_aging_new_time(uint64_t window_ms, uint64_t capacity, double p, con
 void bk_aging_free(bk_aging *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->block);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->block);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
@@ -372,7 +372,7 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = alloc_aging(&f->alloc, f->g, f->blocks, true, &c);
+    bk_status s = alloc_aging(f->alloc, f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
     void *block = c->block;
@@ -906,7 +906,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_aging *f;
-    if ((s = alloc_aging(&r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if ((s = alloc_aging(r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else

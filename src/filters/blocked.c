@@ -19,10 +19,9 @@ struct bk_blocked {
     uint64_t capacity;
     double fpr_target;
     uint64_t count_own;
-    uint64_t *count;      /* &count_own, or the count field inside a shared mapping */
     bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 static uint32_t block_bits(bk_blocked_layout l) { return l == BK_BLOCKED_SPLIT256 ? 256 : 512; }
@@ -52,21 +51,21 @@ static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, u
     uint64_t bytes = blocks * (block_bits(layout) / 8);
     if (blocks == 0 || blocks > BK_MAX_FILTER_BYTES / (block_bits(layout) / 8) || bytes > SIZE_MAX / 2)
         return BK_ETOOBIG;
-    bk_allocator al = bk__allocator(a);
-    bk_blocked *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_blocked *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     f->layout = layout;
     f->e.k = k;
     bk_status s = set_path(f, simd);
     if (s != BK_OK) {
-        bk__free(&f->alloc, f);
+        bk__free(f->alloc, f);
         return s;
     }
     if (alloc_words) {
-        f->e.words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
+        f->e.words = bk__calloc_aligned(f->alloc, (size_t)bytes);
         if (!f->e.words) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -78,7 +77,7 @@ static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, u
     f->e.u64_flip = bk__hash_u64_flip(seed);
     f->capacity = capacity;
     f->fpr_target = fpr_target;
-    f->count = &f->count_own;
+    f->e.count = &f->count_own;
     *out = f;
     return BK_OK;
 }
@@ -129,9 +128,9 @@ bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, cons
 void bk_blocked_free(bk_blocked *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->e.words);
-    bk__free_aligned(&f->alloc, f->stripes);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->e.words);
+    bk__free_aligned(f->alloc, f->stripes);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
@@ -139,7 +138,7 @@ bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(&f->alloc, f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(f->alloc, f->layout, f->e.blocks, f->e.k, f->e.seed, f->simd, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     bk__copy_words_relaxed((*out)->e.words, f->e.words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->count_own = bk_blocked_count(f);
@@ -152,7 +151,7 @@ bk_status bk_blocked_add_hash(bk_blocked *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     f->ops.add(&f->e, h);
-    (*f->count)++;
+    (*f->e.count)++;
     return BK_OK;
 }
 
@@ -170,11 +169,10 @@ bk_status bk_blocked_add(bk_blocked *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        f->ops.add_u64(&f->e, k);
-    } else {
-        add_any_len(f, key, len);
+        return f->ops.add_u64(&f->e, k); /* counts the key */
     }
-    (*f->count)++;
+    add_any_len(f, key, len);
+    (*f->e.count)++;
     return BK_OK;
 }
 
@@ -198,9 +196,7 @@ bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
 bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    f->ops.add_u64(&f->e, key);
-    (*f->count)++;
-    return BK_OK;
+    return f->ops.add_u64(&f->e, key); /* counts the key */
 }
 
 bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->ops.contains_u64(&f->e, key); }
@@ -218,10 +214,10 @@ bk_status bk_blocked_add_hash_atomic(bk_blocked *f, uint64_t h)
     unsigned words = bk__blk_mask(f->layout, f->e.k, (uint32_t)h, m);
     for (unsigned j = 0; j < words; j++)
         if (m[j] && (load_relaxed(&b[j]) & m[j]) != m[j]) __atomic_fetch_or(&b[j], m[j], __ATOMIC_RELAXED);
-    if (f->count == &f->count_own)
-        bk__count_atomic(&f->alloc, &f->stripes, f->count, 1);
+    if (f->e.count == &f->count_own)
+        bk__count_atomic(f->alloc, &f->stripes, f->e.count, 1);
     else
-        __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
+        __atomic_fetch_add(f->e.count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
 }
 
@@ -259,7 +255,7 @@ bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n)
 {
     if (!f || (!hashes && n)) return BK_EINVAL;
     f->ops.add_hashes(&f->e, hashes, n);
-    *f->count += n;
+    *f->e.count += n;
     return BK_OK;
 }
 
@@ -298,7 +294,7 @@ bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     f->ops.add_many(&f->e, keys, lens, n);
-    *f->count += n;
+    *f->e.count += n;
     return BK_OK;
 }
 
@@ -315,7 +311,7 @@ void bk_blocked_clear(bk_blocked *f)
 {
     if (!f) return;
     memset(f->e.words, 0, f->nwords * 8);
-    *f->count = 0;
+    *f->e.count = 0;
     bk__stripes_clear(&f->stripes);
 }
 
@@ -354,7 +350,7 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     else
         for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
     bk__stripes_clear(&dst->stripes);
-    *dst->count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
+    *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
                                       nb, is_union);
     return BK_OK;
 }
@@ -404,7 +400,7 @@ uint64_t bk_blocked_bits(const bk_blocked *f) { return f->nwords * 64; }
 uint32_t bk_blocked_k(const bk_blocked *f) { return f->e.k; }
 uint64_t bk_blocked_count(const bk_blocked *f)
 {
-    return __atomic_load_n(f->count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
+    return __atomic_load_n(f->e.count, __ATOMIC_RELAXED) + bk__stripes_sum(&f->stripes);
 }
 uint64_t bk_blocked_seed(const bk_blocked *f) { return f->e.seed; }
 bk_blocked_layout bk_blocked_layout_of(const bk_blocked *f) { return f->layout; }
@@ -430,7 +426,7 @@ bk_status bk_blocked_get_view(bk_blocked *f, bk_blocked_view *out)
 }
 void bk_blocked_note_added(bk_blocked *f, uint64_t n)
 {
-    if (f) *f->count += n;
+    if (f) *f->e.count += n;
 }
 const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
 {
@@ -481,9 +477,9 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter(&r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
+    if (r->borrow && r->writable) f->e.count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
     if ((s = bk__r_array_end(r, bytes, data, &f->e.words)) != BK_OK) {
         bk_blocked_free(f);
         return s;
@@ -504,7 +500,7 @@ static void v_set_count(void *p, uint64_t n)
 {
     bk_blocked *f = p;
     bk__stripes_clear(&f->stripes);
-    *f->count = n;
+    *f->e.count = n;
 }
 static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n, size_t *done)
 {

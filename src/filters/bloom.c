@@ -23,7 +23,7 @@ struct bk_bloom {
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
     bk__stripes *stripes; /* atomic inserts' counts when count == &count_own (see internal.h) */
     bool owns_words;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
     bk__bloom_query query; /* the query loop for this layout and CPU (choose_query) */
     bool fast_add;         /* standard layout on a CPU with BMI2: the insert takes add_standard_bmi2 */
 };
@@ -62,14 +62,14 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_
 {
     uint64_t bytes = bk__bits_to_bytes64(m);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_allocator al = bk__allocator(a);
-    bk_bloom *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_bloom *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     if (alloc_words) {
-        f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
+        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
         if (!f->words) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -133,15 +133,15 @@ bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, const 
 void bk_bloom_free(bk_bloom *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
-    bk__free_aligned(&f->alloc, f->stripes);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free_aligned(f->alloc, f->stripes);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out)
 {
     if (!f || !out) return BK_EINVAL;
-    bk_status s = alloc_filter(&f->alloc, f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(f->alloc, f->m, f->k, f->layout, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     bk__copy_words_relaxed((*out)->words, f->words, f->nwords); /* [query]: atomic inserts may run */
     (*out)->count_own = bk_bloom_count(f);
@@ -203,7 +203,7 @@ bk_status bk_bloom_add_hash_atomic(bk_bloom *f, uint64_t h)
             __atomic_fetch_or(&w[bit >> 6], mask, __ATOMIC_RELAXED);
     });
     if (f->count == &f->count_own)
-        bk__count_atomic(&f->alloc, &f->stripes, f->count, 1);
+        bk__count_atomic(f->alloc, &f->stripes, f->count, 1);
     else
         __atomic_fetch_add(f->count, 1, __ATOMIC_RELAXED); /* the count inside a shared mapping */
     return BK_OK;
@@ -572,7 +572,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_bloom *f;
-    s = alloc_filter(&r->alloc, m, k, (bk_layout)layout, r->seed, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, m, k, (bk_layout)layout, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);
     /* Bits past m must be zero: anything else was not written by us. */

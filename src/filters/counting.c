@@ -18,7 +18,7 @@ struct bk_counting {
     uint64_t count_own;
     uint64_t *count;     /* &count_own, or the count field inside a shared mapping */
     bool owns_words;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 /* ---- probes: the classic filter's standard layout (and probe scheme) over m counters ---- */
@@ -52,14 +52,14 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uin
 {
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_allocator al = bk__allocator(a);
-    bk_counting *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_counting *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     if (alloc_words) {
-        f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes);
+        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
         if (!f->words) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -130,8 +130,8 @@ bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint, con
 void bk_counting_free(bk_counting *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
@@ -139,7 +139,7 @@ bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_status s = alloc_filter(&f->alloc, f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
+    bk_status s = alloc_filter(f->alloc, f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
     memcpy((*out)->words, f->words, f->nwords * 8);
     (*out)->count_own = bk_counting_count(f);
@@ -475,7 +475,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_counting *f;
-    s = alloc_filter(&r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
     /* Counters past m must be zero: anything else was not written by us. */

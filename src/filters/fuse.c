@@ -38,7 +38,7 @@ struct bk_fuse {
     uint32_t fp_bits;
     uint32_t empty;      /* 1 for the empty filter: OR-ed into the match test, so every query fails */
     bool owns_cells;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 static void geom_for(uint64_t n, fuse_geom *g)
@@ -134,7 +134,7 @@ typedef struct fuse_build {
     uint64_t *xors;      /* per cell: XOR of the mixed hashes of the keys using it */
     uint8_t *counts;     /* per cell: how many keys use it */
     size_t *bucket;      /* segcount + 1 bucket starts */
-    bk_allocator al;        /* the options' allocator: the build's arrays and the filter */
+    const bk_allocator *al;        /* the options' allocator: the build's arrays and the filter */
 } fuse_build;
 
 /*
@@ -167,27 +167,27 @@ static void *scratch_alloc(const bk_allocator *al, size_t size)
 
 static void build_release(fuse_build *b)
 {
-    bk__free_aligned(&b->al, b->keys);
-    bk__free_aligned(&b->al, b->queue);
-    bk__free_aligned(&b->al, b->xors);
-    bk__free_aligned(&b->al, b->counts);
-    bk__free(&b->al, b->bucket);
+    bk__free_aligned(b->al, b->keys);
+    bk__free_aligned(b->al, b->queue);
+    bk__free_aligned(b->al, b->xors);
+    bk__free_aligned(b->al, b->counts);
+    bk__free(b->al, b->bucket);
     memset(b, 0, sizeof *b);
 }
 
 static bk_status build_alloc(fuse_build *b, uint64_t n, const bk_allocator *al)
 {
     memset(b, 0, sizeof *b);
-    b->al = *al;
+    b->al = al;
     geom_for(n, &b->g);
     if (b->g.cells > UINT32_MAX) return BK_ETOOBIG;
     if (n > SIZE_MAX / 8 || b->g.cells * 8 > SIZE_MAX || b->g.segcount + 1 > SIZE_MAX / sizeof(size_t))
         return BK_ETOOBIG;
-    b->keys = scratch_alloc(&b->al, (size_t)n * 8);
-    b->queue = scratch_alloc(&b->al, (size_t)(b->g.cells + 2) * 4);
-    b->xors = scratch_alloc(&b->al, (size_t)b->g.cells * 8);
-    b->counts = scratch_alloc(&b->al, (size_t)b->g.cells);
-    b->bucket = bk__malloc(&b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
+    b->keys = scratch_alloc(b->al, (size_t)n * 8);
+    b->queue = scratch_alloc(b->al, (size_t)(b->g.cells + 2) * 4);
+    b->xors = scratch_alloc(b->al, (size_t)b->g.cells * 8);
+    b->counts = scratch_alloc(b->al, (size_t)b->g.cells);
+    b->bucket = bk__malloc(b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
     if (!b->keys || !b->queue || !b->xors || !b->counts || !b->bucket) {
         build_release(b);
         return BK_ENOMEM;
@@ -368,14 +368,14 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
 {
     uint64_t bytes = g->cells * (fp_bits / 8);
     if (bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    bk_allocator al = bk__allocator(a);
-    bk_fuse *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_fuse *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     if (alloc_cells) {
-        f->cells = bk__calloc_aligned(&f->alloc, (size_t)bytes);
+        f->cells = bk__calloc_aligned(f->alloc, (size_t)bytes);
         if (!f->cells) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_cells = true;
@@ -425,20 +425,20 @@ BK_INLINE uint64_t fuse_unmix(uint64_t x, uint64_t mix_seed)
 static bk_status build_shrink(fuse_build *b, size_t n)
 {
     memcpy(b->keys, b->xors, n * sizeof *b->keys);
-    bk__free_aligned(&b->al, b->xors);
-    bk__free_aligned(&b->al, b->queue);
-    bk__free_aligned(&b->al, b->counts);
-    bk__free(&b->al, b->bucket);
+    bk__free_aligned(b->al, b->xors);
+    bk__free_aligned(b->al, b->queue);
+    bk__free_aligned(b->al, b->counts);
+    bk__free(b->al, b->bucket);
     uint64_t *keys = b->keys;
-    bk_allocator al = b->al;
+    const bk_allocator *al = b->al;
     memset(b, 0, sizeof *b);
     b->al = al;
     geom_for(n, &b->g);
     b->keys = keys;
-    b->xors = scratch_alloc(&b->al, (size_t)b->g.cells * 8);
-    b->queue = scratch_alloc(&b->al, (size_t)(b->g.cells + 2) * 4);
-    b->counts = scratch_alloc(&b->al, (size_t)b->g.cells);
-    b->bucket = bk__malloc(&b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
+    b->xors = scratch_alloc(b->al, (size_t)b->g.cells * 8);
+    b->queue = scratch_alloc(b->al, (size_t)(b->g.cells + 2) * 4);
+    b->counts = scratch_alloc(b->al, (size_t)b->g.cells);
+    b->bucket = bk__malloc(b->al, (size_t)(b->g.segcount + 1) * sizeof(size_t));
     if (!b->xors || !b->queue || !b->counts || !b->bucket) {
         build_release(b);
         return BK_ENOMEM;
@@ -459,7 +459,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     bk_fuse_options o;
     bk_status os_ = bk__options_read(&o, sizeof o, opts);
     if (os_ != BK_OK) return os_;
-    bk_allocator al_ = bk__allocator(o.allocator);
+    const bk_allocator *al_ = bk__allocator(o.allocator);
     uint32_t fp_bits = o.fingerprint_bits ? o.fingerprint_bits : 8;
     uint32_t attempts = o.max_attempts ? o.max_attempts : BK_FUSE_DEFAULT_ATTEMPTS;
     if (bad_bits(fp_bits)) return BK_EINVAL;
@@ -471,7 +471,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     }
 
     fuse_build b;
-    bk_status s = build_alloc(&b, n, &al_);
+    bk_status s = build_alloc(&b, n, al_);
     if (s != BK_OK) return s;
     const uint64_t *src = in;
     if (keys) {
@@ -543,8 +543,8 @@ bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size_t n, c
 void bk_fuse_free(bk_fuse *f)
 {
     if (!f) return;
-    if (f->owns_cells) bk__free_aligned(&f->alloc, f->cells);
-    bk__free(&f->alloc, f);
+    if (f->owns_cells) bk__free_aligned(f->alloc, f->cells);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out)
@@ -553,7 +553,7 @@ bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     fuse_geom g = { f->seglen, f->segcount, f->ncells };
-    bk_status s = new_filter(&f->alloc, f->count, &g, f->fp_bits, f->seed, f->mix_seed, true, out);
+    bk_status s = new_filter(f->alloc, f->count, &g, f->fp_bits, f->seed, f->mix_seed, true, out);
     if (s == BK_OK) memcpy((*out)->cells, f->cells, (size_t)(f->ncells * (f->fp_bits / 8)));
     return s;
 }
@@ -732,7 +732,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     fuse_geom g = { seglen, segcount, ncells };
     bool borrow = r->borrow;
     bk_fuse *f;
-    if ((s = new_filter(&r->alloc, count, &g, bits, r->seed, mix_seed, !borrow, &f))) return s;
+    if ((s = new_filter(r->alloc, count, &g, bits, r->seed, mix_seed, !borrow, &f))) return s;
     if (borrow) {
         f->cells = (uint8_t *)(uintptr_t)data;
     } else {

@@ -438,14 +438,14 @@ bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double m
     bk_quotient_geometry g;
     bk_status s = geometry_of(qb, rb, ml, 0, &g);
     if (s) return s;
-    bk_allocator al = bk__allocator(a);
-    bk_quotient *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_quotient *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
     if (alloc) {
-        f->words = bk__calloc_aligned(&f->alloc, (size_t)g.bytes);
+        f->words = bk__calloc_aligned(f->alloc, (size_t)g.bytes);
         if (!f->words) {
-            bk__free(&f->alloc, f);
+            bk__free(f->alloc, f);
             return BK_ENOMEM;
         }
         f->owns_words = true;
@@ -499,8 +499,8 @@ bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts,
 void bk_quotient_free(bk_quotient *f)
 {
     if (!f) return;
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
-    bk__free(&f->alloc, f);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
@@ -509,7 +509,7 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_quotient *c;
-    bk_status s = bk__qf_alloc(&f->alloc, f->qbits, f->rbits, f->max_load, f->seed, true, &c);
+    bk_status s = bk__qf_alloc(f->alloc, f->qbits, f->rbits, f->max_load, f->seed, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
     c->used = f->used;

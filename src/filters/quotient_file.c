@@ -95,7 +95,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     /* the shell first, the array only once the input is known to hold it: a damaged header must not
      * make the loader allocate more than the file could carry */
     bk_quotient *f;
-    if ((s = bk__qf_alloc(&r->alloc, qb, rb, ml, r->seed, false, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if ((s = bk__qf_alloc(r->alloc, qb, rb, ml, r->seed, false, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     if (bytes != f->nwords * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
@@ -105,7 +105,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         return BK_ETRUNCATED;
     }
     if (!r->borrow) {
-        if (!(f->words = bk__calloc_aligned(&f->alloc, (size_t)bytes))) {
+        if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) {
             bk_quotient_free(f);
             return BK_ENOMEM;
         }

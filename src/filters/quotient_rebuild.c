@@ -108,7 +108,7 @@ BK_INLINE void convert(const bk_quotient *f, uint64_t fp, uint32_t from, uint64_
 /* Move the contents of `nf` (built) into f, keeping f's identity. */
 static void adopt(bk_quotient *f, bk_quotient *nf)
 {
-    if (f->owns_words) bk__free_aligned(&f->alloc, f->words);
+    if (f->owns_words) bk__free_aligned(f->alloc, f->words);
     f->words = nf->words;
     f->owns_words = true;
     f->nwords = nf->nwords;
@@ -123,7 +123,7 @@ static void adopt(bk_quotient *f, bk_quotient *nf)
     f->used = nf->used;
     f->distinct = nf->distinct;
     f->total = nf->total;
-    bk__free(&nf->alloc, nf);
+    bk__free(nf->alloc, nf);
 }
 
 bk_status bk_quotient_grow(bk_quotient *f)
@@ -131,7 +131,7 @@ bk_status bk_quotient_grow(bk_quotient *f)
     if (!f) return BK_EINVAL;
     if (f->qbits + 1 > BK_QUOTIENT_MAX_QBITS || f->rbits - 1 < BK_QUOTIENT_MIN_RBITS) return BK_ETOOBIG;
     bk_quotient *nf;
-    bk_status s = bk__qf_alloc(&f->alloc, f->qbits + 1, f->rbits - 1, f->max_load, f->seed, true, &nf);
+    bk_status s = bk__qf_alloc(f->alloc, f->qbits + 1, f->rbits - 1, f->max_load, f->seed, true, &nf);
     if (s) return s;
     nf->bmi2 = f->bmi2;
     qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
@@ -175,7 +175,7 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
     bk_status s = bk_quotient_compatible(dst, src);
     if (s) return s;
     bk_quotient *nf;
-    if ((s = bk__qf_alloc(&dst->alloc, dst->qbits, dst->rbits, dst->max_load, dst->seed, true, &nf))) return s;
+    if ((s = bk__qf_alloc(dst->alloc, dst->qbits, dst->rbits, dst->max_load, dst->seed, true, &nf))) return s;
     nf->bmi2 = dst->bmi2;
     qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
     qf_iter a, o;

@@ -43,7 +43,7 @@ struct bk_quotient {
     bk_quotient_path path_asked;
     bool bmi2;            /* the path in use */
     bool owns_words;
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 #define QF_ENC_MAX 48 /* slots of the longest entry: 3 + 41 base-3 digits of 2^64 */

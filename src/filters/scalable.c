@@ -217,19 +217,19 @@ bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now
     bk_status s = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, f->carry, i, spent, &g, &b);
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
-    if (!f->classic) return bk__sc_blocked_layer(&f->alloc, &g, NULL, 0, out);
-    bk_bloom_options bo = { .allocator = &f->alloc, .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
+    if (!f->classic) return bk__sc_blocked_layer(f->alloc, &g, NULL, 0, out);
+    bk_bloom_options bo = { .allocator = f->alloc, .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
-    if ((s = bk__sc_wrap_layer(&f->alloc, bf, g.n, out))) bk_bloom_free(bf);
+    if ((s = bk__sc_wrap_layer(f->alloc, bf, g.n, out))) bk_bloom_free(bf);
     return s;
 }
 
 bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double p, uint32_t growth, double r,
                                 uint64_t max_bytes, uint64_t seed, bool classic, bool carry)
 {
-    bk_allocator al = bk__allocator(a);
-    bk_scalable *f = bk__calloc(&al, 1, sizeof *f);
+    const bk_allocator *al = bk__allocator(a);
+    bk_scalable *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return NULL;
     f->alloc = al;
     f->layers = f->inline_layers;
@@ -247,15 +247,15 @@ bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double
 
 void bk__sc_free_shell(bk_scalable *f)
 {
-    if (f->layers != f->inline_layers) bk__free(&f->alloc, f->layers);
-    bk__free(&f->alloc, f);
+    if (f->layers != f->inline_layers) bk__free(f->alloc, f->layers);
+    bk__free(f->alloc, f);
 }
 
 bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
 {
     if (n <= SC_INLINE_LAYERS || f->layers != f->inline_layers) return n <= BK_SCALABLE_MAX_FILTERS ? BK_OK : BK_ETOOBIG;
     if (n > BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
-    layer **a = bk__calloc(&f->alloc, BK_SCALABLE_MAX_FILTERS, sizeof *a);
+    layer **a = bk__calloc(f->alloc, BK_SCALABLE_MAX_FILTERS, sizeof *a);
     if (!a) return BK_ENOMEM;
     memcpy(a, f->inline_layers, sizeof f->inline_layers);
     __atomic_store_n(&f->layers, a, __ATOMIC_RELEASE); /* a reader that sees the new array sees its contents */
@@ -286,7 +286,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 void bk_scalable_free(bk_scalable *f)
 {
     if (!f) return;
-    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(&f->alloc, f->layers[i]);
+    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f->alloc, f->layers[i]);
     bk__sc_free_shell(f);
 }
 
@@ -295,7 +295,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_scalable *c = bk__sc_alloc_shell(&f->alloc, f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic,
+    bk_scalable *c = bk__sc_alloc_shell(f->alloc, f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic,
                                         f->carry);
     if (!c) return BK_ENOMEM;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
@@ -308,12 +308,12 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
         bk_status s;
         if (!f->classic) {
             bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
-            if ((s = bk__sc_blocked_layer(&c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), &c->layers[i])) == BK_OK)
+            if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), &c->layers[i])) == BK_OK)
                 memcpy(c->layers[i]->words, L->words, (size_t)L->bytes);
         } else {
             bk_bloom *bf;
             s = bk_bloom_clone(L->bf, &bf);
-            if (s == BK_OK && (s = bk__sc_wrap_layer(&c->alloc, bf, L->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
+            if (s == BK_OK && (s = bk__sc_wrap_layer(c->alloc, bf, L->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
         }
         if (s != BK_OK) {
             bk_scalable_free(c);
@@ -344,7 +344,7 @@ void bk_scalable_clear(bk_scalable *f)
 {
     if (!f) return;
     for (uint32_t i = 1; i < f->n; i++) {
-        bk__sc_free_layer(&f->alloc, f->layers[i]);
+        bk__sc_free_layer(f->alloc, f->layers[i]);
         f->layers[i] = NULL;
     }
     f->n = 1;
@@ -385,7 +385,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
                                          : fresh[i]->m != y->m || fresh[i]->k != y->k))
             s = BK_EINCOMPAT;
         if (s != BK_OK) {
-            for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(&dst->alloc, fresh[j]);
+            for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(dst->alloc, fresh[j]);
             return s;
         }
         bytes += fresh[i]->bytes;

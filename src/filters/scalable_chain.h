@@ -60,7 +60,7 @@ struct bk_scalable {
     bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
     int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     uint32_t grow_lock;    /* sc_grow_lock: 1 while an atomic insert appends a layer */
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 /* The growth lock of atomic inserts: one word instead of a pthread mutex (40 bytes more in every

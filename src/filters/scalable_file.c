@@ -54,11 +54,11 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     const uint8_t *data = NULL;
     if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
     if (r->borrow && (s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
-    if ((s = bk__sc_blocked_layer(&r->alloc, g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
+    if ((s = bk__sc_blocked_layer(r->alloc, g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
     /* copying: straight from the body into the layer (a pulled body never sits in memory whole) */
     if ((!r->borrow && (s = bk__r_take_into(r, (*out)->words, (size_t)(m / 8))) != BK_OK) ||
         (s = bk__r_align(r, 64)) != BK_OK) {
-        bk__sc_free_layer(&r->alloc, *out);
+        bk__sc_free_layer(r->alloc, *out);
         *out = NULL;
     }
     return s;
@@ -84,7 +84,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     if (bk__sc_check_options(cap0, p, &o) != BK_OK || max_bytes == 0 || n == 0 || n > BK_SCALABLE_MAX_FILTERS ||
         (growth == 0 && n != 1))
         return BK_ECORRUPT;
-    bk_scalable *f = bk__sc_alloc_shell(&r->alloc, cap0, p, growth, rr, max_bytes, r->seed, classic, carry);
+    bk_scalable *f = bk__sc_alloc_shell(r->alloc, cap0, p, growth, rr, max_bytes, r->seed, classic, carry);
     if (!f) return BK_ENOMEM;
     if ((s = bk__sc_reserve(f, n)) != BK_OK) {
         bk__sc_free_shell(f);
@@ -106,7 +106,7 @@ static bk_status v_decode(bk_reader *r, void **out)
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
             else if ((s = bk__r_align(r, 64)) == BK_OK)
-                s = bk__sc_wrap_layer(&f->alloc, bf, g.n, &f->layers[i]);
+                s = bk__sc_wrap_layer(f->alloc, bf, g.n, &f->layers[i]);
         }
         if (s != BK_OK) {
             bk_bloom_free(bf);

@@ -61,7 +61,7 @@ typedef struct bk_vtable {
     static uint64_t v_seed(const void *f) { return bk_##T##_seed(f); }                                           \
     static void v_stats(const void *f, bk_stats *s) { bk_##T##_stats(f, s); }                                   \
     static void v_destroy(void *f) { bk_##T##_free(f); }                                                       \
-    static const bk_allocator *v_allocator(const void *f) { return &((const struct bk_##T *)f)->alloc; }
+    static const bk_allocator *v_allocator(const void *f) { return ((const struct bk_##T *)f)->alloc; }
 #define BK__VT_ENTRIES                                                                                           \
     .contains_hash = v_contains_hash, .contains_hashes = v_contains_hashes, .seed = v_seed, .stats = v_stats,    \
     .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator

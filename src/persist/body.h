@@ -31,7 +31,7 @@ typedef struct bk_reader {
     /* Pulled bodies (pull.c): the bytes arrive from a source in order instead of being in memory,
      * base is NULL, and bk__r_take hands out a window valid until the next read. NULL otherwise. */
     struct bk__pull *pull;
-    bk_allocator alloc;  /* what the decoded filter allocates with (and keeps) */
+    const bk_allocator *alloc;  /* what the decoded filter allocates with (and keeps) */
 } bk_reader;
 
 BK_HIDDEN bk_status bk__r_u32(bk_reader *r, uint32_t *v);

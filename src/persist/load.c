@@ -55,12 +55,12 @@ bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__loa
     }
     bk_backing backing = mode == BK__LOAD_COPY ? BK_BACKING_MEMORY
                          : mode == BK__LOAD_READONLY ? BK_BACKING_MAP_READONLY : BK_BACKING_MAP_SHARED;
-    s = bk__filter_make(vt, obj, backing, &r.alloc, out);
+    s = bk__filter_make(vt, obj, backing, r.alloc, out);
     if (s != BK_OK) vt->destroy(obj);
     return s;
 }
 
-bk_status bk__load_options(const bk_load_options *o, unsigned *flags, bk_allocator *a)
+bk_status bk__load_options(const bk_load_options *o, unsigned *flags, const bk_allocator **a)
 {
     bk_load_options lo = { 0 };
     bk_status s = bk__options_read(&lo, sizeof lo, o);
@@ -83,11 +83,11 @@ bk_status bk_filter_load_buffer_ex(const void *buf, size_t len, const bk_load_op
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status s = bk__load_options(o, &flags, &a);
     if (s != BK_OK) return s;
     if ((!buf && len) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    return bk__load_core(buf, len, flags, BK__LOAD_COPY, false, NULL, &a, out);
+    return bk__load_core(buf, len, flags, BK__LOAD_COPY, false, NULL, a, out);
 }
 
 bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_filter **out)
@@ -101,11 +101,11 @@ bk_status bk_filter_open_buffer_ex(const void *buf, size_t len, const bk_load_op
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status s = bk__load_options(o, &flags, &a);
     if (s != BK_OK) return s;
     if (!buf || ((uintptr_t)buf & 63) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    s = bk__load_core(buf, len, flags, BK__LOAD_READONLY, false, NULL, &a, out);
+    s = bk__load_core(buf, len, flags, BK__LOAD_READONLY, false, NULL, a, out);
     if (s == BK_OK) (*out)->map = (uint8_t *)(uintptr_t)buf; /* map_len 0: borrowed, nothing to unmap */
     return s;
 }
@@ -234,11 +234,11 @@ bk_status bk_filter_load_fd_ex(int fd, const bk_load_options *o, bk_filter **out
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status s = bk__load_options(o, &flags, &a);
     if (s != BK_OK) return s;
     if (fd < 0 || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    return load_stream(bk__read_fd, &fd, fd_remaining(fd), false, flags, &a, out);
+    return load_stream(bk__read_fd, &fd, fd_remaining(fd), false, flags, a, out);
 }
 
 bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out)
@@ -252,12 +252,12 @@ bk_status bk_filter_load_file_ex(FILE *fp, const bk_load_options *o, bk_filter *
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status s = bk__load_options(o, &flags, &a);
     if (s != BK_OK) return s;
     if (!fp || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
     errno = 0;
-    return load_stream(read_file, fp, UINT64_MAX, false, flags, &a, out);
+    return load_stream(read_file, fp, UINT64_MAX, false, flags, a, out);
 }
 
 bk_status bk_filter_load_file(FILE *fp, unsigned flags, bk_filter **out)
@@ -285,7 +285,7 @@ bk_status bk_filter_load_path_ex(const char *path, const bk_load_options *o, bk_
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status st = bk__load_options(o, &flags, &a);
     if (st != BK_OK) return st;
     if (!path || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
@@ -296,7 +296,7 @@ bk_status bk_filter_load_path_ex(const char *path, const bk_load_options *o, bk_
     for (int attempt = 0; attempt < 2; attempt++) {
         if (lseek(fd, 0, SEEK_SET) != 0) break;
         uint64_t size = fd_remaining(fd);
-        s = load_stream(bk__read_fd, &fd, size, size != UINT64_MAX, flags, &a, out);
+        s = load_stream(bk__read_fd, &fd, size, size != UINT64_MAX, flags, a, out);
         /* A payload checksum that changed under us because a shared writer opened the file
          * meanwhile: its flag is set now, and the second read skips the check. */
         uint8_t h[64];

@@ -82,7 +82,7 @@ bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status so = bk__load_options(o, &flags, &a);
     if (so != BK_OK) return so;
     if (!path) return BK_EINVAL;
@@ -120,7 +120,7 @@ bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_
         /* Reading a hole through a shared mapping of a tmpfs file allocates a page, and raises
          * SIGBUS when the tmpfs is full; read() returns zeros without allocating. So a sparse file
          * is read into memory instead (BK_BACKING_MEMORY). */
-        s = bk__load_fd_copy(fd, (uint64_t)st.st_size, flags, &a, out);
+        s = bk__load_fd_copy(fd, (uint64_t)st.st_size, flags, a, out);
         goto fail; /* closes fd; *out is the copy when s is BK_OK */
     }
     int mflags = MAP_SHARED;
@@ -139,7 +139,7 @@ bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_
     /* A writer marking the file stale rewrites the header under our feet (both of us hold the
      * shared lock); a header checksum caught mid-rewrite is retried. */
     for (int attempt = 0;; attempt++) {
-        s = bk__load_core(map, len, flags, shared ? BK__LOAD_SHARED : BK__LOAD_READONLY, true, NULL, &a, out);
+        s = bk__load_core(map, len, flags, shared ? BK__LOAD_SHARED : BK__LOAD_READONLY, true, NULL, a, out);
         bk_file_info again;
         if (s != BK_ECHECKSUM || attempt == 3 || bk__header_parse(map, len, &again) != BK_ECHECKSUM) break;
         struct timespec ts = { 0, 1000000 };

@@ -19,7 +19,7 @@ struct bk_filter {
     uint8_t *map;
     size_t map_len;
     int fd;                    /* shared writable mapping: holds the shared flock; else -1 */
-    bk_allocator alloc;        /* the typed filter's allocator: this handle is allocated with it */
+    const bk_allocator *alloc;        /* the typed filter's allocator: this handle is allocated with it */
 };
 
 /* A handle around obj (taken over). On error obj is not freed. */
@@ -51,7 +51,7 @@ typedef enum { BK__LOAD_COPY, BK__LOAD_READONLY, BK__LOAD_SHARED } bk__load_mode
 BK_HIDDEN bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__load_mode mode, bool live,
                                   const uint64_t *body_sum, const bk_allocator *a, bk_filter **out);
 /* The flags and allocator of a bk_load_options (NULL: 0 and the default); BK_EINVAL when refused. */
-BK_HIDDEN bk_status bk__load_options(const bk_load_options *o, unsigned *flags, bk_allocator *a);
+BK_HIDDEN bk_status bk__load_options(const bk_load_options *o, unsigned *flags, const bk_allocator **a);
 /* A shared flock for the duration of a validation (the last shared writer's finalisation holds it
  * exclusively while it rewrites the header). */
 BK_HIDDEN void bk__lock_shared(int fd);

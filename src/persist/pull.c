@@ -44,9 +44,9 @@ bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **out)
 {
     struct bk__pull *p = r->pull;
     if (len > p->win_cap) {
-        uint8_t *w = bk__malloc(&r->alloc, len);
+        uint8_t *w = bk__malloc(r->alloc, len);
         if (!w) return BK_ENOMEM;
-        bk__free(&r->alloc, p->win);
+        bk__free(r->alloc, p->win);
         p->win = w;
         p->win_cap = len;
     }
@@ -86,11 +86,11 @@ bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options
     if (!out) return BK_EINVAL;
     *out = NULL;
     unsigned flags;
-    bk_allocator a;
+    const bk_allocator *a;
     bk_status st = bk__load_options(o, &flags, &a);
     if (st != BK_OK) return st;
     if (!fn || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
-    struct bk__pull *p = bk__calloc(&a, 1, sizeof *p);
+    struct bk__pull *p = bk__calloc(a, 1, sizeof *p);
     if (!p) return BK_ENOMEM;
     p->fn = fn;
     p->ctx = ctx;
@@ -129,11 +129,11 @@ bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options
         }
     }
     if (s == BK_OK) {
-        s = bk__filter_make(vt, obj, BK_BACKING_MEMORY, &a, out);
+        s = bk__filter_make(vt, obj, BK_BACKING_MEMORY, a, out);
         if (s != BK_OK) vt->destroy(obj);
     }
     if (p->failed && s != BK_OK) s = BK_EIO;
-    bk__free(&a, p->win);
-    bk__free(&a, p);
+    bk__free(a, p->win);
+    bk__free(a, p);
     return s;
 }

@@ -232,11 +232,11 @@ static bk_status write_tmpfile(const bk_filter *f, int fd)
     file_sink t = { fd, &st, NULL, 0, 64 };
     if (f->backing == BK_BACKING_MAP_SHARED) {
         t.bounce_len = 1 << 20;
-        if (!(t.bounce = bk__malloc(&f->alloc, t.bounce_len))) return BK_ENOMEM;
+        if (!(t.bounce = bk__malloc(f->alloc, t.bounce_len))) return BK_ENOMEM;
     }
     uint64_t body;
     s = encode_body(f, sink_tmpfile, &t, &body);
-    bk__free(&f->alloc, t.bounce);
+    bk__free(f->alloc, t.bounce);
     if (s != BK_OK) return s;
     if (body > BODY_MAX) return BK_ETOOBIG;
     uint8_t h[64];
@@ -257,10 +257,10 @@ bk_status bk_filter_save_path(const bk_filter *f, const char *path)
     const char *base = slash ? slash + 1 : path;
     /* "<dir>/.<base>.tmp.<16 hex>" */
     size_t tlen = plen + 2 + 5 + 16 + 1;
-    char *tmp = bk__malloc(&f->alloc, tlen), *dir = bk__malloc(&f->alloc, dlen + 2);
+    char *tmp = bk__malloc(f->alloc, tlen), *dir = bk__malloc(f->alloc, dlen + 2);
     if (!tmp || !dir) {
-        bk__free(&f->alloc, tmp);
-        bk__free(&f->alloc, dir);
+        bk__free(f->alloc, tmp);
+        bk__free(f->alloc, dir);
         return BK_ENOMEM;
     }
     if (!slash) strcpy(dir, ".");
@@ -313,7 +313,7 @@ bk_status bk_filter_save_path(const bk_filter *f, const char *path)
     close(dfd);
     errno = e;
 out:
-    bk__free(&f->alloc, tmp);
-    bk__free(&f->alloc, dir);
+    bk__free(f->alloc, tmp);
+    bk__free(f->alloc, dir);
     return s;
 }

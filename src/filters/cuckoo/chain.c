@@ -32,7 +32,7 @@ BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T)
     if (!v || n == v->cap) {
         uint32_t cap = v ? v->cap * 2 : 2; /* 2: a 32-byte vector, most filters keep one table */
         if (cap > BK_CUCKOO_MAX_TABLES) cap = BK_CUCKOO_MAX_TABLES;
-        cf_vec *nv = bk__calloc(&F->alloc, 1, sizeof *nv + cap * sizeof(cf_table *));
+        cf_vec *nv = bk__calloc(F->alloc, 1, sizeof *nv + cap * sizeof(cf_table *));
         if (!nv) return BK_ENOMEM;
         nv->cap = cap;
         nv->retired = v;
@@ -54,10 +54,10 @@ BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F)
     uint64_t cap;
     if (bk__mul_overflow(last->capacity, F->expansion, &cap)) return BK_EFULL;
     cf_table *T;
-    bk_status s = bk__cf_table_new(&F->alloc, last->base, shift, F->bucket_bits, cap, true, &T);
+    bk_status s = bk__cf_table_new(F->alloc, last->base, shift, F->bucket_bits, cap, true, &T);
     if (s == BK_ETOOBIG) return BK_EFULL;
     if (s != BK_OK) return s;
-    if ((s = bk__cf_chain_push(F, T)) != BK_OK) bk__cf_table_free(&F->alloc, T);
+    if ((s = bk__cf_chain_push(F, T)) != BK_OK) bk__cf_table_free(F->alloc, T);
     return s;
 }
 

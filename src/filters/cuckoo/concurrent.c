@@ -45,7 +45,7 @@
 BK_HIDDEN bk_status bk__cf_set_concurrent(bk_cuckoo *F, bool on)
 {
     if (on && !F->stripes) {
-        cf_conc *c = bk__calloc(&F->alloc, 1, sizeof *c);
+        cf_conc *c = bk__calloc(F->alloc, 1, sizeof *c);
         if (!c) return BK_ENOMEM;
         /* writer sections are short: spin a little before sleeping where the C library can */
         pthread_mutexattr_t attr;
@@ -56,14 +56,14 @@ BK_HIDDEN bk_status bk__cf_set_concurrent(bk_cuckoo *F, bool on)
         int rc = pthread_mutex_init(&c->lock, &attr);
         pthread_mutexattr_destroy(&attr);
         if (rc != 0) {
-            bk__free(&F->alloc, c);
+            bk__free(F->alloc, c);
             return BK_ENOMEM;
         }
         F->stripes = c->stripes;
     } else if (!on && F->stripes) {
         cf_conc *c = cf_conc_of(F);
         pthread_mutex_destroy(&c->lock);
-        bk__free(&F->alloc, c);
+        bk__free(F->alloc, c);
         F->stripes = NULL;
     }
     if (F->vec) bk__cf_update_solo(F);

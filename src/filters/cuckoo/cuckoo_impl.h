@@ -105,7 +105,7 @@ struct bk_cuckoo {
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters (inside a cf_conc), else NULL */
     const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
                                     queries' fast path; never written while concurrent readers run */
-    bk_allocator alloc; /* everything this filter owns is allocated with it */
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 /* Concurrent mode's state, one allocation made when the mode is turned on: the writer lock (held by

@@ -108,7 +108,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         ((flags & CF_FLAG_SEMI) && !valid_semi(b, f)) ||
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
-    cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0, &r->alloc };
+    cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0, r->alloc };
     bk_cuckoo *F;
     if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
     F->ctr_own[CTR_INSERTED] = inserted;
@@ -143,9 +143,9 @@ static bk_status v_decode(bk_reader *r, void **out)
         const uint8_t *data;
         if ((s = bk__r_array_begin(r, bytes, &data))) goto fail;
         cf_table *T;
-        if ((s = bk__cf_table_new(&F->alloc, base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
+        if ((s = bk__cf_table_new(F->alloc, base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
         if ((s = bk__r_array_end(r, bytes, data, &T->words)) != BK_OK) {
-            bk__cf_table_free(&F->alloc, T);
+            bk__cf_table_free(F->alloc, T);
             goto fail;
         }
         T->items_own = items;
@@ -155,7 +155,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             T->stash_map = (uint64_t *)(uintptr_t)(r->base + tstart);
         }
         if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
-            bk__cf_table_free(&F->alloc, T);
+            bk__cf_table_free(F->alloc, T);
             goto fail;
         }
         s = BK_ECORRUPT;

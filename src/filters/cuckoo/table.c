@@ -158,8 +158,8 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
 
 BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out)
 {
-    bk_allocator al = bk__allocator(p->allocator);
-    bk_cuckoo *F = bk__calloc(&al, 1, sizeof *F);
+    const bk_allocator *al = bk__allocator(p->allocator);
+    bk_cuckoo *F = bk__calloc(al, 1, sizeof *F);
     if (!F) return BK_ENOMEM;
     F->alloc = al;
     F->b = p->b;
@@ -204,7 +204,7 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->ctr = F->ctr_own;
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
-        bk__free(&al, F);
+        bk__free(al, F);
         return BK_ENOMEM;
     }
     bk__cf_update_solo(F); /* the slow paths until a table is pushed */
@@ -217,17 +217,17 @@ void bk_cuckoo_free(bk_cuckoo *F)
     if (!F) return;
     cf_vec *v = F->vec;
     if (v)
-        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(&F->alloc, v->t[i]);
+        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(F->alloc, v->t[i]);
     while (v) {
         cf_vec *r = v->retired;
-        bk__free(&F->alloc, v);
+        bk__free(F->alloc, v);
         v = r;
     }
     if (F->stripes) {
         pthread_mutex_destroy(&cf_conc_of(F)->lock);
-        bk__free(&F->alloc, cf_conc_of(F));
+        bk__free(F->alloc, cf_conc_of(F));
     }
-    bk__free(&F->alloc, F);
+    bk__free(F->alloc, F);
 }
 
 static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p, double fpr_target,
@@ -238,12 +238,12 @@ static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p,
     bk_status s = bk__cf_filter_new(p, fpr_target, &F);
     if (s != BK_OK) return s;
     cf_table *T;
-    if ((s = bk__cf_table_new(&F->alloc, buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
+    if ((s = bk__cf_table_new(F->alloc, buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
         bk_cuckoo_free(F);
         return s;
     }
     if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
-        bk__cf_table_free(&F->alloc, T);
+        bk__cf_table_free(F->alloc, T);
         bk_cuckoo_free(F);
         return s;
     }
@@ -306,7 +306,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
 {
     if (!F || !out) return BK_EINVAL;
     *out = NULL;
-    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi, &F->alloc };
+    cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi, F->alloc };
     bk_cuckoo *C;
     bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
     if (s != BK_OK) return s;
@@ -315,11 +315,11 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
         cf_table *U;
-        if ((s = bk__cf_table_new(&C->alloc, T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
+        if ((s = bk__cf_table_new(C->alloc, T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
-        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(&C->alloc, U);
+        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(C->alloc, U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
     C->rng = F->rng;
