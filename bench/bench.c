@@ -188,26 +188,12 @@ static result_t run(const bench_contender *c, key_kind kind, uint64_t n, uint64_
     return r;
 }
 
-static bool selected(const char *only, const char *name)
-{
-    if (!only) return true;
-    size_t l = strlen(name);
-    for (const char *s = only; *s;) {
-        const char *e = strchr(s, ',');
-        size_t sl = e ? (size_t)(e - s) : strlen(s);
-        if (sl == l && !strncmp(s, name, l)) return true;
-        if (!e) break;
-        s = e + 1;
-    }
-    return false;
-}
-
 /* Selected by --only, or the peer of a selected contender (so its comparison table is complete). */
 static bool wanted(const char *only, const bench_contender *c)
 {
-    if (selected(only, c->name)) return true;
+    if (bu_selected(only, c->name)) return true;
     for (const bench_contender *const *cp = bench_contenders; *cp; cp++)
-        if ((*cp)->peer && !strcmp((*cp)->peer, c->name) && selected(only, (*cp)->name)) return true;
+        if ((*cp)->peer && !strcmp((*cp)->peer, c->name) && bu_selected(only, (*cp)->name)) return true;
     return false;
 }
 

@@ -50,4 +50,8 @@ typedef struct bench_contender {
 /* The registry (bench/registry.c): every contender, the baseline (libbloom) first. */
 extern const bench_contender *const bench_contenders[];
 
+/* A cuckoo filter with the peer's geometry (12-bit fingerprints, buckets of 4, its power-of-two
+ * bucket count): the create of `cuckoo-p2` and `cuckoo-p2-u64` (c_cuckoo.c). */
+void *bench_cuckoo_p2_create(uint64_t n, double p);
+
 #endif

@@ -2,6 +2,7 @@
 #ifndef BK_BENCHUTIL_H
 #define BK_BENCHUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,21 @@ static inline void bu_print_loadavg(const char *when)
     }
     buf[strcspn(buf, "\n")] = 0;
     printf("load average %s: %s\n", when, buf);
+}
+
+/* Whether name is one of the comma-separated names of --only (every name when only is NULL). */
+static inline bool bu_selected(const char *only, const char *name)
+{
+    if (!only) return true;
+    size_t l = strlen(name);
+    for (const char *s = only; *s;) {
+        const char *e = strchr(s, ',');
+        size_t sl = e ? (size_t)(e - s) : strlen(s);
+        if (sl == l && !strncmp(s, name, l)) return true;
+        if (!e) break;
+        s = e + 1;
+    }
+    return false;
 }
 
 #endif

@@ -11,7 +11,7 @@ static void *cf_create(uint64_t n, double p)
     return bk_cuckoo_new(n, p, NULL, &f) == BK_OK ? f : NULL;
 }
 /* the peer's rule: n / 4 rounded up to a power of two, doubled if n keys would fill it over 96% */
-static void *cf_p2_create(uint64_t n, double p)
+void *bench_cuckoo_p2_create(uint64_t n, double p)
 {
     (void)p;
     uint64_t want = n / 4 ? n / 4 : 1, nb = 1;
@@ -59,7 +59,7 @@ const bench_contender bench_cuckoo = {
     .note = "bloomkit cuckoo, b = 4, fingerprint bits from p (2b/2^f <= p), any bucket count, 95% load at n",
 };
 const bench_contender bench_cuckoo_p2 = {
-    .name = "cuckoo-p2", .create = cf_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
+    .name = "cuckoo-p2", .create = bench_cuckoo_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
     .bytes = cf_bytes, .destroy = cf_destroy, .expected_fpr = cf_fpr, .load = cf_load, .peer = "cfpeer",
     .note = "bloomkit cuckoo, b = 4, 12-bit fingerprints, the peer's power-of-two bucket count (its load)",
 };

@@ -144,21 +144,9 @@ static double cf_load(void *f)
 static void cf_destroy(void *f) { bk_cuckoo_free(f); }
 
 /* ---- cuckoo with the peer's geometry (as `cuckoo-p2`: 12-bit fingerprints, its bucket count) ---- */
-static void *cf_p2_create(uint64_t n, double p)
-{
-    (void)p;
-    uint64_t want = n / 4 ? n / 4 : 1, nb = 1;
-    while (nb < want) nb <<= 1;
-    if ((double)n / (double)nb / 4.0 > 0.96) nb <<= 1;
-    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
-    o.bucket_size = 4;
-    o.fingerprint_bits = 12;
-    bk_cuckoo *f;
-    return bk_cuckoo_new_buckets(nb, &o, &f) == BK_OK ? f : NULL;
-}
 
 const bench_contender bench_cuckoo_p2_u64 = {
-    .name = "cuckoo-p2-u64", .create = cf_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
+    .name = "cuckoo-p2-u64", .create = bench_cuckoo_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
     .bytes = cf_bytes, .load = cf_load, .destroy = cf_destroy, .peer = "cfpeer",
     .note = "bloomkit cuckoo (as `cuckoo-p2`: the peer's load), uint64-key calls",
 };

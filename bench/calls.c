@@ -40,20 +40,6 @@ static const family FAMILIES[] = {
     { "cuckoo-p2", { &bench_cuckoo_p2, &bench_cuckoo_p2_u64, &bench_cfpeer } },
 };
 
-static bool selected(const char *only, const char *name)
-{
-    if (!only) return true;
-    size_t l = strlen(name);
-    for (const char *s = only; *s;) {
-        const char *e = strchr(s, ',');
-        size_t sl = e ? (size_t)(e - s) : strlen(s);
-        if (sl == l && !strncmp(s, name, l)) return true;
-        if (!e) break;
-        s = e + 1;
-    }
-    return false;
-}
-
 #define MIN_INTO(dst, v) ((dst) = (dst) < 0 || (v) < (dst) ? (v) : (dst))
 
 int main(int argc, char **argv)
@@ -104,7 +90,7 @@ int main(int argc, char **argv)
                "check");
         for (size_t fi = 0; fi < sizeof FAMILIES / sizeof FAMILIES[0]; fi++) {
             const family *fam = &FAMILIES[fi];
-            if (!selected(only, fam->name)) continue;
+            if (!bu_selected(only, fam->name)) continue;
             double ins[3] = { -1, -1, -1 }, q100[3] = { -1, -1, -1 }, q0[3] = { -1, -1, -1 };
             uint64_t fn[3] = { 0 }, fp[3] = { 0 };
             void *stat[3] = { 0 };

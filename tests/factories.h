@@ -43,6 +43,10 @@ static inline bk_status tf_fill(bk_filter *f, uint64_t nkeys)
     return BK_OK;
 }
 
+/* The allocator every factory makes its filter (and the handle) with; NULL: the default.
+ * tests/test_allocator.c sets it around a factory's call. */
+static const bk_allocator *tf_allocator;
+
 typedef struct tf_factory {
     const char *name;
     bk_type type;
@@ -73,7 +77,7 @@ static inline bk_filter *tf_wrap_fill(bk_type t, void *typed, void (*free_typed)
 static void tf_bloom_free(void *p) { bk_bloom_free(p); }
 static inline bk_filter *tf_make_bloom(bk_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    bk_bloom_options o = { .layout = layout, .seed = seed };
+    bk_bloom_options o = { .layout = layout, .seed = seed, .allocator = tf_allocator };
     bk_bloom *b;
     if (bk_bloom_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_BLOOM, b, tf_bloom_free, nkeys);
@@ -90,7 +94,7 @@ static bk_filter *tf_bloom_partitioned(uint64_t c, uint64_t n, uint64_t s)
 static void tf_blocked_free(void *p) { bk_blocked_free(p); }
 static inline bk_filter *tf_make_blocked(bk_blocked_layout layout, uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    bk_blocked_options o = { .layout = layout, .seed = seed };
+    bk_blocked_options o = { .layout = layout, .seed = seed, .allocator = tf_allocator };
     bk_blocked *b;
     if (bk_blocked_new(capacity, 0.01, &o, &b) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_BLOCKED, b, tf_blocked_free, nkeys);
@@ -106,7 +110,7 @@ static bk_filter *tf_blocked_512(uint64_t c, uint64_t n, uint64_t s)
 static void tf_counting_free(void *p) { bk_counting_free(p); }
 static inline bk_filter *tf_make_counting(uint32_t bits, uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
-    bk_counting_options o = { .counter_bits = bits, .seed = seed };
+    bk_counting_options o = { .counter_bits = bits, .seed = seed, .allocator = tf_allocator };
     bk_counting *c;
     if (bk_counting_new(capacity, 0.01, &o, &c) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_COUNTING, c, tf_counting_free, nkeys);
@@ -124,6 +128,7 @@ static inline bk_filter *tf_make_scalable(uint32_t flags, bool legacy, uint64_t 
 {
     bk_scalable_options o = bk_scalable_default_options();
     o.seed = seed;
+    o.allocator = tf_allocator;
     o.flags = flags | (legacy ? BK_SCALABLE_FIXED_SHARES : 0);
     if (legacy) o.tightening = 0.9; /* the default then */
     bk_scalable *c;
@@ -160,6 +165,7 @@ static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
     o.seed = seed;
+    o.allocator = tf_allocator;
     /* the golden file's geometry: ceil(capacity / (4 * 0.95)) buckets (the default load now adds a
      * small-table slack, which would make a fresh filter of the same keys differ from that file) */
     o.load_factor = 0.95;
@@ -179,7 +185,7 @@ static inline bk_filter *tf_make_fuse(uint32_t bits, uint64_t nkeys, uint64_t se
             ptrs[i] = keys[i].b;
             lens[i] = sizeof keys[i].b;
         }
-        bk_fuse_options o = { .fingerprint_bits = bits, .max_attempts = 0, .seed = seed };
+        bk_fuse_options o = { .fingerprint_bits = bits, .max_attempts = 0, .seed = seed, .allocator = tf_allocator };
         bk_fuse *fu;
         if (bk_fuse_build(ptrs, lens, (size_t)nkeys, &o, &fu) == BK_OK && bk_filter_wrap(BK_TYPE_FUSE, fu, &f) != BK_OK)
             bk_fuse_free(fu);
@@ -208,6 +214,7 @@ static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t see
 {
     bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.seed = seed;
+    o.allocator = tf_allocator;
     bk_aging *a;
     if (bk_aging_new_count(capacity, 0.01, &o, &a) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
@@ -220,6 +227,7 @@ static bk_filter *tf_quotient(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = seed;
+    o.allocator = tf_allocator;
     bk_quotient *q;
     if (bk_quotient_new(capacity + 8, 0.01, &o, &q) != BK_OK) return NULL;
     if (nkeys) {

@@ -83,6 +83,14 @@ struct cli_reader {
     uint64_t stdin_base; /* where a regular-file standard input starts */
 };
 
+/* The key's length in its raw bytes s[0..len): the line rule, one trailing '\r' removed unless
+ * --keep-cr (or NUL-delimited input). Every reader below (plain, read-ahead, parallel hashing) ends
+ * its keys with it. */
+static inline size_t key_len(const cli_reader *r, const uint8_t *s, size_t len)
+{
+    return r->strip_cr && len && s[len - 1] == '\r' ? len - 1 : len;
+}
+
 static bool ra_start(cli_reader *r);
 static void ra_stop(cli_reader *r);
 static int ra_next(cli_reader *r, cli_batch *b);
@@ -265,9 +273,8 @@ int cli_reader_next(cli_reader *r, cli_batch *b)
             const uint8_t *p = memchr(s, delim, r->end - r->start);
             if (!p) break;
             size_t raw = (size_t)(p - s) + 1, len = raw - 1;
-            if (r->strip_cr && len && s[len - 1] == '\r') len--;
             r->keys[n] = s;
-            r->lens[n] = len;
+            r->lens[n] = key_len(r, s, len);
             r->raw_lens[n] = raw;
             n++;
             r->start += raw;
@@ -278,9 +285,8 @@ int cli_reader_next(cli_reader *r, cli_batch *b)
                 const uint8_t *s = r->buf + r->start;
                 size_t len = r->end - r->start;
                 r->raw_lens[n] = len;
-                if (r->strip_cr && s[len - 1] == '\r') len--;
                 r->keys[n] = s;
-                r->lens[n] = len;
+                r->lens[n] = key_len(r, s, len);
                 n++;
                 r->start = r->end;
                 b->last_unterminated = true;
@@ -529,8 +535,7 @@ static int ra_next(cli_reader *r, cli_batch *b)
                 const uint8_t *s = k->data + start;
                 r->keys[n] = s;
                 r->raw_lens[n] = len + 1;
-                if (r->strip_cr && len && s[len - 1] == '\r') len--;
-                r->lens[n] = len;
+                r->lens[n] = key_len(r, s, len);
                 start = end + 1;
             }
             if (e == k->nends && k->unterminated) {
@@ -655,8 +660,7 @@ static bool ph_read_exact(ph_worker *w, size_t file, uint8_t *dst, size_t len, u
 
 static uint64_t ph_hash(const ph *p, const uint8_t *key, size_t len)
 {
-    if (p->r->strip_cr && len && key[len - 1] == '\r') len--;
-    return bk_hash64(key, len, p->seed);
+    return bk_hash64(key, key_len(p->r, key, len), p->seed);
 }
 
 /* The hash (into *hash) of the key that ends at `end` (an offset in the input) and starts before

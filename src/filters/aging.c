@@ -23,13 +23,14 @@
 
 /* How many keys ahead the batch loops prefetch: an insert's one line (BK_AGING_ADD_PF) and a query's
  * two (BK_AGING_QUERY_PF). Once an array outgrows the last-level cache nearly every prefetch goes to
- * DRAM, and 16 keys ahead is less than its latency at a few ns per key: 48 and 32 measured faster
- * than 16 at W = 10M on a busy machine (bench/README.md, "Aging filter"). */
+ * DRAM, whose latency (150-470 ns measured on a busy shared machine) is many keys' worth of work at a
+ * few ns per key: with 16 keys ahead the loop waits for it 16 keys at a time. 32 to 128 ahead
+ * measured faster than 16 at W = 10M (bench/README.md, "Aging filter"). */
 #ifndef BK_AGING_ADD_PF
-#  define BK_AGING_ADD_PF 48
+#  define BK_AGING_ADD_PF 64
 #endif
 #ifndef BK_AGING_QUERY_PF
-#  define BK_AGING_QUERY_PF 32
+#  define BK_AGING_QUERY_PF 48
 #endif
 
 typedef uint32_t slot_set; /* bit j set: slot j */

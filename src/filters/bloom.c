@@ -185,10 +185,22 @@ bk_status bk_bloom_add_hash(bk_bloom *f, uint64_t h)
     return BK_OK;
 }
 
+/* Keys of other lengths than 8 in a function of their own, so the 8-byte path has no stack frame
+ * for the general hash's call. */
+static __attribute__((noinline)) bk_status add_any_len(bk_bloom *f, const void *key, size_t len)
+{
+    return bk_bloom_add_hash(f, bk__hash(key, len, f->seed));
+}
+
 bk_status bk_bloom_add(bk_bloom *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_bloom_add_hash(f, bk__hash_with_flip(key, len, f->seed, f->u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk_bloom_add_hash(f, bk__hash_u64_keyed(k, f->u64_flip));
+    }
+    return add_any_len(f, key, len);
 }
 
 /* Relaxed ordering is enough: each bit is published on its own, no reader relies on the order in

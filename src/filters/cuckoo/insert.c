@@ -284,10 +284,21 @@ bk_status bk_cuckoo_add_hash(bk_cuckoo *F, uint64_t h)
     return s;
 }
 
+/* Keys of other lengths than 8 in a function of their own, so the 8-byte path has no stack frame. */
+static __attribute__((noinline)) bk_status add_any_len(bk_cuckoo *F, const void *key, size_t len)
+{
+    return bk_cuckoo_add_hash(F, bk__hash(key, len, F->seed));
+}
+
 bk_status bk_cuckoo_add(bk_cuckoo *F, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!F || (!key && len))) return BK_EINVAL;
-    return bk_cuckoo_add_hash(F, bk__hash_with_flip(key, len, F->seed, F->u64_flip));
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk_cuckoo_add_hash(F, bk__hash_u64_keyed(k, F->u64_flip));
+    }
+    return add_any_len(F, key, len);
 }
 
 
