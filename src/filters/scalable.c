@@ -186,8 +186,7 @@ bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint
     L->k = g->k;
     L->capacity = g->n;
     L->error = bk__blocked1024_fpr(g->m, g->n, g->k);
-    L->bytes = bytes;
-    L->fill = count;
+        L->fill = count;
     *out = L;
     return BK_OK;
 }
@@ -204,8 +203,7 @@ bk_status bk__sc_wrap_layer(const bk_allocator *a, bk_bloom *bf, uint64_t capaci
     L->k = bk_bloom_k(bf);
     L->capacity = capacity;
     L->error = bk_bloom_fpr_exact(L->m, capacity, L->k);
-    L->bytes = len;
-    L->fill = bk_bloom_count(bf);
+        L->fill = bk_bloom_count(bf);
     *out = L;
     return BK_OK;
 }
@@ -278,7 +276,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
         return s;
     }
     f->n = 1;
-    f->bytes = f->layers[0]->bytes;
+    f->bytes = sc_bytes(f->layers[0]);
     *out = f;
     return BK_OK;
 }
@@ -309,7 +307,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
         if (!f->classic) {
             bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
             if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), &c->layers[i])) == BK_OK)
-                memcpy(c->layers[i]->words, L->words, (size_t)L->bytes);
+                memcpy(c->layers[i]->words, L->words, (size_t)sc_bytes(L));
         } else {
             bk_bloom *bf;
             s = bk_bloom_clone(L->bf, &bf);
@@ -320,7 +318,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
             return s;
         }
         c->n = i + 1;
-        c->bytes += c->layers[i]->bytes;
+        c->bytes += sc_bytes(c->layers[i]);
     }
     *out = c;
     return BK_OK;
@@ -337,7 +335,7 @@ static double fill_estimate(uint64_t set, uint64_t m, uint32_t k)
 
 static uint64_t blocked_estimate(const layer *L)
 {
-    return (uint64_t)llround(fill_estimate(bk__popcount_words(L->words, L->bytes / 8), L->m, L->k));
+    return (uint64_t)llround(fill_estimate(bk__popcount_words(L->words, sc_bytes(L) / 8), L->m, L->k));
 }
 
 void bk_scalable_clear(bk_scalable *f)
@@ -349,9 +347,9 @@ void bk_scalable_clear(bk_scalable *f)
     }
     f->n = 1;
     if (f->layers[0]->bf) bk_bloom_clear(f->layers[0]->bf);
-    else memset(f->layers[0]->words, 0, (size_t)f->layers[0]->bytes);
+    else memset(f->layers[0]->words, 0, (size_t)sc_bytes(f->layers[0]));
     f->layers[0]->fill = 0;
-    f->bytes = f->layers[0]->bytes;
+    f->bytes = sc_bytes(f->layers[0]);
 }
 
 bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
@@ -388,7 +386,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
             for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(dst->alloc, fresh[j]);
             return s;
         }
-        bytes += fresh[i]->bytes;
+        bytes += sc_bytes(fresh[i]);
     }
     for (uint32_t i = dst->n; i < src->n; i++) dst->layers[i] = fresh[i];
     if (src->n > dst->n) {
@@ -403,7 +401,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
             continue;
         }
         const uint64_t *w = src->layers[i]->words;
-        for (uint64_t j = 0; j < L->bytes / 8; j++) L->words[j] |= __atomic_load_n(&w[j], __ATOMIC_RELAXED);
+        for (uint64_t j = 0; j < sc_bytes(L) / 8; j++) L->words[j] |= __atomic_load_n(&w[j], __ATOMIC_RELAXED);
         L->fill = blocked_estimate(L);
     }
     return BK_OK;
@@ -416,11 +414,11 @@ uint64_t bk__sc_layer_count(const layer *L)
 
 static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
 {
-    uint64_t s = bk__popcount_words(L->words, L->bytes / 8);
+    uint64_t s = bk__popcount_words(L->words, sc_bytes(L) / 8);
     out->capacity = L->capacity;
     out->count = bk__sc_layer_count(L);
     out->bits = L->m;
-    out->memory_bytes = L->bytes;
+    out->memory_bytes = sc_bytes(L);
     out->k = L->k;
     out->error = L->error;
     out->fill_ratio = (double)s / (double)L->m;

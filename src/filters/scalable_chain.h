@@ -26,10 +26,13 @@ typedef struct layer {
     bool words_plain;      /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
     uint64_t capacity;
     double error;          /* exact FPR of (m, k) at capacity */
-    uint64_t bytes;
     uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity. A blocked
                             * layer's count is its fill (a union sets it to the fill-based estimate). */
 } layer;
+
+/* Bytes of a layer's bit array: m rounded up to whole 64-byte lines (a classic layer's bk_bloom
+ * rounds so; a blocked layer's m is whole blocks). Derived, not stored: 8 bytes less in every layer. */
+BK_INLINE uint64_t sc_bytes(const layer *L) { return bk__bits_to_bytes64(L->m); }
 
 /* Blocked layers: 1024-bit blocks of 16 words (two cache lines), k probes anywhere in the block, as
  * the blocked engine defines them (core/blocked_engine.h). The in-block pattern depends on h alone,
@@ -49,17 +52,17 @@ struct bk_scalable {
     layer **layers;        /* atomic: read with sc_layers() where a writer may be growing the chain */
     layer *inline_layers[SC_INLINE_LAYERS];
     uint32_t n;
-    uint32_t growth;       /* capacity ratio between sub-filters; 0: non-scaling (one sub-filter) */
+    uint32_t grow_lock;    /* sc_grow_lock: 1 while an atomic insert appends a layer */
+    uint16_t growth;       /* capacity ratio between sub-filters (<= BK_SCALABLE_MAX_GROWTH); 0: non-scaling */
+    bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
+    bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
+    int8_t simd;           /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     uint64_t capacity0;
     double p;
     double r;
     uint64_t max_bytes;
     uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
     uint64_t seed;
-    bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
-    bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
-    int simd;              /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
-    uint32_t grow_lock;    /* sc_grow_lock: 1 while an atomic insert appends a layer */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 

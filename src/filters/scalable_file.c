@@ -34,7 +34,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         } else if (!(s = bk__w_u64(w, L->m)) && !(s = bk__w_u32(w, L->k)) && !(s = bk__w_u32(w, 0)) &&
                    !(s = bk__w_u64(w, L->capacity)) && !(s = bk__w_u64(w, bk__sc_layer_count(L))) &&
                    !(s = bk__w_align(w, 64))) {
-            s = bk__w_u64_array(w, L->words, (size_t)(L->bytes / 8));
+            s = bk__w_u64_array(w, L->words, (size_t)(sc_bytes(L) / 8));
         }
         if (s || (s = bk__w_align(w, 64))) return s;
     }
@@ -114,7 +114,7 @@ static bk_status v_decode(bk_reader *r, void **out)
             return s;
         }
         f->n = i + 1;
-        f->bytes += f->layers[i]->bytes;
+        f->bytes += sc_bytes(f->layers[i]);
         spent += f->layers[i]->error;
     }
     *out = f;

@@ -48,7 +48,7 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
         const layer *L = layers[l];
         const uint64_t *w = L->words;
         uint64_t b0 = bk__range64(x0, L->m), b1 = bk__range64(x1, L->m);
-        if (L->bytes >= BIG_LAYER_BYTES) {
+        if (sc_bytes(L) >= BIG_LAYER_BYTES) {
             bk__probe q = p;
             for (uint32_t t = 2; t < 2 + PREFETCH_DEPTH; t++) {
                 BK_PREFETCH(&w[bk__probe_at(&q, L->m) >> 6]);
@@ -129,7 +129,7 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), bk__sc_spent(f, n), &L);
     if (s != BK_OK) return s;
     sc_layers(f)[n] = L;
-    __atomic_store_n(&f->bytes, f->bytes + L->bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->bytes, f->bytes + sc_bytes(L), __ATOMIC_RELAXED);
     __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
     return BK_OK;
 }
@@ -257,7 +257,7 @@ BK_INLINE size_t b1024_run(const layer *L, const uint64_t *hs, size_t n, uint64_
     uint64_t *const words = L->words;
     const uint64_t blocks = L->blocks;
     const uint32_t k = L->k;
-    const size_t pf = L->bytes >= BIG_LAYER_BYTES ? ADD_LOOKAHEAD : 0;
+    const size_t pf = sc_bytes(L) >= BIG_LAYER_BYTES ? ADD_LOOKAHEAD : 0;
     for (size_t i = 0; i < n && i < pf; i++) {
         const uint64_t *b = bk__blk_block(words, blocks, hs[i], 4);
         BK_PREFETCH_W(b);
@@ -457,7 +457,7 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
 BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
 {
     const layer *L = sc_layers(f)[f->n - 1];
-    if (L->bytes < BIG_LAYER_BYTES) return;
+    if (sc_bytes(L) < BIG_LAYER_BYTES) return;
     if (!L->bf) {
         const uint64_t *b = b1024_block(L, h);
         BK_PREFETCH_W(b);
@@ -541,7 +541,7 @@ static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
 {
     uint32_t nbig = 0;
     for (uint32_t l = nl; l-- > 0;)
-        if (sc_layers(f)[l]->bytes >= BIG_LAYER_BYTES) big[nbig++] = sc_layers(f)[l];
+        if (sc_bytes(sc_layers(f)[l]) >= BIG_LAYER_BYTES) big[nbig++] = sc_layers(f)[l];
     return nbig;
 }
 
@@ -608,7 +608,7 @@ static size_t classic_contains_hashes(const bk_scalable *f, const uint64_t *hash
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;
     for (uint32_t l = 0; l < nl; l++)
-        if (layers[l]->bytes >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
+        if (sc_bytes(layers[l]) >= BIG_LAYER_BYTES) bigmask |= UINT64_C(1) << l;
     size_t present = 0;
     for (size_t i = 0; i < n; i += STEP) {
         const size_t cnt = n - i < STEP ? n - i : STEP;

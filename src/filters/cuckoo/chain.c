@@ -54,7 +54,7 @@ BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F)
     uint64_t cap;
     if (bk__mul_overflow(last->capacity, F->expansion, &cap)) return BK_EFULL;
     cf_table *T;
-    bk_status s = bk__cf_table_new(F->alloc, last->base, shift, F->bucket_bits, cap, true, &T);
+    bk_status s = bk__cf_table_new(F->alloc, last->buckets >> last->shift, shift, F->bucket_bits, cap, true, &T);
     if (s == BK_ETOOBIG) return BK_EFULL;
     if (s != BK_OK) return s;
     if ((s = bk__cf_chain_push(F, T)) != BK_OK) bk__cf_table_free(F->alloc, T);

@@ -48,8 +48,7 @@ typedef struct cf_table {
     uint64_t *words;
     uint64_t nwords;      /* including the spare word, rounded up to whole 64-byte lines */
     uint64_t buckets;     /* base << shift */
-    uint64_t base;        /* buckets of the chain's first table */
-    uint64_t mask;        /* (1 << shift) - 1 */
+    /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     bool owns_words;
     bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
@@ -75,16 +74,19 @@ typedef struct cf_vec {
 enum { CTR_INSERTED, CTR_DELETED, CTR_KICKS, CTR_N };
 
 struct bk_cuckoo {
-    uint32_t b, f, max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
-    uint32_t exp_shift;
+    /* Small fields packed into narrow types: thousands of small filters (Redis keys) each carry this
+     * struct, and 24 bytes here are a 32-byte smaller allocator block. */
+    uint32_t max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
-    bool semi;               /* semi-sorted buckets (b = 4, f = 5..16): see "semi-sorted buckets" */
     uint32_t semi_low;       /* semi: 2^(f-4) - 1, the mask of a fingerprint's stored low bits */
     uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
-    uint32_t groups;         /* groups per bucket: 1 when a bucket fits one read (b * f <= 57, or 64 aligned) */
-    uint32_t group_lanes;    /* lanes of every group but the last */
-    uint32_t group_bits;     /* group_lanes * f */
-    uint32_t bucket_bits;    /* bits a bucket takes in the array: b * f, or 4 f - 4 semi-sorted */
+    uint16_t bucket_bits;    /* bits a bucket takes in the array: b * f, or 4 f - 4 semi-sorted */
+    uint8_t b, f;            /* slots per bucket (<= 255), fingerprint bits (<= 32) */
+    uint8_t exp_shift;
+    bool semi;               /* semi-sorted buckets (b = 4, f = 5..16): see "semi-sorted buckets" */
+    uint8_t groups;          /* groups per bucket: 1 when a bucket fits one read (b * f <= 57, or 64 aligned) */
+    uint8_t group_lanes;     /* lanes of every group but the last */
+    uint8_t group_bits;      /* group_lanes * f (<= 64) */
     uint64_t lane_lo;        /* bit 0 of each lane of a full group */
     uint64_t lane_hi;        /* top bit of each lane */
     uint64_t lane_low;       /* the f - 1 low bits of each lane */
@@ -386,7 +388,7 @@ BK_INLINE uint64_t alt_t(const cf_table *T, uint64_t i, uint32_t fp)
 {
     if (BK_LIKELY(T->shift == 0)) return alt_of(T->buckets, i, fp);
     uint64_t g = ((uint64_t)fp * CF_PHI2) >> (64 - T->shift);
-    return alt_of(T->base, i >> T->shift, fp) << T->shift | ((i ^ g) & T->mask);
+    return alt_of(T->buckets >> T->shift, i >> T->shift, fp) << T->shift | ((i ^ g) & ((UINT64_C(1) << T->shift) - 1));
 }
 
 BK_INLINE uint32_t ntables_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->ntables, __ATOMIC_ACQUIRE); }

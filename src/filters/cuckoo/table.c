@@ -90,9 +90,7 @@ BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint3
     }
     T->nwords = bytes / 8;
     T->buckets = buckets;
-    T->base = base;
     T->shift = shift;
-    T->mask = (UINT64_C(1) << shift) - 1;
     T->capacity = capacity;
     T->items = &T->items_own;
     *out = T;
@@ -315,7 +313,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
         cf_table *U;
-        if ((s = bk__cf_table_new(C->alloc, T->base, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
+        if ((s = bk__cf_table_new(C->alloc, T->buckets >> T->shift, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
