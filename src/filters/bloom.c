@@ -54,7 +54,7 @@ struct bk_bloom {
         }                                                                      \
     } while (0)
 
-static bk__bloom_query choose_query(bk_layout layout);
+static bk__bloom_query choose_query(bk_layout layout, uint32_t k);
 static bool query_standard(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h);
 
 static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_layout layout, uint64_t seed, uint64_t capacity,
@@ -84,7 +84,7 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
-    f->query = choose_query(layout);
+    f->query = choose_query(layout, k);
     f->fast_add = f->query != query_standard && layout == BK_LAYOUT_STANDARD;
     *out = f;
     return BK_OK;
@@ -260,30 +260,60 @@ static bool query_partitioned(const uint64_t *w, uint64_t slice, uint32_t k, uin
 /* The standard loop for BMI2: mulx takes m in rdx once and leaves rax free, shrx shifts by any
  * register (no move into cl), and the loop counts down: 11 instructions per probe instead of 14.
  * (GCC does not pick mulx for a 128-bit product by itself, hence the one asm statement.) */
-__attribute__((target("bmi2"))) static bool query_standard_bmi2(const uint64_t *w, uint64_t m, uint32_t k,
-                                                                uint64_t h)
+#define BK_BLOOM_BMI2_PROBE                                                                              \
+    do {                                                                                                 \
+        uint64_t bit, lo, word;                                                                          \
+        __asm__("mulx %3, %0, %1\n\tshrx %5, %1, %2"                                                    \
+                : "=&r"(lo), "=&r"(bit), "=&r"(word) : "r"(x), "r"(mr), "r"(six));                       \
+        (void)lo;                                                                                        \
+        all &= __atomic_load_n(&w[word], __ATOMIC_RELAXED) >> (bit & 63);                               \
+        x += y; /* bk__probe_next: x += y, y += i * step */                                              \
+        y += z;                                                                                          \
+        z += step;                                                                                       \
+    } while (0)
+/* unroll: k is a constant of the caller (the loop unrolls whole) */
+__attribute__((target("bmi2"))) BK_INLINE bool query_bmi2_body(const uint64_t *w, uint64_t m, uint32_t k,
+                                                               uint64_t h, bool unroll)
 {
     uint64_t x = h, y = bk__remix(h), step = bk__probe_step(h), z = 0, all = 1, six = 6;
     register uint64_t mr __asm__("rdx") = m;
-    for (uint32_t i = k; i; i--) {
-        uint64_t bit, lo, word;
-        __asm__("mulx %3, %0, %1\n\tshrx %5, %1, %2" : "=&r"(lo), "=&r"(bit), "=&r"(word) : "r"(x), "r"(mr), "r"(six));
-        (void)lo;
-        all &= __atomic_load_n(&w[word], __ATOMIC_RELAXED) >> (bit & 63);
-        x += y; /* bk__probe_next: x += y, y += i * step */
-        y += z;
-        z += step;
+    if (unroll) {
+        _Pragma("GCC unroll 16") for (uint32_t i = 0; i < k; i++) BK_BLOOM_BMI2_PROBE;
+    } else {
+        for (uint32_t i = k; i; i--) BK_BLOOM_BMI2_PROBE;
     }
     return all & 1;
 }
+#undef BK_BLOOM_BMI2_PROBE
+__attribute__((target("bmi2"))) static bool query_standard_bmi2(const uint64_t *w, uint64_t m, uint32_t k,
+                                                                uint64_t h)
+{
+    return query_bmi2_body(w, m, k, h, false);
+}
+/* The same loop with k a constant (the common k = 3 .. 12), unrolled whole: no counter, no branch. */
+#define BK_BLOOM_QK(K)                                                                                   \
+    __attribute__((target("bmi2"))) static bool query_bmi2_k##K(const uint64_t *w, uint64_t m, uint32_t k, \
+                                                                uint64_t h)                            \
+    {                                                                                                  \
+        (void)k;                                                                                       \
+        return query_bmi2_body(w, m, K, h, true);                                                          \
+    }
+BK_BLOOM_QK(3) BK_BLOOM_QK(4) BK_BLOOM_QK(5) BK_BLOOM_QK(6) BK_BLOOM_QK(7) BK_BLOOM_QK(8) BK_BLOOM_QK(9)
+BK_BLOOM_QK(10) BK_BLOOM_QK(11) BK_BLOOM_QK(12)
+#undef BK_BLOOM_QK
+static const bk__bloom_query query_bmi2_k[13] = {
+    [3] = query_bmi2_k3, [4] = query_bmi2_k4, [5] = query_bmi2_k5, [6] = query_bmi2_k6, [7] = query_bmi2_k7,
+    [8] = query_bmi2_k8, [9] = query_bmi2_k9, [10] = query_bmi2_k10, [11] = query_bmi2_k11, [12] = query_bmi2_k12,
+};
 #endif
 
-static bk__bloom_query choose_query(bk_layout layout)
+static bk__bloom_query choose_query(bk_layout layout, uint32_t k)
 {
     if (layout == BK_LAYOUT_PARTITIONED) return query_partitioned;
 #ifdef BK_BLOOM_BMI2
     /* BK_SIMD=scalar (or bk_simd_force) also keeps the classic filter on its portable loop */
-    if (__builtin_cpu_supports("bmi2") && bk__simd_resolve(BK_SIMD_AUTO) != BK_SIMD_SCALAR) return query_standard_bmi2;
+    if (__builtin_cpu_supports("bmi2") && bk__simd_resolve(BK_SIMD_AUTO) != BK_SIMD_SCALAR)
+        return k < 13 && query_bmi2_k[k] ? query_bmi2_k[k] : query_standard_bmi2;
 #endif
     return query_standard;
 }
