@@ -29,6 +29,7 @@
 #include <math.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
+#include "bench.h"
 #include "benchutil.h"
 
 /* The process's CPU time: on a busy shared machine, time spent descheduled is not charged to the
@@ -63,7 +64,7 @@ static bool ag_contains(void *s, uint64_t h) { return bk_aging_contains_hash(s, 
 static void ag_add_batch(void *s, const uint64_t *h, size_t n) { bk_aging_add_hashes(s, h, n); }
 static size_t ag_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r)
 {
-    return bk_aging_contains_hashes(s, h, n, r);
+    return BENCH_HITS(bk_aging_contains_hashes, s, h, n, r);
 }
 static uint64_t ag_memory(void *s) { return bk_aging_memory(s); }
 static void ag_destroy(void *s) { bk_aging_free(s); }
@@ -110,8 +111,8 @@ static size_t tc_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r
     two_classic *t = s;
     uint8_t r2[1024];
     size_t present = 0;
-    bk_bloom_contains_hashes(t->f[0], h, n, r);
-    bk_bloom_contains_hashes(t->f[1], h, n, r2);
+    bk_bloom_contains_hashes(t->f[0], h, n, r, NULL);
+    bk_bloom_contains_hashes(t->f[1], h, n, r2, NULL);
     for (size_t i = 0; i < n; i++) present += (r[i] |= r2[i]);
     return present;
 }
@@ -176,9 +177,9 @@ static size_t br_contains_batch(void *s, const uint64_t *h, size_t n, uint8_t *r
     blocked_ring *t = s;
     uint8_t r2[1024];
     size_t present = 0;
-    bk_blocked_contains_hashes(t->f[0], h, n, r);
+    bk_blocked_contains_hashes(t->f[0], h, n, r, NULL);
     for (int i = 1; i < t->g; i++) {
-        bk_blocked_contains_hashes(t->f[i], h, n, r2);
+        bk_blocked_contains_hashes(t->f[i], h, n, r2, NULL);
         for (size_t j = 0; j < n; j++) r[j] |= r2[j];
     }
     for (size_t j = 0; j < n; j++) present += r[j];

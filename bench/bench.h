@@ -6,6 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The hits of a query batch (its last argument, `size_t *hits`): BENCH_HITS(bk_bloom_contains_many,
+ * f, keys, lens, n, res). */
+#define BENCH_HITS(fn, ...)                                                                         \
+    (__extension__({                                                                               \
+        size_t bench_hits_ = 0;                                                                    \
+        (void)fn(__VA_ARGS__, &bench_hits_);                                                       \
+        bench_hits_;                                                                               \
+    }))
+
 typedef struct bench_contender {
     const char *name;   /* short, unique: printed in the first column and matched by --only */
     /* Dynamic filters: create for n keys at p, then add keys one at a time (or in batches). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bloomkit/bloomkit.h>
+#include "bench.h"
 #include "benchutil.h"
 
 static void run(bk_blocked_layout layout, uint64_t n, uint64_t q, double p)
@@ -39,7 +40,7 @@ static void run(bk_blocked_layout layout, uint64_t n, uint64_t q, double p)
     for (uint64_t i = 0; i < q; i += CH) {
         size_t c = q - i < CH ? (size_t)(q - i) : CH;
         for (size_t j = 0; j < c; j++) h[j] = bu_splitmix64(&t);
-        fp += bk_blocked_contains_hashes(f, h, c, res);
+        fp += BENCH_HITS(bk_blocked_contains_hashes, f, h, c, res);
     }
     double m = (double)fp / (double)q, half = 1.96 * sqrt((double)fp) / (double)q;
     printf("%-6s p=%-8g k=%-2u bits/key=%6.3f  promised=%.4e  measured=%.4e  measured/p=%.4f [%.4f, %.4f]  "

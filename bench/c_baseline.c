@@ -54,7 +54,7 @@ static bool bl_contains(void *f, const void *k, size_t len) { return bk_bloom_co
 static void bl_add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_bloom_add_many(f, k, l, n); }
 static size_t bl_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_bloom_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_bloom_contains_many, f, k, l, n, r);
 }
 static size_t bl_bytes(void *f)
 {

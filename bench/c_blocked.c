@@ -32,7 +32,7 @@ static bool bb_contains(void *f, const void *k, size_t len) { return bk_blocked_
 static void bb_add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_blocked_add_many(f, k, l, n); }
 static size_t bb_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_blocked_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_blocked_contains_many, f, k, l, n, r);
 }
 static size_t bb_bytes(void *f)
 {

@@ -16,7 +16,7 @@ static bool rm(void *f, const void *k, size_t len) { return bk_counting_remove(f
 static void add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_counting_add_many(f, k, l, n); }
 static size_t contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_counting_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_counting_contains_many, f, k, l, n, r);
 }
 static size_t bytes(void *f)
 {

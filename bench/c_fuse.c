@@ -23,7 +23,7 @@ static void *fu16_build(const void *const *keys, const size_t *lens, size_t n, d
 static bool fu_contains(void *f, const void *k, size_t len) { return bk_fuse_contains(f, k, len); }
 static size_t fu_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_fuse_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_fuse_contains_many, f, k, l, n, r);
 }
 static size_t fu_bytes(void *f)
 {

@@ -17,12 +17,12 @@ static bool qf_remove(void *f, const void *k, size_t len) { return bk_quotient_r
 static void qf_add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_quotient_add_many(f, k, l, n, NULL); }
 static size_t qf_contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_quotient_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_quotient_contains_many, f, k, l, n, r);
 }
 static void qf_add_hashed(void *f, const uint64_t *h, size_t n) { bk_quotient_add_hashes(f, h, n, NULL); }
 static size_t qf_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *r)
 {
-    return bk_quotient_contains_hashes(f, h, n, r);
+    return BENCH_HITS(bk_quotient_contains_hashes, f, h, n, r);
 }
 static size_t qf_bytes(void *f) { return (size_t)bk_quotient_memory(f); }
 static double qf_fpr(void *f, uint64_t n)

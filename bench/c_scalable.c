@@ -34,7 +34,7 @@ static bool contains(void *f, const void *k, size_t len) { return bk_scalable_co
 static void add_batch(void *f, const void *const *k, const size_t *l, size_t n) { bk_scalable_add_many(f, k, l, n, NULL); }
 static size_t contains_batch(void *f, const void *const *k, const size_t *l, size_t n, uint8_t *r)
 {
-    return bk_scalable_contains_many(f, k, l, n, r);
+    return BENCH_HITS(bk_scalable_contains_many, f, k, l, n, r);
 }
 static size_t bytes(void *f) { return (size_t)bk_scalable_bytes(f); }
 static void destroy(void *f) { bk_scalable_free(f); }

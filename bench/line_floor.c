@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
+#include "bench.h"
 #include "benchutil.h"
 
 #define BATCH 32 /* the classic filter's batch (BK_BATCH in src/filters/bloom.c) */
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
                 size_t cnt = q - s < CHUNK ? (size_t)(q - s) : CHUNK;
                 for (size_t j = 0; j < cnt; j++) keys[j] = bu_splitmix64(&qs);
                 double t0 = bu_cpu_ns();
-                got += bk_bloom_contains_many(f, ptrs, lens, cnt, res);
+                got += BENCH_HITS(bk_bloom_contains_many, f, ptrs, lens, cnt, res);
                 t += bu_cpu_ns() - t0;
             }
             if (hit) {

@@ -81,8 +81,8 @@ def ctypes_lib(path):
     lib.bk_blocked_contains.restype = ctypes.c_bool
     lib.bk_blocked_contains_many.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p),
                                              ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t,
-                                             ctypes.POINTER(ctypes.c_uint8)]
-    lib.bk_blocked_contains_many.restype = ctypes.c_size_t
+                                             ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_size_t)]
+    lib.bk_blocked_contains_many.restype = ctypes.c_int
     lib.bk_blocked_free.argtypes = [ctypes.c_void_p]
     return lib
 
@@ -151,7 +151,9 @@ def main():
             keys = (ctypes.c_char_p * m)(*qbytes)
             lens = (ctypes.c_size_t * m)(*map(len, qbytes))
             res = (ctypes.c_uint8 * m)()
-            return lib.bk_blocked_contains_many(h, keys, lens, m, res)
+            hits = ctypes.c_size_t(0)
+            lib.bk_blocked_contains_many(h, keys, lens, m, res, ctypes.byref(hits))
+            return hits.value
 
         row("ctypes, bk_blocked_contains_many (arrays built)", ctypes_batch, len(qbytes))
         assert ctypes_loop() == blocked.contains_many(queries).count(1)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
+#include "bench.h"
 #include "benchutil.h"
 
 static double now_s(void)
@@ -65,10 +66,10 @@ static void run(uint64_t n, double p)
     for (uint64_t i = 0; i < n; i++) fps += bk_quotient_contains_hash(f, miss[i]);
     double t_qm = now_s() - t0;
     t0 = now_s();
-    uint64_t bh = bk_quotient_contains_hashes(f, h, n, res);
+    uint64_t bh = BENCH_HITS(bk_quotient_contains_hashes, f, h, n, res);
     double t_bqh = now_s() - t0;
     t0 = now_s();
-    (void)bk_quotient_contains_hashes(f, miss, n, res);
+    (void)bk_quotient_contains_hashes(f, miss, n, res, NULL);
     double t_bqm = now_s() - t0;
     uint32_t q = bk_quotient_quotient_bits(f), r = bk_quotient_remainder_bits(f);
     double bound = bk_quotient_fpr(bk_quotient_distinct(f), q, r);

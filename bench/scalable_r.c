@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <bloomkit/bloomkit.h>
+#include "bench.h"
 #include "benchutil.h"
 
 int main(int argc, char **argv)
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
                 memcpy(keys[j], &v, 8);
             }
             t0 = bu_cpu_ns();
-            fpb += bk_scalable_contains_many(f, ptrs, lens, c, res);
+            fpb += BENCH_HITS(bk_scalable_contains_many, f, ptrs, lens, c, res);
             tb += bu_cpu_ns() - t0;
         }
         if (fpb != fp) printf("batch and single disagree: %llu vs %llu\n", (unsigned long long)fpb, (unsigned long long)fp);

@@ -198,7 +198,9 @@ static size_t batch_blocked(const void *s, const addr16 *a, size_t n, uint8_t *r
     uint64_t h[256];
     const uint64_t seed = bk_blocked_seed(s);
     for (size_t i = 0; i < n; i++) h[i] = bk_hash64(&a[i], 16, seed);
-    return bk_blocked_contains_hashes(s, h, n, res);
+    size_t hits = 0;
+    bk_blocked_contains_hashes(s, h, n, res, &hits);
+    return hits;
 }
 static int one_fuse(const void *s, const addr16 *a) { return bk_fuse_contains(s, a, 16); }
 static size_t batch_fuse(const void *s, const addr16 *a, size_t n, uint8_t *res)
@@ -206,7 +208,9 @@ static size_t batch_fuse(const void *s, const addr16 *a, size_t n, uint8_t *res)
     uint64_t h[256];
     const uint64_t seed = bk_fuse_seed(s);
     for (size_t i = 0; i < n; i++) h[i] = bk_hash64(&a[i], 16, seed);
-    return bk_fuse_contains_hashes(s, h, n, res);
+    size_t hits = 0;
+    bk_fuse_contains_hashes(s, h, n, res, &hits);
+    return hits;
 }
 
 #define BURST 256

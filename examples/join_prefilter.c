@@ -159,7 +159,7 @@ static void run_pass(const bk_blocked *filter, uint64_t seed, uint64_t large, ui
                 key_bytes(batch[i].customer_id, kb);
                 h[i] = bk_hash64(kb, 8, fseed);
             }
-            bk_blocked_contains_hashes(filter, h, n, maybe);
+            bk_blocked_contains_hashes(filter, h, n, maybe, NULL);
         } else {
             memset(maybe, 1, n);
         }

@@ -24,7 +24,8 @@ static void queries(const bk_filter *f)
     uint64_t h[64];
     uint8_t r[64];
     for (int i = 0; i < 64; i++) h[i] = (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15);
-    size_t n = bk_filter_contains_hashes(f, h, 64, r);
+    size_t n = 0;
+    CHECK(bk_filter_contains_hashes(f, h, 64, r, &n) == BK_OK);
     size_t m = 0;
     for (int i = 0; i < 64; i++) {
         CHECK(r[i] == bk_filter_contains_hash(f, h[i]));

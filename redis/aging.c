@@ -154,7 +154,8 @@ static int aging_write(RedisModuleCtx *ctx, RedisModuleString *name, uint64_t no
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(items[i], &lens[i]);
     if (if_absent) {
         uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-        bk_aging_add_if_absent_many(a, (const void *const *)keys, lens, (size_t)n, res);
+        bk_status s = bk_aging_add_if_absent_many(a, (const void *const *)keys, lens, (size_t)n, res, NULL);
+        if (s != BK_OK) return bkr_reply_status(ctx, s);
         RedisModule_ReplyWithArray(ctx, n);
         for (int i = 0; i < n; i++) RedisModule_ReplyWithLongLong(ctx, !res[i]);
     } else {
@@ -220,7 +221,7 @@ static int Aging_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
-    bk_aging_contains_many(a, (const void *const *)keys, lens, (size_t)n, res);
+    bk_aging_contains_many(a, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithLongLong(ctx, res[i]);
     return REDISMODULE_OK;
 }

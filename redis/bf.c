@@ -266,9 +266,9 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
     if (v->type == BK_TYPE_SCALABLE)
-        bk_scalable_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
+        bk_scalable_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
     else
-        bk_filter_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
+        bk_filter_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }

@@ -258,7 +258,7 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
-    bk_cuckoo_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res);
+    bk_cuckoo_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }

@@ -2,9 +2,11 @@
 # The ABI record of the shared library (libabigail, Debian's abigail-tools).
 #   abi.sh record BUILD   writes abi/libbloomkit.so.<major>.xml from BUILD's library (make abi-record)
 #   abi.sh check BUILD    compares BUILD's library with that record (a test of make check): fails on an
-#                         incompatible change (abidiff's bit 8: a removed function or variable, a changed
-#                         symbol) and on abidiff errors; added functions and other compatible changes pass,
-#                         and abidiff's report is printed either way.
+#                         incompatible change (abidiff's bit 8: a removed symbol), on any change to a
+#                         recorded function or variable (its parameters, return type, or a type it reaches:
+#                         abidiff reports these with bit 4 only, like additions, so its summary is read)
+#                         and on abidiff errors; added functions and abidiff's harmless changes (such as a
+#                         new enumerator) pass, and abidiff's report is printed either way.
 # Only the types of the public headers count (include/bloomkit); the library must have debug information
 # (the default RelWithDebInfo build has it).
 set -eu
@@ -29,9 +31,14 @@ record)
 check)
     [ -f "$record" ] || { echo "abi: no record $record (make abi-record)"; exit 1; }
     rc=0
-    abidiff --headers-dir2 "$top/include/bloomkit" --drop-private-types "$record" "$lib" || rc=$?
-    if [ $((rc & 8)) -ne 0 ]; then
-        echo "FAIL: an incompatible ABI change against abi/$(basename "$record") (abidiff exit $rc)"; exit 1
+    report=$(abidiff --headers-dir2 "$top/include/bloomkit" --drop-private-types "$record" "$lib") || rc=$?
+    printf '%s\n' "$report"
+    # "Functions changes summary: R Removed, C Changed (F filtered out), A Added functions", and the
+    # same for variables: R or C above 0 breaks programs built against the record.
+    changed=$(printf '%s\n' "$report" | sed -n 's/^\(Functions\|Variables\) changes summary: \([0-9]*\) Removed[^,]*, \([0-9]*\) Changed.*/\2 \3/p' |
+              awk '{ n += $1 + $2 } END { print n + 0 }')
+    if [ $((rc & 8)) -ne 0 ] || [ "$changed" -ne 0 ]; then
+        echo "FAIL: an incompatible ABI change against abi/$(basename "$record") (abidiff exit $rc, $changed removed or changed)"; exit 1
     elif [ $((rc & 3)) -ne 0 ]; then
         echo "FAIL: abidiff could not compare (exit $rc)"; exit 1
     fi

@@ -146,46 +146,63 @@ bk_status bk_filter_remove_u64(bk_filter *f, uint64_t key)
 
 #define BK_CHUNK 256
 
-bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n)
+bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n, size_t *done)
 {
-    if (!f || (!hashes && n)) return BK_EINVAL;
+    if (!f || (!hashes && n)) return bk__batch_refused(done);
+    if (done) *done = 0;
     if (!f->add_one) return BK_ENOTSUP;
-    if (f->add_batch) return f->add_batch(f->obj, hashes, n);
-    for (size_t i = 0; i < n; i++) {
-        bk_status s = f->add_one(f->obj, hashes[i]);
-        if (s != BK_OK) return s;
+    size_t d = 0;
+    if (f->add_batch) {
+        bk_status s = f->add_batch(f->obj, hashes, n, &d);
+        if (done) *done = d;
+        return s;
     }
-    return BK_OK;
+    for (; d < n; d++) {
+        bk_status s = f->add_one(f->obj, hashes[d]);
+        if (s != BK_OK) {
+            if (done) *done = d;
+            return s;
+        }
+    }
+    return bk__batch_done(done, n);
 }
 
-bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n)
+bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n, size_t *done)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
+    if (done) *done = 0;
     if (!f->add_one) return BK_ENOTSUP;
     uint64_t seed = f->vt->seed(f->obj), h[BK_CHUNK];
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK_CHUNK, keys, lens, i, n, seed);
-        bk_status s = bk_filter_add_hashes(f, h, c);
-        if (s != BK_OK) return s;
+        size_t d = 0;
+        bk_status s = bk_filter_add_hashes(f, h, c, &d);
+        if (s != BK_OK) {
+            if (done) *done = i + d;
+            return s;
+        }
     }
-    return BK_OK;
+    return bk__batch_done(done, n);
 }
 
-size_t bk_filter_contains_hashes(const bk_filter *f, const uint64_t *hashes, size_t n, uint8_t *results)
+bk_status bk_filter_contains_hashes(const bk_filter *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                    size_t *hits)
 {
-    return f->vt->contains_hashes(f->obj, hashes, n, results);
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, n ? f->vt->contains_hashes(f->obj, hashes, n, results) : 0);
 }
 
-size_t bk_filter_contains_many(const bk_filter *f, const void *const *keys, const size_t *lens, size_t n,
-                               uint8_t *results)
+bk_status bk_filter_contains_many(const bk_filter *f, const void *const *keys, const size_t *lens, size_t n,
+                                  uint8_t *results, size_t *hits)
 {
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t seed = f->vt->seed(f->obj), h[BK_CHUNK];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK_CHUNK, keys, lens, i, n, seed);
         present += f->vt->contains_hashes(f->obj, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 
 /* ---- whole-filter operations ---- */

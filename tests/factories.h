@@ -37,7 +37,7 @@ static inline bk_status tf_fill(bk_filter *f, uint64_t nkeys)
             ptrs[j] = keys[j].b;
             lens[j] = sizeof keys[j].b;
         }
-        bk_status s = bk_filter_add_many(f, ptrs, lens, n);
+        bk_status s = bk_filter_add_many(f, ptrs, lens, n, NULL);
         if (s != BK_OK) return s;
     }
     return BK_OK;

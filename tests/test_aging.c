@@ -29,7 +29,7 @@ static double measure_fpr(const bk_aging *f, uint64_t trials, uint64_t salt)
     for (uint64_t i = 0; i < trials; i += 1024) {
         size_t n = trials - i < 1024 ? (size_t)(trials - i) : 1024;
         for (size_t j = 0; j < n; j++) h[j] = key_hash(99 + salt, i + j, bk_aging_seed(f));
-        fp += bk_aging_contains_hashes(f, h, n, NULL);
+        fp += TU_HITS(bk_aging_contains_hashes, f, h, n, NULL);
     }
     return (double)fp / (double)trials;
 }
@@ -41,7 +41,7 @@ static void assert_all_present(const bk_aging *f, uint64_t from, uint64_t to)
     for (uint64_t i = from; i < to; i += 1024) {
         size_t n = to - i < 1024 ? (size_t)(to - i) : 1024;
         for (size_t j = 0; j < n; j++) h[j] = key_hash(1, i + j, bk_aging_seed(f));
-        size_t got = bk_aging_contains_hashes(f, h, n, NULL);
+        size_t got = TU_HITS(bk_aging_contains_hashes, f, h, n, NULL);
         if (got != n) {
             print_error("false negative among keys [%llu, %llu)\n", (unsigned long long)i, (unsigned long long)(i + n));
             fail();
@@ -130,10 +130,10 @@ static void test_count_slack(void **state)
      * the window. */
     uint64_t more = 0;
     for (; more < w - probe; more++) bk_aging_add_hash(f, key_hash(4, more, 7));
-    assert_int_equal(bk_aging_contains_hashes(f, h, probe, NULL), probe);
+    assert_int_equal(TU_HITS(bk_aging_contains_hashes, f, h, probe, NULL), probe);
     /* After the slack: insertions up to g * C since the first probe key. */
     for (; more < 4 * info.gen_capacity; more++) bk_aging_add_hash(f, key_hash(4, more, 7));
-    size_t left = bk_aging_contains_hashes(f, h, probe, NULL);
+    size_t left = TU_HITS(bk_aging_contains_hashes, f, h, probe, NULL);
     print_message("probe keys still reported after g*C insertions: %zu of %llu\n", left, (unsigned long long)probe);
     assert_true(left <= 3 * 0.01 * probe + 5);
     bk_aging_free(f);
@@ -301,12 +301,15 @@ static void test_add_if_absent(void **state)
     uint64_t h[6] = { key_hash(7, 1, 7), key_hash(7, 2, 7), key_hash(7, 1, 7), key_hash(7, 3, 7),
                       key_hash(7, 2, 7), key_hash(7, 4, 7) };
     uint8_t r[6];
-    assert_int_equal(bk_aging_add_if_absent_hashes(f, h, 6, r), 2);
+    size_t done = 0;
+    assert_int_equal(bk_aging_add_if_absent_hashes(f, h, 6, r, &done), BK_OK);
+    assert_int_equal(done, 6);
     const uint8_t want[6] = { 0, 0, 1, 0, 1, 0 };
     assert_memory_equal(r, want, 6);
     const void *keys[2] = { "alpha", "beta" };
     size_t lens[2] = { 5, 4 };
-    assert_int_equal(bk_aging_add_if_absent_many(f, keys, lens, 2, r), 0);
+    assert_int_equal(bk_aging_add_if_absent_many(f, keys, lens, 2, r, NULL), BK_OK);
+    assert_int_equal(r[0] + r[1], 0);
     assert_int_equal(bk_aging_add_if_absent(f, "beta", 4), BK_EEXISTS);
     assert_int_equal(bk_aging_add_if_absent(f, "gamma", 5), BK_OK);
     assert_true(bk_aging_contains(f, "alpha", 5));
@@ -365,7 +368,7 @@ static void test_forms_and_paths_agree(void **state)
         free(sb);
         free(sc);
         uint8_t *r1 = malloc(N), *r2 = malloc(N);
-        size_t n1 = bk_aging_contains_hashes(a, h, N, r1), n2 = bk_aging_contains_many(a, ptrs, lens, N, r2);
+        size_t n1 = TU_HITS(bk_aging_contains_hashes, a, h, N, r1), n2 = TU_HITS(bk_aging_contains_many, a, ptrs, lens, N, r2);
         assert_int_equal(n1, n2);
         assert_memory_equal(r1, r2, N);
         for (size_t i = 0; i < N; i += 97) assert_int_equal(bk_aging_contains(a, k[i].b, sizeof k[i].b), r1[i]);
@@ -420,7 +423,11 @@ static void test_batches_match_single_keys(void **state)
                 assert_int_equal(bk_aging_add_hashes(bat, h + at, n), BK_OK);
                 size_t present = 0;
                 for (size_t i = at; i < at + n; i++) present += r1[i];
-                assert_int_equal(bk_aging_add_if_absent_hashes(abat, h + at, n, r2 + at), present);
+                size_t done = 0;
+                assert_int_equal(bk_aging_add_if_absent_hashes(abat, h + at, n, r2 + at, &done), BK_OK);
+                assert_int_equal(done, n);
+                for (size_t i = at; i < at + n; i++) present -= r2[i];
+                assert_int_equal(present, 0);
                 at += n;
             }
             assert_memory_equal(r1, r2, N);
@@ -433,7 +440,7 @@ static void test_batches_match_single_keys(void **state)
             free(s1), free(s2), free(s3), free(s4);
             /* Queries: present and absent keys, batch against one at a time. */
             for (size_t i = 0; i < N; i++) h[i] ^= i % 3 == 0 ? UINT64_C(0x5bd1e995) << 20 : 0;
-            size_t n1 = bk_aging_contains_hashes(one, h, N, r1), n2 = 0;
+            size_t n1 = TU_HITS(bk_aging_contains_hashes, one, h, N, r1), n2 = 0;
             for (size_t i = 0; i < N; i++) {
                 r2[i] = bk_aging_contains_hash(one, h[i]);
                 n2 += r2[i];
@@ -442,7 +449,7 @@ static void test_batches_match_single_keys(void **state)
             assert_int_equal(n1, n2);
             assert_memory_equal(r1, r2, N);
             /* The last W keys are all present (no false negative at any g). */
-            assert_int_equal(bk_aging_contains_hashes(bat, h + N - 3000, 3000, NULL), 3000);
+            assert_int_equal(TU_HITS(bk_aging_contains_hashes, bat, h + N - 3000, 3000, NULL), 3000);
             bk_aging_free(one), bk_aging_free(bat), bk_aging_free(aone), bk_aging_free(abat);
         }
         /* A time window with some generations expired: the batch tests only the live slots. */
@@ -453,7 +460,7 @@ static void test_batches_match_single_keys(void **state)
         for (size_t i = 0; i < 6000; i += 100, clk.now += 100) bk_aging_add_hashes(t, h + i, 100);
         for (uint64_t later = 0; later <= 5000; later += 700) {
             clk.now += 700;
-            size_t n1 = bk_aging_contains_hashes(t, h, 6000, r1), n2 = 0;
+            size_t n1 = TU_HITS(bk_aging_contains_hashes, t, h, 6000, r1), n2 = 0;
             for (size_t i = 0; i < 6000; i++) {
                 r2[i] = bk_aging_contains_hash(t, h[i]);
                 n2 += r2[i];
@@ -461,7 +468,7 @@ static void test_batches_match_single_keys(void **state)
             assert_int_equal(n1, n2);
             assert_memory_equal(r1, r2, 6000);
         }
-        assert_int_equal(bk_aging_contains_hashes(t, h, 6000, NULL), 0); /* all aged out */
+        assert_int_equal(TU_HITS(bk_aging_contains_hashes, t, h, 6000, NULL), 0); /* all aged out */
         bk_aging_free(t);
     }
     assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);

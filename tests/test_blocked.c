@@ -88,9 +88,9 @@ static void no_false_negatives_every_path(void **state)
                 if (!bk_blocked_contains(f, ks.ptrs[i], ks.lens[i]))
                     fail_msg("false negative: layout %d path %s key %zu", l, bk_simd_name(ps[pi]), i);
             memset(res, 0, N);
-            assert_int_equal(bk_blocked_contains_many(f, ks.ptrs, ks.lens, N, res), N);
+            assert_int_equal(TU_HITS(bk_blocked_contains_many, f, ks.ptrs, ks.lens, N, res), N);
             for (size_t i = 0; i < N; i++) assert_int_equal(res[i], 1);
-            assert_int_equal(bk_blocked_contains_hashes(f, h, N, NULL), N);
+            assert_int_equal(TU_HITS(bk_blocked_contains_hashes, f, h, N, NULL), N);
             assert_int_equal(bk_blocked_count(f), N);
             bk_blocked_free(f);
             /* batch inserts (bytes and pre-hashed halves), every query form */
@@ -99,9 +99,9 @@ static void no_false_negatives_every_path(void **state)
             assert_int_equal(bk_blocked_add_hashes(f, h + N / 2, N - N / 2), BK_OK);
             for (size_t i = 0; i < N; i++) assert_true(bk_blocked_contains_hash(f, h[i]));
             memset(res, 0, N);
-            assert_int_equal(bk_blocked_contains_hashes(f, h, N, res), N);
+            assert_int_equal(TU_HITS(bk_blocked_contains_hashes, f, h, N, res), N);
             for (size_t i = 0; i < N; i++) assert_int_equal(res[i], 1);
-            assert_int_equal(bk_blocked_contains_many(f, ks.ptrs, ks.lens, N, NULL), N);
+            assert_int_equal(TU_HITS(bk_blocked_contains_many, f, ks.ptrs, ks.lens, N, NULL), N);
             assert_int_equal(bk_blocked_count(f), N);
             bk_blocked_free(f);
         }
@@ -153,7 +153,7 @@ static void paths_are_bit_identical(void **state)
                 assert_int_equal(bk_blocked_count(d), M);
                 assert_int_equal(bk_blocked_count(c), M);
                 bk_blocked_free(d);
-                size_t present = bk_blocked_contains_many(a, qs.ptrs, qs.lens, Q, res);
+                size_t present = TU_HITS(bk_blocked_contains_many, a, qs.ptrs, qs.lens, Q, res);
                 for (size_t i = 0; i < Q; i++)
                     assert_int_equal(res[i], bk_blocked_contains(a, qs.ptrs[i], qs.lens[i]));
                 assert_true(present >= Q / 2);

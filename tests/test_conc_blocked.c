@@ -69,7 +69,7 @@ static void *reader(void *arg)
                 ptrs[i] = keys[i].b;
                 lens[i] = sizeof keys[i].b;
             }
-            bk_blocked_contains_many(r->f, ptrs, lens, W, res);
+            bk_blocked_contains_many(r->f, ptrs, lens, W, res, NULL);
             for (uint64_t i = 0; i < W; i++) {
                 if (sn[i] && !res[i]) r->disappeared++;
                 if (res[i] && !sn[i]) r->seen++;

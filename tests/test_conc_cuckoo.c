@@ -51,11 +51,11 @@ static void *writer(void *arg)
             /* odd writers use the batch form: one lock hold per 32 keys */
             enum { B = 64 };
             uint64_t h[B];
-            bk_status st[B];
             for (uint64_t j = 0; j < per; j += B) {
                 size_t n = per - j < B ? (size_t)(per - j) : B;
                 for (size_t k = 0; k < n; k++) h[k] = key_hash((uint64_t)w->id + (j + k) * (uint64_t)w->writers);
-                if (bk_cuckoo_add_hashes(w->f, h, n, st) != n) w->failures++;
+                size_t done = 0;
+                if (bk_cuckoo_add_hashes(w->f, h, n, &done) != BK_OK || done != n) w->failures++;
                 __atomic_store_n(&w->done, j + n, __ATOMIC_RELEASE);
             }
         } else {

@@ -63,7 +63,7 @@ static void check_kind(int kind)
     for (size_t si = 0; si < 2; si++) {
         size_t n = (size_t)sizes[si];
         bk_filter *ref = make(kind, n);
-        assert_int_equal(bk_filter_add_hashes(ref, h, n), BK_OK);
+        assert_int_equal(bk_filter_add_hashes(ref, h, n, NULL), BK_OK);
         void *want;
         size_t want_len;
         assert_int_equal(bk_filter_save_alloc(ref, &want, &want_len), BK_OK);

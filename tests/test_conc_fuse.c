@@ -21,7 +21,7 @@ static void *querier(void *arg)
     static __thread uint8_t res[N];
     for (int rep = 0; rep < 3; rep++) {
         for (size_t i = 0; i < N; i++) j->missing += !bk_fuse_contains_hash(j->f, j->h[i]);
-        j->missing += N - bk_fuse_contains_hashes(j->f, j->h, N, res);
+        j->missing += N - TU_HITS(bk_fuse_contains_hashes, j->f, j->h, N, res);
         uint64_t st = 1000 + (uint64_t)j->id;
         for (size_t i = 0; i < N / 4; i++) j->present_fresh += bk_fuse_contains_hash(j->f, tu_splitmix(&st));
     }

@@ -32,6 +32,15 @@ static inline tu_key tu_make_key(uint64_t set, uint64_t i)
     return k;
 }
 
+/* The hits of a query batch: TU_HITS(bk_bloom_contains_many, f, keys, lens, n, results) calls it with
+ * a last argument `size_t *hits`, asserts BK_OK and gives the hits. */
+#define TU_HITS(fn, ...)                                                                            \
+    (__extension__({                                                                               \
+        size_t tu_hits_ = 0;                                                                       \
+        assert_int_equal(fn(__VA_ARGS__, &tu_hits_), BK_OK);                                       \
+        tu_hits_;                                                                                  \
+    }))
+
 /* |measured - expected| <= tol * expected, with a message. */
 #define TU_ASSERT_WITHIN(measured, expected, tol)                                                   \
     do {                                                                                           \

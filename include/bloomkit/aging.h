@@ -131,18 +131,20 @@ BK_API bk_status bk_aging_add_u64(bk_aging *f, uint64_t key);
 BK_API bk_status bk_aging_add_if_absent_u64(bk_aging *f, uint64_t key);
 BK_API bool bk_aging_contains_u64(const bk_aging *f, uint64_t key);
 
-/* Batches: hash, prefetch ahead, then probe in order (a key repeated within a batch is found by its
- * second add_if_absent). A time window reads the clock once per batch. results[i] = 1 if item i was
- * probably present (results may be NULL); the contains and add_if_absent forms return how many were.
- * [excl] for adds and add_if_absent, [query] for contains. */
+/* Batches (common.h, "Batches"): hash, prefetch ahead, then probe in order (a key repeated within a
+ * batch is found by its second add_if_absent). A time window reads the clock once per batch.
+ * add_if_absent: results[i] = 1 if keys[i] was probably present (not inserted); it never stops early,
+ * so *done = n on BK_OK. [excl] for adds and add_if_absent, [query] for contains. */
 BK_API bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n);
 BK_API bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
-                                     uint8_t *results);
-BK_API size_t bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hashes, size_t n, uint8_t *results);
-BK_API size_t bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
-                                          uint8_t *results);
-BK_API size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hashes, size_t n, uint8_t *results);
+BK_API bk_status bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                                        uint8_t *results, size_t *hits);
+BK_API bk_status bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                          size_t *hits);
+BK_API bk_status bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                                             uint8_t *results, size_t *done);
+BK_API bk_status bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                               size_t *done);
 
 /* ---- whole-filter operations ---- */
 

@@ -11,8 +11,8 @@
  *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.92 bits/key at 1% (+3.5%) and
  *                        15.5 at 0.1%. Queries as fast as SPLIT256 (AVX-512: one permute and test of
  *                        the line); inserts cost k ORs, about 3x SPLIT256's in cache.
- * Why SPLIT256 is the default: on the benchmark (bench/) both layouts query at the same speed (one
- * cache line per key; in cache ~1.3 ns/key batched), SPLIT256 inserts 2-3x faster, and its space
+ * Why SPLIT256 is the default: both layouts query at the same speed (one cache line per key),
+ * SPLIT256 inserts 2-3x faster (figures in bench/README.md), and its space
  * stays within 10% of the classic filter at 1%. Choose BK_BLOCKED_512 when space matters more than
  * insert speed, and for targets well below 1%, where SPLIT256's fixed k = 8 costs more space.
  *
@@ -121,15 +121,14 @@ BK_API bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t hash);
 BK_API bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key);
 BK_API bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key);
 
-/* Batches: hash the batch, prefetch every block, then probe (the fast way on large filters).
- * results[i] = 1 if keys[i] is probably present (results may be NULL); the contains forms return how
- * many were present. [excl] for adds, [query] for contains. */
+/* Batches (common.h, "Batches"): hash the batch, prefetch every block, then probe (the fast way on
+ * large filters). [excl] for adds, [query] for contains. */
 BK_API bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n);
 BK_API bk_status bk_blocked_add_hashes(bk_blocked *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens,
-                                       size_t n, uint8_t *results);
-BK_API size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
-                                         uint8_t *results);
+BK_API bk_status bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens,
+                                          size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n,
+                                            uint8_t *results, size_t *hits);
 
 /* Filling one filter on several threads without atomics (what `bloomkit build` does): the blocks are
  * cut into nparts ranges at even block numbers (two 256-bit blocks share a 64-byte line), and this

@@ -68,14 +68,14 @@ BK_API bool bk_bloom_contains_hash(const bk_bloom *f, uint64_t hash);
 BK_API bk_status bk_bloom_add_u64(bk_bloom *f, uint64_t key);
 BK_API bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key);
 
-/* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present.
- * The contains forms return how many were present. [excl] for adds, [query] for contains. */
+/* Batches (common.h, "Batches"): hash all keys first, prefetch, then probe. [excl] for adds, [query]
+ * for contains. */
 BK_API bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n);
 BK_API bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens,
-                                     size_t n, uint8_t *results);
-BK_API size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n,
-                                       uint8_t *results);
+BK_API bk_status bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens,
+                                        size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n,
+                                          uint8_t *results, size_t *hits);
 
 /* Filling one filter on several threads without atomics (what `bloomkit build` does): the bit array
  * is cut into nparts ranges of whole 64-byte lines, and this call sets only the bits of the hashes'

@@ -140,7 +140,33 @@ BK_API void bk_set_allocator(const bk_allocator *a);
 BK_API uint64_t bk_hash64(const void *key, size_t len, uint64_t seed); /* [any] */
 
 /*
- * Statistics common to every type. Fields a type does not have are zero.
+ * Batches: every *_many (byte keys) and *_hashes (pre-hashed keys) call has one shape, for every type:
+ *     bk_status bk_T_OP_many(f, const void *const *keys, const size_t *lens, size_t n[, results][, count]);
+ *     bk_status bk_T_OP_hashes(f, const uint64_t *hashes, size_t n[, results][, count]);
+ *   - The return value is a status. BK_EINVAL, with nothing done, when f is NULL, an array is NULL with
+ *     n > 0, or some keys[i] is NULL with lens[i] > 0 (checked before any key is touched). n = 0 is fine.
+ *   - Per-key answers go to a caller's `uint8_t results[n]` (0 or 1 per key; results may be NULL):
+ *     contains: 1 if the key is probably present; add_if_absent: 1 if it was (probably) present
+ *     already, so nothing was added.
+ *   - What a call counts goes to its last parameter, a `size_t *` that may be NULL: `hits` for the
+ *     contains forms (keys probably present: the number of 1s in results), `done` for the calls that
+ *     change the filter key by key and report it (add_if_absent, remove, and the adds of cuckoo,
+ *     quotient and scalable filters and of bk_filter): how many keys were fully processed.
+ *   - A batch that cannot finish (a cuckoo or quotient filter full, a scalable chain at its limit, a
+ *     remove of a key that is certainly absent) stops at the key that failed and returns that key's
+ *     status; *done is that key's index: keys[0..done) are processed (their results written), keys
+ *     from `done` on are untouched. On BK_OK, *done = n.
+ *   - The adds of types whose add cannot fail for one key (bloom, blocked, counting, aging) have no
+ *     per-key answer and nothing to count: bk_status bk_T_add_many(f, keys, lens, n).
+ *   - Each key gets the answer the one-key call would give it at its turn, in order: a key repeated
+ *     within a batch is found present by its second add_if_absent.
+ */
+
+/*
+ * Statistics common to every type. Fields a type does not have are zero. The struct is part of the
+ * stable ABI: its size and the offsets below stay for every 1.x release. A later 1.x may give meaning
+ * to words of `reserved` (in order, each documented where it is defined); this version writes them
+ * all zero, and so does every later version for the words it does not use.
  */
 typedef struct bk_stats {
     bk_type type;
@@ -159,6 +185,7 @@ typedef struct bk_stats {
     uint64_t saturated_cells;  /* counting filter: counters stuck at their maximum */
     uint32_t subfilters;       /* scalable and cuckoo chains: number of sub-filters */
     uint64_t seed;
+    uint64_t reserved[8];      /* zero (see above) */
 } bk_stats;
 
 #ifdef __cplusplus

@@ -100,15 +100,14 @@ BK_API bk_status bk_counting_add_u64(bk_counting *f, uint64_t key);
 BK_API bk_status bk_counting_remove_u64(bk_counting *f, uint64_t key);
 BK_API bool bk_counting_contains_u64(const bk_counting *f, uint64_t key);
 
-/* Batches: hash all keys first, prefetch, then probe. results[i] = 1 if keys[i] is probably present
- * (results may be NULL); the contains forms return how many were present. [excl] for adds, [query] for
- * contains. */
+/* Batches (common.h, "Batches"): hash all keys first, prefetch, then probe. [excl] for adds, [query]
+ * for contains. */
 BK_API bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n);
 BK_API bk_status bk_counting_add_hashes(bk_counting *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens,
-                                        size_t n, uint8_t *results);
-BK_API size_t bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n,
-                                          uint8_t *results);
+BK_API bk_status bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens,
+                                           size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n,
+                                             uint8_t *results, size_t *hits);
 
 /* Zero every counter and the count. [excl] */
 BK_API void bk_counting_clear(bk_counting *f);

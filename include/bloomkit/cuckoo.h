@@ -183,27 +183,28 @@ BK_API bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *f, uint64_t key);
 BK_API bk_status bk_cuckoo_remove_u64(bk_cuckoo *f, uint64_t key);
 BK_API bool bk_cuckoo_contains_u64(const bk_cuckoo *f, uint64_t key);
 
-/* ---- batches: hash all keys first, prefetch both buckets of each, then work in order ----
- * Adds and removes: results (may be NULL) receives each key's status as the single-key call would
- * return it (BK_EINVAL for a NULL key with len > 0); the return value is how many succeeded.
- * Queries: results (may be NULL) receives 1 if present, else 0; the return value is how many were
- * present. n = 0 is fine; f NULL or NULL arrays with n > 0 return 0 (results set to BK_EINVAL).
+/* ---- batches (common.h, "Batches"): hash all keys first, prefetch both buckets of each, then work
+ * in order ----
+ * add and add_if_absent stop at the first key the filter cannot take (BK_EFULL: that key is not in,
+ * keys before it are) and remove at the first key that is certainly absent (BK_ENOTFOUND), with *done
+ * = that key's index. add_if_absent: results[i] = 1 if keys[i] was probably present (not inserted).
  * Thread-safety as the single-key forms: adds and removes [excl], queries [query]; all of them [any]
- * if concurrent. */
-BK_API size_t bk_cuckoo_add_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, bk_status *results);
-BK_API size_t bk_cuckoo_add_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
-                                 bk_status *results);
-BK_API size_t bk_cuckoo_add_if_absent_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n,
-                                             bk_status *results);
-BK_API size_t bk_cuckoo_add_if_absent_many(bk_cuckoo *f, const void *const *keys, const size_t *lens,
-                                           size_t n, bk_status *results);
-BK_API size_t bk_cuckoo_remove_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, bk_status *results);
-BK_API size_t bk_cuckoo_remove_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
-                                    bk_status *results);
-BK_API size_t bk_cuckoo_contains_hashes(const bk_cuckoo *f, const uint64_t *hashes, size_t n,
-                                        uint8_t *results);
-BK_API size_t bk_cuckoo_contains_many(const bk_cuckoo *f, const void *const *keys, const size_t *lens,
-                                      size_t n, uint8_t *results);
+ * if concurrent (a changing batch takes the writer lock once per slice of 32 keys, not for the whole
+ * batch: other threads' calls may run between slices). */
+BK_API bk_status bk_cuckoo_add_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
+                                    size_t *done);
+BK_API bk_status bk_cuckoo_add_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_cuckoo_add_if_absent_many(bk_cuckoo *f, const void *const *keys, const size_t *lens,
+                                              size_t n, uint8_t *results, size_t *done);
+BK_API bk_status bk_cuckoo_add_if_absent_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n,
+                                                uint8_t *results, size_t *done);
+BK_API bk_status bk_cuckoo_remove_many(bk_cuckoo *f, const void *const *keys, const size_t *lens, size_t n,
+                                       size_t *done);
+BK_API bk_status bk_cuckoo_remove_hashes(bk_cuckoo *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_cuckoo_contains_many(const bk_cuckoo *f, const void *const *keys, const size_t *lens,
+                                         size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_cuckoo_contains_hashes(const bk_cuckoo *f, const uint64_t *hashes, size_t n,
+                                           uint8_t *results, size_t *hits);
 
 /* ---- whole filter ---- */
 

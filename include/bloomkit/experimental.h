@@ -5,7 +5,9 @@
  *   - SIMD controls: bk_simd, bk_simd_best/name/force, bk_blocked_simd/set_simd (blocked.h), the
  *     quotient filter's rank-and-select paths (quotient.h);
  *   - structs that expose a type's internals: bk_cuckoo_info (cuckoo.h), bk_scalable_layer
- *     (scalable.h), bk_aging_info (aging.h);
+ *     (scalable.h), bk_aging_info (aging.h). They carry no ABI promise: a 1.x release may add,
+ *     remove or reorder their fields (the stable statistics are bk_stats, common.h, which grows only
+ *     through its reserved words);
  *   - the blocked filter's views: a struct filled by the library and header-inline probes, with AVX2
  *     code from <immintrin.h> (blocked.h).
  *

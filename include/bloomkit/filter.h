@@ -1,9 +1,9 @@
 /*
  * bloomkit: the generic filter handle, and persistence (save, load, mmap) of every filter type.
  *
- * A bk_filter owns one filter of any type (bloom, blocked, counting, scalable, cuckoo, fuse) and
- * forwards each call to that type's implementation: the type is looked up once per call or per
- * batch, never per key or per probe. It is the handle the CLI and the Redis module work with:
+ * A bk_filter owns one filter of any type (bloom, blocked, counting, scalable, cuckoo, fuse, aging,
+ * quotient) and forwards each call to that type's implementation: the type is looked up once per
+ * call or per batch, never per key or per probe. It is the handle the CLI and the Redis module work with:
  *   - create a filter with the type's own constructor (bk_bloom_new, ...), then bk_filter_wrap it;
  *   - or load any file with bk_filter_load_* / bk_filter_open_mmap;
  *   - typed access stays available through bk_filter_get.
@@ -97,16 +97,17 @@ BK_API bk_status bk_filter_add_u64(bk_filter *f, uint64_t key);
 BK_API bk_status bk_filter_remove_u64(bk_filter *f, uint64_t key);
 BK_API bool bk_filter_contains_u64(const bk_filter *f, uint64_t key);
 
-/* Batches (hash all, prefetch, then probe, in the type's own batch code). results may be NULL; when
- * given, results[i] = 1 if item i is probably present. The contains forms return how many were.
- * The add forms stop at the first error and return it (items before it are inserted).
- * [excl] for adds ([query] on a shared mapping), [query] for contains */
-BK_API bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n);
-BK_API bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n);
-BK_API size_t bk_filter_contains_many(const bk_filter *f, const void *const *keys, const size_t *lens,
-                                      size_t n, uint8_t *results);
-BK_API size_t bk_filter_contains_hashes(const bk_filter *f, const uint64_t *hashes, size_t n,
-                                        uint8_t *results);
+/* Batches (common.h, "Batches"), in the type's own batch code (hash all, prefetch, then probe). The
+ * add forms stop at the first key the filter cannot take (a cuckoo or quotient filter full, a scalable
+ * chain at its limit) and return its status, with *done = that key's index (keys before it are in);
+ * BK_ENOTSUP for a fuse filter. [excl] for adds ([query] on a shared mapping), [query] for contains. */
+BK_API bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n,
+                                    size_t *done);
+BK_API bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_filter_contains_many(const bk_filter *f, const void *const *keys, const size_t *lens,
+                                         size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_filter_contains_hashes(const bk_filter *f, const uint64_t *hashes, size_t n,
+                                           uint8_t *results, size_t *hits);
 
 /* Statistics of the filter inside (the type's own stats call). Errors: BK_EINVAL. [query] */
 BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);

@@ -109,12 +109,12 @@ BK_API bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash);
  * byte forms' length dispatch. Errors and thread-safety as the byte forms: contains [query]. */
 BK_API bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key);
 
-/* Batches: hash all keys first, prefetch the three cells of each, then test. results may be NULL;
- * when given, results[i] = 1 if item i is probably present. Returns how many were. [query] */
-BK_API size_t bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens,
-                                    size_t n, uint8_t *results);
-BK_API size_t bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n,
-                                      uint8_t *results);
+/* Batches (common.h, "Batches"): hash all keys first, prefetch the three cells of each, then test.
+ * [query] */
+BK_API bk_status bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens,
+                                       size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n,
+                                         uint8_t *results, size_t *hits);
 
 /* ---- statistics and accessors: [query] ---- */
 

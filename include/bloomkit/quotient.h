@@ -132,19 +132,23 @@ BK_API bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key);
 BK_API uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len);
 BK_API uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t hash);
 
-/* Batches: hash all keys first, prefetch, then probe. The add forms stop at the first failure and
- * return it (keys before it are in; *done, when not NULL, says how many). results[i] = 1 if keys[i]
- * is probably present (results may be NULL); the contains forms return how many were present; counts
- * receives each key's count. [excl] for adds and removes, [query] for contains and counts. */
+/* Batches (common.h, "Batches"): hash all keys first, prefetch, then probe. add stops at the first
+ * key that does not fit (BK_EFULL), remove at the first key that is certainly absent (BK_ENOTFOUND),
+ * each with *done = that key's index. count_hashes writes counts[i] = bk_quotient_count_hash(f,
+ * hashes[i]) (BK_EINVAL for f NULL, or a NULL array with n > 0). [excl] for adds and removes, [query]
+ * for contains and counts. */
 BK_API bk_status bk_quotient_add_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
                                       size_t *done);
 BK_API bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_quotient_remove_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
+                                         size_t *done);
 BK_API bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *hashes, size_t n, size_t *done);
-BK_API size_t bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens,
-                                        size_t n, uint8_t *results);
-BK_API size_t bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n,
-                                          uint8_t *results);
-BK_API void bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n, uint64_t *counts);
+BK_API bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens,
+                                           size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n,
+                                             uint8_t *results, size_t *hits);
+BK_API bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n,
+                                          uint64_t *counts);
 
 /* Remove everything. [excl] */
 BK_API void bk_quotient_clear(bk_quotient *f);

@@ -159,17 +159,17 @@ BK_API bk_status bk_scalable_add_u64(bk_scalable *f, uint64_t key);
 BK_API bk_status bk_scalable_add_if_absent_u64(bk_scalable *f, uint64_t key);
 BK_API bool bk_scalable_contains_u64(const bk_scalable *f, uint64_t key);
 
-/* Batches. The add forms stop at the first error and return it (keys before it are in; `added`, if not
- * NULL, receives how many keys were new). The contains forms hash first and prefetch, results[i] = 1 if
- * keys[i] is probably present (results may be NULL), and return how many were present. [excl] for adds,
- * [query] for contains. */
+/* Batches (common.h, "Batches"). add stops at the first key the chain cannot take (BK_ETOOBIG or
+ * BK_ENOMEM when a sub-filter cannot be appended: that key is not in, keys before it are), with *done
+ * = that key's index; each key is added as bk_scalable_add would add it. The contains forms hash first
+ * and prefetch. [excl] for adds, [query] for contains. */
 BK_API bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
-                                      size_t *added);
-BK_API bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added);
-BK_API size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens,
-                                        size_t n, uint8_t *results);
-BK_API size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n,
-                                          uint8_t *results);
+                                      size_t *done);
+BK_API bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *done);
+BK_API bk_status bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens,
+                                           size_t n, uint8_t *results, size_t *hits);
+BK_API bk_status bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n,
+                                             uint8_t *results, size_t *hits);
 
 /* Back to just the first sub-filter, empty (later sub-filters are freed). [excl] */
 BK_API void bk_scalable_clear(bk_scalable *f);

@@ -1099,10 +1099,10 @@ static bk_status buffer_batch(FilterObject *o, const source_t *src, uint8_t *res
             size_t m = src->nitems - i < HASH_CHUNK ? src->nitems - i : HASH_CHUNK;
             buffer_hashes(src, i, m, seed, h);
             if (write) {
-                s = bk_filter_add_hashes(f, h, m);
+                s = bk_filter_add_hashes(f, h, m, NULL);
                 if (s != BK_OK) break;
             } else {
-                bk_filter_contains_hashes(f, h, m, results + i);
+                bk_filter_contains_hashes(f, h, m, results + i, NULL);
             }
         }
     }
@@ -1175,8 +1175,8 @@ static PyObject *batch(FilterObject *o, PyObject *keys, PyObject *out, int write
                 Py_BEGIN_ALLOW_THREADS
                 bk_filter *f = nogil_lock(o, write);
                 if (!f) closed = 1;
-                else if (write) s = bk_filter_add_many(f, st.ptr, st.len, (size_t)m);
-                else bk_filter_contains_many(f, st.ptr, st.len, (size_t)m, rp);
+                else if (write) s = bk_filter_add_many(f, st.ptr, st.len, (size_t)m, NULL);
+                else bk_filter_contains_many(f, st.ptr, st.len, (size_t)m, rp, NULL);
                 nogil_unlock(o);
                 Py_END_ALLOW_THREADS
             } else {
@@ -1187,8 +1187,8 @@ static PyObject *batch(FilterObject *o, PyObject *keys, PyObject *out, int write
                 f = nogil_lock(o, write);
                 Py_END_ALLOW_THREADS
                 if (!f) closed = 1;
-                else if (write) s = bk_filter_add_many(f, st.ptr, st.len, (size_t)m);
-                else bk_filter_contains_many(f, st.ptr, st.len, (size_t)m, rp);
+                else if (write) s = bk_filter_add_many(f, st.ptr, st.len, (size_t)m, NULL);
+                else bk_filter_contains_many(f, st.ptr, st.len, (size_t)m, rp, NULL);
                 nogil_unlock(o);
             }
             if (closed || s != BK_OK) break;

@@ -419,7 +419,7 @@ static int run(int argc, char **argv)
                 size_t n;
                 int nx;
                 while ((nx = cli_spool_next(sp, dedupe, &part, &n)) > 0) {
-                    if ((s = bk_filter_add_hashes(f, part, n)) != BK_OK) break;
+                    if ((s = bk_filter_add_hashes(f, part, n, NULL)) != BK_OK) break;
                     done += n;
                     cli_progress_update(&prog, done, done);
                 }
@@ -437,7 +437,7 @@ static int run(int argc, char **argv)
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {
                         const uint64_t *h = cli_spool_run_hashes(sp, &runs[i], buf);
                         if (!h) goto out;
-                        s = bk_filter_add_hashes(f, h, runs[i].n);
+                        s = bk_filter_add_hashes(f, h, runs[i].n, NULL);
                         done += runs[i].n;
                         cli_progress_update(&prog, done, done);
                     }

@@ -235,7 +235,7 @@ static int run(int argc, char **argv)
             if ((s = cli_add_new_hashes(f, h, b.n, res)) != BK_OK) break;
             keep = 1; /* is_new */
         } else {
-            bk_filter_contains_hashes(f, h, b.n, res);
+            bk_filter_contains_hashes(f, h, b.n, res, NULL);
         }
         for (size_t i = 0; i < b.n; i++)
             if (res[i] == keep) cli_out_put(&out, b.keys[i], b.raw_lens[i]);

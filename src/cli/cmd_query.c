@@ -69,7 +69,9 @@ static int run(int argc, char **argv)
             int more;
             while ((more = cli_reader_next(r, &b)) > 0) {
                 cli_hash_batch(&b, seed, h);
-                absent += b.n - bk_filter_contains_hashes(f, h, b.n, res);
+                size_t hits = 0;
+                bk_filter_contains_hashes(f, h, b.n, res, &hits);
+                absent += b.n - hits;
                 if (!a.quiet)
                     for (size_t i = 0; i < b.n; i++) print_result(&out, b.keys[i], b.lens[i], res[i], end);
             }

@@ -542,7 +542,9 @@ static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *i
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
     for (size_t i = 0; i < n; i += CLI_BATCH) {
         size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
-        if (bk_filter_contains_hashes(f, h + i, c, res) == c) { /* the common case of a dedup: all seen */
+        size_t hits = 0;
+        bk_filter_contains_hashes(f, h + i, c, res, &hits);
+        if (hits == c) { /* the common case of a dedup: all seen */
             if (is_new) memset(is_new + i, 0, c);
             continue;
         }
@@ -566,7 +568,7 @@ static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *i
             fresh[m++] = x;
             if (is_new) is_new[i + j] = 1;
         }
-        bk_status s = bk_filter_add_hashes(f, fresh, m);
+        bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
         if (s != BK_OK) return s;
     }
     return BK_OK;
@@ -574,7 +576,7 @@ static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *i
 
 bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
 {
-    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n);
+    if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n, NULL);
     return add_fresh(f, h, n, NULL);
 }
 
@@ -585,7 +587,7 @@ bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t 
         uint8_t res[CLI_BATCH];
         for (size_t i = 0; i < n; i += CLI_BATCH) {
             size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
-            bk_aging_add_if_absent_hashes(ag, h + i, c, res);
+            bk_aging_add_if_absent_hashes(ag, h + i, c, res, NULL);
             for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
         }
         return BK_OK;

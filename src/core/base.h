@@ -156,6 +156,19 @@ BK_INLINE size_t bk__hash_chunk(uint64_t *h, size_t cap, const void *const *keys
     return c;
 }
 
+/* The two ends of a batch call (common.h, "Batches"): a refused batch zeroes its count and returns
+ * BK_EINVAL; a finished one stores its count (hits or done) when asked and returns BK_OK. */
+BK_INLINE bk_status bk__batch_refused(size_t *count)
+{
+    if (count) *count = 0;
+    return BK_EINVAL;
+}
+BK_INLINE bk_status bk__batch_done(size_t *count, size_t c)
+{
+    if (count) *count = c;
+    return BK_OK;
+}
+
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):
  * relaxed atomic loads, plain loads on every mainstream target, keep the race defined. */
 BK_INLINE void bk__copy_words_relaxed(uint64_t *dst, const uint64_t *src, uint64_t n)

@@ -637,7 +637,7 @@ bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
     return BK_OK;
 }
 
-size_t bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
+static size_t contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
 {
     slot_set live = live_now(f);
     if (!live) {
@@ -647,11 +647,18 @@ size_t bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,
     return f->ops->contains_hashes(f, hs, n, res, live);
 }
 
-size_t bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)
+bk_status bk_aging_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, size_t *hits)
 {
-    if (!f || (!hs && n)) return 0;
+    if (!f || (!hs && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, contains_hashes(f, hs, n, res));
+}
+
+bk_status bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, size_t *done)
+{
+    if (!f || (!hs && n)) return bk__batch_refused(done);
     advance_time(f);
-    return f->ops->add_if_absent_hashes(f, hs, n, res, all_slots(f));
+    f->ops->add_if_absent_hashes(f, hs, n, res, all_slots(f));
+    return bk__batch_done(done, n);
 }
 
 /* Bytes keys: hashed a chunk at a time, then the hashed batch code. */
@@ -668,29 +675,29 @@ bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *
     return BK_OK;
 }
 
-size_t bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
-                              uint8_t *res)
+bk_status bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *res, size_t *hits)
 {
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t h[CHUNK];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
-        present += bk_aging_contains_hashes(f, h, c, res ? res + i : NULL);
+        present += contains_hashes(f, h, c, res ? res + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 
-size_t bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
-                                   uint8_t *res)
+bk_status bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
+                                      uint8_t *res, size_t *done)
 {
-    if (!f || (n && (!keys || !lens))) return 0;
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
     uint64_t h[CHUNK];
-    size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
-        present += bk_aging_add_if_absent_hashes(f, h, c, res ? res + i : NULL);
+        bk_aging_add_if_absent_hashes(f, h, c, res ? res + i : NULL, NULL);
     }
-    return present;
+    return bk__batch_done(done, n);
 }
 
 /* ================= whole-filter operations ================= */
@@ -922,7 +929,10 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(aging)
 BK__VT_WRITE_ADAPTERS(aging)
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_aging_add_hashes(f, h, n); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk__vt_all_or_none(bk_aging_add_hashes(f, h, n), n, done);
+}
 static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); }
 
 BK_HIDDEN const bk_vtable bk__aging_vtable = {

@@ -283,10 +283,11 @@ bk_status bk_blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashes, size
     return BK_OK;
 }
 
-size_t bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n, uint8_t *results)
+bk_status bk_blocked_contains_hashes(const bk_blocked *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                     size_t *hits)
 {
-    if (!f || !hashes) return 0;
-    return f->ops.contains_hashes(&f->e, hashes, n, results);
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, n ? f->ops.contains_hashes(&f->e, hashes, n, results) : 0);
 }
 
 bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size_t *lens, size_t n)
@@ -297,11 +298,11 @@ bk_status bk_blocked_add_many(bk_blocked *f, const void *const *keys, const size
     return BK_OK;
 }
 
-size_t bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens, size_t n,
-                                uint8_t *results)
+bk_status bk_blocked_contains_many(const bk_blocked *f, const void *const *keys, const size_t *lens, size_t n,
+                                   uint8_t *results, size_t *hits)
 {
-    if (!f || !keys || !lens) return 0;
-    return f->ops.contains_many(&f->e, keys, lens, n, results);
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, n ? f->ops.contains_many(&f->e, keys, lens, n, results) : 0);
 }
 
 /* ================= whole-filter operations ================= */
@@ -490,7 +491,10 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(blocked)
 BK__VT_WRITE_ADAPTERS(blocked)
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_blocked_add_hashes(f, h, n); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk__vt_all_or_none(bk_blocked_add_hashes(f, h, n), n, done);
+}
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_blocked_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)
 {
@@ -498,9 +502,9 @@ static void v_set_count(void *p, uint64_t n)
     bk__stripes_clear(&f->stripes);
     *f->e.count = n;
 }
-static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n)
+static bk_status v_add_hashes_atomic(void *f, const uint64_t *h, size_t n, size_t *done)
 {
-    return bk_blocked_add_hashes_atomic(f, h, n);
+    return bk__vt_all_or_none(bk_blocked_add_hashes_atomic(f, h, n), n, done);
 }
 static bk_status v_merge(void *d, const void *s) { return bk_blocked_union(d, s); }
 

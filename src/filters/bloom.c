@@ -432,7 +432,7 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
 }
 #undef PART_BATCH
 
-size_t bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
+static size_t contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     uint64_t pos[2][BK_BATCH * BK_MAX_K];
     const uint64_t *w = f->words;
@@ -468,16 +468,24 @@ bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *
     return BK_OK;
 }
 
-size_t bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens, size_t n,
-                              uint8_t *results)
+bk_status bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                   size_t *hits)
 {
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, contains_hashes(f, hashes, n, results));
+}
+
+bk_status bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *results, size_t *hits)
+{
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t h[BK_HCHUNK];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
-        present += bk_bloom_contains_hashes(f, h, c, results ? results + i : NULL);
+        present += contains_hashes(f, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 
 /* ---- whole-filter operations ---- */
@@ -622,7 +630,10 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(bloom)
 BK__VT_WRITE_ADAPTERS(bloom)
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_bloom_add_hashes(f, h, n); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk__vt_all_or_none(bk_bloom_add_hashes(f, h, n), n, done);
+}
 static bk_status v_merge(void *d, const void *s) { return bk_bloom_union(d, s); }
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_bloom_add_hash_atomic(f, h); }
 static void v_set_count(void *p, uint64_t n)

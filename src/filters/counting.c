@@ -296,7 +296,7 @@ bk_status bk_counting_add_hashes(bk_counting *f, const uint64_t *hashes, size_t 
     return BK_OK;
 }
 
-size_t bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n, uint8_t *results)
+static size_t contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     size_t present = 0;
     for (size_t i = 0; i < n; i += BK_BATCH) {
@@ -322,16 +322,24 @@ bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const si
     return BK_OK;
 }
 
-size_t bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens, size_t n,
-                                 uint8_t *results)
+bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                      size_t *hits)
 {
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, contains_hashes(f, hashes, n, results));
+}
+
+bk_status bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *results, size_t *hits)
+{
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t h[BK_BATCH];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
-        present += bk_counting_contains_hashes(f, h, c, results ? results + i : NULL);
+        present += contains_hashes(f, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 
 /* ---- whole-filter operations ---- */
@@ -485,7 +493,10 @@ BK__VT_WRITE_ADAPTERS(counting)
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 BK__VT_ADAPTERS(counting)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk__vt_all_or_none(bk_counting_add_hashes(f, h, n), n, done);
+}
 static bk_status v_merge(void *d, const void *s) { return bk_counting_union(d, s); }
 
 BK_HIDDEN const bk_vtable bk__counting_vtable = {

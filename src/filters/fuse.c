@@ -627,7 +627,7 @@ bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
         }                                                                                         \
     } while (0)
 
-size_t bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results)
+static size_t contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     size_t present = 0;
     if (f->fp_bits == 8)
@@ -637,16 +637,24 @@ size_t bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t 
     return present;
 }
 
-size_t bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens, size_t n,
-                             uint8_t *results)
+bk_status bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                  size_t *hits)
 {
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, contains_hashes(f, hashes, n, results));
+}
+
+bk_status bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens, size_t n,
+                                uint8_t *results, size_t *hits)
+{
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t h[FUSE_BATCH];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, FUSE_BATCH, keys, lens, i, n, f->seed);
-        present += bk_fuse_contains_hashes(f, h, c, results ? results + i : NULL);
+        present += contains_hashes(f, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 
 /* ---- statistics and accessors ---- */

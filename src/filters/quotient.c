@@ -590,8 +590,8 @@ bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key)
 
 bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *h, size_t n, size_t *done)
 {
+    if (!f || (!h && n)) return bk__batch_refused(done);
     if (done) *done = 0;
-    if (!f || (!h && n)) return BK_EINVAL;
     const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0; i < n; i++) {
         if (i + QF_PREFETCH_AHEAD < n) {
@@ -610,8 +610,8 @@ bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *h, size_t n, si
 
 bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *h, size_t n, size_t *done)
 {
+    if (!f || (!h && n)) return bk__batch_refused(done);
     if (done) *done = 0;
-    if (!f || (!h && n)) return BK_EINVAL;
     const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0; i < n; i++) {
         uint64_t q, x;
@@ -623,49 +623,66 @@ bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *h, size_t n,
     return BK_OK;
 }
 
-bk_status bk_quotient_add_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
-                               size_t *done)
+/* Byte keys a chunk at a time through a hashed batch form; *done counts across chunks. */
+static bk_status qf_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n, size_t *done,
+                         bk_status (*hashed)(bk_quotient *, const uint64_t *, size_t, size_t *))
 {
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
     if (done) *done = 0;
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t hb[QF_BATCH];
     for (size_t i = 0, m = 0; i < n; i += m) {
         m = bk__hash_chunk(hb, QF_BATCH, keys, lens, i, n, f->seed);
         size_t d = 0;
-        bk_status s = bk_quotient_add_hashes(f, hb, m, &d);
+        bk_status s = hashed(f, hb, m, &d);
         if (done) *done = i + d;
         if (s) return s;
     }
     return BK_OK;
 }
 
-size_t bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
+bk_status bk_quotient_add_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
+                               size_t *done)
 {
-    return bk__qf_ops(f)->contains_hashes(f, h, n, res);
+    return qf_many(f, keys, lens, n, done, bk_quotient_add_hashes);
 }
 
-size_t bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
-                                 uint8_t *res)
+bk_status bk_quotient_remove_many(bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
+                                  size_t *done)
 {
+    return qf_many(f, keys, lens, n, done, bk_quotient_remove_hashes);
+}
+
+bk_status bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res,
+                                      size_t *hits)
+{
+    if (!f || (!h && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, bk__qf_ops(f)->contains_hashes(f, h, n, res));
+}
+
+bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *res, size_t *hits)
+{
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t hb[QF_BATCH];
-    uint8_t rb[QF_BATCH];
-    size_t hits = 0;
+    size_t c = 0;
     const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0, m = 0; i < n; i += m) {
         m = bk__hash_chunk(hb, QF_BATCH, keys, lens, i, n, f->seed);
-        hits += ops->contains_hashes(f, hb, m, res ? res + i : rb);
+        c += ops->contains_hashes(f, hb, m, res ? res + i : NULL);
     }
-    return hits;
+    return bk__batch_done(hits, c);
 }
 
-void bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint64_t *counts)
+bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint64_t *counts)
 {
+    if (!f || (n && (!h || !counts))) return BK_EINVAL;
     const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0; i < n; i++) {
         uint64_t q, x;
         split(f, h[i], &q, &x);
         counts[i] = ops->count(f, q, x);
     }
+    return BK_OK;
 }
 
 void bk_quotient_clear(bk_quotient *f)

@@ -138,7 +138,10 @@ static bk_status v_decode(bk_reader *r, void **out)
 BK__VT_ADAPTERS(quotient)
 BK__VT_WRITE_ADAPTERS(quotient)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_quotient_add_hashes(f, h, n, NULL); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk_quotient_add_hashes(f, h, n, done);
+}
 /* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
  * seed. bk_quotient_union also takes filters whose fingerprints convert. */
 static bk_status v_merge(void *d, const void *s)

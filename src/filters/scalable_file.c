@@ -123,7 +123,10 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(scalable)
 BK__VT_WRITE_ADAPTERS(scalable)
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n) { return bk_scalable_add_hashes(f, h, n, NULL); }
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
+{
+    return bk_scalable_add_hashes(f, h, n, done);
+}
 static bk_status v_merge(void *d, const void *s) { return bk_scalable_union(d, s); }
 
 BK_HIDDEN const bk_vtable bk__scalable_vtable = {

@@ -470,60 +470,59 @@ BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
     BK_PREFETCH_W(&L->words[bk__probe_at(&p, L->m) >> 6]);
 }
 
-bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *added)
+bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t n, size_t *done)
 {
-    size_t a = 0;
-    bk_status s = BK_OK;
-    if (!f || (!hashes && n)) s = BK_EINVAL;
-    if (s == BK_OK && !f->classic) {
+    if (!f || (!hashes && n)) return bk__batch_refused(done);
+    if (!f->classic) {
         /* runs into the newest layer while it has room; a full layer takes one key through add_newest
          * (which grows the chain), then the runs go on in the new layer */
-        for (size_t i = 0; s == BK_OK && i < n;) {
+        for (size_t i = 0; i < n;) {
             layer *L = sc_layers(f)[f->n - 1];
             if (L->fill < L->capacity) {
                 uint64_t fresh;
                 i += b1024_add_run(f->simd, L, hashes + i, n - i, L->capacity - L->fill, &fresh);
                 L->fill += fresh;
-                a += (size_t)fresh;
                 continue;
             }
-            s = add_newest(f, hashes[i++]);
-            if (s == BK_OK) a++;
-            else if (s == BK_EEXISTS) s = BK_OK;
+            bk_status s = add_newest(f, hashes[i]);
+            if (s != BK_OK && s != BK_EEXISTS) {
+                if (done) *done = i;
+                return s;
+            }
+            i++;
         }
-        if (added) *added = a;
-        return s;
+        return bk__batch_done(done, n);
     }
-    for (size_t i = 0; s == BK_OK && i < n && i < ADD_LOOKAHEAD; i++) prefetch_newest(f, hashes[i]);
-    for (size_t i = 0; s == BK_OK && i < n; i++) {
+    for (size_t i = 0; i < n && i < ADD_LOOKAHEAD; i++) prefetch_newest(f, hashes[i]);
+    for (size_t i = 0; i < n; i++) {
         /* a few keys ahead, fetch the newest layer's lines (a growth mid-batch only makes a few of
          * these prefetches useless); keys are added in order, so a key repeated within the batch is
          * found in the newest layer by its second add */
         if (i + ADD_LOOKAHEAD < n) prefetch_newest(f, hashes[i + ADD_LOOKAHEAD]);
-        s = add_newest(f, hashes[i]);
-        if (s == BK_OK) a++;
-        else if (s == BK_EEXISTS) s = BK_OK;
+        bk_status s = add_newest(f, hashes[i]);
+        if (s != BK_OK && s != BK_EEXISTS) {
+            if (done) *done = i;
+            return s;
+        }
     }
-    if (added) *added = a;
-    return s;
+    return bk__batch_done(done, n);
 }
 
 bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
-                               size_t *added)
+                               size_t *done)
 {
-    if (added) *added = 0;
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    size_t total = 0;
-    bk_status s = BK_OK;
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
     uint64_t h[ADD_CHUNK];
-    for (size_t i = 0, c = 0; s == BK_OK && i < n; i += c) {
-        size_t a = 0;
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        size_t d = 0;
         c = bk__hash_chunk(h, ADD_CHUNK, keys, lens, i, n, f->seed);
-        s = bk_scalable_add_hashes(f, h, c, &a);
-        total += a;
+        bk_status s = bk_scalable_add_hashes(f, h, c, &d);
+        if (s != BK_OK) {
+            if (done) *done = i + d;
+            return s;
+        }
     }
-    if (added) *added = total;
-    return s;
+    return bk__batch_done(done, n);
 }
 
 
@@ -601,9 +600,8 @@ static size_t blocked_contains_many(const bk_scalable *f, const void *const *key
     return present;
 }
 
-size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
+static size_t classic_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    if (!f->classic) return blocked_contains_hashes(f, hashes, n, results);
     enum { STEP = 16 };
     layer *const *layers = sc_layers(f);
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
@@ -677,16 +675,25 @@ size_t bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes,
     return present;
 }
 
-size_t bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
-                                 uint8_t *results)
+bk_status bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                                      size_t *hits)
 {
-    if (!f->classic) return blocked_contains_many(f, keys, lens, n, results);
+    if (!f || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, f->classic ? classic_contains_hashes(f, hashes, n, results)
+                                           : blocked_contains_hashes(f, hashes, n, results));
+}
+
+bk_status bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
+                                    uint8_t *results, size_t *hits)
+{
+    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
+    if (!f->classic) return bk__batch_done(hits, blocked_contains_many(f, keys, lens, n, results));
     uint64_t h[BK_BATCH];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
-        present += bk_scalable_contains_hashes(f, h, c, results ? results + i : NULL);
+        present += classic_contains_hashes(f, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
 

@@ -15,7 +15,9 @@ typedef struct bk_vtable {
     bk_status (*add_hash)(void *f, uint64_t h);
     bool (*contains_hash)(const void *f, uint64_t h);
     bk_status (*remove_hash)(void *f, uint64_t h);
-    bk_status (*add_hashes)(void *f, const uint64_t *h, size_t n);
+    /* The batch shape of common.h: stops at the first key that fails, *done (never NULL here) = keys in. */
+    bk_status (*add_hashes)(void *f, const uint64_t *h, size_t n, size_t *done);
+    /* Returns the hits (the arguments are valid). */
     size_t (*contains_hashes)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
     uint64_t (*seed)(const void *f);
     void (*stats)(const void *f, bk_stats *out);
@@ -29,7 +31,7 @@ typedef struct bk_vtable {
      * cannot be opened with BK_OPEN_WRITE_SHARED. add_hashes_atomic may be NULL (then add_hash_atomic
      * is called per key). */
     bk_status (*add_hash_atomic)(void *f, uint64_t h);
-    bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n);
+    bk_status (*add_hashes_atomic)(void *f, const uint64_t *h, size_t n, size_t *done);
     /* Replace the inserted-key count (bk_filter_set_count); NULL: the type's count is exact. */
     void (*set_count)(void *f, uint64_t n);
     /* The allocator the filter keeps (its options' or its load's): bk_filter_wrap's handle uses it. */
@@ -52,7 +54,9 @@ typedef struct bk_vtable {
     static bool v_contains_hash(const void *f, uint64_t h) { return bk_##T##_contains_hash(f, h); }             \
     static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint8_t *r)                       \
     {                                                                                                            \
-        return bk_##T##_contains_hashes(f, h, n, r);                                                             \
+        size_t hits = 0;                                                                                         \
+        bk_##T##_contains_hashes(f, h, n, r, &hits);                                                             \
+        return hits;                                                                                             \
     }                                                                                                            \
     static uint64_t v_seed(const void *f) { return bk_##T##_seed(f); }                                           \
     static void v_stats(const void *f, bk_stats *s) { bk_##T##_stats(f, s); }                                   \
@@ -67,6 +71,14 @@ typedef struct bk_vtable {
     static bk_status v_add_hash(void *f, uint64_t h) { return bk_##T##_add_hash(f, h); }                         \
     static void v_clear(void *f) { bk_##T##_clear(f); }
 #define BK__VT_WRITE_ENTRIES .add_hash = v_add_hash, .clear = v_clear
+
+/* The batch add of a type whose add cannot fail for one key (bloom, blocked, counting, aging): every
+ * key is in, or (BK_EINVAL) none. */
+BK_INLINE bk_status bk__vt_all_or_none(bk_status s, size_t n, size_t *done)
+{
+    *done = s == BK_OK ? n : 0;
+    return s;
+}
 
 /* The tables, one per type source file. */
 BK_HIDDEN extern const bk_vtable bk__bloom_vtable;

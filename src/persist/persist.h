@@ -14,7 +14,7 @@ struct bk_filter {
      * handle is read-only or the type cannot insert. add_batch may be NULL with add_one set (then
      * add_one is called per key). */
     bk_status (*add_one)(void *f, uint64_t h);
-    bk_status (*add_batch)(void *f, const uint64_t *h, size_t n);
+    bk_status (*add_batch)(void *f, const uint64_t *h, size_t n, size_t *done);
     /* Mappings (BK_BACKING_MAP_*): the mapped bytes, or the borrowed buffer (map_len == 0 then). */
     uint8_t *map;
     size_t map_len;

@@ -180,16 +180,9 @@ fail:
 BK__VT_ADAPTERS(cuckoo)
 BK__VT_WRITE_ADAPTERS(cuckoo)
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
-/* The generic batch insert reports the first failure (every key is still attempted). */
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n)
+static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
-    bk_status first = BK_OK, st[CF_BATCH];
-    for (size_t i = 0; i < n; i += CF_BATCH) {
-        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        if (bk_cuckoo_add_hashes(f, h + i, e - i, st) != e - i)
-            for (size_t j = 0; j < e - i && first == BK_OK; j++) first = st[j];
-    }
-    return first;
+    return bk_cuckoo_add_hashes(f, h, n, done);
 }
 
 BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {

@@ -405,101 +405,95 @@ bk_status bk_cuckoo_remove_u64(bk_cuckoo *F, uint64_t key)
 
 /* ---- batches ---- */
 
-static void fill_status(bk_status *results, size_t n, bk_status s)
+/* One writer-lock hold per slice of CF_BATCH keys. Works in order and stops at the first key that
+ * fails (add_if_absent: BK_EEXISTS is an answer, results[j] = 1, not a failure); returns its status
+ * with *done = its index, or BK_OK with *done = n. */
+static bk_status write_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results, size_t *done,
+                              cf_op op)
 {
-    if (results)
-        for (size_t i = 0; i < n; i++) results[i] = s;
-}
-
-/* One writer-lock hold per batch of CF_BATCH keys. */
-static size_t write_hashes(bk_cuckoo *F, const uint64_t *hashes, const uint8_t *bad, size_t n, bk_status *results,
-                           cf_op op)
-{
-    size_t ok = 0;
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
         wlock(F);
         for (size_t j = i; j < e; j++) prefetch_key(F, hashes[j], op, true);
         for (size_t j = i; j < e; j++) {
             bk_status s;
-            if (bad && bad[j]) {
-                s = BK_EINVAL;
-            } else if (op == OP_REMOVE) {
+            bool had = false;
+            if (op == OP_REMOVE) {
                 s = remove_locked(F, hashes[j]);
             } else if (op == OP_ADD_NX && contains_locked(F, hashes[j])) {
-                s = BK_EEXISTS;
+                s = BK_OK;
+                had = true;
             } else if (F->put) { /* (never in concurrent mode) */
                 s = F->put(F, hashes[j]) ? BK_OK : add_evict(F, hashes[j]);
             } else {
                 s = add_locked(F, hashes[j]);
             }
-            if (results) results[j] = s;
-            ok += s == BK_OK;
+            if (s != BK_OK) {
+                wunlock(F);
+                *done = j;
+                return s;
+            }
+            if (results) results[j] = had;
         }
         wunlock(F);
     }
-    return ok;
+    *done = n;
+    return BK_OK;
 }
 
-size_t bk_cuckoo_add_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+static bk_status write_hashes_api(bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results, size_t *done,
+                                  cf_op op)
 {
-    if (!F || (!hashes && n)) {
-        fill_status(results, n, BK_EINVAL);
-        return 0;
-    }
-    return write_hashes(F, hashes, NULL, n, results, OP_ADD);
+    if (!F || (!hashes && n)) return bk__batch_refused(done);
+    size_t d = 0;
+    bk_status s = write_hashes(F, hashes, n, results, &d, op);
+    if (done) *done = d;
+    return s;
 }
 
-size_t bk_cuckoo_add_if_absent_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+bk_status bk_cuckoo_add_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, size_t *done)
 {
-    if (!F || (!hashes && n)) {
-        fill_status(results, n, BK_EINVAL);
-        return 0;
-    }
-    return write_hashes(F, hashes, NULL, n, results, OP_ADD_NX);
+    return write_hashes_api(F, hashes, n, NULL, done, OP_ADD);
 }
 
-size_t bk_cuckoo_remove_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, bk_status *results)
+bk_status bk_cuckoo_add_if_absent_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results,
+                                         size_t *done)
 {
-    if (!F || (!hashes && n)) {
-        fill_status(results, n, BK_EINVAL);
-        return 0;
-    }
-    return write_hashes(F, hashes, NULL, n, results, OP_REMOVE);
+    return write_hashes_api(F, hashes, n, results, done, OP_ADD_NX);
 }
 
-static size_t write_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, bk_status *results,
-                         cf_op op)
+bk_status bk_cuckoo_remove_hashes(bk_cuckoo *F, const uint64_t *hashes, size_t n, size_t *done)
 {
-    if (!F || (n && (!keys || !lens))) {
-        fill_status(results, n, BK_EINVAL);
-        return 0;
-    }
+    return write_hashes_api(F, hashes, n, NULL, done, OP_REMOVE);
+}
+
+static bk_status write_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, uint8_t *results,
+                            size_t *done, cf_op op)
+{
+    if (!F || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
     uint64_t h[CF_BATCH];
-    uint8_t bad[CF_BATCH];
-    size_t ok = 0;
-    for (size_t i = 0; i < n; i += CF_BATCH) {
-        size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        for (size_t j = i; j < e; j++) {
-            bad[j - i] = !keys[j] && lens[j];
-            h[j - i] = bad[j - i] ? 0 : bk__hash(keys[j], lens[j], F->seed);
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, CF_BATCH, keys, lens, i, n, F->seed);
+        size_t d = 0;
+        bk_status s = write_hashes(F, h, c, results ? results + i : NULL, &d, op);
+        if (s != BK_OK) {
+            if (done) *done = i + d;
+            return s;
         }
-        ok += write_hashes(F, h, bad, e - i, results ? results + i : NULL, op);
     }
-    return ok;
+    return bk__batch_done(done, n);
 }
 
-size_t bk_cuckoo_add_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, bk_status *results)
+bk_status bk_cuckoo_add_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, size_t *done)
 {
-    return write_many(F, keys, lens, n, results, OP_ADD);
+    return write_many(F, keys, lens, n, NULL, done, OP_ADD);
 }
-size_t bk_cuckoo_add_if_absent_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
-                                    bk_status *results)
+bk_status bk_cuckoo_add_if_absent_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
+                                       uint8_t *results, size_t *done)
 {
-    return write_many(F, keys, lens, n, results, OP_ADD_NX);
+    return write_many(F, keys, lens, n, results, done, OP_ADD_NX);
 }
-size_t bk_cuckoo_remove_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
-                             bk_status *results)
+bk_status bk_cuckoo_remove_many(bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n, size_t *done)
 {
-    return write_many(F, keys, lens, n, results, OP_REMOVE);
+    return write_many(F, keys, lens, n, NULL, done, OP_REMOVE);
 }

@@ -125,9 +125,8 @@ uint64_t bk_cuckoo_count(const bk_cuckoo *F, const void *key, size_t len)
     return bk_cuckoo_count_hash(F, bk__hash(key, len, F->seed));
 }
 
-size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results)
+static size_t contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    if (!F || (!hashes && n)) return 0;
     size_t present = 0;
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
@@ -198,15 +197,22 @@ size_t bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, siz
     return present;
 }
 
-size_t bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
-                               uint8_t *results)
+bk_status bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results,
+                                    size_t *hits)
 {
-    if (!F || (n && (!keys || !lens))) return 0;
+    if (!F || (!hashes && n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, contains_hashes(F, hashes, n, results));
+}
+
+bk_status bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
+                                  uint8_t *results, size_t *hits)
+{
+    if (!F || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t h[CF_BATCH];
     size_t present = 0;
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, CF_BATCH, keys, lens, i, n, F->seed);
-        present += bk_cuckoo_contains_hashes(F, h, c, results ? results + i : NULL);
+        present += contains_hashes(F, h, c, results ? results + i : NULL);
     }
-    return present;
+    return bk__batch_done(hits, present);
 }
