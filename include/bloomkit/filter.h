@@ -183,7 +183,7 @@ BK_API void bk_filter_buffer_free(void *buf);
  * fsync'ed, renamed over `path`, and the directory is fsync'ed. A crash or kill at any moment leaves
  * `path` either as it was or completely new, never torn; a process killed mid-save may leave its
  * temporary file behind (safe to delete). A symbolic link at `path` is replaced by the new file,
- * not followed. Errors: BK_EINVAL, BK_ENOMEM, BK_EIO (errno preserved;
+ * not followed. Errors: BK_EINVAL, BK_ETOOBIG, BK_ENOMEM, BK_EIO (errno preserved;
  * the temporary file is removed and `path` is unchanged, except when only the final fsync of the
  * directory fails: then `path` is already the new file but its rename may not be durable). [query] */
 BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
@@ -191,15 +191,16 @@ BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 /* Write the saved form to a stdio stream / descriptor at its current position (it may be a pipe or
  * socket: the body is encoded twice, once to checksum it and once to write it, so nothing the size
  * of the filter is buffered). Not atomic and not synced: the caller owns the stream, its fflush and
- * fsync. Several filters may follow each other in one stream. Errors: BK_EINVAL, BK_EIO (errno
- * preserved; the stream may hold a partial filter). [query] */
+ * fsync. Several filters may follow each other in one stream. Errors: BK_EINVAL, BK_ETOOBIG, BK_EIO
+ * (errno preserved; the stream may hold a partial filter). [query] */
 BK_API bk_status bk_filter_save_file(const bk_filter *f, FILE *fp);
 BK_API bk_status bk_filter_save_fd(const bk_filter *f, int fd);
 
 /* The same stream of bytes handed to a callback, in order, in pieces of any size (for hosts that
  * move the bytes themselves: the Redis module's RDB, AOF and SCANDUMP paths). The library allocates
  * nothing for it. A sink status other than BK_OK stops the save and is returned as it is (a sink may
- * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), the sink's. [query] */
+ * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), BK_ETOOBIG, the sink's.
+ * [query] */
 typedef bk_status (*bk_save_sink)(void *ctx, const void *data, size_t len);
 BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx);
 
