@@ -118,9 +118,10 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
  * (bk_aging_union); or dst is a mapping: a plain OR into a shared mapping could lose another
  * process's concurrent insert). Quotient filters merge by rebuilding (bk_quotient_union: BK_EFULL when
  * the union does not fit dst's load limit).
- * The count after a union: the bit-setting types (bloom, partitioned, blocked) cannot know how far
- * the two key sets overlap, so dst's inserted-key count becomes the fill-based estimate of distinct
- * keys (bk_stats.est_cardinality); counting and scalable filters add their counts.
+ * The count after a union: the bit-setting types (bloom, partitioned, blocked, and each sub-filter
+ * of a scalable chain) cannot know how far the two key sets overlap, so dst's inserted-key count
+ * becomes the fill-based estimate of distinct keys (bk_stats.est_cardinality); counting and quotient
+ * filters add their counts.
  * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
  * that estimate (bk_filter_set_count sets a count you know better); for counting filters it doubles
  * every key's multiplicity.
