@@ -147,8 +147,8 @@ BK_API bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t hash);
 BK_API bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len);
 BK_API bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t hash);
 
-/* Query, newest sub-filter first: true if probably present, false if certainly absent. f must not be
- * NULL; key may be NULL only when len is 0. [query] */
+/* Query every sub-filter (in the order the header comment gives): true if probably present, false
+ * if certainly absent. f must not be NULL; key may be NULL only when len is 0. [query] */
 BK_API bool bk_scalable_contains(const bk_scalable *f, const void *key, size_t len);
 BK_API bool bk_scalable_contains_hash(const bk_scalable *f, uint64_t hash);
 
@@ -188,8 +188,9 @@ BK_API bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable 
 /* Statistics of the whole chain: capacity and count summed over sub-filters, bits and memory_bytes
  * summed over their arrays, fill_ratio the set fraction of all bits, k the newest sub-filter's,
  * fpr_target = p, fpr_now = 1 - prod(1 - fpr_now_i) (the chance an absent key passes some
- * sub-filter at the current fills), saturated when the filter is non-scaling and full, or when the
- * next growth would pass max_bytes, subfilters the chain length. O(total bits). [query] */
+ * sub-filter at the current fills), saturated when the newest sub-filter is full and the chain
+ * cannot grow (non-scaling, BK_SCALABLE_MAX_FILTERS reached, or the next sub-filter would pass
+ * max_bytes), subfilters the chain length. O(total bits). [query] */
 BK_API void bk_scalable_stats(const bk_scalable *f, bk_stats *out);
 
 /* Accessors. [query] */
