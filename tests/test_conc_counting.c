@@ -41,17 +41,31 @@ typedef struct {
     bk_counting *f;
     uint64_t set, stride;
     volatile int *stop;
-    uint64_t disappeared, seen;
+    uint64_t disappeared, seen, clones;
 } reader_t;
 
-/* Re-reads a window of keys that are never removed; once seen present, a key must stay present. */
+/* Re-reads a window of keys that are never removed; once seen present, a key must stay present, in
+ * the filter and in clones taken later (clone is [query]: it reads the counters while the atomic
+ * updates run, which ThreadSanitizer checks). */
 static void *reader(void *arg)
 {
     reader_t *r = arg;
     enum { W = 4096 };
     static __thread uint8_t seen[W];
     memset(seen, 0, sizeof seen);
+    uint64_t pass = 0;
     while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+        if (pass++ % 16 == 0) {
+            bk_counting *c = NULL;
+            if (bk_counting_clone(r->f, &c) == BK_OK) {
+                r->clones++;
+                for (uint64_t i = 0; i < W; i++) {
+                    tu_key k = tu_make_key(r->set, i * r->stride);
+                    if (seen[i] && !bk_counting_contains(c, k.b, sizeof k.b)) r->disappeared++;
+                }
+                bk_counting_free(c);
+            }
+        }
         for (uint64_t i = 0; i < W; i++) {
             tu_key k = tu_make_key(r->set, i * r->stride);
             bool p = bk_counting_contains(r->f, k.b, sizeof k.b);
@@ -81,7 +95,7 @@ static void run(int threads, uint32_t bits)
     assert_int_equal(bk_counting_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
     job_t jobs[8];
     volatile int stop = 0;
-    reader_t rd = { f, 0, PER_THREAD / 2 / 4096, &stop, 0, 0 };
+    reader_t rd = { f, 0, PER_THREAD / 2 / 4096, &stop, 0, 0, 0 };
     pthread_t rt;
     assert_int_equal(pthread_create(&rt, NULL, reader, &rd), 0);
     for (int i = 0; i < threads; i++) jobs[i] = (job_t){ f, (uint64_t)i, 0, PER_THREAD, false, 0 };
@@ -99,6 +113,7 @@ static void run(int threads, uint32_t bits)
     pthread_join(rt, NULL);
     assert_int_equal(rd.disappeared, 0);
     assert_true(rd.seen > 0);
+    assert_true(rd.clones > 0);
     assert_int_equal(bk_counting_count(f), (uint64_t)threads * (PER_THREAD / 2));
     for (int s = 0; s < threads; s++)
         for (uint64_t i = 0; i < PER_THREAD / 2; i++) {

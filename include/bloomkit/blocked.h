@@ -10,9 +10,9 @@
  *   BK_BLOCKED_512       512-bit blocks (one cache line), k probes anywhere in the block, k chosen
  *                        from bits per key (1..BK_BLOCKED_MAX_K): 9.92 bits/key at 1% (+3.5%) and
  *                        15.5 at 0.1%. Queries as fast as SPLIT256 (AVX-512: one permute and test of
- *                        the line); inserts cost k ORs, about 3x SPLIT256's in cache.
+ *                        the line); inserts cost k ORs where SPLIT256 sets its block at once.
  * Why SPLIT256 is the default: both layouts query at the same speed (one cache line per key),
- * SPLIT256 inserts 2-3x faster (figures in bench/README.md), and its space
+ * SPLIT256 inserts faster (measurements in bench/README.md), and its space
  * stays within 10% of the classic filter at 1%. Choose BK_BLOCKED_512 when space matters more than
  * insert speed, and for targets well below 1%, where SPLIT256's fixed k = 8 costs more space.
  *
@@ -91,7 +91,7 @@ BK_API bk_status bk_blocked_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hin
                                    const bk_blocked_options *opts, bk_blocked **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_blocked_free(bk_blocked *f);
-/* A deep copy (same path). [query] */
+/* A deep copy (same path), made with f's allocator. BK_EINVAL if f or out is NULL, BK_ENOMEM. [query] */
 BK_API bk_status bk_blocked_clone(const bk_blocked *f, bk_blocked **out);
 
 /* ---- insert and query ---- */
@@ -201,7 +201,8 @@ BK_API bk_status bk_simd_force(bk_simd s);
 
 /* The path this filter uses (never AUTO). [query] */
 BK_API bk_simd bk_blocked_simd(const bk_blocked *f);
-/* Change this filter's path. BK_ENOTSUP if the CPU lacks it (the filter is unchanged). [excl] */
+/* Change this filter's path (AUTO: the path a new filter would get). BK_ENOTSUP if the CPU lacks it,
+ * BK_EINVAL for f NULL or an unknown value; on error the filter is unchanged. [excl] */
 BK_API bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s);
 
 /* ---- header-inline probes of pre-hashed keys (SPLIT256 only) ----

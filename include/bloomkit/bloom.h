@@ -36,7 +36,8 @@ typedef struct bk_bloom_options {
 #define BK_BLOOM_OPTIONS_INIT BK_OPTIONS_INIT_(bk_bloom_options)
 
 /* Create for n keys at false-positive rate p. opts may be NULL (standard layout, seed 0).
- * Errors: BK_EINVAL (n = 0, p not in (0,1), out NULL), BK_ETOOBIG, BK_ENOMEM. [any] */
+ * Errors: BK_EINVAL (n = 0, p not in (0,1), out NULL, an unknown layout, or an options struct refused
+ * as common.h says), BK_ETOOBIG, BK_ENOMEM. [any] */
 BK_API bk_status bk_bloom_new(uint64_t n, double p, const bk_bloom_options *opts, bk_bloom **out);
 /* Create with explicit m bits and k probes (partitioned: m is rounded up to a multiple of k);
  * capacity_hint is the n used by statistics (0: the n that gives the optimal-k FPR, see
@@ -45,7 +46,7 @@ BK_API bk_status bk_bloom_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint,
                                  const bk_bloom_options *opts, bk_bloom **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_bloom_free(bk_bloom *f);
-/* A deep copy. [query] */
+/* A deep copy, made with f's allocator. BK_EINVAL if f or out is NULL, BK_ENOMEM. [query] */
 BK_API bk_status bk_bloom_clone(const bk_bloom *f, bk_bloom **out);
 
 /* Insert. BK_EINVAL if f is NULL, or key is NULL with len > 0. [excl] */
@@ -95,7 +96,8 @@ BK_API void bk_bloom_clear(bk_bloom *f);
  * estimate. [excl] on dst, [query] on src. */
 BK_API bk_status bk_bloom_union(bk_bloom *dst, const bk_bloom *src);
 BK_API bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src);
-/* BK_OK if the two could be merged, else BK_EINCOMPAT. [query] */
+/* BK_OK if the two could be merged, else BK_EINCOMPAT (BK_EINVAL for NULL; union and intersect
+ * also return it for a NULL argument). [query] */
 BK_API bk_status bk_bloom_compatible(const bk_bloom *a, const bk_bloom *b);
 
 /* Statistics (fill by popcount: O(m)). [query] */

@@ -57,12 +57,14 @@ BK_API bk_status bk_counting_size(uint64_t n, double p, uint32_t counter_bits, b
  * Errors: BK_EINVAL (n = 0, p not in (0,1), counter_bits not 0/4/8, out NULL), BK_ETOOBIG, BK_ENOMEM;
  * on error *out is NULL. [any] */
 BK_API bk_status bk_counting_new(uint64_t n, double p, const bk_counting_options *opts, bk_counting **out);
-/* Create with explicit m counters and k probes; capacity_hint as in bk_bloom_new_mk. [any] */
+/* Create with explicit m counters and k probes; capacity_hint as in bk_bloom_new_mk. Errors as
+ * bk_counting_new, and BK_EINVAL for m = 0, k = 0 or k > BK_MAX_K. [any] */
 BK_API bk_status bk_counting_new_mk(uint64_t m, uint32_t k, uint64_t capacity_hint,
                                     const bk_counting_options *opts, bk_counting **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_counting_free(bk_counting *f);
-/* A deep copy. [query] */
+/* A deep copy, made with f's allocator (read with relaxed loads: atomic updates may run meanwhile).
+ * BK_EINVAL if f or out is NULL, BK_ENOMEM. [query] */
 BK_API bk_status bk_counting_clone(const bk_counting *f, bk_counting **out);
 
 /* Insert: increment the k counters (saturating). BK_EINVAL if f is NULL, or key is NULL with len > 0.

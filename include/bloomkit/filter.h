@@ -73,8 +73,8 @@ BK_API bool bk_filter_type_registered(bk_type type);
  * they are [query] there (safe alongside each other, in this and in other processes).
  * ---------------------------------------------------------------------------------------------- */
 
-/* Insert. Errors: BK_EINVAL (f NULL; key NULL with len > 0), BK_ENOTSUP (read-only mapping), and
- * the type's own errors (e.g. BK_EFULL from a cuckoo filter). [excl]; [query] on a shared mapping */
+/* Insert. Errors: BK_EINVAL (f NULL; key NULL with len > 0), BK_ENOTSUP (a fuse filter, which
+ * takes all its keys when it is built, or a read-only mapping), and the type's own errors (e.g. BK_EFULL from a cuckoo filter). [excl]; [query] on a shared mapping */
 BK_API bk_status bk_filter_add(bk_filter *f, const void *key, size_t len);
 BK_API bk_status bk_filter_add_hash(bk_filter *f, uint64_t hash);
 
@@ -83,8 +83,8 @@ BK_API bk_status bk_filter_add_hash(bk_filter *f, uint64_t hash);
 BK_API bool bk_filter_contains(const bk_filter *f, const void *key, size_t len);
 BK_API bool bk_filter_contains_hash(const bk_filter *f, uint64_t hash);
 
-/* Delete one occurrence. Errors: BK_ENOTSUP (the type cannot delete: bloom, blocked, scalable, fuse;
- * or a mapping), BK_ENOTFOUND (certainly absent; nothing changed), BK_EINVAL. [excl] */
+/* Delete one occurrence. Errors: BK_ENOTSUP (the type cannot delete: bloom, blocked, scalable, fuse,
+ * aging; or a mapping), BK_ENOTFOUND (certainly absent; nothing changed), BK_EINVAL. [excl] */
 BK_API bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len);
 BK_API bk_status bk_filter_remove_hash(bk_filter *f, uint64_t hash);
 
@@ -100,7 +100,7 @@ BK_API bool bk_filter_contains_u64(const bk_filter *f, uint64_t key);
 /* Batches (common.h, "Batches"), in the type's own batch code (hash all, prefetch, then probe). The
  * add forms stop at the first key the filter cannot take (a cuckoo or quotient filter full, a scalable
  * chain at its limit) and return its status, with *done = that key's index (keys before it are in);
- * BK_ENOTSUP for a fuse filter. [excl] for adds ([query] on a shared mapping), [query] for contains. */
+ * BK_ENOTSUP for a fuse filter or a read-only mapping. [excl] for adds ([query] on a shared mapping), [query] for contains. */
 BK_API bk_status bk_filter_add_many(bk_filter *f, const void *const *keys, const size_t *lens, size_t n,
                                     size_t *done);
 BK_API bk_status bk_filter_add_hashes(bk_filter *f, const uint64_t *hashes, size_t n, size_t *done);
@@ -127,8 +127,8 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
  * [excl] on dst, [query] on src */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
-/* Remove every key (the geometry and seed stay). Errors: BK_EINVAL, BK_ENOTSUP (the type cannot
- * clear, or a read-only mapping). On a shared writable mapping the clear is visible to every process
+/* Remove every key (the geometry and seed stay). Errors: BK_EINVAL, BK_ENOTSUP (a fuse filter, or a
+ * read-only mapping). On a shared writable mapping the clear is visible to every process
  * but races with their inserts: only call it while no other process inserts. [excl] */
 BK_API bk_status bk_filter_clear(bk_filter *f);
 
@@ -136,7 +136,7 @@ BK_API bk_status bk_filter_clear(bk_filter *f);
  * whose adds count every call, a key added twice included. For builders that know how many
  * distinct keys they added (from a distinct-count sketch, or an exact count): statistics,
  * saturation and the saved file then report that number. Nothing else changes. Errors: BK_EINVAL
- * (NULL), BK_ENOTSUP (a type whose count is exact — counting, scalable, cuckoo, fuse — or a
+ * (NULL), BK_ENOTSUP (every other type: counting, scalable, cuckoo, fuse, aging, quotient; or a
  * mapping). [excl] */
 BK_API bk_status bk_filter_set_count(bk_filter *f, uint64_t n);
 
@@ -183,7 +183,7 @@ BK_API void bk_filter_buffer_free(void *buf);
  * fsync'ed, renamed over `path`, and the directory is fsync'ed. A crash or kill at any moment leaves
  * `path` either as it was or completely new, never torn; a process killed mid-save may leave its
  * temporary file behind (safe to delete). A symbolic link at `path` is replaced by the new file,
- * not followed. Errors: BK_EINVAL, BK_ENOMEM, BK_EIO (errno preserved;
+ * not followed. Errors: BK_EINVAL, BK_ETOOBIG, BK_ENOMEM, BK_EIO (errno preserved;
  * the temporary file is removed and `path` is unchanged, except when only the final fsync of the
  * directory fails: then `path` is already the new file but its rename may not be durable). [query] */
 BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
@@ -191,15 +191,16 @@ BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 /* Write the saved form to a stdio stream / descriptor at its current position (it may be a pipe or
  * socket: the body is encoded twice, once to checksum it and once to write it, so nothing the size
  * of the filter is buffered). Not atomic and not synced: the caller owns the stream, its fflush and
- * fsync. Several filters may follow each other in one stream. Errors: BK_EINVAL, BK_EIO (errno
- * preserved; the stream may hold a partial filter). [query] */
+ * fsync. Several filters may follow each other in one stream. Errors: BK_EINVAL, BK_ETOOBIG, BK_EIO
+ * (errno preserved; the stream may hold a partial filter). [query] */
 BK_API bk_status bk_filter_save_file(const bk_filter *f, FILE *fp);
 BK_API bk_status bk_filter_save_fd(const bk_filter *f, int fd);
 
 /* The same stream of bytes handed to a callback, in order, in pieces of any size (for hosts that
  * move the bytes themselves: the Redis module's RDB, AOF and SCANDUMP paths). The library allocates
  * nothing for it. A sink status other than BK_OK stops the save and is returned as it is (a sink may
- * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), the sink's. [query] */
+ * use that to stop early on purpose). Errors: BK_EINVAL (f or sink NULL), BK_ETOOBIG, the sink's.
+ * [query] */
 typedef bk_status (*bk_save_sink)(void *ctx, const void *data, size_t len);
 BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void *ctx);
 
@@ -221,9 +222,10 @@ BK_API bk_status bk_filter_save_sink(const bk_filter *f, bk_save_sink sink, void
  * when its writer crashed, open for shared writing: docs/FORMAT.md "flags"). By default such a file
  * is accepted after the structural validation, since its payload checksum cannot be verified. */
 #define BK_LOAD_REQUIRE_CLEAN 2u
-/* bk_filter_open_mmap only: map read-write and shared, so that inserts (atomic) by this and other
- * processes go into the file. Only for types with an atomic insert (bloom; blocked, counting where
- * they provide one): others return BK_ENOTSUP. See "Shared writable mappings" below. */
+/* bk_filter_open_mmap only (the load calls and bk_filter_open_buffer refuse it: BK_EINVAL): map
+ * read-write and shared, so that inserts (atomic) by this and other
+ * processes go into the file. Only for the types with an atomic insert (bloom, blocked, counting):
+ * others return BK_ENOTSUP. See "Shared writable mappings" below. */
 #define BK_OPEN_WRITE_SHARED 4u
 /* bk_filter_open_mmap only: pre-fault the whole mapping (MAP_POPULATE) so the first queries do not
  * wait for page faults; costs the read of the whole file at open. */

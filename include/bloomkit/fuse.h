@@ -93,7 +93,8 @@ BK_API bk_status bk_fuse_build(const void *const *keys, const size_t *lens, size
 
 /* Free; NULL is fine. [excl] */
 BK_API void bk_fuse_free(bk_fuse *f);
-/* A deep copy (owned memory, also of a filter that borrows a mapping). [query] */
+/* A deep copy (owned memory, also of a filter that borrows a mapping), made with f's allocator.
+ * BK_EINVAL if f or out is NULL, BK_ENOMEM. [query] */
 BK_API bk_status bk_fuse_clone(const bk_fuse *f, bk_fuse **out);
 
 /* ---- query ---- */
@@ -127,8 +128,8 @@ BK_API void bk_fuse_stats(const bk_fuse *f, bk_stats *out);
 BK_API uint64_t bk_fuse_count(const bk_fuse *f);            /* distinct keys */
 BK_API uint32_t bk_fuse_fingerprint_bits(const bk_fuse *f); /* 8 or 16 */
 BK_API uint64_t bk_fuse_seed(const bk_fuse *f);             /* hash seed of bytes keys */
-/* The fingerprint array as bytes, for comparisons and export (16-bit cells in host byte order:
- * little-endian on every mainstream target; files always store them little-endian). */
+/* The fingerprint array as bytes, for comparisons and export (16-bit cells little-endian, as in
+ * files: the library builds on little-endian hosts only). */
 BK_API const uint8_t *bk_fuse_data(const bk_fuse *f, size_t *len);
 
 #ifdef __cplusplus

@@ -24,7 +24,8 @@ typedef struct bk_geometry {
     double bits_per_key;
 } bk_geometry;
 
-/* Optimal (m, k) for n keys at false-positive rate p in (0, 1). BK_EINVAL for n = 0 or a bad p. */
+/* Optimal (m, k) for n keys at false-positive rate p in (0, 1). BK_EINVAL for n = 0, a bad p or out
+ * NULL; BK_ETOOBIG when m would reach BK_MAX_FILTER_BYTES. */
 BK_API bk_status bk_bloom_size(uint64_t n, double p, bk_geometry *out);
 /* The same for the partitioned layout (m rounded up to a multiple of k; exact formula of slices). */
 BK_API bk_status bk_bloom_size_partitioned(uint64_t n, double p, bk_geometry *out);

@@ -41,8 +41,8 @@
  *
  * Fast paths: select within a word by PDEP and TZCNT (BMI2) when the CPU has it, chosen when a filter
  * is made; the portable path is always built and gives the same answers and the same bytes.
- * BK_SIMD=scalar in the environment (read once per process), or bk_quotient_set_path (experimental
- * tier, below), forces the portable path.
+ * BK_SIMD=scalar in the environment (read once per process), bk_simd_force(BK_SIMD_SCALAR) before the
+ * filter is made, or bk_quotient_set_path (experimental tier, below) forces the portable path.
  *
  * Thread-safety: see the legend in common.h. There are no atomic inserts: writers need exclusion.
  */
@@ -93,12 +93,16 @@ BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remai
 
 /* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM; on error *out is NULL. [any] */
 BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out);
-/* Create with explicit q and r (opts->remainder_bits is ignored). [any] */
+/* Create with explicit q and r (opts->remainder_bits is ignored). Errors: BK_EINVAL (out NULL, bad
+ * options), BK_ETOOBIG (q outside BK_QUOTIENT_MIN_QBITS..BK_QUOTIENT_MAX_QBITS, r outside
+ * BK_QUOTIENT_MIN_RBITS..BK_QUOTIENT_MAX_RBITS, or above BK_MAX_FILTER_BYTES), BK_ENOMEM; on error
+ * *out is NULL. [any] */
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
                                     const bk_quotient_options *opts, bk_quotient **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_quotient_free(bk_quotient *f);
-/* A deep copy (always in memory). [query] */
+/* A deep copy (always in memory), made with f's allocator. BK_EINVAL if f or out is NULL, BK_ENOMEM.
+ * [query] */
 BK_API bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out);
 
 /* Insert one occurrence. BK_EFULL (nothing changed) when the filter is full; BK_EINVAL for a NULL f or
@@ -222,7 +226,8 @@ typedef enum bk_quotient_path {
 
 /* The path a filter uses (never AUTO). [query] */
 BK_API bk_quotient_path bk_quotient_path_of(const bk_quotient *f);
-/* Change one filter's path (AUTO: the default choice). BK_ENOTSUP for BMI2 on a CPU without it. [excl] */
+/* Change one filter's path (AUTO: the default choice). BK_ENOTSUP for BMI2 on a CPU without it,
+ * BK_EINVAL for f NULL or an unknown value. [excl] */
 BK_API bk_status bk_quotient_set_path(bk_quotient *f, bk_quotient_path path);
 /* [any] true when this CPU can run the BMI2 path. */
 BK_API bool bk_quotient_bmi2_available(void);

@@ -19,7 +19,7 @@
  *                      once for the chain), so a chain out of cache costs two lines per big
  *                      sub-filter instead of about two random lines each plus mispredicted branches.
  *   classic            BK_SCALABLE_CLASSIC: standard-layout classic Bloom filters; about 6% less
- *                      memory, queries 1.5-2x slower once the chain is out of cache.
+ *                      memory, slower queries once the chain is out of cache (bench/README.md).
  * Carried budget (the default; BK_SCALABLE_FIXED_SHARES turns it off): rounding to whole blocks and an
  * integer k leaves small sub-filters far under p_i, so sub-filter i is sized for
  * p (1 - r^(i+1)) minus the exact errors of the sub-filters before it; the bound above is unchanged and
@@ -81,12 +81,12 @@ typedef struct bk_scalable bk_scalable;
  * and tightening are then unused). */
 #define BK_SCALABLE_NONSCALING 1u
 /* bk_scalable_options.flags: classic Bloom sub-filters (standard layout) instead of the default blocked
- * ones: about 6% less memory, queries 1.5-2x slower once the chain is out of cache. */
+ * ones: about 6% less memory, slower queries once the chain is out of cache. */
 #define BK_SCALABLE_CLASSIC 2u
 /* bk_scalable_options.flags: fixed error shares, p_i = p (1 - r) r^i for every sub-filter, as in the
- * original design, in RedisBloom, and in files written before the carried budget existed (they load
- * with it set). Without it (the default) each sub-filter also gets the share its predecessors left
- * unused (see the header comment). */
+ * original design and in RedisBloom (a saved chain records which scheme it was built with). Without
+ * it (the default) each sub-filter also gets the share its predecessors left unused (see the header
+ * comment). */
 #define BK_SCALABLE_FIXED_SHARES 4u
 
 typedef struct bk_scalable_options {
@@ -96,7 +96,8 @@ typedef struct bk_scalable_options {
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
-    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC; other bits are BK_EINVAL */
+    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC, BK_SCALABLE_FIXED_SHARES;
+                           other bits are BK_EINVAL */
 } bk_scalable_options;
 #define BK_SCALABLE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_scalable_options)
 
@@ -117,14 +118,15 @@ BK_API bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable
 
 /* Create with the first sub-filter sized for `capacity` keys. opts NULL means the defaults.
  * Errors: BK_EINVAL (capacity 0, p not in (0,1), growth > 16, r not in [0,1) (0: the default), unknown flags,
- * out NULL),
+ * max_bytes over BK_MAX_FILTER_BYTES, out NULL),
  * BK_ETOOBIG (the first sub-filter alone exceeds max_bytes or BK_MAX_FILTER_BYTES), BK_ENOMEM;
  * on error *out is NULL. [any] */
 BK_API bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options *opts,
                                  bk_scalable **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_scalable_free(bk_scalable *f);
-/* A deep copy. [excl] (a copy taken while atomic adds run may miss their keys) */
+/* A deep copy, made with f's allocator. BK_EINVAL if f or out is NULL, BK_ENOMEM. [excl]: no add may
+ * run meanwhile, the atomic ones included (blocked sub-filters are copied with plain loads). */
 BK_API bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out);
 
 /* Insert into the newest sub-filter unless that one probably holds the key already (older sub-filters

@@ -141,7 +141,7 @@ bk_status bk_counting_clone(const bk_counting *f, bk_counting **out)
     if (!f) return BK_EINVAL;
     bk_status s = alloc_filter(f->alloc, f->m, f->k, f->bits, f->seed, f->capacity, f->fpr_target, true, out);
     if (s != BK_OK) return s;
-    memcpy((*out)->words, f->words, f->nwords * 8);
+    bk__copy_words_relaxed((*out)->words, f->words, f->nwords); /* [query]: atomic updates may run */
     (*out)->count_own = bk_counting_count(f);
     return BK_OK;
 }
