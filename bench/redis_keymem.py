@@ -54,78 +54,66 @@ def start():
     raise RuntimeError("redis-server did not start")
 
 
-def run(name, make, query, bound):
+def fill(c, make):
+    """make(pipe, i) for every key i: used_memory per key and the mean MEMORY USAGE of every tenth key."""
+    before = c.info("memory")["used_memory"]
+    pipe = c.pipeline(transaction=False)
+    for i in range(KEYS):
+        make(pipe, i)
+        if i % 500 == 499:
+            pipe.execute()
+    pipe.execute()
+    after = c.info("memory")["used_memory"]
+    pipe = c.pipeline(transaction=False)
+    for i in range(0, KEYS, 10):
+        pipe.memory_usage(f"k:{i}")
+    usage = pipe.execute()
+    return (after - before) / KEYS, sum(usage) / len(usage)
+
+
+def positives(c, query):
+    """query(pipe, i) for every key i: how many answers (single or lists of them) said present."""
+    fp = 0
+    pipe = c.pipeline(transaction=False)
+    for i in range(KEYS):
+        query(pipe, i)
+        if i % 500 == 499:
+            fp += sum(sum(1 for x in r if x) if isinstance(r, list) else bool(r) for r in pipe.execute())
+    return fp + sum(sum(1 for x in r if x) if isinstance(r, list) else bool(r) for r in pipe.execute())
+
+
+def with_server(work):
     p, c = start()
     try:
-        before = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(KEYS):
-            make(pipe, f"k:{i}", f"item:{i}")
-        pipe.execute()
-        after = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(0, KEYS, 10):
-            pipe.memory_usage(f"k:{i}")
-        usage = pipe.execute()
-        pipe = c.pipeline(transaction=False)
-        for i in range(KEYS):
-            query(pipe, f"k:{i}", f"absent:{i}")
-        fp = sum(1 for x in pipe.execute() if x)
-        print(f"  {name:<22} {(after - before) / KEYS:10.0f} {sum(usage) / len(usage):12.0f} "
-              f"{bound:>14} {fp / KEYS:12.4%}")
+        return work(c)
     finally:
         c.shutdown(nosave=True)
         p.wait()
+
+
+def run(name, make, query, bound):
+    def work(c):
+        used, usage = fill(c, lambda pipe, i: make(pipe, f"k:{i}", f"item:{i}"))
+        fp = positives(c, lambda pipe, i: query(pipe, f"k:{i}", f"absent:{i}"))
+        print(f"  {name:<22} {used:10.0f} {usage:12.0f} {bound:>14} {fp / KEYS:12.4%}")
+    with_server(work)
 
 
 def run_loaded(name, make, query, rb_fpr):
     """KEYS keys of ITEMS items each; ITEMS absent items queried per key."""
-    p, c = start()
-    try:
-        before = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(KEYS):
-            make(pipe, f"k:{i}", [f"item:{i}:{j}" for j in range(ITEMS)])
-            if i % 500 == 499:
-                pipe.execute()
-        pipe.execute()
-        after = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(0, KEYS, 10):
-            pipe.memory_usage(f"k:{i}")
-        usage = pipe.execute()
-        fp = 0
-        pipe = c.pipeline(transaction=False)
-        for i in range(KEYS):
-            query(pipe, f"k:{i}", [f"absent:{i}:{j}" for j in range(ITEMS)])
-            if i % 500 == 499:
-                fp += sum(sum(1 for x in r if x) for r in pipe.execute())
-        fp += sum(sum(1 for x in r if x) for r in pipe.execute())
-        print(f"  {name:<30} {(after - before) / KEYS:10.0f} {sum(usage) / len(usage):12.0f} "
-              f"{fp / (KEYS * ITEMS):12.4%} {rb_fpr:>14.4%}")
-    finally:
-        c.shutdown(nosave=True)
-        p.wait()
+    def work(c):
+        used, usage = fill(c, lambda pipe, i: make(pipe, f"k:{i}", [f"item:{i}:{j}" for j in range(ITEMS)]))
+        fp = positives(c, lambda pipe, i: query(pipe, f"k:{i}", [f"absent:{i}:{j}" for j in range(ITEMS)]))
+        print(f"  {name:<30} {used:10.0f} {usage:12.0f} {fp / (KEYS * ITEMS):12.4%} {rb_fpr:>14.4%}")
+    with_server(work)
 
 
 def string_overhead():
     """used_memory per key minus MEMORY USAGE of KEYS plain string keys: Redis's own overhead."""
-    p, c = start()
-    try:
-        before = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(KEYS):
-            pipe.set(f"k:{i}", "x")
-        pipe.execute()
-        after = c.info("memory")["used_memory"]
-        pipe = c.pipeline(transaction=False)
-        for i in range(0, KEYS, 10):
-            pipe.memory_usage(f"k:{i}")
-        usage = pipe.execute()
-        return (after - before) / KEYS - sum(usage) / len(usage)
-    finally:
-        c.shutdown(nosave=True)
-        p.wait()
+    def work(c):
+        used, usage = fill(c, lambda pipe, i: pipe.set(f"k:{i}", "x"))
+        return used - usage
+    return with_server(work)
 
 
 def rb_bloom_fpr(n, p):

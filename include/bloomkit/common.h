@@ -24,6 +24,12 @@ extern "C" {
  * library's SONAME is libbloomkit.so.1 for all of 1.x, and its ABI is checked against the recorded 1.0
  * ABI); a change that breaks the stable API or ABI makes 2.0 and libbloomkit.so.2. The experimental tier
  * carries no such promise. The file format has its own version (BK_FORMAT_VERSION_*).
+ *
+ * Structs the stable tier fills for the caller keep their size and fields for all of 1.x: bk_stats has
+ * reserved words for later fields; the sizing and header structs (bk_geometry, bk_quotient_geometry,
+ * bk_aging_geometry, bk_file_info) are complete as they are, and a 1.x release that needs to report
+ * more adds a new call beside the old one rather than growing them. Options structs grow through
+ * their leading struct_size.
  */
 #define BK_VERSION_MAJOR 1
 #define BK_VERSION_MINOR 0

@@ -156,6 +156,33 @@ BK_INLINE size_t bk__hash_chunk(uint64_t *h, size_t cap, const void *const *keys
     return c;
 }
 
+/* The whole bytes form of a batch whose hashed form needs nothing else: keys hashed BK__HCHUNK at a
+ * time, each chunk handed to `query` (with its slice of results; the sum of what it returns, keys
+ * found) or to `add`. The types pass a static adapter, which the compiler inlines here. */
+#define BK__HCHUNK 256
+typedef size_t (*bk__chunk_query)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
+typedef bk_status (*bk__chunk_add)(void *f, const uint64_t *h, size_t n);
+BK_INLINE size_t bk__query_by_chunks(const void *f, uint64_t seed, const void *const *keys, const size_t *lens,
+                                     size_t n, uint8_t *results, bk__chunk_query query)
+{
+    uint64_t h[BK__HCHUNK];
+    size_t found = 0;
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK__HCHUNK, keys, lens, i, n, seed);
+        found += query(f, h, c, results ? results + i : NULL);
+    }
+    return found;
+}
+BK_INLINE void bk__add_by_chunks(void *f, uint64_t seed, const void *const *keys, const size_t *lens, size_t n,
+                                 bk__chunk_add add)
+{
+    uint64_t h[BK__HCHUNK];
+    for (size_t i = 0, c = 0; i < n; i += c) {
+        c = bk__hash_chunk(h, BK__HCHUNK, keys, lens, i, n, seed);
+        add(f, h, c);
+    }
+}
+
 /* The two ends of a batch call (common.h, "Batches"): a refused batch zeroes its count and returns
  * BK_EINVAL; a finished one stores its count (hits or done) when asked and returns BK_OK. */
 BK_INLINE bk_status bk__batch_refused(size_t *count)

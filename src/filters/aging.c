@@ -662,16 +662,16 @@ bk_status bk_aging_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t 
 }
 
 /* Bytes keys: hashed a chunk at a time, then the hashed batch code. */
-#define CHUNK 256
+static bk_status add_chunk(void *f, const uint64_t *h, size_t n) { return bk_aging_add_hashes(f, h, n); }
+static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return contains_hashes(f, h, n, results);
+}
 
 bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    uint64_t h[CHUNK];
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
-        bk_aging_add_hashes(f, h, c);
-    }
+    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
     return BK_OK;
 }
 
@@ -679,22 +679,16 @@ bk_status bk_aging_contains_many(const bk_aging *f, const void *const *keys, con
                                  uint8_t *res, size_t *hits)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    uint64_t h[CHUNK];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
-        present += contains_hashes(f, h, c, res ? res + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, res, query_chunk));
 }
 
 bk_status bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
                                       uint8_t *res, size_t *done)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(done);
-    uint64_t h[CHUNK];
+    uint64_t h[BK__HCHUNK];
     for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, CHUNK, keys, lens, i, n, f->seed);
+        c = bk__hash_chunk(h, BK__HCHUNK, keys, lens, i, n, f->seed);
         bk_aging_add_if_absent_hashes(f, h, c, res ? res + i : NULL, NULL);
     }
     return bk__batch_done(done, n);

@@ -359,7 +359,6 @@ bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
 /* ---- batches: hash all, prefetch every probed line, then probe ---- */
 
 #define BK_BATCH 32
-#define BK_HCHUNK 256 /* keys hashed at a time by the bytes batch forms: eight pipelined batches */
 
 /*
  * Batches, software-pipelined: the probe positions of the next BK_BATCH keys are computed into a
@@ -457,14 +456,16 @@ static size_t contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t 
     return present;
 }
 
+static bk_status add_chunk(void *f, const uint64_t *h, size_t n) { return bk_bloom_add_hashes(f, h, n); }
+static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return contains_hashes(f, h, n, results);
+}
+
 bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    uint64_t h[BK_HCHUNK];
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
-        bk_bloom_add_hashes(f, h, c);
-    }
+    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
     return BK_OK;
 }
 
@@ -479,13 +480,7 @@ bk_status bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, con
                                  uint8_t *results, size_t *hits)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    uint64_t h[BK_HCHUNK];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, BK_HCHUNK, keys, lens, i, n, f->seed);
-        present += contains_hashes(f, h, c, results ? results + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
 }
 
 /* ---- whole-filter operations ---- */

@@ -311,14 +311,16 @@ static size_t contains_hashes(const bk_counting *f, const uint64_t *hashes, size
     return present;
 }
 
+static bk_status add_chunk(void *f, const uint64_t *h, size_t n) { return bk_counting_add_hashes(f, h, n); }
+static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return contains_hashes(f, h, n, results);
+}
+
 bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    uint64_t h[BK_BATCH];
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
-        bk_counting_add_hashes(f, h, c);
-    }
+    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
     return BK_OK;
 }
 
@@ -333,13 +335,7 @@ bk_status bk_counting_contains_many(const bk_counting *f, const void *const *key
                                     uint8_t *results, size_t *hits)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    uint64_t h[BK_BATCH];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
-        present += contains_hashes(f, h, c, results ? results + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
 }
 
 /* ---- whole-filter operations ---- */

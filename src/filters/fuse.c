@@ -637,6 +637,11 @@ static size_t contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n
     return present;
 }
 
+static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return contains_hashes(f, h, n, results);
+}
+
 bk_status bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results,
                                   size_t *hits)
 {
@@ -648,13 +653,7 @@ bk_status bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const
                                 uint8_t *results, size_t *hits)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    uint64_t h[FUSE_BATCH];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, FUSE_BATCH, keys, lens, i, n, f->seed);
-        present += contains_hashes(f, h, c, results ? results + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
 }
 
 /* ---- statistics and accessors ---- */

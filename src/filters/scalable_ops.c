@@ -683,17 +683,16 @@ bk_status bk_scalable_contains_hashes(const bk_scalable *f, const uint64_t *hash
                                            : blocked_contains_hashes(f, hashes, n, results));
 }
 
+static size_t classic_query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return classic_contains_hashes(f, h, n, results);
+}
+
 bk_status bk_scalable_contains_many(const bk_scalable *f, const void *const *keys, const size_t *lens, size_t n,
                                     uint8_t *results, size_t *hits)
 {
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     if (!f->classic) return bk__batch_done(hits, blocked_contains_many(f, keys, lens, n, results));
-    uint64_t h[BK_BATCH];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, BK_BATCH, keys, lens, i, n, f->seed);
-        present += classic_contains_hashes(f, h, c, results ? results + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, classic_query_chunk));
 }
 

@@ -197,6 +197,11 @@ static size_t contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t
     return present;
 }
 
+static size_t query_chunk(const void *F, const uint64_t *h, size_t n, uint8_t *results)
+{
+    return contains_hashes(F, h, n, results);
+}
+
 bk_status bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t n, uint8_t *results,
                                     size_t *hits)
 {
@@ -208,11 +213,5 @@ bk_status bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, c
                                   uint8_t *results, size_t *hits)
 {
     if (!F || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    uint64_t h[CF_BATCH];
-    size_t present = 0;
-    for (size_t i = 0, c = 0; i < n; i += c) {
-        c = bk__hash_chunk(h, CF_BATCH, keys, lens, i, n, F->seed);
-        present += contains_hashes(F, h, c, results ? results + i : NULL);
-    }
-    return bk__batch_done(hits, present);
+    return bk__batch_done(hits, bk__query_by_chunks(F, F->seed, keys, lens, n, results, query_chunk));
 }
