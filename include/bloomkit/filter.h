@@ -125,8 +125,8 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
  * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
  * that estimate (bk_filter_set_count sets a count you know better); for counting filters it doubles
  * every key's multiplicity.
- * [excl] on dst; [query] on src except that no atomic insert may run on src meanwhile (src is
- * read with plain loads) */
+ * [excl] on dst, [query] on src: atomic inserts may run on src meanwhile (a key whose insert
+ * returned before the merge began is in dst; one inserted during it may or may not be) */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
 /* Remove every key (the geometry and seed stay). Errors: BK_EINVAL, BK_ENOTSUP (a fuse filter, or a

@@ -345,10 +345,11 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     const uint64_t na = bk_blocked_count(dst), nb = bk_blocked_count(src);
     uint64_t *d = dst->e.words;
     const uint64_t *w = src->e.words;
+    /* src is [query]: *_atomic inserts may be OR-ing its words meanwhile, hence relaxed loads */
     if (is_union)
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= load_relaxed(&w[i]);
     else
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= load_relaxed(&w[i]);
     bk__stripes_clear(&dst->stripes);
     *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
                                       nb, is_union);

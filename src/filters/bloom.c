@@ -516,10 +516,11 @@ static bk_status combine(bk_bloom *dst, const bk_bloom *src, bool is_union)
     const uint64_t na = bk_bloom_count(dst), nb = bk_bloom_count(src);
     uint64_t *d = dst->words;
     const uint64_t *w = src->words;
+    /* src is [query]: *_atomic inserts may be OR-ing its words meanwhile, hence relaxed loads */
     if (is_union)
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
     else
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
     bk__stripes_clear(&dst->stripes);
     *dst->count = bk__combined_count(estimate_cardinality(dst->m, dst->k, bk__popcount_words(d, dst->nwords)),
                                      na, nb, is_union);
