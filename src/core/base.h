@@ -63,7 +63,7 @@ BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src
  * the returned pointer holds the distance back to the allocator's block (1 to 64); 0 there means the
  * block's address is stored 16 bytes below instead (2 MiB alignments, also fuse.c's scratch). */
 BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
-/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and $BK_THP, read once per process, is not "0"), and the
  * advice itself on the 2 MiB-aligned part of [p, p + size). */
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
