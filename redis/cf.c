@@ -126,7 +126,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_CF, v);
         changed = true;
-    } else if (v->stage) {
+    } else if (bkr_stage_of(v)) {
         return bkr_reply_restoring(ctx);
     }
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
@@ -237,7 +237,7 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     bkr_value *v = NULL;
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
+    if (st == BKR_OK && bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     int n = argc - 2;
     if (!multi) {
         size_t len;
@@ -295,7 +295,7 @@ static int CF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "Not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     size_t n;
     const char *p = RedisModule_StringPtrLen(argv[2], &n);
     bk_status s = bk_cuckoo_remove(v->obj, p, n);
@@ -314,7 +314,7 @@ static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bk_cuckoo_info in;
     bk_cuckoo_get_info(v->obj, &in);
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
