@@ -12,6 +12,8 @@
 #define CF_DEFAULT_BUCKETSIZE 2
 #define CF_DEFAULT_MAX_ITERATIONS 20
 #define CF_DEFAULT_EXPANSION 1
+/* Tables of fewer buckets than this are rounded up to a power of two (cf_create). */
+#define CF_SMALL_BUCKETS 256
 
 static bk_status cf_create(long long capacity, long long bucket_size, long long max_iterations,
                            long long expansion, bkr_value **out)
@@ -22,12 +24,21 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
     o.fingerprint_bits = (uint32_t)bkr_cfg.cf_fingerprint_bits;
     o.max_kicks = (uint32_t)max_iterations;
     o.expansion = (uint32_t)expansion;
-    /* RedisBloom's geometry: capacity / b buckets (without its rounding up to a power of two), so a
-     * table holds about 84% (b = 2) of `capacity` before the chain grows, as there, and takes the same
-     * memory per table or less. */
+    /* RedisBloom's geometry: capacity / b buckets, so a table holds about 84% (b = 2) of its slots
+     * before the chain grows, as there. Small tables (under CF_SMALL_BUCKETS buckets) are rounded up to
+     * a power of two as RedisBloom rounds every table, so that a small filter holds `capacity` items in
+     * its first table at RedisBloom's false-positive rate (CF.RESERVE k 100: 64 buckets, 100 items at
+     * 1.2%, where 50 buckets would have grown a second table at about 84 items); larger ones are not
+     * rounded, and take the same memory per table as RedisBloom's or less. */
     o.load_factor = 1.0;
     /* The first table's arrays, known before anything is allocated: MAX_FILTER_SIZE refuses it here. */
     uint64_t buckets = ((uint64_t)capacity + (uint64_t)bucket_size - 1) / (uint64_t)bucket_size;
+    if (buckets < CF_SMALL_BUCKETS) {
+        uint64_t pow2 = 1;
+        while (pow2 < buckets) pow2 <<= 1;
+        buckets = pow2;
+        capacity = (long long)(buckets * (uint64_t)bucket_size);
+    }
     double bytes = (double)buckets * (double)bucket_size * (double)o.fingerprint_bits / 8.0;
     if (bytes > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     bk_cuckoo *cf;
