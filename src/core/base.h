@@ -68,6 +68,12 @@ BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(const bk_allocator *a, void *p);
+/* A filter struct of `size` zeroed bytes and, when with_array, its zeroed array of `bytes` bytes
+ * (bk__calloc_aligned; free with bk__free_aligned): the first step of every bit-array filter's
+ * construction (classic, blocked, counting). A size of 0 or past BK_MAX_FILTER_BYTES gives
+ * BK_ETOOBIG, a failed allocation BK_ENOMEM (nothing is left allocated); *array is NULL without one. */
+BK_HIDDEN void *bk__new_with_array(const bk_allocator *a, size_t size, uint64_t bytes, bool with_array,
+                                   uint64_t **array, bk_status *status);
 /* Zeroed, 64-byte aligned, for a filter's own array: as bk__calloc_aligned, except that an array of at
  * most BK__LINES_PLAIN_MAX bytes, a multiple of 64, whose allocator block comes 64-byte aligned as it
  * is (jemalloc's size classes that are multiples of 64 do) is used as it is, without the line of

@@ -418,6 +418,17 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         for (uint32_t l_ = 0; l_ < BK_AGING_LINES(b, g); l_++) BK_PREFETCH(BK_AGING_LINE(b, g, l_));  \
     } while (0)
 
+/* The buckets of the first keys of a batch (up to BK_AGING_QUERY_PF of them), before a query loop
+ * whose own prefetches reach that far ahead. */
+#define BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g)                                        \
+    do {                                                                                              \
+        size_t pre_ = (n) < BK_AGING_QUERY_PF ? (n) : BK_AGING_QUERY_PF;                              \
+        for (size_t i_ = 0; i_ < pre_; i_++) {                                                        \
+            const uint64_t *p_ = (words) + bk__range64((hs)[i_], blocks) * (stride);                  \
+            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
+        }                                                                                             \
+    } while (0)
+
 #define BK_AGING_AI __attribute__((always_inline)) static inline
 
 #define BK_AGING_PATH(NAME, TARGET, FOUND, ANY, INSERT)                                                \
@@ -485,11 +496,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                                                   slot_set live)                                      \
     {                                                                                                 \
         size_t stride = (size_t)g * 4, present = 0;                                                   \
-        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
-        for (size_t i = 0; i < pre; i++) {                                                            \
-            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
-            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
-        }                                                                                             \
+        BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g);                                     \
         for (size_t i = 0; i < n; i++) {                                                              \
             if (i + BK_AGING_QUERY_PF < n) {                                                          \
                 const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
@@ -534,11 +541,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     {                                                                                                 \
         uint64_t *words = f->words, blocks = f->blocks;                                               \
         size_t stride = (size_t)g * 4, present = 0;                                                   \
-        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
-        for (size_t i = 0; i < pre; i++) {                                                            \
-            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
-            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
-        }                                                                                             \
+        BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g);                                     \
         for (size_t i = 0; i < n;) {                                                                  \
             size_t take = chunk_of(f, n - i);                                                         \
             uint32_t s_ = cur_slot(f);                                                                \

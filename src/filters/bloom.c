@@ -60,20 +60,14 @@ static bool query_standard(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h
 static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_layout layout, uint64_t seed, uint64_t capacity,
                               double fpr_target, bool alloc_words, bk_bloom **out)
 {
-    uint64_t bytes = bk__bits_to_bytes64(m);
-    if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    uint64_t bytes = bk__bits_to_bytes64(m), *words;
     const bk_allocator *al = bk__allocator(a);
-    bk_bloom *f = bk__calloc(al, 1, sizeof *f);
-    if (!f) return BK_ENOMEM;
+    bk_status s;
+    bk_bloom *f = bk__new_with_array(al, sizeof *f, bytes, alloc_words, &words, &s);
+    if (!f) return s;
     f->alloc = al;
-    if (alloc_words) {
-        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        if (!f->words) {
-            bk__free(f->alloc, f);
-            return BK_ENOMEM;
-        }
-        f->owns_words = true;
-    }
+    f->words = words;
+    f->owns_words = alloc_words;
     f->nwords = bytes / 8;
     f->m = m;
     f->k = k;
@@ -582,8 +576,6 @@ const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0  u32 layout, u32 k, u64 m, u64 capacity, u64 count, f64 fpr_target  (36 bytes)
  * then zero padding to 64, then the bit array: ceil(m / 512) * 64 bytes, little-endian u64 words. */
-#define BLOOM_COUNT_OFFSET 24
-
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_bloom *f = vf;
@@ -611,14 +603,11 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_bloom *f;
     s = alloc_filter(r->alloc, m, k, (bk_layout)layout, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + BLOOM_COUNT_OFFSET);
     /* Bits past m must be zero: anything else was not written by us. */
-    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK ||
-        (s = bk__tail_zero(f->words, f->nwords, m) ? BK_OK : BK_ECORRUPT) != BK_OK) {
+    if ((s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->words, &f->count, &f->count_own)) != BK_OK) {
         bk_bloom_free(f);
         return s;
     }
-    f->count_own = h.count;
     *out = f;
     return BK_OK;
 }
