@@ -157,14 +157,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     accepted++;
     CHECK(encver == 1);
     CHECK(bkr_mem_usage(v) > 0);
-    if (v->obj) {
-        CHECK(bkr_family_of(v->type) == fam);
+    if (!bkr_stage_of(v)) {
+        CHECK(v->obj && bkr_family_of(v->type) == fam);
         bk_filter *h = bkr_handle(v);
         CHECK(h != NULL);
         (void)bk_filter_contains(h, "key", 3);
         bkr_handle_done(v, h);
     } else {
-        CHECK(v->stage && v->stage->len <= v->stage->total);
+        CHECK(bkr_stage_of(v)->len <= bkr_stage_of(v)->total);
     }
     /* what loaded saves, loads again, and saves to the same records */
     fake_io a = save(v);
@@ -222,9 +222,9 @@ static size_t seeds(seed *out)
     CHECK(h && bkr_save_alloc(h, &buf, &len) == BK_OK);
     bkr_handle_done(v, h);
     bkr_value part = { 0 };
-    part.stage = bkr_stage_make(len, buf, 100);
+    bkr_value_set_stage(&part, bkr_stage_make(len, buf, 100));
     out[n++] = make_seed(BKR_BF, &part);
-    bkr_stage_free(part.stage);
+    bkr_stage_free(bkr_stage_of(&part));
     free(buf);
     bkr_value_free(v);
 

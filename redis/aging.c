@@ -46,7 +46,7 @@ static bk_aging *open_aging(RedisModuleCtx *ctx, RedisModuleString *name, int mo
         if (!allow_empty) RedisModule_ReplyWithError(ctx, "ERR not found");
         return NULL;
     }
-    if (v->stage) {
+    if (bkr_stage_of(v)) {
         bkr_reply_restoring(ctx);
         return NULL;
     }

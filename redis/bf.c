@@ -145,7 +145,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_BF, v);
         changed = true;
-    } else if (v->stage) {
+    } else if (bkr_stage_of(v)) {
         return bkr_reply_restoring(ctx);
     }
     if (o->multi) RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_ARRAY_LEN);
@@ -247,7 +247,7 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     bkr_value *v = NULL;
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
+    if (st == BKR_OK && bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     int n = argc - 2;
     if (!multi) {
         size_t len;
@@ -327,7 +327,7 @@ static int BF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bf_info in;
     bf_info_of(v, &in);
     static const char *names[] = { "Capacity", "Size", "Number of filters", "Number of items inserted",
@@ -370,7 +370,7 @@ static int BF_Card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bf_info in;
     bf_info_of(v, &in);
     return RedisModule_ReplyWithLongLong(ctx, in.items);

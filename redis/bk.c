@@ -30,7 +30,7 @@ static int BK_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_value *dv = NULL;
     bkr_lookup dst = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &dkey, &dv);
     if (dst == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (dst == BKR_OK && dv->stage) return bkr_reply_restoring(ctx);
+    if (dst == BKR_OK && bkr_stage_of(dv)) return bkr_reply_restoring(ctx);
 
     /* Look every source up first: nothing is computed unless all of them are usable. */
     int nsrc = argc - 2;
@@ -42,7 +42,7 @@ static int BK_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (st == BKR_EMPTY)
             return reply_errorf(ctx, RedisModule_CreateStringPrintf(ctx, "ERR not found: '%.*s'", BKR_NAME_SHOWN,
                                                                     RedisModule_StringPtrLen(argv[2 + i], NULL)));
-        if (src[i]->stage) return bkr_reply_restoring(ctx);
+        if (bkr_stage_of(src[i])) return bkr_reply_restoring(ctx);
     }
 
     /* The union is built in a copy, so that an incompatible source leaves dest exactly as it was. */
@@ -90,7 +90,7 @@ static bool open_readable(RedisModuleCtx *ctx, RedisModuleString *name, bkr_valu
     bkr_lookup st = bkr_open_any(ctx, name, REDISMODULE_READ, &key, v, fam);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx), false;
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found"), false;
-    if ((*v)->stage) return bkr_reply_restoring(ctx), false;
+    if (bkr_stage_of(*v)) return bkr_reply_restoring(ctx), false;
     return true;
 }
 

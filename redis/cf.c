@@ -12,6 +12,8 @@
 #define CF_DEFAULT_BUCKETSIZE 2
 #define CF_DEFAULT_MAX_ITERATIONS 20
 #define CF_DEFAULT_EXPANSION 1
+/* Tables of fewer buckets than this are rounded up to a power of two (cf_create). */
+#define CF_SMALL_BUCKETS 256
 
 static bk_status cf_create(long long capacity, long long bucket_size, long long max_iterations,
                            long long expansion, bkr_value **out)
@@ -22,12 +24,21 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
     o.fingerprint_bits = (uint32_t)bkr_cfg.cf_fingerprint_bits;
     o.max_kicks = (uint32_t)max_iterations;
     o.expansion = (uint32_t)expansion;
-    /* RedisBloom's geometry: capacity / b buckets (without its rounding up to a power of two), so a
-     * table holds about 84% (b = 2) of `capacity` before the chain grows, as there, and takes the same
-     * memory per table or less. */
+    /* RedisBloom's geometry: capacity / b buckets, so a table holds about 84% (b = 2) of its slots
+     * before the chain grows, as there. Small tables (under CF_SMALL_BUCKETS buckets) are rounded up to
+     * a power of two as RedisBloom rounds every table, so that a small filter holds `capacity` items in
+     * its first table at RedisBloom's false-positive rate (CF.RESERVE k 100: 64 buckets, 100 items at
+     * 1.2%, where 50 buckets would have grown a second table at about 84 items); larger ones are not
+     * rounded, and take the same memory per table as RedisBloom's or less. */
     o.load_factor = 1.0;
     /* The first table's arrays, known before anything is allocated: MAX_FILTER_SIZE refuses it here. */
     uint64_t buckets = ((uint64_t)capacity + (uint64_t)bucket_size - 1) / (uint64_t)bucket_size;
+    if (buckets < CF_SMALL_BUCKETS) {
+        uint64_t pow2 = 1;
+        while (pow2 < buckets) pow2 <<= 1;
+        buckets = pow2;
+        capacity = (long long)(buckets * (uint64_t)bucket_size);
+    }
     double bytes = (double)buckets * (double)bucket_size * (double)o.fingerprint_bits / 8.0;
     if (bytes > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     bk_cuckoo *cf;
@@ -126,7 +137,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_CF, v);
         changed = true;
-    } else if (v->stage) {
+    } else if (bkr_stage_of(v)) {
         return bkr_reply_restoring(ctx);
     }
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
@@ -237,7 +248,7 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     bkr_value *v = NULL;
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK && v->stage) return bkr_reply_restoring(ctx);
+    if (st == BKR_OK && bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     int n = argc - 2;
     if (!multi) {
         size_t len;
@@ -295,7 +306,7 @@ static int CF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "Not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     size_t n;
     const char *p = RedisModule_StringPtrLen(argv[2], &n);
     bk_status s = bk_cuckoo_remove(v->obj, p, n);
@@ -314,7 +325,7 @@ static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ, BKR_CF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bk_cuckoo_info in;
     bk_cuckoo_get_info(v->obj, &in);
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",

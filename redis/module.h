@@ -66,17 +66,32 @@ typedef struct bkr_stage {
 bkr_stage *bkr_stage_make(size_t total, const void *p, size_t n);
 void bkr_stage_free(bkr_stage *s);
 
-/* What a key of either type holds: exactly one of obj and stage is set. 32 bytes (one allocator block of
- * 32): with thousands of small filters the fixed part of a key is most of its memory. The filters the
- * BF and CF commands make (scalable and cuckoo) are kept bare, without a generic handle (64 bytes
- * more per key); a call of the generic API on them goes through a handle made for that call
+/* What a key of either type holds: a filter, or a LOADCHUNK restore in progress. 16 bytes (one allocator
+ * block of 16): with thousands of small filters the fixed part of a key is most of its memory. The
+ * filters the BF and CF commands make (scalable and cuckoo) are kept bare, without a generic handle (64
+ * bytes more per key); a call of the generic API on them goes through a handle made for that call
  * (bkr_handle). Other types (BK.IMPORT, BK.AGING, BK.QF) are kept in their handle. */
+#define BKR_RESTORING 0xffu /* type of a value holding a restore in progress (obj is its bkr_stage) */
 typedef struct bkr_value {
-    void *obj;        /* bare types (bkr_bare): the typed filter; others: its generic handle (bk_filter *) */
-    bkr_stage *stage; /* non-NULL while a SCANDUMP is being restored by LOADCHUNK */
-    size_t heap;      /* bytes the library holds for the filter: what the allocator really gave (see bkr_heap_now) */
-    bk_type type;
+    void *obj;          /* bare types (bkr_bare): the typed filter; others: its generic handle (bk_filter *);
+                         * type BKR_RESTORING: the bkr_stage of the restore */
+    uint64_t heap : 56; /* bytes the library holds for the filter: what the allocator really gave (see
+                         * bkr_heap_now); 2^56 is far past any filter's limit */
+    uint64_t type : 8;  /* the filter's bk_type, or BKR_RESTORING */
 } bkr_value;
+
+/* The restore v holds, or NULL when it holds a filter. */
+static inline bkr_stage *bkr_stage_of(const bkr_value *v)
+{
+    return v->type == BKR_RESTORING ? (bkr_stage *)v->obj : NULL;
+}
+/* Make v hold restore s (v holds no filter). */
+static inline void bkr_value_set_stage(bkr_value *v, bkr_stage *s)
+{
+    v->obj = s;
+    v->type = BKR_RESTORING;
+    v->heap = 0;
+}
 
 /* The types kept without a generic handle. */
 static inline bool bkr_bare(bk_type t) { return t == BK_TYPE_SCALABLE || t == BK_TYPE_CUCKOO; }

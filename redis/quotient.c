@@ -42,7 +42,7 @@ static bkr_lookup qf_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode
                           bkr_value **v, bk_quotient **q)
 {
     bkr_lookup st = bkr_open(ctx, name, mode, BKR_BF, key, v);
-    if (st == BKR_OK && ((*v)->stage || (*v)->type != BK_TYPE_QUOTIENT)) st = BKR_WRONGTYPE;
+    if (st == BKR_OK && (bkr_stage_of(*v) || (*v)->type != BK_TYPE_QUOTIENT)) st = BKR_WRONGTYPE;
     if (st == BKR_OK) *q = bkr_typed(*v);
     return st;
 }

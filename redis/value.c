@@ -88,7 +88,7 @@ void bkr_handle_done(const bkr_value *v, bk_filter *h)
 
 void bkr_value_drop_filter(bkr_value *v)
 {
-    if (!v->obj) return;
+    if (!v->obj || bkr_stage_of(v)) return;
     if (bkr_bare(v->type))
         free_typed(v->type, v->obj);
     else
@@ -110,7 +110,7 @@ void bkr_value_free(void *p)
     bkr_value *v = p;
     if (!v) return;
     bkr_value_drop_filter(v);
-    stage_free(v->stage);
+    stage_free(bkr_stage_of(v));
     RedisModule_Free(v);
 }
 
@@ -119,8 +119,8 @@ size_t bkr_value_memory(const bkr_value *v)
     /* What the allocator gave, not what was asked for: jemalloc's size classes round a 10 MB array
      * up by as much as a fifth, and used_memory counts the rounded size. */
     size_t n = RedisModule_MallocSize ? RedisModule_MallocSize((void *)v) : sizeof *v;
-    if (v->stage) {
-        const bkr_stage *st = v->stage;
+    const bkr_stage *st = bkr_stage_of(v);
+    if (st) {
         n += RedisModule_MallocSize ? RedisModule_MallocSize((void *)st) : sizeof *st;
         if (st->seg) n += RedisModule_MallocSize ? RedisModule_MallocSize(st->seg) : st->nseg * sizeof *st->seg;
         for (size_t i = 0; i < st->nseg; i++)
@@ -373,11 +373,12 @@ static int rdb_emit(void *ctx, const uint8_t *p, size_t n)
 void bkr_rdb_save(RedisModuleIO *io, void *value)
 {
     bkr_value *v = value;
-    if (v->stage) {
+    const bkr_stage *st = bkr_stage_of(v);
+    if (st) {
         RedisModule_SaveUnsigned(io, 1);
-        RedisModule_SaveUnsigned(io, v->stage->total);
-        RedisModule_SaveUnsigned(io, v->stage->len);
-        stage_pieces(v->stage, BKR_RDB_PIECE, rdb_emit, io);
+        RedisModule_SaveUnsigned(io, st->total);
+        RedisModule_SaveUnsigned(io, st->len);
+        stage_pieces(st, BKR_RDB_PIECE, rdb_emit, io);
         return;
     }
     /* (A handle of 64 bytes is small: Redis's allocator aborts rather than fail it, as for any small
@@ -491,7 +492,7 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
         return NULL;
     }
     bkr_value *v = RedisModule_Calloc(1, sizeof *v);
-    v->stage = s;
+    bkr_value_set_stage(v, s);
     return v;
 }
 
@@ -518,8 +519,8 @@ static int aof_emit(void *ctx, const uint8_t *p, size_t n)
 static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, bkr_value *v, const char *cmd)
 {
     aof_ctx a = { aof, key, cmd, 0 };
-    if (v->stage)
-        stage_pieces(v->stage, BKR_CHUNK_MAX, aof_emit, &a);
+    if (bkr_stage_of(v))
+        stage_pieces(bkr_stage_of(v), BKR_CHUNK_MAX, aof_emit, &a);
     else {
         bk_filter *h = bkr_handle(v);
         stream_pieces(h, BKR_CHUNK_MAX, aof_emit, &a);
@@ -547,9 +548,9 @@ static int digest_emit(void *ctx, const uint8_t *p, size_t n)
 void bkr_digest(RedisModuleDigest *md, void *value)
 {
     bkr_value *v = value;
-    if (v->stage) {
+    if (bkr_stage_of(v)) {
         RedisModule_DigestAddLongLong(md, 1);
-        stage_pieces(v->stage, (size_t)1 << 20, digest_emit, md);
+        stage_pieces(bkr_stage_of(v), (size_t)1 << 20, digest_emit, md);
     } else {
         RedisModule_DigestAddLongLong(md, 0);
         bk_filter *h = bkr_handle(v);
@@ -588,14 +589,16 @@ void *bkr_copy(RedisModuleString *fromkey, RedisModuleString *tokey, const void 
     (void)fromkey;
     (void)tokey;
     const bkr_value *v = value;
-    if (v->stage) {
+    const bkr_stage *vs = bkr_stage_of(v);
+    if (vs) {
         bkr_value *c = RedisModule_Calloc(1, sizeof *c);
-        c->stage = RedisModule_Calloc(1, sizeof *c->stage);
-        c->stage->total = v->stage->total;
-        for (size_t off = 0; off < v->stage->len; off += BKR_STAGE_SEGMENT) {
-            size_t n = v->stage->len - off < BKR_STAGE_SEGMENT ? v->stage->len - off : BKR_STAGE_SEGMENT;
-            stage_append(c->stage, v->stage->seg[off / BKR_STAGE_SEGMENT], n);
+        bkr_stage *cs = RedisModule_Calloc(1, sizeof *cs);
+        cs->total = vs->total;
+        for (size_t off = 0; off < vs->len; off += BKR_STAGE_SEGMENT) {
+            size_t n = vs->len - off < BKR_STAGE_SEGMENT ? vs->len - off : BKR_STAGE_SEGMENT;
+            stage_append(cs, vs->seg[off / BKR_STAGE_SEGMENT], n);
         }
+        bkr_value_set_stage(c, cs);
         return c;
     }
     bk_filter *f;
@@ -616,7 +619,7 @@ static int reply_chunk_end(RedisModuleCtx *ctx, bkr_family fam)
 
 int bkr_scandump(RedisModuleCtx *ctx, const bkr_value *v, long long iter, bkr_family fam)
 {
-    if (v->stage) return bkr_reply_restoring(ctx);
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bk_filter *h = bkr_handle(v);
     if (!h) return bkr_reply_status(ctx, BK_ENOMEM);
     size_t total;
@@ -653,7 +656,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
 
     if (offset == 0) {
         /* The first piece starts a restore: into an empty key, or over an unfinished restore. */
-        if (st == BKR_OK && !v->stage) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+        if (st == BKR_OK && !bkr_stage_of(v)) return RedisModule_ReplyWithError(ctx, "ERR item exists");
         bk_file_info hdr;
         /* The restore will hold the whole saved form, then the filter made from it. */
         if (bk_filter_peek_header(p, n, &hdr) == BK_OK && hdr.total_size < SIZE_MAX / 2 &&
@@ -668,11 +671,11 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
         if (st == BKR_OK) {
-            stage_free(v->stage);
-            v->stage = s;
+            stage_free(bkr_stage_of(v));
+            bkr_value_set_stage(v, s);
         } else {
             v = RedisModule_Calloc(1, sizeof *v);
-            v->stage = s;
+            bkr_value_set_stage(v, s);
             bkr_set(key, fam, v);
         }
     } else {
@@ -683,26 +686,27 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
                 fam == BKR_BF ? "ERR received bad data" : "Couldn't load chunk!", (unsigned long long)offset);
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
-        if (!v->stage)
+        if (!bkr_stage_of(v))
             return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR received bad data (the filter is complete)"
                                                                  : "Couldn't load chunk! (the filter is complete)");
-        if (offset != v->stage->len) {
+        if (offset != bkr_stage_of(v)->len) {
             RedisModuleString *m = RedisModule_CreateStringPrintf(
                 ctx, "%s (this chunk starts at offset %llu, the restore expects the one at offset %llu)",
                 fam == BKR_BF ? "ERR invalid offset - chunks must be loaded in order"
                               : "Couldn't load chunk! (chunks must be loaded in order)",
-                (unsigned long long)offset, (unsigned long long)v->stage->len);
+                (unsigned long long)offset, (unsigned long long)bkr_stage_of(v)->len);
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
-        if (!stage_append(v->stage, p, n))
+        if (!stage_append(bkr_stage_of(v), p, n))
             return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid chunk - Too big for current filter"
                                                                  : "Couldn't load chunk! (too big for the filter)");
     }
-    if (v->stage->len == v->stage->total) {
+    if (bkr_stage_of(v)->len == bkr_stage_of(v)->total) {
         bk_filter *f;
         size_t heap0 = bkr_heap_now();
-        bk_status s = stage_finish(v->stage, fam, &f);
-        v->stage = NULL; /* consumed by stage_finish */
+        bk_status s = stage_finish(bkr_stage_of(v), fam, &f);
+        v->obj = NULL; /* the restore, consumed by stage_finish */
+        v->type = 0;
         if (s != BK_OK) {
             /* The restore is useless now: drop the key rather than keep a filter that cannot answer. */
             RedisModule_DeleteKey(key);

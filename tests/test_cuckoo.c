@@ -739,6 +739,46 @@ static void expansion_chain(void **state)
  * query and insert, the word-wide eviction walk); concurrent mode always takes the general ones. Both
  * filled with the same hashes to full, then half removed and refilled: the same answers, the same
  * statuses and the same bytes at every step. */
+/* The alternate bucket is the one docs/FORMAT.md 6.5 states: with one key in a large table, a hash
+ * whose first bucket is the key's second bucket (and whose fingerprint is the key's) finds it, since
+ * its own second bucket is the key's first. Table sizes where a mapping off by a bucket would show. */
+static uint64_t doc_alt(uint64_t m, uint64_t i, uint32_t fp)
+{
+    uint64_t hh = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * m) >> 32;
+    return hh >= i ? hh - i : hh + m - i;
+}
+
+static void alternate_bucket_as_documented(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = { 7, 1001, 65536, 3000017 };
+    static const uint32_t fbits[] = { 4, 12, 16, 20 };
+    uint64_t st = 99;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t fi = 0; fi < sizeof fbits / sizeof fbits[0]; fi++) {
+            uint64_t m = sizes[s];
+            uint32_t f = fbits[fi];
+            bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+            o.bucket_size = 4;
+            o.fingerprint_bits = f;
+            for (int t = 0; t < (m > 100000 ? 8 : 40); t++) {
+                bk_cuckoo *c;
+                assert_int_equal(bk_cuckoo_new_buckets(m, &o, &c), BK_OK);
+                uint64_t h = tu_splitmix(&st);
+                uint32_t fp = 1 + (uint32_t)(((h & 0xffffffffu) * ((UINT64_C(1) << f) - 1)) >> 32);
+                uint64_t i1 = bk__range64(h, m), i2 = doc_alt(m, i1, fp);
+                assert_int_equal(doc_alt(m, i2, fp), i1);
+                /* a hash in the middle of bucket i2's range, with h's low 32 bits (its fingerprint) */
+                bk__u128 mid = (((bk__u128)(2 * i2 + 1)) << 64) / (2 * m);
+                uint64_t h2 = ((uint64_t)mid & ~UINT64_C(0xffffffff)) | (h & 0xffffffff);
+                assert_int_equal(bk__range64(h2, m), i2);
+                assert_int_equal(bk_cuckoo_add_hash(c, h), BK_OK);
+                assert_true(bk_cuckoo_contains_hash(c, h2));
+                bk_cuckoo_free(c);
+            }
+        }
+}
+
 static void fast_paths_agree(void **state)
 {
     (void)state;
@@ -746,16 +786,19 @@ static void fast_paths_agree(void **state)
                                        { 4, 10 }, { 4, 11 }, { 4, 12 }, { 4, 13 }, { 4, 14 }, { 4, 15 },
                                        { 4, 16 }, { 4, 20 }, { 2, 8 },  { 2, 12 }, { 3, 9 },  { 1, 16 },
                                        { 8, 7 } };
-    for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++) {
+    /* every geometry on the portable paths (BK_SIMD_SCALAR), then on the CPU's (BMI where it has it) */
+    for (size_t g = 0; g < 2 * (sizeof geo / sizeof geo[0]); g++) {
+        size_t gi = g % (sizeof geo / sizeof geo[0]);
+        assert_int_equal(bk_simd_force(g == gi ? BK_SIMD_SCALAR : BK_SIMD_AUTO), BK_OK);
         bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
-        o.bucket_size = geo[g][0];
-        o.fingerprint_bits = geo[g][1];
+        o.bucket_size = geo[gi][0];
+        o.fingerprint_bits = geo[gi][1];
         o.seed = 17 + g;
         bk_cuckoo *fast = NULL, *gen = NULL;
         assert_int_equal(bk_cuckoo_new_buckets(501, &o, &fast), BK_OK);
         o.concurrent = true;
         assert_int_equal(bk_cuckoo_new_buckets(501, &o, &gen), BK_OK);
-        uint64_t slots = 501 * geo[g][0], n = 0;
+        uint64_t slots = 501 * geo[gi][0], n = 0;
         uint64_t *h = malloc((slots + 8) * sizeof *h);
         assert_non_null(h);
         uint64_t st = 1000 + g;
@@ -801,6 +844,7 @@ static void fast_paths_agree(void **state)
         bk_cuckoo_free(fast);
         bk_cuckoo_free(gen);
     }
+    assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
 }
 
 static void forms_agree(void **state)
@@ -1317,6 +1361,7 @@ int main(void)
         cmocka_unit_test(expansion_chain),
         cmocka_unit_test(forms_agree),
         cmocka_unit_test(fast_paths_agree),
+        cmocka_unit_test(alternate_bucket_as_documented),
         cmocka_unit_test(odd_bucket_sizes),
         cmocka_unit_test(serialization),
         cmocka_unit_test(bad_input),

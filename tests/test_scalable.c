@@ -755,6 +755,60 @@ static void blocked_paths_agree(void **state)
     free(h);
 }
 
+/* A blocked chain saves the same bytes on every code path: batches and one-key adds, repeats
+ * included, chains whose sub-filters take every k from small to the most a block allows (odd and
+ * even: the AVX-512 kernel sets its probes in pairs). */
+static void blocked_paths_save_the_same_bytes(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    const double ps[] = { 0.6, 0.3, 0.01, 0.00001 };
+    uint64_t *h = malloc(N * sizeof *h);
+    for (uint64_t i = 0; i < N; i++) h[i] = key_hash(41, i % (N - N / 8)); /* the last eighth repeats */
+    for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
+        void *want = NULL;
+        size_t want_len = 0;
+        uint32_t kmin = 99, kmax = 0;
+        for (bk_simd path = BK_SIMD_SCALAR; path <= BK_SIMD_AVX512; path++) {
+            if (path > bk_simd_best()) continue;
+            assert_int_equal(bk_simd_force(path), BK_OK);
+            bk_scalable_options o = bk_scalable_default_options();
+            o.seed = 41;
+            bk_scalable *f;
+            assert_int_equal(bk_scalable_new(100, ps[t], &o, &f), BK_OK);
+            assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+            size_t done = 0;
+            assert_int_equal(bk_scalable_add_hashes(f, h, N / 2, &done), BK_OK);
+            assert_int_equal(done, N / 2);
+            for (size_t i = N / 2; i < N; i++) assert_int_equal(bk_scalable_add_hash(f, h[i]), BK_OK);
+            assert_int_equal(bk_scalable_add_hashes(f, h + N / 4, N / 2, &done), BK_OK);
+            for (uint32_t l = 0; l < bk_scalable_filters(f); l++) {
+                bk_scalable_layer ly;
+                bk_scalable_get_layer(f, l, &ly);
+                kmin = ly.k < kmin ? ly.k : kmin;
+                kmax = ly.k > kmax ? ly.k : kmax;
+            }
+            bk_filter *w;
+            assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &w), BK_OK);
+            void *buf;
+            size_t len;
+            assert_int_equal(bk_filter_save_alloc(w, &buf, &len), BK_OK);
+            if (!want) {
+                want = buf;
+                want_len = len;
+            } else {
+                assert_int_equal(len, want_len);
+                assert_memory_equal(buf, want, len);
+                bk_filter_buffer_free(buf);
+            }
+            bk_filter_free(w);
+        }
+        print_message("p = %g: sub-filters with k = %u .. %u\n", ps[t], kmin, kmax);
+        bk_filter_buffer_free(want);
+    }
+    free(h);
+}
+
 #define KINDS(f)                                                                                  \
     { #f " (blocked)", f, use_blocked, NULL, NULL }, { #f " (classic)", f, use_classic, NULL, NULL }
 
@@ -875,6 +929,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blocked_paths_agree),
+        cmocka_unit_test(blocked_paths_save_the_same_bytes),
         cmocka_unit_test(zeroed_options_are_defaults),
         KINDS(grows_to_a_million),
         KINDS(other_growth_and_ratios),

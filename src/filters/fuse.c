@@ -36,10 +36,14 @@ struct bk_fuse {
     uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint64_t count;      /* distinct keys */
     uint32_t fp_bits;
-    uint32_t empty;      /* 1 for the empty filter: OR-ed into the match test, so every query fails */
+    uint32_t empty;      /* 1 for the empty filter: OR-ed into the batch loops' match test, so every query fails */
     bool owns_cells;
+    /* The one-key query for this filter's width, mix and emptiness (pick_has): no test of them per call */
+    bool (*has)(const bk_fuse *f, uint64_t hash);
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
+
+static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t);
 
 static void geom_for(uint64_t n, fuse_geom *g)
 {
@@ -391,6 +395,7 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     f->count = n;
     f->fp_bits = fp_bits;
     f->empty = n == 0;
+    f->has = pick_has(f);
     *out = f;
     return BK_OK;
 }
@@ -572,18 +577,45 @@ BK_INLINE bool match16(const bk_fuse *f, uint64_t x, uint64_t c0, uint64_t c1, u
     return (((uint16_t)(fuse_fp(x) ^ v[c0] ^ v[c1] ^ v[c2])) | f->empty) == 0;
 }
 
-bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash)
+/* The one-key queries, one per fingerprint width, with and without the remix of the hash (mix_seed 0,
+ * the common case, skips it), and one for the empty filter: pick_has chooses when the filter is made,
+ * so a call tests none of them (the empty filter's flag is 0 in the others). */
+BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix)
 {
-    uint64_t x = fuse_mix(hash, f->mix_seed), c0, c1, c2;
+    uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash, c0, c1, c2;
     fuse_cells(x, f->span, f->seglen, f->segmask, &c0, &c1, &c2);
-    return f->fp_bits == 8 ? match8(f, x, c0, c1, c2) : match16(f, x, c0, c1, c2);
+    if (bits == 8) {
+        const uint8_t *v = f->cells;
+        return (uint8_t)(fuse_fp(x) ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
+    }
+    const uint16_t *v = (const uint16_t *)(const void *)f->cells;
+    return (uint16_t)(fuse_fp(x) ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
 }
+static bool has8(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, false); }
+static bool has16(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, false); }
+static bool has8_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, true); }
+static bool has16_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, true); }
+static bool has_none(const bk_fuse *f, uint64_t hash)
+{
+    (void)f;
+    (void)hash;
+    return false;
+}
+
+static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
+{
+    if (f->empty) return has_none;
+    if (f->mix_seed) return f->fp_bits == 8 ? has8_mix : has16_mix;
+    return f->fp_bits == 8 ? has8 : has16;
+}
+
+bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash) { return f->has(f, hash); }
 
 /* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack
  * frame (the general hash's call does). */
 static __attribute__((noinline)) bool contains_any_len(const bk_fuse *f, const void *key, size_t len)
 {
-    return bk_fuse_contains_hash(f, bk__hash(key, len, f->seed));
+    return f->has(f, bk__hash(key, len, f->seed));
 }
 
 bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
@@ -591,14 +623,14 @@ bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return bk_fuse_contains_hash(f, bk__hash_u64_keyed(k, f->u64_flip));
+        return f->has(f, bk__hash_u64_keyed(k, f->u64_flip));
     }
     return contains_any_len(f, key, len);
 }
 
 bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
 {
-    return bk_fuse_contains_hash(f, bk__hash_u64_keyed(key, f->u64_flip));
+    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
 }
 
 #define FUSE_BATCH 32
