@@ -673,16 +673,14 @@ static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *r
 
 bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
-    return BK_OK;
+    return f ? bk__add_many(f, f->seed, keys, lens, n, add_chunk) : BK_EINVAL;
 }
 
 bk_status bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *res, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, res, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, res, hits, query_chunk);
 }
 
 bk_status bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,

@@ -338,14 +338,9 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     bk_status s = bk_blocked_compatible(dst, src);
     if (s != BK_OK) return s;
     const uint64_t na = bk_blocked_count(dst), nb = bk_blocked_count(src);
-    uint64_t *d = dst->e.words;
-    const uint64_t *w = src->e.words;
-    if (is_union)
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
-    else
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    bk__combine_words(dst->e.words, src->e.words, dst->nwords, is_union);
     bk__stripes_clear(&dst->stripes);
-    *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
+    *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(dst->e.words, dst->nwords)), na,
                                       nb, is_union);
     return BK_OK;
 }
@@ -472,12 +467,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_blocked *f;
     s = alloc_filter(r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if ((s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->e.words, &f->e.count, &f->count_own)) != BK_OK) {
-        bk_blocked_free(f);
-        return s;
-    }
-    *out = f;
-    return BK_OK;
+    s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->e.words, &f->e.count, &f->count_own);
+    if (s == BK_OK) *out = f;
+    else bk_blocked_free(f);
+    return s;
 }
 
 BK__VT_ADAPTERS(blocked)

@@ -65,19 +65,19 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_
     bk_status s;
     bk_bloom *f = bk__new_with_array(al, sizeof *f, bytes, alloc_words, &words, &s);
     if (!f) return s;
-    f->alloc = al;
     f->words = words;
-    f->owns_words = alloc_words;
     f->nwords = bytes / 8;
     f->m = m;
+    f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
     f->k = k;
     f->layout = layout;
-    f->slice = layout == BK_LAYOUT_PARTITIONED ? m / k : m;
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
+    f->owns_words = alloc_words;
+    f->alloc = al;
     f->query = choose_query(layout, k);
     f->fast_add = f->query != query_standard && layout == BK_LAYOUT_STANDARD;
     *out = f;
@@ -458,9 +458,7 @@ static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *r
 
 bk_status bk_bloom_add_many(bk_bloom *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
-    return BK_OK;
+    return f ? bk__add_many(f, f->seed, keys, lens, n, add_chunk) : BK_EINVAL;
 }
 
 bk_status bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results,
@@ -473,8 +471,8 @@ bk_status bk_bloom_contains_hashes(const bk_bloom *f, const uint64_t *hashes, si
 bk_status bk_bloom_contains_many(const bk_bloom *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *results, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
 }
 
 /* ---- whole-filter operations ---- */
@@ -508,14 +506,9 @@ static bk_status combine(bk_bloom *dst, const bk_bloom *src, bool is_union)
     bk_status s = bk_bloom_compatible(dst, src);
     if (s != BK_OK) return s;
     const uint64_t na = bk_bloom_count(dst), nb = bk_bloom_count(src);
-    uint64_t *d = dst->words;
-    const uint64_t *w = src->words;
-    if (is_union)
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
-    else
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    bk__combine_words(dst->words, src->words, dst->nwords, is_union);
     bk__stripes_clear(&dst->stripes);
-    *dst->count = bk__combined_count(estimate_cardinality(dst->m, dst->k, bk__popcount_words(d, dst->nwords)),
+    *dst->count = bk__combined_count(estimate_cardinality(dst->m, dst->k, bk__popcount_words(dst->words, dst->nwords)),
                                      na, nb, is_union);
     return BK_OK;
 }
@@ -604,12 +597,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     s = alloc_filter(r->alloc, m, k, (bk_layout)layout, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     /* Bits past m must be zero: anything else was not written by us. */
-    if ((s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->words, &f->count, &f->count_own)) != BK_OK) {
-        bk_bloom_free(f);
-        return s;
-    }
-    *out = f;
-    return BK_OK;
+    s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->words, &f->count, &f->count_own);
+    if (s == BK_OK) *out = f;
+    else bk_bloom_free(f);
+    return s;
 }
 
 BK__VT_ADAPTERS(bloom)

@@ -55,9 +55,7 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uin
     bk_status s;
     bk_counting *f = bk__new_with_array(al, sizeof *f, bytes, alloc_words, &words, &s);
     if (!f) return s;
-    f->alloc = al;
     f->words = words;
-    f->owns_words = alloc_words;
     f->nwords = bytes / 8;
     f->m = m;
     f->k = k;
@@ -68,6 +66,8 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uin
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
+    f->owns_words = alloc_words;
+    f->alloc = al;
     *out = f;
     return BK_OK;
 }
@@ -313,9 +313,7 @@ static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *r
 
 bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
-    return BK_OK;
+    return f ? bk__add_many(f, f->seed, keys, lens, n, add_chunk) : BK_EINVAL;
 }
 
 bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n, uint8_t *results,
@@ -328,8 +326,8 @@ bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hash
 bk_status bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens, size_t n,
                                     uint8_t *results, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
 }
 
 /* ---- whole-filter operations ---- */
@@ -466,12 +464,10 @@ static bk_status v_decode(bk_reader *r, void **out)
     s = alloc_filter(r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     /* Counters past m must be zero: anything else was not written by us. */
-    if ((s = bk__r_bits_end(r, start, &h, bytes, data, m * bits, &f->words, &f->count, &f->count_own)) != BK_OK) {
-        bk_counting_free(f);
-        return s;
-    }
-    *out = f;
-    return BK_OK;
+    s = bk__r_bits_end(r, start, &h, bytes, data, m * bits, &f->words, &f->count, &f->count_own);
+    if (s == BK_OK) *out = f;
+    else bk_counting_free(f);
+    return s;
 }
 
 BK__VT_WRITE_ADAPTERS(counting)
