@@ -46,10 +46,15 @@ double bk__sc_layer_error(bool classic, const bk_geometry *g)
     return classic ? bk_bloom_fpr_exact(g->m, g->n, g->k) : bk__blocked1024_fpr(g->m, g->n, g->k);
 }
 
+double bk__sc_error(const layer *L)
+{
+    return L->bf ? bk_bloom_fpr_exact(L->m, L->capacity, L->k) : bk__blocked1024_fpr(L->m, L->capacity, L->k);
+}
+
 double bk__sc_spent(const bk_scalable *f, uint32_t i)
 {
     double spent = 0;
-    for (uint32_t j = 0; j < i; j++) spent += f->layers[j]->error;
+    for (uint32_t j = 0; j < i; j++) spent += bk__sc_error(sc_layers(f)[j]);
     return spent;
 }
 
@@ -182,10 +187,8 @@ bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint
     }
     L->words = words;
     L->m = g->m;
-    L->blocks = g->m / 1024;
     L->k = g->k;
     L->capacity = g->n;
-    L->error = bk__blocked1024_fpr(g->m, g->n, g->k);
         L->fill = count;
     *out = L;
     return BK_OK;
@@ -202,7 +205,6 @@ bk_status bk__sc_wrap_layer(const bk_allocator *a, bk_bloom *bf, uint64_t capaci
     L->m = bk_bloom_bits(bf);
     L->k = bk_bloom_k(bf);
     L->capacity = capacity;
-    L->error = bk_bloom_fpr_exact(L->m, capacity, L->k);
         L->fill = bk_bloom_count(bf);
     *out = L;
     return BK_OK;
@@ -276,7 +278,6 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
         return s;
     }
     f->n = 1;
-    f->bytes = sc_bytes(f->layers[0]);
     *out = f;
     return BK_OK;
 }
@@ -317,8 +318,7 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
             bk_scalable_free(c);
             return s;
         }
-        c->n = i + 1;
-        c->bytes += sc_bytes(c->layers[i]);
+        c->n = (uint8_t)(i + 1);
     }
     *out = c;
     return BK_OK;
@@ -349,7 +349,6 @@ void bk_scalable_clear(bk_scalable *f)
     if (f->layers[0]->bf) bk_bloom_clear(f->layers[0]->bf);
     else memset(f->layers[0]->words, 0, (size_t)sc_bytes(f->layers[0]));
     f->layers[0]->fill = 0;
-    f->bytes = sc_bytes(f->layers[0]);
 }
 
 bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
@@ -372,12 +371,12 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     if (s != BK_OK) return s;
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
-    uint64_t bytes = dst->bytes;
+    uint64_t bytes = bk_scalable_bytes(dst);
     if ((s = bk__sc_reserve(dst, src->n)) != BK_OK) return s;
     double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < src->n; i++) {
         s = bk__sc_make_layer(dst, i, bytes, spent, &fresh[i]);
-        if (s == BK_OK) spent += fresh[i]->error;
+        if (s == BK_OK) spent += bk__sc_error(fresh[i]);
         const layer *y = src->layers[i];
         if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
                                          : fresh[i]->m != y->m || fresh[i]->k != y->k))
@@ -389,10 +388,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
         bytes += sc_bytes(fresh[i]);
     }
     for (uint32_t i = dst->n; i < src->n; i++) dst->layers[i] = fresh[i];
-    if (src->n > dst->n) {
-        dst->bytes = bytes;
-        __atomic_store_n(&dst->n, src->n, __ATOMIC_RELEASE);
-    }
+    if (src->n > dst->n) __atomic_store_n(&dst->n, src->n, __ATOMIC_RELEASE);
     for (uint32_t i = 0; i < src->n; i++) {
         layer *L = dst->layers[i];
         if (L->bf) {
@@ -420,7 +416,7 @@ static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
     out->bits = L->m;
     out->memory_bytes = sc_bytes(L);
     out->k = L->k;
-    out->error = L->error;
+    out->error = bk__sc_error(L);
     out->fill_ratio = (double)s / (double)L->m;
     /* a blocked layer: the exact formula at its count (fill^k would miss the blocks' uneven loads) */
     out->fpr_now = L->bf ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr(L->m, out->count, L->k);
@@ -491,7 +487,13 @@ uint64_t bk_scalable_capacity(const bk_scalable *f)
 }
 
 uint32_t bk_scalable_filters(const bk_scalable *f) { return __atomic_load_n(&f->n, __ATOMIC_ACQUIRE); }
-uint64_t bk_scalable_bytes(const bk_scalable *f) { return __atomic_load_n(&f->bytes, __ATOMIC_RELAXED); }
+uint64_t bk_scalable_bytes(const bk_scalable *f)
+{
+    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < n; i++) b += sc_bytes(sc_layers(f)[i]);
+    return b;
+}
 
 /* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it (a blocked
  * layer has none). */
@@ -506,7 +508,7 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     double b = 0;
-    for (uint32_t i = 0; i < n; i++) b += sc_layers(f)[i]->error;
+    for (uint32_t i = 0; i < n; i++) b += bk__sc_error(sc_layers(f)[i]);
     return b;
 }
 
@@ -523,7 +525,7 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 {
     if (!f) return BK_EINVAL;
     max_bytes = effective_max(max_bytes);
-    if (max_bytes > BK_MAX_FILTER_BYTES || max_bytes < f->bytes) return BK_EINVAL;
+    if (max_bytes > BK_MAX_FILTER_BYTES || max_bytes < bk_scalable_bytes(f)) return BK_EINVAL;
     f->max_bytes = max_bytes;
     return BK_OK;
 }

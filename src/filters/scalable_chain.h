@@ -15,20 +15,23 @@
 #include "bloomkit/scalable.h"
 
 /* One sub-filter. Everything but `fill` (and the bits) is written once, before the layer is
- * published. A classic layer wraps a bk_bloom; a blocked layer owns (or borrows) its words itself. */
+ * published. A classic layer wraps a bk_bloom; a blocked layer owns (or borrows) its words itself.
+ * 48 bytes (one allocator block of 48): what can be derived is not stored (the block count, m / 1024;
+ * the exact error, sc_error), since small filters by the thousand each carry one. */
 typedef struct layer {
     bk_bloom *bf;          /* classic layers; NULL in a blocked chain */
     uint64_t *words;       /* the bit array (bf's for a classic layer), 64-byte aligned */
     uint64_t m;            /* bits */
-    uint64_t blocks;       /* blocked: m / 1024 */
     uint32_t k;
     bool owns_words;       /* blocked: false when the words are borrowed from a mapping */
     bool words_plain;      /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
     uint64_t capacity;
-    double error;          /* exact FPR of (m, k) at capacity */
     uint64_t fill;         /* keys claimed so far (atomic); the layer is full at capacity. A blocked
                             * layer's count is its fill (a union sets it to the fill-based estimate). */
 } layer;
+
+/* A blocked layer's 1024-bit blocks. */
+BK_INLINE uint64_t sc_blocks(const layer *L) { return L->m >> 10; }
 
 /* Bytes of a layer's bit array: m rounded up to whole 64-byte lines (a classic layer's bk_bloom
  * rounds so; a blocked layer's m is whole blocks). Derived, not stored: 8 bytes less in every layer. */
@@ -37,7 +40,7 @@ BK_INLINE uint64_t sc_bytes(const layer *L) { return bk__bits_to_bytes64(L->m); 
 /* Blocked layers: 1024-bit blocks of 16 words (two cache lines), k probes anywhere in the block, as
  * the blocked engine defines them (core/blocked_engine.h). The in-block pattern depends on h alone,
  * so a query builds it once for the whole chain and tests each layer with one masked compare. */
-BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h) { return bk__blk_block(L->words, L->blocks, h, 4); }
+BK_INLINE uint64_t *b1024_block(const layer *L, uint64_t h) { return bk__blk_block(L->words, sc_blocks(L), h, 4); }
 
 /* Layer slots inside the chain struct: a small filter (most have one or two sub-filters) needs no
  * separate array of BK_SCALABLE_MAX_FILTERS pointers. */
@@ -51,8 +54,8 @@ struct bk_scalable {
      * published; the inline slots stay valid (and equal) for a reader still holding the old pointer. */
     layer **layers;        /* atomic: read with sc_layers() where a writer may be growing the chain */
     layer *inline_layers[SC_INLINE_LAYERS];
-    uint32_t n;
-    uint32_t grow_lock;    /* sc_grow_lock: 1 while an atomic insert appends a layer */
+    uint8_t n;             /* <= BK_SCALABLE_MAX_FILTERS (64) */
+    uint8_t grow_lock;     /* sc_grow_lock: 1 while an atomic insert appends a layer */
     uint16_t growth;       /* capacity ratio between sub-filters (<= BK_SCALABLE_MAX_GROWTH); 0: non-scaling */
     bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
     bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
@@ -60,8 +63,7 @@ struct bk_scalable {
     uint64_t capacity0;
     double p;
     double r;
-    uint64_t max_bytes;
-    uint64_t bytes;        /* arrays of all layers; written under grow_lock, read relaxed */
+    uint64_t max_bytes;    /* (the arrays' bytes are summed over the layers: bk_scalable_bytes) */
     uint64_t seed;
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
@@ -69,12 +71,12 @@ struct bk_scalable {
 /* The growth lock of atomic inserts: one word instead of a pthread mutex (40 bytes more in every
  * chain, and most small chains never grow). Held only while a layer is appended, so a waiter yields
  * rather than sleeps. */
-BK_INLINE void sc_grow_lock(uint32_t *l)
+BK_INLINE void sc_grow_lock(uint8_t *l)
 {
     while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(l, __ATOMIC_RELAXED)) sched_yield();
 }
-BK_INLINE void sc_grow_unlock(uint32_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+BK_INLINE void sc_grow_unlock(uint8_t *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); }
 
@@ -87,6 +89,8 @@ BK_INLINE layer **sc_layers(const bk_scalable *f) { return __atomic_load_n(&f->l
 BK_HIDDEN bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry, uint32_t i, double spent, bk_geometry *g, uint64_t *bytes);
 BK_HIDDEN double bk__sc_layer_error(bool classic, const bk_geometry *g);
 BK_HIDDEN double bk__sc_spent(const bk_scalable *f, uint32_t i);
+/* The exact FPR of a layer's geometry at its capacity (classic or 1024-bit blocked formula). */
+BK_HIDDEN double bk__sc_error(const layer *L);
 BK_HIDDEN bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_options *o);
 BK_HIDDEN void bk__sc_free_layer(const bk_allocator *a, layer *L);
 BK_HIDDEN bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint64_t *words, uint64_t count, layer **out);

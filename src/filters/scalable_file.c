@@ -96,7 +96,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         uint64_t b;
         void *bf = NULL;
         if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, carry, i, spent, &g, &b) != BK_OK ||
-            b > max_bytes - f->bytes) {
+            b > max_bytes - bk_scalable_bytes(f)) {
             s = BK_ECORRUPT;
         } else if (!classic) {
             s = decode_blocked_layer(r, &g, &f->layers[i]);
@@ -113,9 +113,8 @@ static bk_status v_decode(bk_reader *r, void **out)
             bk_scalable_free(f);
             return s;
         }
-        f->n = i + 1;
-        f->bytes += sc_bytes(f->layers[i]);
-        spent += f->layers[i]->error;
+        f->n = (uint8_t)(i + 1);
+        spent += bk__sc_error(f->layers[i]);
     }
     *out = f;
     return BK_OK;

@@ -126,10 +126,9 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     layer *L;
     bk_status s = bk__sc_reserve(f, n + 1);
     if (s != BK_OK) return s;
-    s = bk__sc_make_layer(f, n, __atomic_load_n(&f->bytes, __ATOMIC_RELAXED), bk__sc_spent(f, n), &L);
+    s = bk__sc_make_layer(f, n, bk_scalable_bytes(f), bk__sc_spent(f, n), &L);
     if (s != BK_OK) return s;
     sc_layers(f)[n] = L;
-    __atomic_store_n(&f->bytes, f->bytes + sc_bytes(L), __ATOMIC_RELAXED);
     __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
     return BK_OK;
 }
@@ -289,7 +288,7 @@ BK_INLINE size_t b1024_run(const layer *L, const uint64_t *hs, size_t n, uint64_
                            b1024_ts_fn ts)
 {
     uint64_t *const words = L->words;
-    const uint64_t blocks = L->blocks;
+    const uint64_t blocks = sc_blocks(L);
     const uint32_t k = L->k;
     const size_t pf = sc_bytes(L) >= BIG_LAYER_BYTES ? ADD_LOOKAHEAD : 0;
     for (size_t i = 0; i < n && i < pf; i++) {
