@@ -570,6 +570,59 @@ static void test_persist_round_trip(void **state)
     }
 }
 
+/* docs/FORMAT.md 6.7 computed here from the saved body: the key's bucket is b = range(h, B), the block
+ * of its generation's slot j is block (j + popcount(b)) mod g of the bucket, and it holds the key's 8 SPLIT256
+ * bits of 6.2. Over several turns of the ring and at g from 2 to 8 (buckets of one line to four). */
+static void test_body_layout_as_documented(void **state)
+{
+    (void)state;
+    static const uint32_t salt[8] = { 0x97406341u, 0x15649dadu, 0x84849edbu, 0x1a56b061u,
+                                      0xbf9bf163u, 0x80554a9du, 0xef3d9061u, 0x3e112a0du };
+    const uint32_t gs[] = { 2, 3, 4, 5, 8 };
+    for (size_t t = 0; t < sizeof gs / sizeof gs[0]; t++) {
+        uint32_t g = gs[t];
+        bk_aging *f = count_filter(3000, 0.01, g);
+        bk_aging_info in;
+        assert_int_equal(bk_aging_get_info(f, &in), BK_OK);
+        uint64_t c = in.gen_capacity, n = (2 * g + 3) * c / 2; /* g + 1.5 generations: the ring turned */
+        for (uint64_t i = 0; i < n; i++) bk_aging_add_hash(f, key_hash(1, i, 7));
+        size_t len;
+        uint8_t *buf = save(f, &len);
+        uint32_t header_size;
+        memcpy(&header_size, buf + 24, 4);
+        const uint8_t *body = buf + header_size;
+        uint32_t bg;
+        uint64_t blocks, epoch;
+        memcpy(&bg, body + 4, 4);
+        memcpy(&blocks, body + 8, 8);
+        memcpy(&epoch, body + 56, 8);
+        assert_int_equal(bg, g);
+        assert_int_equal(epoch, (n - 1) / c);
+        assert_int_equal(len, header_size + 256 + blocks * g * 32);
+        const uint8_t *ring = body + 256;
+        uint64_t checked = 0, moved = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t e = i / c; /* key i went into the generation of epoch i / C */
+            if (e + g <= epoch) continue; /* cleared since */
+            uint64_t h = key_hash(1, i, 7);
+            uint64_t b = bk__range64(h, blocks); /* (h * B) >> 64 */
+            uint32_t slot = (uint32_t)(e % g), pos = (uint32_t)((slot + (uint64_t)__builtin_popcountll(b)) % g);
+            const uint8_t *block = ring + (b * g + pos) * 32;
+            for (int k = 0; k < 8; k++) {
+                uint32_t word, bit = ((uint32_t)h * salt[k]) >> 27;
+                memcpy(&word, block + 4 * k, 4);
+                if (!(word >> bit & 1)) fail_msg("g = %u: key %llu: bit %d of its block unset", g, (unsigned long long)i, k);
+            }
+            checked++;
+            moved += pos != slot;
+        }
+        assert_true(checked >= (g - 1) * c);
+        if (g > 2) assert_true(moved > checked / 2); /* most buckets' rotation is not 0 */
+        free(buf);
+        bk_aging_free(f);
+    }
+}
+
 /* Union of time windows: keys of both hosts, period by period; count windows refuse. */
 static void test_union(void **state)
 {
@@ -675,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_batches_match_single_keys),
         cmocka_unit_test(test_stats_and_info),
         cmocka_unit_test(test_persist_round_trip),
+        cmocka_unit_test(test_body_layout_as_documented),
         cmocka_unit_test(test_union),
         cmocka_unit_test(test_golden_time_window),
     };

@@ -2,8 +2,16 @@
  * Aging filter: a ring of g split-block generations sharing their block index (include/bloomkit/aging.h;
  * the math in docs/MATH.md, "Aging filter").
  *
- * Memory: bucket b (b in [0, blocks)) is g * 4 words at words + b * g * 4; its 4-word block j belongs
- * to generation slot j. The bucket of hash h is bk__range64(h, blocks) and the 8 probe bits within a
+ * Memory: bucket b (b in [0, blocks)) is g * 4 words at words + b * g * 4; its 4-word block
+ * (j + popcount(b)) mod g belongs to generation slot j (slot_pos). With one fixed offset for every
+ * bucket, a generation's blocks (g = 4: a bucket is a 128-byte pair of lines) would all sit in the
+ * first, or all in the second, line of their pair: the lines one generation's inserts write would
+ * be the even (or odd) lines of the array, which a cache indexed from address bit 6 maps to half of
+ * its sets, so for inserts the cache would act as half its size. Rotating by b mod g does not help:
+ * b and b + S/2 (S sets) still land in the same set. Rotating by the popcount does, for any number of
+ * sets: b and b with one bit flipped have rotations one apart, so over the buckets a set's index
+ * bits leave free, a generation's block is in either line of the pair about equally often. The
+ * bucket of hash h is bk__range64(h, blocks) and the 8 probe bits within a
  * block are the blocked filter's SPLIT256 bits of the low 32 bits of h (bk_blocked__view_word and the
  * AVX2 mask of blocked.h), so a generation's block holds exactly the bits a SPLIT256 blocked filter of
  * `blocks` blocks would set for the same hash.
@@ -36,7 +44,7 @@
 typedef uint32_t slot_set; /* bit j set: slot j */
 
 typedef struct aging_ops {
-    slot_set (*found)(const bk_aging *f, uint64_t h, slot_set live);
+    bool (*found)(const bk_aging *f, uint64_t h, slot_set live);
     void (*add)(bk_aging *f, uint64_t h);
     bool (*add_if_absent)(bk_aging *f, uint64_t h, slot_set live);
     void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
@@ -85,9 +93,39 @@ BK_INLINE uint64_t now_ms(const bk_aging *f) { return f->clock(f->clock_ctx); }
 
 static const uint32_t SALT[8] = { BK_BLOCKED__SALTS };
 
-BK_INLINE uint64_t *bucket_of(const bk_aging *f, uint64_t h)
+BK_INLINE uint64_t bucket_index(const bk_aging *f, uint64_t h) { return bk__range64(h, f->blocks); }
+
+/* Bits set in x, without a library call on the baseline x86-64 target (the AVX2 path uses the
+ * POPCNT instruction). */
+BK_INLINE uint32_t popcount_swar(uint64_t x)
 {
-    return f->words + bk__range64(h, f->blocks) * f->g * 4;
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The rotation of a bucket whose index has `ones` bits set: slot j's block is block (j + rot) mod g. */
+BK_INLINE uint32_t rot_of_ones(uint32_t ones, uint32_t g) { return g == 4 ? ones & 3 : ones % g; }
+BK_INLINE uint32_t rot_of(uint64_t b, uint32_t g) { return rot_of_ones(popcount_swar(b), g); }
+
+/* Block of slot `slot` in a bucket of rotation r (< g). */
+BK_INLINE uint32_t pos_of(uint32_t slot, uint32_t r, uint32_t g)
+{
+    uint32_t p = slot + r;
+    return p >= g ? p - g : p;
+}
+
+/* Block of slot `slot` in bucket b. */
+BK_INLINE uint32_t slot_pos(uint32_t slot, uint64_t b, uint32_t g) { return pos_of(slot, rot_of(b, g), g); }
+
+/* A set of slots as the set of their blocks in a bucket of rotation r: a rotation left by r within g
+ * bits (every slot, the count window's case, is every block). */
+BK_INLINE slot_set blocks_of(slot_set slots, uint32_t r, uint32_t g)
+{
+    slot_set all = (slot_set)((UINT64_C(1) << g) - 1);
+    if (slots == all) return all;
+    return ((slots << r) | (slots >> (g - r))) & all;
 }
 
 typedef struct probe_mask {
@@ -115,10 +153,11 @@ BK_INLINE bool has_block(const uint64_t *b, const probe_mask *p)
     return ((p->m[0] & ~b[0]) | (p->m[1] & ~b[1]) | (p->m[2] & ~b[2]) | (p->m[3] & ~b[3])) == 0;
 }
 
-/* The slots among the g blocks of bucket b that hold h, whether one of `live` holds it, and an insert
- * into one block: scalar and AVX2 forms, always inlined into the loops of their path, where the
- * default g = 4 is a constant (a call per key would cost more than the probe). A query stops at the
- * first live slot holding the key (most present keys are answered by the bucket's first tests). */
+/* The blocks among the g of bucket b that hold h, whether one of the blocks `live` holds it, and an
+ * insert into one block: scalar and AVX2 forms, always inlined into the loops of their path, where
+ * the default g = 4 is a constant (a call per key would cost more than the probe). These work on
+ * block positions; the callers turn slots into positions (slot_pos, blocks_of). A query stops at the
+ * first live block holding the key (most present keys are answered by the bucket's first tests). */
 BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 {
     probe_mask p = mask_of(h);
@@ -195,8 +234,8 @@ BK_INLINE void set_epoch(bk_aging *f, uint64_t e)
 static void clear_slot(bk_aging *f, uint32_t slot)
 {
     uint64_t stride = (uint64_t)f->g * 4;
-    uint64_t *w = f->words + slot * 4;
-    for (uint64_t b = 0; b < f->blocks; b++, w += stride) memset(w, 0, 32);
+    uint64_t *w = f->words;
+    for (uint64_t b = 0; b < f->blocks; b++, w += stride) memset(w + 4 * slot_pos(slot, b, f->g), 0, 32);
     f->count[slot] = 0;
 }
 
@@ -420,50 +459,80 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
 
 #define BK_AGING_AI __attribute__((always_inline)) static inline
 
-#define BK_AGING_PATH(NAME, TARGET, FOUND, ANY, INSERT)                                                \
-    TARGET static slot_set NAME##_found(const bk_aging *f, uint64_t h, slot_set live)                  \
+#define BK_AGING_PATH(NAME, TARGET, FOUND, ANY, INSERT, POPCOUNT)                                     \
+    TARGET BK_AGING_AI uint32_t NAME##_rot(uint64_t b, uint32_t g)                                    \
     {                                                                                                 \
-        const uint64_t *b_ = bucket_of(f, h);                                                         \
-        return (f->g == 4 ? FOUND(b_, 4, h) : FOUND(b_, f->g, h)) & live;                              \
+        return rot_of_ones((uint32_t)POPCOUNT(b), g);                                                 \
     }                                                                                                 \
-    TARGET static void NAME##_add(bk_aging *f, uint64_t h)                                            \
+    TARGET BK_AGING_AI uint32_t NAME##_slot_pos(uint32_t slot, uint64_t b, uint32_t g)                \
+    {                                                                                                 \
+        return pos_of(slot, NAME##_rot(b, g), g);                                                     \
+    }                                                                                                 \
+    /* Whether a slot of `live` holds h. Every block of the bucket is tested without a branch, so     \
+     * the bucket's two lines are loaded together. */                                                 \
+    TARGET static bool NAME##_found(const bk_aging *f, uint64_t h, slot_set live)                     \
+    {                                                                                                 \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        const uint64_t *b_ = f->words + bi_ * f->g * 4;                                               \
+        if (f->g == 4) return (FOUND(b_, 4, h) & blocks_of(live, NAME##_rot(bi_, 4), 4)) != 0;        \
+        return (FOUND(b_, f->g, h) & blocks_of(live, NAME##_rot(bi_, f->g), f->g)) != 0;              \
+    }                                                                                                 \
+    TARGET BK_AGING_AI void NAME##_add_g(bk_aging *f, uint64_t h, uint32_t g)                         \
     {                                                                                                 \
         turn_if_full(f);                                                                              \
         uint32_t s_ = cur_slot(f);                                                                    \
-        INSERT(bucket_of(f, h) + 4 * s_, h);                                                          \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        INSERT(f->words + bi_ * g * 4 + 4 * NAME##_slot_pos(s_, bi_, g), h);                          \
         f->count[s_]++;                                                                               \
         f->inserted++;                                                                                \
     }                                                                                                 \
-    TARGET static bool NAME##_add_if_absent(bk_aging *f, uint64_t h, slot_set live)                   \
+    TARGET static void NAME##_add(bk_aging *f, uint64_t h)                                            \
+    {                                                                                                 \
+        if (f->g == 4)                                                                                \
+            NAME##_add_g(f, h, 4);                                                                    \
+        else                                                                                          \
+            NAME##_add_g(f, h, f->g);                                                                 \
+    }                                                                                                 \
+    TARGET BK_AGING_AI bool NAME##_aia_g(bk_aging *f, uint64_t h, slot_set live, uint32_t g)          \
     {                                                                                                 \
         turn_if_full(f);                                                                              \
         uint32_t s_ = cur_slot(f);                                                                    \
-        uint64_t *b_ = bucket_of(f, h);                                                               \
-        slot_set found_ = (f->g == 4 ? FOUND(b_, 4, h) : FOUND(b_, f->g, h)) & live;                   \
-        if (!(found_ >> s_ & 1)) INSERT(b_ + 4 * s_, h);                                              \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        uint32_t r_ = NAME##_rot(bi_, g), p_ = pos_of(s_, r_, g);                                     \
+        uint64_t *b_ = f->words + bi_ * g * 4;                                                        \
+        slot_set found_ = FOUND(b_, g, h) & blocks_of(live, r_, g);                                   \
+        if (!(found_ >> p_ & 1)) INSERT(b_ + 4 * p_, h);                                              \
         f->count[s_]++;                                                                               \
         f->inserted++;                                                                                \
         return found_ != 0;                                                                           \
     }                                                                                                 \
+    TARGET static bool NAME##_add_if_absent(bk_aging *f, uint64_t h, slot_set live)                   \
+    {                                                                                                 \
+        return f->g == 4 ? NAME##_aia_g(f, h, live, 4) : NAME##_aia_g(f, h, live, f->g);              \
+    }                                                                                                 \
     /* n keys into `slot`; `ahead` more keys of the caller's batch follow hs[n - 1] (prefetched). */  \
-    TARGET BK_AGING_AI void NAME##_insert_run(uint64_t *words, uint64_t blocks, uint32_t g,             \
+    TARGET BK_AGING_AI void NAME##_insert_run(uint64_t *words, uint64_t blocks, uint32_t g,           \
                                               uint32_t slot, const uint64_t *hs, size_t n,            \
                                               size_t ahead)                                           \
     {                                                                                                 \
         size_t stride = (size_t)g * 4, m_ = n + ahead;                                                \
-        uint64_t *w_ = words + 4 * (size_t)slot;                                                      \
         for (size_t i = 0; i < n; i++) {                                                              \
-            if (i + BK_AGING_ADD_PF < m_)                                                             \
-                BK_PREFETCH_W(w_ + bk__range64(hs[i + BK_AGING_ADD_PF], blocks) * stride);            \
-            INSERT(w_ + bk__range64(hs[i], blocks) * stride, hs[i]);                                  \
+            if (i + BK_AGING_ADD_PF < m_) {                                                           \
+                uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                          \
+                BK_PREFETCH_W(words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g));              \
+            }                                                                                         \
+            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
+            INSERT(words + bi_ * stride + 4 * NAME##_slot_pos(slot, bi_, g), hs[i]);                  \
         }                                                                                             \
     }                                                                                                 \
     TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
     {                                                                                                 \
         uint64_t *words = f->words, blocks = f->blocks;                                               \
         size_t stride = (size_t)g * 4, pre = n < BK_AGING_ADD_PF ? n : BK_AGING_ADD_PF;               \
-        for (size_t i = 0; i < pre; i++)                                                              \
-            BK_PREFETCH_W(words + bk__range64(hs[i], blocks) * stride + 4 * (size_t)f->cur);          \
+        for (size_t i = 0; i < pre; i++) {                                                            \
+            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
+            BK_PREFETCH_W(words + bi_ * stride + 4 * NAME##_slot_pos(f->cur, bi_, g));                \
+        }                                                                                             \
         for (size_t i = 0; i < n;) {                                                                  \
             size_t take = chunk_of(f, n - i);                                                         \
             uint32_t s_ = cur_slot(f);                                                                \
@@ -495,22 +564,23 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                 const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
                 BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
             }                                                                                         \
-            bool r_ = ANY(words + bk__range64(hs[i], blocks) * stride, g, hs[i], live);               \
+            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
+            bool r_ = ANY(words + bi_ * stride, g, hs[i], blocks_of(live, NAME##_rot(bi_, g), g));    \
             if (res) res[i] = r_;                                                                     \
             present += r_;                                                                            \
         }                                                                                             \
         return present;                                                                               \
     }                                                                                                 \
-    TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,     \
+    TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,      \
                                                 uint8_t *res, slot_set live)                          \
     {                                                                                                 \
         if (f->g == 4 && live == 15) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, 15); \
         if (f->g == 4) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, live);          \
         return NAME##_contains_run(f->words, f->blocks, f->g, hs, n, res, live);                      \
     }                                                                                                 \
-    /* Like insert_run, testing every live slot first and inserting only where the current one      \
-     * lacks the key. */                                                                             \
-    TARGET BK_AGING_AI size_t NAME##_aia_run(uint64_t *words, uint64_t blocks, uint32_t g,              \
+    /* Like insert_run, testing every live slot first and inserting only where the current one        \
+     * lacks the key. */                                                                              \
+    TARGET BK_AGING_AI size_t NAME##_aia_run(uint64_t *words, uint64_t blocks, uint32_t g,            \
                                              uint32_t slot, const uint64_t *hs, size_t n,             \
                                              size_t ahead, uint8_t *res, slot_set live)               \
     {                                                                                                 \
@@ -520,9 +590,11 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                 const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
                 BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
             }                                                                                         \
-            uint64_t *b_ = words + bk__range64(hs[i], blocks) * stride;                               \
-            slot_set found_ = FOUND(b_, g, hs[i]) & live;                                             \
-            if (!(found_ >> slot & 1)) INSERT(b_ + 4 * (size_t)slot, hs[i]);                          \
+            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
+            uint64_t *b_ = words + bi_ * stride;                                                      \
+            uint32_t rot_ = NAME##_rot(bi_, g), pos_ = pos_of(slot, rot_, g);                         \
+            slot_set found_ = FOUND(b_, g, hs[i]) & blocks_of(live, rot_, g);                         \
+            if (!(found_ >> pos_ & 1)) INSERT(b_ + 4 * pos_, hs[i]);                                  \
             bool r_ = found_ != 0;                                                                    \
             if (res) res[i] = r_;                                                                     \
             present += r_;                                                                            \
@@ -550,20 +622,22 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         f->inserted += n;                                                                             \
         return present;                                                                               \
     }                                                                                                 \
-    TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,      \
+    TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,       \
                                                      uint8_t *res, slot_set live)                     \
     {                                                                                                 \
         if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
         return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
-    static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,              \
+    static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,             \
                                           NAME##_add_hashes, NAME##_contains_hashes,                  \
                                           NAME##_add_if_absent_hashes };
 
 #define BK_NO_TARGET
-BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, any_scalar, insert_scalar)
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, any_scalar, insert_scalar, popcount_swar)
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
-BK_AGING_PATH(avx2, __attribute__((target("avx2"))), found_avx2, any_avx2, insert_avx2)
+/* Every CPU with AVX2 has POPCNT. */
+BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, any_avx2, insert_avx2,
+              __builtin_popcountll)
 #endif
 
 static const aging_ops *path_for_cpu(void)
@@ -591,7 +665,7 @@ bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 {
     slot_set live = live_now(f);
-    return live && f->ops->found(f, h, live) != 0;
+    return live && f->ops->found(f, h, live);
 }
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
@@ -732,13 +806,11 @@ bk_status bk_aging_union(bk_aging *dst, const bk_aging *src)
         if (e + dst->g <= dst->epoch) break;
         uint32_t slot = (uint32_t)(e % dst->g);
         uint64_t stride = (uint64_t)dst->g * 4;
-        uint64_t *d = dst->words + slot * 4;
-        const uint64_t *s = src->words + slot * 4;
+        uint64_t *d = dst->words;
+        const uint64_t *s = src->words;
         for (uint64_t b = 0; b < dst->blocks; b++, d += stride, s += stride) {
-            d[0] |= s[0];
-            d[1] |= s[1];
-            d[2] |= s[2];
-            d[3] |= s[3];
+            uint32_t q = 4 * slot_pos(slot, b, dst->g);
+            for (uint32_t x = q; x < q + 4; x++) d[x] |= s[x];
         }
         dst->count[slot] += src->count[slot];
     }
@@ -752,10 +824,12 @@ bk_status bk_aging_union(bk_aging *dst, const bk_aging *src)
 static uint64_t slot_bits_set(const bk_aging *f, uint32_t slot)
 {
     uint64_t stride = (uint64_t)f->g * 4, set = 0;
-    const uint64_t *w = f->words + slot * 4;
-    for (uint64_t b = 0; b < f->blocks; b++, w += stride)
-        set += (uint64_t)(__builtin_popcountll(w[0]) + __builtin_popcountll(w[1]) + __builtin_popcountll(w[2]) +
-                          __builtin_popcountll(w[3]));
+    const uint64_t *w = f->words;
+    for (uint64_t b = 0; b < f->blocks; b++, w += stride) {
+        const uint64_t *x = w + 4 * slot_pos(slot, b, f->g);
+        set += (uint64_t)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]) + __builtin_popcountll(x[2]) +
+                          __builtin_popcountll(x[3]));
+    }
     return set;
 }
 
@@ -848,8 +922,9 @@ uint64_t bk_aging_memory(const bk_aging *f) { return f->nwords * 8; }
  *                                 windows: at most C)
  *   offset 208  zero padding to offset 256
  *   offset 256  the ring: blocks * g * 4 little-endian u64 words; bucket b is words [b*g*4, (b+1)*g*4),
- *               its 4-word block j is slot j (the generation of epoch e is slot e mod g); each block
- *               holds the SPLIT256 bits of a blocked filter of `blocks` blocks.
+ *               its 4-word block (j + popcount(b)) mod g is slot j (the generation of epoch e is slot
+ *               e mod g);
+ *               each slot holds the SPLIT256 bits of a blocked filter of `blocks` blocks.
  * The hash seed is in the container header.
  */
 static bk_status v_encode(const void *vf, bk_writer *w)

@@ -259,7 +259,12 @@ static bool query_partitioned(const uint64_t *w, uint64_t slice, uint32_t k, uin
 #  define BK_BLOOM_BMI2 1
 /* The standard loop for BMI2: mulx takes m in rdx once and leaves rax free, shrx shifts by any
  * register (no move into cl), and the loop counts down: 11 instructions per probe instead of 14.
- * (GCC does not pick mulx for a 128-bit product by itself, hence the one asm statement.) */
+ * (GCC does not pick mulx for a 128-bit product by itself, hence the one asm statement.) The empty
+ * asm on `all` keeps each probe's test where it is written: without it GCC reassociates the AND
+ * chain to the end of an unrolled query, keeping all k words and shift counts live at once (k = 7:
+ * six callee-saved registers pushed and popped, five words spilled to the stack, 11 instructions
+ * more per call). The loads stay independent of each other either way: their addresses come from
+ * the x, y chain alone. */
 #define BK_BLOOM_BMI2_PROBE                                                                              \
     do {                                                                                                 \
         uint64_t bit, lo, word;                                                                          \
@@ -267,6 +272,7 @@ static bool query_partitioned(const uint64_t *w, uint64_t slice, uint32_t k, uin
                 : "=&r"(lo), "=&r"(bit), "=&r"(word) : "r"(x), "r"(mr), "r"(six));                       \
         (void)lo;                                                                                        \
         all &= __atomic_load_n(&w[word], __ATOMIC_RELAXED) >> (bit & 63);                               \
+        __asm__("" : "+r"(all)); /* the test stays in its probe (above) */                              \
         x += y; /* bk__probe_next: x += y, y += i * step */                                              \
         y += z;                                                                                          \
         z += step;                                                                                       \
