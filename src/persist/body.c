@@ -144,3 +144,17 @@ bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h)
         return s;
     return bk__r_align(r, 64);
 }
+
+/* The count's offset in the parameter block: after u32 variant, u32 k, u64 m, u64 capacity. */
+#define BK__BITS_HEAD_COUNT_OFFSET 24
+
+bk_status bk__r_bits_end(bk_reader *r, size_t start, const bk__bits_head *h, uint64_t bytes,
+                         const uint8_t *data, uint64_t used, uint64_t **words, uint64_t **count, uint64_t *own)
+{
+    bk_status s = bk__r_array_end(r, bytes, data, words);
+    if (s != BK_OK) return s;
+    if (!bk__tail_zero(*words, bytes / 8, used)) return BK_ECORRUPT;
+    if (r->borrow && r->writable) *count = (uint64_t *)(uintptr_t)(r->base + start + BK__BITS_HEAD_COUNT_OFFSET);
+    *own = h->count;
+    return BK_OK;
+}

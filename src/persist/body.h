@@ -68,6 +68,14 @@ typedef struct bk__bits_head {
 } bk__bits_head;
 BK_HIDDEN bk_status bk__w_bits_head(bk_writer *w, const bk__bits_head *h);
 BK_HIDDEN bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h);
+/* The end of a classic-family decode, once its filter is made (with an array of its own only when
+ * !r->borrow): the array (bk__r_array_end: borrowed or copied into *words), refused (BK_ECORRUPT)
+ * unless its bits from `used` on are zero; then the count: in a writable shared mapping *count points
+ * at the count field of the parameter block read at body offset `start`, so that inserts through the
+ * mapping keep the file's count; otherwise *own takes the block's value. */
+BK_HIDDEN bk_status bk__r_bits_end(bk_reader *r, size_t start, const bk__bits_head *h, uint64_t bytes,
+                                   const uint8_t *data, uint64_t used, uint64_t **words, uint64_t **count,
+                                   uint64_t *own);
 
 /* pull.c: the pulled forms of the two (bounds already checked). */
 BK_HIDDEN bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **p);
