@@ -441,33 +441,30 @@ const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_blocked *f = vf;
-    const bk__bits_head h = { (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
-                              f->fpr_target };
-    bk_status s = bk__w_bits_head(w, &h);
-    return s != BK_OK ? s : bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
+    return bk__w_bits_body(w, (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
+                           f->fpr_target, f->e.words, f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    bk__bits_head h;
-    bk_status s;
     *out = NULL;
-    size_t start = r->off;
-    if ((s = bk__r_bits_head(r, &h))) return s;
-    const uint32_t layout = h.variant, k = h.k;
+    bk__bits_head h;
+    bk_status s = bk__r_bits_head(r, &h);
+    if (s != BK_OK) return s;
+    const bk_blocked_layout layout = (bk_blocked_layout)h.variant;
+    const uint32_t k = h.k;
     const uint64_t m = h.m;
-    if (bad_layout((bk_blocked_layout)layout)) return BK_ECORRUPT;
-    uint32_t bb = block_bits((bk_blocked_layout)layout);
+    if (bad_layout(layout)) return BK_ECORRUPT;
+    uint32_t bb = block_bits(layout);
     bool k_ok = layout == BK_BLOCKED_SPLIT256 ? k == 8 : (k >= 1 && k <= BK_BLOCKED_MAX_K);
-    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
-        return BK_ECORRUPT;
+    if (!k_ok || m % bb) return BK_ECORRUPT;
     uint64_t bytes = m / 8;
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter(r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->e.words, &f->e.count, &f->count_own);
+    s = bk__r_bits_end(r, &h, bytes, data, m, &f->e.words, &f->e.count, &f->count_own);
     if (s == BK_OK) *out = f;
     else bk_blocked_free(f);
     return s;

@@ -578,9 +578,8 @@ const uint8_t *bk_bloom_data(const bk_bloom *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_bloom *f = vf;
-    const bk__bits_head h = { (uint32_t)f->layout, f->k, f->m, f->capacity, bk_bloom_count(f), f->fpr_target };
-    bk_status s = bk__w_bits_head(w, &h);
-    return s != BK_OK ? s : bk__w_u64_array(w, f->words, (size_t)f->nwords);
+    return bk__w_bits_body(w, (uint32_t)f->layout, f->k, f->m, f->capacity, bk_bloom_count(f), f->fpr_target,
+                           f->words, f->nwords);
 }
 
 uint64_t bk__bloom_capacity_field(const void *bloom) { return ((const bk_bloom *)bloom)->capacity; }
@@ -588,13 +587,11 @@ uint64_t bk__bloom_capacity_field(const void *bloom) { return ((const bk_bloom *
 static bk_status v_decode(bk_reader *r, void **out)
 {
     bk__bits_head h;
-    bk_status s;
-    size_t start = r->off;
-    if ((s = bk__r_bits_head(r, &h))) return s;
+    bk_status s = bk__r_bits_head(r, &h);
+    if (s != BK_OK) return s;
     const uint32_t layout = h.variant, k = h.k;
     const uint64_t m = h.m;
-    if (layout > BK_LAYOUT_PARTITIONED || k == 0 || k > BK_MAX_K || m == 0 || m > BK_MAX_FILTER_BYTES * 8 ||
-        h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1) || (layout == BK_LAYOUT_PARTITIONED && m % k))
+    if (layout > BK_LAYOUT_PARTITIONED || k == 0 || k > BK_MAX_K || (layout == BK_LAYOUT_PARTITIONED && m % k))
         return BK_ECORRUPT;
     uint64_t bytes = bk__bits_to_bytes64(m);
     const uint8_t *data;
@@ -603,7 +600,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     s = alloc_filter(r->alloc, m, k, (bk_layout)layout, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     /* Bits past m must be zero: anything else was not written by us. */
-    s = bk__r_bits_end(r, start, &h, bytes, data, m, &f->words, &f->count, &f->count_own);
+    s = bk__r_bits_end(r, &h, bytes, data, m, &f->words, &f->count, &f->count_own);
     if (s == BK_OK) *out = f;
     else bk_bloom_free(f);
     return s;

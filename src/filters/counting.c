@@ -440,22 +440,19 @@ const uint8_t *bk_counting_data(const bk_counting *f, size_t *len)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_counting *f = vf;
-    const bk__bits_head h = { f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target };
-    bk_status s = bk__w_bits_head(w, &h);
-    return s != BK_OK ? s : bk__w_u64_array(w, f->words, (size_t)f->nwords);
+    return bk__w_bits_body(w, f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target, f->words,
+                           f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    bk__bits_head h;
-    bk_status s;
-    size_t start = r->off;
     *out = NULL;
-    if ((s = bk__r_bits_head(r, &h))) return s;
+    bk__bits_head h;
+    bk_status s = bk__r_bits_head(r, &h);
+    if (s != BK_OK) return s;
     const uint32_t bits = h.variant, k = h.k;
     const uint64_t m = h.m;
-    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
-        return BK_ECORRUPT;
+    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K) return BK_ECORRUPT;
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES) return BK_ECORRUPT;
     const uint8_t *data;
@@ -464,7 +461,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     s = alloc_filter(r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
     /* Counters past m must be zero: anything else was not written by us. */
-    s = bk__r_bits_end(r, start, &h, bytes, data, m * bits, &f->words, &f->count, &f->count_own);
+    s = bk__r_bits_end(r, &h, bytes, data, m * bits, &f->words, &f->count, &f->count_own);
     if (s == BK_OK) *out = f;
     else bk_counting_free(f);
     return s;
