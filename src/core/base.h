@@ -68,6 +68,12 @@ BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
 BK_HIDDEN void bk__free_aligned(const bk_allocator *a, void *p);
+/* A filter struct of `size` zeroed bytes and, when with_array, its zeroed array of `bytes` bytes
+ * (bk__calloc_aligned; free with bk__free_aligned): the first step of every bit-array filter's
+ * construction (classic, blocked, counting). A size of 0 or past BK_MAX_FILTER_BYTES gives
+ * BK_ETOOBIG, a failed allocation BK_ENOMEM (nothing is left allocated); *array is NULL without one. */
+BK_HIDDEN void *bk__new_with_array(const bk_allocator *a, size_t size, uint64_t bytes, bool with_array,
+                                   uint64_t **array, bk_status *status);
 /* Zeroed, 64-byte aligned, for a filter's own array: as bk__calloc_aligned, except that an array of at
  * most BK__LINES_PLAIN_MAX bytes, a multiple of 64, whose allocator block comes 64-byte aligned as it
  * is (jemalloc's size classes that are multiples of 64 do) is used as it is, without the line of
@@ -156,9 +162,24 @@ BK_INLINE size_t bk__hash_chunk(uint64_t *h, size_t cap, const void *const *keys
     return c;
 }
 
-/* The whole bytes form of a batch whose hashed form needs nothing else: keys hashed BK__HCHUNK at a
- * time, each chunk handed to `query` (with its slice of results; the sum of what it returns, keys
- * found) or to `add`. The types pass a static adapter, which the compiler inlines here. */
+/* The two ends of a batch call (common.h, "Batches"): a refused batch zeroes its count and returns
+ * BK_EINVAL; a finished one stores its count (hits or done) when asked and returns BK_OK. */
+BK_INLINE bk_status bk__batch_refused(size_t *count)
+{
+    if (count) *count = 0;
+    return BK_EINVAL;
+}
+BK_INLINE bk_status bk__batch_done(size_t *count, size_t c)
+{
+    if (count) *count = c;
+    return BK_OK;
+}
+
+/* The bytes form of a batch whose hashed form needs nothing else: keys hashed BK__HCHUNK at a time,
+ * each chunk handed to `query` (with its slice of results; the sum of what it returns, keys found)
+ * or to `add`. The types pass a static adapter, which the compiler inlines here. bk__query_by_chunks
+ * is the loop; bk__contains_many and bk__add_many are whole *_many calls (the keys checked, the
+ * batch's ends) once the caller has checked its filter. */
 #define BK__HCHUNK 256
 typedef size_t (*bk__chunk_query)(const void *f, const uint64_t *h, size_t n, uint8_t *results);
 typedef bk_status (*bk__chunk_add)(void *f, const uint64_t *h, size_t n);
@@ -173,27 +194,32 @@ BK_INLINE size_t bk__query_by_chunks(const void *f, uint64_t seed, const void *c
     }
     return found;
 }
-BK_INLINE void bk__add_by_chunks(void *f, uint64_t seed, const void *const *keys, const size_t *lens, size_t n,
+BK_INLINE bk_status bk__contains_many(const void *f, uint64_t seed, const void *const *keys, const size_t *lens,
+                                      size_t n, uint8_t *results, size_t *hits, bk__chunk_query query)
+{
+    if (!bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
+    return bk__batch_done(hits, bk__query_by_chunks(f, seed, keys, lens, n, results, query));
+}
+BK_INLINE bk_status bk__add_many(void *f, uint64_t seed, const void *const *keys, const size_t *lens, size_t n,
                                  bk__chunk_add add)
 {
+    if (!bk__keys_valid(keys, lens, n)) return BK_EINVAL;
     uint64_t h[BK__HCHUNK];
     for (size_t i = 0, c = 0; i < n; i += c) {
         c = bk__hash_chunk(h, BK__HCHUNK, keys, lens, i, n, seed);
         add(f, h, c);
     }
+    return BK_OK;
 }
 
-/* The two ends of a batch call (common.h, "Batches"): a refused batch zeroes its count and returns
- * BK_EINVAL; a finished one stores its count (hits or done) when asked and returns BK_OK. */
-BK_INLINE bk_status bk__batch_refused(size_t *count)
+/* A union (d |= w) or an intersection (d &= w) of two bit arrays of n words: the set operations of
+ * the bit-array filters (classic, blocked). */
+BK_INLINE void bk__combine_words(uint64_t *d, const uint64_t *w, uint64_t n, bool is_union)
 {
-    if (count) *count = 0;
-    return BK_EINVAL;
-}
-BK_INLINE bk_status bk__batch_done(size_t *count, size_t c)
-{
-    if (count) *count = c;
-    return BK_OK;
+    if (is_union)
+        for (uint64_t i = 0; i < n; i++) d[i] |= w[i];
+    else
+        for (uint64_t i = 0; i < n; i++) d[i] &= w[i];
 }
 
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):

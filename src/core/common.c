@@ -200,6 +200,23 @@ void *bk__calloc_aligned(const bk_allocator *al, size_t size)
     return (void *)a;
 }
 
+void *bk__new_with_array(const bk_allocator *a, size_t size, uint64_t bytes, bool with_array,
+                         uint64_t **array, bk_status *status)
+{
+    *array = NULL;
+    if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) {
+        *status = BK_ETOOBIG;
+        return NULL;
+    }
+    void *obj = bk__calloc(a, 1, size);
+    if (obj && with_array && !(*array = bk__calloc_aligned(a, (size_t)bytes))) {
+        bk__free(a, obj);
+        obj = NULL;
+    }
+    *status = obj ? BK_OK : BK_ENOMEM;
+    return obj;
+}
+
 void bk__free_aligned(const bk_allocator *a, void *p)
 {
     if (!p) return;

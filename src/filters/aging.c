@@ -441,6 +441,17 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         for (uint32_t l_ = 0; l_ < BK_AGING_LINES(b, g); l_++) BK_PREFETCH(BK_AGING_LINE(b, g, l_));  \
     } while (0)
 
+/* The buckets of the first keys of a batch (up to BK_AGING_QUERY_PF of them), before a query loop
+ * whose own prefetches reach that far ahead. */
+#define BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g)                                        \
+    do {                                                                                              \
+        size_t pre_ = (n) < BK_AGING_QUERY_PF ? (n) : BK_AGING_QUERY_PF;                              \
+        for (size_t i_ = 0; i_ < pre_; i_++) {                                                        \
+            const uint64_t *p_ = (words) + bk__range64((hs)[i_], blocks) * (stride);                  \
+            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
+        }                                                                                             \
+    } while (0)
+
 #define BK_AGING_AI __attribute__((always_inline)) static inline
 
 #define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT, POPCOUNT)                                          \
@@ -547,11 +558,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                                                   slot_set live)                                      \
     {                                                                                                 \
         size_t stride = (size_t)g * 4, present = 0;                                                   \
-        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
-        for (size_t i = 0; i < pre; i++) {                                                            \
-            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
-            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
-        }                                                                                             \
+        BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g);                                     \
         for (size_t i = 0; i < n; i++) {                                                              \
             if (i + BK_AGING_QUERY_PF < n) {                                                          \
                 const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * stride; \
@@ -599,11 +606,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     {                                                                                                 \
         uint64_t *words = f->words, blocks = f->blocks;                                               \
         size_t stride = (size_t)g * 4, present = 0;                                                   \
-        size_t pre = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF;                                   \
-        for (size_t i = 0; i < pre; i++) {                                                            \
-            const uint64_t *p_ = words + bk__range64(hs[i], blocks) * stride;                         \
-            BK_AGING_PREFETCH_BUCKET(p_, g);                                                          \
-        }                                                                                             \
+        BK_AGING_PREFETCH_FIRST(words, blocks, stride, hs, n, g);                                     \
         for (size_t i = 0; i < n;) {                                                                  \
             size_t take = chunk_of(f, n - i);                                                         \
             uint32_t s_ = cur_slot(f);                                                                \
@@ -737,16 +740,14 @@ static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *r
 
 bk_status bk_aging_add_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
-    return BK_OK;
+    return f ? bk__add_many(f, f->seed, keys, lens, n, add_chunk) : BK_EINVAL;
 }
 
 bk_status bk_aging_contains_many(const bk_aging *f, const void *const *keys, const size_t *lens, size_t n,
                                  uint8_t *res, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, res, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, res, hits, query_chunk);
 }
 
 bk_status bk_aging_add_if_absent_many(bk_aging *f, const void *const *keys, const size_t *lens, size_t n,

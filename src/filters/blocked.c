@@ -51,24 +51,19 @@ static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, u
     uint64_t bytes = blocks * (block_bits(layout) / 8);
     if (blocks == 0 || blocks > BK_MAX_FILTER_BYTES / (block_bits(layout) / 8) || bytes > SIZE_MAX / 2)
         return BK_ETOOBIG;
+    uint64_t *words;
     const bk_allocator *al = bk__allocator(a);
-    bk_blocked *f = bk__calloc(al, 1, sizeof *f);
-    if (!f) return BK_ENOMEM;
+    bk_status s;
+    bk_blocked *f = bk__new_with_array(al, sizeof *f, bytes, alloc_words, &words, &s);
+    if (!f) return s;
     f->alloc = al;
     f->layout = layout;
     f->e.k = k;
-    bk_status s = set_path(f, simd);
-    if (s != BK_OK) {
-        bk__free(f->alloc, f);
+    f->e.words = words;
+    f->owns_words = alloc_words;
+    if ((s = set_path(f, simd)) != BK_OK) {
+        bk_blocked_free(f);
         return s;
-    }
-    if (alloc_words) {
-        f->e.words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        if (!f->e.words) {
-            bk__free(f->alloc, f);
-            return BK_ENOMEM;
-        }
-        f->owns_words = true;
     }
     f->e.blocks = blocks;
     f->nwords = bytes / 8;
@@ -343,14 +338,9 @@ static bk_status combine(bk_blocked *dst, const bk_blocked *src, bool is_union)
     bk_status s = bk_blocked_compatible(dst, src);
     if (s != BK_OK) return s;
     const uint64_t na = bk_blocked_count(dst), nb = bk_blocked_count(src);
-    uint64_t *d = dst->e.words;
-    const uint64_t *w = src->e.words;
-    if (is_union)
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] |= w[i];
-    else
-        for (uint64_t i = 0; i < dst->nwords; i++) d[i] &= w[i];
+    bk__combine_words(dst->e.words, src->e.words, dst->nwords, is_union);
     bk__stripes_clear(&dst->stripes);
-    *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(d, dst->nwords)), na,
+    *dst->e.count = bk__combined_count(estimate_cardinality(dst, bk__popcount_words(dst->e.words, dst->nwords)), na,
                                       nb, is_union);
     return BK_OK;
 }
@@ -448,45 +438,36 @@ const uint8_t *bk_blocked_data(const bk_blocked *f, size_t *len)
  * The hash seed is in the container header. Probe positions: see core/blocked_engine.h
  * (the engine's salt table and bk__range64 define them, so they are part of the format).
  */
-#define BLOCKED_COUNT_OFFSET 24
-
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_blocked *f = vf;
-    const bk__bits_head h = { (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
-                              f->fpr_target };
-    bk_status s = bk__w_bits_head(w, &h);
-    return s != BK_OK ? s : bk__w_u64_array(w, f->e.words, (size_t)f->nwords);
+    return bk__w_bits_body(w, (uint32_t)f->layout, f->e.k, f->nwords * 64, f->capacity, bk_blocked_count(f),
+                           f->fpr_target, f->e.words, f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    bk__bits_head h;
-    bk_status s;
     *out = NULL;
-    size_t start = r->off;
-    if ((s = bk__r_bits_head(r, &h))) return s;
-    const uint32_t layout = h.variant, k = h.k;
+    bk__bits_head h;
+    bk_status s = bk__r_bits_head(r, &h);
+    if (s != BK_OK) return s;
+    const bk_blocked_layout layout = (bk_blocked_layout)h.variant;
+    const uint32_t k = h.k;
     const uint64_t m = h.m;
-    if (bad_layout((bk_blocked_layout)layout)) return BK_ECORRUPT;
-    uint32_t bb = block_bits((bk_blocked_layout)layout);
+    if (bad_layout(layout)) return BK_ECORRUPT;
+    uint32_t bb = block_bits(layout);
     bool k_ok = layout == BK_BLOCKED_SPLIT256 ? k == 8 : (k >= 1 && k <= BK_BLOCKED_MAX_K);
-    if (!k_ok || m == 0 || m % bb || m > BK_MAX_FILTER_BYTES * 8 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
-        return BK_ECORRUPT;
+    if (!k_ok || m % bb) return BK_ECORRUPT;
     uint64_t bytes = m / 8;
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_blocked *f;
-    s = alloc_filter(r->alloc, (bk_blocked_layout)layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
+    s = alloc_filter(r->alloc, layout, m / bb, k, r->seed, BK_SIMD_AUTO, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow && r->writable) f->e.count = (uint64_t *)(uintptr_t)(r->base + start + BLOCKED_COUNT_OFFSET);
-    if ((s = bk__r_array_end(r, bytes, data, &f->e.words)) != BK_OK) {
-        bk_blocked_free(f);
-        return s;
-    }
-    f->count_own = h.count;
-    *out = f;
-    return BK_OK;
+    s = bk__r_bits_end(r, &h, bytes, data, m, &f->e.words, &f->e.count, &f->count_own);
+    if (s == BK_OK) *out = f;
+    else bk_blocked_free(f);
+    return s;
 }
 
 BK__VT_ADAPTERS(blocked)

@@ -50,20 +50,12 @@ static uint64_t counter_bytes(uint64_t m, uint32_t bits)
 static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uint32_t bits, uint64_t seed, uint64_t capacity,
                               double fpr_target, bool alloc_words, bk_counting **out)
 {
-    uint64_t bytes = counter_bytes(m, bits);
-    if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    uint64_t bytes = counter_bytes(m, bits), *words;
     const bk_allocator *al = bk__allocator(a);
-    bk_counting *f = bk__calloc(al, 1, sizeof *f);
-    if (!f) return BK_ENOMEM;
-    f->alloc = al;
-    if (alloc_words) {
-        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        if (!f->words) {
-            bk__free(f->alloc, f);
-            return BK_ENOMEM;
-        }
-        f->owns_words = true;
-    }
+    bk_status s;
+    bk_counting *f = bk__new_with_array(al, sizeof *f, bytes, alloc_words, &words, &s);
+    if (!f) return s;
+    f->words = words;
     f->nwords = bytes / 8;
     f->m = m;
     f->k = k;
@@ -74,6 +66,8 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, uin
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->count = &f->count_own;
+    f->owns_words = alloc_words;
+    f->alloc = al;
     *out = f;
     return BK_OK;
 }
@@ -319,9 +313,7 @@ static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *r
 
 bk_status bk_counting_add_many(bk_counting *f, const void *const *keys, const size_t *lens, size_t n)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return BK_EINVAL;
-    bk__add_by_chunks(f, f->seed, keys, lens, n, add_chunk);
-    return BK_OK;
+    return f ? bk__add_many(f, f->seed, keys, lens, n, add_chunk) : BK_EINVAL;
 }
 
 bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hashes, size_t n, uint8_t *results,
@@ -334,8 +326,8 @@ bk_status bk_counting_contains_hashes(const bk_counting *f, const uint64_t *hash
 bk_status bk_counting_contains_many(const bk_counting *f, const void *const *keys, const size_t *lens, size_t n,
                                     uint8_t *results, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
 }
 
 /* ---- whole-filter operations ---- */
@@ -445,27 +437,22 @@ const uint8_t *bk_counting_data(const bk_counting *f, size_t *len)
  * offset 0  u32 counter_bits, u32 k, u64 m, u64 capacity, u64 count, f64 fpr_target  (36 bytes)
  * then zero padding to 64, then the counter array: ceil(m * bits / 512) * 64 bytes, little-endian u64
  * words, counter i at bit (i % (64 / bits)) * bits of word i / (64 / bits). */
-#define COUNTING_COUNT_OFFSET 24
-
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_counting *f = vf;
-    const bk__bits_head h = { f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target };
-    bk_status s = bk__w_bits_head(w, &h);
-    return s != BK_OK ? s : bk__w_u64_array(w, f->words, (size_t)f->nwords);
+    return bk__w_bits_body(w, f->bits, f->k, f->m, f->capacity, bk_counting_count(f), f->fpr_target, f->words,
+                           f->nwords);
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    bk__bits_head h;
-    bk_status s;
-    size_t start = r->off;
     *out = NULL;
-    if ((s = bk__r_bits_head(r, &h))) return s;
+    bk__bits_head h;
+    bk_status s = bk__r_bits_head(r, &h);
+    if (s != BK_OK) return s;
     const uint32_t bits = h.variant, k = h.k;
     const uint64_t m = h.m;
-    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K || m == 0 || h.capacity == 0 || !(h.fpr >= 0 && h.fpr <= 1))
-        return BK_ECORRUPT;
+    if ((bits != 4 && bits != 8) || k == 0 || k > BK_MAX_K) return BK_ECORRUPT;
     uint64_t bytes = counter_bytes(m, bits);
     if (bytes == 0 || bytes > BK_MAX_FILTER_BYTES) return BK_ECORRUPT;
     const uint8_t *data;
@@ -473,16 +460,11 @@ static bk_status v_decode(bk_reader *r, void **out)
     bk_counting *f;
     s = alloc_filter(r->alloc, m, k, bits, r->seed, h.capacity, h.fpr, !r->borrow, &f);
     if (s != BK_OK) return s;
-    if (r->borrow && r->writable) f->count = (uint64_t *)(uintptr_t)(r->base + start + COUNTING_COUNT_OFFSET);
     /* Counters past m must be zero: anything else was not written by us. */
-    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK ||
-        (s = bk__tail_zero(f->words, f->nwords, m * bits) ? BK_OK : BK_ECORRUPT) != BK_OK) {
-        bk_counting_free(f);
-        return s;
-    }
-    f->count_own = h.count;
-    *out = f;
-    return BK_OK;
+    s = bk__r_bits_end(r, &h, bytes, data, m * bits, &f->words, &f->count, &f->count_own);
+    if (s == BK_OK) *out = f;
+    else bk_counting_free(f);
+    return s;
 }
 
 BK__VT_WRITE_ADAPTERS(counting)

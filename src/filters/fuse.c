@@ -684,8 +684,8 @@ bk_status bk_fuse_contains_hashes(const bk_fuse *f, const uint64_t *hashes, size
 bk_status bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const size_t *lens, size_t n,
                                 uint8_t *results, size_t *hits)
 {
-    if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(f, f->seed, keys, lens, n, results, query_chunk));
+    if (!f) return bk__batch_refused(hits);
+    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
 }
 
 /* ---- statistics and accessors ---- */

@@ -127,20 +127,40 @@ bool bk__tail_zero(const uint64_t *w, uint64_t nwords, uint64_t bit)
     return true;
 }
 
-bk_status bk__w_bits_head(bk_writer *w, const bk__bits_head *h)
+bk_status bk__w_bits_body(bk_writer *w, uint32_t variant, uint32_t k, uint64_t m, uint64_t capacity,
+                          uint64_t count, double fpr, const uint64_t *words, uint64_t nwords)
 {
     bk_status s;
-    if ((s = bk__w_u32(w, h->variant)) || (s = bk__w_u32(w, h->k)) || (s = bk__w_u64(w, h->m)) ||
-        (s = bk__w_u64(w, h->capacity)) || (s = bk__w_u64(w, h->count)) || (s = bk__w_f64(w, h->fpr)))
+    if ((s = bk__w_u32(w, variant)) || (s = bk__w_u32(w, k)) || (s = bk__w_u64(w, m)) ||
+        (s = bk__w_u64(w, capacity)) || (s = bk__w_u64(w, count)) || (s = bk__w_f64(w, fpr)) ||
+        (s = bk__w_align(w, 64)))
         return s;
-    return bk__w_align(w, 64);
+    return bk__w_u64_array(w, words, (size_t)nwords);
 }
 
 bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h)
 {
     bk_status s;
+    h->at = r->off;
     if ((s = bk__r_u32(r, &h->variant)) || (s = bk__r_u32(r, &h->k)) || (s = bk__r_u64(r, &h->m)) ||
-        (s = bk__r_u64(r, &h->capacity)) || (s = bk__r_u64(r, &h->count)) || (s = bk__r_f64(r, &h->fpr)))
+        (s = bk__r_u64(r, &h->capacity)) || (s = bk__r_u64(r, &h->count)) || (s = bk__r_f64(r, &h->fpr)) ||
+        (s = bk__r_align(r, 64)))
         return s;
-    return bk__r_align(r, 64);
+    if (h->m == 0 || h->m > BK_MAX_FILTER_BYTES * 8 || h->capacity == 0 || !(h->fpr >= 0 && h->fpr <= 1))
+        return BK_ECORRUPT;
+    return BK_OK;
+}
+
+/* The count's offset in the parameter block: after u32 variant, u32 k, u64 m, u64 capacity. */
+#define BK__BITS_HEAD_COUNT_OFFSET 24
+
+bk_status bk__r_bits_end(bk_reader *r, const bk__bits_head *h, uint64_t bytes, const uint8_t *data, uint64_t used,
+                         uint64_t **words, uint64_t **count, uint64_t *own)
+{
+    bk_status s = bk__r_array_end(r, bytes, data, words);
+    if (s != BK_OK) return s;
+    if (!bk__tail_zero(*words, bytes / 8, used)) return BK_ECORRUPT;
+    if (r->borrow && r->writable) *count = (uint64_t *)(uintptr_t)(r->base + h->at + BK__BITS_HEAD_COUNT_OFFSET);
+    *own = h->count;
+    return BK_OK;
 }

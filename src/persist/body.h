@@ -60,14 +60,26 @@ BK_HIDDEN bool bk__tail_zero(const uint64_t *w, uint64_t nwords, uint64_t bit);
 
 /* The parameter block that the bit-array bodies of the classic family open with (classic, blocked
  * and counting filters, docs/FORMAT.md): a 32-bit variant (the layout, or the counter width), k, m,
- * the capacity, the count and the target FPR, then zero padding to 64 bytes; the array follows. */
+ * the capacity, the count and the target FPR, then zero padding to 64 bytes; the array follows.
+ * bk__w_bits_body writes the whole body: the block, the padding and the nwords words of the array. */
 typedef struct bk__bits_head {
     uint32_t variant, k;
     uint64_t m, capacity, count;
     double fpr;
+    size_t at; /* the body offset the block was read at (where a mapped filter's count lives) */
 } bk__bits_head;
-BK_HIDDEN bk_status bk__w_bits_head(bk_writer *w, const bk__bits_head *h);
+BK_HIDDEN bk_status bk__w_bits_body(bk_writer *w, uint32_t variant, uint32_t k, uint64_t m, uint64_t capacity,
+                                    uint64_t count, double fpr, const uint64_t *words, uint64_t nwords);
+/* Reads the block, refusing (BK_ECORRUPT) what no type writes: m 0 or past BK_MAX_FILTER_BYTES * 8
+ * bits, a capacity of 0, an FPR outside [0, 1]; the type checks the variant, k and m's fit. */
 BK_HIDDEN bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h);
+/* The end of a classic-family decode, once its filter is made (with an array of its own only when
+ * !r->borrow): the array (bk__r_array_end: borrowed or copied into *words), refused (BK_ECORRUPT)
+ * unless its bits from `used` on are zero; then the count: in a writable shared mapping *count points
+ * at the count field of the parameter block h (read by bk__r_bits_head), so that inserts through the
+ * mapping keep the file's count; otherwise *own takes the block's value. */
+BK_HIDDEN bk_status bk__r_bits_end(bk_reader *r, const bk__bits_head *h, uint64_t bytes, const uint8_t *data,
+                                   uint64_t used, uint64_t **words, uint64_t **count, uint64_t *own);
 
 /* pull.c: the pulled forms of the two (bounds already checked). */
 BK_HIDDEN bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **p);

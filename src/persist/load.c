@@ -60,11 +60,15 @@ bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__loa
     return s;
 }
 
-bk_status bk__load_options(const bk_load_options *o, unsigned *flags, const bk_allocator **a)
+bk_status bk__load_begin(const bk_load_options *o, bool allow_shared, bk_filter **out, unsigned *flags,
+                         const bk_allocator **a)
 {
+    if (!out) return BK_EINVAL;
+    *out = NULL;
     bk_load_options lo = { 0 };
     bk_status s = bk__options_read(&lo, sizeof lo, o);
     if (s != BK_OK) return s;
+    if ((lo.flags & BK_OPEN_WRITE_SHARED) && !allow_shared) return BK_EINVAL;
     *flags = lo.flags;
     *a = bk__allocator(lo.allocator);
     return BK_OK;
@@ -80,13 +84,11 @@ static const bk_load_options *plain(bk_load_options *o, unsigned flags)
 
 bk_status bk_filter_load_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status s = bk__load_options(o, &flags, &a);
+    bk_status s = bk__load_begin(o, false, out, &flags, &a);
     if (s != BK_OK) return s;
-    if ((!buf && len) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (!buf && len) return BK_EINVAL;
     return bk__load_core(buf, len, flags, BK__LOAD_COPY, false, NULL, a, out);
 }
 
@@ -98,13 +100,11 @@ bk_status bk_filter_load_buffer(const void *buf, size_t len, unsigned flags, bk_
 
 bk_status bk_filter_open_buffer_ex(const void *buf, size_t len, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status s = bk__load_options(o, &flags, &a);
+    bk_status s = bk__load_begin(o, false, out, &flags, &a);
     if (s != BK_OK) return s;
-    if (!buf || ((uintptr_t)buf & 63) || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (!buf || ((uintptr_t)buf & 63)) return BK_EINVAL;
     s = bk__load_core(buf, len, flags, BK__LOAD_READONLY, false, NULL, a, out);
     if (s == BK_OK) (*out)->map = (uint8_t *)(uintptr_t)buf; /* map_len 0: borrowed, nothing to unmap */
     return s;
@@ -231,13 +231,11 @@ bk_status bk__load_fd_copy(int fd, uint64_t size, unsigned flags, const bk_alloc
 
 bk_status bk_filter_load_fd_ex(int fd, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status s = bk__load_options(o, &flags, &a);
+    bk_status s = bk__load_begin(o, false, out, &flags, &a);
     if (s != BK_OK) return s;
-    if (fd < 0 || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (fd < 0) return BK_EINVAL;
     return load_stream(bk__read_fd, &fd, fd_remaining(fd), false, flags, a, out);
 }
 
@@ -249,13 +247,11 @@ bk_status bk_filter_load_fd(int fd, unsigned flags, bk_filter **out)
 
 bk_status bk_filter_load_file_ex(FILE *fp, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status s = bk__load_options(o, &flags, &a);
+    bk_status s = bk__load_begin(o, false, out, &flags, &a);
     if (s != BK_OK) return s;
-    if (!fp || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (!fp) return BK_EINVAL;
     errno = 0;
     return load_stream(read_file, fp, UINT64_MAX, false, flags, a, out);
 }
@@ -282,13 +278,11 @@ bk_status bk_filter_load_path(const char *path, unsigned flags, bk_filter **out)
 
 bk_status bk_filter_load_path_ex(const char *path, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status st = bk__load_options(o, &flags, &a);
+    bk_status st = bk__load_begin(o, false, out, &flags, &a);
     if (st != BK_OK) return st;
-    if (!path || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (!path) return BK_EINVAL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return BK_EIO;
     bk__lock_shared(fd);

@@ -79,11 +79,9 @@ bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out)
 
 bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status so = bk__load_options(o, &flags, &a);
+    bk_status so = bk__load_begin(o, true, out, &flags, &a);
     if (so != BK_OK) return so;
     if (!path) return BK_EINVAL;
     bool shared = flags & BK_OPEN_WRITE_SHARED;

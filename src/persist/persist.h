@@ -50,8 +50,11 @@ typedef enum { BK__LOAD_COPY, BK__LOAD_READONLY, BK__LOAD_SHARED } bk__load_mode
  * checksum when the caller computed it already, else NULL. */
 BK_HIDDEN bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__load_mode mode, bool live,
                                   const uint64_t *body_sum, const bk_allocator *a, bk_filter **out);
-/* The flags and allocator of a bk_load_options (NULL: 0 and the default); BK_EINVAL when refused. */
-BK_HIDDEN bk_status bk__load_options(const bk_load_options *o, unsigned *flags, const bk_allocator **a);
+/* The opening step of every load and open call: out checked (BK_EINVAL when NULL) and cleared, then
+ * the flags and allocator of a bk_load_options (NULL: 0 and the default; BK_EINVAL when refused), and
+ * BK_OPEN_WRITE_SHARED refused (BK_EINVAL) unless the call maps a file (allow_shared). */
+BK_HIDDEN bk_status bk__load_begin(const bk_load_options *o, bool allow_shared, bk_filter **out, unsigned *flags,
+                                   const bk_allocator **a);
 /* A shared flock for the duration of a validation (the last shared writer's finalisation holds it
  * exclusively while it rewrites the header). */
 BK_HIDDEN void bk__lock_shared(int fd);

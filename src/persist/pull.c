@@ -83,13 +83,11 @@ bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filte
 
 bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options *o, bk_filter **out)
 {
-    if (!out) return BK_EINVAL;
-    *out = NULL;
     unsigned flags;
     const bk_allocator *a;
-    bk_status st = bk__load_options(o, &flags, &a);
+    bk_status st = bk__load_begin(o, false, out, &flags, &a);
     if (st != BK_OK) return st;
-    if (!fn || (flags & BK_OPEN_WRITE_SHARED)) return BK_EINVAL;
+    if (!fn) return BK_EINVAL;
     struct bk__pull *p = bk__calloc(a, 1, sizeof *p);
     if (!p) return BK_ENOMEM;
     p->fn = fn;

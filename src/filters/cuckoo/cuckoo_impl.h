@@ -47,9 +47,10 @@
 /* Word index of stash entry k in a table header: 24, 40, 48, 56 bytes. */
 #define CF_STASH_WORD(k) ((k) ? (k) + 4 : 3)
 
+/* 80 bytes (one allocator block of 80): the array's length (cf_nwords) and a writable mapping's table
+ * header (cf_stash_map) are derived, not stored, since small filters by the thousand each carry one. */
 typedef struct cf_table {
     uint64_t *words;
-    uint64_t nwords;      /* including the spare word, rounded up to whole 64-byte lines */
     uint64_t buckets;     /* base << shift */
     /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
@@ -62,9 +63,17 @@ typedef struct cf_table {
      * "victim" word, entries 1..3 the table header's words at 40, 48, 56 (docs/FORMAT.md 6.5). See
      * "The stash" in insert.c for when a table uses more than entry 0. */
     uint64_t stash[CF_STASH];
-    uint64_t *stash_map;  /* a writable mapping's table header (its stash words kept equal by the writer), or NULL */
     uint64_t items_own;
 } cf_table;
+
+/* Byte offset of a table's item count in its header in a file (docs/FORMAT.md 6.5). */
+#define CF_TAB_ITEMS 16
+/* A writable mapping's table header, whose stash words the writer keeps equal to the table's (its
+ * item count is the header's, so items points into the mapping), or NULL. */
+BK_INLINE uint64_t *cf_stash_map(const cf_table *T)
+{
+    return T->items == &T->items_own ? NULL : T->items - CF_TAB_ITEMS / 8;
+}
 
 /* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked
  * from the new one) until the filter is freed, so a lock-free reader holding it stays valid. */
@@ -153,6 +162,8 @@ typedef struct cf_params {
 /* Bytes of a table's word array for `buckets` buckets of `bucket_bits` bits; 0 if too big (the array
  * is over BK_MAX_FILTER_BYTES, or a bucket index would not fit a stash word's 32 bits). */
 BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits);
+/* Words of a table's array: the spare word included, whole 64-byte lines. */
+BK_INLINE uint64_t cf_nwords(const bk_cuckoo *F, const cf_table *T) { return bk__cf_table_bytes(T->buckets, F->bucket_bits) / 8; }
 /* FPR of one table of `slots` slots holding `items` fingerprints. */
 BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
 /* A table of base << shift buckets (its words zeroed when alloc_words, else left for the caller). */
@@ -508,7 +519,8 @@ BK_INLINE void set_stash(bk_cuckoo *F, cf_table *T, int k, uint64_t v)
 {
     bool was = stash_used(T) != 0;
     STR(&T->stash[k], v);
-    if (T->stash_map) ST(&T->stash_map[CF_STASH_WORD(k)], v);
+    uint64_t *map = cf_stash_map(T);
+    if (map) ST(&map[CF_STASH_WORD(k)], v);
     if (was != (stash_used(T) != 0)) bk__cf_update_solo(F);
 }
 

@@ -18,7 +18,6 @@
  * entries in use; every stash entry 0 or a fingerprint in range with a bucket of the table;
  * inserted - deleted = sum of items. */
 #define CF_HDR_COUNTERS 24 /* inserted, deleted, kicks: the order of CTR_* */
-#define CF_TAB_ITEMS 16
 #define CF_FLAG_SEMI 1u
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -36,10 +35,10 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
-            (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, T->nwords * 8)) ||
+            (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, cf_nwords(F, T) * 8)) ||
             (s = bk__w_u64(w, LD(&T->stash[1]))) || (s = bk__w_u64(w, LD(&T->stash[2]))) ||
             (s = bk__w_u64(w, LD(&T->stash[3]))) || (s = bk__w_align(w, 64)) ||
-            (s = bk__w_u64_array(w, T->words, (size_t)T->nwords)))
+            (s = bk__w_u64_array(w, T->words, (size_t)cf_nwords(F, T))))
             return s;
     }
     return BK_OK;
@@ -151,8 +150,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         T->items_own = items;
         for (int k = 0; k < CF_STASH; k++) T->stash[k] = stash[k];
         if (r->borrow && r->writable) {
-            T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS);
-            T->stash_map = (uint64_t *)(uintptr_t)(r->base + tstart);
+            T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS); /* and so cf_stash_map */
         }
         if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
             bk__cf_table_free(F->alloc, T);
@@ -160,7 +158,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         }
         s = BK_ECORRUPT;
         uint64_t used = F->semi ? count_used_semi(F, T->words, buckets) : count_used(f, T->words, buckets * b);
-        if (!bk__tail_zero(T->words, T->nwords, buckets * F->bucket_bits) || used == UINT64_MAX ||
+        if (!bk__tail_zero(T->words, cf_nwords(F, T), buckets * F->bucket_bits) || used == UINT64_MAX ||
             used + stashed != items)
             goto fail;
         total_items += items;

@@ -242,6 +242,6 @@ bk_status bk_cuckoo_contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, 
 bk_status bk_cuckoo_contains_many(const bk_cuckoo *F, const void *const *keys, const size_t *lens, size_t n,
                                   uint8_t *results, size_t *hits)
 {
-    if (!F || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__query_by_chunks(F, F->seed, keys, lens, n, results, query_chunk));
+    if (!F) return bk__batch_refused(hits);
+    return bk__contains_many(F, F->seed, keys, lens, n, results, hits, query_chunk);
 }

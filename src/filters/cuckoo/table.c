@@ -88,7 +88,6 @@ BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint3
         }
         T->owns_words = true;
     }
-    T->nwords = bytes / 8;
     T->buckets = buckets;
     T->shift = shift;
     T->capacity = capacity;
@@ -314,7 +313,7 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
         const cf_table *T = F->vec->t[i];
         cf_table *U;
         if ((s = bk__cf_table_new(C->alloc, T->buckets >> T->shift, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
-        for (uint64_t k = 0; k < T->nwords; k++) U->words[k] = LD(&T->words[k]);
+        for (uint64_t k = 0, nw = cf_nwords(F, T); k < nw; k++) U->words[k] = LD(&T->words[k]);
         U->items_own = LD(T->items);
         for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
         if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(C->alloc, U);
@@ -338,7 +337,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
     wlock(F);
     for (uint32_t t = 0; t < F->ntables; t++) {
         cf_table *T = F->vec->t[t];
-        for (uint64_t k = 0; k < T->nwords; k++) ST(&T->words[k], 0);
+        for (uint64_t k = 0, nw = cf_nwords(F, T); k < nw; k++) ST(&T->words[k], 0);
         ST(T->items, 0);
         for (int k = 0; k < CF_STASH; k++) set_stash(F, T, k, 0);
     }
@@ -357,7 +356,7 @@ void bk_cuckoo_get_info(const bk_cuckoo *F, bk_cuckoo_info *out)
         out->capacity += T->capacity;
         out->items += items;
         out->buckets += T->buckets;
-        out->memory_bytes += T->nwords * 8;
+        out->memory_bytes += cf_nwords(F, T) * 8;
         out->victims += stash_used(T) != 0;
         out->fpr_now += bk__cf_table_fpr(F->b, F->f, items, T->buckets * F->b);
         out->fpr_full += bk__cf_table_fpr(F->b, F->f, 1, 1);
