@@ -637,21 +637,6 @@ static void remove_semantics(void **state)
     membuf md2 = encode(dd);
     assert_int_equal(md.len, md2.len);
     assert_memory_equal(md.buf, md2.buf, md.len);
-    /* borrowed and writable: changes of the stash write through to the caller's memory */
-    uint8_t *al = aligned_alloc(64, (md.len + 63) / 64 * 64);
-    memcpy(al, md.buf, md.len);
-    bk_reader rw = { al, md.len, 0, true, true, 5, NULL, NULL };
-    void *vw = NULL;
-    assert_int_equal(bk__cuckoo_vtable.decode(&rw, &vw), BK_OK);
-    assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK); /* a stashed copy returns to the table */
-    assert_int_equal(bk_cuckoo_remove(vw, "same", 4), BK_OK);
-    assert_int_equal(bk_cuckoo_add(vw, "another", 7), BK_OK);
-    membuf mw = encode(vw);
-    assert_int_equal(mw.len, md.len);
-    assert_memory_equal(mw.buf, al, md.len);
-    free(mw.buf);
-    bk_cuckoo_free(vw);
-    free(al);
     free(md.buf);
     free(md2.buf);
     assert_int_equal(bk_cuckoo_add(dd, "another", 7), BK_EFULL);
@@ -1018,41 +1003,6 @@ static void serialization(void **state)
             bk_cuckoo_free(d);
             bk_cuckoo_free(c);
         }
-
-    /* borrowed and writable: inserts and removes write through to the caller's memory, counters and
-     * victim included, so the memory stays a valid serialization of the filter */
-    {
-        bk_cuckoo *c = make_buckets(3001, 4, 12, 0, 17);
-        uint64_t st = 11;
-        for (int i = 0; i < 5000; i++) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
-        membuf m = encode(c);
-        uint8_t *al = aligned_alloc(64, (m.len + 63) / 64 * 64);
-        memcpy(al, m.buf, m.len);
-        bk_reader r = { al, m.len, 0, true, true, 17, NULL, NULL };
-        void *v = NULL;
-        assert_int_equal(bk__cuckoo_vtable.decode(&r, &v), BK_OK);
-        bk_cuckoo *e = v;
-        st = 11;
-        for (int i = 0; i < 1000; i++) assert_int_equal(bk_cuckoo_remove_hash(e, tu_splitmix(&st)), BK_OK);
-        bk_status s;
-        while ((s = bk_cuckoo_add_hash(e, tu_splitmix(&st))) == BK_OK) {} /* to full: the victim is set */
-        assert_int_equal(s, BK_EFULL);
-        membuf now = encode(e);
-        assert_int_equal(now.len, m.len);
-        assert_memory_equal(now.buf, al, m.len);
-        bk_cuckoo *g = NULL;
-        assert_int_equal(decode(al, m.len, 17, false, &g), BK_OK);
-        bk_cuckoo_info in;
-        bk_cuckoo_get_info(g, &in);
-        assert_int_equal(in.victims, 1);
-        assert_int_equal(in.deleted, 1000);
-        bk_cuckoo_free(g);
-        bk_cuckoo_free(e);
-        free(now.buf);
-        free(al);
-        free(m.buf);
-        bk_cuckoo_free(c);
-    }
 
     /* corruption of a chain of two tables with a victim */
     bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;

@@ -29,11 +29,11 @@ static uint32_t chain_growth(const bk_scalable_options *o)
 static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes : BK_SCALABLE_DEFAULT_MAX_BYTES; }
 
 /* The error sub-filter i is sized for (docs/MATH.md, "Scalable Bloom filter"). Growth 0 (non-scaling):
- * p. Budget carried forward (every chain made since the policy exists): the chain may have spent
+ * p. Budget carried forward (the default): the chain may have spent
  * T_i = p (1 - r^(i+1)) after sub-filter i, and sub-filter i gets what is left of it, T_i - spent,
  * spent being the exact errors of sub-filters 0 .. i-1 at capacity; rounding to whole blocks and an
  * integer k leaves small sub-filters far under their share, and what they leave goes to the next one.
- * Legacy chains (files written before): p_i = p (1 - r) r^i. */
+ * Fixed shares (BK_SCALABLE_FIXED_SHARES): p_i = p (1 - r) r^i. */
 static double layer_target(double p, uint32_t growth, double r, bool carry, uint32_t i, double spent)
 {
     if (growth == 0) return p;

@@ -58,7 +58,7 @@ struct bk_scalable {
     uint8_t grow_lock;     /* sc_grow_lock: 1 while an atomic insert appends a layer */
     uint16_t growth;       /* capacity ratio between sub-filters (<= BK_SCALABLE_MAX_GROWTH); 0: non-scaling */
     bool classic;          /* classic layers (BK_SCALABLE_CLASSIC); else blocked */
-    bool carry;            /* error budget carried forward (every new chain); false: a legacy file's chain */
+    bool carry;            /* error budget carried forward (the default); false: fixed shares */
     int8_t simd;           /* blocked chains: the query path (a bk_simd: scalar, AVX2 or AVX-512) */
     uint64_t capacity0;
     double p;

@@ -67,7 +67,7 @@ BK_HIDDEN bool bk__cf_put_anywhere(bk_cuckoo *F, uint32_t fp, uint64_t h)
         cf_table *T = F->vec->t[t];
         uint64_t i1 = bk__range64(h, T->buckets);
         if (try_put(F, T, i1, fp) || try_put(F, T, alt_t(T, i1, fp), fp)) {
-            ST(T->items, LD(T->items) + 1);
+            ST(&T->items, LD(&T->items) + 1);
             return true;
         }
     }

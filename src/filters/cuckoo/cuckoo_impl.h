@@ -47,8 +47,8 @@
 /* Word index of stash entry k in a table header: 24, 40, 48, 56 bytes. */
 #define CF_STASH_WORD(k) ((k) ? (k) + 4 : 3)
 
-/* 80 bytes (one allocator block of 80): the array's length (cf_nwords) and a writable mapping's table
- * header (cf_stash_map) are derived, not stored, since small filters by the thousand each carry one. */
+/* 72 bytes: the array's length (cf_nwords) is derived, not stored, since small filters by the
+ * thousand each carry one. */
 typedef struct cf_table {
     uint64_t *words;
     uint64_t buckets;     /* base << shift */
@@ -57,23 +57,13 @@ typedef struct cf_table {
     bool owns_words;
     bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
     uint64_t capacity;
-    uint64_t *items;      /* fingerprints held, stash included (&items_own or inside a mapping) */
     /* The victim stash: CF_STASH entries, each 0 or fp | bucket << 32, a fingerprint whose eviction
      * walk ran out of kicks, still found by queries (bucket: one of its two). Entry 0 is the file's
      * "victim" word, entries 1..3 the table header's words at 40, 48, 56 (docs/FORMAT.md 6.5). See
      * "The stash" in insert.c for when a table uses more than entry 0. */
     uint64_t stash[CF_STASH];
-    uint64_t items_own;
+    uint64_t items;       /* fingerprints held, stash included */
 } cf_table;
-
-/* Byte offset of a table's item count in its header in a file (docs/FORMAT.md 6.5). */
-#define CF_TAB_ITEMS 16
-/* A writable mapping's table header, whose stash words the writer keeps equal to the table's (its
- * item count is the header's, so items points into the mapping), or NULL. */
-BK_INLINE uint64_t *cf_stash_map(const cf_table *T)
-{
-    return T->items == &T->items_own ? NULL : T->items - CF_TAB_ITEMS / 8;
-}
 
 /* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked
  * from the new one) until the filter is freed, so a lock-free reader holding it stays valid. */
@@ -113,8 +103,7 @@ struct bk_cuckoo {
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */
     uint32_t ntables;        /* published with release after the table it counts is complete */
-    uint64_t *ctr;           /* CTR_N counters: &ctr_own[0] or inside a writable mapping */
-    uint64_t ctr_own[CTR_N];
+    uint64_t ctr[CTR_N];
     uint64_t rng;            /* kick choices; only touched by the (single) writer */
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters (inside a cf_conc), else NULL */
     const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
@@ -513,14 +502,12 @@ BK_INLINE uint64_t table_count(const bk_cuckoo *F, const cf_table *T, uint32_t f
 /* ---- writers (insert.c) ---- */
 
 
-/* The writer's only way to change a stash entry: the mapping's copy follows, and so do the one-key
- * paths (the fast ones serve tables with an empty stash). */
+/* The writer's only way to change a stash entry: the one-key paths follow it (the fast ones serve
+ * tables with an empty stash). */
 BK_INLINE void set_stash(bk_cuckoo *F, cf_table *T, int k, uint64_t v)
 {
     bool was = stash_used(T) != 0;
     STR(&T->stash[k], v);
-    uint64_t *map = cf_stash_map(T);
-    if (map) ST(&map[CF_STASH_WORD(k)], v);
     if (was != (stash_used(T) != 0)) bk__cf_update_solo(F);
 }
 
@@ -529,7 +516,7 @@ BK_INLINE void set_stash(bk_cuckoo *F, cf_table *T, int k, uint64_t v)
 BK_INLINE bool table_full(const cf_table *T)
 {
     uint32_t n = stash_used(T);
-    return n == CF_STASH || (n && LD(T->items) >= T->capacity);
+    return n == CF_STASH || (n && LD(&T->items) >= T->capacity);
 }
 
 /* Start loading the second bucket while the first is examined: on large tables the two cache

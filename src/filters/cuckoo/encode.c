@@ -17,7 +17,6 @@
  * buckets and capacity of table t; the array length matches the buckets; items = used slots + stash
  * entries in use; every stash entry 0 or a fingerprint in range with a bucket of the table;
  * inserted - deleted = sum of items. */
-#define CF_HDR_COUNTERS 24 /* inserted, deleted, kicks: the order of CTR_* */
 #define CF_FLAG_SEMI 1u
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -34,7 +33,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
         return s;
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
-        if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(T->items))) ||
+        if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(&T->items))) ||
             (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, cf_nwords(F, T) * 8)) ||
             (s = bk__w_u64(w, LD(&T->stash[1]))) || (s = bk__w_u64(w, LD(&T->stash[2]))) ||
             (s = bk__w_u64(w, LD(&T->stash[3]))) || (s = bk__w_align(w, 64)) ||
@@ -94,7 +93,6 @@ static bk_status v_decode(bk_reader *r, void **out)
     uint64_t inserted, deleted, kicks;
     double fpr;
     bk_status s;
-    size_t start = r->off;
     *out = NULL;
     if ((s = bk__r_u32(r, &b)) || (s = bk__r_u32(r, &f)) || (s = bk__r_u32(r, &max_kicks)) ||
         (s = bk__r_u32(r, &expansion)) || (s = bk__r_u32(r, &ntables)) || (s = bk__r_u32(r, &flags)) ||
@@ -110,15 +108,13 @@ static bk_status v_decode(bk_reader *r, void **out)
     cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0, r->alloc };
     bk_cuckoo *F;
     if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
-    F->ctr_own[CTR_INSERTED] = inserted;
-    F->ctr_own[CTR_DELETED] = deleted;
-    F->ctr_own[CTR_KICKS] = kicks;
-    if (r->borrow && r->writable) F->ctr = (uint64_t *)(uintptr_t)(r->base + start + CF_HDR_COUNTERS);
+    F->ctr[CTR_INSERTED] = inserted;
+    F->ctr[CTR_DELETED] = deleted;
+    F->ctr[CTR_KICKS] = kicks;
     uint64_t base = 0, prev_cap = 0, total_items = 0;
     uint32_t exp_shift = expansion ? (uint32_t)__builtin_ctz(expansion) : 0;
     for (uint32_t t = 0; t < ntables; t++) {
         uint64_t buckets, cap, items, stash[CF_STASH], bytes;
-        size_t tstart = r->off;
         if ((s = bk__r_u64(r, &buckets)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &items)) ||
             (s = bk__r_u64(r, &stash[0])) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_u64(r, &stash[1])) ||
             (s = bk__r_u64(r, &stash[2])) || (s = bk__r_u64(r, &stash[3])) || (s = bk__r_align(r, 64)))
@@ -147,11 +143,8 @@ static bk_status v_decode(bk_reader *r, void **out)
             bk__cf_table_free(F->alloc, T);
             goto fail;
         }
-        T->items_own = items;
+        T->items = items;
         for (int k = 0; k < CF_STASH; k++) T->stash[k] = stash[k];
-        if (r->borrow && r->writable) {
-            T->items = (uint64_t *)(uintptr_t)(r->base + tstart + CF_TAB_ITEMS); /* and so cf_stash_map */
-        }
         if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
             bk__cf_table_free(F->alloc, T);
             goto fail;

@@ -139,7 +139,7 @@ static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
     prefetch_bucket(F, T, i2);
     if (!try_put(F, T, i1, fp) && !try_put(F, T, i2, fp))
         kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, -1);
-    ST(T->items, LD(T->items) + 1);
+    ST(&T->items, LD(&T->items) + 1);
 }
 
 
@@ -150,11 +150,10 @@ static void table_insert(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1)
  *   - below its capacity a table never refuses an insert while a stash entry is free: it first gives
  *     every stashed fingerprint another walk (a fresh random walk from its bucket; it goes back into
  *     the table unless its kicks run out again), then inserts, parking a new leftover if need be;
- *   - at or over its capacity a non-empty stash makes the table full (as a taken victim slot did
- *     before the stash had more than one entry): the next insert grows the chain or is refused with
- *     BK_EFULL;
+ *   - at or over its capacity a non-empty stash makes the table full: the next insert grows the
+ *     chain or is refused with BK_EFULL;
  *   - every remove that frees a slot gives the stashed fingerprints another walk.
- * A table that never needs more than entry 0 behaves and saves exactly as before the stash. The
+ * A table that never needs more than entry 0 keeps entries 1..3 zero. The
  * stash is part of the file (entry 0 the table header's victim word, entries 1..3 its words at 40, 48
  * and 56, zero in files that never used them).
  */
@@ -185,7 +184,7 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
         return BK_OK;
     }
     /* Below its capacity a table does not give up after unlucky walks: see "The stash". */
-    if (stash_used(T) && LD(T->items) < T->capacity) stash_rewalk(F, T);
+    if (stash_used(T) && LD(&T->items) < T->capacity) stash_rewalk(F, T);
     if (table_full(T)) {
         bk_status s = bk__cf_grow(F);
         if (s != BK_OK) return s;
@@ -207,7 +206,7 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
  * returns false having changed nothing, and the general path evicts. Instantiated like the queries. */
 BK_INLINE bool put_fast(bk_cuckoo *F, uint64_t h, const uint32_t cf)
 {
-    const cf_table *T = F->solo;
+    cf_table *T = (cf_table *)(uintptr_t)F->solo; /* the writer's table (const for readers) */
     const uint32_t f = cf ? cf : F->f;
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
     const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
@@ -234,7 +233,7 @@ BK_INLINE bool put_fast(bk_cuckoo *F, uint64_t h, const uint32_t cf)
     z &= -z; /* the top bit of the lowest free lane */
     w |= (uint64_t)fp * (z >> (f - 1)) << sh;
     memcpy(base + at, &w, 8);
-    ST(T->items, LD(T->items) + 1);
+    ST(&T->items, LD(&T->items) + 1);
     ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
     return true;
 }
@@ -253,7 +252,7 @@ static bool (*const put4[17])(bk_cuckoo *, uint64_t) = {
 
 BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t)
 {
-    const cf_table *T = F->solo;
+    cf_table *T = (cf_table *)(uintptr_t)F->solo; /* the writer's table (const for readers) */
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return NULL;
     if (F->b == 4 && F->f <= 16) return put4[F->f];
     return put_any;
@@ -269,7 +268,7 @@ static bk_status add_evict(bk_cuckoo *F, uint64_t h)
     uint32_t fp = fp_of(F, h);
     uint64_t i1 = bk__range64(h, T->buckets), i2 = alt_of(T->buckets, i1, fp);
     kick_walk(F, T, fp, (rng_next(F) >> 63) ? i2 : i1, -1);
-    ST(T->items, LD(T->items) + 1);
+    ST(&T->items, LD(&T->items) + 1);
     ST(&F->ctr[CTR_INSERTED], LD(&F->ctr[CTR_INSERTED]) + 1);
     return BK_OK;
 }
@@ -348,7 +347,7 @@ static bool table_remove(bk_cuckoo *F, cf_table *T, uint32_t fp, uint64_t i1, ui
         if (k == CF_STASH) return false;
         set_stash(F, T, k, 0);
     }
-    ST(T->items, LD(T->items) - 1);
+    ST(&T->items, LD(&T->items) - 1);
     /* A slot is free again: give the stash another walk, so the table can accept inserts. */
     stash_rewalk(F, T);
     return true;

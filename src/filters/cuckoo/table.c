@@ -91,7 +91,6 @@ BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint3
     T->buckets = buckets;
     T->shift = shift;
     T->capacity = capacity;
-    T->items = &T->items_own;
     *out = T;
     return BK_OK;
 }
@@ -198,7 +197,6 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     F->lane_low = F->lane_hi - F->lane_lo;
     F->last_hi = last_lo << (p->f - 1);
     F->last_low = F->last_hi - last_lo;
-    F->ctr = F->ctr_own;
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
         bk__free(al, F);
@@ -314,11 +312,11 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
         cf_table *U;
         if ((s = bk__cf_table_new(C->alloc, T->buckets >> T->shift, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
         for (uint64_t k = 0, nw = cf_nwords(F, T); k < nw; k++) U->words[k] = LD(&T->words[k]);
-        U->items_own = LD(T->items);
+        U->items = LD(&T->items);
         for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
         if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(C->alloc, U);
     }
-    for (int i = 0; i < CTR_N; i++) C->ctr_own[i] = LD(&F->ctr[i]);
+    for (int i = 0; i < CTR_N; i++) C->ctr[i] = LD(&F->ctr[i]);
     C->rng = F->rng;
     if (F->stripes) pthread_mutex_unlock(&cf_conc_of(F)->lock);
     if (s != BK_OK) {
@@ -338,7 +336,7 @@ void bk_cuckoo_clear(bk_cuckoo *F)
     for (uint32_t t = 0; t < F->ntables; t++) {
         cf_table *T = F->vec->t[t];
         for (uint64_t k = 0, nw = cf_nwords(F, T); k < nw; k++) ST(&T->words[k], 0);
-        ST(T->items, 0);
+        ST(&T->items, 0);
         for (int k = 0; k < CF_STASH; k++) set_stash(F, T, k, 0);
     }
     for (int i = 0; i < CTR_N; i++) ST(&F->ctr[i], 0);
@@ -352,7 +350,7 @@ void bk_cuckoo_get_info(const bk_cuckoo *F, bk_cuckoo_info *out)
     const cf_vec *v = vec_acq(F);
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
-        uint64_t items = LD(T->items);
+        uint64_t items = LD(&T->items);
         out->capacity += T->capacity;
         out->items += items;
         out->buckets += T->buckets;
@@ -404,7 +402,7 @@ uint64_t bk_cuckoo_items(const bk_cuckoo *F)
     uint32_t n = ntables_acq(F);
     const cf_vec *v = vec_acq(F);
     uint64_t c = 0;
-    for (uint32_t t = 0; t < n; t++) c += LD(v->t[t]->items);
+    for (uint32_t t = 0; t < n; t++) c += LD(&v->t[t]->items);
     return c;
 }
 uint64_t bk_cuckoo_seed(const bk_cuckoo *F) { return F->seed; }
