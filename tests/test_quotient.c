@@ -522,6 +522,16 @@ static void limits_and_stats(void **state)
     o.max_load = 0;
     o.remainder_bits = 1;
     assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_EINVAL);
+    /* explicit q and r: below the minimums (or r above its maximum) is an argument out of range, q
+     * above its maximum a size too large */
+    assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS - 1, 8, NULL, &f), BK_EINVAL);
+    assert_null(f);
+    assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS, BK_QUOTIENT_MIN_RBITS - 1, NULL, &f), BK_EINVAL);
+    assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS, BK_QUOTIENT_MAX_RBITS + 1, NULL, &f), BK_EINVAL);
+    assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MAX_QBITS + 1, 8, NULL, &f), BK_ETOOBIG);
+    assert_null(f);
+    assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS, BK_QUOTIENT_MIN_RBITS, NULL, &f), BK_OK);
+    bk_quotient_free(f);
     f = make_qr(7, 3, 0, BK_QUOTIENT_AUTO, 0);
     assert_int_equal(bk_quotient_grow(f), BK_OK);
     assert_int_equal(bk_quotient_remainder_bits(f), 2);

@@ -96,7 +96,8 @@ BK_API bk_status bk_aging_new_time(uint64_t window_ms, uint64_t capacity, double
                                    bk_aging **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_aging_free(bk_aging *f);
-/* A deep copy (same clock). [query] */
+/* A deep copy (same clock), made with f's allocator. Errors: BK_EINVAL (f or out NULL), BK_ENOMEM;
+ * on error *out is NULL (when out is not). [query] */
 BK_API bk_status bk_aging_clone(const bk_aging *f, bk_aging **out);
 /* Replace the clock of a time window (NULL: the wall clock), e.g. after loading it from a file.
  * BK_EINVAL for f NULL. [excl] */
@@ -157,7 +158,8 @@ BK_API void bk_aging_clear(bk_aging *f);
  * on several hosts): dst takes, generation by generation, the keys src holds for the same period;
  * periods dst has already forgotten are skipped. Count windows cannot be merged (their generations
  * are not aligned in time: a union would misstate every key's age): BK_ENOTSUP when dst is one.
- * BK_EINCOMPAT for different parameters (dst unchanged). [excl] on dst, [query] on src. */
+ * BK_EINCOMPAT for different parameters or modes (dst unchanged), BK_EINVAL for NULL. [excl] on dst,
+ * [query] on src. */
 BK_API bk_status bk_aging_union(bk_aging *dst, const bk_aging *src);
 
 /* Common statistics: capacity (the window's keys), count (keys held by live generations), fill,
@@ -165,7 +167,7 @@ BK_API bk_status bk_aging_union(bk_aging *dst, const bk_aging *src);
  * generation holds more than C keys: a time window above its rate), subfilters = g. O(memory). [query] */
 BK_API void bk_aging_stats(const bk_aging *f, bk_stats *out);
 
-/* ---- accessors. [query] ---- */
+/* ---- accessors; f must not be NULL. [query] ---- */
 BK_API uint64_t bk_aging_seed(const bk_aging *f);
 BK_API bk_aging_mode bk_aging_mode_of(const bk_aging *f);
 BK_API uint64_t bk_aging_window(const bk_aging *f);

@@ -146,8 +146,8 @@ BK_API bk_status bk_blocked_add_hashes_part(bk_blocked *f, const uint64_t *hashe
 BK_API void bk_blocked_clear(bk_blocked *f);
 /* dst |= src (union) or dst &= src (intersection). Both must have the same layout, m, k and seed,
  * else BK_EINCOMPAT and dst is unchanged. Afterwards dst's count is the fill-based cardinality
- * estimate. [excl] on dst; [query] on src except that no *_atomic insert
- * may run on src meanwhile (src is read with plain loads). */
+ * estimate. [excl] on dst, [query] on src: *_atomic inserts may run on src meanwhile (src's
+ * keys are those whose insert returned before the call began, and may or may not include the others). */
 BK_API bk_status bk_blocked_union(bk_blocked *dst, const bk_blocked *src);
 BK_API bk_status bk_blocked_intersect(bk_blocked *dst, const bk_blocked *src);
 /* BK_OK if the two could be merged, else BK_EINCOMPAT (BK_EINVAL for NULL). [query] */

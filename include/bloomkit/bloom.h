@@ -93,8 +93,8 @@ BK_API void bk_bloom_clear(bk_bloom *f);
 
 /* dst |= src (union) or dst &= src (intersection). Both must have the same m, k, layout and seed,
  * else BK_EINCOMPAT and dst is unchanged. Afterwards dst's count is the fill-based cardinality
- * estimate. [excl] on dst; [query] on src except that no *_atomic insert
- * may run on src meanwhile (src is read with plain loads). */
+ * estimate. [excl] on dst, [query] on src: *_atomic inserts may run on src meanwhile (src's
+ * keys are those whose insert returned before the call began, and may or may not include the others). */
 BK_API bk_status bk_bloom_union(bk_bloom *dst, const bk_bloom *src);
 BK_API bk_status bk_bloom_intersect(bk_bloom *dst, const bk_bloom *src);
 /* BK_OK if the two could be merged, else BK_EINCOMPAT (BK_EINVAL for NULL; union and intersect

@@ -125,7 +125,7 @@ BK_API const char *bk_type_name(bk_type t);
  * is used). NULL means the default: malloc/calloc/free, unless bk_set_allocator replaced it.
  * Arrays of 2 MiB or more get huge-page advice either way; only the default allocator's are also
  * aligned to 2 MiB (the padding would count in a user allocator's accounting). BK_THP=0 in the
- * environment (read when such an array is allocated) turns both off.
+ * environment turns both off; it is read once per process, when the first such array is allocated.
  */
 typedef struct bk_allocator {
     void *(*malloc_fn)(void *opaque, size_t size);

@@ -116,8 +116,8 @@ BK_API void bk_counting_clear(bk_counting *f);
 
 /* dst += src counter by counter, saturating (a saturated counter stays saturated). Both must have the
  * same m, k, counter width and seed, else BK_EINCOMPAT and dst is unchanged. dst's count becomes the
- * sum of both counts. [excl] on dst; [query] on src except that no *_atomic insert
- * may run on src meanwhile (src is read with plain loads). */
+ * sum of both counts. [excl] on dst, [query] on src: *_atomic updates may run on src meanwhile (a key
+ * whose insert returned before the union began is in dst; one changed during it may or may not be). */
 BK_API bk_status bk_counting_union(bk_counting *dst, const bk_counting *src);
 /* BK_OK if the two could be merged, else BK_EINCOMPAT (BK_EINVAL for NULL). [query] */
 BK_API bk_status bk_counting_compatible(const bk_counting *a, const bk_counting *b);

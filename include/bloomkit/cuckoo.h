@@ -97,15 +97,11 @@ typedef struct bk_cuckoo_options {
 /* Create for `capacity` keys at false-positive rate p. opts may be NULL (all defaults).
  * Buckets: ceil(capacity / (b * load_factor)) when opts->load_factor is set; with the default load,
  * ceil(max(capacity / load + 4 sqrt(capacity), 128) / b): a small table needs room for the spread of
- * its keys over few buckets (about one key in m buckets has both choices on the same bucket). With
- * it, b = 4 filters took every key up to their capacity in 968,000 of 968,000 runs (capacities
- * 16..257, 2,000 seeds each, p = 1% and 0.1%; without it 1.1% of them refused a key) and at capacity
- * 200,000,000 (p = 1%); the slack costs 0.4% of the table at 1M keys, 0.03% at 200M. A table of 2-slot
- * buckets can have more keys on a few buckets than those buckets hold (about 1 small filter in 23,000,
- * b = 2, 16..257 keys); below its capacity such a key waits in the stash, so b = 2 and b = 4 filters
- * took every key up to their capacity in 2,904,000 of 2,904,000 runs (capacities 16..257, 2,000 seeds
- * each, p = 1%, 0.1% and 0.01%). Below its capacity a table gives its stashed fingerprints another
- * walk before each insert, and after every remove.
+ * its keys over few buckets (about one key in m buckets has both choices on the same bucket); the
+ * slack costs 0.4% of the table at 1M keys, 0.03% at 200M. With the default load a filter of b = 2 or
+ * b = 4 takes every key up to its capacity: a key that finds its group of buckets over-full waits in
+ * the stash (measured figures in bench/README.md, "Cuckoo filter extras"). Below its capacity a table
+ * gives its stashed fingerprints another walk before each insert, and after every remove.
  * Fingerprint bits: opts->fingerprint_bits, or when that is 0 the smallest f in 4..32 (5..16
  * semi-sorted) with 2b/(2^f - 1) <= p (bk_cuckoo_fpr_bound): the fewest bits per key for p, since the
  * load does not depend on f from 7 bits on. With 4 slots: p = 1% gives f = 10 (bound 0.78%), 0.1%
@@ -129,7 +125,9 @@ BK_API bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_opti
 BK_API bk_status bk_cuckoo_new_buckets(uint64_t buckets, const bk_cuckoo_options *opts, bk_cuckoo **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_cuckoo_free(bk_cuckoo *f);
-/* A deep copy (every table, the victims and counters; concurrent mode too). [query] */
+/* A deep copy (every table, the victims and counters; concurrent mode too), made with f's allocator.
+ * Errors: BK_EINVAL (f or out NULL), BK_ENOMEM; on error *out is NULL (when out is not).
+ * [query]; [any] if concurrent (it holds the writer lock while it copies). */
 BK_API bk_status bk_cuckoo_clone(const bk_cuckoo *f, bk_cuckoo **out);
 /* Switch concurrent mode on or off (allocates or frees the reader version stripes), e.g. after a
  * filter was loaded from a file. BK_EINVAL for NULL, BK_ENOMEM. [excl] */
@@ -216,7 +214,7 @@ BK_API void bk_cuckoo_clear(bk_cuckoo *f);
  * [query]; [any] if concurrent. */
 BK_API void bk_cuckoo_stats(const bk_cuckoo *f, bk_stats *out);
 
-/* Accessors. [query]; [any] if concurrent. */
+/* Accessors; f must not be NULL. [query]; [any] if concurrent. */
 BK_API uint64_t bk_cuckoo_items(const bk_cuckoo *f);
 BK_API uint64_t bk_cuckoo_seed(const bk_cuckoo *f);
 BK_API uint32_t bk_cuckoo_tables(const bk_cuckoo *f);

@@ -125,8 +125,8 @@ BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
  * dst == src is allowed: for the bit-setting types it changes no bit and only replaces the count by
  * that estimate (bk_filter_set_count sets a count you know better); for counting filters it doubles
  * every key's multiplicity.
- * [excl] on dst; [query] on src except that no atomic insert may run on src meanwhile (src is
- * read with plain loads) */
+ * [excl] on dst, [query] on src: atomic inserts may run on src meanwhile (a key whose insert
+ * returned before the merge began is in dst; one inserted during it may or may not be) */
 BK_API bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src);
 
 /* Remove every key (the geometry and seed stay). Errors: BK_EINVAL, BK_ENOTSUP (a fuse filter, or a
@@ -186,8 +186,9 @@ BK_API void bk_filter_buffer_free(void *buf);
  * `path` either as it was or completely new, never torn; a process killed mid-save may leave its
  * temporary file behind (safe to delete). A symbolic link at `path` is replaced by the new file,
  * not followed. Errors: BK_EINVAL, BK_ETOOBIG, BK_ENOMEM, BK_EIO (errno preserved;
- * the temporary file is removed and `path` is unchanged, except when only the final fsync of the
- * directory fails: then `path` is already the new file but its rename may not be durable). [query] */
+ * the temporary file is removed and `path` is unchanged, except when only opening or fsyncing the
+ * directory after the rename fails: then `path` is already the new file but its rename may not be
+ * durable; a file system that refuses fsync on directories is not an error). [query] */
 BK_API bk_status bk_filter_save_path(const bk_filter *f, const char *path);
 
 /* Write the saved form to a stdio stream / descriptor at its current position (it may be a pipe or
@@ -296,15 +297,17 @@ BK_API bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_
  * If the file is replaced (bk_filter_save_path renames a new one over it) the handle keeps the old
  * contents; if it is truncated by someone else, touching the lost pages raises SIGBUS: do not
  * truncate mapped files. Handles must not be carried across fork(): open again in the child.
- * A file with holes (sparse) is read into memory instead of mapped (reading a hole through a mapping
- * allocates a page on tmpfs, and a full tmpfs answers that with SIGBUS).
+ * Without BK_OPEN_WRITE_SHARED a file with holes (sparse) is read into memory instead of mapped
+ * (reading a hole through a mapping allocates a page on tmpfs, and a full tmpfs answers that with
+ * SIGBUS): the handle is then BK_BACKING_MEMORY, an ordinary loaded filter.
  * With BK_OPEN_WRITE_SHARED the blocks the writes may need are reserved first (fallocate: holes
  * allocated, reflinked blocks unshared), so a full file system is BK_EIO with errno ENOSPC here and
  * never SIGBUS later; on btrfs, where every write to a mapping is a copy-on-write no reservation
- * covers (and is very slow), and where holes cannot be reserved, it is BK_ENOTSUP: load, change and
- * save the filter instead.
- * Errors: as the loads, plus BK_ENOTSUP (BK_OPEN_WRITE_SHARED on a type without atomic inserts, or
- * on btrfs), BK_EVERSION (BK_OPEN_WRITE_SHARED on a file of a newer minor version), BK_EINVAL (not a
+ * covers (and is very slow), and on a sparse file whose file system cannot allocate its holes
+ * (no fallocate), it is BK_ENOTSUP: load, change and save the filter instead.
+ * Errors: as the loads, plus BK_ENOTSUP (BK_OPEN_WRITE_SHARED on a type without atomic inserts, on
+ * btrfs, or on such a sparse file), BK_EIO (errno ENOSPC or EDQUOT when the reservation fails),
+ * BK_ETOOBIG (a file larger than any filter can be), BK_EVERSION (BK_OPEN_WRITE_SHARED on a file of a newer minor version), BK_EINVAL (not a
  * regular file: a FIFO is refused without blocking). [any] */
 BK_API bk_status bk_filter_open_mmap(const char *path, unsigned flags, bk_filter **out);
 /* The mapped bytes are the file's; the allocator gives the handle and the filter's small parts. */
@@ -314,8 +317,8 @@ BK_API bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options 
  * Shared writable mappings (BK_OPEN_WRITE_SHARED):
  * - Several processes (and threads, with one handle or several) may open the same file this way and
  *   insert at the same time; inserts are atomic 64-bit ORs (the type's *_add_hash_atomic), so every
- *   key inserted by anyone is found by everyone once its add call has returned. The classic filter's
- *   inserted-key count lives in the file and is incremented atomically, so it stays exact.
+ *   key inserted by anyone is found by everyone once its add call has returned. The inserted-key
+ *   count lives in the file and is incremented atomically, so it stays exact.
  * - The payload checksum cannot be kept current under concurrent atomic inserts. On open the header
  *   flag BK_FILE_FLAG_CHECKSUM_STALE is set (header checksum rewritten, header page msync'ed before
  *   any insert), and loaders skip the payload check of a file with that flag (unless

@@ -94,8 +94,8 @@ BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remai
 /* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM; on error *out is NULL. [any] */
 BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out);
 /* Create with explicit q and r (opts->remainder_bits is ignored). Errors: BK_EINVAL (out NULL, bad
- * options), BK_ETOOBIG (q outside BK_QUOTIENT_MIN_QBITS..BK_QUOTIENT_MAX_QBITS, r outside
- * BK_QUOTIENT_MIN_RBITS..BK_QUOTIENT_MAX_RBITS, or above BK_MAX_FILTER_BYTES), BK_ENOMEM; on error
+ * options, q below BK_QUOTIENT_MIN_QBITS, r outside BK_QUOTIENT_MIN_RBITS..BK_QUOTIENT_MAX_RBITS),
+ * BK_ETOOBIG (q above BK_QUOTIENT_MAX_QBITS, or above BK_MAX_FILTER_BYTES), BK_ENOMEM; on error
  * *out is NULL. [any] */
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
                                     const bk_quotient_options *opts, bk_quotient **out);

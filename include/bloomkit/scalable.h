@@ -181,8 +181,8 @@ BK_API void bk_scalable_clear(bk_scalable *f);
  * BK_EINCOMPAT and dst is unchanged; dst first grows to src's number of sub-filters (BK_ETOOBIG /
  * BK_ENOMEM if it cannot: dst unchanged). Each merged sub-filter's count becomes its fill-based
  * estimate; a sub-filter holding more than its capacity raises the chain's FPR above p (stats show
- * it). [excl] on dst; [query] on src except that no *_atomic insert
- * may run on src meanwhile (src is read with plain loads). */
+ * it). [excl] on dst, [query] on src: *_atomic inserts may run on src meanwhile, growth included
+ * (a key whose insert returned before the union began is in dst; one inserted during it may or may not be). */
 BK_API bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src);
 BK_API bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b);
 

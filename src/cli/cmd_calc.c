@@ -34,7 +34,7 @@ static const cli_opt opts[] = {
 
 static const char *calc_error(bk_status s)
 {
-    if (s == BK_EINVAL) return "cannot reach this FPR (its fingerprints are at most 32 bits): use a larger -p";
+    if (s == BK_EINVAL) return "cannot reach this FPR (its widest fingerprints are not enough): use a larger -p";
     return cli_status_words(s);
 }
 

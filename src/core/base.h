@@ -63,7 +63,7 @@ BK_HIDDEN bk_status bk__options_read(void *dst, size_t dst_size, const void *src
  * the returned pointer holds the distance back to the allocator's block (1 to 64); 0 there means the
  * block's address is stored 16 bytes below instead (2 MiB alignments, also fuse.c's scratch). */
 BK_HIDDEN void *bk__calloc_aligned(const bk_allocator *a, size_t size);
-/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and BK_THP is not "0"), and the
+/* Whether an array of `size` bytes gets huge-page advice (>= 2 MiB, and $BK_THP, read once per process, is not "0"), and the
  * advice itself on the 2 MiB-aligned part of [p, p + size). */
 BK_HIDDEN bool bk__thp_wanted(size_t size);
 BK_HIDDEN void bk__thp_advise(void *p, size_t size);
@@ -213,13 +213,14 @@ BK_INLINE bk_status bk__add_many(void *f, uint64_t seed, const void *const *keys
 }
 
 /* A union (d |= w) or an intersection (d &= w) of two bit arrays of n words: the set operations of
- * the bit-array filters (classic, blocked). */
+ * the bit-array filters (classic, blocked). w is read with relaxed atomic loads (plain loads on every
+ * mainstream target): the source of a union is [query], so *_atomic inserts may be OR-ing it meanwhile. */
 BK_INLINE void bk__combine_words(uint64_t *d, const uint64_t *w, uint64_t n, bool is_union)
 {
     if (is_union)
-        for (uint64_t i = 0; i < n; i++) d[i] |= w[i];
+        for (uint64_t i = 0; i < n; i++) d[i] |= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
     else
-        for (uint64_t i = 0; i < n; i++) d[i] &= w[i];
+        for (uint64_t i = 0; i < n; i++) d[i] &= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
 }
 
 /* Copy of n words that *_atomic inserts may be OR-ing meanwhile ([query] callers such as clone):

@@ -86,6 +86,14 @@ static double inner_fpr(const inner_terms *T, double load)
     return sum <= 0 ? 0.0 : sum >= 1 ? 1.0 : (double)sum;
 }
 
+/* ln Gamma(x) for x >= 1. lgamma writes the global signgam, a data race when two threads size
+ * filters at once (every sizing call is [any]); lgamma_r returns the sign instead. */
+static double log_gamma(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
 /*
  * Sum of pmf(L) * inner(L), walking outwards from the mode with the pmf's ratio recurrence so that no
  * term needs a factorial. binomial: L ~ Binomial(n, q); otherwise L ~ Poisson(n * q).
@@ -103,9 +111,9 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     if (binomial && mode > n) mode = n;
     double lp;
     if (binomial)
-        lp = lgamma(n + 1) - lgamma(mode + 1) - lgamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
+        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
     else
-        lp = -mean + mode * log(mean) - lgamma(mode + 1);
+        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
     double p0 = exp(lp), sum = 0.0, odds = binomial ? q / (1 - q) : 0.0;
     /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
     double p = p0;

@@ -1,7 +1,9 @@
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "base.h"
 #include "simd.h"
+#include "testing.h"
 
 unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }
 const char *bk_version_string(void) { return BK_VERSION_STRING; }
@@ -143,18 +145,40 @@ void bk__free(const bk_allocator *a, void *p)
  * default THP mode ("madvise") waits for. With the default allocator such an array is also aligned
  * to 2 MiB, over-allocating up to 2 MiB of address space that is never touched (no memory); with a
  * user allocator (whose accounting would count that padding) it stays 64-byte aligned and only its
- * 2 MiB-aligned interior is advised. BK_THP=0 in the environment (read when a filter is allocated)
- * turns both off: the A/B switch of the benchmarks. The advice is a hint; failure is harmless.
+ * 2 MiB-aligned interior is advised. BK_THP=0 in the environment (read once per process, when the first such array is
+ * allocated) turns both off: the A/B switch of the benchmarks. The advice is a hint; failure is harmless.
  */
 #define BK__HUGE ((uintptr_t)2 << 20)
 #define BK__THP_MIN ((size_t)2 << 20)
+
+#ifdef MADV_HUGEPAGE
+/* $BK_THP, read once per process (the first time a large array is allocated), as $BK_SIMD is. */
+static bool g_thp_off;
+static unsigned g_thp_reads;
+static pthread_once_t g_thp_once = PTHREAD_ONCE_INIT;
+static void read_thp_env(void)
+{
+    const char *e = getenv("BK_THP");
+    g_thp_off = e && e[0] == '0' && e[1] == 0;
+    g_thp_reads++;
+}
+#endif
+
+unsigned bk__thp_env_reads(void)
+{
+#ifdef MADV_HUGEPAGE
+    return g_thp_reads;
+#else
+    return 0;
+#endif
+}
 
 bool bk__thp_wanted(size_t size)
 {
 #ifdef MADV_HUGEPAGE
     if (size < BK__THP_MIN) return false;
-    const char *e = getenv("BK_THP");
-    return !(e && e[0] == '0' && e[1] == 0);
+    pthread_once(&g_thp_once, read_thp_env);
+    return !g_thp_off;
 #else
     (void)size;
     return false;

@@ -153,11 +153,13 @@ BK_INLINE bool has_block(const uint64_t *b, const probe_mask *p)
     return ((p->m[0] & ~b[0]) | (p->m[1] & ~b[1]) | (p->m[2] & ~b[2]) | (p->m[3] & ~b[3])) == 0;
 }
 
-/* The blocks among the g of bucket b that hold h, whether one of the blocks `live` holds it, and an
- * insert into one block: scalar and AVX2 forms, always inlined into the loops of their path, where
- * the default g = 4 is a constant (a call per key would cost more than the probe). These work on
- * block positions; the callers turn slots into positions (slot_pos, blocks_of). A query stops at the
- * first live block holding the key (most present keys are answered by the bucket's first tests). */
+/* The blocks among the g of bucket b that hold h, and an insert into one block: scalar and AVX2
+ * forms, always inlined into the loops of their path, where the default g = 4 is a constant (a call
+ * per key would cost more than the probe). These work on block positions; the callers turn slots
+ * into positions (slot_pos, blocks_of). A query tests every block without a branch: an absent key
+ * needs every block's answer anyway, and for a present key a branch on which block holds it is
+ * unpredictable (the block of a generation rotates from bucket to bucket), costing more than the
+ * tests it would skip. */
 BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 {
     probe_mask p = mask_of(h);
@@ -165,15 +167,6 @@ BK_INLINE slot_set found_scalar(const uint64_t *b, uint32_t g, uint64_t h)
 #pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)has_block(b + 4 * j, &p) << j;
     return found;
-}
-
-BK_INLINE bool any_scalar(const uint64_t *b, uint32_t g, uint64_t h, slot_set live)
-{
-    probe_mask p = mask_of(h);
-#pragma GCC unroll 4
-    for (uint32_t j = 0; j < g; j++)
-        if ((live >> j & 1) && has_block(b + 4 * j, &p)) return true;
-    return false;
 }
 
 BK_INLINE void insert_scalar(uint64_t *block, uint64_t h)
@@ -192,15 +185,6 @@ BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
 #pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
-}
-BK_AVX2_INLINE bool any_avx2(const uint64_t *b, uint32_t g, uint64_t h, slot_set live)
-{
-    const __m256i *v = (const __m256i *)(const void *)b;
-    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
-#pragma GCC unroll 4
-    for (uint32_t j = 0; j < g; j++)
-        if ((live >> j & 1) && _mm256_testc_si256(_mm256_load_si256(v + j), mask)) return true;
-    return false;
 }
 BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
@@ -470,7 +454,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
 
 #define BK_AGING_AI __attribute__((always_inline)) static inline
 
-#define BK_AGING_PATH(NAME, TARGET, FOUND, ANY, INSERT, POPCOUNT)                                     \
+#define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT, POPCOUNT)                                          \
     TARGET BK_AGING_AI uint32_t NAME##_rot(uint64_t b, uint32_t g)                                    \
     {                                                                                                 \
         return rot_of_ones((uint32_t)POPCOUNT(b), g);                                                 \
@@ -522,18 +506,27 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         return f->g == 4 ? NAME##_aia_g(f, h, live, 4) : NAME##_aia_g(f, h, live, f->g);              \
     }                                                                                                 \
     /* n keys into `slot`; `ahead` more keys of the caller's batch follow hs[n - 1] (prefetched). */  \
+    /* The block of each key is computed once, when it is prefetched, and kept in a ring of the       \
+     * BK_AGING_ADD_PF blocks in flight (the run's first ones are computed on entry). */              \
     TARGET BK_AGING_AI void NAME##_insert_run(uint64_t *words, uint64_t blocks, uint32_t g,           \
                                               uint32_t slot, const uint64_t *hs, size_t n,            \
                                               size_t ahead)                                           \
     {                                                                                                 \
         size_t stride = (size_t)g * 4, m_ = n + ahead;                                                \
+        uint64_t *at_[BK_AGING_ADD_PF];                                                               \
+        for (size_t i = 0; i < n && i < BK_AGING_ADD_PF; i++) {                                       \
+            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
+            at_[i] = words + bi_ * stride + 4 * NAME##_slot_pos(slot, bi_, g);                        \
+        }                                                                                             \
         for (size_t i = 0; i < n; i++) {                                                              \
+            uint64_t *b_ = at_[i % BK_AGING_ADD_PF];                                                  \
             if (i + BK_AGING_ADD_PF < m_) {                                                           \
                 uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                          \
-                BK_PREFETCH_W(words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g));              \
+                uint64_t *p_ = words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g);              \
+                BK_PREFETCH_W(p_);                                                                    \
+                at_[i % BK_AGING_ADD_PF] = p_; /* key i + BK_AGING_ADD_PF's (read if it is in the run) */ \
             }                                                                                         \
-            uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
-            INSERT(words + bi_ * stride + 4 * NAME##_slot_pos(slot, bi_, g), hs[i]);                  \
+            INSERT(b_, hs[i]);                                                                        \
         }                                                                                             \
     }                                                                                                 \
     TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
@@ -572,7 +565,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                 BK_AGING_PREFETCH_BUCKET(p_, g);                                                      \
             }                                                                                         \
             uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
-            bool r_ = ANY(words + bi_ * stride, g, hs[i], blocks_of(live, NAME##_rot(bi_, g), g));    \
+            bool r_ = (FOUND(words + bi_ * stride, g, hs[i]) & blocks_of(live, NAME##_rot(bi_, g), g)) != 0; \
             if (res) res[i] = r_;                                                                     \
             present += r_;                                                                            \
         }                                                                                             \
@@ -636,10 +629,10 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                                           NAME##_add_if_absent_hashes };
 
 #define BK_NO_TARGET
-BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, any_scalar, insert_scalar, popcount_swar)
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, insert_scalar, popcount_swar)
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
 /* Every CPU with AVX2 has POPCNT. */
-BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, any_avx2, insert_avx2,
+BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, insert_avx2,
               __builtin_popcountll)
 #endif
 

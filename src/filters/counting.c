@@ -354,7 +354,8 @@ bk_status bk_counting_union(bk_counting *dst, const bk_counting *src)
     const uint32_t bits = dst->bits;
     const uint64_t cmax = dst->cmax;
     for (uint64_t i = 0; i < dst->nwords; i++) {
-        uint64_t a = dst->words[i], b = src->words[i], r = 0;
+        /* src is [query]: *_atomic updates may be changing its words meanwhile, hence a relaxed load */
+        uint64_t a = dst->words[i], b = __atomic_load_n(&src->words[i], __ATOMIC_RELAXED), r = 0;
         if (!b) continue;
         for (unsigned sh = 0; sh < 64; sh += bits) {
             uint64_t c = ((a >> sh) & cmax) + ((b >> sh) & cmax);

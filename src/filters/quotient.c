@@ -475,6 +475,9 @@ bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options
     if (bk__options_read(&o_, sizeof o_, user_opts) != BK_OK) return BK_EINVAL;
     const bk_quotient_options *opts = &o_;
     if (bad_opts(opts)) return BK_EINVAL;
+    /* below the minimums, or more remainder bits than a hash gives: an argument out of its range;
+     * q above BK_QUOTIENT_MAX_QBITS is a size too large (BK_ETOOBIG from the geometry) */
+    if (qb < BK_QUOTIENT_MIN_QBITS || rb < BK_QUOTIENT_MIN_RBITS || rb > BK_QUOTIENT_MAX_RBITS) return BK_EINVAL;
     bk_quotient_path path = BK_QUOTIENT_AUTO;
     bk_status s = bk__qf_alloc(opts->allocator, qb, rb, load_of(opts), opts ? opts->seed : 0, true, out);
     if (s) return s;

@@ -357,9 +357,12 @@ bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
     if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
         a->seed != b->seed || a->classic != b->classic || a->carry != b->carry)
         return BK_EINCOMPAT;
-    uint32_t n = a->n < b->n ? a->n : b->n;
+    /* [query] on both: an atomic insert may be appending a layer meanwhile (n first, then the array) */
+    const uint32_t na = __atomic_load_n(&a->n, __ATOMIC_ACQUIRE), nb = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
+    layer *const *la = sc_layers(a), *const *lb = sc_layers(b);
+    uint32_t n = na < nb ? na : nb;
     for (uint32_t i = 0; i < n; i++) {
-        const layer *x = a->layers[i], *y = b->layers[i];
+        const layer *x = la[i], *y = lb[i];
         if (x->bf ? bk_bloom_compatible(x->bf, y->bf) != BK_OK : x->m != y->m || x->k != y->k) return BK_EINCOMPAT;
     }
     return BK_OK;
@@ -369,15 +372,19 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
 {
     bk_status s = bk_scalable_compatible(dst, src);
     if (s != BK_OK) return s;
+    /* src is [query]: its atomic inserts may append a layer meanwhile (n first, then the array), and
+     * its words are read with relaxed loads; a layer appended after this snapshot is not merged */
+    const uint32_t sn = __atomic_load_n(&src->n, __ATOMIC_ACQUIRE);
+    layer *const *sl = sc_layers(src);
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
     uint64_t bytes = bk_scalable_bytes(dst);
-    if ((s = bk__sc_reserve(dst, src->n)) != BK_OK) return s;
+    if ((s = bk__sc_reserve(dst, sn)) != BK_OK) return s;
     double spent = bk__sc_spent(dst, dst->n);
-    for (uint32_t i = dst->n; i < src->n; i++) {
+    for (uint32_t i = dst->n; i < sn; i++) {
         s = bk__sc_make_layer(dst, i, bytes, spent, &fresh[i]);
         if (s == BK_OK) spent += bk__sc_error(fresh[i]);
-        const layer *y = src->layers[i];
+        const layer *y = sl[i];
         if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
                                          : fresh[i]->m != y->m || fresh[i]->k != y->k))
             s = BK_EINCOMPAT;
@@ -387,16 +394,16 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
         }
         bytes += sc_bytes(fresh[i]);
     }
-    for (uint32_t i = dst->n; i < src->n; i++) dst->layers[i] = fresh[i];
-    if (src->n > dst->n) __atomic_store_n(&dst->n, src->n, __ATOMIC_RELEASE);
-    for (uint32_t i = 0; i < src->n; i++) {
+    for (uint32_t i = dst->n; i < sn; i++) dst->layers[i] = fresh[i];
+    if (sn > dst->n) __atomic_store_n(&dst->n, sn, __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < sn; i++) {
         layer *L = dst->layers[i];
         if (L->bf) {
-            bk_bloom_union(L->bf, src->layers[i]->bf);
+            bk_bloom_union(L->bf, sl[i]->bf);
             L->fill = bk_bloom_count(L->bf);
             continue;
         }
-        const uint64_t *w = src->layers[i]->words;
+        const uint64_t *w = sl[i]->words;
         for (uint64_t j = 0; j < sc_bytes(L) / 8; j++) L->words[j] |= __atomic_load_n(&w[j], __ATOMIC_RELAXED);
         L->fill = blocked_estimate(L);
     }

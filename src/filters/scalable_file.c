@@ -11,8 +11,8 @@
  * the geometry the parameters give for it. */
 
 enum { KIND_CLASSIC = 0, KIND_BLOCKED = 1 };
-/* kind | KIND_CARRY: the chain carries its error budget forward (scalable.c, layer_target); files
- * written before that policy have kind 0 or 1 and keep their sizing. */
+/* kind | KIND_CARRY: the chain carries its error budget forward (scalable.c, layer_target); without
+ * it (BK_SCALABLE_FIXED_SHARES) every sub-filter has its fixed share. */
 #define KIND_CARRY 0x100u
 
 /* Counts past this are not from us (keeps the chain's sum far from overflow). */

@@ -16,5 +16,7 @@ BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);
 BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t *nwords);
 /* How many times the library has read $BK_SIMD (at most once per process). */
 BK_HIDDEN unsigned bk__simd_env_reads(void);
+/* How many times the library has read $BK_THP (at most once per process). */
+BK_HIDDEN unsigned bk__thp_env_reads(void);
 
 #endif

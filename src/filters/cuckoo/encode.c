@@ -8,8 +8,8 @@
  *            f64 fpr_target   (56 bytes)
  * zero padding to 64; then for each table of the chain, oldest first:
  *   u64 buckets, u64 capacity, u64 items, u64 stash[0] (the victim: 0 or fp | bucket << 32), u64 array
- *   bytes, u64 stash[1], stash[2], stash[3] (zero in files written before the stash had more than one
- *   entry: they were zero padding), then the bucket array: little-endian u64 words, bucket i at bit i * B
+ *   bytes, u64 stash[1], stash[2], stash[3] (each 0 or a stashed fingerprint, like stash[0]), then the
+ *   bucket array: little-endian u64 words, bucket i at bit i * B
  *   (B = b * f, slot j of it at bit i * B + j * f; semi-sorted: B = 4 f - 4, see cuckoo_impl.h),
  *   (buckets * B / 64 rounded up, plus one spare word) rounded up to 64 bytes; bits past the
  *   last bucket are zero.
