@@ -29,6 +29,15 @@ def _key(key):
     return str(key)
 
 
+def _wrap_as(cls, f, kind):
+    """A cls object around the bloomkit filter f, which must be a kind (Bloom or Scalable)."""
+    if not isinstance(f, kind):
+        raise ValueError("not a %s filter: %s" % (kind.__name__, f.type_name))
+    obj = cls.__new__(cls)
+    obj.filter = f
+    return obj
+
+
 def _read_filter(f, n=-1):
     """One filter from a binary file object: n bytes, or (n < 0) exactly the filter's own length."""
     if n is not None and n >= 0:
@@ -51,11 +60,7 @@ class BloomFilter:
 
     @classmethod
     def _wrap(cls, f):
-        if not isinstance(f, bloomkit.Bloom):
-            raise ValueError("not a Bloom filter: %s" % f.type_name)
-        obj = cls.__new__(cls)
-        obj.filter = f
-        return obj
+        return _wrap_as(cls, f, bloomkit.Bloom)
 
     capacity = property(lambda self: self.filter.capacity)
     error_rate = property(lambda self: self.filter.error_rate)
@@ -124,11 +129,7 @@ class ScalableBloomFilter:
 
     @classmethod
     def _wrap(cls, f):
-        if not isinstance(f, bloomkit.Scalable):
-            raise ValueError("not a Scalable filter: %s" % f.type_name)
-        obj = cls.__new__(cls)
-        obj.filter = f
-        return obj
+        return _wrap_as(cls, f, bloomkit.Scalable)
 
     initial_capacity = property(lambda self: self.filter.initial_capacity)
     error_rate = property(lambda self: self.filter.error_rate)
