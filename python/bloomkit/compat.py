@@ -48,7 +48,23 @@ def _read_filter(f, n=-1):
     return bloomkit.from_bytes(head + rest)
 
 
-class BloomFilter:
+class _Saved:
+    """The file methods and pickling both classes share (bloomkit's file format)."""
+
+    def tofile(self, f):
+        """Write the filter to a binary file object (bloomkit's file format)."""
+        f.write(bytes(self.filter))
+
+    @classmethod
+    def fromfile(cls, f, n=-1):
+        """Read a filter written by tofile (or saved by bloomkit) from a binary file object."""
+        return cls._wrap(_read_filter(f, n))
+
+    def __reduce__(self):
+        return (_restore, (type(self), bytes(self.filter)))
+
+
+class BloomFilter(_Saved):
     """A Bloom filter of fixed capacity (pybloom_live.BloomFilter's API)."""
 
     def __init__(self, capacity, error_rate=0.001):
@@ -103,20 +119,8 @@ class BloomFilter:
     __or__ = union
     __and__ = intersection
 
-    def tofile(self, f):
-        """Write the filter to a binary file object (bloomkit's file format)."""
-        f.write(bytes(self.filter))
 
-    @classmethod
-    def fromfile(cls, f, n=-1):
-        """Read a filter written by tofile (or saved by bloomkit) from a binary file object."""
-        return cls._wrap(_read_filter(f, n))
-
-    def __reduce__(self):
-        return (_restore, (type(self), bytes(self.filter)))
-
-
-class ScalableBloomFilter:
+class ScalableBloomFilter(_Saved):
     """A Bloom filter that grows with its contents (pybloom_live.ScalableBloomFilter's API)."""
 
     SMALL_SET_GROWTH = 2
@@ -160,16 +164,6 @@ class ScalableBloomFilter:
 
     def copy(self):
         return self._wrap(self.filter.copy())
-
-    def tofile(self, f):
-        f.write(bytes(self.filter))
-
-    @classmethod
-    def fromfile(cls, f, n=-1):
-        return cls._wrap(_read_filter(f, n))
-
-    def __reduce__(self):
-        return (_restore, (type(self), bytes(self.filter)))
 
 
 def _restore(cls, data):
