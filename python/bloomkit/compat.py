@@ -29,6 +29,15 @@ def _key(key):
     return str(key)
 
 
+def _wrap_as(cls, f, kind):
+    """A cls object around the bloomkit filter f, which must be a kind (Bloom or Scalable)."""
+    if not isinstance(f, kind):
+        raise ValueError("not a %s filter: %s" % (kind.__name__, f.type_name))
+    obj = cls.__new__(cls)
+    obj.filter = f
+    return obj
+
+
 def _read_filter(f, n=-1):
     """One filter from a binary file object: n bytes, or (n < 0) exactly the filter's own length."""
     if n is not None and n >= 0:
@@ -39,7 +48,23 @@ def _read_filter(f, n=-1):
     return bloomkit.from_bytes(head + rest)
 
 
-class BloomFilter:
+class _Saved:
+    """The file methods and pickling both classes share (bloomkit's file format)."""
+
+    def tofile(self, f):
+        """Write the filter to a binary file object (bloomkit's file format)."""
+        f.write(bytes(self.filter))
+
+    @classmethod
+    def fromfile(cls, f, n=-1):
+        """Read a filter written by tofile (or saved by bloomkit) from a binary file object."""
+        return cls._wrap(_read_filter(f, n))
+
+    def __reduce__(self):
+        return (_restore, (type(self), bytes(self.filter)))
+
+
+class BloomFilter(_Saved):
     """A Bloom filter of fixed capacity (pybloom_live.BloomFilter's API)."""
 
     def __init__(self, capacity, error_rate=0.001):
@@ -51,11 +76,7 @@ class BloomFilter:
 
     @classmethod
     def _wrap(cls, f):
-        if not isinstance(f, bloomkit.Bloom):
-            raise ValueError("not a Bloom filter: %s" % f.type_name)
-        obj = cls.__new__(cls)
-        obj.filter = f
-        return obj
+        return _wrap_as(cls, f, bloomkit.Bloom)
 
     capacity = property(lambda self: self.filter.capacity)
     error_rate = property(lambda self: self.filter.error_rate)
@@ -98,20 +119,8 @@ class BloomFilter:
     __or__ = union
     __and__ = intersection
 
-    def tofile(self, f):
-        """Write the filter to a binary file object (bloomkit's file format)."""
-        f.write(bytes(self.filter))
 
-    @classmethod
-    def fromfile(cls, f, n=-1):
-        """Read a filter written by tofile (or saved by bloomkit) from a binary file object."""
-        return cls._wrap(_read_filter(f, n))
-
-    def __reduce__(self):
-        return (_restore, (type(self), bytes(self.filter)))
-
-
-class ScalableBloomFilter:
+class ScalableBloomFilter(_Saved):
     """A Bloom filter that grows with its contents (pybloom_live.ScalableBloomFilter's API)."""
 
     SMALL_SET_GROWTH = 2
@@ -124,11 +133,7 @@ class ScalableBloomFilter:
 
     @classmethod
     def _wrap(cls, f):
-        if not isinstance(f, bloomkit.Scalable):
-            raise ValueError("not a Scalable filter: %s" % f.type_name)
-        obj = cls.__new__(cls)
-        obj.filter = f
-        return obj
+        return _wrap_as(cls, f, bloomkit.Scalable)
 
     initial_capacity = property(lambda self: self.filter.initial_capacity)
     error_rate = property(lambda self: self.filter.error_rate)
@@ -159,16 +164,6 @@ class ScalableBloomFilter:
 
     def copy(self):
         return self._wrap(self.filter.copy())
-
-    def tofile(self, f):
-        f.write(bytes(self.filter))
-
-    @classmethod
-    def fromfile(cls, f, n=-1):
-        return cls._wrap(_read_filter(f, n))
-
-    def __reduce__(self):
-        return (_restore, (type(self), bytes(self.filter)))
 
 
 def _restore(cls, data):

@@ -240,12 +240,16 @@ static int closed_error(void)
 /* Lock states of a call that keeps the GIL. */
 enum { LK_NONE = 0, LK_HELD = 1 };
 
-static int enter_read(FilterObject *o)
+/* The lock of a call that keeps the GIL, taken only when a GIL-free call may be running alongside:
+ * a writer (for a read), any GIL-free call (for a write). LK_HELD or LK_NONE, -1 (exception set) when
+ * the filter is closed. */
+static int enter(FilterObject *o, int write)
 {
     int held = LK_NONE;
-    if (o->writers) {
+    if (o->writers || (write && o->readers)) {
         Py_BEGIN_ALLOW_THREADS
-        pthread_rwlock_rdlock(&o->lock);
+        if (write) pthread_rwlock_wrlock(&o->lock);
+        else pthread_rwlock_rdlock(&o->lock);
         Py_END_ALLOW_THREADS
         held = LK_HELD;
     }
@@ -255,22 +259,17 @@ static int enter_read(FilterObject *o)
     }
     return held;
 }
-
-static int enter_write(FilterObject *o)
+static int enter_read(FilterObject *o) { return enter(o, 0); }
+/* A one-key call's key argument and lock (enter): held, or -1 with an exception set and nothing to
+ * release. */
+static int key_enter(FilterObject *o, PyObject *k, key_t_ *key, int write)
 {
-    int held = LK_NONE;
-    if (o->writers || o->readers) {
-        Py_BEGIN_ALLOW_THREADS
-        pthread_rwlock_wrlock(&o->lock);
-        Py_END_ALLOW_THREADS
-        held = LK_HELD;
-    }
-    if (!o->f) {
-        if (held) pthread_rwlock_unlock(&o->lock);
-        return closed_error();
-    }
+    if (key_get(k, key) < 0) return -1;
+    int held = enter(o, write);
+    if (held < 0) key_done(key);
     return held;
 }
+static int enter_write(FilterObject *o) { return enter(o, 1); }
 
 static inline void leave(FilterObject *o, int held)
 {
@@ -324,6 +323,19 @@ static FilterObject *filter_alloc(PyTypeObject *tp)
     return o;
 }
 
+/* A new Python object of class tp owning h (taken even on failure). */
+static PyObject *object_of(PyTypeObject *tp, bk_type t, bk_filter *h)
+{
+    FilterObject *o = filter_alloc(tp);
+    if (!o) {
+        bk_filter_free(h);
+        return NULL;
+    }
+    o->f = h;
+    o->type = t;
+    return (PyObject *)o;
+}
+
 /* A new Python object of the right class owning h (taken even on failure). */
 static PyObject *wrap_handle(bk_filter *h)
 {
@@ -333,14 +345,7 @@ static PyObject *wrap_handle(bk_filter *h)
         bk_filter_free(h);
         return raise_bk(BK_ETYPE, CTX_FILE, NULL);
     }
-    FilterObject *o = filter_alloc(tp);
-    if (!o) {
-        bk_filter_free(h);
-        return NULL;
-    }
-    o->f = h;
-    o->type = t;
-    return (PyObject *)o;
+    return object_of(tp, t, h);
 }
 
 /* Wrap a typed filter into a new handle and Python object (the typed filter is freed on failure). */
@@ -353,14 +358,7 @@ static PyObject *wrap_typed(PyTypeObject *tp, bk_type t, void *typed, typed_free
         fr(typed);
         return raise_bk(s, CTX_OTHER, "wrap");
     }
-    FilterObject *o = filter_alloc(tp);
-    if (!o) {
-        bk_filter_free(h);
-        return NULL;
-    }
-    o->f = h;
-    o->type = t;
-    return (PyObject *)o;
+    return object_of(tp, t, h);
 }
 
 static void free_bloom(void *p) { bk_bloom_free(p); }
@@ -917,12 +915,8 @@ static void buffer_hashes(const source_t *src, size_t i, size_t n, uint64_t seed
 static int Filter_sq_contains(FilterObject *o, PyObject *k)
 {
     key_t_ key;
-    if (key_get(k, &key) < 0) return -1;
-    int held = enter_read(o);
-    if (held < 0) {
-        key_done(&key);
-        return -1;
-    }
+    int held = key_enter(o, k, &key, 0);
+    if (held < 0) return -1;
     int r = bk_filter_contains(o->f, key.p, key.n);
     leave(o, held);
     key_done(&key);
@@ -939,12 +933,8 @@ static PyObject *Filter_contains(FilterObject *o, PyObject *k)
 static PyObject *Filter_add(FilterObject *o, PyObject *k)
 {
     key_t_ key;
-    if (key_get(k, &key) < 0) return NULL;
-    int held = enter_write(o);
-    if (held < 0) {
-        key_done(&key);
-        return NULL;
-    }
+    int held = key_enter(o, k, &key, 1);
+    if (held < 0) return NULL;
     bk_status s = bk_filter_add(o->f, key.p, key.n);
     leave(o, held);
     key_done(&key);
@@ -956,12 +946,8 @@ static PyObject *Filter_add(FilterObject *o, PyObject *k)
 static PyObject *Filter_add_if_absent(FilterObject *o, PyObject *k)
 {
     key_t_ key;
-    if (key_get(k, &key) < 0) return NULL;
-    int held = enter_write(o);
-    if (held < 0) {
-        key_done(&key);
-        return NULL;
-    }
+    int held = key_enter(o, k, &key, 1);
+    if (held < 0) return NULL;
     bk_status s;
     void *typed;
     if ((typed = bk_filter_get(o->f, BK_TYPE_AGING)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
@@ -984,12 +970,8 @@ static PyObject *Filter_add_if_absent(FilterObject *o, PyObject *k)
 static PyObject *do_remove(FilterObject *o, PyObject *k, int raise_missing)
 {
     key_t_ key;
-    if (key_get(k, &key) < 0) return NULL;
-    int held = enter_write(o);
-    if (held < 0) {
-        key_done(&key);
-        return NULL;
-    }
+    int held = key_enter(o, k, &key, 1);
+    if (held < 0) return NULL;
     bk_status s = bk_filter_remove(o->f, key.p, key.n);
     leave(o, held);
     key_done(&key);
@@ -1459,12 +1441,8 @@ static PyObject *Cuckoo_info(FilterObject *o, PyObject *unused)
 static PyObject *Cuckoo_count_of(FilterObject *o, PyObject *k)
 {
     key_t_ key;
-    if (key_get(k, &key) < 0) return NULL;
-    int held = enter_read(o);
-    if (held < 0) {
-        key_done(&key);
-        return NULL;
-    }
+    int held = key_enter(o, k, &key, 0);
+    if (held < 0) return NULL;
     uint64_t n = o->type == BK_TYPE_QUOTIENT ? bk_quotient_count(bk_filter_get(o->f, BK_TYPE_QUOTIENT), key.p, key.n)
                                             : bk_cuckoo_count(bk_filter_get(o->f, BK_TYPE_CUCKOO), key.p, key.n);
     leave(o, held);

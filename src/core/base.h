@@ -125,18 +125,6 @@ BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
     return XXH3_64bits_withSeed(key, len, seed);
 }
 
-/* bk__hash for the hot one-key byte calls of filters that keep the flip: 8-byte keys take the
- * two-step form (the same value). */
-BK_INLINE uint64_t bk__hash_with_flip(const void *key, size_t len, uint64_t seed, uint64_t flip)
-{
-    if (BK_LIKELY(len == 8)) {
-        uint64_t k;
-        memcpy(&k, key, 8);
-        return bk__hash_u64_keyed(k, flip);
-    }
-    return bk__hash(key, len, seed);
-}
-
 /* ---- the batch helper of the byte-key batch forms (*_many) ----
  * Every *_many call hashes its keys a chunk at a time into a stack array and hands each chunk to the
  * type's *_hashes form (which prefetches and probes), so hashing stays out of the probe loop and no
