@@ -54,12 +54,13 @@ lib_sources, lib_includes = library_sources()
 
 ext = Extension(
     "bloomkit._bloomkit",
-    sources=["ext/_bloomkit.c"] + lib_sources,
+    sources=["ext/_bloomkit.c", "ext/keys.c", "ext/filter.c", "ext/filter_ops.c", "ext/filter_io.c"] + lib_sources,
     include_dirs=[INCLUDE] + lib_includes,
     define_macros=[("_DEFAULT_SOURCE", None), ("_GNU_SOURCE", None), ("BK_STATIC_LINKING_ONLY", None)],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden"],
     extra_link_args=["-Wl,--version-script=" + os.path.join(HERE, "ext", "exports.map"), "-lm", "-pthread"],
-    depends=[os.path.join(INCLUDE, "bloomkit", h) for h in os.listdir(os.path.join(INCLUDE, "bloomkit"))],
+    depends=[os.path.join(INCLUDE, "bloomkit", h) for h in os.listdir(os.path.join(INCLUDE, "bloomkit"))]
+    + [os.path.join(HERE, "ext", "bkpy.h")],
 )
 
 setup(
