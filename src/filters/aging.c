@@ -24,7 +24,7 @@
  */
 #include <math.h>
 #include <time.h>
-#include "internal.h"
+#include "aging_impl.h"
 #include "simd.h"
 #include "bloomkit/aging.h"
 #include "bloomkit/blocked.h"
@@ -41,42 +41,6 @@
 #  define BK_AGING_QUERY_PF 48
 #endif
 
-typedef uint32_t slot_set; /* bit j set: slot j */
-
-typedef struct aging_ops {
-    bool (*found)(const bk_aging *f, uint64_t h, slot_set live);
-    void (*add)(bk_aging *f, uint64_t h);
-    bool (*add_if_absent)(bk_aging *f, uint64_t h, slot_set live);
-    void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
-    size_t (*contains_hashes)(const bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
-    size_t (*add_if_absent_hashes)(bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
-} aging_ops;
-
-struct bk_aging {
-    uint64_t *words;      /* blocks * g * 4 words, 128-byte aligned when owned (see alloc_aging) */
-    void *block;          /* what bk__calloc_aligned returned for words (owned words only) */
-    uint64_t blocks;
-    uint64_t nwords;
-    uint32_t g;
-    bk_aging_mode mode;
-    const struct aging_ops *ops; /* the scalar or AVX2 path (chosen once, at creation or load) */
-    bool owns_words;      /* false: borrowed from a read-only mapping */
-    uint64_t seed;
-    uint64_t window;      /* W insertions or T ms */
-    uint64_t capacity;    /* keys per window the ring is sized for (W for a count window) */
-    uint64_t gen_cap;     /* C */
-    uint64_t period;      /* time windows: ms per generation */
-    double fpr_target;
-    uint64_t epoch;
-    uint32_t cur;         /* epoch % g: the current generation's slot */
-    uint64_t inserted;    /* insertions since creation or clear */
-    uint64_t start;       /* time windows: ms of the creation (or clear); count windows: 0 */
-    uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
-    bk_aging_clock clock;
-    void *clock_ctx;
-    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
-};
-
 static const aging_ops *path_for_cpu(void);
 
 static uint64_t wall_clock_ms(void *ctx)
@@ -87,37 +51,11 @@ static uint64_t wall_clock_ms(void *ctx)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-BK_INLINE uint64_t now_ms(const bk_aging *f) { return f->clock(f->clock_ctx); }
-
 /* ================= probes ================= */
 
 static const uint32_t SALT[8] = { BK_BLOCKED__SALTS };
 
 BK_INLINE uint64_t bucket_index(const bk_aging *f, uint64_t h) { return bk__range64(h, f->blocks); }
-
-/* Bits set in x, without a library call on the baseline x86-64 target (the AVX2 path uses the
- * POPCNT instruction). */
-BK_INLINE uint32_t popcount_swar(uint64_t x)
-{
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
-/* The rotation of a bucket whose index has `ones` bits set: slot j's block is block (j + rot) mod g. */
-BK_INLINE uint32_t rot_of_ones(uint32_t ones, uint32_t g) { return g == 4 ? ones & 3 : ones % g; }
-BK_INLINE uint32_t rot_of(uint64_t b, uint32_t g) { return rot_of_ones(popcount_swar(b), g); }
-
-/* Block of slot `slot` in a bucket of rotation r (< g). */
-BK_INLINE uint32_t pos_of(uint32_t slot, uint32_t r, uint32_t g)
-{
-    uint32_t p = slot + r;
-    return p >= g ? p - g : p;
-}
-
-/* Block of slot `slot` in bucket b. */
-BK_INLINE uint32_t slot_pos(uint32_t slot, uint64_t b, uint32_t g) { return pos_of(slot, rot_of(b, g), g); }
 
 /* A set of slots as the set of their blocks in a bucket of rotation r: a rotation left by r within g
  * bits (every slot, the count window's case, is every block). */
@@ -204,17 +142,6 @@ BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 
 /* ================= the ring ================= */
 
-static slot_set all_slots(const bk_aging *f) { return (slot_set)((UINT64_C(1) << f->g) - 1); }
-
-BK_INLINE uint32_t cur_slot(const bk_aging *f) { return f->cur; }
-
-/* Every change of the epoch goes through here, so the current slot never needs a division. */
-BK_INLINE void set_epoch(bk_aging *f, uint64_t e)
-{
-    f->epoch = e;
-    f->cur = (uint32_t)(e % f->g);
-}
-
 static void clear_slot(bk_aging *f, uint32_t slot)
 {
     uint64_t stride = (uint64_t)f->g * 4;
@@ -234,30 +161,6 @@ static void turn_to(bk_aging *f, uint64_t e)
         for (uint64_t x = f->epoch + 1; x <= e; x++) clear_slot(f, (uint32_t)(x % f->g));
     }
     set_epoch(f, e);
-}
-
-/* Time windows: the epoch of time t; a clock that went back counts as standing still. */
-BK_INLINE uint64_t epoch_at(const bk_aging *f, uint64_t t)
-{
-    uint64_t e = t / f->period;
-    return e > f->epoch ? e : f->epoch;
-}
-
-/* Time windows: the slots live at epoch e (>= f->epoch): those of epochs (e - g, f->epoch]. */
-static slot_set live_at(const bk_aging *f, uint64_t e)
-{
-    uint64_t gap = e - f->epoch;
-    if (gap >= f->g) return 0;
-    slot_set s = 0;
-    for (uint64_t a = 0; a + gap < f->g; a++) s |= (slot_set)1 << ((f->epoch - a) % f->g);
-    return s;
-}
-
-/* The slots a query tests now. */
-static slot_set live_now(const bk_aging *f)
-{
-    if (f->mode == BK_AGING_COUNT) return all_slots(f);
-    return live_at(f, epoch_at(f, now_ms(f)));
 }
 
 /* Before inserting: a time window advances to now. */
@@ -308,7 +211,7 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
     return BK_OK;
 }
 
-static bk_status alloc_aging(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
+bk_status bk__aging_alloc(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
 {
     const bk_allocator *al = bk__allocator(a);
     bk_aging *f = bk__calloc(al, 1, sizeof *f);
@@ -347,7 +250,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
-    if ((s = alloc_aging(o->allocator, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
+    if ((s = bk__aging_alloc(o->allocator, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->mode = mode;
     f->seed = o ? o->seed : 0;
     f->window = window;
@@ -396,7 +299,7 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = alloc_aging(f->alloc, f->g, f->blocks, true, &c);
+    bk_status s = bk__aging_alloc(f->alloc, f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
     void *block = c->block;
@@ -812,196 +715,3 @@ bk_status bk_aging_union(bk_aging *dst, const bk_aging *src)
     if (src->start < dst->start) dst->start = src->start;
     return BK_OK;
 }
-
-/* ================= statistics ================= */
-
-static uint64_t slot_bits_set(const bk_aging *f, uint32_t slot)
-{
-    uint64_t stride = (uint64_t)f->g * 4, set = 0;
-    const uint64_t *w = f->words;
-    for (uint64_t b = 0; b < f->blocks; b++, w += stride) {
-        const uint64_t *x = w + 4 * slot_pos(slot, b, f->g);
-        set += (uint64_t)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]) + __builtin_popcountll(x[2]) +
-                          __builtin_popcountll(x[3]));
-    }
-    return set;
-}
-
-/* FPR of the live slots from their key counts (exact split-block formula per generation). */
-static double fpr_of(const bk_aging *f, slot_set live)
-{
-    double log_miss = 0;
-    for (uint32_t j = 0; j < f->g; j++)
-        if ((live >> j & 1) && f->count[j]) log_miss += log1p(-bk_blocked_fpr(f->blocks * 256, f->count[j],
-                                                                              BK_BLOCKED_SPLIT256, 8));
-    return log_miss < 0 ? -expm1(log_miss) : 0.0;
-}
-
-bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)
-{
-    if (!f || !out) return BK_EINVAL;
-    memset(out, 0, sizeof *out);
-    uint64_t now = f->mode == BK_AGING_TIME ? now_ms(f) : 0;
-    slot_set live = f->mode == BK_AGING_TIME ? live_at(f, epoch_at(f, now)) : all_slots(f);
-    out->mode = f->mode;
-    out->generations = f->g;
-    out->window = f->window;
-    out->gen_capacity = f->gen_cap;
-    out->period_ms = f->period;
-    out->inserted = f->inserted;
-    for (uint32_t a = 0; a < f->g; a++) {
-        uint32_t slot = (uint32_t)((f->epoch - a) % f->g);
-        if (!(live >> slot & 1)) continue;
-        out->live++;
-        out->gen_count[a] = f->count[slot];
-        out->gen_fill[a] = (double)slot_bits_set(f, slot) / ((double)f->blocks * 256.0);
-    }
-    if (f->mode == BK_AGING_COUNT) {
-        out->slack = f->g * f->gen_cap - 1 - f->window;
-        /* The current generation and the g - 1 complete ones before it. */
-        uint64_t held = (f->g - 1) * f->gen_cap + f->count[cur_slot(f)];
-        out->covered = f->inserted < held ? f->inserted : held;
-    } else {
-        out->slack = f->period;
-        uint64_t e = epoch_at(f, now);
-        /* The oldest live epoch began at (e - live + 1) * period; nothing before the creation. */
-        uint64_t from = out->live ? (e - out->live + 1) * f->period : now;
-        if (from < f->start) from = f->start;
-        out->covered = now > from ? now - from : 0;
-    }
-    out->fpr_now = fpr_of(f, live);
-    return BK_OK;
-}
-
-void bk_aging_stats(const bk_aging *f, bk_stats *out)
-{
-    slot_set live = live_now(f);
-    uint64_t set = 0, count = 0;
-    bool over = false;
-    for (uint32_t j = 0; j < f->g; j++) {
-        if (!(live >> j & 1)) continue;
-        set += slot_bits_set(f, j);
-        count += f->count[j];
-        over |= f->count[j] > f->gen_cap;
-    }
-    bk__stats_bits(out, BK_TYPE_AGING, 8, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
-    out->est_cardinality = (double)count;
-    out->fpr_target = f->fpr_target;
-    out->fpr_now = fpr_of(f, live);
-    out->saturated = over;
-    out->subfilters = f->g;
-    out->seed = f->seed;
-}
-
-uint64_t bk_aging_seed(const bk_aging *f) { return f->seed; }
-bk_aging_mode bk_aging_mode_of(const bk_aging *f) { return f->mode; }
-uint64_t bk_aging_window(const bk_aging *f) { return f->window; }
-uint32_t bk_aging_generations(const bk_aging *f) { return f->g; }
-uint64_t bk_aging_memory(const bk_aging *f) { return f->nwords * 8; }
-
-/* ================= serialization =================
- * Body (all little-endian; docs/FORMAT.md, "aging"):
- *   offset 0    u32 mode          0 = count window, 1 = time window
- *   offset 4    u32 generations   g in [2, 16]
- *   offset 8    u64 blocks        256-bit blocks per generation, >= 1
- *   offset 16   u64 window        W insertions or T ms, >= 1 (time: >= g - 1)
- *   offset 24   u64 capacity      keys per window it is sized for (count windows: = window)
- *   offset 32   u64 gen_capacity  C = ceil(capacity / (g - 1))
- *   offset 40   u64 period        time windows: ceil(window / (g - 1)) ms; count windows: 0
- *   offset 48   f64 fpr_target    in (0, 1)
- *   offset 56   u64 epoch         turns of the ring (time windows: ms / period of the current generation)
- *   offset 64   u64 inserted      insertions since creation or clear
- *   offset 72   u64 start         time windows: ms of creation or clear; count windows: 0
- *   offset 80   u64 count[16]     insertions per slot since it was cleared (slots >= g: 0; count
- *                                 windows: at most C)
- *   offset 208  zero padding to offset 256
- *   offset 256  the ring: blocks * g * 4 little-endian u64 words; bucket b is words [b*g*4, (b+1)*g*4),
- *               its 4-word block (j + popcount(b)) mod g is slot j (the generation of epoch e is slot
- *               e mod g);
- *               each slot holds the SPLIT256 bits of a blocked filter of `blocks` blocks.
- * The hash seed is in the container header.
- */
-static bk_status v_encode(const void *vf, bk_writer *w)
-{
-    const bk_aging *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, (uint32_t)f->mode)) || (s = bk__w_u32(w, f->g)) || (s = bk__w_u64(w, f->blocks)) ||
-        (s = bk__w_u64(w, f->window)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, f->gen_cap)) ||
-        (s = bk__w_u64(w, f->period)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->epoch)) ||
-        (s = bk__w_u64(w, f->inserted)) || (s = bk__w_u64(w, f->start)))
-        return s;
-    for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
-        if ((s = bk__w_u64(w, f->count[j]))) return s;
-    if ((s = bk__w_align(w, 256))) return s;
-    return bk__w_u64_array(w, f->words, (size_t)f->nwords);
-}
-
-static bk_status v_decode(bk_reader *r, void **out)
-{
-    uint32_t mode, g;
-    uint64_t blocks, window, cap, gen_cap, period, epoch, inserted, start, count[BK_AGING_MAX_GENERATIONS];
-    double fpr;
-    bk_status s;
-    *out = NULL;
-    if ((s = bk__r_u32(r, &mode)) || (s = bk__r_u32(r, &g)) || (s = bk__r_u64(r, &blocks)) ||
-        (s = bk__r_u64(r, &window)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_u64(r, &gen_cap)) ||
-        (s = bk__r_u64(r, &period)) || (s = bk__r_f64(r, &fpr)) || (s = bk__r_u64(r, &epoch)) ||
-        (s = bk__r_u64(r, &inserted)) || (s = bk__r_u64(r, &start)))
-        return s;
-    for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
-        if ((s = bk__r_u64(r, &count[j]))) return s;
-    if ((s = bk__r_align(r, 256))) return s;
-    if (mode > BK_AGING_TIME || g < 2 || g > BK_AGING_MAX_GENERATIONS || blocks == 0 || window == 0 || cap == 0 ||
-        !(fpr > 0 && fpr < 1))
-        return BK_ECORRUPT;
-    if (blocks > BK_MAX_FILTER_BYTES / 32 / g) return BK_ECORRUPT;
-    if (gen_cap != cap / (g - 1) + (cap % (g - 1) != 0)) return BK_ECORRUPT;
-    if (mode == BK_AGING_COUNT) {
-        if (window != cap || period != 0 || start != 0) return BK_ECORRUPT;
-        for (uint32_t j = 0; j < g; j++)
-            if (count[j] > gen_cap) return BK_ECORRUPT;
-    } else if (window < g - 1 || period != window / (g - 1) + (window % (g - 1) != 0)) {
-        return BK_ECORRUPT;
-    }
-    for (uint32_t j = g; j < BK_AGING_MAX_GENERATIONS; j++)
-        if (count[j]) return BK_ECORRUPT;
-    uint64_t bytes = blocks * g * 32;
-    if (bytes > r->len - r->off) return BK_ETRUNCATED;
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
-    bk_aging *f;
-    if ((s = alloc_aging(r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
-    if (r->borrow)
-        f->words = (uint64_t *)(uintptr_t)data;
-    else
-        memcpy(f->words, data, (size_t)f->nwords * 8);
-    f->mode = (bk_aging_mode)mode;
-    f->seed = r->seed;
-    f->window = window;
-    f->capacity = cap;
-    f->gen_cap = gen_cap;
-    f->period = period;
-    f->fpr_target = fpr;
-    set_epoch(f, epoch);
-    f->inserted = inserted;
-    f->start = start;
-    memcpy(f->count, count, sizeof count);
-    *out = f;
-    return BK_OK;
-}
-
-BK__VT_ADAPTERS(aging)
-BK__VT_WRITE_ADAPTERS(aging)
-static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
-{
-    return bk__vt_all_or_none(bk_aging_add_hashes(f, h, n), n, done);
-}
-static bk_status v_merge(void *d, const void *s) { return bk_aging_union(d, s); }
-
-BK_HIDDEN const bk_vtable bk__aging_vtable = {
-    .type = BK_TYPE_AGING,
-    BK__VT_ENTRIES,
-    BK__VT_WRITE_ENTRIES,
-    .add_hashes = v_add_hashes,
-    .merge = v_merge,
-};

@@ -1,0 +1,114 @@
+/*
+ * The aging filter's private parts, shared by aging.c (the ring, inserts, queries, union) and
+ * aging_file.c (statistics and the file body): the struct, the body layout (which block of a bucket
+ * holds which generation slot) and the ring's epoch arithmetic. The layout is explained at the top
+ * of aging.c.
+ */
+#ifndef BK_AGING_IMPL_H
+#define BK_AGING_IMPL_H
+
+#include "internal.h"
+#include "bloomkit/aging.h"
+
+typedef uint32_t slot_set; /* bit j set: slot j */
+
+typedef struct aging_ops {
+    bool (*found)(const bk_aging *f, uint64_t h, slot_set live);
+    void (*add)(bk_aging *f, uint64_t h);
+    bool (*add_if_absent)(bk_aging *f, uint64_t h, slot_set live);
+    void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
+    size_t (*contains_hashes)(const bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
+    size_t (*add_if_absent_hashes)(bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
+} aging_ops;
+
+struct bk_aging {
+    uint64_t *words;      /* blocks * g * 4 words, 128-byte aligned when owned (see alloc_aging) */
+    void *block;          /* what bk__calloc_aligned returned for words (owned words only) */
+    uint64_t blocks;
+    uint64_t nwords;
+    uint32_t g;
+    bk_aging_mode mode;
+    const struct aging_ops *ops; /* the scalar or AVX2 path (chosen once, at creation or load) */
+    bool owns_words;      /* false: borrowed from a read-only mapping */
+    uint64_t seed;
+    uint64_t window;      /* W insertions or T ms */
+    uint64_t capacity;    /* keys per window the ring is sized for (W for a count window) */
+    uint64_t gen_cap;     /* C */
+    uint64_t period;      /* time windows: ms per generation */
+    double fpr_target;
+    uint64_t epoch;
+    uint32_t cur;         /* epoch % g: the current generation's slot */
+    uint64_t inserted;    /* insertions since creation or clear */
+    uint64_t start;       /* time windows: ms of the creation (or clear); count windows: 0 */
+    uint64_t count[BK_AGING_MAX_GENERATIONS]; /* per slot: insertions since it was cleared */
+    bk_aging_clock clock;
+    void *clock_ctx;
+    const bk_allocator *alloc; /* everything this filter owns is allocated with it */
+};
+
+BK_INLINE uint64_t now_ms(const bk_aging *f) { return f->clock(f->clock_ctx); }
+
+/* Bits set in x, without a library call on the baseline x86-64 target (the AVX2 path uses the
+ * POPCNT instruction). */
+BK_INLINE uint32_t popcount_swar(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The rotation of a bucket whose index has `ones` bits set: slot j's block is block (j + rot) mod g. */
+BK_INLINE uint32_t rot_of_ones(uint32_t ones, uint32_t g) { return g == 4 ? ones & 3 : ones % g; }
+BK_INLINE uint32_t rot_of(uint64_t b, uint32_t g) { return rot_of_ones(popcount_swar(b), g); }
+
+/* Block of slot `slot` in a bucket of rotation r (< g). */
+BK_INLINE uint32_t pos_of(uint32_t slot, uint32_t r, uint32_t g)
+{
+    uint32_t p = slot + r;
+    return p >= g ? p - g : p;
+}
+
+/* Block of slot `slot` in bucket b. */
+BK_INLINE uint32_t slot_pos(uint32_t slot, uint64_t b, uint32_t g) { return pos_of(slot, rot_of(b, g), g); }
+
+BK_INLINE slot_set all_slots(const bk_aging *f) { return (slot_set)((UINT64_C(1) << f->g) - 1); }
+
+BK_INLINE uint32_t cur_slot(const bk_aging *f) { return f->cur; }
+
+/* Every change of the epoch goes through here, so the current slot never needs a division. */
+BK_INLINE void set_epoch(bk_aging *f, uint64_t e)
+{
+    f->epoch = e;
+    f->cur = (uint32_t)(e % f->g);
+}
+
+/* Time windows: the epoch of time t; a clock that went back counts as standing still. */
+BK_INLINE uint64_t epoch_at(const bk_aging *f, uint64_t t)
+{
+    uint64_t e = t / f->period;
+    return e > f->epoch ? e : f->epoch;
+}
+
+/* Time windows: the slots live at epoch e (>= f->epoch): those of epochs (e - g, f->epoch]. */
+BK_INLINE slot_set live_at(const bk_aging *f, uint64_t e)
+{
+    uint64_t gap = e - f->epoch;
+    if (gap >= f->g) return 0;
+    slot_set s = 0;
+    for (uint64_t a = 0; a + gap < f->g; a++) s |= (slot_set)1 << ((f->epoch - a) % f->g);
+    return s;
+}
+
+/* The slots a query tests now. */
+BK_INLINE slot_set live_now(const bk_aging *f)
+{
+    if (f->mode == BK_AGING_COUNT) return all_slots(f);
+    return live_at(f, epoch_at(f, now_ms(f)));
+}
+
+/* The struct and (own_words) its 128-byte aligned ring, for the scalar or AVX2 path of this CPU and
+ * the wall clock; the caller fills in the rest. */
+BK_HIDDEN bk_status bk__aging_alloc(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out);
+
+#endif
