@@ -179,7 +179,7 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
  * BK_OK, or the first add's error (e.g. BK_EFULL; the batch's earlier adds stay). */
 bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new);
 
-/* ---- streaming key reader (keys.c) ---- */
+/* ---- streaming key reader (keys.c; cli_reader_hash_all in keys_parallel.c) ---- */
 
 typedef struct cli_reader cli_reader;
 
