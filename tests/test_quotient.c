@@ -443,6 +443,71 @@ static void merge(void **state)
     bk_quotient_free(c);
 }
 
+/* foreach + add_fingerprint: an offline conversion into one more quotient bit gives the grown filter,
+ * byte for byte; counts and every key carry over; what cannot be converted is refused */
+typedef struct {
+    bk_quotient *dst;
+    uint32_t q, r;
+    bk_status s;
+} convert_ctx;
+
+static int convert_one(uint64_t fp, uint64_t count, void *vc)
+{
+    convert_ctx *c = vc;
+    c->s = bk_quotient_add_fingerprint(c->dst, fp, c->q, c->r, count);
+    return c->s != BK_OK;
+}
+
+static void offline_conversion(void **state)
+{
+    (void)state;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.seed = 77;
+    bk_quotient *a = NULL, *b = NULL, *grown = NULL, *longer = NULL;
+    assert_int_equal(bk_quotient_new(20000, 0.01, &o, &a), BK_OK);
+    add_keys(a, 7, 0, 10000);
+    tu_key k0 = tu_make_key(7, 0);
+    for (int i = 0; i < 3; i++) assert_int_equal(bk_quotient_add(a, k0.b, sizeof k0.b), BK_OK);
+    uint32_t q = bk_quotient_quotient_bits(a), r = bk_quotient_remainder_bits(a);
+    assert_int_equal(bk_quotient_new_qr(q + 1, r - 1, &o, &b), BK_OK);
+    convert_ctx c = { b, q, r, BK_OK };
+    assert_int_equal(bk_quotient_foreach(a, convert_one, &c), 0);
+    assert_int_equal(c.s, BK_OK);
+    assert_int_equal(bk__quotient_check(b), BK_OK);
+    assert_all_present(b, 7, 0, 10000);
+    assert_int_equal(bk_quotient_count(b, k0.b, sizeof k0.b), 4);
+    assert_int_equal(bk_quotient_total(b), bk_quotient_total(a));
+    assert_int_equal(bk_quotient_distinct(b), bk_quotient_distinct(a));
+    assert_int_equal(bk_quotient_clone(a, &grown), BK_OK);
+    assert_int_equal(bk_quotient_grow(grown), BK_OK);
+    size_t nb, ng;
+    const uint64_t *wb = bk__quotient_words(b, &nb), *wg = bk__quotient_words(grown, &ng);
+    assert_int_equal(nb, ng);
+    assert_memory_equal(wb, wg, nb * 8);
+    /* a longer fingerprint than the source holds cannot be made up */
+    assert_int_equal(bk_quotient_new_qr(q, r + 1, &o, &longer), BK_OK);
+    convert_ctx c2 = { longer, q, r, BK_OK };
+    assert_int_not_equal(bk_quotient_foreach(a, convert_one, &c2), 0);
+    assert_int_equal(c2.s, BK_EINCOMPAT);
+    /* bad arguments */
+    assert_int_equal(bk_quotient_add_fingerprint(b, 1, q, r, 0), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint(b, UINT64_C(1) << (q + r), q, r, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint(b, 1, 40, 25, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_total(b), bk_quotient_total(a)); /* the refusals changed nothing */
+    /* max_load: the default, and what the options asked */
+    assert_true(bk_quotient_max_load(a) == 0.95);
+    bk_quotient_options o3 = o;
+    o3.max_load = 0.8;
+    bk_quotient *m = NULL;
+    assert_int_equal(bk_quotient_new(20000, 0.01, &o3, &m), BK_OK);
+    assert_true(bk_quotient_max_load(m) == 0.8);
+    bk_quotient_free(m);
+    bk_quotient_free(longer);
+    bk_quotient_free(grown);
+    bk_quotient_free(b);
+    bk_quotient_free(a);
+}
+
 /* ---- full load ---- */
 
 static void full_load(void **state)
@@ -787,6 +852,7 @@ int main(void)
         cmocka_unit_test(counters),
         cmocka_unit_test(deletes),
         cmocka_unit_test(merge),
+        cmocka_unit_test(offline_conversion),
         cmocka_unit_test(full_load),
         cmocka_unit_test(limits_and_stats),
         cmocka_unit_test(batches),
