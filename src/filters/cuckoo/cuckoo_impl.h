@@ -44,8 +44,6 @@
 #define CF_LO4(f) (UINT64_C(1) | UINT64_C(1) << (f) | UINT64_C(1) << 2 * (f) | UINT64_C(1) << 3 * (f))
 
 #define CF_STASH 4
-/* Word index of stash entry k in a table header: 24, 40, 48, 56 bytes. */
-#define CF_STASH_WORD(k) ((k) ? (k) + 4 : 3)
 
 /* 72 bytes: the array's length (cf_nwords) is derived, not stored, since small filters by the
  * thousand each carry one. */
@@ -106,7 +104,7 @@ struct bk_cuckoo {
     uint64_t ctr[CTR_N];
     uint64_t rng;            /* kick choices; only touched by the (single) writer */
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters (inside a cf_conc), else NULL */
-    const struct cf_table *solo; /* the only table when there is one and no concurrent mode: the
+    struct cf_table *solo;       /* the only table when there is one and no concurrent mode: the
                                     queries' fast path; never written while concurrent readers run */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
