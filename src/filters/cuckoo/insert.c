@@ -206,7 +206,7 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
  * returns false having changed nothing, and the general path evicts. Instantiated like the queries. */
 BK_INLINE bool put_fast(bk_cuckoo *F, uint64_t h, const uint32_t cf)
 {
-    cf_table *T = F->solo;
+    cf_table *T = cf_first(F); /* the only one */
     const uint32_t f = cf ? cf : F->f;
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
     const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
@@ -252,7 +252,7 @@ static bool (*const put4[17])(bk_cuckoo *, uint64_t) = {
 
 BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t)
 {
-    cf_table *T = F->solo;
+    cf_table *T = cf_solo(F);
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return NULL;
     if (F->b == 4 && F->f <= 16) return put4[F->f];
     return put_any;
