@@ -33,9 +33,10 @@ static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bu
     const uint32_t b = F->b, f = F->f;
     const uint64_t range = F->fp_range, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi, m = T->buckets;
     const bool pow2 = (b & (b - 1)) == 0;
+    const uint32_t max_kicks = F->max_kicks; /* (the byte stores below could alias F for the compiler) */
     uint8_t *base = (uint8_t *)T->words;
     uint64_t kicks = 0;
-    for (uint32_t n = 0; n < F->max_kicks; n++) {
+    for (uint32_t n = 0; n < max_kicks; n++) {
         uint32_t r = (uint32_t)(rng_next(F) >> 32);
         uint32_t j = pow2 ? r & (b - 1) : (uint32_t)(((uint64_t)r * b) >> 32);
         uint64_t pos = bucket * bb, w;
