@@ -124,6 +124,14 @@ BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
 }
+/* Whether any of the 4 blocks at b holds h (a count window of g = 4: every slot is live). */
+BK_AVX2_INLINE bool found_any4_avx2(const uint64_t *b, uint64_t h)
+{
+    const __m256i *v = (const __m256i *)(const void *)b;
+    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
+    return (_mm256_testc_si256(_mm256_load_si256(v), mask) | _mm256_testc_si256(_mm256_load_si256(v + 1), mask) |
+            _mm256_testc_si256(_mm256_load_si256(v + 2), mask) | _mm256_testc_si256(_mm256_load_si256(v + 3), mask)) != 0;
+}
 BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
     __m256i *b = (__m256i *)(void *)block;
@@ -356,8 +364,11 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     } while (0)
 
 #define BK_AGING_AI __attribute__((always_inline)) static inline
+/* The general one-key paths (time windows, g other than 4): out of line, so that the count window's
+ * path of g = 4 saves no registers and keeps the stack as it is. */
+#define BK_AGING_COLD __attribute__((noinline, cold)) static
 
-#define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT, POPCOUNT)                                          \
+#define BK_AGING_PATH(NAME, TARGET, FOUND, FOUND_ANY4, INSERT, POPCOUNT)                             \
     TARGET BK_AGING_AI uint32_t NAME##_rot(uint64_t b, uint32_t g)                                    \
     {                                                                                                 \
         return rot_of_ones((uint32_t)POPCOUNT(b), g);                                                 \
@@ -527,15 +538,57 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
         return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
-    static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,             \
+    /* The one-key calls. A count window of the default g = 4 (every slot live, the common case) has  \
+     * nothing left to decide: a query tests the four blocks with no rotation to undo, an insert      \
+     * goes to the current slot's block. Time windows and other g take the general path. */           \
+    TARGET BK_AGING_COLD bool NAME##_contains_any(const bk_aging *f, uint64_t h)                      \
+    {                                                                                                 \
+        slot_set live = live_now(f);                                                                  \
+        return live && NAME##_found(f, h, live);                                                      \
+    }                                                                                                 \
+    TARGET static bool NAME##_contains1(const bk_aging *f, uint64_t h)                                \
+    {                                                                                                 \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4))                                        \
+            return FOUND_ANY4(f->words + bucket_index(f, h) * 16, h);                                 \
+        return NAME##_contains_any(f, h);                                                             \
+    }                                                                                                 \
+    TARGET BK_AGING_COLD void NAME##_add_any(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        advance_time(f);                                                                              \
+        NAME##_add(f, h);                                                                             \
+    }                                                                                                 \
+    TARGET static void NAME##_add1(bk_aging *f, uint64_t h)                                           \
+    {                                                                                                 \
+        uint32_t s_ = f->cur;                                                                         \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4 && f->count[s_] < f->gen_cap)) {         \
+            uint64_t bi_ = bucket_index(f, h);                                                        \
+            INSERT(f->words + bi_ * 16 + 4 * ((s_ + (uint32_t)POPCOUNT(bi_)) & 3), h);                \
+            f->count[s_]++;                                                                           \
+            f->inserted++;                                                                            \
+        } else {                                                                                      \
+            NAME##_add_any(f, h); /* and a count window's turn */                                     \
+        }                                                                                             \
+    }                                                                                                 \
+    TARGET BK_AGING_COLD bool NAME##_aia_any(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        advance_time(f);                                                                              \
+        return NAME##_add_if_absent(f, h, all_slots(f));                                              \
+    }                                                                                                 \
+    TARGET static bool NAME##_add_if_absent1(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4)) return NAME##_aia_g(f, h, 15, 4);      \
+        return NAME##_aia_any(f, h);                                                                  \
+    }                                                                                                 \
+    static const aging_ops NAME##_ops = { NAME##_contains1, NAME##_add1, NAME##_add_if_absent1,       \
                                           NAME##_add_hashes, NAME##_contains_hashes,                  \
                                           NAME##_add_if_absent_hashes };
 
 #define BK_NO_TARGET
-BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, insert_scalar, popcount_swar)
+#define found_any4_scalar(b, h) (found_scalar((b), 4, (h)) != 0)
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, found_any4_scalar, insert_scalar, popcount_swar)
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
 /* Every CPU with AVX2 has POPCNT. */
-BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, insert_avx2,
+BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, found_any4_avx2, insert_avx2,
               __builtin_popcountll)
 #endif
 
@@ -550,8 +603,7 @@ static const aging_ops *path_for_cpu(void)
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    advance_time(f);
-    f->ops->add(f, h);
+    f->ops->add1(f, h);
     return BK_OK;
 }
 
@@ -563,8 +615,7 @@ bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 {
-    slot_set live = live_now(f);
-    return live && f->ops->found(f, h, live);
+    return f->ops->contains1(f, h);
 }
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
@@ -575,8 +626,7 @@ bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
 bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    advance_time(f);
-    return f->ops->add_if_absent(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;
+    return f->ops->add_if_absent1(f, h) ? BK_EEXISTS : BK_OK;
 }
 
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)

@@ -163,66 +163,71 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
 
 /* ---- construction ---- */
 
-void bk__sc_free_layer(const bk_allocator *a, layer *L)
+layer *bk__sc_slot(bk_scalable *f, uint32_t i)
+{
+    return i == 0 ? &f->first : bk__calloc(f->alloc, 1, sizeof(layer));
+}
+
+void bk__sc_drop_slot(bk_scalable *f, layer *L)
+{
+    if (L != &f->first) bk__free(f->alloc, L);
+}
+
+void bk__sc_free_layer(bk_scalable *f, layer *L)
 {
     if (!L) return;
     bk_bloom_free(L->bf);
-    if (L->owns_words) bk__free_lines(a, L->words, L->words_plain);
-    bk__free(a, L);
+    if (L->owns_words) bk__free_lines(f->alloc, L->words, L->words_plain);
+    L->bf = NULL;
+    L->owns_words = 0;
+    bk__sc_drop_slot(f, L);
 }
 
-/* A blocked layer of geometry g; words NULL: allocate them (zeroed), else use (borrow) them. */
-bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint64_t *words, uint64_t count, layer **out)
+bk_status bk__sc_blocked_layer(const bk_allocator *a, const bk_geometry *g, uint64_t *words, uint64_t count, layer *L)
 {
     uint64_t bytes = g->m / 8;
-    if (g->m == 0 || g->m % 1024 || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    layer *L = bk__calloc(a, 1, sizeof *L);
-    if (!L) return BK_ENOMEM;
+    if (g->m == 0 || g->m % 1024 || g->m > SC_MAX_BITS || bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2)
+        return BK_ETOOBIG;
+    memset(L, 0, sizeof *L);
     if (!words) {
-        if (!(words = bk__calloc_lines(a, (size_t)bytes, &L->words_plain))) {
-            bk__free(a, L);
-            return BK_ENOMEM;
-        }
-        L->owns_words = true;
+        bool plain;
+        if (!(words = bk__calloc_lines(a, (size_t)bytes, &plain))) return BK_ENOMEM;
+        L->owns_words = 1;
+        L->words_plain = plain;
     }
     L->words = words;
     L->m = g->m;
     L->k = g->k;
     L->capacity = g->n;
-        L->fill = count;
-    *out = L;
+    L->fill = count;
     return BK_OK;
 }
 
-/* Wrap a classic filter as a layer (takes ownership of bf on success). */
-bk_status bk__sc_wrap_layer(const bk_allocator *a, bk_bloom *bf, uint64_t capacity, layer **out)
+void bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer *L)
 {
-    layer *L = bk__calloc(a, 1, sizeof *L);
-    if (!L) return BK_ENOMEM;
     size_t len;
+    memset(L, 0, sizeof *L);
     L->bf = bf;
     L->words = (uint64_t *)(uintptr_t)bk_bloom_data(bf, &len);
     L->m = bk_bloom_bits(bf);
     L->k = bk_bloom_k(bf);
     L->capacity = capacity;
-        L->fill = bk_bloom_count(bf);
-    *out = L;
-    return BK_OK;
+    L->fill = bk_bloom_count(bf);
 }
 
-bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer **out)
+bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer *L)
 {
     bk_geometry g;
     uint64_t b;
-    bk_status s = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, f->carry, i, spent, &g, &b);
+    bk_status s = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, i, spent, &g, &b);
     if (s != BK_OK) return s;
     if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
-    if (!f->classic) return bk__sc_blocked_layer(f->alloc, &g, NULL, 0, out);
+    if (!f->classic) return bk__sc_blocked_layer(f->alloc, &g, NULL, 0, L);
     bk_bloom_options bo = { .allocator = f->alloc, .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
     bk_bloom *bf;
     if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
-    if ((s = bk__sc_wrap_layer(f->alloc, bf, g.n, out))) bk_bloom_free(bf);
-    return s;
+    bk__sc_wrap_layer(bf, g.n, L);
+    return BK_OK;
 }
 
 bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double p, uint32_t growth, double r,
@@ -233,7 +238,8 @@ bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double
     if (!f) return NULL;
     f->alloc = al;
     f->layers = f->inline_layers;
-    f->capacity0 = capacity;
+    f->inline_layers[0] = &f->first;
+    f->first.capacity = capacity;
     f->p = p;
     f->growth = growth;
     f->r = r;
@@ -273,7 +279,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     bk_scalable *f = bk__sc_alloc_shell(o.allocator, capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
                                         (o.flags & BK_SCALABLE_CLASSIC) != 0, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0);
     if (!f) return BK_ENOMEM;
-    if ((s = bk__sc_make_layer(f, 0, 0, 0.0, &f->layers[0]))) {
+    if ((s = bk__sc_make_layer(f, 0, 0, 0.0, &f->first))) {
         bk__sc_free_shell(f);
         return s;
     }
@@ -285,7 +291,7 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 void bk_scalable_free(bk_scalable *f)
 {
     if (!f) return;
-    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f->alloc, f->layers[i]);
+    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f, f->layers[i]);
     bk__sc_free_shell(f);
 }
 
@@ -294,8 +300,8 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_scalable *c = bk__sc_alloc_shell(f->alloc, f->capacity0, f->p, f->growth, f->r, f->max_bytes, f->seed, f->classic,
-                                        f->carry);
+    bk_scalable *c = bk__sc_alloc_shell(f->alloc, sc_capacity0(f), f->p, f->growth, f->r, f->max_bytes, f->seed,
+                                        f->classic, f->carry);
     if (!c) return BK_ENOMEM;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     if (bk__sc_reserve(c, n) != BK_OK) {
@@ -304,20 +310,22 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     }
     for (uint32_t i = 0; i < n; i++) {
         const layer *L = sc_layers(f)[i];
-        bk_status s;
-        if (!f->classic) {
+        layer *C = bk__sc_slot(c, i);
+        bk_status s = C ? BK_OK : BK_ENOMEM;
+        if (s == BK_OK && !L->bf) {
             bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
-            if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), &c->layers[i])) == BK_OK)
-                memcpy(c->layers[i]->words, L->words, (size_t)sc_bytes(L));
-        } else {
+            if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), C)) == BK_OK)
+                memcpy(C->words, L->words, (size_t)sc_bytes(L));
+        } else if (s == BK_OK) {
             bk_bloom *bf;
-            s = bk_bloom_clone(L->bf, &bf);
-            if (s == BK_OK && (s = bk__sc_wrap_layer(c->alloc, bf, L->capacity, &c->layers[i])) != BK_OK) bk_bloom_free(bf);
+            if ((s = bk_bloom_clone(L->bf, &bf)) == BK_OK) bk__sc_wrap_layer(bf, L->capacity, C);
         }
         if (s != BK_OK) {
+            if (C) bk__sc_drop_slot(c, C);
             bk_scalable_free(c);
             return s;
         }
+        c->layers[i] = C;
         c->n = (uint8_t)(i + 1);
     }
     *out = c;
@@ -342,7 +350,7 @@ void bk_scalable_clear(bk_scalable *f)
 {
     if (!f) return;
     for (uint32_t i = 1; i < f->n; i++) {
-        bk__sc_free_layer(f->alloc, f->layers[i]);
+        bk__sc_free_layer(f, f->layers[i]);
         f->layers[i] = NULL;
     }
     f->n = 1;
@@ -354,7 +362,7 @@ void bk_scalable_clear(bk_scalable *f)
 bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
-    if (a->capacity0 != b->capacity0 || a->p != b->p || a->growth != b->growth || a->r != b->r ||
+    if (sc_capacity0(a) != sc_capacity0(b) || a->p != b->p || a->growth != b->growth || a->r != b->r ||
         a->seed != b->seed || a->classic != b->classic || a->carry != b->carry)
         return BK_EINCOMPAT;
     /* [query] on both: an atomic insert may be appending a layer meanwhile (n first, then the array) */
@@ -382,14 +390,18 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     if ((s = bk__sc_reserve(dst, sn)) != BK_OK) return s;
     double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < sn; i++) {
-        s = bk__sc_make_layer(dst, i, bytes, spent, &fresh[i]);
+        s = (fresh[i] = bk__sc_slot(dst, i)) ? bk__sc_make_layer(dst, i, bytes, spent, fresh[i]) : BK_ENOMEM;
+        if (s != BK_OK && fresh[i]) {
+            bk__sc_drop_slot(dst, fresh[i]);
+            fresh[i] = NULL;
+        }
         if (s == BK_OK) spent += bk__sc_error(fresh[i]);
         const layer *y = sl[i];
         if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
                                          : fresh[i]->m != y->m || fresh[i]->k != y->k))
             s = BK_EINCOMPAT;
         if (s != BK_OK) {
-            for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(dst->alloc, fresh[j]);
+            for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(dst, fresh[j]);
             return s;
         }
         bytes += sc_bytes(fresh[i]);
@@ -468,7 +480,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
-        can_grow = bk__sc_layer_geometry(f->capacity0, f->p, f->growth, f->r, f->classic, f->carry, n,
+        can_grow = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, n,
                                          bk__sc_spent(f, n), &g, &b) == BK_OK &&
                    b <= f->max_bytes - bk_scalable_bytes(f);
     }
@@ -503,12 +515,13 @@ uint64_t bk_scalable_bytes(const bk_scalable *f)
 }
 
 /* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it (a blocked
- * layer has none). */
+ * layer has none), and 64 bytes one of an aligned array's alignment slack. Sub-filter 0's struct is
+ * part of the chain's. */
 uint64_t bk_scalable_memory_usage(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t slots = sc_layers(f) != f->inline_layers ? BK_SCALABLE_MAX_FILTERS * sizeof(layer *) : 0;
-    return sizeof *f + slots + (uint64_t)n * (sizeof(layer) + 128 + 64) + bk_scalable_bytes(f);
+    return sizeof *f + slots + (uint64_t)(n - 1) * sizeof(layer) + (uint64_t)n * (128 + 64) + bk_scalable_bytes(f);
 }
 
 double bk_scalable_fpr_bound(const bk_scalable *f)
@@ -519,7 +532,7 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
     return b;
 }
 
-uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return f->capacity0; }
+uint64_t bk_scalable_initial_capacity(const bk_scalable *f) { return sc_capacity0(f); }
 double bk_scalable_error(const bk_scalable *f) { return f->p; }
 uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
 bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }

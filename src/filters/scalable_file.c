@@ -23,7 +23,7 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     const bk_scalable *f = vf;
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     bk_status s;
-    if ((s = bk__w_u64(w, f->capacity0)) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
+    if ((s = bk__w_u64(w, sc_capacity0(f))) || (s = bk__w_f64(w, f->p)) || (s = bk__w_f64(w, f->r)) ||
         (s = bk__w_u64(w, f->max_bytes)) || (s = bk__w_u32(w, f->growth)) || (s = bk__w_u32(w, n)) ||
         (s = bk__w_u32(w, (f->classic ? KIND_CLASSIC : KIND_BLOCKED) | (f->carry ? KIND_CARRY : 0))) || (s = bk__w_align(w, 64)))
         return s;
@@ -41,8 +41,9 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return BK_OK;
 }
 
-/* A blocked sub-filter's body; g is the geometry the chain's parameters give it. */
-static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer **out)
+/* A blocked sub-filter's body into L (a slot of the chain); g is the geometry the chain's parameters
+ * give it. */
+static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, bk_scalable *f, layer *L)
 {
     uint64_t m, cap, count;
     uint32_t k, zero;
@@ -54,12 +55,12 @@ static bk_status decode_blocked_layer(bk_reader *r, const bk_geometry *g, layer 
     const uint8_t *data = NULL;
     if (m / 8 > r->len - r->off) return BK_ETRUNCATED;
     if (r->borrow && (s = bk__r_take(r, (size_t)(m / 8), &data))) return s;
-    if ((s = bk__sc_blocked_layer(r->alloc, g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, out))) return s;
+    if ((s = bk__sc_blocked_layer(r->alloc, g, r->borrow ? (uint64_t *)(uintptr_t)data : NULL, count, L))) return s;
     /* copying: straight from the body into the layer (a pulled body never sits in memory whole) */
-    if ((!r->borrow && (s = bk__r_take_into(r, (*out)->words, (size_t)(m / 8))) != BK_OK) ||
+    if ((!r->borrow && (s = bk__r_take_into(r, L->words, (size_t)(m / 8))) != BK_OK) ||
         (s = bk__r_align(r, 64)) != BK_OK) {
-        bk__sc_free_layer(r->alloc, *out);
-        *out = NULL;
+        if (L->owns_words) bk__free_lines(f->alloc, L->words, L->words_plain);
+        L->owns_words = 0;
     }
     return s;
 }
@@ -95,24 +96,31 @@ static bk_status v_decode(bk_reader *r, void **out)
         bk_geometry g;
         uint64_t b;
         void *bf = NULL;
-        if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, carry, i, spent, &g, &b) != BK_OK ||
-            b > max_bytes - bk_scalable_bytes(f)) {
+        layer *L = bk__sc_slot(f, i);
+        if (!L) {
+            s = BK_ENOMEM;
+        } else if (bk__sc_layer_geometry(cap0, p, growth, rr, classic, carry, i, spent, &g, &b) != BK_OK ||
+                   b > max_bytes - bk_scalable_bytes(f)) {
             s = BK_ECORRUPT;
         } else if (!classic) {
-            s = decode_blocked_layer(r, &g, &f->layers[i]);
+            s = decode_blocked_layer(r, &g, f, L);
         } else if ((s = bk__bloom_vtable.decode(r, &bf)) == BK_OK) {
             /* the sub-filter body's capacity field, as the decoder kept it */
             if (bk__bloom_capacity_field(bf) != g.n || bk_bloom_layout_of(bf) != BK_LAYOUT_STANDARD ||
                 bk_bloom_bits(bf) != g.m || bk_bloom_k(bf) != g.k || bk_bloom_count(bf) > MAX_LAYER_COUNT)
                 s = BK_ECORRUPT;
-            else if ((s = bk__r_align(r, 64)) == BK_OK)
-                s = bk__sc_wrap_layer(f->alloc, bf, g.n, &f->layers[i]);
+            else if ((s = bk__r_align(r, 64)) == BK_OK) {
+                bk__sc_wrap_layer(bf, g.n, L);
+                bf = NULL;
+            }
         }
         if (s != BK_OK) {
             bk_bloom_free(bf);
+            if (L) bk__sc_drop_slot(f, L);
             bk_scalable_free(f);
             return s;
         }
+        f->layers[i] = L;
         f->n = (uint8_t)(i + 1);
         spent += bk__sc_error(f->layers[i]);
     }

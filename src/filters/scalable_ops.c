@@ -123,11 +123,15 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
     if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
-    layer *L;
     bk_status s = bk__sc_reserve(f, n + 1);
     if (s != BK_OK) return s;
-    s = bk__sc_make_layer(f, n, bk_scalable_bytes(f), bk__sc_spent(f, n), &L);
-    if (s != BK_OK) return s;
+    layer *L = bk__sc_slot(f, n);
+    if (!L) return BK_ENOMEM;
+    s = bk__sc_make_layer(f, n, bk_scalable_bytes(f), bk__sc_spent(f, n), L);
+    if (s != BK_OK) {
+        bk__sc_drop_slot(f, L);
+        return s;
+    }
     sc_layers(f)[n] = L;
     __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
     return BK_OK;
