@@ -41,6 +41,12 @@
 #  define BK_AGING_QUERY_PF 48
 #endif
 
+/* The ring of buckets in flight of the g = 4 query loop: a power of two above BK_AGING_QUERY_PF. */
+#define BK_AGING_RING 64
+#if BK_AGING_QUERY_PF >= BK_AGING_RING
+#  error "BK_AGING_QUERY_PF must stay below BK_AGING_RING"
+#endif
+
 static const aging_ops *path_for_cpu(void);
 
 static uint64_t wall_clock_ms(void *ctx)
@@ -432,16 +438,17 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
             uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
             at_[i] = words + bi_ * stride + 4 * NAME##_slot_pos(slot, bi_, g);                        \
         }                                                                                             \
-        for (size_t i = 0; i < n; i++) {                                                              \
+        size_t i = 0, stop_ = m_ > BK_AGING_ADD_PF ? m_ - BK_AGING_ADD_PF : 0;                         \
+        if (stop_ > n) stop_ = n;                                                                     \
+        for (; i < stop_; i++) { /* the keys with one BK_AGING_ADD_PF further on to prefetch */        \
             uint64_t *b_ = at_[i % BK_AGING_ADD_PF];                                                  \
-            if (i + BK_AGING_ADD_PF < m_) {                                                           \
-                uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                          \
-                uint64_t *p_ = words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g);              \
-                BK_PREFETCH_W(p_);                                                                    \
-                at_[i % BK_AGING_ADD_PF] = p_; /* key i + BK_AGING_ADD_PF's (read if it is in the run) */ \
-            }                                                                                         \
+            uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                              \
+            uint64_t *p_ = words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g);                  \
+            BK_PREFETCH_W(p_);                                                                        \
+            at_[i % BK_AGING_ADD_PF] = p_; /* key i + BK_AGING_ADD_PF's (read if it is in the run) */ \
             INSERT(b_, hs[i]);                                                                        \
         }                                                                                             \
+        for (; i < n; i++) INSERT(at_[i % BK_AGING_ADD_PF], hs[i]);                                   \
     }                                                                                                 \
     TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
     {                                                                                                 \
@@ -485,10 +492,40 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         }                                                                                             \
         return present;                                                                               \
     }                                                                                                 \
+    /* Every slot live at g = 4 (a count window, or a time window with no period gap): any block      \
+     * holding h answers, so no rotation is undone. Each bucket is computed once, when it is          \
+     * prefetched, and kept in a ring of BK_AGING_RING entries (the BK_AGING_QUERY_PF in flight). */   \
+    TARGET static size_t NAME##_contains_all4(const uint64_t *words, uint64_t blocks, const uint64_t *hs, \
+                                              size_t n, uint8_t *res)                                 \
+    {                                                                                                 \
+        const uint64_t *at_[BK_AGING_RING];                                                           \
+        size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0, i = 0;              \
+        for (size_t j = 0; j < pre_; j++) {                                                           \
+            const uint64_t *p_ = words + bk__range64(hs[j], blocks) * 16;                             \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[j] = p_;                                                                              \
+        }                                                                                             \
+        for (; i + BK_AGING_QUERY_PF < n; i++) {                                                      \
+            const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * 16;         \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[(i + BK_AGING_QUERY_PF) % BK_AGING_RING] = p_;                                        \
+            bool r_ = FOUND_ANY4(at_[i % BK_AGING_RING], hs[i]);                                      \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        for (; i < n; i++) {                                                                          \
+            bool r_ = FOUND_ANY4(at_[i % BK_AGING_RING], hs[i]);                                      \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
     TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,      \
                                                 uint8_t *res, slot_set live)                          \
     {                                                                                                 \
-        if (f->g == 4 && live == 15) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, 15); \
+        if (f->g == 4 && live == 15) return NAME##_contains_all4(f->words, f->blocks, hs, n, res);    \
         if (f->g == 4) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, live);          \
         return NAME##_contains_run(f->words, f->blocks, f->g, hs, n, res, live);                      \
     }                                                                                                 \

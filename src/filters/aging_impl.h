@@ -68,6 +68,7 @@ BK_INLINE uint32_t rot_of(uint64_t b, uint32_t g) { return rot_of_ones(popcount_
 /* Block of slot `slot` in a bucket of rotation r (< g). */
 BK_INLINE uint32_t pos_of(uint32_t slot, uint32_t r, uint32_t g)
 {
+    if (g == 4) return (slot + r) & 3; /* the default g, a constant in the loops */
     uint32_t p = slot + r;
     return p >= g ? p - g : p;
 }
