@@ -4,7 +4,7 @@
 Three workloads of KEYS keys each (default 10,000), each in a fresh redis-server with bloomkit.so:
   BF.ADD k:i item            a Bloom filter created by its first add (INITIAL_SIZE 100, ERROR_RATE 1%)
   CF.RESERVE k:i 100         an empty cuckoo filter reserved for 100 items
-  CF.ADD k:i item            a cuckoo filter created by its first add (capacity 1016)
+  CF.ADD k:i item            a cuckoo filter created by its first add (capacity 1024)
 Per key: (used_memory after - before) / KEYS, which includes Redis's own key overhead, and the mean
 MEMORY USAGE. FPR: the design bound of each filter, and the share of KEYS absent items (one per key)
 answered present.

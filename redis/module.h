@@ -35,9 +35,9 @@ typedef struct bkr_config {
     double bf_error_rate;        /* ERROR_RATE, default 0.01 */
     long long bf_initial_size;   /* INITIAL_SIZE, default 100 */
     long long cf_max_expansions; /* CF_MAX_EXPANSIONS, default 32 */
-    long long cf_initial_size;   /* capacity of a filter CF.ADD / CF.INSERT create: 1016 (RedisBloom: 1024, no
-                                    argument), the largest whose table (508 buckets of 2 bytes and the spare
-                                    word reads need) fits one 1 KiB allocator block, as RedisBloom's does */
+    long long cf_initial_size;   /* capacity of a filter CF.ADD / CF.INSERT create: 1024, as
+                                    RedisBloom's (no argument): 512 buckets of 2 bytes, the whole filter one
+                                    1,280-byte allocator block */
     long long cf_max_copies;     /* CF_MAX_COPIES (ours): copies of one item a CF add accepts; 0: no
                                     limit; default -1: 2 * the filter's bucket size */
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */

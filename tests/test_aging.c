@@ -445,9 +445,20 @@ static void test_batches_match_single_keys(void **state)
                 r2[i] = bk_aging_contains_hash(one, h[i]);
                 n2 += r2[i];
             }
-            for (size_t i = 0; i < N; i++) h[i] ^= i % 3 == 0 ? UINT64_C(0x5bd1e995) << 20 : 0;
             assert_int_equal(n1, n2);
             assert_memory_equal(r1, r2, N);
+            /* Batches shorter than, equal to and just past the query loop's prefetch distance. */
+            size_t qsizes[] = { 1, 2, 47, 48, 49, 64, 65, 17, 1000 };
+            for (size_t b = 0, q = 0; q < N; b++) {
+                size_t n = qsizes[b % (sizeof qsizes / sizeof qsizes[0])];
+                if (n > N - q) n = N - q;
+                size_t hits = TU_HITS(bk_aging_contains_hashes, one, h + q, n, r1 + q), want = 0;
+                for (size_t i = q; i < q + n; i++) want += r2[i];
+                assert_int_equal(hits, want);
+                q += n;
+            }
+            assert_memory_equal(r1, r2, N);
+            for (size_t i = 0; i < N; i++) h[i] ^= i % 3 == 0 ? UINT64_C(0x5bd1e995) << 20 : 0;
             /* The last W keys are all present (no false negative at any g). */
             assert_int_equal(TU_HITS(bk_aging_contains_hashes, bat, h + N - 3000, 3000, NULL), 3000);
             bk_aging_free(one), bk_aging_free(bat), bk_aging_free(aone), bk_aging_free(abat);

@@ -359,24 +359,34 @@ static void custom_allocator_sees_everything(void **state)
     bk_set_allocator(NULL);
 }
 
-/* The one-key query and insert have a portable loop and, on x86 with BMI2, a second one (chosen when
- * the filter is made; BK_SIMD=scalar / bk_simd_force keep the portable one): both set the same bits
- * and answer the same for present, absent and byte keys of other lengths. */
+/* The one-key query and insert have a portable loop and, on x86 with BMI2, a second one, and with
+ * AVX-512 a gather query for k <= 16 (chosen when the filter is made; BK_SIMD=scalar / bk_simd_force
+ * keep the portable one, BK_SIMD=avx2 the BMI2 one): all set the same bits and answer the same for
+ * present, absent and byte keys of other lengths. */
 static void query_loops_agree(void **state)
 {
     (void)state;
-    /* k = 3 .. 12 (each has a loop of its own on BMI2) and 17 (the general loop) */
-    static const double ps[] = { 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0005, 0.0002, 0.00001 };
+    /* k = 3 .. 12 (each has a loop of its own on BMI2), 14 and 16 (two gathers on AVX-512) and 17 (the
+     * general loop) */
+    static const double ps[] = { 0.1,    0.05,   0.03,    0.02,    0.01,   0.005,
+                                 0.002,  0.001,  0.0005,  0.0002,  0.00005, 0.00002, 0.00001 };
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
     for (int layout = 0; layout <= 1; layout++) {
         assert_int_equal(bk_simd_force(BK_SIMD_SCALAR), BK_OK);
         bk_bloom *a = make(20000, ps[pi], (bk_layout)layout, 7);
         assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
         bk_bloom *b = make(20000, ps[pi], (bk_layout)layout, 7);
+        /* the BMI2 loops where the CPU has AVX2 (AUTO is then the gather query where it has AVX-512) */
+        bk_bloom *c = NULL;
+        if (bk_simd_force(BK_SIMD_AVX2) == BK_OK) {
+            c = make(20000, ps[pi], (bk_layout)layout, 7);
+            assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+        }
         for (uint64_t i = 0; i < 20000; i++) {
             tu_key k = tu_make_key(3, i);
             assert_int_equal(bk_bloom_add(a, k.b, sizeof k.b), BK_OK);
             assert_int_equal(bk_bloom_add(b, k.b, sizeof k.b), BK_OK);
+            if (c) assert_int_equal(bk_bloom_add(c, k.b, sizeof k.b), BK_OK);
         }
         /* the inserts (also one loop per CPU) set the same bits */
         size_t la, lb;
@@ -388,6 +398,7 @@ static void query_loops_agree(void **state)
             tu_key k = tu_make_key(i < 20000 ? 3 : 4, i); /* the first 20,000: the added keys */
             bool ra = bk_bloom_contains(a, k.b, sizeof k.b);
             assert_int_equal(ra, bk_bloom_contains(b, k.b, sizeof k.b));
+            if (c) assert_int_equal(ra, bk_bloom_contains(c, k.b, sizeof k.b));
             if (i < 20000) assert_true(ra);
             hits += ra;
             /* 8-byte keys (the uint64 path of the byte call) and a short key */
@@ -398,10 +409,34 @@ static void query_loops_agree(void **state)
             assert_int_equal(r8, bk_bloom_contains_u64(a, v));
             assert_int_equal(r8, bk_bloom_contains_u64(b, v));
             assert_int_equal(bk_bloom_contains(a, k.b, 5), bk_bloom_contains(b, k.b, 5));
+            if (c) {
+                assert_int_equal(r8, bk_bloom_contains_u64(c, v));
+                assert_int_equal(bk_bloom_contains(a, k.b, 5), bk_bloom_contains(c, k.b, 5));
+            }
         }
         assert_true(hits < 20000 + 180000 * 2 * ps[pi] + 20); /* the added keys and about p of the others */
+        if (c) {
+            const uint8_t *dc = bk_bloom_data(c, &lb);
+            assert_memory_equal(da, dc, la);
+        }
+        /* the fill by parts (its positions from AVX-512 where the query gathers) sets the same bits */
+        bk_bloom *d = make(20000, ps[pi], (bk_layout)layout, 7);
+        uint64_t *hs = malloc(20000 * sizeof *hs);
+        assert_non_null(hs);
+        for (uint64_t i = 0; i < 20000; i++) {
+            tu_key k = tu_make_key(3, i);
+            hs[i] = bk_hash64(k.b, sizeof k.b, 7);
+        }
+        for (unsigned part = 0; part < 3; part++)
+            assert_int_equal(bk_bloom_add_hashes_part(d, hs, 20000, part, 3), BK_OK);
+        const uint8_t *dd = bk_bloom_data(d, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(da, dd, la);
+        free(hs);
+        bk_bloom_free(d);
         bk_bloom_free(a);
         bk_bloom_free(b);
+        bk_bloom_free(c);
     }
 }
 

@@ -1188,6 +1188,64 @@ static void bad_input(void **state)
 
 /* ---- stats, clone, clear, concurrent switch ---- */
 
+/* ---- small filters in one block ---- */
+
+
+/* A filter of one small table is one allocator block (its exact array, then the table's record, the
+ * struct and the first table vector); the file keeps the spare word and the rounding to 64 bytes, as
+ * zeros that the loader checks whether it copies the array or borrows it. */
+static void small_filter_one_block(void **state)
+{
+    (void)state;
+    bk_allocator al = { count_malloc, count_calloc, count_free, NULL };
+    bk_cuckoo_options o = BK_CUCKOO_OPTIONS_INIT;
+    o.allocator = &al;
+    o.bucket_size = 2;
+    o.fingerprint_bits = 8;
+    o.expansion = 1;
+    bk_cuckoo *c = NULL;
+    assert_int_equal(bk_cuckoo_new_buckets(64, &o, &c), BK_OK); /* 128 bytes of array */
+    assert_int_equal(g_live, 1);
+    uint64_t st = 5;
+    for (int i = 0; i < 100; i++) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
+    assert_int_equal(bk_cuckoo_tables(c), 1);
+    bk_cuckoo *k = NULL;
+    assert_int_equal(bk_cuckoo_clone(c, &k), BK_OK);
+    assert_int_equal(g_live, 2);
+    membuf m;
+    bk_cuckoo *d = round_trip(c, 0, &m);
+    /* header 64, table header 64, then the file's array: 128 exact bytes, the spare word, the rounding */
+    const size_t arr = 128, file_arr = 192;
+    assert_int_equal(m.len, arr + file_arr);
+    st = 5;
+    for (int i = 0; i < 100; i++) {
+        uint64_t h = tu_splitmix(&st);
+        assert_true(bk_cuckoo_contains_hash(d, h) && bk_cuckoo_contains_hash(k, h));
+    }
+    membuf m2 = encode(k);
+    assert_memory_equal(m.buf, m2.buf, m.len);
+    free(m2.buf);
+    bk_cuckoo_free(d);
+    bk_cuckoo_free(k);
+    /* a nonzero byte in the spare word or in the rounding: refused, copied or borrowed */
+    uint8_t *al64 = aligned_alloc(64, m.len);
+    const size_t spots[] = { arr + 128, arr + 135, arr + file_arr - 1 };
+    for (int i = 0; i < 3; i++) {
+        m.buf[spots[i]] = 1;
+        memcpy(al64, m.buf, m.len);
+        bk_cuckoo *e = (bk_cuckoo *)0x1;
+        assert_int_equal(decode(m.buf, m.len, 0, false, &e), BK_ECORRUPT);
+        assert_null(e);
+        assert_int_equal(decode(al64, m.len, 0, true, &e), BK_ECORRUPT);
+        assert_null(e);
+        m.buf[spots[i]] = 0;
+    }
+    free(al64);
+    free(m.buf);
+    bk_cuckoo_free(c);
+    assert_int_equal(g_live, 0);
+}
+
 static void stats_clone_clear(void **state)
 {
     (void)state;
@@ -1315,6 +1373,7 @@ int main(void)
         cmocka_unit_test(odd_bucket_sizes),
         cmocka_unit_test(serialization),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(small_filter_one_block),
         cmocka_unit_test(stats_clone_clear),
         cmocka_unit_test(space_against_counting_bloom),
     };

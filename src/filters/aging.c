@@ -41,6 +41,12 @@
 #  define BK_AGING_QUERY_PF 48
 #endif
 
+/* The ring of buckets in flight of the g = 4 query loop: a power of two above BK_AGING_QUERY_PF. */
+#define BK_AGING_RING 64
+#if BK_AGING_QUERY_PF >= BK_AGING_RING
+#  error "BK_AGING_QUERY_PF must stay below BK_AGING_RING"
+#endif
+
 static const aging_ops *path_for_cpu(void);
 
 static uint64_t wall_clock_ms(void *ctx)
@@ -123,6 +129,14 @@ BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
 #pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
+}
+/* Whether any of the 4 blocks at b holds h (a count window of g = 4: every slot is live). */
+BK_AVX2_INLINE bool found_any4_avx2(const uint64_t *b, uint64_t h)
+{
+    const __m256i *v = (const __m256i *)(const void *)b;
+    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
+    return (_mm256_testc_si256(_mm256_load_si256(v), mask) | _mm256_testc_si256(_mm256_load_si256(v + 1), mask) |
+            _mm256_testc_si256(_mm256_load_si256(v + 2), mask) | _mm256_testc_si256(_mm256_load_si256(v + 3), mask)) != 0;
 }
 BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
@@ -356,8 +370,11 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     } while (0)
 
 #define BK_AGING_AI __attribute__((always_inline)) static inline
+/* The general one-key paths (time windows, g other than 4): out of line, so that the count window's
+ * path of g = 4 saves no registers and keeps the stack as it is. */
+#define BK_AGING_COLD __attribute__((noinline, cold)) static
 
-#define BK_AGING_PATH(NAME, TARGET, FOUND, INSERT, POPCOUNT)                                          \
+#define BK_AGING_PATH(NAME, TARGET, FOUND, FOUND_ANY4, INSERT, POPCOUNT)                             \
     TARGET BK_AGING_AI uint32_t NAME##_rot(uint64_t b, uint32_t g)                                    \
     {                                                                                                 \
         return rot_of_ones((uint32_t)POPCOUNT(b), g);                                                 \
@@ -421,16 +438,17 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
             uint64_t bi_ = bk__range64(hs[i], blocks);                                                \
             at_[i] = words + bi_ * stride + 4 * NAME##_slot_pos(slot, bi_, g);                        \
         }                                                                                             \
-        for (size_t i = 0; i < n; i++) {                                                              \
+        size_t i = 0, stop_ = m_ > BK_AGING_ADD_PF ? m_ - BK_AGING_ADD_PF : 0;                         \
+        if (stop_ > n) stop_ = n;                                                                     \
+        for (; i < stop_; i++) { /* the keys with one BK_AGING_ADD_PF further on to prefetch */        \
             uint64_t *b_ = at_[i % BK_AGING_ADD_PF];                                                  \
-            if (i + BK_AGING_ADD_PF < m_) {                                                           \
-                uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                          \
-                uint64_t *p_ = words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g);              \
-                BK_PREFETCH_W(p_);                                                                    \
-                at_[i % BK_AGING_ADD_PF] = p_; /* key i + BK_AGING_ADD_PF's (read if it is in the run) */ \
-            }                                                                                         \
+            uint64_t bj_ = bk__range64(hs[i + BK_AGING_ADD_PF], blocks);                              \
+            uint64_t *p_ = words + bj_ * stride + 4 * NAME##_slot_pos(slot, bj_, g);                  \
+            BK_PREFETCH_W(p_);                                                                        \
+            at_[i % BK_AGING_ADD_PF] = p_; /* key i + BK_AGING_ADD_PF's (read if it is in the run) */ \
             INSERT(b_, hs[i]);                                                                        \
         }                                                                                             \
+        for (; i < n; i++) INSERT(at_[i % BK_AGING_ADD_PF], hs[i]);                                   \
     }                                                                                                 \
     TARGET BK_AGING_AI void NAME##_add_all(bk_aging *f, const uint64_t *hs, size_t n, uint32_t g)     \
     {                                                                                                 \
@@ -474,10 +492,40 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         }                                                                                             \
         return present;                                                                               \
     }                                                                                                 \
+    /* Every slot live at g = 4 (a count window, or a time window with no period gap): any block      \
+     * holding h answers, so no rotation is undone. Each bucket is computed once, when it is          \
+     * prefetched, and kept in a ring of BK_AGING_RING entries (the BK_AGING_QUERY_PF in flight). */   \
+    TARGET static size_t NAME##_contains_all4(const uint64_t *words, uint64_t blocks, const uint64_t *hs, \
+                                              size_t n, uint8_t *res)                                 \
+    {                                                                                                 \
+        const uint64_t *at_[BK_AGING_RING];                                                           \
+        size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0, i = 0;              \
+        for (size_t j = 0; j < pre_; j++) {                                                           \
+            const uint64_t *p_ = words + bk__range64(hs[j], blocks) * 16;                             \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[j] = p_;                                                                              \
+        }                                                                                             \
+        for (; i + BK_AGING_QUERY_PF < n; i++) {                                                      \
+            const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * 16;         \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[(i + BK_AGING_QUERY_PF) % BK_AGING_RING] = p_;                                        \
+            bool r_ = FOUND_ANY4(at_[i % BK_AGING_RING], hs[i]);                                      \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        for (; i < n; i++) {                                                                          \
+            bool r_ = FOUND_ANY4(at_[i % BK_AGING_RING], hs[i]);                                      \
+            if (res) res[i] = r_;                                                                     \
+            present += r_;                                                                            \
+        }                                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
     TARGET static size_t NAME##_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n,      \
                                                 uint8_t *res, slot_set live)                          \
     {                                                                                                 \
-        if (f->g == 4 && live == 15) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, 15); \
+        if (f->g == 4 && live == 15) return NAME##_contains_all4(f->words, f->blocks, hs, n, res);    \
         if (f->g == 4) return NAME##_contains_run(f->words, f->blocks, 4, hs, n, res, live);          \
         return NAME##_contains_run(f->words, f->blocks, f->g, hs, n, res, live);                      \
     }                                                                                                 \
@@ -527,15 +575,57 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
         return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
-    static const aging_ops NAME##_ops = { NAME##_found, NAME##_add, NAME##_add_if_absent,             \
+    /* The one-key calls. A count window of the default g = 4 (every slot live, the common case) has  \
+     * nothing left to decide: a query tests the four blocks with no rotation to undo, an insert      \
+     * goes to the current slot's block. Time windows and other g take the general path. */           \
+    TARGET BK_AGING_COLD bool NAME##_contains_any(const bk_aging *f, uint64_t h)                      \
+    {                                                                                                 \
+        slot_set live = live_now(f);                                                                  \
+        return live && NAME##_found(f, h, live);                                                      \
+    }                                                                                                 \
+    TARGET static bool NAME##_contains1(const bk_aging *f, uint64_t h)                                \
+    {                                                                                                 \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4))                                        \
+            return FOUND_ANY4(f->words + bucket_index(f, h) * 16, h);                                 \
+        return NAME##_contains_any(f, h);                                                             \
+    }                                                                                                 \
+    TARGET BK_AGING_COLD void NAME##_add_any(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        advance_time(f);                                                                              \
+        NAME##_add(f, h);                                                                             \
+    }                                                                                                 \
+    TARGET static void NAME##_add1(bk_aging *f, uint64_t h)                                           \
+    {                                                                                                 \
+        uint32_t s_ = f->cur;                                                                         \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4 && f->count[s_] < f->gen_cap)) {         \
+            uint64_t bi_ = bucket_index(f, h);                                                        \
+            INSERT(f->words + bi_ * 16 + 4 * ((s_ + (uint32_t)POPCOUNT(bi_)) & 3), h);                \
+            f->count[s_]++;                                                                           \
+            f->inserted++;                                                                            \
+        } else {                                                                                      \
+            NAME##_add_any(f, h); /* and a count window's turn */                                     \
+        }                                                                                             \
+    }                                                                                                 \
+    TARGET BK_AGING_COLD bool NAME##_aia_any(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        advance_time(f);                                                                              \
+        return NAME##_add_if_absent(f, h, all_slots(f));                                              \
+    }                                                                                                 \
+    TARGET static bool NAME##_add_if_absent1(bk_aging *f, uint64_t h)                                 \
+    {                                                                                                 \
+        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4)) return NAME##_aia_g(f, h, 15, 4);      \
+        return NAME##_aia_any(f, h);                                                                  \
+    }                                                                                                 \
+    static const aging_ops NAME##_ops = { NAME##_contains1, NAME##_add1, NAME##_add_if_absent1,       \
                                           NAME##_add_hashes, NAME##_contains_hashes,                  \
                                           NAME##_add_if_absent_hashes };
 
 #define BK_NO_TARGET
-BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, insert_scalar, popcount_swar)
+#define found_any4_scalar(b, h) (found_scalar((b), 4, (h)) != 0)
+BK_AGING_PATH(scalar, BK_NO_TARGET, found_scalar, found_any4_scalar, insert_scalar, popcount_swar)
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
 /* Every CPU with AVX2 has POPCNT. */
-BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, insert_avx2,
+BK_AGING_PATH(avx2, __attribute__((target("avx2,popcnt"))), found_avx2, found_any4_avx2, insert_avx2,
               __builtin_popcountll)
 #endif
 
@@ -550,8 +640,7 @@ static const aging_ops *path_for_cpu(void)
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    advance_time(f);
-    f->ops->add(f, h);
+    f->ops->add1(f, h);
     return BK_OK;
 }
 
@@ -563,8 +652,7 @@ bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 {
-    slot_set live = live_now(f);
-    return live && f->ops->found(f, h, live);
+    return f->ops->contains1(f, h);
 }
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
@@ -575,8 +663,7 @@ bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
 bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    advance_time(f);
-    return f->ops->add_if_absent(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;
+    return f->ops->add_if_absent1(f, h) ? BK_EEXISTS : BK_OK;
 }
 
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)

@@ -12,10 +12,13 @@
 
 typedef uint32_t slot_set; /* bit j set: slot j */
 
+/* The one-key entries are whole calls (a time window's advance and live slots included), so that the
+ * public call is a test and a jump: in a loop of one-key calls that miss the cache, fewer instructions
+ * per call leave more calls' loads in flight at once. */
 typedef struct aging_ops {
-    bool (*found)(const bk_aging *f, uint64_t h, slot_set live);
-    void (*add)(bk_aging *f, uint64_t h);
-    bool (*add_if_absent)(bk_aging *f, uint64_t h, slot_set live);
+    bool (*contains1)(const bk_aging *f, uint64_t h);
+    void (*add1)(bk_aging *f, uint64_t h);
+    bool (*add_if_absent1)(bk_aging *f, uint64_t h);
     void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
     size_t (*contains_hashes)(const bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
     size_t (*add_if_absent_hashes)(bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
@@ -65,6 +68,7 @@ BK_INLINE uint32_t rot_of(uint64_t b, uint32_t g) { return rot_of_ones(popcount_
 /* Block of slot `slot` in a bucket of rotation r (< g). */
 BK_INLINE uint32_t pos_of(uint32_t slot, uint32_t r, uint32_t g)
 {
+    if (g == 4) return (slot + r) & 3; /* the default g, a constant in the loops */
     uint32_t p = slot + r;
     return p >= g ? p - g : p;
 }

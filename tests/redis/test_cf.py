@@ -54,7 +54,7 @@ def test_small_reserve_holds_its_capacity(r):
         fp += sum(r.execute_command("CF.MEXISTS", f"s{k}", *[f"absent:{k}:{i}" for i in range(absent)]))
     rate = fp / (keys * absent)
     assert rate <= 1.1 * bound, (rate, bound)
-    # Rounding stops at 256 buckets: CF.ADD's default capacity (1016: 508 buckets) keeps its 1 KiB table.
+    # Rounding stops at 256 buckets (CF.ADD's default capacity, 1024, makes 512 as in RedisBloom).
     assert r.cf().create("big", 1000)
     assert r.cf().info("big").bucketNum == 500
 

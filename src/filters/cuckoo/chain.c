@@ -16,11 +16,9 @@
 
 BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F)
 {
-    cf_table *s = F->ntables == 1 && !F->stripes ? F->vec->t[0] : NULL;
-    if (F->solo != s) F->solo = s; /* in concurrent mode it stays NULL, unwritten */
     bool (*has)(const bk_cuckoo *, uint64_t) = bk__cf_pick_has(F);
     bool (*put)(bk_cuckoo *, uint64_t) = bk__cf_pick_put(F);
-    if (F->has != has) F->has = has; /* likewise */
+    if (F->has != has) F->has = has; /* in concurrent mode: unwritten */
     if (F->put != put) F->put = put;
 }
 

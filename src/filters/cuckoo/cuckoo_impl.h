@@ -22,8 +22,8 @@
  * b * f <= 64 (every bucket of 1, 2 or 4 slots, and 8 slots of 8 bits), else groups of 64 / f lanes
  * (8, 5 or 4), the last one holding the rest. b is any size from 1 to BK_CUCKOO_MAX_BUCKET_SIZE; the
  * queries' straight-line fast paths serve one-group buckets, larger ones loop over their groups. Every
- * read of a group loads the two aligned words that can hold it, so the array carries one spare word at
- * its end.
+ * read of a group loads the two aligned words that can hold it, so a large array carries one spare
+ * word at its end, and a small one is followed by its table's record (see cf_table).
  *
  * Alternate bucket: i2 = (H(fp) - i1) mod m, with H(fp) = ((fp * golden ratio) mod 2^32) mapped to
  * [0, m) by a 64-bit multiply and a shift (m <= 2^32: a stash word holds a bucket in 32 bits).
@@ -46,14 +46,24 @@
 #define CF_STASH 4
 
 /* 72 bytes: the array's length (cf_nwords) is derived, not stored, since small filters by the
- * thousand each carry one. */
+ * thousand each carry one.
+ *
+ * Memory. A table's record and a small array (at most CF_PACK_MAX bytes, the exact
+ * ceil(buckets * B / 64) words) share one allocator block, the array first: bucket reads that load
+ * 8 bytes past the array's end land in the record, so a packed array needs neither the spare word nor
+ * the rounding to whole 64-byte lines of a large one (allocated apart, line-aligned). The first
+ * table's block also holds the filter's struct right after the record, and the chain's first vector
+ * after that: a filter of one small table is one block (cf_block in table.c). The file keeps one
+ * array layout for every table (docs/FORMAT.md 6.5: the spare word and the rounding, as zeros). */
 typedef struct cf_table {
     uint64_t *words;
     uint64_t buckets;     /* base << shift */
     /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
-    bool owns_words;
+    bool owns_words;      /* words allocated apart (bk__calloc_lines), freed with the table */
     bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
+    bool packed;          /* words are the exact array just before this record, in its block */
+    bool in_filter;       /* the first table: its block is the filter's (freed with the filter) */
     uint64_t capacity;
     /* The victim stash: CF_STASH entries, each 0 or fp | bucket << 32, a fingerprint whose eviction
      * walk ran out of kicks, still found by queries (bucket: one of its two). Entry 0 is the file's
@@ -62,6 +72,9 @@ typedef struct cf_table {
     uint64_t stash[CF_STASH];
     uint64_t items;       /* fingerprints held, stash included */
 } cf_table;
+
+/* Arrays of at most this many bytes are packed with their table's record (see cf_table). */
+#define CF_PACK_MAX ((uint64_t)4096)
 
 /* The chain's table pointers. Grown by copying into a larger vector; the old vector is kept (linked
  * from the new one) until the filter is freed, so a lock-free reader holding it stays valid. */
@@ -75,11 +88,13 @@ enum { CTR_INSERTED, CTR_DELETED, CTR_KICKS, CTR_N };
 
 struct bk_cuckoo {
     /* Small fields packed into narrow types: thousands of small filters (Redis keys) each carry this
-     * struct, and 24 bytes here are a 32-byte smaller allocator block. */
-    uint32_t max_kicks, expansion; /* expansion: 0 or 2^exp_shift */
+     * struct, so what can be derived is not stored (the lanes' low masks, the one-table pointer). */
+    uint32_t expansion;      /* 0 or 2^exp_shift */
     uint32_t fp_range;       /* 2^f - 1: fingerprints are 1 .. fp_range */
     uint32_t semi_low;       /* semi: 2^(f-4) - 1, the mask of a fingerprint's stored low bits */
     uint32_t f_recip;        /* 65536 / f + 1: exact division by f of multiples of f up to 64 */
+    uint32_t ntables;        /* published with release after the table it counts is complete */
+    uint16_t max_kicks;      /* <= BK_CUCKOO_MAX_KICKS */
     uint16_t bucket_bits;    /* bits a bucket takes in the array: b * f, or 4 f - 4 semi-sorted */
     uint8_t b, f;            /* slots per bucket (<= 255), fingerprint bits (<= 32) */
     uint8_t exp_shift;
@@ -88,26 +103,31 @@ struct bk_cuckoo {
     uint8_t group_lanes;     /* lanes of every group but the last */
     uint8_t group_bits;      /* group_lanes * f (<= 64) */
     uint64_t lane_lo;        /* bit 0 of each lane of a full group */
-    uint64_t lane_hi;        /* top bit of each lane */
-    uint64_t lane_low;       /* the f - 1 low bits of each lane */
-    uint64_t last_hi;        /* lane_hi and lane_low of the last group (equal to them when it is full) */
-    uint64_t last_low;
+    uint64_t lane_hi;        /* top bit of each lane (the f - 1 low bits of each: lane_hi - lane_lo) */
+    uint64_t last_hi;        /* lane_hi of the last group (equal to it when that group is full) */
     uint64_t seed;
     uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     /* The one-key calls' paths for the filter's present state (see "fast paths" in query.c): chosen by
-     * bk__cf_update_solo whenever the table count, concurrent mode or the stash's emptiness changes. */
+     * bk__cf_update_solo whenever the table count, concurrent mode or the stash's emptiness changes.
+     * The fast ones serve one table without concurrent mode: the first, whose record sits just before
+     * this struct (cf_first). */
     bool (*has)(const bk_cuckoo *F, uint64_t h);
     bool (*put)(bk_cuckoo *F, uint64_t h); /* a free slot in one of the key's buckets, else false; or NULL */
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */
-    uint32_t ntables;        /* published with release after the table it counts is complete */
     uint64_t ctr[CTR_N];
     uint64_t rng;            /* kick choices; only touched by the (single) writer */
     uint64_t *stripes;       /* concurrent mode: CF_STRIPES version counters (inside a cf_conc), else NULL */
-    struct cf_table *solo;       /* the only table when there is one and no concurrent mode: the
-                                    queries' fast path; never written while concurrent readers run */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
+
+/* The chain's first table: its record sits just before the filter's struct, in the same block. */
+BK_INLINE cf_table *cf_first(const bk_cuckoo *F) { return (cf_table *)(uintptr_t)F - 1; }
+/* The only table when there is one and no concurrent mode (the fast paths' state), else NULL. */
+BK_INLINE cf_table *cf_solo(const bk_cuckoo *F)
+{
+    return !F->stripes && F->ntables == 1 ? cf_first(F) : NULL; /* (no concurrent writer: plain read) */
+}
 
 /* Concurrent mode's state, one allocation made when the mode is turned on: the writer lock (held by
  * every writer) and the stripes F->stripes points at. Outside it a filter carries no lock (40 bytes
@@ -146,26 +166,37 @@ typedef struct cf_params {
     const bk_allocator *allocator; /* NULL: the default */
 } cf_params;
 
-/* Bytes of a table's word array for `buckets` buckets of `bucket_bits` bits; 0 if too big (the array
- * is over BK_MAX_FILTER_BYTES, or a bucket index would not fit a stash word's 32 bits). */
+/* Bytes of a table's word array in the file, and of a large table's array in memory, for `buckets`
+ * buckets of `bucket_bits` bits: the spare word included, whole 64-byte lines; 0 if too big (the
+ * array is over BK_MAX_FILTER_BYTES, or a bucket index would not fit a stash word's 32 bits). */
 BK_HIDDEN uint64_t bk__cf_table_bytes(uint64_t buckets, uint32_t bucket_bits);
-/* Words of a table's array: the spare word included, whole 64-byte lines. */
-BK_INLINE uint64_t cf_nwords(const bk_cuckoo *F, const cf_table *T) { return bk__cf_table_bytes(T->buckets, F->bucket_bits) / 8; }
+/* Bytes of the exact array (whole words, nothing spare): a packed array's length. */
+BK_INLINE uint64_t cf_exact_bytes(uint64_t buckets, uint32_t bucket_bits) { return (buckets * bucket_bits + 63) / 64 * 8; }
+/* Words of a table's array in the file. */
+BK_INLINE uint64_t cf_file_words(const bk_cuckoo *F, const cf_table *T) { return bk__cf_table_bytes(T->buckets, F->bucket_bits) / 8; }
+/* Words of a table's array in memory (a packed one is exact). */
+BK_INLINE uint64_t cf_nwords(const bk_cuckoo *F, const cf_table *T)
+{
+    return T->packed ? cf_exact_bytes(T->buckets, F->bucket_bits) / 8 : cf_file_words(F, T);
+}
 /* FPR of one table of `slots` slots holding `items` fingerprints. */
 BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64_t slots);
-/* A table of base << shift buckets (its words zeroed when alloc_words, else left for the caller). */
+/* A table of base << shift buckets after the first (its words zeroed when alloc_words, else left for
+ * the caller to point at borrowed bytes). A small array is packed (cf_table). */
 BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint32_t shift, uint32_t bucket_bits,
                                     uint64_t capacity, bool alloc_words, cf_table **out);
 BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T);
-/* The filter without tables. */
-BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out);
+/* The filter with its first table (one block: see cf_table), of `buckets` buckets and `capacity`;
+ * its words zeroed when alloc_words, else left for the caller to point at borrowed bytes. */
+BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uint64_t buckets, uint64_t capacity,
+                                     bool alloc_words, bk_cuckoo **out);
 
 /* ---- slots and buckets ---- */
 
 /* The bits of w from bit `pos` on, at least 57 of them (64 - (pos mod 8): the groups are chosen in
  * filter_new so that each fits in what its start leaves). Plain form: one unaligned load, for
  * anything that runs with no writer alongside -- the writer itself, or any call without concurrent
- * mode. Bytes past the array come from the spare word. Little-endian hosts only (checked below). */
+ * mode. Bytes past the array come from the spare word or the record after it. Little-endian hosts only (checked below). */
 BK_INLINE uint64_t read_plain(const uint64_t *w, uint64_t pos)
 {
     uint64_t x;
@@ -283,7 +314,8 @@ BK_INLINE uint64_t group_match(const bk_cuckoo *F, const cf_table *T, uint64_t b
     uint64_t x = read64(T->words, group_pos(F, bucket, g), atomic);
     if (F->semi) x = semi_decode(F, x);
     x ^= pat;
-    return g + 1 < F->groups ? zero_lanes(x, F->lane_low, F->lane_hi) : zero_lanes(x, F->last_low, F->last_hi);
+    uint64_t hi = g + 1 < F->groups ? F->lane_hi : F->last_hi;
+    return zero_lanes(x, hi - (hi >> (F->f - 1)), hi);
 }
 
 BK_INLINE bool bucket_has(const bk_cuckoo *F, const cf_table *T, uint64_t bucket, uint32_t fp, bool atomic)
@@ -400,8 +432,7 @@ BK_INLINE cf_vec *vec_acq(const bk_cuckoo *F) { return __atomic_load_n(&F->vec, 
 
 /* Append a table (the writer only). The table is complete before ntables counts it (release). */
 BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T);
-/* Point F->solo at the only table when there is one and no concurrent mode, else NULL, and choose the
- * one-key paths F->has and F->put (in concurrent mode they are chosen once, when it is turned on,
+/* Choose the one-key paths F->has and F->put (in concurrent mode they are chosen once, when it is turned on,
  * and never written while it is on). */
 BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F);
 /* The paths for F's present state (query.c, insert.c). */

@@ -34,11 +34,13 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     for (uint32_t t = 0; t < n; t++) {
         const cf_table *T = v->t[t];
         if ((s = bk__w_u64(w, T->buckets)) || (s = bk__w_u64(w, T->capacity)) || (s = bk__w_u64(w, LD(&T->items))) ||
-            (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, cf_nwords(F, T) * 8)) ||
+            (s = bk__w_u64(w, LD(&T->stash[0]))) || (s = bk__w_u64(w, cf_file_words(F, T) * 8)) ||
             (s = bk__w_u64(w, LD(&T->stash[1]))) || (s = bk__w_u64(w, LD(&T->stash[2]))) ||
             (s = bk__w_u64(w, LD(&T->stash[3]))) || (s = bk__w_align(w, 64)) ||
             (s = bk__w_u64_array(w, T->words, (size_t)cf_nwords(F, T))))
             return s;
+        /* a packed array (exact in memory): the file's spare word and rounding, as zeros */
+        if (cf_nwords(F, T) < cf_file_words(F, T) && ((s = bk__w_u64(w, 0)) || (s = bk__w_align(w, 64)))) return s;
     }
     return BK_OK;
 }
@@ -106,11 +108,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         (ntables > 1 && expansion == 0) || !(fpr > 0 && fpr <= 1) || deleted > inserted)
         return BK_ECORRUPT;
     cf_params prm = { b, f, max_kicks, expansion, r->seed, false, (flags & CF_FLAG_SEMI) != 0, r->alloc };
-    bk_cuckoo *F;
-    if ((s = bk__cf_filter_new(&prm, fpr, &F)) != BK_OK) return s;
-    F->ctr[CTR_INSERTED] = inserted;
-    F->ctr[CTR_DELETED] = deleted;
-    F->ctr[CTR_KICKS] = kicks;
+    uint32_t bucket_bits = bucket_bits_of(b, f, prm.semi);
+    bk_cuckoo *F = NULL;
     uint64_t base = 0, prev_cap = 0, total_items = 0;
     uint32_t exp_shift = expansion ? (uint32_t)__builtin_ctz(expansion) : 0;
     for (uint32_t t = 0; t < ntables; t++) {
@@ -126,29 +125,50 @@ static bk_status v_decode(bk_reader *r, void **out)
         if (t > 0 && (shift >= 64 || (base << shift) >> shift != base || buckets != base << shift ||
                       bk__mul_overflow(prev_cap, expansion, &want_c) || cap != want_c))
             goto fail;
-        uint64_t tb = bk__cf_table_bytes(buckets, F->bucket_bits);
+        uint64_t tb = bk__cf_table_bytes(buckets, bucket_bits);
         if (tb == 0 || bytes != tb || cap == 0 || items > buckets * b + CF_STASH) goto fail;
         uint64_t stashed = 0;
         for (int k = 0; k < CF_STASH; k++) {
             if (!stash[k]) continue;
             uint64_t vfp = stash[k] & 0xffffffff;
-            if (vfp == 0 || vfp > F->fp_range || (stash[k] >> 32) >= buckets) goto fail;
+            if (vfp > ((UINT64_C(1) << f) - 1) || vfp == 0 || (stash[k] >> 32) >= buckets) goto fail;
             stashed++;
         }
         const uint8_t *data;
         if ((s = bk__r_array_begin(r, bytes, &data))) goto fail;
         cf_table *T;
-        if ((s = bk__cf_table_new(F->alloc, base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) goto fail;
-        if ((s = bk__r_array_end(r, bytes, data, &T->words)) != BK_OK) {
-            bk__cf_table_free(F->alloc, T);
+        if (t == 0) {
+            if ((s = bk__cf_filter_new(&prm, fpr, base, cap, !r->borrow, &F)) != BK_OK) goto fail;
+            F->ctr[CTR_INSERTED] = inserted;
+            F->ctr[CTR_DELETED] = deleted;
+            F->ctr[CTR_KICKS] = kicks;
+            T = cf_first(F);
+        } else if ((s = bk__cf_table_new(F->alloc, base, (uint32_t)shift, F->bucket_bits, cap, !r->borrow, &T)) != BK_OK) {
+            goto fail;
+        }
+        if (T->packed) {
+            /* the exact words, then the file's spare word and rounding, which must be zero */
+            uint64_t exact = cf_nwords(F, T) * 8;
+            uint8_t rest[72];
+            s = bk__r_take_into(r, T->words, (size_t)exact);
+            if (s == BK_OK && bytes - exact > sizeof rest) s = BK_ECORRUPT;
+            if (s == BK_OK) s = bk__r_take_into(r, rest, (size_t)(bytes - exact));
+            for (uint64_t i = 0; s == BK_OK && i < bytes - exact; i++)
+                if (rest[i]) s = BK_ECORRUPT;
+        } else {
+            s = bk__r_array_end(r, bytes, data, &T->words);
+        }
+        if (s != BK_OK) {
+            bk__cf_table_free(F->alloc, T); /* (not the first: it goes with F) */
             goto fail;
         }
         T->items = items;
         for (int k = 0; k < CF_STASH; k++) T->stash[k] = stash[k];
-        if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
+        if (t > 0 && (s = bk__cf_chain_push(F, T)) != BK_OK) {
             bk__cf_table_free(F->alloc, T);
             goto fail;
         }
+        bk__cf_update_solo(F); /* the stash changed */
         s = BK_ECORRUPT;
         uint64_t used = F->semi ? count_used_semi(F, T->words, buckets) : count_used(f, T->words, buckets * b);
         if (!bk__tail_zero(T->words, cf_nwords(F, T), buckets * F->bucket_bits) || used == UINT64_MAX ||

@@ -33,9 +33,10 @@ static void kick_walk_plain(bk_cuckoo *F, cf_table *T, uint32_t cur, uint64_t bu
     const uint32_t b = F->b, f = F->f;
     const uint64_t range = F->fp_range, bb = F->bucket_bits, lo = F->lane_lo, hi = F->lane_hi, m = T->buckets;
     const bool pow2 = (b & (b - 1)) == 0;
+    const uint32_t max_kicks = F->max_kicks; /* (the byte stores below could alias F for the compiler) */
     uint8_t *base = (uint8_t *)T->words;
     uint64_t kicks = 0;
-    for (uint32_t n = 0; n < F->max_kicks; n++) {
+    for (uint32_t n = 0; n < max_kicks; n++) {
         uint32_t r = (uint32_t)(rng_next(F) >> 32);
         uint32_t j = pow2 ? r & (b - 1) : (uint32_t)(((uint64_t)r * b) >> 32);
         uint64_t pos = bucket * bb, w;
@@ -206,7 +207,7 @@ static bk_status add_locked(bk_cuckoo *F, uint64_t h)
  * returns false having changed nothing, and the general path evicts. Instantiated like the queries. */
 BK_INLINE bool put_fast(bk_cuckoo *F, uint64_t h, const uint32_t cf)
 {
-    cf_table *T = F->solo;
+    cf_table *T = cf_first(F); /* the only one */
     const uint32_t f = cf ? cf : F->f;
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
     const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
@@ -252,7 +253,7 @@ static bool (*const put4[17])(bk_cuckoo *, uint64_t) = {
 
 BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t)
 {
-    cf_table *T = F->solo;
+    cf_table *T = cf_solo(F);
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return NULL;
     if (F->b == 4 && F->f <= 16) return put4[F->f];
     return put_any;

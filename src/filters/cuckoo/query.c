@@ -23,7 +23,7 @@ __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint6
  * of more than one group, a non-empty stash. */
 static bool contains_slow(const bk_cuckoo *F, uint64_t h)
 {
-    const cf_table *T = F->solo;
+    const cf_table *T = cf_solo(F);
     uint32_t fp = fp_of(F, h);
     if (T != NULL && F->groups == 1 && !F->semi) { /* semi-sorted: decoded in the general path */
         uint64_t i1 = bk__range64(h, T->buckets);
@@ -44,7 +44,7 @@ static bool contains_slow(const bk_cuckoo *F, uint64_t h)
  */
 BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
 {
-    const cf_table *T = F->solo;
+    const cf_table *T = cf_first(F); /* the only one: no load to find it */
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
     const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
     const uint64_t hi = cf ? CF_LO4(cf) << (cf - 1) : F->lane_hi;
@@ -95,7 +95,7 @@ static bool (*const has4b[17])(const bk_cuckoo *, uint64_t) = {
 
 BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t)
 {
-    const cf_table *T = F->solo;
+    const cf_table *T = cf_solo(F);
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return contains_slow;
     if (F->b == 4 && F->f <= 16) {
 #ifdef CF_HAS_BMI
@@ -160,7 +160,7 @@ static size_t contains_hashes(const bk_cuckoo *F, const uint64_t *hashes, size_t
     size_t present = 0;
     for (size_t i = 0; i < n; i += CF_BATCH) {
         size_t e = i + CF_BATCH < n ? i + CF_BATCH : n;
-        const cf_table *T = F->solo;
+        const cf_table *T = cf_solo(F);
         if (T && F->groups == 1 && !stash_used(T)) {
             /* the common case: one table, no concurrent writers, one group per bucket, empty stash:
              * place and prefetch all, then probe. Loop invariants in locals: the stores to

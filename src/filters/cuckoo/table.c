@@ -66,29 +66,51 @@ BK_HIDDEN double bk__cf_table_fpr(uint32_t b, uint32_t f, uint64_t items, uint64
 
 BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T)
 {
-    if (!T) return;
+    if (!T || T->in_filter) return; /* the first table goes with the filter's block */
     if (T->owns_words) bk__free_lines(a, T->words, T->words_plain);
-    bk__free(a, T);
+    bk__free(a, T->packed ? (void *)T->words : (void *)T); /* a packed block starts with its array */
+}
+
+/*
+ * A table's block: [exact array, when packed][record][`extra` bytes]. Small arrays (CF_PACK_MAX) are
+ * packed when words are wanted; a large array, or none yet (borrowed later), is not. The record is
+ * returned, zeroed but for words and the flags; *extra_at points at the extra bytes.
+ */
+static bk_status table_block(const bk_allocator *a, uint64_t buckets, uint32_t bucket_bits, bool alloc_words,
+                             size_t extra, cf_table **out, void **extra_at)
+{
+    uint64_t bytes = bk__cf_table_bytes(buckets, bucket_bits);
+    if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
+    uint64_t exact = cf_exact_bytes(buckets, bucket_bits);
+    bool packed = alloc_words && exact <= CF_PACK_MAX;
+    size_t pre = packed ? (size_t)exact : 0;
+    uint8_t *block = bk__calloc(a, 1, pre + sizeof(cf_table) + extra);
+    if (!block) return BK_ENOMEM;
+    cf_table *T = (cf_table *)(void *)(block + pre);
+    if (packed) {
+        T->words = (uint64_t *)(void *)block;
+        T->packed = true;
+    } else if (alloc_words) {
+        T->words = bk__calloc_lines(a, (size_t)bytes, &T->words_plain);
+        if (!T->words) {
+            bk__free(a, block);
+            return BK_ENOMEM;
+        }
+        T->owns_words = true;
+    }
+    T->buckets = buckets;
+    *out = T;
+    if (extra_at) *extra_at = T + 1;
+    return BK_OK;
 }
 
 BK_HIDDEN bk_status bk__cf_table_new(const bk_allocator *a, uint64_t base, uint32_t shift, uint32_t bucket_bits,
                                     uint64_t capacity, bool alloc_words, cf_table **out)
 {
     if (shift >= 64 || (base << shift) >> shift != base) return BK_ETOOBIG;
-    uint64_t buckets = base << shift;
-    uint64_t bytes = bk__cf_table_bytes(buckets, bucket_bits);
-    if (bytes == 0 || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
-    cf_table *T = bk__calloc(a, 1, sizeof *T);
-    if (!T) return BK_ENOMEM;
-    if (alloc_words) {
-        T->words = bk__calloc_lines(a, (size_t)bytes, &T->words_plain);
-        if (!T->words) {
-            bk__free(a, T);
-            return BK_ENOMEM;
-        }
-        T->owns_words = true;
-    }
-    T->buckets = buckets;
+    cf_table *T;
+    bk_status s = table_block(a, base << shift, bucket_bits, alloc_words, 0, &T, NULL);
+    if (s != BK_OK) return s;
     T->shift = shift;
     T->capacity = capacity;
     *out = T;
@@ -152,15 +174,26 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
     return BK_OK;
 }
 
-BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_cuckoo **out)
+/* The chain's first vector, in the filter's block: most filters keep one or two tables. */
+#define CF_VEC0 2
+BK_INLINE cf_vec *vec0_of(const bk_cuckoo *F) { return (cf_vec *)(uintptr_t)(F + 1); }
+
+BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uint64_t buckets, uint64_t capacity,
+                                     bool alloc_words, bk_cuckoo **out)
 {
     const bk_allocator *al = bk__allocator(p->allocator);
-    bk_cuckoo *F = bk__calloc(al, 1, sizeof *F);
-    if (!F) return BK_ENOMEM;
+    cf_table *T;
+    void *at;
+    bk_status s = table_block(al, buckets, bucket_bits_of(p->b, p->f, p->semi), alloc_words,
+                              sizeof(bk_cuckoo) + sizeof(cf_vec) + CF_VEC0 * sizeof(cf_table *), &T, &at);
+    if (s != BK_OK) return s;
+    T->in_filter = true;
+    T->capacity = capacity;
+    bk_cuckoo *F = at;
     F->alloc = al;
     F->b = p->b;
     F->f = p->f;
-    F->max_kicks = p->max_kicks;
+    F->max_kicks = (uint16_t)p->max_kicks;
     F->expansion = p->expansion;
     F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
     F->seed = p->seed;
@@ -194,15 +227,18 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, bk_
     for (uint32_t l = 0; l < F->group_lanes; l++) F->lane_lo |= UINT64_C(1) << (l * p->f);
     for (uint32_t l = 0; l < last_lanes; l++) last_lo |= UINT64_C(1) << (l * p->f);
     F->lane_hi = F->lane_lo << (p->f - 1);
-    F->lane_low = F->lane_hi - F->lane_lo;
     F->last_hi = last_lo << (p->f - 1);
-    F->last_low = F->last_hi - last_lo;
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
+    cf_vec *v = vec0_of(F);
+    v->cap = CF_VEC0;
+    v->t[0] = T;
+    F->vec = v;
+    F->ntables = 1;
     if (p->concurrent && bk__cf_set_concurrent(F, true) != BK_OK) {
-        bk__free(al, F);
+        bk_cuckoo_free(F);
         return BK_ENOMEM;
     }
-    bk__cf_update_solo(F); /* the slow paths until a table is pushed */
+    bk__cf_update_solo(F);
     *out = F;
     return BK_OK;
 }
@@ -211,39 +247,27 @@ void bk_cuckoo_free(bk_cuckoo *F)
 {
     if (!F) return;
     cf_vec *v = F->vec;
-    if (v)
-        for (uint32_t i = 0; i < F->ntables; i++) bk__cf_table_free(F->alloc, v->t[i]);
+    for (uint32_t i = 1; i < F->ntables; i++) bk__cf_table_free(F->alloc, v->t[i]);
     while (v) {
         cf_vec *r = v->retired;
-        bk__free(F->alloc, v);
+        if (v != vec0_of(F)) bk__free(F->alloc, v);
         v = r;
     }
     if (F->stripes) {
         pthread_mutex_destroy(&cf_conc_of(F)->lock);
         bk__free(F->alloc, cf_conc_of(F));
     }
-    bk__free(F->alloc, F);
+    cf_table *T = cf_first(F);
+    const bk_allocator *a = F->alloc;
+    if (T->owns_words) bk__free_lines(a, T->words, T->words_plain);
+    bk__free(a, T->packed ? (void *)T->words : (void *)T);
 }
 
 static bk_status create(uint64_t buckets, uint64_t capacity, const cf_params *p, double fpr_target,
                         bk_cuckoo **out)
 {
     if (bk__cf_table_bytes(buckets, bucket_bits_of(p->b, p->f, p->semi)) == 0) return BK_ETOOBIG;
-    bk_cuckoo *F;
-    bk_status s = bk__cf_filter_new(p, fpr_target, &F);
-    if (s != BK_OK) return s;
-    cf_table *T;
-    if ((s = bk__cf_table_new(F->alloc, buckets, 0, F->bucket_bits, capacity, true, &T)) != BK_OK) {
-        bk_cuckoo_free(F);
-        return s;
-    }
-    if ((s = bk__cf_chain_push(F, T)) != BK_OK) {
-        bk__cf_table_free(F->alloc, T);
-        bk_cuckoo_free(F);
-        return s;
-    }
-    *out = F;
-    return BK_OK;
+    return bk__cf_filter_new(p, fpr_target, buckets, capacity, true, out);
 }
 
 bk_status bk_cuckoo_new(uint64_t capacity, double p, const bk_cuckoo_options *opts, bk_cuckoo **out)
@@ -303,21 +327,29 @@ bk_status bk_cuckoo_clone(const bk_cuckoo *F, bk_cuckoo **out)
     *out = NULL;
     cf_params prm = { F->b, F->f, F->max_kicks, F->expansion, F->seed, F->stripes != NULL, F->semi, F->alloc };
     bk_cuckoo *C;
-    bk_status s = bk__cf_filter_new(&prm, F->fpr_target, &C);
-    if (s != BK_OK) return s;
     if (F->stripes) pthread_mutex_lock(&cf_conc_of(F)->lock);
+    const cf_table *T0 = F->vec->t[0];
+    bk_status s = bk__cf_filter_new(&prm, F->fpr_target, T0->buckets, T0->capacity, true, &C);
+    if (s != BK_OK) {
+        if (F->stripes) pthread_mutex_unlock(&cf_conc_of(F)->lock);
+        return s;
+    }
     uint32_t n = F->ntables;
     for (uint32_t i = 0; i < n && s == BK_OK; i++) {
         const cf_table *T = F->vec->t[i];
-        cf_table *U;
-        if ((s = bk__cf_table_new(C->alloc, T->buckets >> T->shift, T->shift, F->bucket_bits, T->capacity, true, &U)) != BK_OK) break;
-        for (uint64_t k = 0, nw = cf_nwords(F, T); k < nw; k++) U->words[k] = LD(&T->words[k]);
+        cf_table *U = cf_first(C);
+        if (i > 0 && (s = bk__cf_table_new(C->alloc, T->buckets >> T->shift, T->shift, F->bucket_bits, T->capacity,
+                                           true, &U)) != BK_OK)
+            break;
+        /* U's array is T's or shorter (packed: exact); the words past the buckets are zero in both */
+        for (uint64_t k = 0, nw = cf_nwords(C, U); k < nw; k++) U->words[k] = LD(&T->words[k]);
         U->items = LD(&T->items);
         for (int k = 0; k < CF_STASH; k++) U->stash[k] = LD(&T->stash[k]);
-        if ((s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(C->alloc, U);
+        if (i > 0 && (s = bk__cf_chain_push(C, U)) != BK_OK) bk__cf_table_free(C->alloc, U);
     }
     for (int i = 0; i < CTR_N; i++) C->ctr[i] = LD(&F->ctr[i]);
     C->rng = F->rng;
+    bk__cf_update_solo(C); /* the first table's stash was copied after its paths were chosen */
     if (F->stripes) pthread_mutex_unlock(&cf_conc_of(F)->lock);
     if (s != BK_OK) {
         bk_cuckoo_free(C);
