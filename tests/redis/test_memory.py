@@ -170,7 +170,7 @@ def test_load_peak(servers):
     base = _status_bytes(empty.proc.pid, "VmRSS")  # an empty server with the module
     a = servers(wrapper=wrap)
     c = a.client()
-    c.execute_command("BF.RESERVE", "bf", 0.01, 40000000)
+    c.execute_command("BF.RESERVE", "bf", 0.01, 50000000)  # about 72 MB (its first sub-filter at p / 2)
     c.execute_command("CF.RESERVE", "cf", 40000000)
     items = [f"item:{i}" for i in range(20000)]
     c.bf().madd("bf", *items)
