@@ -99,6 +99,8 @@ BK_INLINE slot_set live_at(const bk_aging *f, uint64_t e)
 {
     uint64_t gap = e - f->epoch;
     if (gap >= f->g) return 0;
+    /* No period since the last turn (the common case): g consecutive epochs, every slot. */
+    if (gap == 0 && f->epoch >= f->g - 1) return all_slots(f);
     slot_set s = 0;
     for (uint64_t a = 0; a + gap < f->g; a++) s |= (slot_set)1 << ((f->epoch - a) % f->g);
     return s;
