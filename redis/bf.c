@@ -26,6 +26,10 @@ static bk_status bf_create(long long capacity, double error, long long expansion
     o.tightening = bkr_cfg.bf_tightening;
     o.max_bytes = bkr_cfg.max_filter_bytes;
     if (bkr_cfg.bf_classic) o.flags |= BK_SCALABLE_CLASSIC;
+    /* compact chains, as RedisBloom sizes them: half the error budget to the first sub-filter, which
+     * for a small filter is a classic one inside the chain's own allocation (docs/REDIS.md, "Many
+     * small filters") */
+    o.flags |= BK_SCALABLE_COMPACT;
     bk_scalable *sf;
     bk_status s = bk_scalable_new((uint64_t)capacity, error, &o, &sf);
     if (s != BK_OK) return s;

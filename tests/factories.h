@@ -159,6 +159,16 @@ static bk_filter *tf_scalable_carry(uint64_t capacity, uint64_t nkeys, uint64_t 
 {
     return tf_make_scalable(0, false, capacity, nkeys, seed);
 }
+/* "scalable-compact", "scalable-compact-classic": compact chains (BK_SCALABLE_COMPACT, the Redis
+ * module's), a small classic sub-filter 0 then blocked or classic ones. */
+static bk_filter *tf_scalable_compact(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_make_scalable(BK_SCALABLE_COMPACT, false, capacity, nkeys, seed);
+}
+static bk_filter *tf_scalable_compact_classic(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_make_scalable(BK_SCALABLE_COMPACT | BK_SCALABLE_CLASSIC, false, capacity, nkeys, seed);
+}
 
 static void tf_cuckoo_free(void *p) { bk_cuckoo_free(p); }
 static bk_filter *tf_cuckoo(uint64_t capacity, uint64_t nkeys, uint64_t seed)
@@ -251,6 +261,8 @@ static const tf_factory tf_factories[] = {
     { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false },
     { "scalable-blocked", BK_TYPE_SCALABLE, false, tf_scalable_blocked, false },
     { "scalable-carry", BK_TYPE_SCALABLE, false, tf_scalable_carry, false },
+    { "scalable-compact", BK_TYPE_SCALABLE, false, tf_scalable_compact, false },
+    { "scalable-compact-classic", BK_TYPE_SCALABLE, false, tf_scalable_compact_classic, false },
     { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },

@@ -68,7 +68,7 @@ static void *reader(void *arg)
     return NULL;
 }
 
-/* flags: 0 (blocked sub-filters, the default) or BK_SCALABLE_CLASSIC */
+/* flags: 0 (blocked sub-filters, the default), BK_SCALABLE_CLASSIC or BK_SCALABLE_COMPACT */
 static void run(int threads, uint32_t growth, uint32_t flags)
 {
     bk_scalable *f = NULL;
@@ -76,7 +76,9 @@ static void run(int threads, uint32_t growth, uint32_t flags)
     o.growth = growth;
     o.flags = flags;
     o.seed = 21;
-    assert_int_equal(bk_scalable_new(PER_THREAD / 200, 0.01, &o, &f), BK_OK); /* about 10 growths */
+    /* about 10 growths; a compact chain from 100 keys, its small first sub-filter in the chain's block,
+     * and the chain's array of sub-filters made by the first growth, while readers run */
+    assert_int_equal(bk_scalable_new((flags & BK_SCALABLE_COMPACT) ? 100 : PER_THREAD / 200, 0.01, &o, &f), BK_OK);
     pthread_t t[8], rt;
     job_t jobs[8];
     volatile int stop = 0;
@@ -126,6 +128,7 @@ static void run(int threads, uint32_t growth, uint32_t flags)
 static void two_threads(void **s) { (void)s; run(2, 2, 0); }
 static void four_threads(void **s) { (void)s; run(4, 2, 0); }
 static void two_threads_classic(void **s) { (void)s; run(2, 2, BK_SCALABLE_CLASSIC); }
+static void two_threads_compact(void **s) { (void)s; run(2, 2, BK_SCALABLE_COMPACT); }
 
 /* Growth 1 under races: exactly `capacity` keys get in, every other add says BK_EFULL (or BK_EEXISTS). */
 static void *fill_nonscaling(void *arg)
@@ -171,6 +174,7 @@ int main(void)
         cmocka_unit_test(two_threads),
         cmocka_unit_test(four_threads),
         cmocka_unit_test(two_threads_classic),
+        cmocka_unit_test(two_threads_compact),
         cmocka_unit_test(nonscaling_races),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

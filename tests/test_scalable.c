@@ -383,7 +383,7 @@ static void bad_input(void **state)
     }
     assert_int_equal(bk_scalable_new(100, 0.01, NULL, NULL), BK_EINVAL);
     bk_scalable_options unknown_flag = bk_scalable_default_options();
-    unknown_flag.flags = 8;
+    unknown_flag.flags = BK_SCALABLE_COMPACT << 1;
     bk_scalable *f = (bk_scalable *)(uintptr_t)1;
     assert_int_equal(bk_scalable_new(100, 0.01, &unknown_flag, &f), BK_EINVAL);
     assert_null(f);
@@ -925,6 +925,114 @@ static void fixed_shares_and_carried_budget(void **state)
     bk_filter_free(h);
 }
 
+/* A compact chain (BK_SCALABLE_COMPACT, the Redis module's BF keys): sub-filter 0 gets p / 2 and, small,
+ * is a classic filter in the chain's own allocation (80 + 144 bytes for 100 keys at 1%); the later
+ * sub-filters are of the chain's kind. The errors never pass p (1 - r^i / 2); no false negatives; the
+ * measured FPR at capacity is at most RedisBloom's 0.5% and within the bound as the chain grows; saves
+ * and loads (kind bit 9), clones, unions, clears and atomic adds keep the small sub-filter. */
+static void compact_chain(void **state)
+{
+    (void)state;
+    const double r = BK_SCALABLE_DEFAULT_TIGHTENING;
+    bk_scalable_options o = bk_scalable_default_options(), fx;
+    o.flags = g_kind | BK_SCALABLE_COMPACT;
+    o.seed = 5;
+    fx = o;
+    fx.flags |= BK_SCALABLE_FIXED_SHARES;
+    bk_geometry g0;
+    assert_int_equal(bk_scalable_layer_size(100, 0.01, &o, 0, &g0), BK_OK);
+    assert_int_equal(g0.m, 1152); /* bk_bloom_size(100, 0.005): 1103 bits, rounded up to 18 words */
+    assert_int_equal(g0.k, 8);
+    assert_true(g0.fpr <= 0.005);
+    double carried = 0, fixed = 0;
+    for (uint32_t i = 0; i < 20; i++) {
+        bk_geometry gc, gf;
+        assert_int_equal(bk_scalable_layer_size(100, 0.01, &o, i, &gc), BK_OK);
+        assert_int_equal(bk_scalable_layer_size(100, 0.01, &fx, i, &gf), BK_OK);
+        carried += gc.fpr;
+        fixed += gf.fpr;
+        double cumulative = 0.01 * (1 - 0.5 * pow(r, (double)i));
+        assert_true(carried <= cumulative * (classic() ? 1.02 : 1.0));
+        assert_true(fixed <= cumulative * (classic() ? 1.02 : 1.0));
+        if (i > 0 && !classic()) assert_int_equal(gc.m % 1024, 0); /* blocked after the small one */
+    }
+    /* one allocation: the chain struct and the words */
+    bk_scalable *f;
+    assert_int_equal(bk_scalable_new(100, 0.01, &o, &f), BK_OK);
+    assert_true(bk_scalable_compact(f));
+    assert_int_equal(bk_scalable_memory_usage(f), 80 + 144);
+    assert_int_equal(bk_scalable_bytes(f), 144);
+    /* at capacity: FPR at most RedisBloom's (a classic filter of 1103 bits, k = 8: 0.50%) */
+    for (uint64_t i = 0; i < 100; i++) assert_int_equal(add(f, 31, i), BK_OK);
+    assert_int_equal(bk_scalable_filters(f), 1);
+    double fpr = measure_fpr(f, 200000);
+    print_message("compact, 100 keys: FPR %.5f (bound %.5f)\n", fpr, bk_scalable_fpr_bound(f));
+    assert_true(fpr <= 0.005);
+    assert_true(within_bound(fpr, bk_scalable_fpr_bound(f), 200000));
+    /* grow to 100,000 keys: plain, atomic and batch adds */
+    enum { N = 100000 };
+    uint64_t *hs = malloc(N * sizeof *hs);
+    for (uint64_t i = 0; i < N; i++) {
+        tu_key k = tu_make_key(31, i);
+        hs[i] = bk_hash64(k.b, sizeof k.b, 5);
+    }
+    for (uint64_t i = 100; i < 1000; i++) {
+        bk_status s = bk_scalable_add_hash_atomic(f, hs[i]);
+        assert_true(s == BK_OK || s == BK_EEXISTS);
+    }
+    assert_int_equal(bk_scalable_add_hashes(f, hs + 1000, N - 1000, NULL), BK_OK);
+    for (uint64_t i = 0; i < N; i++)
+        if (!bk_scalable_contains_hash(f, hs[i])) fail_msg("false negative: key %llu", (unsigned long long)i);
+    uint8_t *res = malloc(N);
+    size_t hits;
+    assert_int_equal(bk_scalable_contains_hashes(f, hs, N, res, &hits), BK_OK);
+    assert_int_equal(hits, N);
+    uint32_t L = bk_scalable_filters(f);
+    double bound = bk_scalable_fpr_bound(f);
+    fpr = measure_fpr(f, 400000);
+    print_message("compact, %u keys: %u sub-filters, FPR %.5f, bound %.5f\n", N, L, fpr, bound);
+    assert_true(L > 5);
+    assert_true(bound <= 0.01);
+    assert_true(within_bound(fpr, bound, 400000));
+    bk_scalable_layer ls;
+    assert_int_equal(bk_scalable_get_layer(f, 0, &ls), BK_OK);
+    assert_true(ls.bits == 1152 && ls.memory_bytes == 144 && ls.count == 100);
+    /* save, load: the same bytes and answers; then both grow alike */
+    bk_filter *h, *g;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);
+    void *buf, *buf2;
+    size_t len, len2;
+    assert_int_equal(bk_filter_save_alloc(h, &buf, &len), BK_OK);
+    assert_int_equal(bk_filter_load_buffer(buf, len, 0, &g), BK_OK);
+    assert_int_equal(bk_filter_save_alloc(g, &buf2, &len2), BK_OK);
+    assert_true(len == len2 && memcmp(buf, buf2, len) == 0);
+    bk_scalable *l = bk_filter_get(g, BK_TYPE_SCALABLE);
+    assert_true(bk_scalable_compact(l));
+    for (uint64_t i = 0; i < 20000; i++) assert_int_equal(has(l, 99, i), has(f, 99, i));
+    /* a clone, a union into a fresh chain, a clear */
+    bk_scalable *c, *u;
+    assert_int_equal(bk_scalable_clone(f, &c), BK_OK);
+    assert_int_equal(bk_scalable_new(100, 0.01, &o, &u), BK_OK);
+    assert_int_equal(bk_scalable_union(u, f), BK_OK);
+    assert_int_equal(bk_scalable_filters(u), L);
+    for (uint64_t i = 0; i < N; i += 7) assert_true(bk_scalable_contains_hash(c, hs[i]) && bk_scalable_contains_hash(u, hs[i]));
+    for (uint64_t i = 0; i < 20000; i++) assert_int_equal(has(c, 99, i), has(f, 99, i));
+    bk_scalable_clear(c);
+    assert_int_equal(bk_scalable_filters(c), 1);
+    assert_int_equal(bk_scalable_count(c), 0);
+    assert_false(bk_scalable_contains_hash(c, hs[0]));
+    for (uint64_t i = 0; i < 1000; i++) assert_int_equal(bk_scalable_add_hash(c, hs[i]), BK_OK);
+    for (uint64_t i = 0; i < 1000; i++) assert_true(bk_scalable_contains_hash(c, hs[i]));
+    bk_scalable_free(c);
+    bk_scalable_free(u);
+    free(res);
+    free(hs);
+    bk_filter_buffer_free(buf);
+    bk_filter_buffer_free(buf2);
+    bk_filter_free(g);
+    bk_filter_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +1051,7 @@ int main(void)
         KINDS(union_clone_clear),
         KINDS(plain_add_tests_only_the_newest),
         KINDS(fixed_shares_and_carried_budget),
+        KINDS(compact_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

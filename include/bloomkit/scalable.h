@@ -88,6 +88,17 @@ typedef struct bk_scalable bk_scalable;
  * it (the default) each sub-filter also gets the share its predecessors left unused (see the header
  * comment). */
 #define BK_SCALABLE_FIXED_SHARES 4u
+/* bk_scalable_options.flags: a compact chain, for many small filters (the Redis module's BF keys).
+ * Sub-filter 0 gets half the error budget, as in RedisBloom: T_i = p (1 - r^i / 2) instead of
+ * p (1 - r^(i+1)) (fixed shares: p_0 = p / 2, p_i = p (1 - r) r^(i-1) / 2), so it is cheaper and the
+ * later ones a little dearer; the bound p holds the same. And when sub-filter 0 sized so (classic
+ * sizing, m rounded up to whole 64-bit words) takes at most BK_SCALABLE_SMALL_BYTES, it is a classic
+ * filter held in the chain's own allocation, whatever the kind of the later ones: a chain created for
+ * 100 keys at 1% is then one allocation of 224 bytes (0.40% at 100 keys). A saved chain records the
+ * flag. */
+#define BK_SCALABLE_COMPACT 8u
+/* The largest small sub-filter 0 of a compact chain (its bit array, bytes). */
+#define BK_SCALABLE_SMALL_BYTES 1024
 
 typedef struct bk_scalable_options {
     size_t struct_size;   /* BK_SCALABLE_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
@@ -96,8 +107,8 @@ typedef struct bk_scalable_options {
     double tightening;  /* error ratio r between sub-filters, in (0, 1); 0 means the default */
     uint64_t max_bytes; /* hard limit on the arrays' total bytes; 0 means the default */
     uint64_t seed;      /* hash seed; 0 is a fine default */
-    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC, BK_SCALABLE_FIXED_SHARES;
-                           other bits are BK_EINVAL */
+    uint32_t flags;     /* BK_SCALABLE_NONSCALING, BK_SCALABLE_CLASSIC, BK_SCALABLE_FIXED_SHARES,
+                           BK_SCALABLE_COMPACT; other bits are BK_EINVAL */
 } bk_scalable_options;
 #define BK_SCALABLE_OPTIONS_INIT BK_OPTIONS_INIT_(bk_scalable_options)
 
@@ -177,7 +188,7 @@ BK_API bk_status bk_scalable_contains_hashes(const bk_scalable *f, const uint64_
 BK_API void bk_scalable_clear(bk_scalable *f);
 
 /* dst |= src, sub-filter by sub-filter. Both must have the same capacity, p, growth (and non-scaling
- * flag), r and seed, else
+ * flag), r, seed and flags (classic, fixed shares, compact), else
  * BK_EINCOMPAT and dst is unchanged; dst first grows to src's number of sub-filters (BK_ETOOBIG /
  * BK_ENOMEM if it cannot: dst unchanged). Each merged sub-filter's count becomes its fill-based
  * estimate; a sub-filter holding more than its capacity raises the chain's FPR above p (stats show
@@ -210,6 +221,7 @@ BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
 BK_API uint32_t bk_scalable_growth(const bk_scalable *f);   /* 1 for a non-scaling filter */
 BK_API bool bk_scalable_nonscaling(const bk_scalable *f);   /* created with BK_SCALABLE_NONSCALING */
 BK_API bool bk_scalable_classic(const bk_scalable *f);      /* classic sub-filters (BK_SCALABLE_CLASSIC) */
+BK_API bool bk_scalable_compact(const bk_scalable *f);      /* created with BK_SCALABLE_COMPACT */
 BK_API double bk_scalable_tightening(const bk_scalable *f);
 BK_API uint64_t bk_scalable_max_bytes(const bk_scalable *f);
 BK_API uint64_t bk_scalable_seed(const bk_scalable *f);

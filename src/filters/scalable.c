@@ -13,7 +13,7 @@ bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_op
 {
     if (capacity == 0 || bad_p(p)) return BK_EINVAL;
     if (o->growth < 1 || o->growth > BK_SCALABLE_MAX_GROWTH) return BK_EINVAL;
-    if (o->flags & ~(uint32_t)(BK_SCALABLE_NONSCALING | BK_SCALABLE_CLASSIC | BK_SCALABLE_FIXED_SHARES))
+    if (o->flags & ~(uint32_t)(BK_SCALABLE_NONSCALING | BK_SCALABLE_CLASSIC | BK_SCALABLE_FIXED_SHARES | BK_SCALABLE_COMPACT))
         return BK_EINVAL;
     if (!(o->tightening > 0.0 && o->tightening < 1.0)) return BK_EINVAL;
     if (o->max_bytes > BK_MAX_FILTER_BYTES) return BK_EINVAL;
@@ -33,10 +33,17 @@ static uint64_t effective_max(uint64_t max_bytes) { return max_bytes ? max_bytes
  * T_i = p (1 - r^(i+1)) after sub-filter i, and sub-filter i gets what is left of it, T_i - spent,
  * spent being the exact errors of sub-filters 0 .. i-1 at capacity; rounding to whole blocks and an
  * integer k leaves small sub-filters far under their share, and what they leave goes to the next one.
- * Fixed shares (BK_SCALABLE_FIXED_SHARES): p_i = p (1 - r) r^i. */
-static double layer_target(double p, uint32_t growth, double r, bool carry, uint32_t i, double spent)
+ * Fixed shares (BK_SCALABLE_FIXED_SHARES): p_i = p (1 - r) r^i. A compact chain (BK_SCALABLE_COMPACT)
+ * gives sub-filter 0 half the budget, as RedisBloom does: T_i = p (1 - r^i / 2), fixed shares
+ * p_0 = p / 2, p_i = p (1 - r) r^(i-1) / 2; both sum to p as well. (The general form is
+ * T_i = p (1 - (1 - a) r^i), a the share of sub-filter 0: 1 - r by default, 1/2 compact.) */
+static double layer_target(double p, uint32_t growth, double r, bool carry, bool compact, uint32_t i, double spent)
 {
     if (growth == 0) return p;
+    if (compact) {
+        if (!carry) return i == 0 ? p * 0.5 : p * 0.5 * (1.0 - r) * pow(r, (double)i - 1.0);
+        return p * (1.0 - 0.5 * pow(r, (double)i)) - spent;
+    }
     if (!carry) return p * (1.0 - r) * pow(r, (double)i);
     return p * (1.0 - pow(r, (double)i + 1.0)) - spent;
 }
@@ -48,56 +55,71 @@ double bk__sc_layer_error(bool classic, const bk_geometry *g)
 
 double bk__sc_error(const layer *L)
 {
-    return L->bf ? bk_bloom_fpr_exact(L->m, L->capacity, L->k) : bk__blocked1024_fpr(L->m, L->capacity, L->k);
+    return sc_classic_probes(L) ? bk_bloom_fpr_exact(L->m, L->capacity, L->k) : bk__blocked1024_fpr(L->m, L->capacity, L->k);
 }
 
 double bk__sc_spent(const bk_scalable *f, uint32_t i)
 {
     double spent = 0;
-    for (uint32_t j = 0; j < i; j++) spent += bk__sc_error(sc_layers(f)[j]);
+    layer *const *ls = SC_LAYERS(f);
+    for (uint32_t j = 0; j < i; j++) spent += bk__sc_error(ls[j]);
     return spent;
 }
 
-/* capacity_i = capacity0 * growth^i at the error layer_target gives; growth 0 (non-scaling): only
- * i = 0, sized for (capacity0, p); classic or blocked sizing. spent: the exact errors of sub-filters
- * 0 .. i-1 (bk__sc_layer_error), used by carrying chains. BK_ETOOBIG when out of range. */
-bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
-                                uint32_t i, double spent, bk_geometry *g, uint64_t *bytes)
+/* The small classic sub-filter 0 of a compact chain: the classic sizing for its target with m
+ * rounded up to whole words (every bit of the words used; the FPR only drops), when that takes at
+ * most BK_SCALABLE_SMALL_BYTES. */
+static bool small_geometry(bk_geometry *g)
 {
+    uint64_t m = (g->m + 63) & ~UINT64_C(63);
+    if (m / 8 > BK_SCALABLE_SMALL_BYTES) return false;
+    g->m = m;
+    g->fpr = bk_bloom_fpr_exact(m, g->n, g->k);
+    g->bits_per_key = (double)m / (double)g->n;
+    return true;
+}
+
+/* capacity_i = capacity0 * growth^i at the error layer_target gives; growth 0 (non-scaling): only
+ * i = 0, sized for (capacity0, p); classic or blocked sizing, or a small classic sub-filter 0 of a
+ * compact chain (*small). spent: the exact errors of sub-filters 0 .. i-1 (bk__sc_layer_error), used
+ * by carrying chains. BK_ETOOBIG when out of range. */
+bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
+                                bool compact, uint32_t i, double spent, bk_geometry *g, uint64_t *bytes, bool *small)
+{
+    if (small) *small = false;
     if (i >= BK_SCALABLE_MAX_FILTERS || (growth == 0 && i > 0)) return BK_ETOOBIG;
     uint64_t cap = capacity0;
     for (uint32_t j = 0; j < i; j++)
         if (bk__mul_overflow(cap, growth, &cap)) return BK_ETOOBIG;
-    double err = layer_target(p, growth, r, carry, i, spent);
+    double err = layer_target(p, growth, r, carry, compact, i, spent);
     if (!(err > 0.0)) return BK_ETOOBIG; /* underflow: tighter than a double can say */
-    bk_status s = classic ? bk_bloom_size(cap, err, g) : bk__blocked1024_size(cap, err, g);
-    if (s == BK_EINVAL) return BK_ETOOBIG;
-    if (s != BK_OK) return s;
-    uint64_t b = bk__bits_to_bytes64(g->m);
-    if (b == 0) return BK_ETOOBIG;
+    bk_status s;
+    bool sm = false;
+    if (compact && i == 0 && (s = bk_bloom_size(cap, err, g)) == BK_OK && small_geometry(g)) {
+        sm = true;
+    } else {
+        s = classic ? bk_bloom_size(cap, err, g) : bk__blocked1024_size(cap, err, g);
+        if (s == BK_EINVAL) return BK_ETOOBIG;
+        if (s != BK_OK) return s;
+    }
+    uint64_t b = sm ? g->m / 8 : bk__bits_to_bytes64(g->m);
+    if (b == 0 || g->m > SC_MAX_BITS) return BK_ETOOBIG;
     if (bytes) *bytes = b;
+    if (small) *small = sm;
     return BK_OK;
 }
 
 /* Geometry of sub-filter i of a new chain, walking the chain from sub-filter 0. */
 static bk_status new_chain_layer(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
-                                 uint32_t i, bk_geometry *g, uint64_t *bytes, uint64_t *total_bytes, uint64_t *held)
+                                 bool compact, uint32_t i, bk_geometry *g)
 {
     double spent = 0;
-    uint64_t t = 0, h = 0;
     for (uint32_t j = 0;; j++) {
-        uint64_t b;
-        bk_status s = bk__sc_layer_geometry(capacity0, p, growth, r, classic, carry, j, spent, g, &b);
+        bool small;
+        bk_status s = bk__sc_layer_geometry(capacity0, p, growth, r, classic, carry, compact, j, spent, g, NULL, &small);
         if (s != BK_OK) return s;
-        t = t + b < t ? UINT64_MAX : t + b;
-        h = h + g->n < h ? UINT64_MAX : h + g->n;
-        if (j == i) {
-            if (bytes) *bytes = b;
-            if (total_bytes) *total_bytes = t;
-            if (held) *held = h;
-            return BK_OK;
-        }
-        spent += bk__sc_layer_error(classic, g);
+        if (j == i) return BK_OK;
+        spent += bk__sc_layer_error(classic || small, g);
     }
 }
 
@@ -130,7 +152,7 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
     return new_chain_layer(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
-                           (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, i, out, NULL, NULL, NULL);
+                           (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, (o.flags & BK_SCALABLE_COMPACT) != 0, i, out);
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
@@ -147,10 +169,12 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
         bk_geometry g;
         uint64_t b;
         if (chain_growth(&o) == 0 && i == 1) return BK_EFULL;
+        bool small;
         if ((s = bk__sc_layer_geometry(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
-                                       (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, i, spent, &g, &b)))
+                                       (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, (o.flags & BK_SCALABLE_COMPACT) != 0, i,
+                                       spent, &g, &b, &small)))
             return s;
-        spent += bk__sc_layer_error((o.flags & BK_SCALABLE_CLASSIC) != 0, &g);
+        spent += bk__sc_layer_error((o.flags & BK_SCALABLE_CLASSIC) != 0 || small, &g);
         total += b;
         if (total > limit) return BK_ETOOBIG;
         held = held + g.n < held ? UINT64_MAX : held + g.n;
@@ -163,9 +187,12 @@ bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_option
 
 /* ---- construction ---- */
 
-layer *bk__sc_slot(bk_scalable *f, uint32_t i)
+layer *bk__sc_slot(bk_scalable *f, uint32_t i, bool wrapped)
 {
-    return i == 0 ? &f->first : bk__calloc(f->alloc, 1, sizeof(layer));
+    if (i == 0 && !wrapped) return &f->first;
+    if (!wrapped) return bk__calloc(f->alloc, 1, sizeof(layer));
+    wrapped_layer *w = bk__calloc(f->alloc, 1, sizeof *w);
+    return w ? &w->l : NULL;
 }
 
 void bk__sc_drop_slot(bk_scalable *f, layer *L)
@@ -176,9 +203,8 @@ void bk__sc_drop_slot(bk_scalable *f, layer *L)
 void bk__sc_free_layer(bk_scalable *f, layer *L)
 {
     if (!L) return;
-    bk_bloom_free(L->bf);
+    if (L->wrapped) bk_bloom_free(((wrapped_layer *)L)->bf);
     if (L->owns_words) bk__free_lines(f->alloc, L->words, L->words_plain);
-    L->bf = NULL;
     L->owns_words = 0;
     bk__sc_drop_slot(f, L);
 }
@@ -207,7 +233,8 @@ void bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer *L)
 {
     size_t len;
     memset(L, 0, sizeof *L);
-    L->bf = bf;
+    ((wrapped_layer *)L)->bf = bf;
+    L->wrapped = 1;
     L->words = (uint64_t *)(uintptr_t)bk_bloom_data(bf, &len);
     L->m = bk_bloom_bits(bf);
     L->k = bk_bloom_k(bf);
@@ -215,56 +242,114 @@ void bk__sc_wrap_layer(bk_bloom *bf, uint64_t capacity, layer *L)
     L->fill = bk_bloom_count(bf);
 }
 
-bk_status bk__sc_make_layer(const bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer *L)
+void bk__sc_small_layer(bk_scalable *f, const bk_geometry *g, uint64_t count)
+{
+    layer *L = &f->first;
+    memset(L, 0, sizeof *L);
+    L->small = 1;
+    L->words = sc_small_words(f);
+    L->m = g->m;
+    L->k = g->k;
+    L->capacity = g->n;
+    L->fill = count;
+    memset(L->words, 0, (size_t)(g->m / 8));
+}
+
+bk_status bk__sc_add_layer(bk_scalable *f, uint32_t i, uint64_t bytes_now, double spent, layer **out)
 {
     bk_geometry g;
     uint64_t b;
-    bk_status s = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, i, spent, &g, &b);
+    bool small;
+    bk_status s = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, f->compact, i, spent,
+                                        &g, &b, &small);
     if (s != BK_OK) return s;
-    if (b > f->max_bytes || bytes_now > f->max_bytes - b) return BK_ETOOBIG;
-    if (!f->classic) return bk__sc_blocked_layer(f->alloc, &g, NULL, 0, L);
-    bk_bloom_options bo = { .allocator = f->alloc, .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
-    bk_bloom *bf;
-    if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf))) return s;
-    bk__sc_wrap_layer(bf, g.n, L);
+    if (b > sc_max_bytes(f) || bytes_now > sc_max_bytes(f) - b) return BK_ETOOBIG;
+    if (small) { /* sub-filter 0 of a compact chain: its room was made with the chain */
+        bk__sc_small_layer(f, &g, 0);
+        *out = &f->first;
+        return BK_OK;
+    }
+    bool wrapped = f->classic;
+    layer *L;
+    if ((i > 0 || wrapped) && (s = bk__sc_reserve(f, i + 1)) != BK_OK) return s;
+    if (!(L = bk__sc_slot(f, i, wrapped))) return BK_ENOMEM;
+    if (!wrapped) {
+        s = bk__sc_blocked_layer(f->alloc, &g, NULL, 0, L);
+    } else {
+        bk_bloom_options bo = { .allocator = f->alloc, .layout = BK_LAYOUT_STANDARD, .seed = f->seed };
+        bk_bloom *bf;
+        if ((s = bk_bloom_new_mk(g.m, g.k, g.n, &bo, &bf)) == BK_OK) bk__sc_wrap_layer(bf, g.n, L);
+    }
+    if (s != BK_OK) {
+        bk__sc_drop_slot(f, L);
+        return s;
+    }
+    if (f->layers) f->layers[i] = L;
+    *out = L;
     return BK_OK;
 }
 
 bk_scalable *bk__sc_alloc_shell(const bk_allocator *a, uint64_t capacity, double p, uint32_t growth, double r,
-                                uint64_t max_bytes, uint64_t seed, bool classic, bool carry)
+                                uint64_t max_bytes, uint64_t seed, bool classic, bool carry, bool compact,
+                                uint64_t small_bytes)
 {
     const bk_allocator *al = bk__allocator(a);
-    bk_scalable *f = bk__calloc(al, 1, sizeof *f);
+    bk_scalable *f = bk__calloc(al, 1, sizeof *f + (size_t)small_bytes);
     if (!f) return NULL;
     f->alloc = al;
-    f->layers = f->inline_layers;
-    f->inline_layers[0] = &f->first;
     f->first.capacity = capacity;
     f->p = p;
-    f->growth = growth;
+    f->growth = growth & 31;
     f->r = r;
-    f->max_bytes = effective_max(max_bytes);
+    f->max_bytes_m1 = effective_max(max_bytes) - 1;
     f->seed = seed;
     f->classic = classic;
     f->carry = carry;
-    f->simd = bk__simd_resolve(BK_SIMD_AUTO);
+    f->compact = compact;
+    f->simd = (uint64_t)bk__simd_resolve(BK_SIMD_AUTO) & 3;
     return f;
 }
 
+bk_status bk__sc_new_shell(const bk_allocator *a, uint64_t capacity, double p, uint32_t growth, double r,
+                           uint64_t max_bytes, uint64_t seed, bool classic, bool carry, bool compact,
+                           bk_scalable **out, bk_geometry *g0, uint64_t *b0, bool *small0)
+{
+    bk_status s = bk__sc_layer_geometry(capacity, p, growth, r, classic, carry, compact, 0, 0.0, g0, b0, small0);
+    if (s != BK_OK) return s;
+    if (*b0 > effective_max(max_bytes)) return BK_ETOOBIG;
+    *out = bk__sc_alloc_shell(a, capacity, p, growth, r, max_bytes, seed, classic, carry, compact, *small0 ? *b0 : 0);
+    return *out ? BK_OK : BK_ENOMEM;
+}
+
+/* A layers array's header: [capacity][the array it replaced], just before its slots. */
+#define SC_HEAD 2
+
 void bk__sc_free_shell(bk_scalable *f)
 {
-    if (f->layers != f->inline_layers) bk__free(f->alloc, f->layers);
+    for (layer **ls = f->layers; ls;) {
+        layer **prev = (layer **)ls[-1];
+        bk__free(f->alloc, ls - SC_HEAD);
+        ls = prev;
+    }
     bk__free(f->alloc, f);
 }
 
 bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
 {
-    if (n <= SC_INLINE_LAYERS || f->layers != f->inline_layers) return n <= BK_SCALABLE_MAX_FILTERS ? BK_OK : BK_ETOOBIG;
     if (n > BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
-    layer **a = bk__calloc(f->alloc, BK_SCALABLE_MAX_FILTERS, sizeof *a);
+    layer **old = f->layers;
+    uint32_t cap = old ? (uint32_t)(uintptr_t)old[-2] : 0;
+    if (n <= cap) return BK_OK;
+    cap = n <= SC_SMALL_SLOTS ? SC_SMALL_SLOTS : BK_SCALABLE_MAX_FILTERS;
+    layer **a = bk__calloc(f->alloc, SC_HEAD + cap, sizeof *a);
     if (!a) return BK_ENOMEM;
-    memcpy(a, f->inline_layers, sizeof f->inline_layers);
-    __atomic_store_n(&f->layers, a, __ATOMIC_RELEASE); /* a reader that sees the new array sees its contents */
+    a[0] = (layer *)(uintptr_t)cap;
+    a[1] = (layer *)old;
+    a += SC_HEAD;
+    if (old) memcpy(a, old, (size_t)f->n * sizeof *a);
+    else a[0] = &f->first;
+    /* a reader that sees the new array sees its contents; the old one stays for a reader holding it */
+    __atomic_store_n(&f->layers, a, __ATOMIC_RELEASE);
     return BK_OK;
 }
 
@@ -276,10 +361,16 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
     bk_status s = resolve_options(opts, &o);
     if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
-    bk_scalable *f = bk__sc_alloc_shell(o.allocator, capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
-                                        (o.flags & BK_SCALABLE_CLASSIC) != 0, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0);
-    if (!f) return BK_ENOMEM;
-    if ((s = bk__sc_make_layer(f, 0, 0, 0.0, &f->first))) {
+    bk_scalable *f;
+    bk_geometry g0;
+    uint64_t b0;
+    bool small0;
+    if ((s = bk__sc_new_shell(o.allocator, capacity, p, chain_growth(&o), o.tightening, o.max_bytes, o.seed,
+                              (o.flags & BK_SCALABLE_CLASSIC) != 0, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0,
+                              (o.flags & BK_SCALABLE_COMPACT) != 0, &f, &g0, &b0, &small0)))
+        return s;
+    layer *L;
+    if ((s = bk__sc_add_layer(f, 0, 0, 0.0, &L))) {
         bk__sc_free_shell(f);
         return s;
     }
@@ -291,7 +382,8 @@ bk_status bk_scalable_new(uint64_t capacity, double p, const bk_scalable_options
 void bk_scalable_free(bk_scalable *f)
 {
     if (!f) return;
-    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f, f->layers[i]);
+    layer *const *ls = SC_LAYERS(f);
+    for (uint32_t i = 0; i < f->n; i++) bk__sc_free_layer(f, ls[i]);
     bk__sc_free_shell(f);
 }
 
@@ -300,32 +392,41 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
-    bk_scalable *c = bk__sc_alloc_shell(f->alloc, sc_capacity0(f), f->p, f->growth, f->r, f->max_bytes, f->seed,
-                                        f->classic, f->carry);
+    const uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    layer *const *ls = SC_LAYERS(f);
+    const bool small0 = ls[0]->small;
+    bk_scalable *c = bk__sc_alloc_shell(f->alloc, sc_capacity0(f), f->p, f->growth, f->r, sc_max_bytes(f), f->seed,
+                                        f->classic, f->carry, f->compact, small0 ? sc_bytes(ls[0]) : 0);
     if (!c) return BK_ENOMEM;
-    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    if (bk__sc_reserve(c, n) != BK_OK) {
+    if ((n > 1 || ls[0]->wrapped) && bk__sc_reserve(c, n) != BK_OK) {
         bk__sc_free_shell(c);
         return BK_ENOMEM;
     }
     for (uint32_t i = 0; i < n; i++) {
-        const layer *L = sc_layers(f)[i];
-        layer *C = bk__sc_slot(c, i);
-        bk_status s = C ? BK_OK : BK_ENOMEM;
-        if (s == BK_OK && !L->bf) {
-            bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
-            if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, __atomic_load_n(&L->fill, __ATOMIC_RELAXED), C)) == BK_OK)
+        const layer *L = ls[i];
+        const uint64_t fill = __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
+        bk_geometry g = { .m = L->m, .k = L->k, .n = L->capacity };
+        layer *C = NULL;
+        bk_status s = BK_OK;
+        if (L->small) {
+            bk__sc_small_layer(c, &g, fill);
+            C = &c->first;
+            memcpy(C->words, L->words, (size_t)sc_bytes(L));
+        } else if (!(C = bk__sc_slot(c, i, L->wrapped))) {
+            s = BK_ENOMEM;
+        } else if (!L->wrapped) {
+            if ((s = bk__sc_blocked_layer(c->alloc, &g, NULL, fill, C)) == BK_OK)
                 memcpy(C->words, L->words, (size_t)sc_bytes(L));
-        } else if (s == BK_OK) {
+        } else {
             bk_bloom *bf;
-            if ((s = bk_bloom_clone(L->bf, &bf)) == BK_OK) bk__sc_wrap_layer(bf, L->capacity, C);
+            if ((s = bk_bloom_clone(sc_bf(L), &bf)) == BK_OK) bk__sc_wrap_layer(bf, L->capacity, C);
         }
         if (s != BK_OK) {
             if (C) bk__sc_drop_slot(c, C);
             bk_scalable_free(c);
             return s;
         }
-        c->layers[i] = C;
+        if (c->layers) c->layers[i] = C;
         c->n = (uint8_t)(i + 1);
     }
     *out = c;
@@ -350,28 +451,31 @@ void bk_scalable_clear(bk_scalable *f)
 {
     if (!f) return;
     for (uint32_t i = 1; i < f->n; i++) {
-        bk__sc_free_layer(f, f->layers[i]);
+        bk__sc_free_layer(f, f->layers[i]); /* n > 1: the chain has its array */
         f->layers[i] = NULL;
     }
     f->n = 1;
-    if (f->layers[0]->bf) bk_bloom_clear(f->layers[0]->bf);
-    else memset(f->layers[0]->words, 0, (size_t)sc_bytes(f->layers[0]));
-    f->layers[0]->fill = 0;
+    layer *L = SC_LAYERS(f)[0];
+    if (L->wrapped) bk_bloom_clear(sc_bf(L));
+    else memset(L->words, 0, (size_t)sc_bytes(L));
+    L->fill = 0;
 }
 
 bk_status bk_scalable_compatible(const bk_scalable *a, const bk_scalable *b)
 {
     if (!a || !b) return BK_EINVAL;
     if (sc_capacity0(a) != sc_capacity0(b) || a->p != b->p || a->growth != b->growth || a->r != b->r ||
-        a->seed != b->seed || a->classic != b->classic || a->carry != b->carry)
+        a->seed != b->seed || a->classic != b->classic || a->carry != b->carry || a->compact != b->compact)
         return BK_EINCOMPAT;
     /* [query] on both: an atomic insert may be appending a layer meanwhile (n first, then the array) */
     const uint32_t na = __atomic_load_n(&a->n, __ATOMIC_ACQUIRE), nb = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
-    layer *const *la = sc_layers(a), *const *lb = sc_layers(b);
+    layer *const *la = SC_LAYERS(a), *const *lb = SC_LAYERS(b);
     uint32_t n = na < nb ? na : nb;
     for (uint32_t i = 0; i < n; i++) {
         const layer *x = la[i], *y = lb[i];
-        if (x->bf ? bk_bloom_compatible(x->bf, y->bf) != BK_OK : x->m != y->m || x->k != y->k) return BK_EINCOMPAT;
+        if (x->wrapped != y->wrapped || x->small != y->small ||
+            (x->wrapped ? bk_bloom_compatible(sc_bf(x), sc_bf(y)) != BK_OK : x->m != y->m || x->k != y->k))
+            return BK_EINCOMPAT;
     }
     return BK_OK;
 }
@@ -383,36 +487,35 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     /* src is [query]: its atomic inserts may append a layer meanwhile (n first, then the array), and
      * its words are read with relaxed loads; a layer appended after this snapshot is not merged */
     const uint32_t sn = __atomic_load_n(&src->n, __ATOMIC_ACQUIRE);
-    layer *const *sl = sc_layers(src);
+    layer *const *sl = SC_LAYERS(src);
     /* grow dst first, all or nothing */
     layer *fresh[BK_SCALABLE_MAX_FILTERS] = { 0 };
     uint64_t bytes = bk_scalable_bytes(dst);
-    if ((s = bk__sc_reserve(dst, sn)) != BK_OK) return s;
+    if (sn > dst->n && (s = bk__sc_reserve(dst, sn)) != BK_OK) return s;
     double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < sn; i++) {
-        s = (fresh[i] = bk__sc_slot(dst, i)) ? bk__sc_make_layer(dst, i, bytes, spent, fresh[i]) : BK_ENOMEM;
-        if (s != BK_OK && fresh[i]) {
-            bk__sc_drop_slot(dst, fresh[i]);
-            fresh[i] = NULL;
-        }
+        s = bk__sc_add_layer(dst, i, bytes, spent, &fresh[i]);
         if (s == BK_OK) spent += bk__sc_error(fresh[i]);
         const layer *y = sl[i];
-        if (s == BK_OK && (fresh[i]->bf ? bk_bloom_compatible(fresh[i]->bf, y->bf) != BK_OK
-                                         : fresh[i]->m != y->m || fresh[i]->k != y->k))
+        if (s == BK_OK && (fresh[i]->wrapped ? !y->wrapped || bk_bloom_compatible(sc_bf(fresh[i]), sc_bf(y)) != BK_OK
+                                             : y->wrapped || fresh[i]->m != y->m || fresh[i]->k != y->k))
             s = BK_EINCOMPAT;
         if (s != BK_OK) {
-            for (uint32_t j = dst->n; j <= i; j++) bk__sc_free_layer(dst, fresh[j]);
+            for (uint32_t j = dst->n; j <= i; j++) {
+                bk__sc_free_layer(dst, fresh[j]);
+                dst->layers[j] = NULL;
+            }
             return s;
         }
         bytes += sc_bytes(fresh[i]);
     }
-    for (uint32_t i = dst->n; i < sn; i++) dst->layers[i] = fresh[i];
     if (sn > dst->n) __atomic_store_n(&dst->n, sn, __ATOMIC_RELEASE);
+    layer *const *dl = SC_LAYERS(dst);
     for (uint32_t i = 0; i < sn; i++) {
-        layer *L = dst->layers[i];
-        if (L->bf) {
-            bk_bloom_union(L->bf, sl[i]->bf);
-            L->fill = bk_bloom_count(L->bf);
+        layer *L = dl[i];
+        if (L->wrapped) {
+            bk_bloom_union(sc_bf(L), sc_bf(sl[i]));
+            L->fill = bk_bloom_count(sc_bf(L));
             continue;
         }
         const uint64_t *w = sl[i]->words;
@@ -424,7 +527,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
 
 uint64_t bk__sc_layer_count(const layer *L)
 {
-    return L->bf ? bk_bloom_count(L->bf) : __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
+    return L->wrapped ? bk_bloom_count(sc_bf(L)) : __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
 }
 
 static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
@@ -438,14 +541,14 @@ static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
     out->error = bk__sc_error(L);
     out->fill_ratio = (double)s / (double)L->m;
     /* a blocked layer: the exact formula at its count (fill^k would miss the blocks' uneven loads) */
-    out->fpr_now = L->bf ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr(L->m, out->count, L->k);
+    out->fpr_now = sc_classic_probes(L) ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr(L->m, out->count, L->k);
     if (set) *set = s;
 }
 
 bk_status bk_scalable_get_layer(const bk_scalable *f, uint32_t i, bk_scalable_layer *out)
 {
     if (!f || !out || i >= __atomic_load_n(&f->n, __ATOMIC_ACQUIRE)) return BK_EINVAL;
-    layer_stats(sc_layers(f)[i], out, NULL);
+    layer_stats(SC_LAYERS(f)[i], out, NULL);
     return BK_OK;
 }
 
@@ -458,7 +561,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     for (uint32_t i = 0; i < n; i++) {
         bk_scalable_layer ls;
         uint64_t set;
-        layer_stats(sc_layers(f)[i], &ls, &set);
+        layer_stats(SC_LAYERS(f)[i], &ls, &set);
         out->capacity += ls.capacity;
         out->count += ls.count;
         out->bits += ls.bits;
@@ -467,7 +570,7 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
         pass_none *= 1.0 - ls.fpr_now;
         est += fill_estimate(set, ls.bits, ls.k);
     }
-    const layer *last = sc_layers(f)[n - 1];
+    const layer *last = SC_LAYERS(f)[n - 1];
     out->type = BK_TYPE_SCALABLE;
     out->k = last->k;
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
@@ -480,9 +583,9 @@ void bk_scalable_stats(const bk_scalable *f, bk_stats *out)
     if (f->growth != 0 && n < BK_SCALABLE_MAX_FILTERS) {
         bk_geometry g;
         uint64_t b;
-        can_grow = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, n,
-                                         bk__sc_spent(f, n), &g, &b) == BK_OK &&
-                   b <= f->max_bytes - bk_scalable_bytes(f);
+        can_grow = bk__sc_layer_geometry(sc_capacity0(f), f->p, f->growth, f->r, f->classic, f->carry, f->compact, n,
+                                         bk__sc_spent(f, n), &g, &b, NULL) == BK_OK &&
+                   b <= sc_max_bytes(f) - bk_scalable_bytes(f);
     }
     out->saturated = full && !can_grow;
     out->subfilters = n;
@@ -493,7 +596,7 @@ uint64_t bk_scalable_count(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t c = 0;
-    for (uint32_t i = 0; i < n; i++) c += bk__sc_layer_count(sc_layers(f)[i]);
+    for (uint32_t i = 0; i < n; i++) c += bk__sc_layer_count(SC_LAYERS(f)[i]);
     return c;
 }
 
@@ -501,7 +604,7 @@ uint64_t bk_scalable_capacity(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t c = 0;
-    for (uint32_t i = 0; i < n; i++) c += sc_layers(f)[i]->capacity;
+    for (uint32_t i = 0; i < n; i++) c += SC_LAYERS(f)[i]->capacity;
     return c;
 }
 
@@ -510,25 +613,35 @@ uint64_t bk_scalable_bytes(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     uint64_t b = 0;
-    for (uint32_t i = 0; i < n; i++) b += sc_bytes(sc_layers(f)[i]);
+    for (uint32_t i = 0; i < n; i++) b += sc_bytes(SC_LAYERS(f)[i]);
     return b;
 }
 
-/* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it (a blocked
- * layer has none), and 64 bytes one of an aligned array's alignment slack. Sub-filter 0's struct is
- * part of the chain's. */
+/* The classic filter's object size is private to bloom.c; 128 bytes is an upper bound of it, and 64
+ * bytes one of a separate array's alignment slack. Sub-filter 0's struct is part of the chain's (a
+ * small one's words too), a later one's is separate (a wrapped one's with its bk_bloom pointer). */
 uint64_t bk_scalable_memory_usage(const bk_scalable *f)
 {
-    uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
-    uint64_t slots = sc_layers(f) != f->inline_layers ? BK_SCALABLE_MAX_FILTERS * sizeof(layer *) : 0;
-    return sizeof *f + slots + (uint64_t)(n - 1) * sizeof(layer) + (uint64_t)n * (128 + 64) + bk_scalable_bytes(f);
+    const uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    layer *const *ls = SC_LAYERS(f);
+    uint64_t b = sizeof *f;
+    for (layer **a = __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); a; a = (layer **)a[-1])
+        b += (SC_HEAD + (uint64_t)(uintptr_t)a[-2]) * sizeof *a;
+    for (uint32_t i = 0; i < n; i++) {
+        const layer *L = ls[i];
+        b += sc_bytes(L);
+        if (L != &f->first) b += L->wrapped ? sizeof(wrapped_layer) : sizeof(layer);
+        if (L->wrapped) b += 128 + 64;
+        else if (!L->small) b += 64;
+    }
+    return b;
 }
 
 double bk_scalable_fpr_bound(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     double b = 0;
-    for (uint32_t i = 0; i < n; i++) b += bk__sc_error(sc_layers(f)[i]);
+    for (uint32_t i = 0; i < n; i++) b += bk__sc_error(SC_LAYERS(f)[i]);
     return b;
 }
 
@@ -537,8 +650,9 @@ double bk_scalable_error(const bk_scalable *f) { return f->p; }
 uint32_t bk_scalable_growth(const bk_scalable *f) { return f->growth ? f->growth : 1; }
 bool bk_scalable_nonscaling(const bk_scalable *f) { return f->growth == 0; }
 bool bk_scalable_classic(const bk_scalable *f) { return f->classic; }
+bool bk_scalable_compact(const bk_scalable *f) { return f->compact; }
 double bk_scalable_tightening(const bk_scalable *f) { return f->r; }
-uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return f->max_bytes; }
+uint64_t bk_scalable_max_bytes(const bk_scalable *f) { return sc_max_bytes(f); }
 uint64_t bk_scalable_seed(const bk_scalable *f) { return f->seed; }
 
 bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
@@ -546,7 +660,11 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
     if (!f) return BK_EINVAL;
     max_bytes = effective_max(max_bytes);
     if (max_bytes > BK_MAX_FILTER_BYTES || max_bytes < bk_scalable_bytes(f)) return BK_EINVAL;
-    f->max_bytes = max_bytes;
+    f->max_bytes_m1 = max_bytes - 1;
     return BK_OK;
 }
 
+
+/* A compact chain for 100 keys at 1% is this plus 144 bytes of words: one allocator block of 224. */
+_Static_assert(sizeof(bk_scalable) == 80, "the chain struct is 80 bytes");
+_Static_assert(sizeof(layer) == 32, "a layer is 32 bytes");

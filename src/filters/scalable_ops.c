@@ -37,7 +37,7 @@ BK_INLINE bool layer_rest(const layer *L, uint32_t t, bk__probe p)
  */
 static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
-    layer *const *layers = sc_layers(f);
+    layer *const *layers = SC_LAYERS(f);
     bk__probe p = bk__probe_start(h);
     const uint64_t x0 = p.x;
     bk__probe_next(&p, 0);
@@ -86,18 +86,30 @@ static bool classic_has(const bk_scalable *f, uint32_t n, uint64_t h)
     return false;
 }
 
+/* A small classic layer (sub-filter 0 of a compact chain: a few lines in the chain's own block):
+ * all k probes. */
+BK_INLINE bool small_has(const layer *L, uint64_t h) { return layer_rest(L, 0, bk__probe_start(h)); }
+
 /* A blocked chain: every layer is one block test with no branch on the data, so an absent key costs
  * one block (two lines) per layer, all loads independent (the engine's bk__b1024_any; oldest layers
- * first: k grows along the chain, so the mask is mostly extended, not rebuilt). */
+ * first: k grows along the chain, so the mask is mostly extended, not rebuilt). A compact chain's small
+ * sub-filter 0 is tested first, on its own. */
 static bool blocked_has(const bk_scalable *f, uint32_t n, uint64_t h)
 {
+    layer *const *ls = SC_LAYERS(f);
     const uint64_t *blocks[BK_SCALABLE_MAX_FILTERS];
     uint32_t ks[BK_SCALABLE_MAX_FILTERS];
-    for (uint32_t l = 0; l < n; l++) {
-        blocks[l] = b1024_block(sc_layers(f)[l], h);
-        ks[l] = sc_layers(f)[l]->k;
+    uint32_t l0 = 0;
+    if (ls[0]->small) {
+        if (small_has(ls[0], h)) return true;
+        if (n == 1) return false;
+        l0 = 1;
     }
-    return bk__b1024_any((bk_simd)f->simd, blocks, ks, n, (uint32_t)h);
+    for (uint32_t l = l0; l < n; l++) {
+        blocks[l - l0] = b1024_block(ls[l], h);
+        ks[l - l0] = ls[l]->k;
+    }
+    return bk__b1024_any((bk_simd)f->simd, blocks, ks, n - l0, (uint32_t)h);
 }
 
 static bool chain_has(const bk_scalable *f, uint32_t n, uint64_t h)
@@ -123,16 +135,9 @@ static bk_status grow_locked(bk_scalable *f, uint32_t n)
     if (__atomic_load_n(&f->n, __ATOMIC_RELAXED) != n) return BK_OK;
     if (f->growth == 0) return BK_EFULL;
     if (n >= BK_SCALABLE_MAX_FILTERS) return BK_ETOOBIG;
-    bk_status s = bk__sc_reserve(f, n + 1);
+    layer *L;
+    bk_status s = bk__sc_add_layer(f, n, bk_scalable_bytes(f), bk__sc_spent(f, n), &L);
     if (s != BK_OK) return s;
-    layer *L = bk__sc_slot(f, n);
-    if (!L) return BK_ENOMEM;
-    s = bk__sc_make_layer(f, n, bk_scalable_bytes(f), bk__sc_spent(f, n), L);
-    if (s != BK_OK) {
-        bk__sc_drop_slot(f, L);
-        return s;
-    }
-    sc_layers(f)[n] = L;
     __atomic_store_n(&f->n, n + 1, __ATOMIC_RELEASE);
     return BK_OK;
 }
@@ -358,6 +363,20 @@ BK_INLINE size_t b1024_add_run(int simd, const layer *L, const uint64_t *hs, siz
     return b1024_run_scalar(L, hs, n, room, fresh);
 }
 
+/* A small classic layer: set the key's k bits; true if some was clear. [excl] */
+BK_INLINE bool small_test_set(layer *L, uint64_t h)
+{
+    bk__probe p = bk__probe_start(h);
+    uint64_t miss = 0;
+    for (uint32_t i = 0; i < L->k; i++) {
+        uint64_t bit = bk__probe_at(&p, L->m), b = UINT64_C(1) << (bit & 63);
+        miss |= ~L->words[bit >> 6] & b;
+        L->words[bit >> 6] |= b;
+        bk__probe_next(&p, i);
+    }
+    return miss != 0;
+}
+
 /* Inserts h into the newest layer L of n (growing the chain first when L is full), without testing
  * whether L holds it: the tail of the two add paths below. [excl] */
 BK_INLINE bk_status insert_newest(bk_scalable *f, uint32_t n, layer *L, uint64_t h)
@@ -365,10 +384,14 @@ BK_INLINE bk_status insert_newest(bk_scalable *f, uint32_t n, layer *L, uint64_t
     if (BK_UNLIKELY(L->fill >= L->capacity)) {
         bk_status s = grow_locked(f, n); /* [excl]: nobody else holds the lock */
         if (s != BK_OK) return s;
-        L = sc_layers(f)[n];
+        L = f->layers[n];
     }
     L->fill++;
-    if (L->bf) return bk_bloom_add_hash(L->bf, h);
+    if (L->wrapped) return bk_bloom_add_hash(sc_bf(L), h);
+    if (L->small) {
+        (void)small_test_set(L, h);
+        return BK_OK;
+    }
     (void)b1024_test_set(f->simd, b1024_block(L, h), (uint32_t)h, L->k);
     return BK_OK;
 }
@@ -378,7 +401,7 @@ bk_status bk_scalable_add_if_absent_hash(bk_scalable *f, uint64_t h)
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
     uint32_t n = f->n;
     if (chain_has(f, n, h)) return BK_EEXISTS;
-    layer *L = sc_layers(f)[n - 1];
+    layer *L = SC_LAYERS(f)[n - 1];
     return insert_newest(f, n, L, h);
 }
 
@@ -394,9 +417,16 @@ bk_status bk_scalable_add_if_absent(bk_scalable *f, const void *key, size_t len)
 static bk_status add_newest(bk_scalable *f, uint64_t h)
 {
     uint32_t n = f->n;
-    layer *L = sc_layers(f)[n - 1];
-    if (L->bf) {
-        if (bk_bloom_contains_hash(L->bf, h)) return BK_EEXISTS;
+    layer *L = SC_LAYERS(f)[n - 1];
+    if (L->wrapped) {
+        if (bk_bloom_contains_hash(sc_bf(L), h)) return BK_EEXISTS;
+    } else if (L->small) {
+        if (L->fill < L->capacity) {
+            if (!small_test_set(L, h)) return BK_EEXISTS;
+            L->fill++;
+            return BK_OK;
+        }
+        if (small_has(L, h)) return BK_EEXISTS;
     } else {
         const uint32_t x = (uint32_t)h;
         uint64_t *w = b1024_block(L, h), miss = 0;
@@ -455,13 +485,22 @@ bk_status bk_scalable_add_hash_atomic(bk_scalable *f, uint64_t h)
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     if (chain_has(f, n, h)) return BK_EEXISTS;
     for (;;) {
-        layer *L = sc_layers(f)[n - 1];
+        layer *L = SC_LAYERS(f)[n - 1];
         uint64_t c = __atomic_load_n(&L->fill, __ATOMIC_RELAXED);
         while (c < L->capacity &&
                !__atomic_compare_exchange_n(&L->fill, &c, c + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         }
         if (c < L->capacity) {
-            if (L->bf) return bk_bloom_add_hash_atomic(L->bf, h);
+            if (L->wrapped) return bk_bloom_add_hash_atomic(sc_bf(L), h);
+            if (L->small) {
+                bk__probe p = bk__probe_start(h);
+                for (uint32_t i = 0; i < L->k; i++) {
+                    uint64_t bit = bk__probe_at(&p, L->m);
+                    __atomic_fetch_or(&L->words[bit >> 6], UINT64_C(1) << (bit & 63), __ATOMIC_RELAXED);
+                    bk__probe_next(&p, i);
+                }
+                return BK_OK;
+            }
             uint64_t *w = b1024_block(L, h);
             for (uint32_t i = 0; i < L->k; i++) {
                 uint32_t b = bk__b1024_bit((uint32_t)h, i);
@@ -493,9 +532,9 @@ bk_status bk_scalable_add_atomic(bk_scalable *f, const void *key, size_t len)
  * for one without effects and drops its calls. */
 BK_INLINE void prefetch_newest(const bk_scalable *f, uint64_t h)
 {
-    const layer *L = sc_layers(f)[f->n - 1];
+    const layer *L = SC_LAYERS(f)[f->n - 1];
     if (sc_bytes(L) < BIG_LAYER_BYTES) return;
-    if (!L->bf) {
+    if (!sc_classic_probes(L)) {
         const uint64_t *b = b1024_block(L, h);
         BK_PREFETCH_W(b);
         BK_PREFETCH_W(b + 8);
@@ -514,8 +553,8 @@ bk_status bk_scalable_add_hashes(bk_scalable *f, const uint64_t *hashes, size_t 
         /* runs into the newest layer while it has room; a full layer takes one key through add_newest
          * (which grows the chain), then the runs go on in the new layer */
         for (size_t i = 0; i < n;) {
-            layer *L = sc_layers(f)[f->n - 1];
-            if (L->fill < L->capacity) {
+            layer *L = SC_LAYERS(f)[f->n - 1];
+            if (!L->small && L->fill < L->capacity) {
                 uint64_t fresh;
                 i += b1024_add_run(f->simd, L, hashes + i, n - i, L->capacity - L->fill, &fresh);
                 L->fill += fresh;
@@ -577,8 +616,9 @@ bk_status bk_scalable_add_many(bk_scalable *f, const void *const *keys, const si
 static uint32_t big_layers(const bk_scalable *f, uint32_t nl, const layer **big)
 {
     uint32_t nbig = 0;
+    layer *const *ls = SC_LAYERS(f);
     for (uint32_t l = nl; l-- > 0;)
-        if (sc_bytes(sc_layers(f)[l]) >= BIG_LAYER_BYTES) big[nbig++] = sc_layers(f)[l];
+        if (sc_bytes(ls[l]) >= BIG_LAYER_BYTES) big[nbig++] = ls[l];
     return nbig;
 }
 
@@ -640,8 +680,8 @@ static size_t blocked_contains_many(const bk_scalable *f, const void *const *key
 static size_t classic_contains_hashes(const bk_scalable *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     enum { STEP = 16 };
-    layer *const *layers = sc_layers(f);
     const uint32_t nl = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+    layer *const *layers = SC_LAYERS(f);
     const uint64_t all = nl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nl) - 1;
     uint64_t bigmask = 0;
     for (uint32_t l = 0; l < nl; l++)

@@ -276,17 +276,24 @@ def test_binary_and_empty_items(r):
 
 
 def test_tightening_ratio_argument(servers):
-    # A reserved scaling filter that never grows: its one sub-filter is sized at p * (1 - r). With r = 0.5
-    # (RedisBloom's) it takes about 11 bits per key at 1%; with the default r it is tighter and larger.
-    sizes = {}
+    # A reserved scaling filter that never grows: its one sub-filter is sized at p / 2, as RedisBloom's,
+    # whatever r (compact chains): about 11 bits per key at 1%. The later sub-filters share the other
+    # p / 2 by r: with r = 0.5 (RedisBloom's) the second gets p / 4, with the default r less, so it is
+    # larger.
+    reserved, grown = {}, {}
     for r_arg in (None, "0.5"):
         s = servers(module_args=[] if r_arg is None else ["BF_TIGHTENING_RATIO", r_arg])
         c = s.client()
         c.bf().create("f", 0.01, 1_000_000)
-        sizes[r_arg] = c.bf().info("f").size
-    # about 1.41 MB of bits, reported as the allocator's size class that holds them (1.5 MiB)
-    assert 1_400_000 < sizes["0.5"] < 1_600_000, sizes
-    assert sizes[None] > sizes["0.5"]
+        reserved[r_arg] = c.bf().info("f").size
+        c.bf().create("g", 0.01, 1000)
+        c.execute_command("BF.MADD", "g", *[f"item:{i}" for i in range(1500)])
+        assert c.bf().info("g").filterNum == 2
+        grown[r_arg] = c.bf().info("g").size
+    # about 1.38 MB of bits, reported as the allocator's size class that holds them (1.5 MiB)
+    assert 1_400_000 < reserved["0.5"] < 1_600_000, reserved
+    assert reserved[None] == reserved["0.5"]
+    assert grown[None] > grown["0.5"], grown
 
 
 def test_subfilters_argument(servers):
