@@ -141,6 +141,7 @@ static void grows_to_a_million(void **state)
         assert_int_equal(bk_scalable_layer_size(1000, 0.01, &o, i, &g), BK_OK);
         assert_int_equal(ls.bits, g.m);
         assert_int_equal(ls.k, g.k);
+        assert_true(ls.classic == classic());
         assert_int_equal(ls.capacity, 1000 << i);
         assert_true(ls.count <= ls.capacity);
         if (i + 1 < L) assert_int_equal(ls.count, ls.capacity);
@@ -997,6 +998,9 @@ static void compact_chain(void **state)
     bk_scalable_layer ls;
     assert_int_equal(bk_scalable_get_layer(f, 0, &ls), BK_OK);
     assert_true(ls.bits == 1152 && ls.memory_bytes == 144 && ls.count == 100);
+    assert_true(ls.classic); /* the small sub-filter 0 is classic, the later ones are the chain's kind */
+    assert_int_equal(bk_scalable_get_layer(f, L - 1, &ls), BK_OK);
+    assert_true(ls.classic == bk_scalable_classic(f));
     /* save, load: the same bytes and answers; then both grow alike */
     bk_filter *h, *g;
     assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, f, &h), BK_OK);

@@ -251,6 +251,8 @@ typedef struct bk_scalable_layer {
     uint64_t bits;        /* m */
     uint64_t memory_bytes;
     uint32_t k;
+    bool classic;         /* classic probes over the whole array (else 1024-bit blocks): a classic
+                           * chain's sub-filters, and a compact chain's small sub-filter 0 */
     double error;         /* the FPR its geometry gives at capacity (about p0 * r^i) */
     double fill_ratio;    /* fraction of bits set */
     double fpr_now;       /* fill_ratio^k */

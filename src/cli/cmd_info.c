@@ -106,9 +106,19 @@ static int run(int argc, char **argv)
     const cli_type *t = cli_type_of(f);
     const char *type = t ? t->name : bk_type_name(st.type) ? bk_type_name(st.type) : "unknown";
     bool stale = have_hdr && (fi.flags & BK_FILE_FLAG_CHECKSUM_STALE);
-    /* a scalable chain's sub-filters: blocked (the default) or classic */
+    /* a scalable chain's sub-filters: blocked (the default) or classic; a compact chain (the Redis
+     * module's BF keys) may hold a small classic first sub-filter before blocked ones */
     const bk_scalable *sc = st.type == BK_TYPE_SCALABLE ? bk_filter_get(f, BK_TYPE_SCALABLE) : NULL;
     const char *layers = sc ? (bk_scalable_classic(sc) ? "classic" : "blocked") : NULL;
+    bk_scalable_layer first;
+    const char *first_kind = NULL;
+    if (sc && bk_scalable_compact(sc) && bk_scalable_get_layer(sc, 0, &first) == BK_OK)
+        first_kind = first.classic ? "classic" : "blocked";
+    char layers_text[96] = "";
+    if (layers)
+        snprintf(layers_text, sizeof layers_text, "%s%s%s", layers,
+                 first_kind && strcmp(first_kind, layers) ? ", the first " : "",
+                 first_kind && strcmp(first_kind, layers) ? first_kind : "");
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
@@ -137,6 +147,7 @@ static int run(int argc, char **argv)
         if (st.type == BK_TYPE_COUNTING) printf(",\"saturated_cells\":%llu", (unsigned long long)st.saturated_cells);
         if (st.subfilters) printf(",\"subfilters\":%u", st.subfilters);
         if (layers) printf(",\"subfilter_kind\":\"%s\"", layers);
+        if (first_kind) printf(",\"compact\":true,\"first_subfilter_kind\":\"%s\"", first_kind);
         if (ag)
             printf(",\"window\":%llu,\"window_unit\":\"%s\",\"generations\":%u,\"live_generations\":%u"
                    ",\"slack\":%llu,\"covered\":%llu,\"inserted\":%llu",
@@ -171,7 +182,7 @@ static int run(int argc, char **argv)
                    cli_group(ai.window, w, sizeof w), unit, cli_group(ai.slack, sl, sizeof sl), unit, ai.generations);
             printf("covered now:        the last %s %s\n", cli_group(ai.covered, cv, sizeof cv), unit);
         }
-        if (st.subfilters && !ag) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers : "");
+        if (st.subfilters && !ag) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers_text : "");
         printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
                cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
                st.bits_per_key);

@@ -48,6 +48,10 @@ static int incompatible(const char *a_path, const bk_filter *a, const char *b_pa
     else if (sa.type == BK_TYPE_SCALABLE &&
              bk_scalable_classic(bk_filter_get(a, BK_TYPE_SCALABLE)) != bk_scalable_classic(bk_filter_get(b, BK_TYPE_SCALABLE)))
         snprintf(why, sizeof why, "different sub-filter kinds (blocked and classic: --classic-layers)");
+    else if (sa.type == BK_TYPE_SCALABLE &&
+             bk_scalable_compact(bk_filter_get(a, BK_TYPE_SCALABLE)) != bk_scalable_compact(bk_filter_get(b, BK_TYPE_SCALABLE)))
+        snprintf(why, sizeof why, "different error schedules (one is a compact chain, as the Redis module's BF "
+                 "keys are)");
     else if (sa.bits != sb.bits || sa.k != sb.k || sa.memory_bytes != sb.memory_bytes)
         snprintf(why, sizeof why, "different geometry (%s bits, k = %u and %s bits, k = %u); build both with the "
                  "same -n and -p", cli_group(sa.bits, x, sizeof x), sa.k, cli_group(sb.bits, y, sizeof y), sb.k);

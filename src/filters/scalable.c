@@ -538,6 +538,7 @@ static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
     out->bits = L->m;
     out->memory_bytes = sc_bytes(L);
     out->k = L->k;
+    out->classic = sc_classic_probes(L);
     out->error = bk__sc_error(L);
     out->fill_ratio = (double)s / (double)L->m;
     /* a blocked layer: the exact formula at its count (fill^k would miss the blocks' uneven loads) */

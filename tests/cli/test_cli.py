@@ -12,6 +12,7 @@ import pty
 import random
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -249,6 +250,18 @@ def test_create():
     check(info("sc.bf")["memory_bytes"] < info("sb.bf")["memory_bytes"], "classic sub-filters are smaller")
     rc, out, err = run(["merge", "m.bf", "sb.bf", "sc.bf"], expect=2)
     check("different sub-filter kinds" in err, err)
+    # a compact chain (as the Redis module's BF keys are, exported with BK.EXPORT): a small classic first
+    # sub-filter before blocked ones, shown as such; it never merges with a chain of the other schedule
+    golden = os.path.join(TOP, "tests", "golden")
+    shutil.copy(os.path.join(golden, "scalable-compact-v1.0.bkf"), "compact.bf")
+    shutil.copy(os.path.join(golden, "scalable-blocked-v1.0.bkf"), "plain.bf")
+    j = info("compact.bf")
+    check(j["compact"] is True and j["first_subfilter_kind"] == "classic" and j["subfilter_kind"] == "blocked", j)
+    check("compact" not in info("plain.bf"), info("plain.bf"))
+    rc, out, err = run(["info", "compact.bf"], expect=0)
+    check(b"blocked, the first classic" in out, out)
+    rc, out, err = run(["merge", "m.bf", "compact.bf", "plain.bf"], expect=2)
+    check("different error schedules" in err and not os.path.exists("m.bf"), err)
     rc, out, err = run(["create", "x.bf", "-n", "10", "-p", "1%", "--classic-layers"], expect=2)
     check("--classic-layers does not apply to bloom" in err, err)
     rc, out, err = run(["create", "-n", "10", "-p", "1%"], expect=2)
