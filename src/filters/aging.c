@@ -600,7 +600,7 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         uint32_t s_ = f->cur;                                                                         \
         if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4 && f->count[s_] < f->gen_cap)) {         \
             uint64_t bi_ = bucket_index(f, h);                                                        \
-            INSERT(f->words + bi_ * 16 + 4 * ((s_ + (uint32_t)POPCOUNT(bi_)) & 3), h);                \
+            INSERT(f->words + bi_ * 16 + 4 * NAME##_slot_pos(s_, bi_, 4), h);                          \
             f->count[s_]++;                                                                           \
             f->inserted++;                                                                            \
         } else {                                                                                      \

@@ -26,7 +26,6 @@ struct bk_bloom {
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
     bk__bloom_query query; /* the query loop for this layout and CPU (choose_query) */
     bool fast_add;         /* standard layout on a CPU with BMI2: the insert takes add_standard_bmi2 */
-    bool vec_positions;    /* the query is a gather one: positions for a fill come from AVX-512 too */
 };
 
 /* ---- probes: enhanced double hashing, multiply-shift range mapping ---- */
@@ -57,7 +56,6 @@ struct bk_bloom {
 
 static bk__bloom_query choose_query(bk_layout layout, uint64_t m, uint32_t k);
 static bool query_standard(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h);
-static bool is_gather_query(bk__bloom_query q);
 
 static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_layout layout, uint64_t seed, uint64_t capacity,
                               double fpr_target, bool alloc_words, bk_bloom **out)
@@ -82,7 +80,6 @@ static bk_status alloc_filter(const bk_allocator *a, uint64_t m, uint32_t k, bk_
     f->alloc = al;
     f->query = choose_query(layout, m, k);
     f->fast_add = f->query != query_standard && layout == BK_LAYOUT_STANDARD;
-    f->vec_positions = is_gather_query(f->query);
     *out = f;
     return BK_OK;
 }
@@ -412,16 +409,14 @@ static const bk__bloom_query query_gather_k[17] = {
 };
 #endif
 
+#ifdef BK_BLOOM_BMI2
 static bool is_gather_query(bk__bloom_query q)
 {
-#ifdef BK_BLOOM_BMI2
     for (int k = 1; k <= 16; k++)
         if (q == query_gather_k[k]) return true;
-#else
-    (void)q;
-#endif
     return false;
 }
+#endif
 
 static bk__bloom_query choose_query(bk_layout layout, uint64_t m, uint32_t k)
 {
@@ -533,6 +528,9 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
     const uint64_t lo = lines * part / nparts * 512, span = lines * (part + 1) / nparts * 512 - lo;
     uint64_t *w = f->words;
     uint64_t pos[2][PART_BATCH * BK_MAX_K + 8]; /* + 8: part_positions_avx512 writes whole vectors */
+#ifdef BK_BLOOM_BMI2
+    const bool vec_positions = is_gather_query(f->query); /* positions from AVX-512 where the query gathers */
+#endif
     size_t c[2] = { 0, 0 };
     unsigned cur = 0;
     for (size_t i = 0; i < n + PART_BATCH; i += PART_BATCH) {
@@ -540,7 +538,7 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
         uint64_t *np = pos[next];
         size_t k = 0, e = i + PART_BATCH < n ? i + PART_BATCH : n;
 #ifdef BK_BLOOM_BMI2
-        if (f->vec_positions) {
+        if (vec_positions) {
             if (i < e) k = part_positions_avx512(hashes + i, e - i, f->m, f->k, lo, span, np);
         } else
 #endif
