@@ -587,9 +587,54 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         f->inserted += n;                                                                             \
         return present;                                                                               \
     }                                                                                                 \
+    /* Every slot live at g = 4 (a count window, or a time window with no period gap), as            \
+     * contains_all4: each bucket and its rotation are computed once, when the bucket is prefetched,  \
+     * and kept in a ring of BK_AGING_RING entries across the runs of the batch (a turn changes the   \
+     * slot, and with it the block an insert writes, not the bucket). */                              \
+    TARGET static size_t NAME##_aia_all4(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)     \
+    {                                                                                                 \
+        uint64_t *words = f->words, blocks = f->blocks;                                               \
+        uint64_t *at_[BK_AGING_RING];                                                                 \
+        uint8_t rot_[BK_AGING_RING];                                                                  \
+        size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0;                     \
+        for (size_t j = 0; j < pre_; j++) {                                                           \
+            uint64_t bj_ = bk__range64(hs[j], blocks);                                                \
+            uint64_t *p_ = words + bj_ * 16;                                                          \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[j] = p_;                                                                              \
+            rot_[j] = (uint8_t)NAME##_rot(bj_, 4);                                                    \
+        }                                                                                             \
+        for (size_t i = 0; i < n;) {                                                                  \
+            size_t take = chunk_of(f, n - i), end_ = i + take;                                        \
+            uint32_t s_ = cur_slot(f);                                                                \
+            for (; i < end_; i++) {                                                                   \
+                if (i + BK_AGING_QUERY_PF < n) {                                                      \
+                    size_t k_ = (i + BK_AGING_QUERY_PF) % BK_AGING_RING;                              \
+                    uint64_t bj_ = bk__range64(hs[i + BK_AGING_QUERY_PF], blocks);                    \
+                    uint64_t *p_ = words + bj_ * 16;                                                  \
+                    BK_PREFETCH(p_);                                                                  \
+                    BK_PREFETCH(p_ + 8);                                                              \
+                    at_[k_] = p_;                                                                     \
+                    rot_[k_] = (uint8_t)NAME##_rot(bj_, 4);                                           \
+                }                                                                                     \
+                uint64_t *b_ = at_[i % BK_AGING_RING];                                                \
+                uint32_t pos_ = pos_of(s_, rot_[i % BK_AGING_RING], 4);                               \
+                slot_set found_ = FOUND(b_, 4, hs[i]);                                                \
+                if (!(found_ >> pos_ & 1)) INSERT(b_ + 4 * pos_, hs[i]);                              \
+                bool r_ = found_ != 0;                                                                \
+                if (res) res[i] = r_;                                                                 \
+                present += r_;                                                                        \
+            }                                                                                         \
+            f->count[s_] += take;                                                                     \
+        }                                                                                             \
+        f->inserted += n;                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
     TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,       \
                                                      uint8_t *res, slot_set live)                     \
     {                                                                                                 \
+        if (f->g == 4 && live == 15) return NAME##_aia_all4(f, hs, n, res);                           \
         if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
         return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
