@@ -121,27 +121,43 @@ BK_INLINE void insert_scalar(uint64_t *block, uint64_t h)
 
 #if defined(BK_BLOCKED_VIEW_HAVE_AVX2)
 #  define BK_AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
+/* The probe mask of h: bk_blocked__view_mask_avx2's, with its ones taken by one broadcast load (a
+ * compiler builds _mm256_set1_epi32(1) from an immediate with three instructions, in every call). */
+BK_AVX2_INLINE __m256i mask_avx2(uint64_t h)
+{
+    static const uint32_t s[8] = { BK_BLOCKED__SALTS };
+    static const uint32_t one = 1;
+    __m256i ones;
+    __asm__("vpbroadcastd %1, %0" : "=x"(ones) : "m"(one));
+    __m256i p = _mm256_mullo_epi32(_mm256_set1_epi32((int)(uint32_t)h), _mm256_loadu_si256((const __m256i *)(const void *)s));
+    return _mm256_sllv_epi32(ones, _mm256_srli_epi32(p, 27));
+}
 BK_AVX2_INLINE slot_set found_avx2(const uint64_t *b, uint32_t g, uint64_t h)
 {
     const __m256i *v = (const __m256i *)(const void *)b;
-    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
+    __m256i mask = mask_avx2(h);
     slot_set found = 0;
 #pragma GCC unroll 4
     for (uint32_t j = 0; j < g; j++) found |= (slot_set)_mm256_testc_si256(_mm256_load_si256(v + j), mask) << j;
     return found;
 }
-/* Whether any of the 4 blocks at b holds h (a count window of g = 4: every slot is live). */
+/* Whether any of the 4 blocks at b holds h (a count window of g = 4: every slot is live). The
+ * answers are added, not or-ed: a sum of carry flags compiles to one add-with-carry per block where
+ * an or of them takes a zeroing, a flag copy and an or. */
 BK_AVX2_INLINE bool found_any4_avx2(const uint64_t *b, uint64_t h)
 {
     const __m256i *v = (const __m256i *)(const void *)b;
-    __m256i mask = bk_blocked__view_mask_avx2((uint32_t)h);
-    return (_mm256_testc_si256(_mm256_load_si256(v), mask) | _mm256_testc_si256(_mm256_load_si256(v + 1), mask) |
-            _mm256_testc_si256(_mm256_load_si256(v + 2), mask) | _mm256_testc_si256(_mm256_load_si256(v + 3), mask)) != 0;
+    __m256i mask = mask_avx2(h);
+    unsigned n = (unsigned)_mm256_testc_si256(_mm256_load_si256(v), mask);
+    n += (unsigned)_mm256_testc_si256(_mm256_load_si256(v + 1), mask);
+    n += (unsigned)_mm256_testc_si256(_mm256_load_si256(v + 2), mask);
+    n += (unsigned)_mm256_testc_si256(_mm256_load_si256(v + 3), mask);
+    return n != 0;
 }
 BK_AVX2_INLINE void insert_avx2(uint64_t *block, uint64_t h)
 {
     __m256i *b = (__m256i *)(void *)block;
-    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), bk_blocked__view_mask_avx2((uint32_t)h)));
+    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), mask_avx2(h)));
 }
 #endif
 
@@ -225,12 +241,14 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
     return BK_OK;
 }
 
-bk_status bk__aging_alloc(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out)
+bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g, uint64_t blocks, bool own_words,
+                          bk_aging **out)
 {
     const bk_allocator *al = bk__allocator(a);
     bk_aging *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
+    f->mode = mode;
     f->g = g;
     f->blocks = blocks;
     f->nwords = blocks * g * 4;
@@ -245,6 +263,7 @@ bk_status bk__aging_alloc(const bk_allocator *a, uint32_t g, uint64_t blocks, bo
         f->words = (uint64_t *)(void *)(((uintptr_t)f->block + 127) & ~(uintptr_t)127);
     }
     f->ops = path_for_cpu();
+    f->one = mode == BK_AGING_COUNT && g == 4 ? f->ops->count4 : f->ops->any;
     f->clock = wall_clock_ms;
     *out = f;
     return BK_OK;
@@ -264,8 +283,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
-    if ((s = bk__aging_alloc(o->allocator, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
-    f->mode = mode;
+    if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->seed = o ? o->seed : 0;
     f->window = window;
     f->capacity = capacity;
@@ -313,7 +331,7 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = bk__aging_alloc(f->alloc, f->g, f->blocks, true, &c);
+    bk_status s = bk__aging_alloc(f->alloc, f->mode, f->g, f->blocks, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
     void *block = c->block;
@@ -370,8 +388,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
     } while (0)
 
 #define BK_AGING_AI __attribute__((always_inline)) static inline
-/* The general one-key paths (time windows, g other than 4): out of line, so that the count window's
- * path of g = 4 saves no registers and keeps the stack as it is. */
+/* The ring's turn in a count window's one-key insert of g = 4: out of line, so that the insert
+ * saves no registers and keeps the stack as it is. */
 #define BK_AGING_COLD __attribute__((noinline, cold)) static
 
 #define BK_AGING_PATH(NAME, TARGET, FOUND, FOUND_ANY4, INSERT, POPCOUNT)                             \
@@ -569,55 +587,103 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         f->inserted += n;                                                                             \
         return present;                                                                               \
     }                                                                                                 \
+    /* Every slot live at g = 4 (a count window, or a time window with no period gap), as            \
+     * contains_all4: each bucket and its rotation are computed once, when the bucket is prefetched,  \
+     * and kept in a ring of BK_AGING_RING entries across the runs of the batch (a turn changes the   \
+     * slot, and with it the block an insert writes, not the bucket). */                              \
+    TARGET static size_t NAME##_aia_all4(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res)     \
+    {                                                                                                 \
+        uint64_t *words = f->words, blocks = f->blocks;                                               \
+        uint64_t *at_[BK_AGING_RING];                                                                 \
+        uint8_t rot_[BK_AGING_RING];                                                                  \
+        size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0;                     \
+        for (size_t j = 0; j < pre_; j++) {                                                           \
+            uint64_t bj_ = bk__range64(hs[j], blocks);                                                \
+            uint64_t *p_ = words + bj_ * 16;                                                          \
+            BK_PREFETCH(p_);                                                                          \
+            BK_PREFETCH(p_ + 8);                                                                      \
+            at_[j] = p_;                                                                              \
+            rot_[j] = (uint8_t)NAME##_rot(bj_, 4);                                                    \
+        }                                                                                             \
+        for (size_t i = 0; i < n;) {                                                                  \
+            size_t take = chunk_of(f, n - i), end_ = i + take;                                        \
+            uint32_t s_ = cur_slot(f);                                                                \
+            for (; i < end_; i++) {                                                                   \
+                if (i + BK_AGING_QUERY_PF < n) {                                                      \
+                    size_t k_ = (i + BK_AGING_QUERY_PF) % BK_AGING_RING;                              \
+                    uint64_t bj_ = bk__range64(hs[i + BK_AGING_QUERY_PF], blocks);                    \
+                    uint64_t *p_ = words + bj_ * 16;                                                  \
+                    BK_PREFETCH(p_);                                                                  \
+                    BK_PREFETCH(p_ + 8);                                                              \
+                    at_[k_] = p_;                                                                     \
+                    rot_[k_] = (uint8_t)NAME##_rot(bj_, 4);                                           \
+                }                                                                                     \
+                uint64_t *b_ = at_[i % BK_AGING_RING];                                                \
+                uint32_t pos_ = pos_of(s_, rot_[i % BK_AGING_RING], 4);                               \
+                slot_set found_ = FOUND(b_, 4, hs[i]);                                                \
+                if (!(found_ >> pos_ & 1)) INSERT(b_ + 4 * pos_, hs[i]);                              \
+                bool r_ = found_ != 0;                                                                \
+                if (res) res[i] = r_;                                                                 \
+                present += r_;                                                                        \
+            }                                                                                         \
+            f->count[s_] += take;                                                                     \
+        }                                                                                             \
+        f->inserted += n;                                                                             \
+        return present;                                                                               \
+    }                                                                                                 \
     TARGET static size_t NAME##_add_if_absent_hashes(bk_aging *f, const uint64_t *hs, size_t n,       \
                                                      uint8_t *res, slot_set live)                     \
     {                                                                                                 \
+        if (f->g == 4 && live == 15) return NAME##_aia_all4(f, hs, n, res);                           \
         if (f->g == 4) return NAME##_aia_all(f, hs, n, res, live, 4);                                 \
         return NAME##_aia_all(f, hs, n, res, live, f->g);                                             \
     }                                                                                                 \
-    /* The one-key calls. A count window of the default g = 4 (every slot live, the common case) has  \
-     * nothing left to decide: a query tests the four blocks with no rotation to undo, an insert      \
-     * goes to the current slot's block. Time windows and other g take the general path. */           \
-    TARGET BK_AGING_COLD bool NAME##_contains_any(const bk_aging *f, uint64_t h)                      \
+    /* The one-key calls (aging_one). Any window and g: a time window advances and tests its live   \
+     * slots. A count window of the default g = 4 has nothing left to decide: a query tests the four  \
+     * blocks with no rotation to undo, an insert writes the current slot's block after one compare   \
+     * (the ring's turn, out of line). */                                                             \
+    TARGET static bool NAME##_contains1(const bk_aging *f, uint64_t h)                                \
     {                                                                                                 \
         slot_set live = live_now(f);                                                                  \
         if (f->g == 4 && live == 15) return FOUND_ANY4(f->words + bucket_index(f, h) * 16, h);        \
         return live && NAME##_found(f, h, live);                                                      \
     }                                                                                                 \
-    TARGET static bool NAME##_contains1(const bk_aging *f, uint64_t h)                                \
-    {                                                                                                 \
-        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4))                                        \
-            return FOUND_ANY4(f->words + bucket_index(f, h) * 16, h);                                 \
-        return NAME##_contains_any(f, h);                                                             \
-    }                                                                                                 \
-    TARGET BK_AGING_COLD void NAME##_add_any(bk_aging *f, uint64_t h)                                 \
+    TARGET static bk_status NAME##_add1(bk_aging *f, uint64_t h)                                      \
     {                                                                                                 \
         advance_time(f);                                                                              \
         NAME##_add(f, h);                                                                             \
+        return BK_OK;                                                                                 \
     }                                                                                                 \
-    TARGET static void NAME##_add1(bk_aging *f, uint64_t h)                                           \
-    {                                                                                                 \
-        uint32_t s_ = f->cur;                                                                         \
-        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4 && f->count[s_] < f->gen_cap)) {         \
-            uint64_t bi_ = bucket_index(f, h);                                                        \
-            INSERT(f->words + bi_ * 16 + 4 * NAME##_slot_pos(s_, bi_, 4), h);                          \
-            f->count[s_]++;                                                                           \
-            f->inserted++;                                                                            \
-        } else {                                                                                      \
-            NAME##_add_any(f, h); /* and a count window's turn */                                     \
-        }                                                                                             \
-    }                                                                                                 \
-    TARGET BK_AGING_COLD bool NAME##_aia_any(bk_aging *f, uint64_t h)                                 \
+    TARGET static bk_status NAME##_aia1(bk_aging *f, uint64_t h)                                      \
     {                                                                                                 \
         advance_time(f);                                                                              \
-        return NAME##_add_if_absent(f, h, all_slots(f));                                              \
+        return NAME##_add_if_absent(f, h, all_slots(f)) ? BK_EEXISTS : BK_OK;                         \
     }                                                                                                 \
-    TARGET static bool NAME##_add_if_absent1(bk_aging *f, uint64_t h)                                 \
+    TARGET static bool NAME##_contains1_c4(const bk_aging *f, uint64_t h)                             \
     {                                                                                                 \
-        if (BK_LIKELY(f->mode == BK_AGING_COUNT && f->g == 4)) return NAME##_aia_g(f, h, 15, 4);      \
-        return NAME##_aia_any(f, h);                                                                  \
+        return FOUND_ANY4(f->words + bucket_index(f, h) * 16, h);                                     \
     }                                                                                                 \
-    static const aging_ops NAME##_ops = { NAME##_contains1, NAME##_add1, NAME##_add_if_absent1,       \
+    TARGET BK_AGING_COLD bk_status NAME##_add1_turn(bk_aging *f, uint64_t h)                          \
+    {                                                                                                 \
+        NAME##_add_g(f, h, 4); /* turns first */                                                      \
+        return BK_OK;                                                                                 \
+    }                                                                                                 \
+    TARGET static bk_status NAME##_add1_c4(bk_aging *f, uint64_t h)                                   \
+    {                                                                                                 \
+        uint32_t s_ = f->cur;                                                                         \
+        if (BK_UNLIKELY(f->count[s_] >= f->gen_cap)) return NAME##_add1_turn(f, h);                   \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        INSERT(f->words + bi_ * 16 + 4 * NAME##_slot_pos(s_, bi_, 4), h);                             \
+        f->count[s_]++;                                                                               \
+        f->inserted++;                                                                                \
+        return BK_OK;                                                                                 \
+    }                                                                                                 \
+    TARGET static bk_status NAME##_aia1_c4(bk_aging *f, uint64_t h)                                   \
+    {                                                                                                 \
+        return NAME##_aia_g(f, h, 15, 4) ? BK_EEXISTS : BK_OK;                                        \
+    }                                                                                                 \
+    static const aging_ops NAME##_ops = { { NAME##_contains1, NAME##_add1, NAME##_aia1 },             \
+                                          { NAME##_contains1_c4, NAME##_add1_c4, NAME##_aia1_c4 },    \
                                           NAME##_add_hashes, NAME##_contains_hashes,                  \
                                           NAME##_add_if_absent_hashes };
 
@@ -641,8 +707,7 @@ static const aging_ops *path_for_cpu(void)
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    f->ops->add1(f, h);
-    return BK_OK;
+    return f->one.add(f, h);
 }
 
 bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
@@ -653,7 +718,7 @@ bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 {
-    return f->ops->contains1(f, h);
+    return f->one.contains(f, h);
 }
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
@@ -664,7 +729,7 @@ bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
 bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return f->ops->add_if_absent1(f, h) ? BK_EEXISTS : BK_OK;
+    return f->one.add_if_absent(f, h);
 }
 
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)

@@ -161,7 +161,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     const uint8_t *data;
     if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
     bk_aging *f;
-    if ((s = bk__aging_alloc(r->alloc, g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if ((s = bk__aging_alloc(r->alloc, (bk_aging_mode)mode, g, blocks, !r->borrow, &f)) != BK_OK) return s;
     if (r->borrow)
         f->words = (uint64_t *)(uintptr_t)data;
     else

@@ -12,19 +12,25 @@
 
 typedef uint32_t slot_set; /* bit j set: slot j */
 
-/* The one-key entries are whole calls (a time window's advance and live slots included), so that the
- * public call is a test and a jump: in a loop of one-key calls that miss the cache, fewer instructions
- * per call leave more calls' loads in flight at once. */
+/* The one-key calls of a filter: whole calls (a time window's advance and live slots included), so
+ * that the public call is a test and a jump. In a loop of one-key calls that miss the cache, fewer
+ * instructions per call and no branch on the loaded bits leave more calls' loads in flight at once. */
+typedef struct aging_one {
+    bool (*contains)(const bk_aging *f, uint64_t h);
+    bk_status (*add)(bk_aging *f, uint64_t h);
+    bk_status (*add_if_absent)(bk_aging *f, uint64_t h); /* BK_EEXISTS or BK_OK */
+} aging_one;
+
 typedef struct aging_ops {
-    bool (*contains1)(const bk_aging *f, uint64_t h);
-    void (*add1)(bk_aging *f, uint64_t h);
-    bool (*add_if_absent1)(bk_aging *f, uint64_t h);
+    aging_one any;    /* any window and g */
+    aging_one count4; /* a count window of the default g = 4: every slot live, nothing to decide */
     void (*add_hashes)(bk_aging *f, const uint64_t *h, size_t n);
     size_t (*contains_hashes)(const bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
     size_t (*add_if_absent_hashes)(bk_aging *f, const uint64_t *h, size_t n, uint8_t *res, slot_set live);
 } aging_ops;
 
 struct bk_aging {
+    aging_one one;        /* the one-key calls of this path, window and g (chosen with ops) */
     uint64_t *words;      /* blocks * g * 4 words, 128-byte aligned when owned (see alloc_aging) */
     void *block;          /* what bk__calloc_aligned returned for words (owned words only) */
     uint64_t blocks;
@@ -113,8 +119,9 @@ BK_INLINE slot_set live_now(const bk_aging *f)
     return live_at(f, epoch_at(f, now_ms(f)));
 }
 
-/* The struct and (own_words) its 128-byte aligned ring, for the scalar or AVX2 path of this CPU and
- * the wall clock; the caller fills in the rest. */
-BK_HIDDEN bk_status bk__aging_alloc(const bk_allocator *a, uint32_t g, uint64_t blocks, bool own_words, bk_aging **out);
+/* The struct and (own_words) its 128-byte aligned ring, for the scalar or AVX2 path of this CPU, the
+ * one-key calls of that path for `mode` and g, and the wall clock; the caller fills in the rest. */
+BK_HIDDEN bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g, uint64_t blocks,
+                                    bool own_words, bk_aging **out);
 
 #endif
