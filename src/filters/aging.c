@@ -619,10 +619,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                     rot_[k_] = (uint8_t)NAME##_rot(bj_, 4);                                           \
                 }                                                                                     \
                 uint64_t *b_ = at_[i % BK_AGING_RING];                                                \
-                uint32_t pos_ = pos_of(s_, rot_[i % BK_AGING_RING], 4);                               \
-                slot_set found_ = FOUND(b_, 4, hs[i]);                                                \
-                if (!(found_ >> pos_ & 1)) INSERT(b_ + 4 * pos_, hs[i]);                              \
-                bool r_ = found_ != 0;                                                                \
+                bool r_ = FOUND_ANY4(b_, hs[i]);                                                      \
+                INSERT(b_ + 4 * pos_of(s_, rot_[i % BK_AGING_RING], 4), hs[i]); /* see aia1_c4 */     \
                 if (res) res[i] = r_;                                                                 \
                 present += r_;                                                                        \
             }                                                                                         \
@@ -678,9 +676,24 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         f->inserted++;                                                                                \
         return BK_OK;                                                                                 \
     }                                                                                                 \
+    TARGET BK_AGING_COLD bk_status NAME##_aia1_turn(bk_aging *f, uint64_t h)                          \
+    {                                                                                                 \
+        return NAME##_aia_g(f, h, 15, 4) ? BK_EEXISTS : BK_OK; /* turns first */                      \
+    }                                                                                                 \
+    /* The current slot's block takes the key whether or not a block holds it already (or-ing the    \
+     * bits it holds writes them back unchanged): no branch on the loaded bits, whose outcome a       \
+     * stream of repeats and new keys makes unpredictable. */                                         \
     TARGET static bk_status NAME##_aia1_c4(bk_aging *f, uint64_t h)                                   \
     {                                                                                                 \
-        return NAME##_aia_g(f, h, 15, 4) ? BK_EEXISTS : BK_OK;                                        \
+        uint32_t s_ = f->cur;                                                                         \
+        if (BK_UNLIKELY(f->count[s_] >= f->gen_cap)) return NAME##_aia1_turn(f, h);                   \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        uint64_t *b_ = f->words + bi_ * 16;                                                           \
+        bool found_ = FOUND_ANY4(b_, h);                                                              \
+        INSERT(b_ + 4 * NAME##_slot_pos(s_, bi_, 4), h);                                              \
+        f->count[s_]++;                                                                               \
+        f->inserted++;                                                                                \
+        return found_ ? BK_EEXISTS : BK_OK;                                                           \
     }                                                                                                 \
     static const aging_ops NAME##_ops = { { NAME##_contains1, NAME##_add1, NAME##_aia1 },             \
                                           { NAME##_contains1_c4, NAME##_add1_c4, NAME##_aia1_c4 },    \
