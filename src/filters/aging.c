@@ -285,6 +285,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     bk_aging *f;
     if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->seed = o ? o->seed : 0;
+    f->flip = bk__hash_u64_flip(f->seed);
     f->window = window;
     f->capacity = capacity;
     f->gen_cap = geo.gen_capacity;
@@ -717,6 +718,18 @@ static const aging_ops *path_for_cpu(void)
     return &scalar_ops;
 }
 
+/* The hash of a byte key: an 8-byte key's is the uint64 key's (bk__hash), from the seed's part kept in
+ * the filter. */
+BK_INLINE uint64_t key_hash(const bk_aging *f, const void *key, size_t len)
+{
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk__hash_u64_keyed(k, f->flip);
+    }
+    return bk__hash(key, len, f->seed);
+}
+
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
@@ -726,7 +739,7 @@ bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_aging_add_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_add_hash(f, key_hash(f, key, len));
 }
 
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
@@ -736,7 +749,7 @@ bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
 {
-    return bk_aging_contains_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_contains_hash(f, key_hash(f, key, len));
 }
 
 bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
@@ -748,24 +761,24 @@ bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_aging_add_if_absent_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_add_if_absent_hash(f, key_hash(f, key, len));
 }
 
 bk_status bk_aging_add_u64(bk_aging *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return bk_aging_add_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_add_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bk_status bk_aging_add_if_absent_u64(bk_aging *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return bk_aging_add_if_absent_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_add_if_absent_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bool bk_aging_contains_u64(const bk_aging *f, uint64_t key)
 {
-    return bk_aging_contains_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_contains_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
