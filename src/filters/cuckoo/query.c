@@ -42,26 +42,53 @@ static bool contains_slow(const bk_cuckoo *F, uint64_t h)
  * the path for the filter's state (contains_slow for everything else), so a call is the hash and one
  * indirect jump to it.
  */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* alt_of's wrap taken from the borrow of its subtraction: a sub, a lea and a cmov, where GCC emits a
+ * copy, the sub, an add and a separate compare before its cmov (two instructions fewer per query). */
+BK_INLINE uint64_t alt_fast(uint64_t buckets, uint64_t i, uint32_t fp)
+{
+    uint64_t d = ((uint64_t)(uint32_t)(fp * CF_PHI32) * buckets) >> 32, t;
+    __asm__("sub %[i], %[d]\n\t"
+            "lea (%[d],%[m]), %[t]\n\t"
+            "cmovb %[t], %[d]"
+            : [d] "+&r"(d), [t] "=&r"(t)
+            : [i] "r"(i), [m] "r"(buckets)
+            : "cc");
+    return d;
+}
+#else
+#  define alt_fast alt_of
+#endif
+
 BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
 {
     const cf_table *T = cf_first(F); /* the only one: no load to find it */
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
-    const uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
+    uint64_t lo = cf ? CF_LO4(cf) : F->lane_lo;
     const uint64_t hi = cf ? CF_LO4(cf) << (cf - 1) : F->lane_hi;
     const uint32_t range = cf ? (UINT32_C(1) << cf) - 1 : F->fp_range;
-    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)h * range) >> 32);
-    uint64_t m = T->buckets;
-    uint64_t i1 = bk__range64(h, m), i2 = alt_of(m, i1, fp);
-    uint64_t lanes = lo;
-#if defined(__GNUC__)
-    /* one imul by the lane pattern: GCC would build fp * lo from shifts and adds (six instructions
-     * instead of two; in a query of about fifty that is what limits how many calls overlap) */
-    __asm__("" : "+r"(lanes));
+    uint64_t fr = (uint32_t)h;
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* one imul (GCC builds a multiply by 2^f - 1 from a copy, a shift and a subtract) */
+    __asm__("imul %1, %0" : "+r"(fr) : "re"((uint64_t)range));
+#else
+    fr *= range;
 #endif
-    uint64_t pat = fp * lanes;
+    uint32_t fp = 1 + (uint32_t)(fr >> 32);
+    uint64_t m = T->buckets;
+    uint64_t i1 = bk__range64(h, m), i2 = alt_fast(m, i1, fp);
+    /* -lo, so that x - lo is one lea (x + nlo) rather than a copy and a subtract */
+    uint64_t nlo = 0 - lo;
+#if defined(__GNUC__)
+    /* both opaque: GCC would build fp * lo from shifts and adds (six instructions instead of two; in
+     * a query of about fifty that is what limits how many calls overlap), and fold -lo back into a
+     * subtract */
+    __asm__("" : "+r"(lo), "+r"(nlo));
+#endif
+    uint64_t pat = fp * lo;
     uint64_t x1 = read_bucket(T->words, i1, bb) ^ pat;
     uint64_t x2 = read_bucket(T->words, i2, bb) ^ pat;
-    return any_zero_lane(lo, hi, x1, x2);
+    return (((x1 + nlo) & ~x1) | ((x2 + nlo) & ~x2)) & hi; /* any_zero_lane */
 }
 
 static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0); }
