@@ -340,6 +340,16 @@ static int st_module_type_set_value(RedisModuleKey *k, RedisModuleType *t, void 
     return REDISMODULE_OK;
 }
 
+static int st_module_type_replace_value(RedisModuleKey *k, RedisModuleType *t, void *value, void **old)
+{
+    CHECK(k && (k->mode & REDISMODULE_WRITE) && k->slot >= 0 && keys[k->slot].value && value != NULL);
+    slot *s = &keys[k->slot];
+    CHECK((RedisModuleType *)s->type == t); /* Redis refuses another type */
+    if (old) *old = s->value;
+    s->value = value;
+    return REDISMODULE_OK;
+}
+
 static int st_delete_key(RedisModuleKey *k)
 {
     CHECK(k && (k->mode & REDISMODULE_WRITE));
@@ -523,6 +533,7 @@ static const struct {
     API(FreeString, st_free_string), API(GetContextFlags, st_get_context_flags), API(OpenKey, st_open_key),
     API(KeyType, st_key_type), API(ModuleTypeGetType, st_module_type_get_type),
     API(ModuleTypeGetValue, st_module_type_get_value), API(ModuleTypeSetValue, st_module_type_set_value),
+    API(ModuleTypeReplaceValue, st_module_type_replace_value),
     API(DeleteKey, st_delete_key), API(ReplyWithError, st_reply_error), API(WrongArity, st_wrong_arity),
     API(ReplyWithLongLong, st_reply_ll), API(ReplyWithBool, st_reply_bool), API(ReplyWithDouble, st_reply_double),
     API(ReplyWithSimpleString, st_reply_simple), API(ReplyWithNull, st_reply_null),

@@ -15,6 +15,88 @@
 /* Tables of fewer buckets than this are rounded up to a power of two (cf_create). */
 #define CF_SMALL_BUCKETS 256
 
+/* ---- packed values (module.h, BKR_CF_PACKED) ---- */
+
+bkr_value *bkr_cf_pack_value(bk_cuckoo *cf)
+{
+    size_t len = bk_cuckoo_packed_size(cf);
+    if (len == 0) return NULL;
+    bkr_cfpack *pv = RedisModule_Calloc(1, sizeof *pv);
+    void *words = RedisModule_Alloc(len);
+    bk_cuckoo_pack(cf, &pv->hdr, words, len); /* cannot fail: cf packs into len bytes */
+    bk_cuckoo_free(cf);
+    pv->v.obj = words;
+    pv->v.type = BKR_CF_PACKED;
+    pv->v.heap = RedisModule_MallocSize ? RedisModule_MallocSize(words) : len;
+    return &pv->v;
+}
+
+bk_cuckoo *bkr_cf_open(bkr_cfwork *w, RedisModuleKey *key, bkr_value *v)
+{
+    w->v = v;
+    w->key = key;
+    w->heap0 = bkr_heap_now();
+    if (v->type != BKR_CF_PACKED) return v->obj;
+    bkr_cfpack *pv = bkr_cfpack_of(v);
+    /* (a packed value's header and array are the module's own: the view opens) */
+    return bk_cuckoo_view_open(&w->view, &pv->hdr, v->obj, bk_cuckoo_packed_array_size(&pv->hdr), NULL);
+}
+
+/* The key's value becomes nv (same filter); the old block is freed, not the filter. */
+static void cf_replace(bkr_cfwork *w, bkr_value *nv)
+{
+    bkr_value *old = NULL;
+    if (RedisModule_ModuleTypeReplaceValue(w->key, bkr_type[BKR_CF], nv, (void **)&old) != REDISMODULE_OK) {
+        RedisModule_Free(nv); /* (not reached: the key holds w->v) */
+        return;
+    }
+    RedisModule_Free(old);
+    w->v = nv;
+}
+
+void bkr_cf_close(bkr_cfwork *w)
+{
+    bkr_value *v = w->v;
+    if (v->type != BKR_CF_PACKED) {
+        /* An ordinary filter that fits the packed form again (removes emptied its stash, a CF.DEL
+         * brought it back under the limits) packs, so that a key's form follows its state alone (and
+         * DEBUG RELOAD, which packs what fits, changes nothing). */
+        if (!w->key || v->type != BK_TYPE_CUCKOO || bk_cuckoo_packed_size(v->obj) == 0) return;
+        bkr_value *pv = bkr_cf_pack_value(v->obj);
+        if (pv) cf_replace(w, pv);
+        return;
+    }
+    bkr_cfpack *pv = bkr_cfpack_of(v);
+    bk_cuckoo *full;
+    /* Only small blocks are allocated here (the new filter's first block, a vector), which the module's
+     * allocator never fails (Redis aborts first): the view is always closed. */
+    if (bk_cuckoo_view_close(&w->view, &pv->hdr, v->obj, bk_cuckoo_packed_array_size(&pv->hdr), &full) != BK_OK) {
+        bk_cuckoo_view_discard(&w->view);
+        return;
+    }
+    if (!full) {
+        v->heap = RedisModule_MallocSize ? RedisModule_MallocSize(v->obj) : bk_cuckoo_packed_array_size(&pv->hdr);
+        return;
+    }
+    /* The ordinary filter holds what the library allocated since the view opened (tables it grew, the
+     * filter's block); the packed array goes. */
+    RedisModule_Free(v->obj);
+    v->obj = full;
+    v->type = BK_TYPE_CUCKOO;
+    v->heap = bkr_heap_now() - w->heap0;
+    /* An ordinary filter's value is a plain 16-byte bkr_value: the key takes one (its expiry kept). */
+    if (!w->key) return; /* (writes always pass their key) the 48-byte block stays */
+    bkr_value *nv = RedisModule_Calloc(1, sizeof *nv);
+    *nv = *v;
+    cf_replace(w, nv);
+}
+
+bk_status bkr_cf_unpack(const bkr_value *v, bk_cuckoo **out)
+{
+    const bkr_cfpack *pv = bkr_cfpack_of(v);
+    return bk_cuckoo_unpack(&pv->hdr, v->obj, bk_cuckoo_packed_array_size(&pv->hdr), NULL, out);
+}
+
 static bk_status cf_create(long long capacity, long long bucket_size, long long max_iterations,
                            long long expansion, bkr_value **out)
 {
@@ -44,16 +126,17 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
     bk_cuckoo *cf;
     bk_status s = bk_cuckoo_new((uint64_t)capacity, 0, &o, &cf);
     if (s != BK_OK) return s;
-    *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf, heap0);
+    *out = bkr_cf_pack_value(cf);
+    if (!*out) *out = bkr_value_wrap(BK_TYPE_CUCKOO, cf, heap0);
     return *out ? BK_OK : BK_ENOMEM;
 }
 
 /* "Filter is full" (RedisBloom's text), and which limit was hit. */
-static int cf_reply_full(RedisModuleCtx *ctx, bkr_value *v, const char *p, size_t len)
+static int cf_reply_full(RedisModuleCtx *ctx, const bk_cuckoo *cf, const char *p, size_t len)
 {
     bk_cuckoo_info in;
-    bk_cuckoo_get_info(v->obj, &in);
-    uint64_t copies = bk_cuckoo_count(v->obj, p, len);
+    bk_cuckoo_get_info(cf, &in);
+    uint64_t copies = bk_cuckoo_count(cf, p, len);
     RedisModuleString *m;
     if (copies >= 2 * (uint64_t)in.bucket_size * in.tables)
         m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the item has %llu copies, all its buckets hold "
@@ -122,6 +205,9 @@ typedef struct cf_insert_opts {
     bool nx, nocreate, multi;
 } cf_insert_opts;
 
+static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, bool changed, RedisModuleString **items,
+                           int n, const cf_insert_opts *o);
+
 static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
                             const cf_insert_opts *o)
 {
@@ -140,12 +226,22 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     } else if (bkr_stage_of(v)) {
         return bkr_reply_restoring(ctx);
     }
+    bkr_cfwork w;
+    bk_cuckoo *cf = bkr_cf_open(&w, key, v);
+    int rc = cf_insert_items(ctx, v, cf, changed, items, n, o);
+    bkr_cf_close(&w);
+    return rc;
+}
+
+static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, bool changed, RedisModuleString **items,
+                           int n, const cf_insert_opts *o)
+{
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
-    if ((long long)bk_cuckoo_tables(v->obj) >= bkr_cfg.cf_max_expansions) {
+    if ((long long)bk_cuckoo_tables(cf) >= bkr_cfg.cf_max_expansions) {
         if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
         RedisModuleString *m = RedisModule_CreateStringPrintf(
             ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
-            bk_cuckoo_tables(v->obj), bkr_cfg.cf_max_expansions);
+            bk_cuckoo_tables(cf), bkr_cfg.cf_max_expansions);
         return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
     }
 
@@ -159,15 +255,15 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
      * common add pays one count of the item's buckets, which the add then finds in cache. */
     uint64_t copy_limit = bkr_cfg.cf_max_copies < 0 ? 0 : (uint64_t)bkr_cfg.cf_max_copies;
     bool default_limit = bkr_cfg.cf_max_copies < 0;
-    uint64_t seed = bk_cuckoo_seed(v->obj);
+    uint64_t seed = bk_cuckoo_seed(cf);
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
         uint64_t h = bk_hash64(p, len, seed); /* bk_cuckoo_add(f, p, len) is add_hash of this hash */
-        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(v->obj, h) : 0;
+        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(cf, h) : 0;
         if (default_limit && copies >= 2 && !copy_limit) {
             bk_cuckoo_info in;
-            bk_cuckoo_get_info(v->obj, &in);
+            bk_cuckoo_get_info(cf, &in);
             copy_limit = 2 * (uint64_t)in.bucket_size;
         }
         if (copy_limit && copies >= copy_limit) {
@@ -181,7 +277,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             continue;
         }
         size_t heap0 = bkr_heap_now();
-        bk_status s = o->nx ? bk_cuckoo_add_if_absent_hash(v->obj, h) : bk_cuckoo_add_hash(v->obj, h);
+        bk_status s = o->nx ? bk_cuckoo_add_if_absent_hash(cf, h) : bk_cuckoo_add_hash(cf, h);
         v->heap += bkr_heap_now() - heap0; /* a table added to the chain */
         if (s == BK_OK || s == BK_EEXISTS) {
             changed |= s == BK_OK;
@@ -189,7 +285,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
             else RedisModule_ReplyWithLongLong(ctx, s == BK_OK);
         } else if (!o->multi) {
             if (changed) RedisModule_ReplicateVerbatim(ctx);
-            if (s == BK_EFULL) return cf_reply_full(ctx, v, p, len);
+            if (s == BK_EFULL) return cf_reply_full(ctx, cf, p, len);
             return bkr_reply_status(ctx, s);
         } else if (s == BK_ENOMEM) {
             bkr_reply_status(ctx, s); /* out of memory (or over maxmemory) in the array, not a -1 */
@@ -250,14 +346,16 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK && bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     int n = argc - 2;
+    bkr_cfwork w; /* queries only: a view needs no closing */
+    const bk_cuckoo *cf = st == BKR_OK ? bkr_cf_open(&w, NULL, v) : NULL;
     if (!multi) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(argv[2], &len);
         if (count) {
-            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(v->obj, p, len) : 0;
+            long long c = st == BKR_OK ? (long long)bk_cuckoo_count(cf, p, len) : 0;
             return RedisModule_ReplyWithLongLong(ctx, c);
         }
-        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(v->obj, p, len));
+        return RedisModule_ReplyWithBool(ctx, st == BKR_OK && bk_cuckoo_contains(cf, p, len));
     }
     RedisModule_ReplyWithArray(ctx, n);
     if (st != BKR_OK) {
@@ -269,7 +367,7 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
     uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
     for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
-    bk_cuckoo_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
+    bk_cuckoo_contains_many(cf, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;
 }
@@ -309,7 +407,9 @@ static int CF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     size_t n;
     const char *p = RedisModule_StringPtrLen(argv[2], &n);
-    bk_status s = bk_cuckoo_remove(v->obj, p, n);
+    bkr_cfwork w;
+    bk_status s = bk_cuckoo_remove(bkr_cf_open(&w, key, v), p, n);
+    bkr_cf_close(&w);
     if (s == BK_OK) RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithBool(ctx, s == BK_OK);
 }
@@ -327,7 +427,8 @@ static int CF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
     if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
     bk_cuckoo_info in;
-    bk_cuckoo_get_info(v->obj, &in);
+    bkr_cfwork w;
+    bk_cuckoo_get_info(bkr_cf_open(&w, NULL, v), &in);
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
                             "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations" };
     long long vals[] = { (long long)bkr_value_memory(v), (long long)in.first_buckets, in.tables,

@@ -93,6 +93,20 @@ static inline void bkr_value_set_stage(bkr_value *v, bkr_stage *s)
     v->heap = 0;
 }
 
+/* A CF key's small cuckoo filter in the library's packed form (bloomkit/cuckoo.h, "Packed small
+ * filters"): the value's block is a bkr_cfpack (48 bytes: the value and the 32-byte packed header),
+ * obj is the exact slot array (its own block), heap that block's size. Commands work on a view built on
+ * the stack (bkr_cf_open / bkr_cf_close in cf.c); a change the packed form cannot hold (a second table,
+ * a fuller stash) turns the value into an ordinary bk_cuckoo in place (type BK_TYPE_CUCKOO; the block
+ * stays 48 bytes). Only filters as the CF commands make them pack: one table of at most
+ * BK_CUCKOO_PACKED_MAX_BYTES, seed 0. Saved forms are the ordinary filter's, byte for byte. */
+#define BKR_CF_PACKED 0xfeu
+typedef struct bkr_cfpack {
+    bkr_value v;
+    bk_cuckoo_packed hdr;
+} bkr_cfpack;
+static inline bkr_cfpack *bkr_cfpack_of(const bkr_value *v) { return (bkr_cfpack *)(uintptr_t)v; }
+
 /* The types kept without a generic handle. */
 static inline bool bkr_bare(bk_type t) { return t == BK_TYPE_SCALABLE || t == BK_TYPE_CUCKOO; }
 /* The typed filter of a value holding one (the hot paths' view). */
@@ -117,7 +131,27 @@ void bkr_value_set_filter(bkr_value *v, bk_filter *f, size_t heap0);
 size_t bkr_heap_now(void);
 
 /* Which family a bloomkit type belongs to: cuckoo filters are CF keys, every other type a BF key. */
-static inline bkr_family bkr_family_of(bk_type t) { return t == BK_TYPE_CUCKOO ? BKR_CF : BKR_BF; }
+static inline bkr_family bkr_family_of(bk_type t)
+{
+    return t == BK_TYPE_CUCKOO || (unsigned)t == BKR_CF_PACKED ? BKR_CF : BKR_BF;
+}
+
+/* ---- CF values (cf.c) ---- */
+/* A new value for cuckoo filter cf (taken), packed when it fits; NULL if it does not (cf untouched). */
+bkr_value *bkr_cf_pack_value(bk_cuckoo *cf);
+/* The working filter of a CF value holding a filter: its own, or for a packed value a view built in
+ * *w (the command's stack). bkr_cf_close ends it after changes (writes a view back, or converts the
+ * value to the ordinary filter when the packed form cannot hold it any more). */
+typedef struct bkr_cfwork {
+    bkr_value *v;
+    RedisModuleKey *key; /* the key holding v, opened for writing (bkr_cf_close replaces its value) */
+    size_t heap0;
+    bk_cuckoo_view view;
+} bkr_cfwork;
+bk_cuckoo *bkr_cf_open(bkr_cfwork *w, RedisModuleKey *key, bkr_value *v);
+void bkr_cf_close(bkr_cfwork *w);
+/* An ordinary copy of a packed value's filter (made with the library's allocator). */
+bk_status bkr_cf_unpack(const bkr_value *v, bk_cuckoo **out);
 
 /* Wrap a typed filter in a new value (taking it; on failure it is freed). NULL on allocation failure.
  * heap0: bkr_heap_now() from before the filter was made (its memory is the difference). */

@@ -42,6 +42,11 @@ void bkr_value_set_filter(bkr_value *v, bk_filter *f, size_t heap0)
 
 bkr_value *bkr_value_from_filter(bk_filter *f, size_t heap0)
 {
+    void *cf;
+    if (bk_filter_type(f) == BK_TYPE_CUCKOO) { /* a small one packs (module.h, BKR_CF_PACKED) */
+        bk_filter_unwrap(f, BK_TYPE_CUCKOO, &cf);
+        return bkr_value_wrap(BK_TYPE_CUCKOO, cf, heap0);
+    }
     bkr_value *v = RedisModule_Calloc(1, sizeof *v);
     bkr_value_set_filter(v, f, heap0);
     return v;
@@ -58,6 +63,10 @@ static void free_typed(bk_type type, void *typed)
 
 bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
 {
+    if (type == BK_TYPE_CUCKOO) {
+        bkr_value *pv = bkr_cf_pack_value(typed);
+        if (pv) return pv;
+    }
     if (bkr_bare(type)) {
         bkr_value *v = RedisModule_Calloc(1, sizeof *v);
         v->obj = typed;
@@ -75,21 +84,31 @@ bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
 
 bk_filter *bkr_handle(const bkr_value *v)
 {
-    if (!bkr_bare(v->type)) return v->obj;
     bk_filter *h;
+    if (v->type == BKR_CF_PACKED) { /* an ordinary copy, freed by bkr_handle_done */
+        bk_cuckoo *cf;
+        if (bkr_cf_unpack(v, &cf) != BK_OK) return NULL;
+        if (bk_filter_wrap(BK_TYPE_CUCKOO, cf, &h) == BK_OK) return h;
+        bk_cuckoo_free(cf);
+        return NULL;
+    }
+    if (!bkr_bare(v->type)) return v->obj;
     return bk_filter_wrap(v->type, v->obj, &h) == BK_OK ? h : NULL;
 }
 
 void bkr_handle_done(const bkr_value *v, bk_filter *h)
 {
     void *typed;
-    if (h && bkr_bare(v->type)) bk_filter_unwrap(h, v->type, &typed); /* frees the handle only */
+    if (h && v->type == BKR_CF_PACKED) bk_filter_free(h);
+    else if (h && bkr_bare(v->type)) bk_filter_unwrap(h, v->type, &typed); /* frees the handle only */
 }
 
 void bkr_value_drop_filter(bkr_value *v)
 {
     if (!v->obj || bkr_stage_of(v)) return;
-    if (bkr_bare(v->type))
+    if (v->type == BKR_CF_PACKED)
+        RedisModule_Free(v->obj);
+    else if (bkr_bare(v->type))
         free_typed(v->type, v->obj);
     else
         bk_filter_free(v->obj);
@@ -569,6 +588,12 @@ bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out)
     switch (v->type) {
     case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->obj, (bk_scalable **)&c); break;
     case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->obj, (bk_cuckoo **)&c); break;
+    case BKR_CF_PACKED: {
+        bk_cuckoo *cf;
+        if ((s = bkr_cf_unpack(v, &cf)) != BK_OK) return s;
+        if ((s = bk_filter_wrap(BK_TYPE_CUCKOO, cf, out)) != BK_OK) bk_cuckoo_free(cf);
+        return s;
+    }
     default: {
         /* Any other type: through its saved form. */
         uint8_t *buf;

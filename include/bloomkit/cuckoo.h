@@ -272,6 +272,70 @@ typedef struct bk_cuckoo_info {
 /* Fill *out. O(tables). [query]; [any] if concurrent. */
 BK_API void bk_cuckoo_get_info(const bk_cuckoo *f, bk_cuckoo_info *out);
 
+/*
+ * Packed small filters: for a host that keeps thousands of small filters (the Redis module's CF keys)
+ * and wants each to cost little more than its slot array. A filter of one table whose array is at most
+ * BK_CUCKOO_PACKED_MAX_BYTES, made with seed 0, no concurrent mode and the FPR target of its bits (as
+ * bk_cuckoo_new with fingerprint_bits set and p = 0, or bk_cuckoo_new_buckets, make it), with
+ * fingerprints of at most 16 bits, at most 65,535 buckets and capacity, at most one stash entry in use
+ * and fewer than 2^32 kicks and removes, packs into two parts the caller stores where it likes: a
+ * 32-byte header (geometry, counts, the kick generator's state, the stash) and the exact slot array
+ * (bk_cuckoo_packed_size bytes, no spare word). The packed form holds everything the filter's calls
+ * and its saved form depend on: a view of it answers, changes and saves exactly as the filter it was
+ * packed from (same bytes for the same calls).
+ *
+ * A view is a working filter built over a packed filter in caller memory (a bk_cuckoo_view, e.g. on
+ * the stack): bk_cuckoo_view_open copies the array into the view (the library's bucket reads may load
+ * a few bytes past an array's end, which the view provides, so the caller's array needs no spare
+ * bytes) and returns a bk_cuckoo on which every call but bk_cuckoo_free and bk_cuckoo_set_concurrent
+ * works. After a change, bk_cuckoo_view_close writes the view back into the packed form, or, when the
+ * filter no longer fits it (it grew a second table, its stash holds more, a counter passed its width),
+ * hands back an ordinary filter holding the view's state. After queries only, a view needs no closing.
+ */
+#define BK_CUCKOO_PACKED_MAX_BYTES 4096
+#define BK_CUCKOO_PACKED_HEADER 32
+typedef struct bk_cuckoo_packed {
+    unsigned char bytes[BK_CUCKOO_PACKED_HEADER]; /* little-endian fields, described in packed.c */
+} bk_cuckoo_packed;
+/* Room for the working struct, its table record and vector, and a copy of the array with spare bytes. */
+#define BK_CUCKOO_VIEW_BYTES (BK_CUCKOO_PACKED_MAX_BYTES + 512)
+typedef struct bk_cuckoo_view {
+    union {
+        uint64_t align_;
+        unsigned char space[BK_CUCKOO_VIEW_BYTES];
+    } u;
+} bk_cuckoo_view;
+
+/* Bytes of f's packed array (its exact slot array), or 0 when f cannot be packed (see above). [query] */
+BK_API size_t bk_cuckoo_packed_size(const bk_cuckoo *f);
+/* Bytes of the packed array a header describes (what bk_cuckoo_packed_size said when it was packed), 0
+ * for a header bk_cuckoo_pack did not write. [any] */
+BK_API size_t bk_cuckoo_packed_array_size(const bk_cuckoo_packed *hdr);
+/* Pack f into *hdr and words[0 .. len), len = bk_cuckoo_packed_size(f). f is unchanged (free it when
+ * the packed form replaces it). BK_EINVAL: NULL arguments, f cannot be packed, or len is not its size.
+ * [query] */
+BK_API bk_status bk_cuckoo_pack(const bk_cuckoo *f, bk_cuckoo_packed *hdr, void *words, size_t len);
+/* Build a view of the packed filter (hdr, words[0 .. len)) in *view and return its filter; allocator:
+ * what a change that grows the filter allocates with (NULL: the default). NULL when the header is not
+ * one bk_cuckoo_pack wrote or len is not its array's size. The view lives in *view: it must not move
+ * while used. [any] (it reads hdr and words) */
+BK_API bk_cuckoo *bk_cuckoo_view_open(bk_cuckoo_view *view, const bk_cuckoo_packed *hdr, const void *words,
+                                      size_t len, const bk_allocator *allocator);
+/* End a view after changes. When its filter still fits the packed form: *hdr and words[0 .. len) (the
+ * view's own packed filter) are rewritten, *full = NULL. Otherwise *full is a new ordinary filter with
+ * the view's state (it takes over the tables the view grew), and the caller's packed storage is no
+ * longer used. BK_OK either way; BK_EINVAL for NULL arguments; BK_ENOMEM: the ordinary filter could not
+ * be allocated, nothing changed, the view is still open (close it again, or bk_cuckoo_view_discard it,
+ * losing its changes). [excl] */
+BK_API bk_status bk_cuckoo_view_close(bk_cuckoo_view *view, bk_cuckoo_packed *hdr, void *words, size_t len,
+                                      bk_cuckoo **full);
+/* End a view without keeping its changes: frees what it grew. [excl] */
+BK_API void bk_cuckoo_view_discard(bk_cuckoo_view *view);
+/* A new ordinary filter from a packed one (a view's state, allocated with `allocator`). BK_EINVAL for a
+ * header bk_cuckoo_pack did not write or a wrong len, BK_ENOMEM. [any] */
+BK_API bk_status bk_cuckoo_unpack(const bk_cuckoo_packed *hdr, const void *words, size_t len,
+                                  const bk_allocator *allocator, bk_cuckoo **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -190,6 +190,13 @@ BK_HIDDEN void bk__cf_table_free(const bk_allocator *a, cf_table *T);
  * its words zeroed when alloc_words, else left for the caller to point at borrowed bytes. */
 BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uint64_t buckets, uint64_t capacity,
                                      bool alloc_words, bk_cuckoo **out);
+/* The struct's geometry, lane masks, seed parts and kick generator from p (F zeroed before): what
+ * bk__cf_filter_new and a packed filter's view (packed.c) both derive. */
+BK_HIDDEN void bk__cf_init_struct(bk_cuckoo *F, const cf_params *p, double fpr_target);
+/* The chain's first vector, right after the struct (in the filter's block, or in a view): most filters
+ * keep one or two tables. */
+#define CF_VEC0 2
+BK_INLINE cf_vec *vec0_of(const bk_cuckoo *F) { return (cf_vec *)(uintptr_t)(F + 1); }
 
 /* ---- slots and buckets ---- */
 

@@ -174,23 +174,9 @@ static bk_status resolve(const bk_cuckoo_options *opts, cf_params *p)
     return BK_OK;
 }
 
-/* The chain's first vector, in the filter's block: most filters keep one or two tables. */
-#define CF_VEC0 2
-BK_INLINE cf_vec *vec0_of(const bk_cuckoo *F) { return (cf_vec *)(uintptr_t)(F + 1); }
 
-BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uint64_t buckets, uint64_t capacity,
-                                     bool alloc_words, bk_cuckoo **out)
+BK_HIDDEN void bk__cf_init_struct(bk_cuckoo *F, const cf_params *p, double fpr_target)
 {
-    const bk_allocator *al = bk__allocator(p->allocator);
-    cf_table *T;
-    void *at;
-    bk_status s = table_block(al, buckets, bucket_bits_of(p->b, p->f, p->semi), alloc_words,
-                              sizeof(bk_cuckoo) + sizeof(cf_vec) + CF_VEC0 * sizeof(cf_table *), &T, &at);
-    if (s != BK_OK) return s;
-    T->in_filter = true;
-    T->capacity = capacity;
-    bk_cuckoo *F = at;
-    F->alloc = al;
     F->b = p->b;
     F->f = p->f;
     F->max_kicks = (uint16_t)p->max_kicks;
@@ -229,6 +215,22 @@ BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uin
     F->lane_hi = F->lane_lo << (p->f - 1);
     F->last_hi = last_lo << (p->f - 1);
     F->rng = bk__remix(p->seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
+}
+
+BK_HIDDEN bk_status bk__cf_filter_new(const cf_params *p, double fpr_target, uint64_t buckets, uint64_t capacity,
+                                     bool alloc_words, bk_cuckoo **out)
+{
+    const bk_allocator *al = bk__allocator(p->allocator);
+    cf_table *T;
+    void *at;
+    bk_status s = table_block(al, buckets, bucket_bits_of(p->b, p->f, p->semi), alloc_words,
+                              sizeof(bk_cuckoo) + sizeof(cf_vec) + CF_VEC0 * sizeof(cf_table *), &T, &at);
+    if (s != BK_OK) return s;
+    T->in_filter = true;
+    T->capacity = capacity;
+    bk_cuckoo *F = at;
+    bk__cf_init_struct(F, p, fpr_target);
+    F->alloc = al;
     cf_vec *v = vec0_of(F);
     v->cap = CF_VEC0;
     v->t[0] = T;
