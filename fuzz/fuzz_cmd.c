@@ -342,7 +342,14 @@ static int st_module_type_set_value(RedisModuleKey *k, RedisModuleType *t, void 
 
 static int st_module_type_replace_value(RedisModuleKey *k, RedisModuleType *t, void *value, void **old)
 {
-    CHECK(k && (k->mode & REDISMODULE_WRITE) && k->slot >= 0 && keys[k->slot].value && value != NULL);
+    CHECK(k && (k->mode & REDISMODULE_WRITE) && value != NULL);
+    if (k->slot < 0) { /* keyspace full: the value this command set, kept until its end */
+        CHECK(noverflow > 0 && (RedisModuleType *)overflow[noverflow - 1].type == t);
+        if (old) *old = overflow[noverflow - 1].value;
+        overflow[noverflow - 1].value = value;
+        return REDISMODULE_OK;
+    }
+    CHECK(keys[k->slot].value != NULL);
     slot *s = &keys[k->slot];
     CHECK((RedisModuleType *)s->type == t); /* Redis refuses another type */
     if (old) *old = s->value;

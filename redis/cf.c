@@ -19,7 +19,7 @@
 
 bkr_value *bkr_cf_pack_value(bk_cuckoo *cf)
 {
-    size_t len = bk_cuckoo_packed_size(cf);
+    size_t len = bkr_cfg.cf_unpacked ? 0 : bk_cuckoo_packed_size(cf);
     if (len == 0) return NULL;
     bkr_cfpack *pv = RedisModule_Calloc(1, sizeof *pv);
     void *words = RedisModule_Alloc(len);
@@ -61,7 +61,8 @@ void bkr_cf_close(bkr_cfwork *w)
         /* An ordinary filter that fits the packed form again (removes emptied its stash, a CF.DEL
          * brought it back under the limits) packs, so that a key's form follows its state alone (and
          * DEBUG RELOAD, which packs what fits, changes nothing). */
-        if (!w->key || v->type != BK_TYPE_CUCKOO || bk_cuckoo_packed_size(v->obj) == 0) return;
+        if (!w->key || bkr_cfg.cf_unpacked || v->type != BK_TYPE_CUCKOO || bk_cuckoo_packed_size(v->obj) == 0)
+            return;
         bkr_value *pv = bkr_cf_pack_value(v->obj);
         if (pv) cf_replace(w, pv);
         return;

@@ -348,6 +348,15 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
                 RedisModule_Log(ctx, "warning", "bloomkit: BF_SUBFILTERS must be blocked or classic");
                 return REDISMODULE_ERR;
             }
+        } else if (bkr_arg_is(argv[i], "CF_PACKED")) {
+            if (bkr_arg_is(argv[i + 1], "yes")) {
+                bkr_cfg.cf_unpacked = false;
+            } else if (bkr_arg_is(argv[i + 1], "no")) {
+                bkr_cfg.cf_unpacked = true;
+            } else {
+                RedisModule_Log(ctx, "warning", "bloomkit: CF_PACKED must be yes or no");
+                return REDISMODULE_ERR;
+            }
         } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
             long long v;
             if (!bkr_arg_ll(argv[i + 1], &v) || (v != 8 && v != 12 && v != 16)) {
@@ -412,10 +421,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
-                    "CF_MAX_COPIES %lld MAX_FILTER_SIZE %llu BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s",
+                    "CF_MAX_COPIES %lld MAX_FILTER_SIZE %llu BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s CF_PACKED %s",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
                     bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.cf_max_copies, bkr_cfg.max_filter_bytes,
                     bkr_cfg.bf_tightening,
-                    bkr_cfg.bf_classic ? "classic" : "blocked");
+                    bkr_cfg.bf_classic ? "classic" : "blocked", bkr_cfg.cf_unpacked ? "no" : "yes");
     return REDISMODULE_OK;
 }

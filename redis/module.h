@@ -44,6 +44,8 @@ typedef struct bkr_config {
     double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
                                       scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
     unsigned long long max_filter_bytes; /* MAX_FILTER_SIZE (ours): the largest single filter, bytes */
+    bool cf_unpacked;              /* CF_PACKED no (ours): keep small CF filters in the ordinary form (the
+                                      packed form's A/B switch; answers and saved bytes are the same) */
     bool bf_classic;               /* BF_SUBFILTERS classic (ours): classic sub-filters in new Bloom filters
                                       (default blocked, bk_scalable's default) */
 } bkr_config;

@@ -743,6 +743,10 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
             return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
         }
         bkr_value_set_filter(v, f, heap0);
+        bkr_value *pv = v->type == BK_TYPE_CUCKOO ? bkr_cf_pack_value(v->obj) : NULL; /* a small one packs */
+        bkr_value *old = NULL;
+        if (pv && RedisModule_ModuleTypeReplaceValue(key, bkr_type[BKR_CF], pv, (void **)&old) == REDISMODULE_OK)
+            RedisModule_Free(old); /* (its filter is pv's now; the key holds v, of this type: no failure) */
     }
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");

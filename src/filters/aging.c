@@ -285,6 +285,7 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     bk_aging *f;
     if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
     f->seed = o ? o->seed : 0;
+    f->flip = bk__hash_u64_flip(f->seed);
     f->window = window;
     f->capacity = capacity;
     f->gen_cap = geo.gen_capacity;
@@ -619,10 +620,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
                     rot_[k_] = (uint8_t)NAME##_rot(bj_, 4);                                           \
                 }                                                                                     \
                 uint64_t *b_ = at_[i % BK_AGING_RING];                                                \
-                uint32_t pos_ = pos_of(s_, rot_[i % BK_AGING_RING], 4);                               \
-                slot_set found_ = FOUND(b_, 4, hs[i]);                                                \
-                if (!(found_ >> pos_ & 1)) INSERT(b_ + 4 * pos_, hs[i]);                              \
-                bool r_ = found_ != 0;                                                                \
+                bool r_ = FOUND_ANY4(b_, hs[i]);                                                      \
+                INSERT(b_ + 4 * pos_of(s_, rot_[i % BK_AGING_RING], 4), hs[i]); /* see aia1_c4 */     \
                 if (res) res[i] = r_;                                                                 \
                 present += r_;                                                                        \
             }                                                                                         \
@@ -678,9 +677,24 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         f->inserted++;                                                                                \
         return BK_OK;                                                                                 \
     }                                                                                                 \
+    TARGET BK_AGING_COLD bk_status NAME##_aia1_turn(bk_aging *f, uint64_t h)                          \
+    {                                                                                                 \
+        return NAME##_aia_g(f, h, 15, 4) ? BK_EEXISTS : BK_OK; /* turns first */                      \
+    }                                                                                                 \
+    /* The current slot's block takes the key whether or not a block holds it already (or-ing the    \
+     * bits it holds writes them back unchanged): no branch on the loaded bits, whose outcome a       \
+     * stream of repeats and new keys makes unpredictable. */                                         \
     TARGET static bk_status NAME##_aia1_c4(bk_aging *f, uint64_t h)                                   \
     {                                                                                                 \
-        return NAME##_aia_g(f, h, 15, 4) ? BK_EEXISTS : BK_OK;                                        \
+        uint32_t s_ = f->cur;                                                                         \
+        if (BK_UNLIKELY(f->count[s_] >= f->gen_cap)) return NAME##_aia1_turn(f, h);                   \
+        uint64_t bi_ = bucket_index(f, h);                                                            \
+        uint64_t *b_ = f->words + bi_ * 16;                                                           \
+        bool found_ = FOUND_ANY4(b_, h);                                                              \
+        INSERT(b_ + 4 * NAME##_slot_pos(s_, bi_, 4), h);                                              \
+        f->count[s_]++;                                                                               \
+        f->inserted++;                                                                                \
+        return found_ ? BK_EEXISTS : BK_OK;                                                           \
     }                                                                                                 \
     static const aging_ops NAME##_ops = { { NAME##_contains1, NAME##_add1, NAME##_aia1 },             \
                                           { NAME##_contains1_c4, NAME##_add1_c4, NAME##_aia1_c4 },    \
@@ -704,6 +718,18 @@ static const aging_ops *path_for_cpu(void)
     return &scalar_ops;
 }
 
+/* The hash of a byte key: an 8-byte key's is the uint64 key's (bk__hash), from the seed's part kept in
+ * the filter. */
+BK_INLINE uint64_t key_hash(const bk_aging *f, const void *key, size_t len)
+{
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk__hash_u64_keyed(k, f->flip);
+    }
+    return bk__hash(key, len, f->seed);
+}
+
 bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
@@ -713,7 +739,7 @@ bk_status bk_aging_add_hash(bk_aging *f, uint64_t h)
 bk_status bk_aging_add(bk_aging *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_aging_add_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_add_hash(f, key_hash(f, key, len));
 }
 
 bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
@@ -723,7 +749,7 @@ bool bk_aging_contains_hash(const bk_aging *f, uint64_t h)
 
 bool bk_aging_contains(const bk_aging *f, const void *key, size_t len)
 {
-    return bk_aging_contains_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_contains_hash(f, key_hash(f, key, len));
 }
 
 bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
@@ -735,24 +761,24 @@ bk_status bk_aging_add_if_absent_hash(bk_aging *f, uint64_t h)
 bk_status bk_aging_add_if_absent(bk_aging *f, const void *key, size_t len)
 {
     if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
-    return bk_aging_add_if_absent_hash(f, bk__hash(key, len, f->seed));
+    return bk_aging_add_if_absent_hash(f, key_hash(f, key, len));
 }
 
 bk_status bk_aging_add_u64(bk_aging *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return bk_aging_add_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_add_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bk_status bk_aging_add_if_absent_u64(bk_aging *f, uint64_t key)
 {
     if (BK_UNLIKELY(!f)) return BK_EINVAL;
-    return bk_aging_add_if_absent_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_add_if_absent_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bool bk_aging_contains_u64(const bk_aging *f, uint64_t key)
 {
-    return bk_aging_contains_hash(f, bk__hash_u64(key, f->seed));
+    return bk_aging_contains_hash(f, bk__hash_u64_keyed(key, f->flip));
 }
 
 bk_status bk_aging_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)

@@ -168,6 +168,7 @@ static bk_status v_decode(bk_reader *r, void **out)
         memcpy(f->words, data, (size_t)f->nwords * 8);
     f->mode = (bk_aging_mode)mode;
     f->seed = r->seed;
+    f->flip = bk__hash_u64_flip(f->seed);
     f->window = window;
     f->capacity = cap;
     f->gen_cap = gen_cap;

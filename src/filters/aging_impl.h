@@ -40,6 +40,7 @@ struct bk_aging {
     const struct aging_ops *ops; /* the scalar or AVX2 path (chosen once, at creation or load) */
     bool owns_words;      /* false: borrowed from a read-only mapping */
     uint64_t seed;
+    uint64_t flip;        /* bk__hash_u64_flip(seed): the seed's part of an 8-byte key's hash */
     uint64_t window;      /* W insertions or T ms */
     uint64_t capacity;    /* keys per window the ring is sized for (W for a count window) */
     uint64_t gen_cap;     /* C */
