@@ -9,7 +9,9 @@
  *     remove or reorder their fields (the stable statistics are bk_stats, common.h, which grows only
  *     through its reserved words);
  *   - the blocked filter's views: a struct filled by the library and header-inline probes, with AVX2
- *     code from <immintrin.h> (blocked.h).
+ *     code from <immintrin.h> (blocked.h);
+ *   - the cuckoo filter's packed form and the views built over it (cuckoo.h, "Packed small filters"):
+ *     the header's layout and the view's size may change with the struct they carry.
  *
  * Include this instead of bloomkit.h, or define BK_STATIC_LINKING_ONLY before including bloomkit.h.
  * The stable tier (bloomkit.h without the macro) keeps its API and ABI for every 1.x release.

@@ -7,6 +7,7 @@
  *   concurrent.c  the lock-free-reader concurrent mode: writer lock, reader stripes, validated reads
  *   chain.c       the expansion chain: bucket refinement, appending and growing tables
  *   encode.c      the file body (docs/FORMAT.md 6.5) and the generic handle's vtable
+ *   packed.c      the packed form of a small filter (a header and the exact array) and views over it
  * Not installed. */
 #ifndef BK_CUCKOO_IMPL_H
 #define BK_CUCKOO_IMPL_H
