@@ -810,6 +810,63 @@ static void blocked_paths_save_the_same_bytes(void **state)
     free(h);
 }
 
+/* The plain one-key add's fast path (a blocked newest sub-filter with room: one function per SIMD
+ * path) against the batch's run into the newest sub-filter, a batch of one key at a time: the same
+ * sub-filters with the same counts, the same bytes and no false negatives, on every path, for a plain
+ * chain and a compact one (whose small first sub-filter takes the general path), through several
+ * growths, with every key added twice (a repeat must not count). */
+static void one_key_adds_match_batches(void **state)
+{
+    (void)state;
+    enum { N = 30000 };
+    uint64_t *h = malloc(N * sizeof *h);
+    assert_non_null(h);
+    for (uint64_t i = 0; i < N; i++) h[i] = key_hash(43, i / 2 + (i & 1) * (N / 4)); /* keys N/4 .. N/2 - 1 twice */
+    for (int compact = 0; compact < 2; compact++)
+        for (bk_simd path = BK_SIMD_SCALAR; path <= BK_SIMD_AVX512; path++) {
+            if (path > bk_simd_best()) continue;
+            assert_int_equal(bk_simd_force(path), BK_OK);
+            bk_scalable_options o = bk_scalable_default_options();
+            o.seed = 43;
+            if (compact) o.flags |= BK_SCALABLE_COMPACT;
+            bk_scalable *one, *bat;
+            assert_int_equal(bk_scalable_new(64, 0.01, &o, &one), BK_OK);
+            assert_int_equal(bk_scalable_new(64, 0.01, &o, &bat), BK_OK);
+            assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+            for (size_t i = 0; i < N; i++) {
+                size_t done = 0;
+                assert_int_equal(bk_scalable_add_hash(one, h[i]), BK_OK);
+                assert_int_equal(bk_scalable_add_hashes(bat, h + i, 1, &done), BK_OK);
+                assert_int_equal(done, 1);
+                if (i % 997 == 0) assert_int_equal(bk_scalable_count(one), bk_scalable_count(bat));
+            }
+            assert_true(bk_scalable_filters(one) >= 6);
+            assert_int_equal(bk_scalable_filters(one), bk_scalable_filters(bat));
+            for (uint32_t l = 0; l < bk_scalable_filters(one); l++) {
+                bk_scalable_layer a, b;
+                assert_int_equal(bk_scalable_get_layer(one, l, &a), BK_OK);
+                assert_int_equal(bk_scalable_get_layer(bat, l, &b), BK_OK);
+                assert_int_equal(a.count, b.count);
+                assert_int_equal(a.k, b.k);
+            }
+            for (size_t i = 0; i < N; i++) assert_true(bk_scalable_contains_hash(one, h[i]));
+            void *bufs[2];
+            size_t lens[2];
+            bk_scalable *fs[2] = { one, bat };
+            for (int j = 0; j < 2; j++) {
+                bk_filter *w;
+                assert_int_equal(bk_filter_wrap(BK_TYPE_SCALABLE, fs[j], &w), BK_OK);
+                assert_int_equal(bk_filter_save_alloc(w, &bufs[j], &lens[j]), BK_OK);
+                bk_filter_free(w);
+            }
+            assert_int_equal(lens[0], lens[1]);
+            assert_memory_equal(bufs[0], bufs[1], lens[0]);
+            bk_filter_buffer_free(bufs[0]);
+            bk_filter_buffer_free(bufs[1]);
+        }
+    free(h);
+}
+
 #define KINDS(f)                                                                                  \
     { #f " (blocked)", f, use_blocked, NULL, NULL }, { #f " (classic)", f, use_classic, NULL, NULL }
 
@@ -1042,6 +1099,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blocked_paths_agree),
         cmocka_unit_test(blocked_paths_save_the_same_bytes),
+        cmocka_unit_test(one_key_adds_match_batches),
         cmocka_unit_test(zeroed_options_are_defaults),
         KINDS(grows_to_a_million),
         KINDS(other_growth_and_ratios),
