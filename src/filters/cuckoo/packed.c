@@ -57,6 +57,24 @@ static uint64_t one_stash(const cf_table *T, int *k)
     return v;
 }
 
+/* bk_cuckoo_fpr_bound(b, f) for the geometries views are opened with most (b <= 16), computed once per
+ * process (its two transcendental calls would be a good part of a view's cost): the double's bits in an
+ * atomic word, 0 until computed (every bound is > 0). */
+static uint64_t bound_bits[17][17];
+static double bound_of(uint32_t b, uint32_t f)
+{
+    if (b > 16 || f > 16) return bk_cuckoo_fpr_bound(b, f);
+    uint64_t u = __atomic_load_n(&bound_bits[b][f], __ATOMIC_RELAXED);
+    double d;
+    if (u == 0) {
+        d = bk_cuckoo_fpr_bound(b, f);
+        memcpy(&u, &d, 8);
+        __atomic_store_n(&bound_bits[b][f], u, __ATOMIC_RELAXED);
+    }
+    memcpy(&d, &u, 8);
+    return d;
+}
+
 /* Whether F fits the packed form (its exact array bytes), else 0. */
 static size_t packable(const bk_cuckoo *F)
 {
@@ -69,7 +87,7 @@ static size_t packable(const bk_cuckoo *F)
         exact > BK_CUCKOO_PACKED_MAX_BYTES || one_stash(T, &k) == UINT64_MAX ||
         LD(&F->ctr[CTR_KICKS]) > UINT32_MAX || deleted > UINT32_MAX || LD(&F->ctr[CTR_INSERTED]) != items + deleted)
         return 0;
-    if (F->fpr_target != bk_cuckoo_fpr_bound(F->b, F->f)) return 0;
+    if (F->fpr_target != bound_of(F->b, F->f)) return 0;
     return (size_t)exact;
 }
 
@@ -145,7 +163,7 @@ bk_cuckoo *bk_cuckoo_view_open(bk_cuckoo_view *view, const bk_cuckoo_packed *hdr
     memset(view->u.space, 0, PK_WORDS_AT);
     cf_params prm = { b, f, max_kicks, es == PK_NO_EXPANSION ? 0 : UINT32_C(1) << es, 0, false, semi, allocator };
     bk_cuckoo *F = view_f(view);
-    bk__cf_init_struct(F, &prm, bk_cuckoo_fpr_bound(b, f));
+    bk__cf_init_struct(F, &prm, bound_of(b, f));
     F->alloc = bk__allocator(allocator);
     uint64_t rng = 0;
     for (int i = 0; i < 8; i++) rng |= (uint64_t)p[i] << (8 * i);
