@@ -132,6 +132,12 @@ static cf_table *view_rec(bk_cuckoo_view *view) { return (cf_table *)(void *)vie
 static bk_cuckoo *view_f(bk_cuckoo_view *view) { return (bk_cuckoo *)(void *)(view->u.space + PK_F); }
 static cf_vec *view_vec(bk_cuckoo_view *view) { return (cf_vec *)(void *)(view->u.space + PK_VEC); }
 
+/* The struct bk__cf_init_struct made for the geometry in key (0: none yet), per thread. */
+static _Thread_local struct {
+    uint64_t key;
+    bk_cuckoo f;
+} view_tmpl;
+
 /* The array bytes of a valid header, else 0. */
 static size_t header_array(const unsigned char *p)
 {
@@ -160,10 +166,22 @@ bk_cuckoo *bk_cuckoo_view_open(bk_cuckoo_view *view, const bk_cuckoo_packed *hdr
     uint32_t b = p[28], f = p[29] & 0x7f, es = p[30], items = get16(p + 20), buckets = get16(p + 22);
     uint32_t cap = get16(p + 24), max_kicks = get16(p + 26), st = get32(p + 16);
     bool semi = (p[29] & 0x80) != 0;
-    memset(view->u.space, 0, PK_WORDS_AT);
-    cf_params prm = { b, f, max_kicks, es == PK_NO_EXPANSION ? 0 : UINT32_C(1) << es, 0, false, semi, allocator };
+    memset(view->u.space, 0, PK_F);                                     /* the record */
+    memset(view->u.space + PK_VEC, 0, PK_WORDS_AT - PK_VEC);            /* the vector */
     bk_cuckoo *F = view_f(view);
-    bk__cf_init_struct(F, &prm, bound_of(b, f));
+    /* The struct as bk__cf_init_struct makes it depends on the geometry alone: this thread's last one is
+     * kept (a host opens views of the same few geometries again and again; the setup's divisions and
+     * loops were a third of a view's cost). */
+    uint64_t key = (uint64_t)1 << 63 | b | f << 8 | (uint64_t)semi << 16 | (uint64_t)max_kicks << 17 | (uint64_t)es << 33;
+    if (view_tmpl.key == key) {
+        memcpy(F, &view_tmpl.f, sizeof *F);
+    } else {
+        cf_params prm = { b, f, max_kicks, es == PK_NO_EXPANSION ? 0 : UINT32_C(1) << es, 0, false, semi, allocator };
+        memset(F, 0, sizeof *F);
+        bk__cf_init_struct(F, &prm, bound_of(b, f));
+        memcpy(&view_tmpl.f, F, sizeof *F);
+        view_tmpl.key = key;
+    }
     F->alloc = bk__allocator(allocator);
     uint64_t rng = 0;
     for (int i = 0; i < 8; i++) rng |= (uint64_t)p[i] << (8 * i);
