@@ -1,7 +1,8 @@
 /* The cuckoo filter's packed form (cuckoo.h, "Packed small filters"): a view answers, changes and saves
  * exactly as the ordinary filter it was packed from; closing a view that no longer fits hands back an
  * ordinary filter with its state; pack / unpack round trips are byte-identical; what cannot pack is
- * refused. */
+ * refused. And the kick generator's state (bk_cuckoo_kick_state), which the saved form does not carry:
+ * a filter loaded from a saved form and given the saved filter's state makes the same bytes from then on. */
 #include "testutil.h"
 #include <bloomkit/experimental.h>
 
@@ -262,12 +263,104 @@ static void refusals(void **state)
     bk_cuckoo_free(c);
 }
 
+/* A filter loaded from a saved form kicks as the one that was saved only once it has the same kick
+ * state: then every later call answers alike and the saved forms stay byte-identical; without it they
+ * part (the reason a host stores the state beside the saved form). */
+static bk_cuckoo *reload(const bk_cuckoo *c)
+{
+    size_t n;
+    uint8_t *buf = saved(c, &n);
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_load_buffer(buf, n, BK_LOAD_DEFAULT, &h), BK_OK);
+    void *typed = NULL;
+    assert_int_equal(bk_filter_unwrap(h, BK_TYPE_CUCKOO, &typed), BK_OK);
+    free(buf);
+    return typed;
+}
+
+/* Churn near full: removes and adds (each add kicking); the same calls on a and b answer alike. */
+static void churn(bk_cuckoo *a, bk_cuckoo *b, uint64_t from, uint64_t n, bool same_answers)
+{
+    for (uint64_t i = from; i < from + n; i++) {
+        uint64_t old = UINT64_C(1) << 40 | (i - from); /* the fill's keys, oldest first */
+        bk_status ra = bk_cuckoo_remove_u64(a, old), rb = bk_cuckoo_remove_u64(b, old);
+        bk_status aa = bk_cuckoo_add_u64(a, i), ab = bk_cuckoo_add_u64(b, i);
+        if (same_answers) {
+            assert_int_equal(ra, rb);
+            assert_int_equal(aa, ab);
+        }
+    }
+}
+
+static bool same_saved(const bk_cuckoo *a, const bk_cuckoo *b)
+{
+    size_t la, lb;
+    uint8_t *sa = saved(a, &la), *sb = saved(b, &lb);
+    bool same = la == lb && memcmp(sa, sb, la) == 0;
+    free(sa);
+    free(sb);
+    return same;
+}
+
+static void kick_state(void **state)
+{
+    (void)state;
+    /* no expansion (a full filter refuses) and growing ones; packable and not */
+    const struct {
+        uint64_t cap;
+        uint32_t b, f, expansion;
+        uint64_t seed;
+    } cases[] = { { 200, 4, 8, 0, 0 }, { 200, 2, 12, 1, 0 }, { 3000, 4, 16, 0, 7 }, { 100, 4, 8, 2, 0 } };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        bk_cuckoo *a = make(cases[k].cap, cases[k].b, cases[k].f, false, 50, cases[k].expansion, cases[k].seed);
+        uint64_t s0 = bk_cuckoo_kick_state(a);
+        assert_true(s0 != 0);
+        uint64_t fill = cases[k].cap * 97 / 100, done = 0;
+        for (uint64_t i = 0; i < fill; i++) done += bk_cuckoo_add_u64(a, UINT64_C(1) << 40 | i) == BK_OK;
+        assert_true(done > cases[k].cap * 9 / 10);
+        bk_cuckoo_info info;
+        bk_cuckoo_get_info(a, &info);
+        assert_true(info.kicks > 0);
+        assert_true(bk_cuckoo_kick_state(a) != s0); /* the kicks moved it */
+
+        /* b, reloaded without the state, restarts from the seed; c is given the original's state */
+        bk_cuckoo *b = reload(a), *c = reload(a);
+        assert_int_equal(bk_cuckoo_kick_state(b), s0);
+        assert_true(same_saved(a, b));
+        assert_int_equal(bk_cuckoo_set_kick_state(c, bk_cuckoo_kick_state(a)), BK_OK);
+        assert_int_equal(bk_cuckoo_kick_state(c), bk_cuckoo_kick_state(a));
+        /* the same calls on all three: c answers as a and keeps its bytes, b parts from it */
+        bk_cuckoo *a2 = reload(a);
+        assert_int_equal(bk_cuckoo_set_kick_state(a2, bk_cuckoo_kick_state(a)), BK_OK);
+        churn(a, c, UINT64_C(1) << 41, cases[k].cap, true);
+        churn(a2, b, UINT64_C(1) << 41, cases[k].cap, false);
+        assert_true(same_saved(a, c));
+        assert_true(same_saved(a, a2));
+        assert_int_equal(bk_cuckoo_kick_state(a), bk_cuckoo_kick_state(c));
+        assert_false(same_saved(a, b));
+        bk_cuckoo_free(a);
+        bk_cuckoo_free(a2);
+        bk_cuckoo_free(b);
+        bk_cuckoo_free(c);
+    }
+    /* a zero state is refused (the generator would stay at 0), the filter unchanged */
+    bk_cuckoo *e = make(100, 4, 8, false, 50, 1, 0);
+    uint64_t s = bk_cuckoo_kick_state(e);
+    assert_int_equal(bk_cuckoo_set_kick_state(e, 0), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_kick_state(e), s);
+    assert_int_equal(bk_cuckoo_set_kick_state(NULL, 5), BK_EINVAL);
+    assert_int_equal(bk_cuckoo_set_kick_state(e, 2), BK_OK);
+    assert_int_equal(bk_cuckoo_kick_state(e), 2);
+    bk_cuckoo_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(view_equals_filter),
         cmocka_unit_test(discard_and_stash),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(kick_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -273,6 +273,22 @@ typedef struct bk_cuckoo_info {
 BK_API void bk_cuckoo_get_info(const bk_cuckoo *f, bk_cuckoo_info *out);
 
 /*
+ * The kick generator's state. An insert that has to evict picks its victims with a generator whose
+ * state starts from the seed and moves on with every kick; the saved form (docs/FORMAT.md) does not
+ * carry it, so a filter loaded from a file kicks differently from the one that was saved once both see
+ * more inserts (answers stay right, the bytes differ, and a full filter without expansion may accept an
+ * insert in one and refuse it in the other). A host that must keep two copies byte-identical (a
+ * replica's, a restarted server's) stores the state beside the saved form and sets it after loading:
+ * two filters with the same saved form and the same state make the same bytes for the same calls.
+ *
+ * bk_cuckoo_kick_state: the state now (never 0). [query]; not while a writer runs in concurrent mode.
+ * bk_cuckoo_set_kick_state: set it. BK_EINVAL for a NULL filter or a zero state (the generator, a
+ * xorshift, would stay at 0 for ever). [excl]
+ */
+BK_API uint64_t bk_cuckoo_kick_state(const bk_cuckoo *f);
+BK_API bk_status bk_cuckoo_set_kick_state(bk_cuckoo *f, uint64_t state);
+
+/*
  * Packed small filters: for a host that keeps thousands of small filters (the Redis module's CF keys)
  * and wants each to cost little more than its slot array. A filter of one table whose array is at most
  * BK_CUCKOO_PACKED_MAX_BYTES, made with seed 0, no concurrent mode and the FPR target of its bits (as

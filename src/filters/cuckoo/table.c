@@ -440,6 +440,13 @@ uint64_t bk_cuckoo_items(const bk_cuckoo *F)
     return c;
 }
 uint64_t bk_cuckoo_seed(const bk_cuckoo *F) { return F->seed; }
+uint64_t bk_cuckoo_kick_state(const bk_cuckoo *F) { return F->rng; }
+bk_status bk_cuckoo_set_kick_state(bk_cuckoo *F, uint64_t state)
+{
+    if (!F || state == 0) return BK_EINVAL;
+    F->rng = state;
+    return BK_OK;
+}
 uint32_t bk_cuckoo_tables(const bk_cuckoo *F) { return ntables_acq(F); }
 uint64_t bk_cuckoo_table_buckets(const bk_cuckoo *F, uint32_t i)
 {
