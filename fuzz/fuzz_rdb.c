@@ -244,6 +244,20 @@ static size_t seeds(seed *out)
     CHECK(bk_cuckoo_new(64, 0, &co, &cf) == BK_OK);
     for (int i = 0; i < 300; i++) bk_cuckoo_add(cf, &i, sizeof i); /* a chain of tables */
     v = bkr_value_wrap(BK_TYPE_CUCKOO, cf, bkr_heap_now());
+    out[n++] = make_seed(BKR_CF, v); /* kind 2: the filter and its kick state */
+    bkr_value_free(v);
+    /* the same value as a module before kind 2 wrote it: kind 0, no kick state record */
+    seed k2 = out[n - 1], k0 = { malloc(k2.len - 9), k2.len - 9 };
+    CHECK(k2.len > 28 && k2.data[1] == 'u' && k2.data[2] == 2);
+    memcpy(k0.data, k2.data, 19);
+    k0.data[2] = 0;
+    memcpy(k0.data + 19, k2.data + 28, k2.len - 28);
+    out[n++] = k0;
+    /* a small filter that kicked, packed (module.h, BKR_CF_PACKED) */
+    co.expansion = 0;
+    CHECK(bk_cuckoo_new(64, 0, &co, &cf) == BK_OK);
+    for (int i = 0; i < 60; i++) bk_cuckoo_add(cf, &i, sizeof i);
+    v = bkr_value_wrap(BK_TYPE_CUCKOO, cf, bkr_heap_now());
     out[n++] = make_seed(BKR_CF, v);
     bkr_value_free(v);
     return n;

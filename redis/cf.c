@@ -7,6 +7,8 @@
  */
 #include "module.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CF_DEFAULT_BUCKETSIZE 2
@@ -206,8 +208,8 @@ typedef struct cf_insert_opts {
     bool nx, nocreate, multi;
 } cf_insert_opts;
 
-static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, bool changed, RedisModuleString **items,
-                           int n, const cf_insert_opts *o);
+static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, bkr_value *v, bk_cuckoo *cf, bool changed,
+                           RedisModuleString **items, int n, const cf_insert_opts *o);
 
 static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
                             const cf_insert_opts *o)
@@ -229,13 +231,13 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     }
     bkr_cfwork w;
     bk_cuckoo *cf = bkr_cf_open(&w, key, v);
-    int rc = cf_insert_items(ctx, v, cf, changed, items, n, o);
+    int rc = cf_insert_items(ctx, name, v, cf, changed, items, n, o);
     bkr_cf_close(&w);
     return rc;
 }
 
-static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, bool changed, RedisModuleString **items,
-                           int n, const cf_insert_opts *o)
+static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, bkr_value *v, bk_cuckoo *cf, bool changed,
+                           RedisModuleString **items, int n, const cf_insert_opts *o)
 {
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
     if ((long long)bk_cuckoo_tables(cf) >= bkr_cfg.cf_max_expansions) {
@@ -257,6 +259,13 @@ static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, boo
     uint64_t copy_limit = bkr_cfg.cf_max_copies < 0 ? 0 : (uint64_t)bkr_cfg.cf_max_copies;
     bool default_limit = bkr_cfg.cf_max_copies < 0;
     uint64_t seed = bk_cuckoo_seed(cf);
+    /* A refused add can still have changed the filter: with every stash entry taken below its capacity,
+     * the add first gives the stashed fingerprints another walk (moving fingerprints, and the kick
+     * generator), and only then finds the table full. A replica must make the same attempt or drift
+     * from here on, so such a command is replicated too (the replica gets the same refusal). Any such
+     * change moves the kick generator (a walk that places every stashed fingerprint leaves the table
+     * not full), so its state tells whether an add changed anything. */
+    uint64_t kick0 = bk_cuckoo_kick_state(cf);
     for (int i = 0; i < n; i++) {
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
@@ -285,7 +294,13 @@ static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, boo
             if (bools) RedisModule_ReplyWithBool(ctx, s == BK_OK);
             else RedisModule_ReplyWithLongLong(ctx, s == BK_OK);
         } else if (!o->multi) {
-            if (changed) RedisModule_ReplicateVerbatim(ctx);
+            if (changed) {
+                RedisModule_ReplicateVerbatim(ctx);
+            } else if (bk_cuckoo_kick_state(cf) != kick0) {
+                /* the same attempt in the multi-item form, which answers a refusal without an error */
+                RedisModule_Replicate(ctx, o->nx ? "CF.INSERTNX" : "CF.INSERT", "sccs", name, "NOCREATE", "ITEMS",
+                                      items[i]);
+            }
             if (s == BK_EFULL) return cf_reply_full(ctx, cf, p, len);
             return bkr_reply_status(ctx, s);
         } else if (s == BK_ENOMEM) {
@@ -296,7 +311,7 @@ static int cf_insert_items(RedisModuleCtx *ctx, bkr_value *v, bk_cuckoo *cf, boo
             RedisModule_ReplyWithLongLong(ctx, -1);
         }
     }
-    if (changed) RedisModule_ReplicateVerbatim(ctx);
+    if (changed || bk_cuckoo_kick_state(cf) != kick0) RedisModule_ReplicateVerbatim(ctx);
     return REDISMODULE_OK;
 }
 
@@ -472,6 +487,37 @@ static int CF_LoadChunk_run(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     return bkr_loadchunk(ctx, key, st, v, iter, argv[3], BKR_CF);
 }
 
+/* ---- BK.CF.KICKSTATE key state ----
+ * Sets a CF key's kick generator state (docs/REDIS.md, "Kick state"): what an AOF rewrite emits after a
+ * key's CF.LOADCHUNK commands, since the saved form they carry does not hold it. */
+static int BK_CfKickState(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModule_AutoMemory(ctx);
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    size_t n;
+    const char *p = RedisModule_StringPtrLen(argv[2], &n);
+    char buf[24], *end;
+    if (n == 0 || n >= sizeof buf || p[0] < '0' || p[0] > '9')
+        return RedisModule_ReplyWithError(ctx, "ERR invalid kick state");
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    errno = 0;
+    unsigned long long state = strtoull(buf, &end, 10);
+    if (errno || *end || state == 0) return RedisModule_ReplyWithError(ctx, "ERR invalid kick state");
+    RedisModuleKey *key;
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
+    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
+    if (st == BKR_EMPTY) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    if (bkr_stage_of(v)) return bkr_reply_restoring(ctx);
+    bkr_cfwork w;
+    bk_status s = bk_cuckoo_set_kick_state(bkr_cf_open(&w, key, v), state);
+    bkr_cf_close(&w);
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 static const bkr_command cf_commands[] = {
     { "cf.reserve", CF_Reserve, "write deny-oom", -3, BKR_KEY_CREATE,
       "Creates an empty cuckoo filter with an initial capacity", "O(1)" },
@@ -495,6 +541,8 @@ static const bkr_command cf_commands[] = {
       "Begins or continues an incremental save of a cuckoo filter", "O(n)" },
     { "cf.loadchunk", CF_LoadChunk, "write deny-oom", 4, BKR_KEY_CREATE,
       "Restores a cuckoo filter saved by CF.SCANDUMP, one chunk at a time", "O(n)" },
+    { "bk.cf.kickstate", BK_CfKickState, "write fast", 3, BKR_KEY_WRITE,
+      "Sets a cuckoo filter's kick generator state (what an AOF rewrite emits after its chunks)", "O(1)" },
 };
 
 int bkr_cf_register(RedisModuleCtx *ctx)

@@ -6,10 +6,21 @@
  * load), so one encoding serves every path and a filter moves between Redis and the CLI unchanged.
  *
  * RDB encoding, version 1 (the module type's encver):
- *     unsigned  kind        0 = a filter, 1 = a LOADCHUNK restore in progress
+ *     unsigned  kind        0 = a filter, 1 = a LOADCHUNK restore in progress,
+ *                           2 = a cuckoo filter and its kick state
  *     unsigned  total       bytes of the saved form
  *     unsigned  received    (kind 1 only) bytes of it received so far, <= total
+ *     unsigned  kick state  (kind 2 only) the filter's kick generator's state, never 0
  *     strings   the bytes (total of them, or received), in pieces of at most BKR_RDB_PIECE
+ * Kind 2. A cuckoo filter's kick choices come from a generator state the saved form does not carry
+ * (bk_cuckoo_kick_state): a copy loaded without it would restart from the seed and, after the next
+ * kicks, place fingerprints differently from the filter that was saved. A replica after a full sync, a
+ * server restarted from RDB, a RESTOREd or MIGRATEd key would then drift from their origin (other
+ * bytes, another DEBUG DIGEST; a full filter without expansion could accept an add on one side and
+ * refuse it on the other). So every CF value holding a filter is saved as kind 2 (packed ones too:
+ * their header's state), and loading sets the state once the filter is built. Kind 0 CF values
+ * (written before kind 2 existed) still load, with the state restarting from the seed; a module that
+ * predates kind 2 refuses such a value (its "damaged value header" log line). BF values are kind 0.
  * Pieces keep a large filter from needing a second copy of itself in the saving (forked) process:
  * the saved form is streamed straight from the filter into the RDB. Loading appends pieces to a buffer
  * that grows with the data actually read (a damaged length cannot make it allocate more than the file
@@ -24,6 +35,7 @@
  */
 #include "module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define BKR_RDB_PIECE ((size_t)4 << 20)
@@ -405,8 +417,10 @@ void bkr_rdb_save(RedisModuleIO *io, void *value)
     bk_filter *h = bkr_handle(v);
     size_t total = 0;
     bk_filter_save_size(h, &total);
-    RedisModule_SaveUnsigned(io, 0);
+    const bk_cuckoo *cf = bk_filter_get(h, BK_TYPE_CUCKOO);
+    RedisModule_SaveUnsigned(io, cf ? 2 : 0);
     RedisModule_SaveUnsigned(io, total);
+    if (cf) RedisModule_SaveUnsigned(io, bk_cuckoo_kick_state(cf));
     stream_pieces(h, BKR_RDB_PIECE, rdb_emit, io);
     bkr_handle_done(v, h);
 }
@@ -457,14 +471,15 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
     }
     uint64_t kind = RedisModule_LoadUnsigned(io);
     uint64_t total = RedisModule_LoadUnsigned(io);
-    uint64_t want = total;
+    uint64_t want = total, kick = 0;
     if (!RedisModule_IsIOError(io) && kind == 1) want = RedisModule_LoadUnsigned(io);
-    if (RedisModule_IsIOError(io) || kind > 1 || total < BK_FILE_HEADER_SIZE || total > BKR_MAX_SAVED ||
-        want > total || (kind == 1 && want < BK_FILE_HEADER_SIZE)) {
+    if (!RedisModule_IsIOError(io) && kind == 2) kick = RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io) || kind > 2 || total < BK_FILE_HEADER_SIZE || total > BKR_MAX_SAVED ||
+        want > total || (kind == 1 && want < BK_FILE_HEADER_SIZE) || (kind == 2 && (kick == 0 || fam != BKR_CF))) {
         RedisModule_LogIOError(io, "warning", "bloomkit: damaged value header in RDB");
         return NULL;
     }
-    if (kind == 0) {
+    if (kind != 1) {
         /* A filter: decoded as its pieces are read, each piece freed once the filter has taken it. */
         rdb_src src = { .io = io, .left = want };
         bk_filter *f;
@@ -478,6 +493,10 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
         if (st == BK_OK && bkr_family_of(bk_filter_type(f)) != fam) {
             bk_filter_free(f);
             st = BK_ETYPE;
+        }
+        if (st == BK_OK && kind == 2) { /* before the value is made: packing copies the state */
+            st = bk_cuckoo_set_kick_state(bk_filter_get(f, BK_TYPE_CUCKOO), kick);
+            if (st != BK_OK) bk_filter_free(f);
         }
         if (st != BK_OK) {
             if (src.bad)
@@ -518,7 +537,8 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
 void *bkr_rdb_load_bf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_BF); }
 void *bkr_rdb_load_cf(RedisModuleIO *io, int encver) { return rdb_load(io, encver, BKR_CF); }
 
-/* ---- AOF rewrite: the chunk protocol, as LOADCHUNK commands ---- */
+/* ---- AOF rewrite: the chunk protocol, as LOADCHUNK commands ----
+ * A cuckoo filter's chunks are followed by BK.CF.KICKSTATE with its kick state (see "Kind 2" above). */
 
 typedef struct aof_ctx {
     RedisModuleIO *aof;
@@ -543,6 +563,12 @@ static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, bkr_value *v
     else {
         bk_filter *h = bkr_handle(v);
         stream_pieces(h, BKR_CHUNK_MAX, aof_emit, &a);
+        const bk_cuckoo *cf = bk_filter_get(h, BK_TYPE_CUCKOO);
+        if (cf) {
+            char state[24];
+            snprintf(state, sizeof state, "%llu", (unsigned long long)bk_cuckoo_kick_state(cf));
+            RedisModule_EmitAOF(aof, "BK.CF.KICKSTATE", "sc", key, state);
+        }
         bkr_handle_done(v, h);
     }
 }
@@ -574,6 +600,9 @@ void bkr_digest(RedisModuleDigest *md, void *value)
         RedisModule_DigestAddLongLong(md, 0);
         bk_filter *h = bkr_handle(v);
         stream_pieces(h, (size_t)1 << 20, digest_emit, md);
+        /* a cuckoo filter's kick state, which decides its future bytes (see "Kind 2" above) */
+        const bk_cuckoo *cf = bk_filter_get(h, BK_TYPE_CUCKOO);
+        if (cf) RedisModule_DigestAddLongLong(md, (long long)bk_cuckoo_kick_state(cf));
         bkr_handle_done(v, h);
     }
     RedisModule_DigestEndSequence(md);

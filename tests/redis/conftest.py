@@ -146,6 +146,16 @@ class Server:
             self.extra = list(extra)
         self.start()
 
+    def replicate(self, port, timeout=60):
+        """REPLICAOF 127.0.0.1 port, then wait until the link to that master is up (the full sync done)."""
+        c = self.client()
+        c.execute_command("REPLICAOF", "127.0.0.1", port)
+        deadline = time.time() + timeout
+        while c.info("replication").get("master_link_status") != "up":
+            if time.time() > deadline:
+                raise AssertionError(f"replica did not connect to port {port} in {timeout} s:\n{self.log_tail()}")
+            time.sleep(0.05)
+
     def cli(self, *args, resp3=False, check=True, stdin=None):
         """Run redis-cli against this server; returns its stdout (text, raw mode when not a tty)."""
         cmd = [REDIS_CLI, "-p", str(self.port)] + (["-3"] if resp3 else []) + [str(a) for a in args]

@@ -157,6 +157,8 @@ def test_cli_every_command(server):
         ("BK.INFO nokey", ["(error) ERR not found"]),
         ("BK.EXPORT nokey", ["(error) ERR not found"]),
         ("BK.IMPORT i garbage", ["(error) ERR invalid payload: *"]),
+        ("BK.CF.KICKSTATE c 12345", ["OK"]),
+        ("BK.CF.KICKSTATE c 0", ["(error) ERR invalid kick state"]),
     ]
     out = server.cli("--no-raw", stdin=("\n".join(c for c, _ in script) + "\n").encode())
     got = [l.strip() for l in out.splitlines() if l.strip()]

@@ -41,8 +41,9 @@ def populate(c):
     return items
 
 
-def answers(c, items):
-    """Every answer the data set gives: membership of all items and as many absent ones, INFO, digests."""
+def answers(c, items, digests=True):
+    """Every answer the data set gives: membership of all items and as many absent ones, INFO, digests
+    (a CF key's digest includes its kick state, which the saved form -- SCANDUMP -- does not carry)."""
     out = {}
     p = c.pipeline(transaction=False)
     for key, its in items.items():
@@ -56,10 +57,12 @@ def answers(c, items):
                 p.execute_command("CF.COUNT", key, it)
         else:
             p.execute_command("BF.INFO", key)
-        p.execute_command("DEBUG", "DIGEST-VALUE", key)
+        if digests:
+            p.execute_command("DEBUG", "DIGEST-VALUE", key)
     for i in range(1000):
         p.execute_command("BF.MEXISTS" if i % 2 else "CF.MEXISTS", f"small:{i}", f"s{i}a", f"s{i}b", f"s{i}c")
-    p.execute_command("DEBUG", "DIGEST")
+    if digests:
+        p.execute_command("DEBUG", "DIGEST")
     p.execute_command("DBSIZE")
     res = p.execute()
     return res
@@ -124,6 +127,7 @@ def test_restart_from_rewritten_aof(servers):
     with open(os.path.join(aofdir, base[0]), "rb") as f:
         text = f.read()
     assert b"BF.LOADCHUNK" in text and b"CF.LOADCHUNK" in text
+    assert b"BK.CF.KICKSTATE" in text  # each CF key's kick state: the digests below include it
     s.restart(save=False, extra=extra)
     c = s.client()
     assert answers(c, items) == before
@@ -156,7 +160,8 @@ def test_scandump_loadchunk_to_another_server(servers):
         fam = "BF" if i % 2 else "CF"
         for it, data in dump_chunks(ca, fam, key):
             cb.execute_command(f"{fam}.LOADCHUNK", key, it, data)
-    assert answers(ca, items) == answers(cb, items)
+    # the same answers; the digests differ where a CF key kicked (its kick state is not in the chunks)
+    assert answers(ca, items, digests=False) == answers(cb, items, digests=False)
 
 
 def test_redis_py_scandump_loop(servers):
@@ -373,13 +378,7 @@ def test_replication(servers):
     cm, cs = m.client(), s.client()
     cm.bf().create("before", 0.01, 100)
     cm.bf().madd("before", *[f"b{i}" for i in range(1000)])
-    cs.replicaof("127.0.0.1", m.port)
-    for _ in range(300):
-        if cs.info("replication").get("master_link_status") == "up":
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("replica did not connect")
+    s.replicate(m.port)
     # later changes: every write command, including the ones that create keys implicitly or fail half-way
     cm.bf().madd("before", *[f"c{i}" for i in range(500)])
     cm.bf().insert("ins", ["a", "b"], capacity=10, noScale=True)
