@@ -21,6 +21,7 @@
  * their header's state), and loading sets the state once the filter is built. Kind 0 CF values
  * (written before kind 2 existed) still load, with the state restarting from the seed; a module that
  * predates kind 2 refuses such a value (its "damaged value header" log line). BF values are kind 0.
+ * (The AOF rewrite carries the state as BK.CF.KICKSTATE after the key's chunks; the digest includes it.)
  * Pieces keep a large filter from needing a second copy of itself in the saving (forked) process:
  * the saved form is streamed straight from the filter into the RDB. Loading appends pieces to a buffer
  * that grows with the data actually read (a damaged length cannot make it allocate more than the file
@@ -475,7 +476,8 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
     if (!RedisModule_IsIOError(io) && kind == 1) want = RedisModule_LoadUnsigned(io);
     if (!RedisModule_IsIOError(io) && kind == 2) kick = RedisModule_LoadUnsigned(io);
     if (RedisModule_IsIOError(io) || kind > 2 || total < BK_FILE_HEADER_SIZE || total > BKR_MAX_SAVED ||
-        want > total || (kind == 1 && want < BK_FILE_HEADER_SIZE) || (kind == 2 && (kick == 0 || fam != BKR_CF))) {
+        want > total || (kind == 1 && want < BK_FILE_HEADER_SIZE) ||
+        (kind == 2 && (kick == 0 || fam != BKR_CF))) {
         RedisModule_LogIOError(io, "warning", "bloomkit: damaged value header in RDB");
         return NULL;
     }
