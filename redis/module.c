@@ -275,6 +275,19 @@ int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n)
 
 /* ---- module arguments: ERROR_RATE e, INITIAL_SIZE n, CF_MAX_EXPANSIONS n (as RedisBloom 2.4) ---- */
 
+/* A module argument of two words: *second = whether it is the second (the first: false); false, with
+ * the message logged, for any other word. */
+static bool arg_choice(RedisModuleCtx *ctx, const char *name, RedisModuleString *v, const char *first,
+                       const char *second_word, bool *second)
+{
+    if (bkr_arg_is(v, first) || bkr_arg_is(v, second_word)) {
+        *second = bkr_arg_is(v, second_word);
+        return true;
+    }
+    RedisModule_Log(ctx, "warning", "bloomkit: %s must be %s or %s", name, first, second_word);
+    return false;
+}
+
 static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
 {
     /* Empty arguments are no arguments: `--loadmodule bloomkit.so ""` (what some service files and
@@ -340,23 +353,10 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
             }
             bkr_cfg.bf_tightening = d;
         } else if (bkr_arg_is(argv[i], "BF_SUBFILTERS")) {
-            if (bkr_arg_is(argv[i + 1], "blocked")) {
-                bkr_cfg.bf_classic = false;
-            } else if (bkr_arg_is(argv[i + 1], "classic")) {
-                bkr_cfg.bf_classic = true;
-            } else {
-                RedisModule_Log(ctx, "warning", "bloomkit: BF_SUBFILTERS must be blocked or classic");
+            if (!arg_choice(ctx, "BF_SUBFILTERS", argv[i + 1], "blocked", "classic", &bkr_cfg.bf_classic))
                 return REDISMODULE_ERR;
-            }
         } else if (bkr_arg_is(argv[i], "CF_PACKED")) {
-            if (bkr_arg_is(argv[i + 1], "yes")) {
-                bkr_cfg.cf_unpacked = false;
-            } else if (bkr_arg_is(argv[i + 1], "no")) {
-                bkr_cfg.cf_unpacked = true;
-            } else {
-                RedisModule_Log(ctx, "warning", "bloomkit: CF_PACKED must be yes or no");
-                return REDISMODULE_ERR;
-            }
+            if (!arg_choice(ctx, "CF_PACKED", argv[i + 1], "yes", "no", &bkr_cfg.cf_unpacked)) return REDISMODULE_ERR;
         } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
             long long v;
             if (!bkr_arg_ll(argv[i + 1], &v) || (v != 8 && v != 12 && v != 16)) {

@@ -321,7 +321,7 @@ def test_module_arguments(servers):
     # a bad argument makes the module (and the server) refuse to start
     for bad in (["ERROR_RATE", "2"], ["INITIAL_SIZE", "0"], ["CF_MAX_EXPANSIONS", "0"], ["BOGUS", "1"],
                 ["ERROR_RATE"], ["CF_FINGERPRINT_BITS", "9"], ["BF_TIGHTENING_RATIO", "1"],
-                ["BF_SUBFILTERS", "fast"]):
+                ["BF_SUBFILTERS", "fast"], ["CF_PACKED", "maybe"]):
         b = servers(module_args=bad, start=False)
         b.expected_exit = True
         assert b.start(expect_fail=True) is False, bad
