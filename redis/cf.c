@@ -19,6 +19,12 @@
 
 /* ---- packed values (module.h, BKR_CF_PACKED) ---- */
 
+/* Bytes the allocator holds for a packed array of len bytes. */
+static size_t packed_heap(void *words, size_t len)
+{
+    return RedisModule_MallocSize ? RedisModule_MallocSize(words) : len;
+}
+
 bkr_value *bkr_cf_pack_value(bk_cuckoo *cf)
 {
     size_t len = bkr_cfg.cf_unpacked ? 0 : bk_cuckoo_packed_size(cf);
@@ -29,7 +35,7 @@ bkr_value *bkr_cf_pack_value(bk_cuckoo *cf)
     bk_cuckoo_free(cf);
     pv->v.obj = words;
     pv->v.type = BKR_CF_PACKED;
-    pv->v.heap = RedisModule_MallocSize ? RedisModule_MallocSize(words) : len;
+    pv->v.heap = packed_heap(words, len);
     return &pv->v;
 }
 
@@ -63,9 +69,8 @@ void bkr_cf_close(bkr_cfwork *w)
         /* An ordinary filter that fits the packed form again (removes emptied its stash, a CF.DEL
          * brought it back under the limits) packs, so that a key's form follows its state alone (and
          * DEBUG RELOAD, which packs what fits, changes nothing). */
-        if (!w->key || bkr_cfg.cf_unpacked || v->type != BK_TYPE_CUCKOO || bk_cuckoo_packed_size(v->obj) == 0)
-            return;
-        bkr_value *pv = bkr_cf_pack_value(v->obj);
+        if (!w->key || v->type != BK_TYPE_CUCKOO) return;
+        bkr_value *pv = bkr_cf_pack_value(v->obj); /* NULL when it does not fit, or with CF_PACKED no */
         if (pv) cf_replace(w, pv);
         return;
     }
@@ -78,7 +83,7 @@ void bkr_cf_close(bkr_cfwork *w)
         return;
     }
     if (!full) {
-        v->heap = RedisModule_MallocSize ? RedisModule_MallocSize(v->obj) : bk_cuckoo_packed_array_size(&pv->hdr);
+        v->heap = packed_heap(v->obj, bk_cuckoo_packed_array_size(&pv->hdr));
         return;
     }
     /* The ordinary filter holds what the library allocated since the view opened (tables it grew, the

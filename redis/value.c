@@ -98,13 +98,8 @@ bkr_value *bkr_value_wrap(bk_type type, void *typed, size_t heap0)
 bk_filter *bkr_handle(const bkr_value *v)
 {
     bk_filter *h;
-    if (v->type == BKR_CF_PACKED) { /* an ordinary copy, freed by bkr_handle_done */
-        bk_cuckoo *cf;
-        if (bkr_cf_unpack(v, &cf) != BK_OK) return NULL;
-        if (bk_filter_wrap(BK_TYPE_CUCKOO, cf, &h) == BK_OK) return h;
-        bk_cuckoo_free(cf);
-        return NULL;
-    }
+    if (v->type == BKR_CF_PACKED) /* an ordinary copy, freed by bkr_handle_done */
+        return bkr_clone_filter(v, &h) == BK_OK ? h : NULL;
     if (!bkr_bare(v->type)) return v->obj;
     return bk_filter_wrap(v->type, v->obj, &h) == BK_OK ? h : NULL;
 }

@@ -62,6 +62,15 @@ static uint64_t wall_clock_ms(void *ctx)
 static const uint32_t SALT[8] = { BK_BLOCKED__SALTS };
 
 BK_INLINE uint64_t bucket_index(const bk_aging *f, uint64_t h) { return bk__range64(h, f->blocks); }
+/* The bucket of hash h in a ring of 4 generations (16 words a bucket), both its lines prefetched: what the
+ * batch loops of 4-generation rings compute for the key BK_AGING_QUERY_PF ahead. */
+BK_INLINE uint64_t bucket4_prefetch(const uint64_t *words, uint64_t blocks, uint64_t h)
+{
+    uint64_t b = bk__range64(h, blocks);
+    BK_PREFETCH(words + b * 16);
+    BK_PREFETCH(words + b * 16 + 8);
+    return b;
+}
 
 /* A set of slots as the set of their blocks in a bucket of rotation r: a rotation left by r within g
  * bits (every slot, the count window's case, is every block). */
@@ -520,16 +529,11 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         const uint64_t *at_[BK_AGING_RING];                                                           \
         size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0, i = 0;              \
         for (size_t j = 0; j < pre_; j++) {                                                           \
-            const uint64_t *p_ = words + bk__range64(hs[j], blocks) * 16;                             \
-            BK_PREFETCH(p_);                                                                          \
-            BK_PREFETCH(p_ + 8);                                                                      \
-            at_[j] = p_;                                                                              \
+            at_[j] = words + bucket4_prefetch(words, blocks, hs[j]) * 16;                             \
         }                                                                                             \
         for (; i + BK_AGING_QUERY_PF < n; i++) {                                                      \
-            const uint64_t *p_ = words + bk__range64(hs[i + BK_AGING_QUERY_PF], blocks) * 16;         \
-            BK_PREFETCH(p_);                                                                          \
-            BK_PREFETCH(p_ + 8);                                                                      \
-            at_[(i + BK_AGING_QUERY_PF) % BK_AGING_RING] = p_;                                        \
+            uint64_t b_ = bucket4_prefetch(words, blocks, hs[i + BK_AGING_QUERY_PF]);                 \
+            at_[(i + BK_AGING_QUERY_PF) % BK_AGING_RING] = words + b_ * 16;                           \
             bool r_ = FOUND_ANY4(at_[i % BK_AGING_RING], hs[i]);                                      \
             if (res) res[i] = r_;                                                                     \
             present += r_;                                                                            \
@@ -599,11 +603,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
         uint8_t rot_[BK_AGING_RING];                                                                  \
         size_t pre_ = n < BK_AGING_QUERY_PF ? n : BK_AGING_QUERY_PF, present = 0;                     \
         for (size_t j = 0; j < pre_; j++) {                                                           \
-            uint64_t bj_ = bk__range64(hs[j], blocks);                                                \
-            uint64_t *p_ = words + bj_ * 16;                                                          \
-            BK_PREFETCH(p_);                                                                          \
-            BK_PREFETCH(p_ + 8);                                                                      \
-            at_[j] = p_;                                                                              \
+            uint64_t bj_ = bucket4_prefetch(words, blocks, hs[j]);                                    \
+            at_[j] = words + bj_ * 16;                                                                \
             rot_[j] = (uint8_t)NAME##_rot(bj_, 4);                                                    \
         }                                                                                             \
         for (size_t i = 0; i < n;) {                                                                  \
@@ -612,11 +613,8 @@ bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx)
             for (; i < end_; i++) {                                                                   \
                 if (i + BK_AGING_QUERY_PF < n) {                                                      \
                     size_t k_ = (i + BK_AGING_QUERY_PF) % BK_AGING_RING;                              \
-                    uint64_t bj_ = bk__range64(hs[i + BK_AGING_QUERY_PF], blocks);                    \
-                    uint64_t *p_ = words + bj_ * 16;                                                  \
-                    BK_PREFETCH(p_);                                                                  \
-                    BK_PREFETCH(p_ + 8);                                                              \
-                    at_[k_] = p_;                                                                     \
+                    uint64_t bj_ = bucket4_prefetch(words, blocks, hs[i + BK_AGING_QUERY_PF]);        \
+                    at_[k_] = words + bj_ * 16;                                                       \
                     rot_[k_] = (uint8_t)NAME##_rot(bj_, 4);                                           \
                 }                                                                                     \
                 uint64_t *b_ = at_[i % BK_AGING_RING];                                                \
