@@ -243,10 +243,16 @@ BK_INLINE uint64_t read64(const uint64_t *w, uint64_t pos, bool atomic)
 /* Whether any lane of x1 or x2 (one group each) is zero: (x - lo) & ~x flags the lowest zero lane of
  * x exactly and never flags a lane when none is zero (a borrow only starts at a zero lane); lanes
  * above it may be flagged wrongly, which does not matter for "any". Three operations per group
- * against five for the exact form below. */
+ * against five for the exact form below. Given nlo = -lo: x + nlo is one lea where x - lo takes a copy
+ * and a subtract (the one-key query keeps nlo opaque to the compiler so that it is not folded back). */
+BK_INLINE bool any_zero_lane_neg(uint64_t nlo, uint64_t hi, uint64_t x1, uint64_t x2)
+{
+    return (((x1 + nlo) & ~x1) | ((x2 + nlo) & ~x2)) & hi;
+}
+/* any_zero_lane_neg given lo. */
 BK_INLINE bool any_zero_lane(uint64_t lo, uint64_t hi, uint64_t x1, uint64_t x2)
 {
-    return (((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi;
+    return any_zero_lane_neg(0 - lo, hi, x1, x2);
 }
 
 /* Lanes of x (one group, lanes given by hi and low) equal to zero: the top bit of each such lane set,

@@ -88,7 +88,7 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
     uint64_t pat = fp * lo;
     uint64_t x1 = read_bucket(T->words, i1, bb) ^ pat;
     uint64_t x2 = read_bucket(T->words, i2, bb) ^ pat;
-    return (((x1 + nlo) & ~x1) | ((x2 + nlo) & ~x2)) & hi; /* any_zero_lane */
+    return any_zero_lane_neg(nlo, hi, x1, x2);
 }
 
 static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0); }
