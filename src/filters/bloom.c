@@ -369,27 +369,29 @@ BK_T_GATHER BK_INLINE bool query_gather_body(const uint64_t *w, uint64_t m, uint
     __m512i hv = _mm512_set1_epi64((long long)h), yv = _mm512_set1_epi64((long long)bk__remix(h));
     return query_gather_lanes(w, m, k, hv, yv);
 }
-/* k = 5 .. 8: probes 0 .. 3 with one 256-bit gather and probes 4 .. k - 1 with scalar loads whose
- * indices come out of the same vector, the words put back in the vector for the one rotate and test.
- * The same positions, words and answer as one 512-bit gather, a few percent faster per call on Zen 5
- * for k = 7 (bench/README.md, "Classic query: a split gather"): the loads of one call are spread
- * between the gather and the scalar load path instead of all queuing behind one gather. */
+/* k = 5 .. 8: the k positions from the vector as above, but the words read with k scalar loads
+ * (their indices taken out of the vector) and put back in one vector for the one rotate and test.
+ * The same positions, words and answer as the gather, a few percent faster per call on Zen 5 at
+ * k = 7 (bench/README.md, "Classic query: scalar loads instead of the gather"): the gather is
+ * microcoded, and the next call's loads queue behind it; plain loads issue as their indices come. */
 BK_T_GATHER BK_INLINE uint64_t probe_word(const uint64_t *w, __m128i idx, int lane)
 {
     return __atomic_load_n(&w[lane ? _mm_extract_epi64(idx, 1) : _mm_cvtsi128_si64(idx)], __ATOMIC_RELAXED);
 }
-BK_T_GATHER BK_INLINE bool query_split_body(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h)
+BK_T_GATHER BK_INLINE bool query_loads_body(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h)
 {
     __m512i hv = _mm512_set1_epi64((long long)h), yv = _mm512_set1_epi64((long long)bk__remix(h));
     __m512i bit = probe_bits_hi(hv, yv, _mm512_set1_epi64((long long)m), 0); /* bit << 32 */
     __m512i idx = _mm512_srli_epi64(bit, 38);
-    __m256i lo4 = _mm256_i64gather_epi64((const long long *)w, _mm512_castsi512_si256(idx), 8);
+    __m128i i01 = _mm512_castsi512_si128(idx), i23 = _mm512_extracti64x2_epi64(idx, 1);
     __m128i i45 = _mm512_extracti64x2_epi64(idx, 2), i67 = _mm512_extracti64x2_epi64(idx, 3);
-    uint64_t w4 = probe_word(w, i45, 0); /* lanes past k repeat probe 4's word: the test skips them */
-    uint64_t w5 = k > 5 ? probe_word(w, i45, 1) : w4, w6 = k > 6 ? probe_word(w, i67, 0) : w4;
-    uint64_t w7 = k > 7 ? probe_word(w, i67, 1) : w4;
-    __m256i hi4 = _mm256_set_epi64x((long long)w7, (long long)w6, (long long)w5, (long long)w4);
-    __m512i word = _mm512_inserti64x4(_mm512_castsi256_si512(lo4), hi4, 1);
+    uint64_t w0 = probe_word(w, i01, 0), w1 = probe_word(w, i01, 1), w2 = probe_word(w, i23, 0);
+    uint64_t w3 = probe_word(w, i23, 1), w4 = probe_word(w, i45, 0);
+    /* lanes past k repeat probe 0's word: the test skips them */
+    uint64_t w5 = k > 5 ? probe_word(w, i45, 1) : w0, w6 = k > 6 ? probe_word(w, i67, 0) : w0;
+    uint64_t w7 = k > 7 ? probe_word(w, i67, 1) : w0;
+    __m512i word = _mm512_set_epi64((long long)w7, (long long)w6, (long long)w5, (long long)w4,
+                                    (long long)w3, (long long)w2, (long long)w1, (long long)w0);
     word = _mm512_rorv_epi64(word, _mm512_srli_epi64(bit, 32));
     const __mmask8 lanes = (__mmask8)(k >= 8 ? 0xff : (1u << k) - 1);
     return bk__mask8_zero(_mm512_mask_testn_epi64_mask(lanes, word, _mm512_load_si512(probe_one)));
@@ -401,8 +403,8 @@ BK_T_GATHER BK_INLINE bool query_split_body(const uint64_t *w, uint64_t m, uint3
         return BODY(w, m, K, h);                                                                           \
     }
 BK_BLOOM_QG(1, query_gather_body) BK_BLOOM_QG(2, query_gather_body) BK_BLOOM_QG(3, query_gather_body)
-BK_BLOOM_QG(4, query_gather_body) BK_BLOOM_QG(5, query_split_body) BK_BLOOM_QG(6, query_split_body)
-BK_BLOOM_QG(7, query_split_body) BK_BLOOM_QG(8, query_split_body) BK_BLOOM_QG(9, query_gather_body)
+BK_BLOOM_QG(4, query_gather_body) BK_BLOOM_QG(5, query_loads_body) BK_BLOOM_QG(6, query_loads_body)
+BK_BLOOM_QG(7, query_loads_body) BK_BLOOM_QG(8, query_loads_body) BK_BLOOM_QG(9, query_gather_body)
 BK_BLOOM_QG(10, query_gather_body) BK_BLOOM_QG(11, query_gather_body) BK_BLOOM_QG(12, query_gather_body)
 BK_BLOOM_QG(13, query_gather_body) BK_BLOOM_QG(14, query_gather_body) BK_BLOOM_QG(15, query_gather_body)
 BK_BLOOM_QG(16, query_gather_body)
