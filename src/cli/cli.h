@@ -219,16 +219,17 @@ typedef bool (*cli_hash_fn)(void *ctx, unsigned worker, unsigned slot, const uin
 #define CLI_READ_MAX_THREADS 4
 #define CLI_READ_SLOTS 2 /* runs a worker may have hashed ahead of the sink */
 /* Hashes every key of the inputs (seed). Each run of hashes goes first to work, on the thread that
- * hashed it (workers call it at the same time, each with its own index), then to sink in input order,
- * from one thread at a time but not always the worker's own (the sink needs no lock, and may call
- * cli_reader_bytes_done); both get the same run and slot, and between the two calls the slot belongs
+ * hashed it (workers call it at the same time, each with its own index), then to sink, from one
+ * thread at a time (the sink needs no lock, and may call cli_reader_bytes_done): with in_order, in
+ * input order and not always on the worker's own thread; without it, in any order, each run on the
+ * thread that hashed it; both get the same run and slot, and between the two calls the slot belongs
  * to that run (state the work call keeps for the sink goes by slot). When the reader was opened
  * with hash_all for inputs the read-ahead thread would read (regular files), `threads` workers (the
  * caller's thread among them, at most CLI_READ_MAX_THREADS) each read, split and hash whole blocks;
  * otherwise the caller's thread does it all, as worker 0. 0 at the end of the inputs, -1 on error
  * (message printed) or when a callback said stop. */
-int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_fn work, cli_hash_fn sink,
-                        void *ctx);
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, bool in_order, cli_hash_fn work,
+                        cli_hash_fn sink, void *ctx);
 /* The longest key accepted (the read buffer grows to hold it). */
 #define CLI_MAX_KEY ((size_t)1 << 30)
 

@@ -23,6 +23,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -91,9 +92,12 @@ static const cli_opt opts[] = {
 
 /* ---- the fill of classic and blocked filters on several threads ----
  *
- * Two ways, both without atomics and both giving exactly the bits of a single-threaded fill:
+ * Two ways, both without atomics on the filter and both giving exactly the bits of a single-threaded
+ * fill:
  * - classic filters, when the copies fit (FILL_COPY_MAX): each thread fills its own empty copy of the
- *   filter from its share of the hashes, and the copies are OR-ed into the filter (a union);
+ *   filter from the spool runs it claims (FILL_CLAIM at a time, from one atomic counter, so a thread
+ *   that is descheduled leaves its share to the others), and the copies are OR-ed into the filter (a
+ *   union);
  * - otherwise, and for blocked filters: the bit array is cut into one range per thread (whole cache
  *   lines); every thread reads all the hashes and sets only the bits in its own range (the library's
  *   *_add_hashes_part), so no two threads write the same memory. Each thread computes every probe;
@@ -108,24 +112,45 @@ typedef struct fill_job {
     cli_progress *prog;     /* the caller's thread shows the progress */
     size_t scale;           /* its share of the hashes is about 1 / scale of them */
     cli_spool *sp;
+    atomic_size_t *next;    /* copies: the runs are claimed FILL_CLAIM at a time from here, so a thread
+                               that loses its core for a while leaves its runs to the others */
     bool failed;            /* a run could not be read from the spool's file (message printed) */
 } fill_job;
+
+#define FILL_CLAIM 16
+
+static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
+{
+    const uint64_t *h = cli_spool_run_hashes(j->sp, run, buf);
+    if (!h) return false;
+    if (j->bloom)
+        bk_bloom_add_hashes_part(j->bloom, h, run->n, j->part, j->nparts);
+    else
+        bk_blocked_add_hashes_part(j->blocked, h, run->n, j->part, j->nparts);
+    return true;
+}
 
 static void *fill_part(void *arg)
 {
     fill_job *j = arg;
     uint64_t buf[CLI_SPOOL_RUN_MAX];
     size_t done = 0;
+    if (j->next) { /* claimed in groups: the copies take any run */
+        for (size_t a; !j->failed && (a = atomic_fetch_add(j->next, FILL_CLAIM)) < j->nruns;) {
+            size_t b = a + FILL_CLAIM < j->nruns ? a + FILL_CLAIM : j->nruns;
+            for (size_t i = a; i < b && !j->failed; i++) {
+                j->failed = !fill_run(j, &j->runs[i], buf);
+                done += j->runs[i].n;
+            }
+            if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < j->nruns; i++) {
-        const uint64_t *h = cli_spool_run_hashes(j->sp, &j->runs[i], buf);
-        if (!h) {
+        if (!fill_run(j, &j->runs[i], buf)) {
             j->failed = true;
             break;
         }
-        if (j->bloom)
-            bk_bloom_add_hashes_part(j->bloom, h, j->runs[i].n, j->part, j->nparts);
-        else
-            bk_blocked_add_hashes_part(j->blocked, h, j->runs[i].n, j->part, j->nparts);
         done += j->runs[i].n;
         if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
     }
@@ -206,8 +231,11 @@ static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
     return true;
 }
 
-/* Pass 1 with up to `threads` workers; false on error (message printed). */
-static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads)
+/* Pass 1 with up to `threads` workers; false on error (message printed). The spool's runs keep input
+ * order only when in_order (the fuse filter's construction depends on it); the other types read the
+ * spool back by partition and set bits, or sort each partition, so their filter does not depend on
+ * the order the blocks were sunk in. */
+static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads, bool in_order)
 {
     if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
     bool ok = true;
@@ -219,7 +247,7 @@ static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads)
             cli_hll_init(p->hll[i]);
         }
     }
-    ok = ok && cli_reader_hash_all(p->r, seed, threads, pass1_work, pass1_sink, p) == 0;
+    ok = ok && cli_reader_hash_all(p->r, seed, threads, in_order, pass1_work, pass1_sink, p) == 0;
     for (unsigned i = 1; i < CLI_READ_MAX_THREADS; i++) {
         if (p->hll[i]) cli_hll_merge(p->hll[0], p->hll[i]);
         free(p->hll[i]);
@@ -275,18 +303,18 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
         copies = (copy_f[p] = make_empty(how)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
+    atomic_size_t next;
+    atomic_init(&next, 0);
     if (copies) {
         copy[0] = bloom;
-        for (unsigned p = 0; p < nparts; p++) {
-            size_t a = nruns * p / nparts, b = nruns * (p + 1) / nparts;
-            job[p] = (fill_job){ copy[p], NULL, runs + a, b - a, 0, 1, p == 0 ? prog : NULL, nparts, sp, false };
-        }
+        for (unsigned p = 0; p < nparts; p++)
+            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
         run_jobs(job, nparts);
         for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
     } else {
         for (unsigned p = 0; p < nparts; p++)
             job[p] = (fill_job){ bloom, bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p, nparts,
-                                 p == 0 ? prog : NULL, 1, sp, false };
+                                 p == 0 ? prog : NULL, 1, sp, NULL, false };
         run_jobs(job, nparts);
     }
     bool ok = true;
@@ -380,7 +408,7 @@ static int run(int argc, char **argv)
     p1.sp = sp;
     p1.r = r;
     p1.prog = &prog;
-    bool read_ok = run_pass1(&p1, to.seed, build_threads(0));
+    bool read_ok = run_pass1(&p1, to.seed, build_threads(0), t->build_static != NULL);
     cli_progress_end(&prog);
     if (!read_ok) goto out;
     const double t_read = cli_now();

@@ -25,7 +25,12 @@
  * time, from one thread at a time: whichever worker posts the block whose turn it is (or finds it
  * posted when it posts its own) sinks it and every ready block after it, while the others go on to
  * new blocks. A worker has PH_SLOTS hash buffers, so it waits only when all of them hold blocks still
- * waiting for an earlier one (a slow page fault in another worker's block). The reading (the
+ * waiting for an earlier one (a slow page fault in another worker's block). When the caller does not need input
+ * order (every type but the fuse filter: their spool is read back by partition, and bits or sorted
+ * partitions do not depend on the order the hashes came in), each worker sinks its own block as soon
+ * as it is hashed, one worker at a time, and never waits for another: with input order, a worker that
+ * lost its core for a while (a busy machine) stalled the other after PH_SLOTS blocks (measured: one
+ * worker waiting 0.06-0.15 s of a 0.2-0.3 s read). The reading (the
  * kernel's copy), the splitting and the hashing are divided between the threads instead of
  * pipelined, so neither thread waits for the other. The sizes are taken when an input's first block
  * is claimed: a file that grows meanwhile is read up to that size, one that shrinks is an error
@@ -55,6 +60,8 @@ typedef struct ph {
     bool sized;
     uint64_t turn;     /* the block whose hashes go to the sink next */
     bool sinking;      /* a worker is sinking blocks */
+    bool any_order;    /* each worker sinks its own blocks (under sink_mu), in whatever order */
+    pthread_mutex_t sink_mu;
     ph_slot *ready[PH_RING]; /* ready[seq % PH_RING]: the slot of a hashed block waiting for its turn */
     bool failed;
 } ph;
@@ -280,6 +287,17 @@ static void *ph_main(void *arg)
             break;
         }
         sl->len = len;
+        if (p->any_order) {
+            pthread_mutex_lock(&p->sink_mu);
+            p->r->bytes_done += len;
+            ok = !sl->n || p->sink(p->ctx, w->index, sl->id, sl->h, sl->n);
+            pthread_mutex_unlock(&p->sink_mu);
+            if (!ok) {
+                ph_fail(p);
+                break;
+            }
+            continue;
+        }
         pthread_mutex_lock(&p->mu);
         sl->busy = true;
         p->ready[seq % PH_RING] = sl;
@@ -293,8 +311,8 @@ static void *ph_main(void *arg)
     return NULL;
 }
 
-int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash_fn work, cli_hash_fn sink,
-                        void *ctx)
+int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, bool in_order, cli_hash_fn work,
+                        cli_hash_fn sink, void *ctx)
 {
     if (!r->parallel) { /* one batch at a time, on the caller's thread */
         uint64_t h[CLI_BATCH];
@@ -315,6 +333,7 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
     p.work = work;
     p.sink = sink;
     p.ctx = ctx;
+    p.any_order = !in_order;
     ph_worker w[CLI_READ_MAX_THREADS];
     pthread_t tid[CLI_READ_MAX_THREADS];
     bool started[CLI_READ_MAX_THREADS] = { false };
@@ -333,12 +352,14 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, cli_hash
     }
     if (ok) {
         pthread_mutex_init(&p.mu, NULL);
+        pthread_mutex_init(&p.sink_mu, NULL);
         pthread_cond_init(&p.cv, NULL);
         for (unsigned i = 1; i < threads; i++) started[i] = pthread_create(&tid[i], NULL, ph_main, &w[i]) == 0;
         ph_main(&w[0]); /* a worker that could not start leaves its blocks to the others */
         for (unsigned i = 1; i < threads; i++)
             if (started[i]) pthread_join(tid[i], NULL);
         pthread_mutex_destroy(&p.mu);
+        pthread_mutex_destroy(&p.sink_mu);
         pthread_cond_destroy(&p.cv);
     } else {
         cli_err("out of memory");
