@@ -309,9 +309,9 @@ static const bk__bloom_query query_bmi2_k[13] = {
 
 #ifdef BK_BLOOM_BMI2
 /* The standard query with AVX-512 (F and DQ), for m < 2^32 and k <= 16: all k positions in one or
- * two vectors and the k words in one or two gathers, about half the instructions of the unrolled
- * BMI2 loop (k = 7: 36 against 68), so more calls overlap their misses when the words come from L2
- * or L3. The remix stays in the general registers: computing it (and the key's hash) in the vector
+ * two vectors and the k words in one or two gathers (k = 5 .. 8: in k plain loads, query_loads_body),
+ * fewer instructions than the unrolled BMI2 loop (k = 7: 39 with the gather, 63 with the loads,
+ * against 68), so more calls overlap their misses when the words come from L2 or L3. The remix stays in the general registers: computing it (and the key's hash) in the vector
  * ones, with vpmullq, was measured no faster. The same positions as bk__probe_*: probe i is x_i = h + i y + C(i, 3) w with
  * y = remix(h) and w = h * BK__PROBE_MIX, i.e. x_i = h * (1 + C(i, 3) * BK__PROBE_MIX) + i * y
  * (mod 2^64), and for m < 2^32 the high word of x_i * m is that of
