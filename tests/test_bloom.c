@@ -366,8 +366,8 @@ static void custom_allocator_sees_everything(void **state)
 static void query_loops_agree(void **state)
 {
     (void)state;
-    /* k = 3 .. 12 (each has a loop of its own on BMI2), 14 and 16 (two gathers on AVX-512) and 17 (the
-     * general loop) */
+    /* k = 3 .. 12 (each has a loop of its own on BMI2; on AVX-512 k = 3, 4 and 9 .. 16 gather, 5 .. 8
+     * read with scalar loads), 14 and 16 (two gathers) and 17 (the general loop) */
     static const double ps[] = { 0.1,    0.05,   0.03,    0.02,    0.01,   0.005,
                                  0.002,  0.001,  0.0005,  0.0002,  0.00005, 0.00002, 0.00001 };
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)

@@ -309,9 +309,9 @@ static const bk__bloom_query query_bmi2_k[13] = {
 
 #ifdef BK_BLOOM_BMI2
 /* The standard query with AVX-512 (F and DQ), for m < 2^32 and k <= 16: all k positions in one or
- * two vectors and the k words in one or two gathers, about half the instructions of the unrolled
- * BMI2 loop (k = 7: 36 against 68), so more calls overlap their misses when the words come from L2
- * or L3. The remix stays in the general registers: computing it (and the key's hash) in the vector
+ * two vectors and the k words in one or two gathers (k = 5 .. 8: in k plain loads, query_loads_body),
+ * fewer instructions than the unrolled BMI2 loop (k = 7: 39 with the gather, 63 with the loads,
+ * against 68), so more calls overlap their misses when the words come from L2 or L3. The remix stays in the general registers: computing it (and the key's hash) in the vector
  * ones, with vpmullq, was measured no faster. The same positions as bk__probe_*: probe i is x_i = h + i y + C(i, 3) w with
  * y = remix(h) and w = h * BK__PROBE_MIX, i.e. x_i = h * (1 + C(i, 3) * BK__PROBE_MIX) + i * y
  * (mod 2^64), and for m < 2^32 the high word of x_i * m is that of
@@ -369,15 +369,45 @@ BK_T_GATHER BK_INLINE bool query_gather_body(const uint64_t *w, uint64_t m, uint
     __m512i hv = _mm512_set1_epi64((long long)h), yv = _mm512_set1_epi64((long long)bk__remix(h));
     return query_gather_lanes(w, m, k, hv, yv);
 }
-#  define BK_BLOOM_QG(K)                                                                                   \
+/* k = 5 .. 8: the k positions from the vector as above, but the words read with k scalar loads
+ * (their indices taken out of the vector) and put back in one vector for the one rotate and test.
+ * The same positions, words and answer as the gather, a few percent faster per call on Zen 5 at
+ * k = 7 (bench/README.md, "Classic query: scalar loads instead of the gather"): the gather is
+ * microcoded, and the next call's loads queue behind it; plain loads issue as their indices come. */
+BK_T_GATHER BK_INLINE uint64_t probe_word(const uint64_t *w, __m128i idx, int lane)
+{
+    return __atomic_load_n(&w[lane ? _mm_extract_epi64(idx, 1) : _mm_cvtsi128_si64(idx)], __ATOMIC_RELAXED);
+}
+BK_T_GATHER BK_INLINE bool query_loads_body(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h)
+{
+    __m512i hv = _mm512_set1_epi64((long long)h), yv = _mm512_set1_epi64((long long)bk__remix(h));
+    __m512i bit = probe_bits_hi(hv, yv, _mm512_set1_epi64((long long)m), 0); /* bit << 32 */
+    __m512i idx = _mm512_srli_epi64(bit, 38);
+    __m128i i01 = _mm512_castsi512_si128(idx), i23 = _mm512_extracti64x2_epi64(idx, 1);
+    __m128i i45 = _mm512_extracti64x2_epi64(idx, 2), i67 = _mm512_extracti64x2_epi64(idx, 3);
+    uint64_t w0 = probe_word(w, i01, 0), w1 = probe_word(w, i01, 1), w2 = probe_word(w, i23, 0);
+    uint64_t w3 = probe_word(w, i23, 1), w4 = probe_word(w, i45, 0);
+    /* lanes past k repeat probe 0's word: the test skips them */
+    uint64_t w5 = k > 5 ? probe_word(w, i45, 1) : w0, w6 = k > 6 ? probe_word(w, i67, 0) : w0;
+    uint64_t w7 = k > 7 ? probe_word(w, i67, 1) : w0;
+    __m512i word = _mm512_set_epi64((long long)w7, (long long)w6, (long long)w5, (long long)w4,
+                                    (long long)w3, (long long)w2, (long long)w1, (long long)w0);
+    word = _mm512_rorv_epi64(word, _mm512_srli_epi64(bit, 32));
+    const __mmask8 lanes = (__mmask8)(k >= 8 ? 0xff : (1u << k) - 1);
+    return bk__mask8_zero(_mm512_mask_testn_epi64_mask(lanes, word, _mm512_load_si512(probe_one)));
+}
+#  define BK_BLOOM_QG(K, BODY)                                                                             \
     BK_T_GATHER static bool query_gather_k##K(const uint64_t *w, uint64_t m, uint32_t k, uint64_t h)        \
     {                                                                                                      \
         (void)k;                                                                                           \
-        return query_gather_body(w, m, K, h);                                                              \
+        return BODY(w, m, K, h);                                                                           \
     }
-BK_BLOOM_QG(1) BK_BLOOM_QG(2) BK_BLOOM_QG(3) BK_BLOOM_QG(4) BK_BLOOM_QG(5) BK_BLOOM_QG(6) BK_BLOOM_QG(7)
-BK_BLOOM_QG(8) BK_BLOOM_QG(9) BK_BLOOM_QG(10) BK_BLOOM_QG(11) BK_BLOOM_QG(12) BK_BLOOM_QG(13)
-BK_BLOOM_QG(14) BK_BLOOM_QG(15) BK_BLOOM_QG(16)
+BK_BLOOM_QG(1, query_gather_body) BK_BLOOM_QG(2, query_gather_body) BK_BLOOM_QG(3, query_gather_body)
+BK_BLOOM_QG(4, query_gather_body) BK_BLOOM_QG(5, query_loads_body) BK_BLOOM_QG(6, query_loads_body)
+BK_BLOOM_QG(7, query_loads_body) BK_BLOOM_QG(8, query_loads_body) BK_BLOOM_QG(9, query_gather_body)
+BK_BLOOM_QG(10, query_gather_body) BK_BLOOM_QG(11, query_gather_body) BK_BLOOM_QG(12, query_gather_body)
+BK_BLOOM_QG(13, query_gather_body) BK_BLOOM_QG(14, query_gather_body) BK_BLOOM_QG(15, query_gather_body)
+BK_BLOOM_QG(16, query_gather_body)
 #  undef BK_BLOOM_QG
 /* The positions of hashes hs[0 .. n) that fall in [lo, lo + span), in order, into out (which has 8
  * entries of room past the last one written): bk_bloom_add_hashes_part's collection with the
