@@ -309,13 +309,15 @@ static const bk__bloom_query query_bmi2_k[13] = {
 
 #ifdef BK_BLOOM_BMI2
 /* The standard query with AVX-512 (F and DQ), for m < 2^32 and k <= 16: all k positions in one or
- * two vectors and the k words in one or two gathers (k = 5 .. 8: in k plain loads, query_loads_body),
- * fewer instructions than the unrolled BMI2 loop (k = 7: 39 with the gather, 63 with the loads,
- * against 68), so more calls overlap their misses when the words come from L2 or L3. The remix stays in the general registers: computing it (and the key's hash) in the vector
- * ones, with vpmullq, was measured no faster. The same positions as bk__probe_*: probe i is x_i = h + i y + C(i, 3) w with
- * y = remix(h) and w = h * BK__PROBE_MIX, i.e. x_i = h * (1 + C(i, 3) * BK__PROBE_MIX) + i * y
- * (mod 2^64), and for m < 2^32 the high word of x_i * m is that of
- * (x_i >> 32) * m + ((x_i mod 2^32) * m >> 32) (no overflow), two 32 x 32 -> 64 multiplies. */
+ * two vectors, then the k words in one or two gathers (k = 7: 39 instructions against 68 for the
+ * unrolled BMI2 loop, so more calls overlap their misses when the words come from L2 or L3), or, for
+ * k = 5 .. 8, in k plain loads whose indices come out of the vector (query_loads_body: 63
+ * instructions at k = 7, and faster than the gather on Zen 5, below). The remix stays in the general
+ * registers: computing it (and the key's hash) in the vector ones, with vpmullq, was measured no
+ * faster. The same positions as bk__probe_*: probe i is x_i = h + i y + C(i, 3) w with y = remix(h)
+ * and w = h * BK__PROBE_MIX, i.e. x_i = h * (1 + C(i, 3) * BK__PROBE_MIX) + i * y (mod 2^64), and for
+ * m < 2^32 the high word of x_i * m is that of (x_i >> 32) * m + ((x_i mod 2^32) * m >> 32) (no
+ * overflow), two 32 x 32 -> 64 multiplies. */
 #  define BK_T_GATHER __attribute__((target("avx2,avx512f,avx512dq")))
 static const uint64_t probe_a[16] __attribute__((aligned(64))) = {
     UINT64_C(0x0000000000000001), UINT64_C(0x0000000000000001), UINT64_C(0x0000000000000001),
