@@ -25,13 +25,13 @@
  * time, from one thread at a time: whichever worker posts the block whose turn it is (or finds it
  * posted when it posts its own) sinks it and every ready block after it, while the others go on to
  * new blocks. A worker has PH_SLOTS hash buffers, so it waits only when all of them hold blocks still
- * waiting for an earlier one (a slow page fault in another worker's block). When the caller does not need input
- * order (every type but the fuse filter: their spool is read back by partition, and bits or sorted
- * partitions do not depend on the order the hashes came in), each worker sinks its own block as soon
- * as it is hashed, one worker at a time, and never waits for another: with input order, a worker that
- * lost its core for a while (a busy machine) stalled the other after PH_SLOTS blocks (measured: one
- * worker waiting 0.06-0.15 s of a 0.2-0.3 s read). The reading (the
- * kernel's copy), the splitting and the hashing are divided between the threads instead of
+ * waiting for an earlier one (a slow page fault in another worker's block). When the caller does not
+ * need input order (every type but the fuse filter: their spool is read back by partition, and bits
+ * or sorted partitions do not depend on the order the hashes came in), each worker sinks its own
+ * block as soon as it is hashed, one worker at a time, and never waits for another: with input order,
+ * a worker that lost its core for a while (a busy machine) stalled the other after PH_SLOTS blocks
+ * (measured: one worker waiting 0.06-0.15 s of a 0.2-0.3 s read). The reading (the kernel's copy),
+ * the splitting and the hashing are divided between the threads instead of
  * pipelined, so neither thread waits for the other. The sizes are taken when an input's first block
  * is claimed: a file that grows meanwhile is read up to that size, one that shrinks is an error
  * ("changed while it was read").
