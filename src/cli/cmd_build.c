@@ -192,8 +192,9 @@ static unsigned build_threads(uint64_t keys)
 }
 
 /* Pass 1: each worker adds its hashes to its own sketch (merged at the end: the same registers as one
- * sketch of every hash) and groups them by spool partition; then, in input order, the groups go to the
- * spool. Only that last step is done one worker at a time. */
+ * sketch of every hash) and groups them by spool partition; then the groups go to the spool (in input
+ * order for a fuse build, else as each worker finishes). Only that last step is done one worker at a
+ * time. */
 #define PASS1_SLOTS (CLI_READ_MAX_THREADS * CLI_READ_SLOTS)
 typedef struct pass1 {
     cli_hll *hll[CLI_READ_MAX_THREADS]; /* by worker; hll[0]: the command's */
@@ -232,9 +233,10 @@ static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 }
 
 /* Pass 1 with up to `threads` workers; false on error (message printed). The spool's runs keep input
- * order only when in_order (the fuse filter's construction depends on it); the other types read the
- * spool back by partition and set bits, or sort each partition, so their filter does not depend on
- * the order the blocks were sunk in. */
+ * order only when in_order (asked for the fuse filter, whose constructor takes all the hashes as one
+ * array: its file did not depend on their order when measured, but its contract does not say so);
+ * the other types read the spool back by partition and set bits, or sort each partition, so their
+ * filter cannot depend on the order the blocks were sunk in. */
 static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads, bool in_order)
 {
     if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
