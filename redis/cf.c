@@ -7,8 +7,6 @@
  */
 #include "module.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define CF_DEFAULT_BUCKETSIZE 2
@@ -499,16 +497,8 @@ static int BK_CfKickState(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 3) return RedisModule_WrongArity(ctx);
-    size_t n;
-    const char *p = RedisModule_StringPtrLen(argv[2], &n);
-    char buf[24], *end;
-    if (n == 0 || n >= sizeof buf || p[0] < '0' || p[0] > '9')
-        return RedisModule_ReplyWithError(ctx, "ERR invalid kick state");
-    memcpy(buf, p, n);
-    buf[n] = 0;
-    errno = 0;
-    unsigned long long state = strtoull(buf, &end, 10);
-    if (errno || *end || state == 0) return RedisModule_ReplyWithError(ctx, "ERR invalid kick state");
+    uint64_t state;
+    if (!bkr_arg_u64(argv[2], &state) || state == 0) return RedisModule_ReplyWithError(ctx, "ERR invalid kick state");
     RedisModuleKey *key;
     bkr_value *v;
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);

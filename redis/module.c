@@ -192,6 +192,20 @@ bool bkr_arg_double(RedisModuleString *arg, double *v)
     return RedisModule_StringToDouble(arg, v) == REDISMODULE_OK && isfinite(*v);
 }
 
+bool bkr_arg_u64(RedisModuleString *arg, uint64_t *v)
+{
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(arg, &n);
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9 || x > (UINT64_MAX - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return n > 0;
+}
+
 bkr_lookup bkr_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, bkr_family fam,
                     RedisModuleKey **key, bkr_value **out)
 {

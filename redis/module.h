@@ -211,6 +211,7 @@ bool bkr_resp3(RedisModuleCtx *ctx);
 bool bkr_arg_is(RedisModuleString *arg, const char *word); /* case-insensitive equality */
 bool bkr_arg_ll(RedisModuleString *arg, long long *v);
 bool bkr_arg_double(RedisModuleString *arg, double *v);    /* finite values only */
+bool bkr_arg_u64(RedisModuleString *arg, uint64_t *v);     /* decimal digits only, up to 2^64 - 1 */
 
 /* ---- persistence and the chunk protocol (value.c) ---- */
 void *bkr_rdb_load_bf(RedisModuleIO *io, int encver);

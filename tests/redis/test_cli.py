@@ -159,6 +159,10 @@ def test_cli_every_command(server):
         ("BK.IMPORT i garbage", ["(error) ERR invalid payload: *"]),
         ("BK.CF.KICKSTATE c 12345", ["OK"]),
         ("BK.CF.KICKSTATE c 0", ["(error) ERR invalid kick state"]),
+        ("BK.CF.KICKSTATE c 18446744073709551615", ["OK"]),
+        ("BK.CF.KICKSTATE c 18446744073709551617", ["(error) ERR invalid kick state"]),
+        ("BK.CF.KICKSTATE c -1", ["(error) ERR invalid kick state"]),
+        ("BK.CF.KICKSTATE c 12x", ["(error) ERR invalid kick state"]),
     ]
     out = server.cli("--no-raw", stdin=("\n".join(c for c, _ in script) + "\n").encode())
     got = [l.strip() for l in out.splitlines() if l.strip()]
