@@ -341,24 +341,6 @@ static void large_filter_past_2_32_bits(void **state)
     bk_bloom_free(f);
 }
 
-static size_t g_live;
-static void *count_malloc(void *o, size_t n) { (void)o; g_live++; return malloc(n); }
-static void *count_calloc(void *o, size_t c, size_t n) { (void)o; g_live++; return calloc(c, n); }
-static void count_free(void *o, void *p) { (void)o; if (p) g_live--; free(p); }
-
-static void custom_allocator_sees_everything(void **state)
-{
-    (void)state;
-    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
-    bk_set_allocator(&a);
-    bk_bloom *f = NULL;
-    assert_int_equal(bk_bloom_new(1000, 0.01, NULL, &f), BK_OK);
-    assert_true(g_live >= 2);
-    bk_bloom_free(f);
-    assert_int_equal(g_live, 0);
-    bk_set_allocator(NULL);
-}
-
 /* The one-key query and insert have a portable loop and, on x86 with BMI2, a second one, and with
  * AVX-512 a gather query for k <= 16 (chosen when the filter is made; BK_SIMD=scalar / bk_simd_force
  * keep the portable one, BK_SIMD=avx2 the BMI2 one): all set the same bits and answer the same for
@@ -455,7 +437,6 @@ int main(void)
         cmocka_unit_test(saturation_flag),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(large_filter_past_2_32_bits),
-        cmocka_unit_test(custom_allocator_sees_everything),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

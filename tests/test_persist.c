@@ -796,37 +796,6 @@ static void handle_dispatch(void **state)
     assert_int_equal(bk_filter_close(NULL), BK_OK);
 }
 
-static long g_live;
-static void *count_malloc(void *o, size_t n) { (void)o; g_live++; return malloc(n); }
-static void *count_calloc(void *o, size_t c, size_t n) { (void)o; g_live++; return calloc(c, n); }
-static void count_free(void *o, void *p) { (void)o; if (p) g_live--; free(p); }
-
-static void allocator_sees_everything(void **state)
-{
-    (void)state;
-    bk_allocator al = { count_malloc, count_calloc, count_free, NULL };
-    bk_set_allocator(&al);
-    g_live = 0;
-    for (size_t t = 0; t < TF_NFACTORIES; t++) {
-        bk_filter *f = make(&tf_factories[t], 5000, 1000, 1), *g;
-        void *buf;
-        size_t len;
-        assert_int_equal(bk_filter_save_alloc(f, &buf, &len), BK_OK);
-        assert_int_equal(bk_filter_load_buffer(buf, len, 0, &g), BK_OK);
-        bk_filter_free(g);
-        const char *p = path_in_dir("alloc.bkf");
-        assert_int_equal(bk_filter_save_path(f, p), BK_OK);
-        assert_int_equal(bk_filter_load_path(p, 0, &g), BK_OK);
-        bk_filter_free(g);
-        assert_int_equal(bk_filter_open_mmap(p, 0, &g), BK_OK);
-        bk_filter_free(g);
-        bk_filter_buffer_free(buf);
-        bk_filter_free(f);
-    }
-    assert_int_equal(g_live, 0);
-    bk_set_allocator(NULL);
-}
-
 /* A damaged file may claim any size in its body's fields, but loading it must never allocate more than
  * the file could carry: every declared size is checked against the input before memory is taken for
  * it. The allocator refuses any block over twice the file's length plus 1 MiB, so a loader that
@@ -1222,7 +1191,6 @@ int main(void)
         cmocka_unit_test(corrupt_fields),
         cmocka_unit_test(bloom_body_inconsistent),
         cmocka_unit_test(handle_dispatch),
-        cmocka_unit_test(allocator_sees_everything),
         cmocka_unit_test(damaged_sizes_allocate_nothing_large),
         cmocka_unit_test(shared_two_processes),
         cmocka_unit_test(shared_stale_flag_lifecycle),

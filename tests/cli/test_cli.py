@@ -721,7 +721,11 @@ def test_concurrent_add():
     p = subprocess.Popen([BIN, "add", f], stdin=subprocess.PIPE)
     p.stdin.write(lines(keys[:1000]))
     p.stdin.flush()
-    time.sleep(0.5)
+    # kill it once it is writing: the file marked stale and the last key it was given already in
+    deadline = time.time() + 60
+    while info(f)["checksum"] != "stale" or run(["query", f, keys[999]])[0] != 0:
+        check(time.time() < deadline, "the in-place writer did not start writing in 60 s")
+        time.sleep(0.02)
     p.kill()
     p.wait()
     p.stdin.close()

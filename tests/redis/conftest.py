@@ -156,6 +156,25 @@ class Server:
                 raise AssertionError(f"replica did not connect to port {port} in {timeout} s:\n{self.log_tail()}")
             time.sleep(0.05)
 
+    def rewrite_aof(self, timeout=300):
+        """BGREWRITEAOF, then wait until that rewrite has finished: INFO's aof_rewrites counts each one as
+        it starts, so the count past its value before the call, with none running or scheduled, is the
+        state change (a rewrite already running when the call came first runs out, then ours runs)."""
+        c = self.client()
+        before = c.info("persistence")["aof_rewrites"]
+        c.bgrewriteaof()
+        deadline = time.time() + timeout  # sanitizer builds on a loaded machine are slow
+        while True:
+            info = c.info("persistence")
+            if info["aof_rewrites"] > before and not info["aof_rewrite_in_progress"] \
+                    and not info["aof_rewrite_scheduled"]:
+                if info["aof_last_bgrewrite_status"] != "ok":
+                    raise AssertionError(f"AOF rewrite failed:\n{self.log_tail()}")
+                return
+            if time.time() > deadline:
+                raise AssertionError(f"AOF rewrite did not finish in {timeout} s:\n{self.log_tail()}")
+            time.sleep(0.05)
+
     def cli(self, *args, resp3=False, check=True, stdin=None):
         """Run redis-cli against this server; returns its stdout (text, raw mode when not a tty)."""
         cmd = [REDIS_CLI, "-p", str(self.port)] + (["-3"] if resp3 else []) + [str(a) for a in args]

@@ -95,15 +95,6 @@ def test_time_window_forgets(r):
     assert info(r, "t")["Items in window"] == 2000
 
 
-def wait_rewrite(c):
-    for _ in range(3000):
-        p = c.info("persistence")
-        if not p["aof_rewrite_in_progress"] and not p["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.1)
-    pytest.fail("AOF rewrite did not finish")
-
-
 def populate(c):
     c.execute_command("BK.AGING.RESERVE", "cw", "ERROR", 0.01, "COUNT", 5000)
     c.execute_command("BK.AGING.RESERVE", "tw", "ERROR", 0.001, "TIME", 3600000, "CAPACITY", 100000)
@@ -139,10 +130,7 @@ def test_restart_from_rewritten_aof(servers):
     s = servers(extra=extra)
     c = s.client()
     items = populate(c)
-    wait_rewrite(c)
-    c.bgrewriteaof()
-    time.sleep(0.2)
-    wait_rewrite(c)
+    s.rewrite_aof()
     before = snapshot(c, items)
     # writes after the rewrite are in the AOF as BK.AGING.APPLY with their time
     c.execute_command("BK.AGING.ADD", "tw", "after-rewrite")

@@ -101,25 +101,13 @@ def test_restart_from_rdb(server):
     assert c.execute_command("CF.ADD", "cf:e", "new-after-restart") == 1
 
 
-def wait_rewrite(c):
-    for _ in range(3000):  # up to 5 minutes: sanitizer builds on a busy machine are slow
-        info = c.info("persistence")
-        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.1)
-    pytest.fail("AOF rewrite did not finish")
-
-
 def test_restart_from_rewritten_aof(servers):
     # No RDB preamble: the rewritten AOF is made of our aof_rewrite's LOADCHUNK commands.
     extra = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "no"]
     s = servers(extra=extra)
     c = s.client()
     items = populate(c)
-    wait_rewrite(c)
-    c.bgrewriteaof()
-    time.sleep(0.2)
-    wait_rewrite(c)
+    s.rewrite_aof()
     before = answers(c, items)
     aofdir = os.path.join(s.dir, "appendonlydir")
     base = [f for f in os.listdir(aofdir) if ".base." in f]
@@ -361,10 +349,7 @@ def test_large_filter_in_many_pieces(servers):
     ca.execute_command("DEBUG", "RELOAD")
     assert same(ca)
     # AOF rewrite: LOADCHUNK commands of 16 MiB chunks
-    wait_rewrite(ca)
-    ca.bgrewriteaof()
-    time.sleep(0.2)
-    wait_rewrite(ca)
+    a.rewrite_aof()
     a.restart(save=False, extra=extra)
     ca = a.client()
     assert same(ca)
