@@ -34,7 +34,7 @@
 #include "bench.h"
 #include "benchutil.h"
 
-/* The process's CPU time: on a busy shared machine, time spent descheduled is not charged to the
+/* The process's CPU time: on a loaded machine, time spent descheduled is not charged to the
  * contender that happened to run (memory stalls are on-CPU time and still count). */
 static double now_s(void)
 {

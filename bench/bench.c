@@ -307,7 +307,7 @@ int main(int argc, char **argv)
             if (m == MODE_BATCH && (!do_batch || !(c->add_batch || c->contains_batch))) continue;
             if (m == MODE_INLINE && (!do_batch || !(c->add_hashed || c->contains_hashed))) continue;
             result_t r = run(c, kind, n, cap, q, p, m, &ch);
-            /* --repeat: the fastest of each figure over the runs (a busy shared machine only adds time) */
+            /* --repeat: the fastest of each figure over the runs (a loaded machine only adds time) */
             for (int k = 1; k < repeat && r.ok; k++) {
                 result_t r2 = run(c, kind, n, cap, q, p, m, &ch);
                 if (!r2.ok) break;

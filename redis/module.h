@@ -10,6 +10,7 @@
  *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
+ *   quotient.c BK.QF.* (quotient filters: exact counts, growth by doubling, merge)
  *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
  *              layout and hashing; rb_compat.h describes them
  *
