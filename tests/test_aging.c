@@ -2,7 +2,7 @@
  * FPR over the window, the slack, add_if_absent, batches and paths, statistics, persistence, union. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
+#include "filters/internal.h"
 
 /* A clock the test moves by hand (ms). */
 typedef struct { uint64_t now; } fake_clock;

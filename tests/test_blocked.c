@@ -1,7 +1,7 @@
 /* The blocked Bloom filter: every path, both layouts, sizing, set operations, serialization. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
+#include "filters/internal.h"
 
 #define N 1000000
 

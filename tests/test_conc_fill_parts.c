@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
+#include "filters/internal.h"
 
 #define NHASH 300000
 

@@ -1,6 +1,6 @@
 /* Counting Bloom filter: deletion without false negatives, sticky saturation, errors, serialization. */
 #include "testutil.h"
-#include "internal.h"
+#include "filters/internal.h"
 #include <bloomkit/bloomkit.h>
 
 static bk_counting *make(uint64_t n, double p, uint32_t bits, uint64_t seed)

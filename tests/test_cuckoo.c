@@ -1,8 +1,8 @@
 /* The cuckoo filter: no false negatives, load, FPR, serialization, bad input. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
-#include "testing.h"
+#include "filters/internal.h"
+#include "filters/testing.h"
 
 static bk_cuckoo *make_buckets(uint64_t buckets, uint32_t b, uint32_t f, uint32_t expansion, uint64_t seed)
 {

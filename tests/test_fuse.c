@@ -1,6 +1,6 @@
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
+#include "filters/internal.h"
 
 static uint64_t *random_hashes(uint64_t stream, size_t n)
 {

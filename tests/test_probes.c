@@ -9,8 +9,8 @@
  */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
-#include "blocked1024.h"
+#include "filters/internal.h"
+#include "core/blocked1024.h"
 
 /* Relative tolerance of measured / exact. Each case expects about 5,000 false positives (binomial
  * sd 1.4%); the exact formula (bits treated as independent) sits within about 1% of the true mean at

@@ -3,8 +3,8 @@
  * counters, full load, both code paths, serialization. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
-#include "testing.h"
+#include "filters/internal.h"
+#include "filters/testing.h"
 
 /* ---- a model: the multiset of fingerprints, as the header defines them ---- */
 

@@ -1,8 +1,8 @@
 /* Scalable Bloom filter: growth without false negatives, the compound FPR bound, limits, errors,
  * serialization. */
 #include "testutil.h"
-#include "internal.h"
-#include "blocked1024.h"
+#include "filters/internal.h"
+#include "core/blocked1024.h"
 #include <bloomkit/bloomkit.h>
 
 /* Every test runs twice: with the default blocked sub-filters and with classic ones (BK_SCALABLE_CLASSIC);

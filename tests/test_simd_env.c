@@ -5,7 +5,7 @@
  */
 #include "testutil.h"
 #include <bloomkit/experimental.h>
-#include "testing.h"
+#include "core/hooks.h"
 
 static void read_once(void **st)
 {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "testing.h"
+#include "core/hooks.h"
 
 #define MIB ((uintptr_t)1 << 20)
 

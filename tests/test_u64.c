@@ -2,7 +2,7 @@
  * byte forms on the key's 8 little-endian bytes, for every type; and the hashes they rest on. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
-#include "internal.h"
+#include "filters/internal.h"
 
 #define NKEYS 20000
 #define NABSENT 100000

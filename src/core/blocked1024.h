@@ -4,7 +4,7 @@
 #ifndef BK_BLOCKED1024_H
 #define BK_BLOCKED1024_H
 
-#include "base.h"
+#include "core/base.h"
 
 struct bk_geometry;
 BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);

@@ -21,7 +21,7 @@
 #ifndef BK_BLOCKED_ENGINE_H
 #define BK_BLOCKED_ENGINE_H
 
-#include "base.h"
+#include "core/base.h"
 #include "bloomkit/blocked.h"
 
 /* The one salt table: odd multipliers, random and fixed forever. Row BK__SALT_BLOCKED serves the

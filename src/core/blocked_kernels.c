@@ -8,8 +8,8 @@
  * argument) and each path's batch function is an ordinary function that calls its loop, so every
  * kernel has one definition to find and the per-key step still compiles into the loop.
  */
-#include "blocked_engine.h"
-#include "simd.h"
+#include "core/blocked_engine.h"
+#include "core/simd.h"
 
 BK_INLINE uint64_t load_relaxed(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 

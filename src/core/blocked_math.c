@@ -24,8 +24,8 @@
  * every saved chain.
  */
 #include <math.h>
-#include "base.h"
-#include "blocked1024.h"
+#include "core/base.h"
+#include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
 
 /* Not a public layout: the scalable chain's 1024-bit blocks (bk__blocked1024_size below). */

@@ -1,9 +1,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include "base.h"
-#include "simd.h"
-#include "testing.h"
+#include "core/base.h"
+#include "core/simd.h"
+#include "core/hooks.h"
 
 unsigned bk_version_number(void) { return BK_VERSION_NUMBER; }
 const char *bk_version_string(void) { return BK_VERSION_STRING; }

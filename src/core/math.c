@@ -1,7 +1,7 @@
 #include <math.h>
 #include <string.h>
 #include "bloomkit/math.h"
-#include "base.h"
+#include "core/base.h"
 
 #define BK_LN2 0.69314718055994530942
 

@@ -2,8 +2,8 @@
  * $BK_SIMD), and what a new filter gets (bk__simd_resolve). */
 #include <pthread.h>
 #include <stdlib.h>
-#include "simd.h"
-#include "testing.h"
+#include "core/simd.h"
+#include "core/hooks.h"
 #include "bloomkit/blocked.h"
 
 #if defined(__SANITIZE_THREAD__)

@@ -3,7 +3,7 @@
 #ifndef BLOOMKIT_SIMD_H
 #define BLOOMKIT_SIMD_H
 
-#include "base.h"
+#include "core/base.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #  define BK_X86 1

@@ -24,8 +24,8 @@
  */
 #include <math.h>
 #include <time.h>
-#include "aging_impl.h"
-#include "simd.h"
+#include "filters/aging_impl.h"
+#include "core/simd.h"
 #include "bloomkit/aging.h"
 #include "bloomkit/blocked.h"
 

@@ -1,7 +1,7 @@
 /* The aging filter's statistics and its file body (docs/FORMAT.md, "aging"); the ring itself is
  * in aging.c. */
 #include <math.h>
-#include "aging_impl.h"
+#include "filters/aging_impl.h"
 #include "bloomkit/blocked.h"
 
 /* ================= statistics ================= */

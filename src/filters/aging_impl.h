@@ -7,7 +7,7 @@
 #ifndef BK_AGING_IMPL_H
 #define BK_AGING_IMPL_H
 
-#include "internal.h"
+#include "filters/internal.h"
 #include "bloomkit/aging.h"
 
 typedef uint32_t slot_set; /* bit j set: slot j */

@@ -6,9 +6,9 @@
  * insert, whole-filter operations, statistics and the body format.
  */
 #include <math.h>
-#include "internal.h"
-#include "simd.h"
-#include "blocked_engine.h"
+#include "filters/internal.h"
+#include "core/simd.h"
+#include "core/blocked_engine.h"
 
 struct bk_blocked {
     bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use */

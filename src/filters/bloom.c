@@ -1,7 +1,7 @@
 /* Classic Bloom filter: standard and partitioned layouts. */
 #include <math.h>
-#include "internal.h"
-#include "simd.h"
+#include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
 #include "bloomkit/filter.h"

@@ -1,6 +1,6 @@
 /* Counting Bloom filter: packed 4- or 8-bit counters, sticky saturation. */
 #include <math.h>
-#include "internal.h"
+#include "filters/internal.h"
 #include "bloomkit/counting.h"
 #include "bloomkit/filter.h"
 

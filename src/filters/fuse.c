@@ -1,7 +1,7 @@
 /* Binary fuse filter: 3-wise, segmented, 8- or 16-bit fingerprints, built once from all keys. */
 #include <math.h>
 #include <sys/mman.h>
-#include "internal.h"
+#include "filters/internal.h"
 #include "bloomkit/fuse.h"
 
 /*

@@ -5,7 +5,7 @@
  * rebuilds (grow, merge, append) are in quotient_rebuild.c, the body format in quotient_file.c. */
 #include <math.h>
 #include <stdlib.h>
-#include "quotient_slots.h"
+#include "filters/quotient_slots.h"
 
 /* Next occupied quotient at or after i; QF_NONE when none. */
 uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i)

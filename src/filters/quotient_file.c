@@ -1,6 +1,6 @@
 /* Quotient filter body format (docs/FORMAT.md): encode, decode with full validation of the
  * layout invariants, the vtable and the test hooks. */
-#include "quotient_slots.h"
+#include "filters/quotient_slots.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0   u32 quotient_bits, u32 remainder_bits, f64 max_load, u64 capacity, f64 fpr_target,

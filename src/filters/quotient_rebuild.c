@@ -1,6 +1,6 @@
 /* Quotient filter rebuilds: iteration in fingerprint order, building a table by appending, and
  * the operations built on them (grow, merge, foreach, add_fingerprint). */
-#include "quotient_slots.h"
+#include "filters/quotient_slots.h"
 
 /* ---- iteration (in fingerprint order, without offsets) and building by appending ---- */
 

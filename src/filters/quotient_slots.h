@@ -4,9 +4,9 @@
 #ifndef BK_QUOTIENT_SLOTS_H
 #define BK_QUOTIENT_SLOTS_H
 
-#include "internal.h"
-#include "testing.h"
-#include "simd.h"
+#include "filters/internal.h"
+#include "filters/testing.h"
+#include "core/simd.h"
 #include "bloomkit/quotient.h"
 #include "bloomkit/filter.h"
 

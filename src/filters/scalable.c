@@ -3,7 +3,7 @@
  * This file: sizing, construction, whole-filter operations, statistics and accessors; queries and
  * inserts are in scalable_ops.c, the body format in scalable_file.c. */
 #include <math.h>
-#include "scalable_chain.h"
+#include "filters/scalable_chain.h"
 
 /* ---- sizing ---- */
 

@@ -6,10 +6,10 @@
 #define BK_SCALABLE_CHAIN_H
 
 #include <sched.h>
-#include "internal.h"
-#include "blocked1024.h"
-#include "simd.h"
-#include "blocked_engine.h"
+#include "filters/internal.h"
+#include "core/blocked1024.h"
+#include "core/simd.h"
+#include "core/blocked_engine.h"
 #include "bloomkit/blocked.h"
 #include "bloomkit/bloom.h"
 #include "bloomkit/scalable.h"

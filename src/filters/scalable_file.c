@@ -1,6 +1,6 @@
 /* Scalable Bloom filter body format (docs/FORMAT.md): encode, decode with every sub-filter's
  * geometry checked against the chain's parameters, and the vtable. */
-#include "scalable_chain.h"
+#include "filters/scalable_chain.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0  u64 capacity0, f64 p, f64 r, u64 max_bytes, u32 growth, u32 nfilters, u32 kind  (44 bytes)

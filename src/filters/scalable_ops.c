@@ -1,6 +1,6 @@
 /* Scalable Bloom filter: query and insert, one key and in batches, for classic and blocked chains.
  * The query and insert paths share the chain's growth lock and its prefetch policy. */
-#include "scalable_chain.h"
+#include "filters/scalable_chain.h"
 
 /* ---- query ---- */
 

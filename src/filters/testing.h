@@ -1,8 +1,9 @@
-/* Entry points for the unit tests only (the library itself never calls them). Not installed. */
+/* The filter types' entry points for the unit tests only (the library itself never calls them); the
+ * core's are in core/hooks.h. Not installed. */
 #ifndef BK_TESTING_H
 #define BK_TESTING_H
 
-#include "base.h"
+#include "core/base.h"
 
 /* For tests: fingerprint and buckets of hash h in table t of a cuckoo chain. */
 struct bk_cuckoo;
@@ -14,9 +15,5 @@ BK_HIDDEN uint32_t bk__cuckoo_semi_code(uint32_t n0, uint32_t n1, uint32_t n2, u
 struct bk_quotient;
 BK_HIDDEN bk_status bk__quotient_check(const struct bk_quotient *f);
 BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t *nwords);
-/* How many times the library has read $BK_SIMD (at most once per process). */
-BK_HIDDEN unsigned bk__simd_env_reads(void);
-/* How many times the library has read $BK_THP (at most once per process). */
-BK_HIDDEN unsigned bk__thp_env_reads(void);
 
 #endif

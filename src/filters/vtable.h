@@ -1,9 +1,10 @@
-/* The per-type operations table and the registry of types: what the generic handle (filter.c) and
- * the container format (persist/) call. Not installed. */
+/* The per-type operations table, and the table every type defines: what the registry
+ * (registry/registry.c) lists, and the generic handle (filter.c) and the container format (persist/)
+ * call through. Not installed. */
 #ifndef BK_VTABLE_H
 #define BK_VTABLE_H
 
-#include "body.h"
+#include "core/body.h"
 
 /*
  * Per-type operations, for the generic handle (bk_filter) and the container format. One table per
@@ -91,8 +92,5 @@ BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
-
-/* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
-BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
 
 #endif

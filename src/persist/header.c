@@ -1,6 +1,6 @@
 /* The container header of docs/FORMAT.md section 2: its checksum, parsing (validation steps 1-7)
  * and writing. */
-#include "persist.h"
+#include "persist/persist.h"
 
 static const uint8_t MAGIC[8] = { 0x89, 'B', 'K', 'F', 0x0D, 0x0A, 0x1A, 0x0A };
 #define FLAGS_MUST_UNDERSTAND 0xFFFFu

@@ -6,7 +6,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "persist.h"
+#include "persist/persist.h"
 
 /* The flags word of a live mapping, read while other processes may be writing the header. */
 static uint32_t live_flags(const uint8_t *map)
@@ -57,6 +57,7 @@ bk_status bk__load_core(const uint8_t *data, size_t len, unsigned flags, bk__loa
                          : mode == BK__LOAD_READONLY ? BK_BACKING_MAP_READONLY : BK_BACKING_MAP_SHARED;
     s = bk__filter_make(vt, obj, backing, r.alloc, out);
     if (s != BK_OK) vt->destroy(obj);
+    else if (backing != BK_BACKING_MEMORY) (*out)->release = bk__filter_unmap;
     return s;
 }
 

@@ -11,7 +11,7 @@
 #  include <linux/falloc.h>
 #  include <sys/vfs.h>
 #endif
-#include "persist.h"
+#include "persist/persist.h"
 
 static size_t page_size(void)
 {

@@ -8,71 +8,8 @@
  * the bytes as they arrive and compared once the whole body has been read, before the filter is
  * handed out. A damaged body is therefore refused exactly as a damaged buffer is, only after the
  * decode instead of before it. */
-#include "persist.h"
-#include "body.h"
+#include "persist/persist.h"
 
-struct bk__pull {
-    bk_pull_fn fn;
-    void *ctx;
-    XXH3_state_t hash;  /* of the body bytes read so far */
-    uint8_t *win;       /* bk__pull_take's window */
-    size_t win_cap;
-    bool failed;        /* the source reported an error (BK_EIO rather than BK_ETRUNCATED) */
-};
-
-/* Exactly len bytes from the source into dst: BK_OK, BK_ETRUNCATED (it ended) or BK_EIO. */
-static bk_status pull_exact(struct bk__pull *p, void *dst, size_t len)
-{
-    size_t got = 0;
-    while (got < len) {
-        ptrdiff_t n = p->fn(p->ctx, (uint8_t *)dst + got, len - got);
-        if (n < 0) {
-            p->failed = true;
-            return BK_EIO;
-        }
-        if (n == 0) return BK_ETRUNCATED;
-        if ((size_t)n > len - got) { /* a source that claims more than it was asked for */
-            p->failed = true;
-            return BK_EIO;
-        }
-        got += (size_t)n;
-    }
-    return BK_OK;
-}
-
-bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **out)
-{
-    struct bk__pull *p = r->pull;
-    if (len > p->win_cap) {
-        uint8_t *w = bk__malloc(r->alloc, len);
-        if (!w) return BK_ENOMEM;
-        bk__free(r->alloc, p->win);
-        p->win = w;
-        p->win_cap = len;
-    }
-    bk_status s = pull_exact(p, p->win, len);
-    if (s != BK_OK) return s;
-    XXH3_64bits_update(&p->hash, p->win, len);
-    r->off += len;
-    *out = p->win;
-    return BK_OK;
-}
-
-bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len)
-{
-    struct bk__pull *p = r->pull;
-    /* In slices, each hashed while it is still in cache. */
-    const size_t slice = (size_t)1 << 20;
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < slice ? len - done : slice;
-        bk_status s = pull_exact(p, (uint8_t *)dst + done, n);
-        if (s != BK_OK) return s;
-        XXH3_64bits_update(&p->hash, (uint8_t *)dst + done, n);
-        done += n;
-    }
-    r->off += len;
-    return BK_OK;
-}
 
 bk_status bk_filter_load_pull(bk_pull_fn fn, void *ctx, unsigned flags, bk_filter **out)
 {
@@ -96,13 +33,13 @@ bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options
 
     uint8_t hdr[HDR_MAX];
     bk_file_info in;
-    bk_status s = pull_exact(p, hdr, 64);
+    bk_status s = bk__pull_exact(p, hdr, 64);
     if (s == BK_OK) {
         s = bk__header_parse(hdr, 64, &in);
         if (s == BK_ETRUNCATED) {
             /* a longer header (newer minor version): its size field was checked by the parse */
             uint32_t hsize = bk__get_le32(hdr + OFF_HSIZE);
-            if ((s = pull_exact(p, hdr + 64, hsize - 64)) == BK_OK) s = bk__header_parse(hdr, hsize, &in);
+            if ((s = bk__pull_exact(p, hdr + 64, hsize - 64)) == BK_OK) s = bk__header_parse(hdr, hsize, &in);
         }
     }
     const bk_vtable *vt = NULL;

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "persist.h"
+#include "persist/persist.h"
 
 /* ---- saving ---- */
 

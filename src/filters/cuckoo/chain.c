@@ -1,7 +1,7 @@
 /* Cuckoo filter: the expansion chain. How a larger table's buckets refine the smaller ones' (the
  * alternate-bucket map alt_t in cuckoo_impl.h), appending a table, growing, and the free-slot search over
  * every table that inserts into a chain try first. */
-#include "cuckoo_impl.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 /*
  * Buckets in a chain. Expansion is a power of two 2^s, so table t has base << (s t) buckets. Its

@@ -1,7 +1,7 @@
 /* Cuckoo filter: the concurrent mode (one writer lock, lock-free readers validated by striped sequence
  * numbers). */
 #include <sched.h>
-#include "cuckoo_impl.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 /* ---- concurrency ----
  *

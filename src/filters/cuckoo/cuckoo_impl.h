@@ -13,7 +13,7 @@
 #define BK_CUCKOO_IMPL_H
 
 #include <pthread.h>
-#include "internal.h"
+#include "filters/internal.h"
 #include "bloomkit/cuckoo.h"
 
 /*

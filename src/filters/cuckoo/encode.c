@@ -1,6 +1,6 @@
 /* Cuckoo filter: the file body (docs/FORMAT.md 6.5) and the generic handle's vtable. */
-#include "testing.h"
-#include "cuckoo_impl.h"
+#include "filters/testing.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
  * offset 0   u32 bucket_size, u32 fingerprint_bits, u32 max_kicks, u32 expansion, u32 tables,

@@ -1,6 +1,6 @@
 /* Cuckoo filter: writers. The eviction walk with its victim stash, add, add_if_absent, remove and their
  * batches. */
-#include "cuckoo_impl.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 /* ---- insert into one table ---- */
 

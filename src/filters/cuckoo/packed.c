@@ -21,7 +21,7 @@
  * bk_cuckoo_view, laid out as a filter's own block is (cf_first, vec0_of), the record marked packed and
  * in_filter so that every path treats it as the first table of a small filter.
  */
-#include "cuckoo_impl.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 #define PK_MAGIC 0x2du
 #define PK_NO_EXPANSION 0xffu

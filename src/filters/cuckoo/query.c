@@ -1,6 +1,6 @@
 /* Cuckoo filter: queries. contains and count, one key or a batch. */
-#include "cuckoo_impl.h"
-#include "simd.h"
+#include "filters/cuckoo/cuckoo_impl.h"
+#include "core/simd.h"
 #include "bloomkit/blocked.h" /* BK_SIMD_* */
 
 /* A chain, or concurrent mode. */

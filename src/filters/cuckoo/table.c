@@ -1,7 +1,7 @@
 /* Cuckoo filter: geometry and sizing, tables and filters (create, clone, free), whole-filter calls and
  * statistics. */
 #include <math.h>
-#include "cuckoo_impl.h"
+#include "filters/cuckoo/cuckoo_impl.h"
 
 
 /* bk_cuckoo_new with the default load: extra slots per square root of the capacity, and the fewest slots */

@@ -1,5 +1,60 @@
 /* Body writer and bounds-checked reader for serialization (docs/FORMAT.md). Little-endian always. */
-#include "body.h"
+#include "core/body.h"
+
+/* ---- a pulled body's source ---- */
+
+bk_status bk__pull_exact(struct bk__pull *p, void *dst, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ptrdiff_t n = p->fn(p->ctx, (uint8_t *)dst + got, len - got);
+        if (n < 0) {
+            p->failed = true;
+            return BK_EIO;
+        }
+        if (n == 0) return BK_ETRUNCATED;
+        if ((size_t)n > len - got) { /* a source that claims more than it was asked for */
+            p->failed = true;
+            return BK_EIO;
+        }
+        got += (size_t)n;
+    }
+    return BK_OK;
+}
+
+static bk_status pull_take(bk_reader *r, size_t len, const uint8_t **out)
+{
+    struct bk__pull *p = r->pull;
+    if (len > p->win_cap) {
+        uint8_t *w = bk__malloc(r->alloc, len);
+        if (!w) return BK_ENOMEM;
+        bk__free(r->alloc, p->win);
+        p->win = w;
+        p->win_cap = len;
+    }
+    bk_status s = bk__pull_exact(p, p->win, len);
+    if (s != BK_OK) return s;
+    XXH3_64bits_update(&p->hash, p->win, len);
+    r->off += len;
+    *out = p->win;
+    return BK_OK;
+}
+
+static bk_status pull_take_into(bk_reader *r, void *dst, size_t len)
+{
+    struct bk__pull *p = r->pull;
+    /* In slices, each hashed while it is still in cache. */
+    const size_t slice = (size_t)1 << 20;
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < slice ? len - done : slice;
+        bk_status s = bk__pull_exact(p, (uint8_t *)dst + done, n);
+        if (s != BK_OK) return s;
+        XXH3_64bits_update(&p->hash, (uint8_t *)dst + done, n);
+        done += n;
+    }
+    r->off += len;
+    return BK_OK;
+}
 
 bk_status bk__w_bytes(bk_writer *w, const void *data, size_t len)
 {
@@ -54,7 +109,7 @@ bk_status bk__w_u64_array(bk_writer *w, const uint64_t *v, size_t count)
 bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
 {
     if (r->off > r->len || len > r->len - r->off) return BK_ETRUNCATED;
-    if (r->pull) return bk__pull_take(r, len, p);
+    if (r->pull) return pull_take(r, len, p);
     *p = r->base + r->off;
     r->off += len;
     return BK_OK;
@@ -63,7 +118,7 @@ bk_status bk__r_take(bk_reader *r, size_t len, const uint8_t **p)
 bk_status bk__r_take_into(bk_reader *r, void *dst, size_t len)
 {
     if (r->off > r->len || len > r->len - r->off) return BK_ETRUNCATED;
-    if (r->pull) return bk__pull_take_into(r, dst, len);
+    if (r->pull) return pull_take_into(r, dst, len);
     if (len) memcpy(dst, r->base + r->off, len);
     r->off += len;
     return BK_OK;

@@ -3,7 +3,8 @@
 #ifndef BK_BODY_H
 #define BK_BODY_H
 
-#include "base.h"
+#include "core/base.h"
+#include "bloomkit/filter.h"
 
 typedef struct bk_writer {
     /* Receives the bytes in order. NULL: only count them (size queries). */
@@ -28,7 +29,7 @@ typedef struct bk_reader {
     bool borrow;         /* decoded filters point into base instead of copying (mmap) */
     bool writable;       /* borrowed memory may be written (shared writable mapping) */
     uint64_t seed;       /* the hash seed, from the container header */
-    /* Pulled bodies (pull.c): the bytes arrive from a source in order instead of being in memory,
+    /* Pulled bodies (struct bk__pull): the bytes arrive from a source in order instead of being in memory,
      * base is NULL, and bk__r_take hands out a window valid until the next read. NULL otherwise. */
     struct bk__pull *pull;
     const bk_allocator *alloc;  /* what the decoded filter allocates with (and keeps) */
@@ -81,8 +82,17 @@ BK_HIDDEN bk_status bk__r_bits_head(bk_reader *r, bk__bits_head *h);
 BK_HIDDEN bk_status bk__r_bits_end(bk_reader *r, const bk__bits_head *h, uint64_t bytes, const uint8_t *data,
                                    uint64_t used, uint64_t **words, uint64_t **count, uint64_t *own);
 
-/* pull.c: the pulled forms of the two (bounds already checked). */
-BK_HIDDEN bk_status bk__pull_take(bk_reader *r, size_t len, const uint8_t **p);
-BK_HIDDEN bk_status bk__pull_take_into(bk_reader *r, void *dst, size_t len);
+/* A pulled body's source (persist/pull.c sets it up): the bytes are read from fn in order, hashed as
+ * they arrive; bk__r_take and bk__r_take_into read from it when the reader has one. */
+struct bk__pull {
+    bk_pull_fn fn;
+    void *ctx;
+    XXH3_state_t hash;  /* of the body bytes read so far */
+    uint8_t *win;       /* bk__r_take's window */
+    size_t win_cap;
+    bool failed;        /* the source reported an error (BK_EIO rather than BK_ETRUNCATED) */
+};
+/* Exactly len bytes from the source into dst (not hashed): BK_OK, BK_ETRUNCATED (it ended) or BK_EIO. */
+BK_HIDDEN bk_status bk__pull_exact(struct bk__pull *p, void *dst, size_t len);
 
 #endif
