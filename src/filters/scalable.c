@@ -58,6 +58,12 @@ double bk__sc_error(const layer *L)
     return sc_classic_probes(L) ? bk_bloom_fpr_exact(L->m, L->capacity, L->k) : bk__blocked1024_fpr(L->m, L->capacity, L->k);
 }
 
+double bk__sc_true_error(const layer *L)
+{
+    return sc_classic_probes(L) ? bk_bloom_fpr_exact(L->m, L->capacity, L->k)
+                                : bk__blocked1024_fpr_exact(L->m, L->capacity, L->k);
+}
+
 double bk__sc_spent(const bk_scalable *f, uint32_t i)
 {
     double spent = 0;
@@ -539,10 +545,11 @@ static void layer_stats(const layer *L, bk_scalable_layer *out, uint64_t *set)
     out->memory_bytes = sc_bytes(L);
     out->k = L->k;
     out->classic = sc_classic_probes(L);
-    out->error = bk__sc_error(L);
+    out->error = bk__sc_true_error(L);
     out->fill_ratio = (double)s / (double)L->m;
-    /* a blocked layer: the exact formula at its count (fill^k would miss the blocks' uneven loads) */
-    out->fpr_now = sc_classic_probes(L) ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr(L->m, out->count, L->k);
+    /* a blocked layer: the mean over its blocks of (bits set / 1024)^k (fill^k would miss the blocks'
+     * uneven loads, and a formula at the key count the load this filter's keys happened to give) */
+    out->fpr_now = sc_classic_probes(L) ? pow(out->fill_ratio, L->k) : bk__blocked1024_fpr_of_bits(L->words, L->m / 1024, L->k);
     if (set) *set = s;
 }
 
@@ -642,7 +649,7 @@ double bk_scalable_fpr_bound(const bk_scalable *f)
 {
     uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
     double b = 0;
-    for (uint32_t i = 0; i < n; i++) b += bk__sc_error(SC_LAYERS(f)[i]);
+    for (uint32_t i = 0; i < n; i++) b += bk__sc_true_error(SC_LAYERS(f)[i]);
     return b;
 }
 
