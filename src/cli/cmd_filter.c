@@ -255,7 +255,7 @@ static int run(int argc, char **argv)
     cli_progress_start(&prog, a.quiet, "filter", cli_reader_total_bytes(r));
     const char *name = a.path ? a.path : "in-memory filter";
     cli_watch w;
-    bool stop = false;
+    bool stop = false, window_said = false;
     uint64_t printed = 0;
     memset(&w, 0, sizeof w); /* CLI_WATCH_NONE: the window grows */
     if (a.add && !win) {
@@ -279,9 +279,11 @@ static int run(int argc, char **argv)
             while (taken < b.n) {
                 size_t used;
                 uint64_t added;
+                bool crossed_window = false;
                 if (win) {
                     used = b.n - taken;
                     s = cli_window_add_new(win, h + taken, used, res + taken, &added);
+                    crossed_window = win->stuck && !window_said;
                 } else {
                     s = cli_add_new_hashes(f, h + taken, b.n - taken, res + taken, cli_watch_room(&w), &used, &added);
                 }
@@ -299,6 +301,20 @@ static int run(int argc, char **argv)
                     int c = cli_watch_crossed(&w, f);
                     if (c != CLI_EXIT_OK) rc = c;
                     if ((stop = a.strict)) break;
+                }
+                if (crossed_window) { /* it could not grow (memory, or its limit of filters) */
+                    char k[32];
+                    cli_out_flush(&out);
+                    cli_warn("%s: %s: more keys came within the window than it could grow for (%u times, to %s keys a "
+                             "window): its FPR may pass %g from here on",
+                             name, a.strict ? "error" : "warning", win->grown,
+                             cli_group(win->m[win->n - 1].keys, k, sizeof k), a.p);
+                    window_said = true;
+                    if (a.strict) {
+                        rc = CLI_EXIT_ERR;
+                        stop = true;
+                        break;
+                    }
                 }
             }
         } else {
@@ -328,10 +344,6 @@ static int run(int argc, char **argv)
                      cli_percent(st.fpr_now, now, sizeof now), cli_percent(st.fpr_target, tgt, sizeof tgt),
                      win && win->grown ? "; the window grew for more keys" : st.saturated ? "; past its capacity" : "");
     }
-    if (win && win->stuck)
-        cli_warn("%s: warning: more keys came within the window than it could grow for (%u times, to %s keys a "
-                 "window): its FPR may be above %g", name, win->grown,
-                 cli_group(win->m[win->n - 1].keys, (char[32]){ 0 }, 32), a.p);
     if (s != BK_OK) {
         rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; rebuild it larger, "
                                      "or use a filter that grows (--type scalable, or cuckoo with --expansion)",

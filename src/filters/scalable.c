@@ -115,16 +115,20 @@ bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
     return BK_OK;
 }
 
-/* Geometry of sub-filter i of a new chain, walking the chain from sub-filter 0. */
+/* Geometry of sub-filter i of a new chain, walking the chain from sub-filter 0; *classic_probes: it
+ * is a classic or small sub-filter (else blocked). */
 static bk_status new_chain_layer(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
-                                 bool compact, uint32_t i, bk_geometry *g)
+                                 bool compact, uint32_t i, bk_geometry *g, bool *classic_probes)
 {
     double spent = 0;
     for (uint32_t j = 0;; j++) {
         bool small;
         bk_status s = bk__sc_layer_geometry(capacity0, p, growth, r, classic, carry, compact, j, spent, g, NULL, &small);
         if (s != BK_OK) return s;
-        if (j == i) return BK_OK;
+        if (j == i) {
+            *classic_probes = classic || small;
+            return BK_OK;
+        }
         spent += bk__sc_layer_error(classic || small, g);
     }
 }
@@ -157,8 +161,13 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return new_chain_layer(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
-                           (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, (o.flags & BK_SCALABLE_COMPACT) != 0, i, out);
+    bool classic_probes;
+    s = new_chain_layer(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
+                        (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, (o.flags & BK_SCALABLE_COMPACT) != 0, i, out,
+                        &classic_probes);
+    /* a blocked sub-filter: the FPR with the exact in-block term (the sizing's is up to 4.6% under it) */
+    if (s == BK_OK && !classic_probes) out->fpr = bk__blocked1024_fpr_exact(out->m, out->n, out->k);
+    return s;
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
