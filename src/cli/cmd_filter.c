@@ -333,6 +333,16 @@ static int run(int argc, char **argv)
     }
     cli_progress_end(&prog);
     if (more < 0 || out.failed) rc = CLI_EXIT_ERR;
+    if (a.add && !win && !w.crossed && w.mode != CLI_WATCH_NONE && s == BK_OK) {
+        /* what the count of this run's keys cannot see: other writers' keys, a fill past the fill at
+         * capacity (a union's estimated count) */
+        bk_stats st;
+        if (bk_filter_stats(f, &st) == BK_OK && st.saturated) {
+            cli_out_flush(&out);
+            int c = cli_watch_crossed(&w, f);
+            if (c != CLI_EXIT_OK) rc = c;
+        }
+    }
     if (a.verbose) {
         bk_stats st;
         char rd[32], pr[32], fill[32], now[32], tgt[32];
