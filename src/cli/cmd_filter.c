@@ -351,7 +351,7 @@ static int run(int argc, char **argv)
             cli_warn("%s: read %s keys, printed %s%s; fill %s, FPR now about %s (sized for %s)%s", name,
                      cli_group(lines, rd, sizeof rd), cli_group(printed, pr, sizeof pr),
                      stop ? " (stopped at the capacity)" : "", cli_percent(st.fill_ratio, fill, sizeof fill),
-                     cli_percent(st.fpr_now, now, sizeof now), cli_percent(st.fpr_target, tgt, sizeof tgt),
+                     cli_percent(st.fpr_now, now, sizeof now), cli_percent(a.add && !a.path ? a.p : st.fpr_target, tgt, sizeof tgt),
                      win && win->grown ? "; the window grew for more keys" : st.saturated ? "; past its capacity" : "");
     }
     if (s != BK_OK) {
