@@ -149,7 +149,9 @@ static void grows_to_a_million(void **state)
          * the sub-filters before it, so the errors so far never pass p (1 - r^(i+1)) */
         spent += ls.error;
         double cumulative = 0.01 * (1 - pow(BK_SCALABLE_DEFAULT_TIGHTENING, i + 1));
-        if (!classic()) assert_true(spent <= cumulative); /* blocked sizing never passes its target */
+        /* the blocked sizing's mean in-block term is up to 4.6% under the FPR a sub-filter gets, which
+         * is what ls.error reports (docs/MATH.md) */
+        if (!classic()) assert_true(spent <= cumulative * 1.046);
         else assert_true(spent <= cumulative * 1.02);
         sum += ls.count;
     }
@@ -205,12 +207,12 @@ static void growth_one_adds_same_size_layers(void **state)
         assert_int_equal(bk_scalable_get_layer(f, i, &ls), BK_OK);
         assert_int_equal(ls.capacity, 2000);
         spent += ls.error;
-        assert_true(spent <= 0.01 * (1 - pow(0.9, i + 1)) * (classic() ? 1.02 : 1.0));
+        assert_true(spent <= 0.01 * (1 - pow(0.9, i + 1)) * (classic() ? 1.02 : 1.046));
     }
     double fpr = measure_fpr(f, 200000), b = bk_scalable_fpr_bound(f);
     print_message("growth 1: %u sub-filters of 2000 keys, FPR %.5f, bound %.5f\n", L, fpr, b);
     assert_true(within_bound(fpr, b, 200000));
-    assert_true(b <= 0.01);
+    assert_true(b <= 0.01 * (classic() ? 1.0 : 1.046));
     uint32_t planned;
     bk_scalable_options o = { .growth = 1, .tightening = 0.9, .max_bytes = 0, .seed = 9, .flags = g_kind };
     assert_int_equal(bk_scalable_plan(2000, 0.01, &o, added, &planned, NULL), BK_OK);
@@ -942,11 +944,12 @@ static void fixed_shares_and_carried_budget(void **state)
         assert_int_equal(bk_scalable_layer_size(100, 0.01, &o, i, &gf), BK_OK);
         assert_int_equal(bk_scalable_layer_size(100, 0.01, &d, i, &gc), BK_OK);
         double want = 0.01 * (1 - r) * pow(r, (double)i);
-        if (!classic()) assert_true(gf.fpr <= want);
-        TU_ASSERT_WITHIN(gf.fpr, want, i < 6 && !classic() ? 0.98 : error_tolerance());
+        /* blocked: the FPR reported has the exact in-block term, up to 4.6% above the sizing's */
+        if (!classic()) assert_true(gf.fpr <= want * 1.046);
+        TU_ASSERT_WITHIN(gf.fpr, want, i < 6 && !classic() ? 0.98 : error_tolerance() + (classic() ? 0 : 0.046));
         fixed += gf.fpr;
         carried += gc.fpr;
-        assert_true(carried <= 0.01 * (1 - pow(r, (double)i + 1)) * (classic() ? 1.02 : 1.0));
+        assert_true(carried <= 0.01 * (1 - pow(r, (double)i + 1)) * (classic() ? 1.02 : 1.046));
         assert_true(carried >= fixed * 0.98);
         if (i == 0) assert_true(gf.m == gc.m && gf.k == gc.k);
     }
@@ -1010,8 +1013,8 @@ static void compact_chain(void **state)
         carried += gc.fpr;
         fixed += gf.fpr;
         double cumulative = 0.01 * (1 - 0.5 * pow(r, (double)i));
-        assert_true(carried <= cumulative * (classic() ? 1.02 : 1.0));
-        assert_true(fixed <= cumulative * (classic() ? 1.02 : 1.0));
+        assert_true(carried <= cumulative * (classic() ? 1.02 : 1.046));
+        assert_true(fixed <= cumulative * (classic() ? 1.02 : 1.046));
         if (i > 0 && !classic()) assert_int_equal(gc.m % 1024, 0); /* blocked after the small one */
     }
     /* one allocation: the chain struct and the words */

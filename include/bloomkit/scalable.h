@@ -7,7 +7,8 @@
  * is a false positive of the chain if it is one of any sub-filter, so the compound FPR is at most
  *     sum_i p_i = p0 * (1 + r + r^2 + ...) = p * (1 - r) / (1 - r) = p
  * however far the chain grows; with L sub-filters the bound is p * (1 - r^L)
- * (bk_scalable_fpr_bound reports it from the real geometries, whose rounding moves each p_i a little).
+ * (bk_scalable_fpr_bound reports it from the real geometries, whose rounding moves each p_i a little,
+ * and for blocked sub-filters with the exact in-block term: up to 4.6% above p_i, see below).
  * Each sub-filter costs log2(1/r) * 1.44 more bits per key than the one before it, so r near
  * 1 keeps later sub-filters cheap while p0 = p(1 - r) makes the first ones tighter.
  *
@@ -214,7 +215,10 @@ BK_API uint64_t bk_scalable_bytes(const bk_scalable *f);
 /* Everything the filter holds in memory: arrays plus the objects around them (for Redis MEMORY USAGE
  * and BF.INFO Size). */
 BK_API uint64_t bk_scalable_memory_usage(const bk_scalable *f);
-/* The compound FPR bound sum_i error_i over the existing sub-filters (<= p). */
+/* The compound FPR bound sum_i error_i over the existing sub-filters: the FPR they have when full,
+ * on average over key sets. At most p (1 - r^L) for classic sub-filters; blocked ones are sized with
+ * a formula that runs up to 4.6% under the FPR they get (kept so that saved chains keep their
+ * geometry), and this reports what they get: at most p (1 - r^L) * 1.046 (docs/MATH.md). [query] */
 BK_API double bk_scalable_fpr_bound(const bk_scalable *f);
 BK_API uint64_t bk_scalable_initial_capacity(const bk_scalable *f);
 BK_API double bk_scalable_error(const bk_scalable *f);       /* p */
@@ -253,9 +257,12 @@ typedef struct bk_scalable_layer {
     uint32_t k;
     bool classic;         /* classic probes over the whole array (else 1024-bit blocks): a classic
                            * chain's sub-filters, and a compact chain's small sub-filter 0 */
-    double error;         /* the FPR its geometry gives at capacity (about p0 * r^i) */
+    double error;         /* the FPR its geometry gives at capacity, on average over key sets
+                           * (about p0 * r^i; blocked: up to 4.6% above the figure it was sized
+                           * with, docs/MATH.md) */
     double fill_ratio;    /* fraction of bits set */
-    double fpr_now;       /* fill_ratio^k */
+    double fpr_now;       /* the FPR of its bits now: fill_ratio^k (classic), or the mean over its
+                           * blocks of (bits set / 1024)^k (blocked) */
 } bk_scalable_layer;
 /* Statistics of sub-filter i (0 = oldest). BK_EINVAL if i >= the number of sub-filters. O(its bits).
  * [query] */

@@ -177,7 +177,64 @@ bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, siz
 /* One-pass dedup of a batch of hashes (any n): is_new[i] = 1 when hash i is absent from f and not
  * earlier in h (a repeat within the batch is seen), else 0; the new ones are added, once each.
  * BK_OK, or the first add's error (e.g. BK_EFULL; the batch's earlier adds stay). */
-bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new);
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new, uint64_t room, size_t *used,
+                             uint64_t *added);
+/* (room: at most that many new keys go in; the hashes from the next new one on are left alone and
+ * *used says how many of h were taken, n unless the room ran out. *added: the new keys added. An
+ * aging filter takes at most room hashes, new or not.) */
+
+/* The capacity watch of a run of adds (add, filter --add): when the filter passes its capacity
+ * (bk_stats.saturated), a warning on stderr with the FPR now, or with strict an error. */
+enum { CLI_WATCH_NONE, CLI_WATCH_COUNT, CLI_WATCH_STATS };
+typedef struct cli_watch {
+    const char *path;
+    bool strict;
+    int mode;          /* CLI_WATCH_*: by the count of new keys, or by statistics now and then */
+    bk_stats start;    /* the statistics when the run began */
+    uint64_t count;    /* the filter's count, as the run's adds move it */
+    uint64_t since, every; /* CLI_WATCH_STATS: new keys since the last look, and between looks */
+    bool crossed;      /* past its capacity (already at the start, or warned) */
+} cli_watch;
+/* "PATH: warning: the filter went past its capacity (...; FPR now about X, sized for Y): ..." on
+ * stderr ("error" with strict; "is still" when `before` was saturated already). */
+void cli_capacity_warning(const char *path, const bk_stats *before, const bk_stats *now, bool strict);
+void cli_watch_start(cli_watch *w, const bk_filter *f, const char *path, bool strict);
+/* How many new keys may go in before the one that passes the capacity, or before the next look at
+ * the statistics (UINT64_MAX: no limit). */
+uint64_t cli_watch_room(const cli_watch *w);
+/* Counts `added` new keys; true when the filter has just passed its capacity (room_ran_out: the add
+ * stopped at the room of cli_watch_room). */
+bool cli_watch_added(cli_watch *w, const bk_filter *f, uint64_t added, bool room_ran_out);
+/* Says so (cli_capacity_warning) once; returns the exit status it calls for (2 with strict). */
+int cli_watch_crossed(cli_watch *w, const bk_filter *f);
+
+/* ---- the growing time window of filter --add --window T (window.c) ---- */
+
+#define CLI_WINDOW_MAX 16
+typedef struct cli_window_member {
+    struct bk_aging *f;
+    double p;            /* the FPR it is sized for */
+    uint64_t keys;       /* keys a window it is sized for */
+    uint64_t retired_ms; /* when a newer one took over (0: the newest) */
+    uint64_t slack_ms;   /* how much longer than the window a key may stay */
+} cli_window_member;
+typedef struct cli_window {
+    uint64_t window_ms;
+    double p;            /* the FPR the whole keeps under */
+    cli_window_member m[CLI_WINDOW_MAX]; /* oldest first; the last takes the inserts */
+    uint32_t n;
+    uint64_t since, every; /* lines since the newest's statistics were looked at, and between looks */
+    uint32_t grown;      /* times it grew */
+    bool stuck;          /* it should have grown and could not: its FPR may pass p */
+} cli_window;
+/* One aging filter for `keys` keys a window of window_ms at p / 2; grows as more come (window.c). */
+bk_status cli_window_new(cli_window *w, uint64_t window_ms, uint64_t keys, double p);
+void cli_window_free(cli_window *w);
+/* cli_add_new_hashes for the window: is_new[i] = 1 when h[i] was not seen within the window (nor
+ * earlier in h); every hash is inserted (a repeat restarts its window). *added: the new ones. */
+bk_status cli_window_add_new(cli_window *w, const uint64_t *h, size_t n, uint8_t *is_new, uint64_t *added);
+/* The whole's statistics: count, memory and FPR now of all its filters; capacity and fill of the newest. */
+void cli_window_stats(const cli_window *w, bk_stats *out);
 
 /* ---- streaming key reader (keys.c; cli_reader_hash_all in keys_parallel.c) ---- */
 
@@ -394,6 +451,7 @@ enum {
     OPT_LINE_BUFFERED,
     OPT_ADD,
     OPT_WINDOW,
+    OPT_VERBOSE,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }

@@ -105,14 +105,7 @@ static int check_capacity(const char *path, const bk_stats *before, const bk_fil
     bk_stats st;
     if (bk_filter_stats(f, &st) != BK_OK || !st.saturated) return CLI_EXIT_OK;
     if (before->saturated && st.count == before->count) return CLI_EXIT_OK; /* nothing new went in */
-    char a[32], b[32], now[32], tgt[32];
-    cli_warn("%s: %s: the filter %s past its capacity (%s keys for %s%s; FPR now about %s, sized for %s): "
-             "rebuild it larger (bloomkit build from all the keys, or create with a larger -n) or use "
-             "--type scalable",
-             path, strict ? "error" : "warning", before->saturated ? "is still" : "went",
-             cli_group(st.count, a, sizeof a), cli_group(st.capacity, b, sizeof b),
-             st.count <= st.capacity ? ", fill past the fill at capacity" : "",
-             cli_percent(st.fpr_now, now, sizeof now), cli_percent(st.fpr_target, tgt, sizeof tgt));
+    cli_capacity_warning(path, before, &st, strict);
     return strict ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 

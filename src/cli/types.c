@@ -535,11 +535,16 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
 #define SEEN_SLOTS (2 * CLI_BATCH)
 
 /* Adds the hashes of h that the filter does not hold yet, each once (a repeat within a batch is added
- * by its first occurrence only); is_new[i] (when not NULL) says whether h[i] was new. */
-static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
+ * by its first occurrence only); is_new[i] (when not NULL) says whether h[i] was new. At most `room`
+ * new ones: the hashes from the one that would be new number room + 1 on are left alone, and *used
+ * (when not NULL) says how many of h were taken (n, unless room ran out); *added how many were new. */
+static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new, uint64_t room, size_t *used,
+                           uint64_t *added)
 {
     uint8_t res[CLI_BATCH];
     uint64_t fresh[CLI_BATCH], seen[SEEN_SLOTS];
+    if (used) *used = n;
+    if (added) *added = 0;
     for (size_t i = 0; i < n; i += CLI_BATCH) {
         size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH, m = 0;
         size_t hits = 0;
@@ -564,12 +569,20 @@ static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *i
                 slot = (slot + 1) & (SEEN_SLOTS - 1);
             }
             if (dup) continue; /* a repeat within the batch: seen */
+            if (m == room) { /* the next new key would pass the room: stop before it */
+                if (used) *used = i + j;
+                bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
+                if (s == BK_OK && added) *added += m;
+                return s;
+            }
             if (x) seen[slot] = x;
             fresh[m++] = x;
             if (is_new) is_new[i + j] = 1;
         }
         bk_status s = bk_filter_add_hashes(f, fresh, m, NULL);
         if (s != BK_OK) return s;
+        if (added) *added += m;
+        room -= m;
     }
     return BK_OK;
 }
@@ -577,20 +590,131 @@ static bk_status add_fresh(bk_filter *f, const uint64_t *h, size_t n, uint8_t *i
 bk_status cli_add_hashes(bk_filter *f, const cli_type *t, const uint64_t *h, size_t n)
 {
     if (!t || !t->sets_bits) return bk_filter_add_hashes(f, h, n, NULL);
-    return add_fresh(f, h, n, NULL);
+    return add_fresh(f, h, n, NULL, UINT64_MAX, NULL, NULL);
 }
 
-bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new)
+bk_status cli_add_new_hashes(bk_filter *f, const uint64_t *h, size_t n, uint8_t *is_new, uint64_t room, size_t *used,
+                             uint64_t *added)
 {
     bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
     if (ag) { /* a window: every line is an occurrence, and a repeat restarts its key's window */
         uint8_t res[CLI_BATCH];
+        uint64_t a = 0;
+        if (room < n) n = room ? (size_t)room : 1; /* here room counts lines, new or not */
         for (size_t i = 0; i < n; i += CLI_BATCH) {
             size_t c = n - i < CLI_BATCH ? n - i : CLI_BATCH;
             bk_aging_add_if_absent_hashes(ag, h + i, c, res, NULL);
-            for (size_t j = 0; j < c; j++) is_new[i + j] = !res[j];
+            for (size_t j = 0; j < c; j++) a += is_new[i + j] = !res[j];
         }
+        *used = n;
+        *added = a;
         return BK_OK;
     }
-    return add_fresh(f, h, n, is_new);
+    return add_fresh(f, h, n, is_new, room, used, added);
+}
+
+/* ---- the capacity watch of add and filter --add ---- */
+
+void cli_capacity_warning(const char *path, const bk_stats *before, const bk_stats *st, bool strict)
+{
+    char a[32], b[32], now[32], tgt[32];
+    cli_warn("%s: %s: the filter %s past its capacity (%s keys for %s%s; FPR now about %s, sized for %s): "
+             "rebuild it larger (bloomkit build from all the keys, or create with a larger -n) or use "
+             "--type scalable",
+             path, strict ? "error" : "warning", before && before->saturated ? "is still" : "went",
+             cli_group(st->count, a, sizeof a), cli_group(st->capacity, b, sizeof b),
+             st->count <= st->capacity ? ", fill past the fill at capacity" : "",
+             cli_percent(st->fpr_now, now, sizeof now), cli_percent(st->fpr_target, tgt, sizeof tgt));
+}
+
+/* Types whose stats say "saturated" when the count passes the capacity (or the fill the fill at
+ * capacity): the count of new keys tells the moment exactly. Aging time windows and quotient filters
+ * saturate by what their statistics see (a generation over its share, the slots' use): they are
+ * looked at after every eighth of their capacity in new keys (an aging filter's lines are taken that
+ * many at a time, new or not), so the warning comes within that many keys of the moment. Scalable
+ * filters and cuckoo filters with expansion grow, aging count windows never hold more than their
+ * window: they are not watched. */
+void cli_watch_start(cli_watch *w, const bk_filter *f, const char *path, bool strict)
+{
+    memset(w, 0, sizeof *w);
+    w->path = path;
+    w->strict = strict;
+    if (bk_filter_stats(f, &w->start) != BK_OK) return;
+    switch (bk_filter_type(f)) {
+    case BK_TYPE_BLOOM:
+    case BK_TYPE_BLOCKED:
+    case BK_TYPE_COUNTING:
+        w->mode = CLI_WATCH_COUNT;
+        break;
+    case BK_TYPE_CUCKOO: { /* one that expands adds a table when full: its capacity grows */
+        const bk_cuckoo *c = bk_filter_get(f, BK_TYPE_CUCKOO);
+        bk_cuckoo_info in;
+        if (c) bk_cuckoo_get_info(c, &in);
+        w->mode = c && in.expansion == 0 ? CLI_WATCH_COUNT : CLI_WATCH_NONE;
+        break;
+    }
+    case BK_TYPE_QUOTIENT:
+        w->mode = CLI_WATCH_STATS;
+        break;
+    case BK_TYPE_AGING: {
+        const bk_aging *ag = bk_filter_get(f, BK_TYPE_AGING);
+        w->mode = ag && bk_aging_mode_of(ag) == BK_AGING_TIME ? CLI_WATCH_STATS : CLI_WATCH_NONE;
+        break;
+    }
+    default:
+        w->mode = CLI_WATCH_NONE;
+    }
+    w->count = w->start.count;
+    w->every = w->start.capacity / 8 ? w->start.capacity / 8 : 1; /* O(memory) a look: O(1) a key */
+    w->crossed = w->start.saturated;
+}
+
+uint64_t cli_watch_room(const cli_watch *w)
+{
+    if (w->crossed || w->mode == CLI_WATCH_NONE) return UINT64_MAX;
+    if (w->mode == CLI_WATCH_STATS) return w->every - w->since;
+    return w->count < w->start.capacity ? w->start.capacity - w->count : 0;
+}
+
+bool cli_watch_added(cli_watch *w, const bk_filter *f, uint64_t added, bool room_ran_out)
+{
+    w->count += added;
+    if (w->crossed) return false;
+    if (w->mode == CLI_WATCH_COUNT) return room_ran_out;
+    if (w->mode != CLI_WATCH_STATS) return false;
+    w->since += added;
+    if (w->since < w->every) return false;
+    w->since = 0;
+    bk_stats st;
+    return bk_filter_stats(f, &st) == BK_OK && st.saturated;
+}
+
+int cli_watch_crossed(cli_watch *w, const bk_filter *f)
+{
+    bk_stats st;
+    w->crossed = true;
+    if (bk_filter_stats(f, &st) != BK_OK) return CLI_EXIT_OK;
+    if (w->mode == CLI_WATCH_COUNT && st.count <= st.capacity) {
+        char c[32], now[32], tgt[32];
+        if (w->strict) {
+            cli_warn("%s: error: the filter is at its capacity (%s keys; FPR now about %s, sized for %s); stopped "
+                     "before the next new key: rebuild it larger (bloomkit build from all the keys, or create with a "
+                     "larger -n) or use --type scalable",
+                     w->path, cli_group(st.count, c, sizeof c), cli_percent(st.fpr_now, now, sizeof now),
+                     cli_percent(st.fpr_target, tgt, sizeof tgt));
+            return CLI_EXIT_ERR;
+        }
+        st.count = st.capacity + 1; /* the next new key, which goes in now, passes the capacity */
+    }
+    if (st.type == BK_TYPE_AGING) {
+        char c[32], now[32], tgt[32];
+        cli_warn("%s: %s: more keys came within the window than it is sized for (%s keys a window; FPR now about %s, "
+                 "sized for %s)%s: give it a larger -n (keys a window)",
+                 w->path, w->strict ? "error" : "warning", cli_group(st.capacity, c, sizeof c),
+                 cli_percent(st.fpr_now, now, sizeof now), cli_percent(st.fpr_target, tgt, sizeof tgt),
+                 w->strict ? "; stopped there" : ", and it rises while they keep coming");
+        return w->strict ? CLI_EXIT_ERR : CLI_EXIT_OK;
+    }
+    cli_capacity_warning(w->path, &w->start, &st, w->strict);
+    return w->strict ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }

@@ -9,5 +9,11 @@
 struct bk_geometry;
 BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);
 BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
+/* The same with the exact in-block term (blocked_math.c's inner()): 1-4% above bk__blocked1024_fpr,
+ * which the sizing keeps (a chain's geometry is derived from it at load). The FPR a sub-filter of m
+ * bits really has at n keys on average: what the chain reports as its error and bound. */
+BK_HIDDEN double bk__blocked1024_fpr_exact(uint64_t m, uint64_t n, uint32_t k);
+/* The FPR of a sub-filter's bits as they are: the mean over its blocks of (bits set / 1024)^k. */
+BK_HIDDEN double bk__blocked1024_fpr_of_bits(const uint64_t *words, uint64_t blocks, uint32_t k);
 
 #endif

@@ -28,12 +28,15 @@
 #include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
 
-/* Not a public layout: the scalable chain's 1024-bit blocks (bk__blocked1024_size below). */
+/* Not public layouts: the scalable chain's 1024-bit blocks, sized with the mean form of inner()
+ * (bk__blocked1024_size below), and the same blocks with the exact inner() (bk__blocked1024_fpr_exact:
+ * the figures the chain reports). */
 #define LAYOUT_1024 ((bk_blocked_layout)2)
+#define LAYOUT_1024_EXACT ((bk_blocked_layout)3)
 
 static uint32_t layout_block_bits(bk_blocked_layout layout)
 {
-    return layout == BK_BLOCKED_SPLIT256 ? 256 : layout == LAYOUT_1024 ? 1024 : 512;
+    return layout == BK_BLOCKED_SPLIT256 ? 256 : layout == LAYOUT_1024 || layout == LAYOUT_1024_EXACT ? 1024 : 512;
 }
 
 /* The weights w_i of inner() for one (layout, k), computed once per mixture. */
@@ -48,7 +51,7 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
 {
     T->layout = layout;
     T->k = k;
-    if (layout != BK_BLOCKED_512 || k == 0) return;
+    if ((layout != BK_BLOCKED_512 && layout != LAYOUT_1024_EXACT) || k == 0) return;
     const long double B = (long double)layout_block_bits(layout);
     /* S(k, d) by the recurrence S(n, d) = d S(n-1, d) + S(n-1, d-1): exact in long double for k <= 16 */
     long double S[BK_BLOCKED_MAX_K + 1] = { 1 };
@@ -78,7 +81,7 @@ static double inner_fpr(const inner_terms *T, double load)
 {
     if (load <= 0) return 0.0;
     if (T->layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
-    if (T->layout != BK_BLOCKED_512)
+    if (T->layout != BK_BLOCKED_512 && T->layout != LAYOUT_1024_EXACT)
         return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
     const long double t = (long double)load * (long double)T->k;
     long double sum = T->w[0];
@@ -167,7 +170,7 @@ static bool bad_p(double p) { return !(p > 0.0 && p < 1.0); }
 static bool bad_k(bk_blocked_layout layout, uint32_t k)
 {
     if (layout == BK_BLOCKED_SPLIT256) return k != 0 && k != 8;
-    if (layout == BK_BLOCKED_512 || layout == LAYOUT_1024) return k > BK_BLOCKED_MAX_K;
+    if (layout == BK_BLOCKED_512 || layout == LAYOUT_1024 || layout == LAYOUT_1024_EXACT) return k > BK_BLOCKED_MAX_K;
     return true;
 }
 
@@ -196,6 +199,19 @@ double bk_blocked_fpr(uint64_t m, uint64_t n, bk_blocked_layout layout, uint32_t
 }
 
 double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k) { return fpr_of_m(m, n, LAYOUT_1024, k); }
+double bk__blocked1024_fpr_exact(uint64_t m, uint64_t n, uint32_t k)
+{
+    return k == 0 ? NAN : fpr_of_m(m, n, LAYOUT_1024_EXACT, k);
+}
+
+double bk__blocked1024_fpr_of_bits(const uint64_t *words, uint64_t blocks, uint32_t k)
+{
+    if (blocks == 0) return 0.0;
+    double table[1025], sum = 0.0;
+    for (int c = 0; c <= 1024; c++) table[c] = pow(c / 1024.0, (double)k);
+    for (uint64_t b = 0; b < blocks; b++) sum += table[bk__popcount_words(words + b * 16, 16)];
+    return sum / (double)blocks;
+}
 
 uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key)
 {

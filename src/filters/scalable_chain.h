@@ -130,8 +130,14 @@ BK_HIDDEN bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t
                                           bool compact, uint32_t i, double spent, bk_geometry *g, uint64_t *bytes, bool *small);
 BK_HIDDEN double bk__sc_layer_error(bool classic, const bk_geometry *g);
 BK_HIDDEN double bk__sc_spent(const bk_scalable *f, uint32_t i);
-/* The exact FPR of a layer's geometry at its capacity (classic or 1024-bit blocked formula). */
+/* The FPR a layer's geometry was sized for at its capacity (classic formula, or the 1024-bit blocked
+ * one with the mean in-block term): the sizing's figure, which carrying chains sum as spent. */
 BK_HIDDEN double bk__sc_error(const layer *L);
+/* The FPR sub-filter L has at capacity, on average over key sets: bk__sc_error with the exact in-block
+ * term for a blocked sub-filter (1-4% above it). What the chain reports (bk_scalable_layer.error,
+ * bk_scalable_fpr_bound); bk__sc_error stays the sizing's figure, from which a saved chain's later
+ * geometries are derived. */
+BK_HIDDEN double bk__sc_true_error(const layer *L);
 BK_HIDDEN bk_status bk__sc_check_options(uint64_t capacity, double p, const bk_scalable_options *o);
 /* The struct for sub-filter i: &f->first for an unwrapped sub-filter 0, else a fresh zeroed one (a
  * wrapped_layer if `wrapped`; NULL: out of memory). Give it back with bk__sc_free_layer (which frees

@@ -1314,6 +1314,75 @@ def test_dedup():
 
 
 @group
+def test_dedup_capacity():
+    # filter --add into a file sized for 1000 keys, fed 5000 new lines: a warning on stderr the moment
+    # the filter passes its capacity, with the FPR now; --strict stops there with exit 2, having printed
+    # exactly the first 1000 new lines; -v sums the run up on stderr.
+    keys = urls(5000, host="cap.example.test")
+    for t in ("bloom", "partitioned", "blocked", "counting", "cuckoo"):
+        f = "cap-%s.bf" % t
+        run(["create", "-q", f, "-n", "1000", "-p", "1%", "--type", t], expect=0)
+        rc, out, err = run(["filter", "--add", f], input=lines(keys[:900]), expect=0)
+        check(err == "", "%s: below the capacity, no warning: %r" % (t, err))
+        rc, out, err = run(["filter", "--add", "-v", f], input=lines(keys[:2000]))
+        warn = [l for l in err.splitlines() if "capacity" in l and "warning" in l]
+        check(len(warn) == 1 and "1,001 keys for 1,000" in warn[0] and "FPR now about" in warn[0],
+              "%s: one warning at key 1001: %r" % (t, err))
+        check(rc == (2 if t == "cuckoo" else 0), "%s: rc %d %r" % (t, rc, err))  # a full cuckoo table refuses
+        summary = [l for l in err.splitlines() if "read 2,000 keys" in l or (t == "cuckoo" and "read " in l)]
+        check(len(summary) == 1 and "printed {:,}".format(len(out.splitlines())) in summary[0]
+              and "fill" in summary[0] and "FPR now" in summary[0], "%s: -v summary: %r" % (t, err))
+        # --strict: nothing printed past the capacity, and what was printed is exactly the new lines
+        g = "strict-%s.bf" % t
+        run(["create", "-q", g, "-n", "1000", "-p", "1%", "--type", t], expect=0)
+        rc, out, err = run(["filter", "--add", "--strict", g], input=lines(keys))
+        check(rc == 2 and "error" in err and "capacity" in err and err.count("\n") == 1, "%s --strict: rc %d %r" % (t, rc, err))
+        check(out.splitlines() == keys[:1000], "%s --strict: the first 1000 new lines, then nothing: %d"
+              % (t, len(out.splitlines())))
+        rc, out, err = run(["filter", "--add", "--strict", g], input=lines(keys[:10] + keys[-10:]))
+        check(rc == 2 and out == b"", "%s --strict at capacity: no line printed: %r %r" % (t, out, err))
+        rc, out, err = run(["query", g], input=lines(keys[:1000]), expect=0)
+    # already past its capacity: the warning comes before the first line
+    rc, out, err = run(["filter", "--add", "cap-bloom.bf"], input=lines(keys[3000:3010]), expect=0)
+    check("is still past its capacity" in err, "past its capacity before the run: %r" % err)
+    # growing filters do not warn
+    run(["create", "-q", "cap-s.bf", "-n", "100", "-p", "1%", "--type", "scalable"], expect=0)
+    rc, out, err = run(["filter", "--add", "--strict", "cap-s.bf"], input=lines(keys), expect=0)
+    check(err == "" and len(out.splitlines()) >= 4990, "scalable grows: %r" % err)
+    run(["create", "-q", "cap-c.bf", "-n", "1000", "-p", "1%", "--type", "cuckoo", "--expansion", "2"], expect=0)
+    rc, out, err = run(["filter", "--add", "--strict", "cap-c.bf"], input=lines(keys), expect=0)
+    check(err == "" and len(out.splitlines()) >= 4900, "cuckoo with expansion grows: %r" % err)
+    rc, out, err = run(["filter", "--add", "--strict", "-n", "100"], input=lines(keys), expect=0)
+    check(err == "" and len(out.splitlines()) >= 4999, "in memory: grows, keeps p: %d %r" % (len(out.splitlines()), err))
+    # an in-memory time window sized for -n keys a window, fed 1000 distinct keys (each once) and then
+    # the same again: it grows, so every key is printed once and every repeat dropped, with -p kept
+    # (before, -n 10, 100 and 500 printed 77, 435 and 976 of the 1000)
+    stream = keys[:1000] + keys[:1000]
+    for n in (10, 100, 500):
+        rc, out, err = run(["filter", "--add", "-v", "--window", "1h", "-n", n], input=lines(stream), expect=0)
+        check(out.splitlines() == keys[:1000], "window -n %d: %d lines" % (n, len(out.splitlines())))
+        check("grew" in err and "warning" not in err, "window -n %d: %r" % (n, err))
+    rc, out, err = run(["filter", "--add", "--window", "1h", "-n", "100", "-p", "1%"], input=lines(keys * 2), expect=0)
+    check(len(keys) - len(out.splitlines()) <= 50 and set(out.splitlines()) <= set(keys),
+          "window grown 4x twice at 1%%: dropped wrongly %d of %d" % (len(keys) - len(out.splitlines()), len(keys)))
+    rc, out, err = run(["filter", "--add", "-v", "--window", "1h"], input=lines(keys), expect=0)
+    check(len(out.splitlines()) == len(keys) and "grew" not in err, "the default -n of a window (1M) holds 5000")
+    # an aging FILE cannot grow: a time window over its -n says so at once; --strict stops there
+    run(["create", "-q", "win.bf", "--type", "aging", "--window", "1h", "-n", "100", "-p", "1%"], expect=0)
+    rc, out, err = run(["filter", "--add", "win.bf"], input=lines(keys[:1000]), expect=0)
+    check("more keys came within the window" in err and "FPR now" in err and err.count("\n") == 1, "aging FILE: %r" % err)
+    run(["create", "-q", "win2.bf", "--type", "aging", "--window", "1h", "-n", "100", "-p", "1%"], expect=0)
+    rc, out, err = run(["filter", "--add", "--strict", "win2.bf"], input=lines(keys[:1000]))
+    got = out.splitlines()
+    check(rc == 2 and "error" in err and len(got) < 100 and got == keys[:len(got)], "aging FILE --strict: %d %r" % (len(got), err))
+    rc, out, err = run(["filter", "--strict", "cap-bloom.bf"], input=b"")
+    check(rc == 2 and "--strict goes with --add" in err, "--strict without --add: %r" % err)
+    rc, out, err = run(["filter", "--help"], expect=0)
+    h = out.decode()
+    check("--strict" in h and "--verbose" in h and "-n keys a window (default 1M) that grows" in h, "help")
+
+
+@group
 def test_streaming():
     # Lines come out while the input is still open: on a terminal, and with --line-buffered on a pipe.
     run(["create", "-q", "s.bf", "-n", "1000", "-p", "1%"], expect=0)
