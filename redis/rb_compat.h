@@ -63,8 +63,11 @@ bool rb_chain_contains(const rb_chain *c, const void *item, size_t len);
 rb_add_result rb_chain_add(rb_chain *c, const void *item, size_t len, uint64_t max_bytes);
 uint64_t rb_chain_capacity(const rb_chain *c);
 size_t rb_chain_memory(const rb_chain *c);
-/* A new empty chain as RedisBloom's BF.RESERVE makes it (FORCE64 | NOROUND [| NO_SCALING]). */
-rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth);
+/* A new empty chain as RedisBloom's BF.RESERVE makes it (options FORCE64 | NOROUND [| NO_SCALING]): the
+ * first link holds `capacity` items at error / 2 (at `error` when not scaling). NULL with *why RB_TOOBIG
+ * (parameters RedisBloom refuses, or arrays over max_bytes) or RB_NOMEM. */
+rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth, uint64_t max_bytes,
+                       rb_add_result *why);
 rb_chain *rb_chain_clone(const rb_chain *c);
 
 /* RDB (encver 0..4 loaded, 4 saved). NULL (with the IO error logged) on damaged data. */
@@ -110,6 +113,11 @@ bool rb_cuckoo_remove(rb_cuckoo *cf, const void *item, size_t len);
 rb_add_result rb_cuckoo_add(rb_cuckoo *cf, const void *item, size_t len, bool nx, uint64_t max_bytes);
 size_t rb_cuckoo_memory(const rb_cuckoo *cf);
 rb_cuckoo *rb_cuckoo_clone(const rb_cuckoo *cf);
+/* A new empty filter as RedisBloom's CF.RESERVE makes it: capacity / bucket_size buckets rounded up to a
+ * power of two (at least 1), expansion rounded up to a power of two (0 stays 0). NULL with *why RB_TOOBIG
+ * (arrays over max_bytes) or RB_NOMEM. */
+rb_cuckoo *rb_cuckoo_new(uint64_t capacity, uint16_t bucket_size, uint16_t max_iterations, uint16_t expansion,
+                         uint64_t max_bytes, rb_add_result *why);
 
 rb_cuckoo *rb_cuckoo_rdb_load(RedisModuleIO *io, int encver);
 void rb_cuckoo_rdb_save(RedisModuleIO *io, const rb_cuckoo *cf);
@@ -124,7 +132,11 @@ void *rb_alloc_zero(size_t n);
 
 /* ---- the module side (rb_compat.c) ---- */
 int bkr_rb_register_types(RedisModuleCtx *ctx);
+/* The data type MBbloomCF (cf) or MBbloom--. */
+RedisModuleType *bkr_rb_type(bool cf);
 /* The handler to register for command `name`: a router in front of `fn` for BF/CF commands. */
 RedisModuleCmdFunc bkr_rb_hook(const char *name, RedisModuleCmdFunc fn);
+/* BK.CONVERT (rb_convert.c): RedisBloom-layout keys to bloomkit's own filters. */
+int bkr_rb_register_commands(RedisModuleCtx *ctx);
 
 #endif
