@@ -695,12 +695,12 @@ static const char *names[] = {
     "CF.EXISTS", "CF.MEXISTS", "CF.DEL", "CF.COUNT", "CF.INFO", "CF.SCANDUMP", "CF.LOADCHUNK",
     "BK.MERGE", "BK.INFO", "BK.IMPORT", "BK.EXPORT", "bf.add", "cf.insert",
     "BK.AGING.RESERVE", "BK.AGING.ADD", "BK.AGING.ADDIFABSENT", "BK.AGING.EXISTS", "BK.AGING.INFO",
-    "BK.AGING.APPLY", "BK.CF.KICKSTATE",
+    "BK.AGING.APPLY", "BK.CF.KICKSTATE", "BK.CONVERT",
 };
 static const char *words[] = {
     "ITEMS", "CAPACITY", "ERROR", "EXPANSION", "NONSCALING", "NOCREATE", "BUCKETSIZE", "MAXITERATIONS",
     "REPLACE", "items", "Capacity", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "expansion", "$s", "$s", "$i",
-    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT",
+    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT", "STAGE", "FROM",
 };
 static const char *numbers[] = {
     "0", "1", "-1", "2", "3", "4", "5", "7", "8", "16", "17", "100", "255", "256", "1024", "65535", "65536",
@@ -731,7 +731,8 @@ static size_t put_rb(char *buf, size_t at, size_t cap)
     at = put(buf, at, cap, "\nBF.MADD k1 a b c\nCF.LOADCHUNK c1 1 ");
     at = put_bytes(buf, at, cap, rb_cuckoo_header, sizeof rb_cuckoo_header);
     return put(buf, at, cap, "\nCF.ADD c1 a\nBF.SCANDUMP k1 0\nBF.LOADCHUNK k3 $i $s\nBF.SCANDUMP k1 1\n"
-                             "BF.LOADCHUNK k3 $i $s\nCF.SCANDUMP c1 1\nCF.INSERTNX c1 ITEMS a b\nCF.DEL c1 a\n");
+                             "BF.LOADCHUNK k3 $i $s\nCF.SCANDUMP c1 1\nCF.INSERTNX c1 ITEMS a b\nCF.DEL c1 a\n"
+                             "BK.CONVERT k1 STAGE k2\nBF.MADD k2 a b c d\nBK.CONVERT k1 FROM k2\nBK.CONVERT c1\n");
 }
 
 int main(int argc, char **argv)
