@@ -298,6 +298,7 @@ def test_convert(servers):
     r.execute_command("BF.MADD", "b", *xs)
     r.execute_command("CF.INSERT", "c", "ITEMS", *xs)
     r.execute_command("CF.INSERT", "c", "ITEMS", *xs[:100])  # repeated items: two copies each
+    assert set(r.scan_iter(_type="MBbloom--")) == {b"b"} and set(r.scan_iter(_type="MBbloomCF")) == {b"c"}
     dump_b, dump_c = r.dump("b"), r.dump("c")
     for k in ("b", "c"):
         with pytest.raises(redis.ResponseError, match="cannot be rehashed without them"):
