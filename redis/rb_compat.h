@@ -10,10 +10,12 @@
  *                LOADCHUNK starts a restore from a RedisBloom SCANDUMP)
  *
  * A filter built by RedisBloom answers correctly only with RedisBloom's own hash functions and
- * layout (its items are gone), so such keys are not converted: they keep the data type names
- * `MBbloom--` / `MBbloomCF` and are saved in RedisBloom's encoding (version 4), which keeps a
- * rollback path (RedisBloom loads them) and replication in both directions. docs/REDIS.md,
- * "Migrating from RedisBloom", describes the formats and the choices made here.
+ * layout (its items are gone), so such keys are not converted when they load: they keep the data type
+ * names `MBbloom--` / `MBbloomCF` and are saved in RedisBloom's encoding (version 4), which keeps a
+ * rollback path (RedisBloom loads them) and replication in both directions. With the module argument
+ * REDISBLOOM_LAYOUT yes, new BF/CF keys are made the same way (rb_compat.c); BK.CONVERT (rb_convert.c)
+ * moves keys to bloomkit's filters where no item is lost. docs/REDIS.md, "Migrating from RedisBloom",
+ * describes the formats and the choices made here.
  */
 #ifndef BKR_RB_COMPAT_H
 #define BKR_RB_COMPAT_H
