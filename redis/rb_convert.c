@@ -14,9 +14,10 @@
  *                                  items to be added to from their source (BF.MADD, CF.INSERT: newkey
  *                                  exists, so those commands add to it in any mode).
  *   BK.CONVERT key FROM newkey     newkey's filter replaces key's, when newkey holds at least as many
- *                                  items as key counts (a guard against a missed batch: a filter cannot
- *                                  list its items, so it cannot prove that every one was added); key
- *                                  keeps its expiry, newkey is deleted.
+ *                                  items as key counts (for Bloom filters less an allowance for the
+ *                                  items newkey took for present, bloom_slack): a guard against a missed
+ *                                  batch, since a filter cannot list its items and so cannot prove that
+ *                                  every one was added; key keeps its expiry, newkey is deleted.
  *
  * Parameters carried over: a Bloom chain's first capacity, its error rate (the first link's, doubled
  * when the chain scales: RedisBloom gives the first link half the error), EXPANSION (kept within
@@ -27,6 +28,7 @@
 #include "module.h"
 #include "rb_compat.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool all_zero(const uint8_t *p, uint64_t n)
@@ -70,6 +72,17 @@ static bk_status native_like(const void *rb, bool cf, bkr_value **out)
 static uint64_t rb_items(const void *rb, bool cf)
 {
     return cf ? ((const rb_cuckoo *)rb)->items : ((const rb_chain *)rb)->size;
+}
+
+/* A Bloom filter counts an item only when it was not (probably) present: a staging filter given all of
+ * `want` items counts fewer by its false positives while it was filled, at most about want * p on
+ * average (p: the chain's error rate, the staging filter's). The allowance: that, plus four standard
+ * deviations, plus one. Cuckoo filters count every copy stored: no allowance. */
+static uint64_t bloom_slack(const rb_chain *c, uint64_t want)
+{
+    double p = (c->options & RB_BLOOM_NO_SCALING) ? c->links[0].error : c->links[0].error * 2;
+    double e = (double)want * (p < 1 ? p : 1);
+    return (uint64_t)ceil(e + 4 * sqrt(e)) + 1;
 }
 
 /* Items a bloomkit value of the BF/CF commands counts; false for other filter types. */
@@ -137,10 +150,12 @@ static int convert_from(RedisModuleCtx *ctx, RedisModuleKey *key, void *rb, bool
     if (st != BKR_OK || !native_items(nv, cf, &have))
         return RedisModule_ReplyWithError(ctx, cf ? "ERR the staging key must hold a bloomkit cuckoo filter"
                                                   : "ERR the staging key must hold a bloomkit scalable Bloom filter");
-    if (have < want) {
+    uint64_t slack = cf ? 0 : bloom_slack(rb, want);
+    if (have < want - (slack < want ? slack : want)) {
         RedisModuleString *m = RedisModule_CreateStringPrintf(
-            ctx, "ERR the staging key holds %llu items, fewer than the %llu the filter counts: add the missing ones",
-            (unsigned long long)have, (unsigned long long)want);
+            ctx, "ERR the staging key holds %llu items, fewer than the %llu the filter counts (less %llu it may have "
+                 "taken for present already): add the missing ones",
+            (unsigned long long)have, (unsigned long long)want, (unsigned long long)slack);
         return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
     }
     /* Take the staging key's value without freeing it: an empty value (no filter) takes its place, and
