@@ -17,7 +17,11 @@
  * make it as RedisBloom 2.4 would: same parameters, defaults, layout and hashing, and the arguments read
  * by RedisBloom's rules (options found anywhere, BF.INSERT / CF.INSERT options by their first letters),
  * so that a replica of a RedisBloom master, a replayed AOF and the nodes of a mixed cluster accept and
- * answer every command exactly as RedisBloom does.
+ * answer every command exactly as RedisBloom does. A key made so reaches replicas and the AOF as the
+ * header chunk of its RedisBloom SCANDUMP (BF.LOADCHUNK / CF.LOADCHUNK key 1 header: an empty filter of
+ * that layout wherever it is applied, in this module in either mode and in RedisBloom), followed by the
+ * command itself when it also adds items; so a replica, or a server replaying the AOF, makes the same
+ * key whatever its own setting.
  */
 #include "module.h"
 #include "rb_compat.h"
@@ -261,8 +265,9 @@ typedef struct rb_bf_make {
 #define RB_BF_DEFAULT_EXPANSION 2
 #define RB_BF_NEW_OPTIONS (RB_BLOOM_FORCE64 | RB_BLOOM_NOROUND) /* what RedisBloom's commands make */
 
-/* A new chain in the empty key (replying the error and returning false when it cannot be made). */
-static bool bf_make(RedisModuleCtx *ctx, RedisModuleKey *key, const rb_bf_make *mk)
+/* A new chain in the empty key `name` (replying the error and returning false when it cannot be made),
+ * replicated as its SCANDUMP header. */
+static bool bf_make(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *key, const rb_bf_make *mk)
 {
     rb_add_result why;
     uint32_t options = RB_BF_NEW_OPTIONS | (mk->nonscaling ? RB_BLOOM_NO_SCALING : 0);
@@ -274,6 +279,10 @@ static bool bf_make(RedisModuleCtx *ctx, RedisModuleKey *key, const rb_bf_make *
     }
     atomic_fetch_add(&rb_live, 1);
     RedisModule_ModuleTypeSetValue(key, rb_bf_type, c);
+    size_t hn = rb_chain_header_size(c);
+    uint8_t *hdr = RedisModule_PoolAlloc(ctx, hn);
+    rb_chain_header_write(c, hdr);
+    RedisModule_Replicate(ctx, "BF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, hn);
     return true;
 }
 
@@ -287,7 +296,7 @@ static int bf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     bool changed = false;
     if (!v) {
         if (!mk) return RedisModule_ReplyWithError(ctx, "ERR not found");
-        if (!bf_make(ctx, key, mk)) return REDISMODULE_OK;
+        if (!bf_make(ctx, name, key, mk)) return REDISMODULE_OK;
         v = RedisModule_ModuleTypeGetValue(key);
         changed = true;
     }
@@ -392,8 +401,7 @@ static int rb_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     void *v;
     if (!open_rb(ctx, argv[1], rb_bf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
     if (v) return RedisModule_ReplyWithError(ctx, "ERR item exists");
-    if (!bf_make(ctx, key, &mk)) return REDISMODULE_OK;
-    RedisModule_ReplicateVerbatim(ctx);
+    if (!bf_make(ctx, argv[1], key, &mk)) return REDISMODULE_OK; /* (replicated as the header) */
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -529,9 +537,10 @@ static int rb_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
 
 /* ---- CF.* on MBbloomCF keys ---- */
 
-/* A new cuckoo filter in the empty key (replying the error and returning false when it cannot be made). */
-static bool cf_make(RedisModuleCtx *ctx, RedisModuleKey *key, long long capacity, long long bucket_size,
-                    long long max_iterations, long long expansion)
+/* A new cuckoo filter in the empty key `name` (replying the error and returning false when it cannot be
+ * made), replicated as its SCANDUMP header. */
+static bool cf_make(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *key, long long capacity,
+                    long long bucket_size, long long max_iterations, long long expansion)
 {
     rb_add_result why;
     rb_cuckoo *cf = rb_cuckoo_new((uint64_t)capacity, (uint16_t)bucket_size, (uint16_t)max_iterations,
@@ -542,6 +551,9 @@ static bool cf_make(RedisModuleCtx *ctx, RedisModuleKey *key, long long capacity
     }
     atomic_fetch_add(&rb_live, 1);
     RedisModule_ModuleTypeSetValue(key, rb_cf_type, cf);
+    uint8_t hdr[RB_CF_HEADER_SIZE];
+    rb_cuckoo_header_write(cf, hdr);
+    RedisModule_Replicate(ctx, "CF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, sizeof hdr);
     return true;
 }
 
@@ -559,7 +571,7 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     bool made = false;
     if (!v) {
         if (capacity <= 0) return RedisModule_ReplyWithError(ctx, "ERR not found");
-        if (!cf_make(ctx, key, capacity, RB_CF_DEFAULT_BUCKETSIZE, RB_CF_DEFAULT_MAX_ITERATIONS,
+        if (!cf_make(ctx, name, key, capacity, RB_CF_DEFAULT_BUCKETSIZE, RB_CF_DEFAULT_MAX_ITERATIONS,
                      RB_CF_DEFAULT_EXPANSION))
             return REDISMODULE_OK;
         v = RedisModule_ModuleTypeGetValue(key);
@@ -683,8 +695,8 @@ static int rb_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     void *v;
     if (!open_rb(ctx, argv[1], rb_cf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
     if (v) return RedisModule_ReplyWithError(ctx, "ERR item exists");
-    if (!cf_make(ctx, key, capacity, bucket_size, max_iterations, expansion)) return REDISMODULE_OK;
-    RedisModule_ReplicateVerbatim(ctx);
+    if (!cf_make(ctx, argv[1], key, capacity, bucket_size, max_iterations, expansion))
+        return REDISMODULE_OK; /* (replicated as the header) */
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
