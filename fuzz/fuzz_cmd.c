@@ -4,8 +4,8 @@
  * the stubs below (a tiny keyspace, strict number parsing as Redis does it, and a reply checker), so
  * the command table the module registers is the one exercised, argument parsing included.
  *
- * Input: byte 0 holds flags (bit 0: the client speaks RESP3); the rest is commands, one per line
- * ('\n'), arguments separated by single spaces, the command name first (case-insensitive; unknown
+ * Input: byte 0 holds flags (bit 0: the client speaks RESP3; bit 1: the module argument
+ * REDISBLOOM_LAYOUT yes); the rest is commands, one per line ('\n'), arguments separated by single spaces, the command name first (case-insensitive; unknown
  * names are skipped). Two arguments are replaced: `$s` by the last bulk string replied (a SCANDUMP
  * chunk, a BK.EXPORT payload) and `$i` by the last integer replied (a SCANDUMP iterator), so inputs can
  * chain SCANDUMP -> LOADCHUNK and EXPORT -> IMPORT. The key "str" holds a plain string (WRONGTYPE paths).
@@ -615,6 +615,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 1) return 0;
     resp3 = data[0] & 1;
+    bkr_cfg.rb_layout = (data[0] & 2) != 0;
     keyspace_reset();
     have_bulk = false;
     last_int = 0;
@@ -773,7 +774,7 @@ int main(int argc, char **argv)
         /* one input: a seed's filters (and half the time keys migrated from RedisBloom), then 50 random
          * commands */
         size_t at = 0;
-        buf[at++] = (char)(rnd() & 1);
+        buf[at++] = (char)(rnd() & 3);
         if (rnd() & 1) at = put_rb(buf, at, sizeof buf);
         at = put(buf, at, sizeof buf, seeds_text[rnd() % nseeds]);
         for (int c = 0; c < 50; c++, commands++) {
