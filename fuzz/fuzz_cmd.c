@@ -6,9 +6,10 @@
  *
  * Input: byte 0 holds flags (bit 0: the client speaks RESP3; bit 1: the module argument
  * REDISBLOOM_LAYOUT yes); the rest is commands, one per line ('\n'), arguments separated by single
- * spaces, the command name first (case-insensitive; unknown names are skipped). Two arguments are replaced: `$s` by the last bulk string replied (a SCANDUMP
- * chunk, a BK.EXPORT payload) and `$i` by the last integer replied (a SCANDUMP iterator), so inputs can
- * chain SCANDUMP -> LOADCHUNK and EXPORT -> IMPORT. The key "str" holds a plain string (WRONGTYPE paths).
+ * spaces, the command name first (case-insensitive; unknown names are skipped). Two arguments are
+ * replaced: `$s` by the last bulk string replied (a SCANDUMP chunk, a BK.EXPORT payload) and `$i` by the
+ * last integer replied (a SCANDUMP iterator), so inputs can chain SCANDUMP -> LOADCHUNK and EXPORT ->
+ * IMPORT. The key "str" holds a plain string (WRONGTYPE paths).
  *
  * Checked for every command (a violation traps, which the fuzzer reports as a crash): exactly one
  * reply, well formed (array and map lengths match what was announced, postponed lengths are set);
