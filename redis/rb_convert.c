@@ -177,6 +177,11 @@ static int convert_from(RedisModuleCtx *ctx, RedisModuleKey *key, void *rb, bool
 /* BK.CONVERT key [STAGE newkey | FROM newkey] */
 static int BK_Convert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
+    if (RedisModule_IsKeysPositionRequest && RedisModule_IsKeysPositionRequest(ctx)) {
+        RedisModule_KeyAtPos(ctx, 1); /* (getkeys-api: Redis Cluster routes by what the command says) */
+        if (argc == 4) RedisModule_KeyAtPos(ctx, 3);
+        return REDISMODULE_OK;
+    }
     RedisModule_AutoMemory(ctx);
     if (argc != 2 && argc != 4) return RedisModule_WrongArity(ctx);
     bool stage = argc == 4 && bkr_arg_is(argv[2], "STAGE"), from = argc == 4 && bkr_arg_is(argv[2], "FROM");
@@ -204,17 +209,27 @@ static int BK_Convert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 int bkr_rb_register_commands(RedisModuleCtx *ctx)
 {
-    if (RedisModule_CreateCommand(ctx, "bk.convert", BK_Convert, "write deny-oom", 1, 1, 1) != REDISMODULE_OK)
+    if (RedisModule_CreateCommand(ctx, "bk.convert", BK_Convert, "write deny-oom getkeys-api", 1, 1, 1) !=
+        REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, "bk.convert");
     if (!cmd) return REDISMODULE_ERR;
-    /* Keys: argv[1] (converted), and argv[3] (the staging key) when given; Redis Cluster routes by them. */
-    RedisModuleCommandKeySpec specs[3];
+    /* Keys: argv[1] (converted), and the staging key after STAGE or FROM when given (a search by keyword,
+     * which finds nothing in the one-key form). Redis 7.0's cluster routing reads only the legacy key range
+     * (the first key here), so the command also answers key position requests (getkeys-api). */
+    RedisModuleCommandKeySpec specs[4];
     memset(specs, 0, sizeof specs);
-    for (int i = 0; i < 2; i++) {
+    static const char *words[] = { NULL, "STAGE", "FROM" };
+    for (int i = 0; i < 3; i++) {
         specs[i].flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE;
-        specs[i].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
-        specs[i].bs.index.pos = i == 0 ? 1 : 3;
+        if (i == 0) {
+            specs[i].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+            specs[i].bs.index.pos = 1;
+        } else {
+            specs[i].begin_search_type = REDISMODULE_KSPEC_BS_KEYWORD;
+            specs[i].bs.keyword.keyword = words[i];
+            specs[i].bs.keyword.startfrom = 2;
+        }
         specs[i].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
         specs[i].fk.range.lastkey = 0;
         specs[i].fk.range.keystep = 1;

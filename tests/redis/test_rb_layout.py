@@ -359,3 +359,77 @@ def test_convert(servers):
     r.execute_command("CF.ADD", "cfnew", "x")
     with pytest.raises(redis.ResponseError, match="must hold a bloomkit scalable Bloom filter"):
         r.execute_command("BK.CONVERT", "rb2", "FROM", "cfnew")
+
+
+# ---------------------------------------------------------------- a cluster in the mode, resharded
+
+
+def test_cluster_in_the_mode_reshards(servers):
+    from redis.cluster import RedisCluster
+    from conftest import REDIS_CLI
+    from resp import Conn
+    import subprocess
+    import time
+
+    extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"]
+    nodes = [servers(module_args=LAYOUT, extra=extra + PLAIN, bus=True) for _ in range(3)]
+    run = subprocess.run([REDIS_CLI, "--cluster", "create"] + [f"127.0.0.1:{n.port}" for n in nodes] +
+                         ["--cluster-replicas", "0", "--cluster-yes"], capture_output=True, timeout=120)
+    assert run.returncode == 0, run.stdout.decode() + run.stderr.decode()
+
+    def wait_ok():
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            infos = [n.client().cluster("info") for n in nodes]
+            if all(i["cluster_state"] == "ok" and int(i["cluster_slots_ok"]) == 16384 for i in infos):
+                return
+            time.sleep(0.2)
+        pytest.fail("cluster did not become ok")
+
+    wait_ok()
+    rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+    try:
+        models = {}
+        for i in range(60):
+            xs = items(f"k{i}", 150)
+            if i % 2:
+                m = rb.Chain(100, 0.01)  # BF.MADD on a missing key: INITIAL_SIZE 100, ERROR_RATE 0.01
+                assert [int(v) for v in rc.execute_command("BF.MADD", f"bf:{i}", *xs)] == [int(m.add(x)) for x in xs]
+            else:
+                m = rb.Cuckoo(100, expansion=2)
+                rc.execute_command("CF.RESERVE", f"cf:{i}", 100, "EXPANSION", 2)
+                assert [int(v) for v in rc.execute_command("CF.INSERT", f"cf:{i}", "ITEMS", *xs)] == \
+                    [int(m.add(x)) for x in xs]
+            models[i] = (m, xs)
+        dumps = {i: rc.dump(f"bf:{i}" if i % 2 else f"cf:{i}") for i in models}
+        # move a third of the slots (and their keys, by MIGRATE) from the first node to the second
+        ids = [n.client().execute_command("CLUSTER", "MYID").decode() for n in nodes]
+        before = [n.client().dbsize() for n in nodes]
+        run = subprocess.run([REDIS_CLI, "--cluster", "reshard", f"127.0.0.1:{nodes[0].port}", "--cluster-from",
+                              ids[0], "--cluster-to", ids[1], "--cluster-slots", "5000", "--cluster-yes"],
+                             capture_output=True, timeout=300)
+        assert run.returncode == 0, run.stdout.decode()[-3000:] + run.stderr.decode()
+        wait_ok()
+        after = [n.client().dbsize() for n in nodes]
+        assert after[0] < before[0] and after[1] > before[1] and sum(after) == sum(before) == 60
+        rc.close()
+        rc = RedisCluster(host="127.0.0.1", port=nodes[2].port)
+        for i, (m, xs) in models.items():
+            key = f"bf:{i}" if i % 2 else f"cf:{i}"
+            assert rc.type(key) == (b"MBbloom--" if i % 2 else b"MBbloomCF")
+            assert rc.dump(key) == dumps[i]
+            probe = xs + ABSENT[:500]
+            assert [int(v) for v in rc.execute_command("BF.MEXISTS" if i % 2 else "CF.MEXISTS", key, *probe)] == \
+                [int(m.contains(x)) for x in probe]
+        # BK.CONVERT's keys are routed: the staging key is a key of the command
+        c = Conn(nodes[0].port)
+        assert c.call("COMMAND", "GETKEYS", "BK.CONVERT", "a", "STAGE", "b") == [b"a", b"b"]
+        assert c.call("COMMAND", "GETKEYS", "BK.CONVERT", "a", "from", "b") == [b"a", b"b"]
+        assert c.call("COMMAND", "GETKEYS", "BK.CONVERT", "a") == [b"a"]
+        with pytest.raises(redis.ResponseError, match="CROSSSLOT"):
+            nodes[0].client().execute_command("BK.CONVERT", "x1", "STAGE", "x2")
+        c.close()
+        rc.execute_command("BF.RESERVE", "{t}e", 0.01, 100)
+        assert rc.execute_command("BK.CONVERT", "{t}e") == b"OK" and rc.type("{t}e") == b"bloomkitB"
+    finally:
+        rc.close()
