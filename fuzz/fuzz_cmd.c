@@ -4,11 +4,12 @@
  * the stubs below (a tiny keyspace, strict number parsing as Redis does it, and a reply checker), so
  * the command table the module registers is the one exercised, argument parsing included.
  *
- * Input: byte 0 holds flags (bit 0: the client speaks RESP3); the rest is commands, one per line
- * ('\n'), arguments separated by single spaces, the command name first (case-insensitive; unknown
- * names are skipped). Two arguments are replaced: `$s` by the last bulk string replied (a SCANDUMP
- * chunk, a BK.EXPORT payload) and `$i` by the last integer replied (a SCANDUMP iterator), so inputs can
- * chain SCANDUMP -> LOADCHUNK and EXPORT -> IMPORT. The key "str" holds a plain string (WRONGTYPE paths).
+ * Input: byte 0 holds flags (bit 0: the client speaks RESP3; bit 1: the module argument
+ * REDISBLOOM_LAYOUT yes); the rest is commands, one per line ('\n'), arguments separated by single
+ * spaces, the command name first (case-insensitive; unknown names are skipped). Two arguments are
+ * replaced: `$s` by the last bulk string replied (a SCANDUMP chunk, a BK.EXPORT payload) and `$i` by the
+ * last integer replied (a SCANDUMP iterator), so inputs can chain SCANDUMP -> LOADCHUNK and EXPORT ->
+ * IMPORT. The key "str" holds a plain string (WRONGTYPE paths).
  *
  * Checked for every command (a violation traps, which the fuzzer reports as a crash): exactly one
  * reply, well formed (array and map lengths match what was announced, postponed lengths are set);
@@ -615,6 +616,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 1) return 0;
     resp3 = data[0] & 1;
+    bkr_cfg.rb_layout = (data[0] & 2) != 0;
     keyspace_reset();
     have_bulk = false;
     last_int = 0;
@@ -695,12 +697,12 @@ static const char *names[] = {
     "CF.EXISTS", "CF.MEXISTS", "CF.DEL", "CF.COUNT", "CF.INFO", "CF.SCANDUMP", "CF.LOADCHUNK",
     "BK.MERGE", "BK.INFO", "BK.IMPORT", "BK.EXPORT", "bf.add", "cf.insert",
     "BK.AGING.RESERVE", "BK.AGING.ADD", "BK.AGING.ADDIFABSENT", "BK.AGING.EXISTS", "BK.AGING.INFO",
-    "BK.AGING.APPLY", "BK.CF.KICKSTATE",
+    "BK.AGING.APPLY", "BK.CF.KICKSTATE", "BK.CONVERT",
 };
 static const char *words[] = {
     "ITEMS", "CAPACITY", "ERROR", "EXPANSION", "NONSCALING", "NOCREATE", "BUCKETSIZE", "MAXITERATIONS",
     "REPLACE", "items", "Capacity", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "expansion", "$s", "$s", "$i",
-    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT",
+    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT", "STAGE", "FROM",
 };
 static const char *numbers[] = {
     "0", "1", "-1", "2", "3", "4", "5", "7", "8", "16", "17", "100", "255", "256", "1024", "65535", "65536",
@@ -731,7 +733,8 @@ static size_t put_rb(char *buf, size_t at, size_t cap)
     at = put(buf, at, cap, "\nBF.MADD k1 a b c\nCF.LOADCHUNK c1 1 ");
     at = put_bytes(buf, at, cap, rb_cuckoo_header, sizeof rb_cuckoo_header);
     return put(buf, at, cap, "\nCF.ADD c1 a\nBF.SCANDUMP k1 0\nBF.LOADCHUNK k3 $i $s\nBF.SCANDUMP k1 1\n"
-                             "BF.LOADCHUNK k3 $i $s\nCF.SCANDUMP c1 1\nCF.INSERTNX c1 ITEMS a b\nCF.DEL c1 a\n");
+                             "BF.LOADCHUNK k3 $i $s\nCF.SCANDUMP c1 1\nCF.INSERTNX c1 ITEMS a b\nCF.DEL c1 a\n"
+                             "BK.CONVERT k1 STAGE k2\nBF.MADD k2 a b c d\nBK.CONVERT k1 FROM k2\nBK.CONVERT c1\n");
 }
 
 int main(int argc, char **argv)
@@ -772,7 +775,7 @@ int main(int argc, char **argv)
         /* one input: a seed's filters (and half the time keys migrated from RedisBloom), then 50 random
          * commands */
         size_t at = 0;
-        buf[at++] = (char)(rnd() & 1);
+        buf[at++] = (char)(rnd() & 3);
         if (rnd() & 1) at = put_rb(buf, at, sizeof buf);
         at = put(buf, at, sizeof buf, seeds_text[rnd() % nseeds]);
         for (int c = 0; c < 50; c++, commands++) {

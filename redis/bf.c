@@ -435,3 +435,9 @@ int bkr_bf_register(RedisModuleCtx *ctx)
 {
     return bkr_register(ctx, bf_commands, sizeof bf_commands / sizeof bf_commands[0]);
 }
+
+/* A new empty Bloom filter as BF.RESERVE makes it (BK.CONVERT, rb_convert.c). */
+bk_status bkr_bf_new_value(long long capacity, double error, long long expansion, bool nonscaling, bkr_value **out)
+{
+    return bf_create(capacity, error, expansion, nonscaling, out);
+}

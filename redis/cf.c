@@ -544,3 +544,10 @@ int bkr_cf_register(RedisModuleCtx *ctx)
 {
     return bkr_register(ctx, cf_commands, sizeof cf_commands / sizeof cf_commands[0]);
 }
+
+/* A new empty cuckoo filter as CF.RESERVE makes it (BK.CONVERT, rb_convert.c). */
+bk_status bkr_cf_new_value(long long capacity, long long bucket_size, long long max_iterations, long long expansion,
+                           bkr_value **out)
+{
+    return cf_create(capacity, bucket_size, max_iterations, expansion, out);
+}

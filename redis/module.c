@@ -369,6 +369,9 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
         } else if (bkr_arg_is(argv[i], "BF_SUBFILTERS")) {
             if (!arg_choice(ctx, "BF_SUBFILTERS", argv[i + 1], "blocked", "classic", &bkr_cfg.bf_classic))
                 return REDISMODULE_ERR;
+        } else if (bkr_arg_is(argv[i], "REDISBLOOM_LAYOUT")) {
+            if (!arg_choice(ctx, "REDISBLOOM_LAYOUT", argv[i + 1], "no", "yes", &bkr_cfg.rb_layout))
+                return REDISMODULE_ERR;
         } else if (bkr_arg_is(argv[i], "CF_PACKED")) {
             if (!arg_choice(ctx, "CF_PACKED", argv[i + 1], "yes", "no", &bkr_cfg.cf_unpacked)) return REDISMODULE_ERR;
         } else if (bkr_arg_is(argv[i], "CF_FINGERPRINT_BITS")) {
@@ -431,14 +434,16 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
         bkr_bk_register(ctx) != REDISMODULE_OK || bkr_aging_register(ctx) != REDISMODULE_OK ||
-        bkr_qf_register(ctx) != REDISMODULE_OK)
+        bkr_qf_register(ctx) != REDISMODULE_OK || bkr_rb_register_commands(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "
-                    "CF_MAX_COPIES %lld MAX_FILTER_SIZE %llu BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s CF_PACKED %s",
+                    "CF_MAX_COPIES %lld MAX_FILTER_SIZE %llu BF_TIGHTENING_RATIO %g BF_SUBFILTERS %s CF_PACKED %s "
+                    "REDISBLOOM_LAYOUT %s",
                     bk_version_string(), bkr_cfg.bf_error_rate, bkr_cfg.bf_initial_size,
                     bkr_cfg.cf_max_expansions, bkr_cfg.cf_fingerprint_bits, bkr_cfg.cf_max_copies, bkr_cfg.max_filter_bytes,
                     bkr_cfg.bf_tightening,
-                    bkr_cfg.bf_classic ? "classic" : "blocked", bkr_cfg.cf_unpacked ? "no" : "yes");
+                    bkr_cfg.bf_classic ? "classic" : "blocked", bkr_cfg.cf_unpacked ? "no" : "yes",
+                    bkr_cfg.rb_layout ? "yes" : "no");
     return REDISMODULE_OK;
 }

@@ -12,7 +12,8 @@
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
  *   quotient.c BK.QF.* (quotient filters: exact counts, growth by doubling, merge)
  *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
- *              layout and hashing; rb_compat.h describes them
+ *              layout and hashing, and new keys made so with REDISBLOOM_LAYOUT yes; rb_compat.h
+ *              describes them; rb_convert.c: BK.CONVERT, from that layout to bloomkit's filters
  *
  * docs/REDIS.md lists the commands, their RedisBloom 2.4.23 behaviour and every deliberate difference.
  * Redis calls the module from its main thread only (free callbacks may also run in the lazy-free
@@ -49,6 +50,8 @@ typedef struct bkr_config {
                                       packed form's A/B switch; answers and saved bytes are the same) */
     bool bf_classic;               /* BF_SUBFILTERS classic (ours): classic sub-filters in new Bloom filters
                                       (default blocked, bk_scalable's default) */
+    bool rb_layout;                /* REDISBLOOM_LAYOUT yes (ours): new BF/CF keys are made in RedisBloom's
+                                      layout and hashing (rb_compat.c), for a live switch from RedisBloom */
 } bkr_config;
 extern bkr_config bkr_cfg;
 
@@ -240,6 +243,11 @@ int bkr_scandump(RedisModuleCtx *ctx, const bkr_value *v, long long iter, bkr_fa
 /* LOADCHUNK: apply one chunk to key (which is empty, or holds v of this family). Replies itself. */
 int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_value *v, long long iter,
                   RedisModuleString *data, bkr_family fam);
+
+/* New empty filters in values, as BF.RESERVE (bf.c) and CF.RESERVE (cf.c) make them (for BK.CONVERT). */
+bk_status bkr_bf_new_value(long long capacity, double error, long long expansion, bool nonscaling, bkr_value **out);
+bk_status bkr_cf_new_value(long long capacity, long long bucket_size, long long max_iterations, long long expansion,
+                           bkr_value **out);
 
 /* ---- commands ---- */
 int bkr_bf_register(RedisModuleCtx *ctx);

@@ -253,13 +253,15 @@ size_t rb_chain_memory(const rb_chain *c)
     return n;
 }
 
-rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth)
+rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth, uint64_t max_bytes,
+                       rb_add_result *why)
 {
     rb_chain *c = RedisModule_Calloc(1, sizeof *c);
     c->options = options;
     c->growth = growth;
     double e = (options & RB_BLOOM_NO_SCALING) ? error : error * 0.5;
-    if (chain_add_link(c, capacity, e, UINT64_MAX) != RB_ADDED) {
+    *why = chain_add_link(c, capacity, e, max_bytes);
+    if (*why != RB_ADDED) {
         rb_chain_free(c);
         return NULL;
     }

@@ -11,6 +11,17 @@
  *
  * Commands follow the bloomkit commands' replies (docs/REDIS.md) over RedisBloom's filter logic, so a
  * migrated key answers exactly as RedisBloom did and keeps answering as RedisBloom would after adds.
+ *
+ * With the module argument REDISBLOOM_LAYOUT yes, the commands that create a key (BF.RESERVE, BF.ADD,
+ * BF.MADD, BF.INSERT, CF.RESERVE, CF.ADD[NX], CF.INSERT[NX]) also come here when their key is empty, and
+ * make it as RedisBloom 2.4 would: same parameters, defaults, layout and hashing, and the arguments read
+ * by RedisBloom's rules (options found anywhere, BF.INSERT / CF.INSERT options by their first letters),
+ * so that a replica of a RedisBloom master, a replayed AOF and the nodes of a mixed cluster accept and
+ * answer every command exactly as RedisBloom does. A key made so reaches replicas and the AOF as the
+ * header chunk of its RedisBloom SCANDUMP (BF.LOADCHUNK / CF.LOADCHUNK key 1 header: an empty filter of
+ * that layout wherever it is applied, in this module in either mode and in RedisBloom), followed by the
+ * command itself when it also adds items; so a replica, or a server replaying the AOF, makes the same
+ * key whatever its own setting.
  */
 #include "module.h"
 #include "rb_compat.h"
@@ -147,6 +158,8 @@ static void *cf_copy(RedisModuleString *from, RedisModuleString *to, const void 
     return c;
 }
 
+RedisModuleType *bkr_rb_type(bool cf) { return cf ? rb_cf_type : rb_bf_type; }
+
 int bkr_rb_register_types(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods bf = {
@@ -209,17 +222,85 @@ static int reply_too_big(RedisModuleCtx *ctx)
     return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
 }
 
+/* The index of the first argument equal to `word` (case-insensitive), the command name and key included,
+ * or -1: how RedisBloom finds the options of BF.RESERVE and CF.RESERVE. */
+static int rb_arg_index(const char *word, RedisModuleString **argv, int argc)
+{
+    for (int i = 0; i < argc; i++)
+        if (bkr_arg_is(argv[i], word)) return i;
+    return -1;
+}
+
+/* An option of BF.INSERT / CF.INSERT: in the RedisBloom layout mode by its first letter (and for N..., its
+ * third), as RedisBloom reads them; otherwise the exact word. */
+static bool rb_opt_is(RedisModuleString *arg, const char *word)
+{
+    if (!bkr_cfg.rb_layout) return bkr_arg_is(arg, word);
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(arg, &n);
+    if (n == 0 || (s[0] | 0x20) != (word[0] | 0x20)) return false;
+    if (word[0] == 'E') /* ERROR, EXPANSION: told apart by the second letter (R: ERROR) */
+        return word[1] == 'R' ? n >= 2 && (s[1] | 0x20) == 'r' : !(n >= 2 && (s[1] | 0x20) == 'r');
+    if (word[0] == 'N') /* NOCREATE, NONSCALING: by the third */
+        return word[2] == 'C' ? n >= 3 && (s[2] | 0x20) == 'c' : !(n >= 3 && (s[2] | 0x20) == 'c');
+    return true;
+}
+
+static int reply_create_error(RedisModuleCtx *ctx, rb_add_result why)
+{
+    if (why == RB_NOMEM) return bkr_reply_status(ctx, BK_ENOMEM);
+    return bkr_reply_status(ctx, BK_ETOOBIG);
+}
+
 /* ---- BF.* on MBbloom-- keys ---- */
 
+/* How BF.ADD / BF.MADD / BF.INSERT make a missing key in the RedisBloom layout mode. */
+typedef struct rb_bf_make {
+    long long capacity;
+    double error;
+    long long expansion;
+    bool nonscaling;
+} rb_bf_make;
+
+#define RB_BF_DEFAULT_EXPANSION 2
+#define RB_BF_NEW_OPTIONS (RB_BLOOM_FORCE64 | RB_BLOOM_NOROUND) /* what RedisBloom's commands make */
+
+/* A new chain in the empty key `name` (replying the error and returning false when it cannot be made),
+ * replicated as its SCANDUMP header. */
+static bool bf_make(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *key, const rb_bf_make *mk)
+{
+    rb_add_result why;
+    uint32_t options = RB_BF_NEW_OPTIONS | (mk->nonscaling ? RB_BLOOM_NO_SCALING : 0);
+    rb_chain *c = rb_chain_new((uint64_t)mk->capacity, mk->error, options, (uint32_t)mk->expansion,
+                               bkr_cfg.max_filter_bytes, &why);
+    if (!c) {
+        reply_create_error(ctx, why);
+        return false;
+    }
+    atomic_fetch_add(&rb_live, 1);
+    RedisModule_ModuleTypeSetValue(key, rb_bf_type, c);
+    size_t hn = rb_chain_header_size(c);
+    uint8_t *hdr = RedisModule_PoolAlloc(ctx, hn);
+    rb_chain_header_write(c, hdr);
+    RedisModule_Replicate(ctx, "BF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, hn);
+    return true;
+}
+
+/* mk: how to make the key when it is missing (NULL: "not found"). */
 static int bf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
-                           bool multi)
+                           bool multi, const rb_bf_make *mk)
 {
     RedisModuleKey *key;
     void *v;
     if (!open_rb(ctx, name, rb_bf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
-    if (!v) return RedisModule_ReplyWithError(ctx, "ERR not found");
-    rb_chain *c = v;
     bool changed = false;
+    if (!v) {
+        if (!mk) return RedisModule_ReplyWithError(ctx, "ERR not found");
+        if (!bf_make(ctx, name, key, mk)) return REDISMODULE_OK;
+        v = RedisModule_ModuleTypeGetValue(key);
+        changed = true;
+    }
+    rb_chain *c = v;
     long replied = 0;
     if (multi) RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_ARRAY_LEN);
     for (int i = 0; i < n; i++) {
@@ -242,45 +323,86 @@ static int bf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     return REDISMODULE_OK;
 }
 
+static rb_bf_make bf_defaults(void)
+{
+    return (rb_bf_make){ .capacity = bkr_cfg.bf_initial_size, .error = bkr_cfg.bf_error_rate,
+                         .expansion = RB_BF_DEFAULT_EXPANSION };
+}
+
 static int rb_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3) return RedisModule_WrongArity(ctx);
-    return bf_insert_items(ctx, argv[1], argv + 2, 1, false);
+    rb_bf_make mk = bf_defaults();
+    return bf_insert_items(ctx, argv[1], argv + 2, 1, false, bkr_cfg.rb_layout ? &mk : NULL);
 }
 
 static int rb_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3) return RedisModule_WrongArity(ctx);
-    return bf_insert_items(ctx, argv[1], argv + 2, argc - 2, true);
+    rb_bf_make mk = bf_defaults();
+    return bf_insert_items(ctx, argv[1], argv + 2, argc - 2, true, bkr_cfg.rb_layout ? &mk : NULL);
 }
 
-/* BF.INSERT on an existing filter: the creation options are checked for form and then have no effect,
- * as in RedisBloom. */
+/* BF.INSERT: on an existing filter the creation options are checked and then have no effect, as in
+ * RedisBloom. */
 static int rb_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4) return RedisModule_WrongArity(ctx);
+    rb_bf_make mk = bf_defaults();
+    bool nocreate = false;
     int items = -1;
     for (int i = 2; i < argc && items < 0; i++) {
-        long long ll;
-        double d;
-        if (bkr_arg_is(argv[i], "ITEMS")) {
+        if (rb_opt_is(argv[i], "ITEMS")) {
             items = i + 1;
-        } else if (bkr_arg_is(argv[i], "CAPACITY")) {
+        } else if (rb_opt_is(argv[i], "CAPACITY")) {
             if (++i == argc) return RedisModule_WrongArity(ctx);
-            if (!bkr_arg_ll(argv[i], &ll)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
-        } else if (bkr_arg_is(argv[i], "ERROR")) {
+            if (!bkr_arg_ll(argv[i], &mk.capacity)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
+        } else if (rb_opt_is(argv[i], "ERROR")) {
             if (++i == argc) return RedisModule_WrongArity(ctx);
-            if (RedisModule_StringToDouble(argv[i], &d) != REDISMODULE_OK)
+            if (RedisModule_StringToDouble(argv[i], &mk.error) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "Bad error rate");
-        } else if (bkr_arg_is(argv[i], "EXPANSION")) {
+        } else if (rb_opt_is(argv[i], "EXPANSION")) {
             if (++i == argc) return RedisModule_WrongArity(ctx);
-            if (!bkr_arg_ll(argv[i], &ll)) return RedisModule_ReplyWithError(ctx, "Bad expansion");
-        } else if (!bkr_arg_is(argv[i], "NOCREATE") && !bkr_arg_is(argv[i], "NONSCALING")) {
+            if (!bkr_arg_ll(argv[i], &mk.expansion)) return RedisModule_ReplyWithError(ctx, "Bad expansion");
+        } else if (rb_opt_is(argv[i], "NOCREATE")) {
+            nocreate = true;
+        } else if (rb_opt_is(argv[i], "NONSCALING")) {
+            mk.nonscaling = true;
+        } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
         }
     }
     if (items < 0 || items >= argc) return RedisModule_WrongArity(ctx);
-    return bf_insert_items(ctx, argv[1], argv + items, argc - items, true);
+    if (bkr_cfg.rb_layout && !(mk.error > 0 && mk.error < 1 && mk.capacity >= 1 && mk.expansion >= 1))
+        return RedisModule_ReplyWithError(ctx, "Bad argument received");
+    return bf_insert_items(ctx, argv[1], argv + items, argc - items, true,
+                           bkr_cfg.rb_layout && !nocreate ? &mk : NULL);
+}
+
+/* BF.RESERVE key error_rate capacity [EXPANSION e] [NONSCALING], read as RedisBloom 2.4 reads it. Reached
+ * for a RedisBloom key (which exists already) and, in the RedisBloom layout mode, for an empty key. */
+static int rb_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4 || argc > 7) return RedisModule_WrongArity(ctx);
+    rb_bf_make mk = { .expansion = RB_BF_DEFAULT_EXPANSION };
+    if (RedisModule_StringToDouble(argv[2], &mk.error) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR bad error rate");
+    if (!(mk.error > 0 && mk.error < 1)) return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1) ");
+    if (!bkr_arg_ll(argv[3], &mk.capacity)) return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
+    if (mk.capacity <= 0) return RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
+    mk.nonscaling = rb_arg_index("NONSCALING", argv, argc) >= 0;
+    int ex = rb_arg_index("EXPANSION", argv, argc);
+    if (ex + 1 == argc) return RedisModule_ReplyWithError(ctx, "ERR no expansion");
+    if (ex >= 0) {
+        if (mk.nonscaling) return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+        if (!bkr_arg_ll(argv[ex + 1], &mk.expansion)) return RedisModule_ReplyWithError(ctx, "ERR bad expansion");
+    }
+    RedisModuleKey *key;
+    void *v;
+    if (!open_rb(ctx, argv[1], rb_bf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
+    if (v) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    if (!bf_make(ctx, argv[1], key, &mk)) return REDISMODULE_OK; /* (replicated as the header) */
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
 static int rb_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -299,6 +421,22 @@ static int rb_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
+/* INFO's Size, as RedisBloom computes it: its structs (a 32-byte chain, 64 bytes per link or a 40-byte
+ * filter, 16 per table) and the arrays. MEMORY USAGE gives the allocator's sizes. */
+static uint64_t rb_chain_info_size(const rb_chain *c)
+{
+    uint64_t n = 32;
+    for (uint64_t i = 0; i < c->nlinks; i++) n += 64 + c->links[i].bytes;
+    return n;
+}
+
+static uint64_t rb_cuckoo_info_size(const rb_cuckoo *cf)
+{
+    uint64_t buckets = 0;
+    for (uint16_t t = 0; t < cf->ntables; t++) buckets += cf->tables[t].nbuckets;
+    return 40 + 16 * (uint64_t)cf->ntables + buckets * cf->bucket_size;
+}
+
 static int rb_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     bool card = bkr_arg_is(argv[0], "BF.CARD");
@@ -312,7 +450,7 @@ static int rb_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     static const char *names[] = { "Capacity", "Size", "Number of filters", "Number of items inserted",
                                    "Expansion rate" };
     static const char *fields[] = { "CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION" };
-    long long vals[] = { (long long)rb_chain_capacity(c), (long long)rb_chain_memory(c), (long long)c->nlinks,
+    long long vals[] = { (long long)rb_chain_capacity(c), (long long)rb_chain_info_size(c), (long long)c->nlinks,
                          (long long)c->size, (c->options & RB_BLOOM_NO_SCALING) ? 0 : (long long)c->growth };
     bool null_expansion = (c->options & RB_BLOOM_NO_SCALING) != 0;
     int from = 0, to = 5;
@@ -397,24 +535,51 @@ static int rb_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
-static int rb_exists_error(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    (void)argv;
-    if (argc < 3) return RedisModule_WrongArity(ctx);
-    return RedisModule_ReplyWithError(ctx, "ERR item exists");
-}
-
 /* ---- CF.* on MBbloomCF keys ---- */
 
+/* A new cuckoo filter in the empty key `name` (replying the error and returning false when it cannot be
+ * made), replicated as its SCANDUMP header. */
+static bool cf_make(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *key, long long capacity,
+                    long long bucket_size, long long max_iterations, long long expansion)
+{
+    rb_add_result why;
+    rb_cuckoo *cf = rb_cuckoo_new((uint64_t)capacity, (uint16_t)bucket_size, (uint16_t)max_iterations,
+                                  (uint16_t)expansion, bkr_cfg.max_filter_bytes, &why);
+    if (!cf) {
+        reply_create_error(ctx, why);
+        return false;
+    }
+    atomic_fetch_add(&rb_live, 1);
+    RedisModule_ModuleTypeSetValue(key, rb_cf_type, cf);
+    uint8_t hdr[RB_CF_HEADER_SIZE];
+    rb_cuckoo_header_write(cf, hdr);
+    RedisModule_Replicate(ctx, "CF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, sizeof hdr);
+    return true;
+}
+
+#define RB_CF_DEFAULT_BUCKETSIZE 2
+#define RB_CF_DEFAULT_MAX_ITERATIONS 20
+#define RB_CF_DEFAULT_EXPANSION 1
+
+/* capacity > 0: make the key with it when it is missing (the RedisBloom layout mode); 0: "not found". */
 static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
-                           bool nx, bool multi)
+                           bool nx, bool multi, long long capacity)
 {
     RedisModuleKey *key;
     void *v;
     if (!open_rb(ctx, name, rb_cf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
-    if (!v) return RedisModule_ReplyWithError(ctx, "ERR not found");
+    bool made = false;
+    if (!v) {
+        if (capacity <= 0) return RedisModule_ReplyWithError(ctx, "ERR not found");
+        if (!cf_make(ctx, name, key, capacity, RB_CF_DEFAULT_BUCKETSIZE, RB_CF_DEFAULT_MAX_ITERATIONS,
+                     RB_CF_DEFAULT_EXPANSION))
+            return REDISMODULE_OK;
+        v = RedisModule_ModuleTypeGetValue(key);
+        made = true;
+    }
     rb_cuckoo *cf = v;
     if ((long long)cf->ntables >= bkr_cfg.cf_max_expansions) {
+        if (made) RedisModule_ReplicateVerbatim(ctx); /* the key was made */
         RedisModuleString *m = RedisModule_CreateStringPrintf(
             ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
             (unsigned)cf->ntables, bkr_cfg.cf_max_expansions);
@@ -424,7 +589,7 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     /* A migrated filter keeps RedisBloom's policy (no limit on copies) unless CF_MAX_COPIES sets one:
      * the default limit (2 * BUCKETSIZE) would refuse adds RedisBloom accepted into the same filter. */
     uint64_t copy_limit = bkr_cfg.cf_max_copies > 0 ? (uint64_t)bkr_cfg.cf_max_copies : 0;
-    bool changed = false;
+    bool changed = made;
     if (multi) RedisModule_ReplyWithArray(ctx, n);
     for (int i = 0; i < n; i++) {
         size_t len;
@@ -462,26 +627,77 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
 static int rb_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3) return RedisModule_WrongArity(ctx);
-    return cf_insert_items(ctx, argv[1], argv + 2, 1, bkr_arg_is(argv[0], "CF.ADDNX"), false);
+    return cf_insert_items(ctx, argv[1], argv + 2, 1, bkr_arg_is(argv[0], "CF.ADDNX"), false,
+                           bkr_cfg.rb_layout ? bkr_cfg.cf_initial_size : 0);
 }
 
 static int rb_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4) return RedisModule_WrongArity(ctx);
     int items = -1;
+    long long capacity = bkr_cfg.cf_initial_size;
+    bool nocreate = false;
     for (int i = 2; i < argc && items < 0; i++) {
-        long long ll;
-        if (bkr_arg_is(argv[i], "ITEMS")) {
+        if (rb_opt_is(argv[i], "ITEMS")) {
             items = i + 1;
-        } else if (bkr_arg_is(argv[i], "CAPACITY")) {
+        } else if (rb_opt_is(argv[i], "CAPACITY")) {
             if (++i == argc) return RedisModule_WrongArity(ctx);
-            if (!bkr_arg_ll(argv[i], &ll)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
-        } else if (!bkr_arg_is(argv[i], "NOCREATE")) {
+            if (!bkr_arg_ll(argv[i], &capacity)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
+            if (bkr_cfg.rb_layout && 2 * RB_CF_DEFAULT_BUCKETSIZE > capacity)
+                return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+        } else if (bkr_cfg.rb_layout ? (RedisModule_StringPtrLen(argv[i], NULL)[0] | 0x20) == 'n'
+                                     : bkr_arg_is(argv[i], "NOCREATE")) {
+            nocreate = true; /* RedisBloom: any word starting with N */
+        } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
         }
     }
     if (items < 0 || items >= argc) return RedisModule_WrongArity(ctx);
-    return cf_insert_items(ctx, argv[1], argv + items, argc - items, bkr_arg_is(argv[0], "CF.INSERTNX"), true);
+    return cf_insert_items(ctx, argv[1], argv + items, argc - items, bkr_arg_is(argv[0], "CF.INSERTNX"), true,
+                           bkr_cfg.rb_layout && !nocreate ? capacity : 0);
+}
+
+/* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e], read as RedisBloom 2.4 reads it
+ * (options found anywhere). Reached for a RedisBloom key and, in the RedisBloom layout mode, for an empty
+ * key. */
+static int rb_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3 || argc % 2 == 0) return RedisModule_WrongArity(ctx);
+    long long capacity, max_iterations = RB_CF_DEFAULT_MAX_ITERATIONS, bucket_size = RB_CF_DEFAULT_BUCKETSIZE,
+                        expansion = RB_CF_DEFAULT_EXPANSION;
+    if (!bkr_arg_ll(argv[2], &capacity)) return RedisModule_ReplyWithError(ctx, "Bad capacity");
+    int at = rb_arg_index("MAXITERATIONS", argv, argc);
+    if (at >= 0) {
+        if (at + 1 >= argc || !bkr_arg_ll(argv[at + 1], &max_iterations))
+            return RedisModule_ReplyWithError(ctx, "Couldn't parse MAXITERATIONS");
+        if (max_iterations <= 0 || max_iterations > 65535)
+            return RedisModule_ReplyWithError(ctx, "MAXITERATIONS: value must be an integer between 1 and 65535, "
+                                                   "inclusive.");
+    }
+    at = rb_arg_index("BUCKETSIZE", argv, argc);
+    if (at >= 0) {
+        if (at + 1 >= argc || !bkr_arg_ll(argv[at + 1], &bucket_size))
+            return RedisModule_ReplyWithError(ctx, "Couldn't parse BUCKETSIZE");
+        if (bucket_size <= 0 || bucket_size > 255)
+            return RedisModule_ReplyWithError(ctx, "BUCKETSIZE: value must be an integer between 1 and 255, "
+                                                   "inclusive.");
+    }
+    at = rb_arg_index("EXPANSION", argv, argc);
+    if (at >= 0) {
+        if (at + 1 >= argc || !bkr_arg_ll(argv[at + 1], &expansion))
+            return RedisModule_ReplyWithError(ctx, "Couldn't parse EXPANSION");
+        if (expansion < 0 || expansion > 32768)
+            return RedisModule_ReplyWithError(ctx, "EXPANSION: value must be an integer between 0 and 32768, "
+                                                   "inclusive.");
+    }
+    if (bucket_size * 2 > capacity) return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+    RedisModuleKey *key;
+    void *v;
+    if (!open_rb(ctx, argv[1], rb_cf_type, REDISMODULE_READ | REDISMODULE_WRITE, &key, &v)) return REDISMODULE_OK;
+    if (v) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    if (!cf_make(ctx, argv[1], key, capacity, bucket_size, max_iterations, expansion))
+        return REDISMODULE_OK; /* (replicated as the header) */
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
 static int rb_cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -525,7 +741,7 @@ static int rb_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const rb_cuckoo *cf = v;
     const char *names[] = { "Size", "Number of buckets", "Number of filters", "Number of items inserted",
                             "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations" };
-    long long vals[] = { (long long)rb_cuckoo_memory(cf), (long long)cf->nbuckets, cf->ntables,
+    long long vals[] = { (long long)rb_cuckoo_info_size(cf), (long long)cf->nbuckets, cf->ntables,
                          (long long)cf->items, (long long)cf->deletes, cf->bucket_size, cf->expansion,
                          cf->max_iterations };
     RedisModule_ReplyWithMap(ctx, 8);
@@ -605,32 +821,33 @@ typedef struct rb_route {
     RedisModuleCmdFunc rb;
     bool cf;       /* the command's key is a cuckoo key */
     bool chunk;    /* LOADCHUNK: iterator 1 on an empty key starts a RedisBloom restore */
+    bool creates;  /* makes a missing key: in the RedisBloom layout mode, an empty key comes here */
     RedisModuleCmdFunc orig; /* the bloomkit command */
 } rb_route;
 
 static rb_route routes[] = {
-    { "bf.reserve", rb_exists_error, false, false, NULL },
-    { "bf.add", rb_bf_add, false, false, NULL },
-    { "bf.madd", rb_bf_madd, false, false, NULL },
-    { "bf.insert", rb_bf_insert, false, false, NULL },
-    { "bf.exists", rb_bf_exists, false, false, NULL },
-    { "bf.mexists", rb_bf_exists, false, false, NULL },
-    { "bf.info", rb_bf_info, false, false, NULL },
-    { "bf.card", rb_bf_info, false, false, NULL },
-    { "bf.scandump", rb_bf_scandump, false, false, NULL },
-    { "bf.loadchunk", rb_bf_loadchunk, false, true, NULL },
-    { "cf.reserve", rb_exists_error, true, false, NULL },
-    { "cf.add", rb_cf_add, true, false, NULL },
-    { "cf.addnx", rb_cf_add, true, false, NULL },
-    { "cf.insert", rb_cf_insert, true, false, NULL },
-    { "cf.insertnx", rb_cf_insert, true, false, NULL },
-    { "cf.exists", rb_cf_check, true, false, NULL },
-    { "cf.mexists", rb_cf_check, true, false, NULL },
-    { "cf.count", rb_cf_check, true, false, NULL },
-    { "cf.del", rb_cf_del, true, false, NULL },
-    { "cf.info", rb_cf_info, true, false, NULL },
-    { "cf.scandump", rb_cf_scandump, true, false, NULL },
-    { "cf.loadchunk", rb_cf_loadchunk, true, true, NULL },
+    { "bf.reserve", rb_bf_reserve, false, false, true, NULL },
+    { "bf.add", rb_bf_add, false, false, true, NULL },
+    { "bf.madd", rb_bf_madd, false, false, true, NULL },
+    { "bf.insert", rb_bf_insert, false, false, true, NULL },
+    { "bf.exists", rb_bf_exists, false, false, false, NULL },
+    { "bf.mexists", rb_bf_exists, false, false, false, NULL },
+    { "bf.info", rb_bf_info, false, false, false, NULL },
+    { "bf.card", rb_bf_info, false, false, false, NULL },
+    { "bf.scandump", rb_bf_scandump, false, false, false, NULL },
+    { "bf.loadchunk", rb_bf_loadchunk, false, true, false, NULL },
+    { "cf.reserve", rb_cf_reserve, true, false, true, NULL },
+    { "cf.add", rb_cf_add, true, false, true, NULL },
+    { "cf.addnx", rb_cf_add, true, false, true, NULL },
+    { "cf.insert", rb_cf_insert, true, false, true, NULL },
+    { "cf.insertnx", rb_cf_insert, true, false, true, NULL },
+    { "cf.exists", rb_cf_check, true, false, false, NULL },
+    { "cf.mexists", rb_cf_check, true, false, false, NULL },
+    { "cf.count", rb_cf_check, true, false, false, NULL },
+    { "cf.del", rb_cf_del, true, false, false, NULL },
+    { "cf.info", rb_cf_info, true, false, false, NULL },
+    { "cf.scandump", rb_cf_scandump, true, false, false, NULL },
+    { "cf.loadchunk", rb_cf_loadchunk, true, true, false, NULL },
 };
 #define RB_NROUTES (sizeof routes / sizeof routes[0])
 
@@ -642,10 +859,11 @@ static bool routes_here(RedisModuleCtx *ctx, const rb_route *r, RedisModuleStrin
         long long iter;
         chunk_start = bkr_arg_ll(argv[2], &iter) && iter == 1;
     }
-    if (!chunk_start && atomic_load(&rb_live) == 0) return false;
+    bool make_here = bkr_cfg.rb_layout && r->creates;
+    if (!chunk_start && !make_here && atomic_load(&rb_live) == 0) return false;
     RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
     int t = RedisModule_KeyType(k);
-    bool here = (t == REDISMODULE_KEYTYPE_EMPTY && chunk_start) ||
+    bool here = (t == REDISMODULE_KEYTYPE_EMPTY && (chunk_start || make_here)) ||
                 (t == REDISMODULE_KEYTYPE_MODULE &&
                  RedisModule_ModuleTypeGetType(k) == (r->cf ? rb_cf_type : rb_bf_type));
     if (k && RedisModule_CloseKey) RedisModule_CloseKey(k);

@@ -10,10 +10,12 @@
  *                LOADCHUNK starts a restore from a RedisBloom SCANDUMP)
  *
  * A filter built by RedisBloom answers correctly only with RedisBloom's own hash functions and
- * layout (its items are gone), so such keys are not converted: they keep the data type names
- * `MBbloom--` / `MBbloomCF` and are saved in RedisBloom's encoding (version 4), which keeps a
- * rollback path (RedisBloom loads them) and replication in both directions. docs/REDIS.md,
- * "Migrating from RedisBloom", describes the formats and the choices made here.
+ * layout (its items are gone), so such keys are not converted when they load: they keep the data type
+ * names `MBbloom--` / `MBbloomCF` and are saved in RedisBloom's encoding (version 4), which keeps a
+ * rollback path (RedisBloom loads them) and replication in both directions. With the module argument
+ * REDISBLOOM_LAYOUT yes, new BF/CF keys are made the same way (rb_compat.c); BK.CONVERT (rb_convert.c)
+ * moves keys to bloomkit's filters where no item is lost. docs/REDIS.md, "Migrating from RedisBloom",
+ * describes the formats and the choices made here.
  */
 #ifndef BKR_RB_COMPAT_H
 #define BKR_RB_COMPAT_H
@@ -63,8 +65,11 @@ bool rb_chain_contains(const rb_chain *c, const void *item, size_t len);
 rb_add_result rb_chain_add(rb_chain *c, const void *item, size_t len, uint64_t max_bytes);
 uint64_t rb_chain_capacity(const rb_chain *c);
 size_t rb_chain_memory(const rb_chain *c);
-/* A new empty chain as RedisBloom's BF.RESERVE makes it (FORCE64 | NOROUND [| NO_SCALING]). */
-rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth);
+/* A new empty chain as RedisBloom's BF.RESERVE makes it (options FORCE64 | NOROUND [| NO_SCALING]): the
+ * first link holds `capacity` items at error / 2 (at `error` when not scaling). NULL with *why RB_TOOBIG
+ * (parameters RedisBloom refuses, or arrays over max_bytes) or RB_NOMEM. */
+rb_chain *rb_chain_new(uint64_t capacity, double error, uint32_t options, uint32_t growth, uint64_t max_bytes,
+                       rb_add_result *why);
 rb_chain *rb_chain_clone(const rb_chain *c);
 
 /* RDB (encver 0..4 loaded, 4 saved). NULL (with the IO error logged) on damaged data. */
@@ -110,6 +115,11 @@ bool rb_cuckoo_remove(rb_cuckoo *cf, const void *item, size_t len);
 rb_add_result rb_cuckoo_add(rb_cuckoo *cf, const void *item, size_t len, bool nx, uint64_t max_bytes);
 size_t rb_cuckoo_memory(const rb_cuckoo *cf);
 rb_cuckoo *rb_cuckoo_clone(const rb_cuckoo *cf);
+/* A new empty filter as RedisBloom's CF.RESERVE makes it: capacity / bucket_size buckets rounded up to a
+ * power of two (at least 1), expansion rounded up to a power of two (0 stays 0). NULL with *why RB_TOOBIG
+ * (arrays over max_bytes) or RB_NOMEM. */
+rb_cuckoo *rb_cuckoo_new(uint64_t capacity, uint16_t bucket_size, uint16_t max_iterations, uint16_t expansion,
+                         uint64_t max_bytes, rb_add_result *why);
 
 rb_cuckoo *rb_cuckoo_rdb_load(RedisModuleIO *io, int encver);
 void rb_cuckoo_rdb_save(RedisModuleIO *io, const rb_cuckoo *cf);
@@ -124,7 +134,11 @@ void *rb_alloc_zero(size_t n);
 
 /* ---- the module side (rb_compat.c) ---- */
 int bkr_rb_register_types(RedisModuleCtx *ctx);
+/* The data type MBbloomCF (cf) or MBbloom--. */
+RedisModuleType *bkr_rb_type(bool cf);
 /* The handler to register for command `name`: a router in front of `fn` for BF/CF commands. */
 RedisModuleCmdFunc bkr_rb_hook(const char *name, RedisModuleCmdFunc fn);
+/* BK.CONVERT (rb_convert.c): RedisBloom-layout keys to bloomkit's own filters. */
+int bkr_rb_register_commands(RedisModuleCtx *ctx);
 
 #endif

@@ -266,6 +266,41 @@ rb_cuckoo *rb_cuckoo_clone(const rb_cuckoo *cf)
     return d;
 }
 
+/* RedisBloom's rounding up to a power of two (0 stays 0, as there). */
+static uint64_t next_pow2(uint64_t n)
+{
+    n--;
+    for (int s = 1; s < 64; s <<= 1) n |= n >> s;
+    return n + 1;
+}
+
+rb_cuckoo *rb_cuckoo_new(uint64_t capacity, uint16_t bucket_size, uint16_t max_iterations, uint16_t expansion,
+                         uint64_t max_bytes, rb_add_result *why)
+{
+    *why = RB_TOOBIG;
+    if (bucket_size == 0 || max_iterations == 0) return NULL;
+    uint64_t nb = next_pow2(capacity / bucket_size);
+    if (nb == 0) nb = 1;
+    if (nb > RB_CF_MAX_BUCKETS || nb > max_bytes / bucket_size) return NULL;
+    rb_cuckoo *cf = RedisModule_Calloc(1, sizeof *cf);
+    cf->nbuckets = nb;
+    cf->bucket_size = bucket_size;
+    cf->max_iterations = max_iterations;
+    cf->expansion = (uint16_t)next_pow2(expansion);
+    cf->tables = RedisModule_Calloc(1, sizeof *cf->tables);
+    cf->tables[0].nbuckets = nb;
+    cf->tables[0].data = rb_alloc_zero((size_t)table_bytes(cf, nb));
+    if (!cf->tables[0].data) {
+        RedisModule_Free(cf->tables);
+        RedisModule_Free(cf);
+        *why = RB_NOMEM;
+        return NULL;
+    }
+    cf->ntables = 1;
+    *why = RB_ADDED;
+    return cf;
+}
+
 /* ---- RDB: RedisBloom's encodings ----
  * before version 4: ntables, buckets, items, then per table its array (every table `buckets` buckets;
  * bucket size 2, 20 iterations, expansion 1); version 4: ntables, buckets, items, deletes, bucket size,
