@@ -1348,7 +1348,9 @@ def test_dedup_capacity():
     # growing filters do not warn
     run(["create", "-q", "cap-s.bf", "-n", "100", "-p", "1%", "--type", "scalable"], expect=0)
     rc, out, err = run(["filter", "--add", "--strict", "cap-s.bf"], input=lines(keys), expect=0)
-    check(err == "" and len(out.splitlines()) >= 4990, "scalable grows: %r" % err)
+    # a key dropped wrongly is a false positive of the chain at the time, each under p = 1%: the read's
+    # batch boundaries (pipe reads) decide when the chain grows, so the count varies from run to run
+    check(err == "" and len(out.splitlines()) >= 4950, "scalable grows: %d of 5000 %r" % (len(out.splitlines()), err))
     run(["create", "-q", "cap-c.bf", "-n", "1000", "-p", "1%", "--type", "cuckoo", "--expansion", "2"], expect=0)
     rc, out, err = run(["filter", "--add", "--strict", "cap-c.bf"], input=lines(keys), expect=0)
     check(err == "" and len(out.splitlines()) >= 4900, "cuckoo with expansion grows: %r" % err)
