@@ -296,7 +296,9 @@ BK_API bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_
  * read-only handle also sees inserts made through shared writable handles of the same file.
  * If the file is replaced (bk_filter_save_path renames a new one over it) the handle keeps the old
  * contents; if it is truncated by someone else, touching the lost pages raises SIGBUS: do not
- * truncate mapped files. Handles must not be carried across fork(): open again in the child.
+ * truncate mapped files. Handles should not be carried across fork(): open again in the child. A
+ * child that frees (or closes) a shared writable handle it inherited only unmaps it: the flock it
+ * shares with its parent, the checksum and the stale flag stay the parent's to finalise.
  * Without BK_OPEN_WRITE_SHARED a file with holes (sparse) is read into memory instead of mapped
  * (reading a hole through a mapping allocates a page on tmpfs, and a full tmpfs answers that with
  * SIGBUS): the handle is then BK_BACKING_MEMORY, an ordinary loaded filter.

@@ -548,6 +548,7 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
 
     if (PyModule_AddStringConstant(m, "library_version", bk_version_string()) < 0) goto fail;
     if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_FORMAT_VERSION_MAJOR) < 0) goto fail;
+    bkpy_fork_install();
     return m;
 fail:
     Py_DECREF(m);

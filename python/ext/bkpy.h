@@ -104,7 +104,26 @@ typedef struct {
     int writers;              /* GIL-free writers registered */
     pthread_rwlock_t lock;
     PyObject *weakrefs;
+    unsigned long gen;        /* bkpy_fork_gen when the object last checked it (bkpy_fork_check) */
+    unsigned char torn;       /* inherited by fork() while another thread was changing it */
+    unsigned char inherited;  /* made before a fork() of this process's line: a child's copy */
 } FilterObject;
+
+/* fork(): a child has only the thread that forked. Filters it inherited may have their lock held, and
+ * GIL-free callers registered, by threads that do not exist there; bkpy_fork_gen counts the forks of
+ * this process's line (a pthread_atfork child handler), and every entry point (bkpy_fork_check, with
+ * the GIL) resets an inherited object's lock and counters once. A filter another thread was changing
+ * at the fork may be half-changed in the child: it raises there (torn) instead of answering; a shared
+ * writable mapping stays its opener's to write (and to finalise: the library only unmaps it in a
+ * child), so the child's copy refuses writes. */
+extern unsigned long bkpy_fork_gen;
+int bkpy_fork_slow(FilterObject *o, int write);
+static inline int bkpy_fork_check(FilterObject *o, int write)
+{
+    if (o->gen == bkpy_fork_gen && !o->torn && !(write && o->inherited)) return 0;
+    return bkpy_fork_slow(o, write);
+}
+void bkpy_fork_install(void);
 
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
     bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType;

@@ -32,6 +32,7 @@ int bkpy_closed_error(void)
  * the filter is closed. */
 static int enter(FilterObject *o, int write)
 {
+    if (bkpy_fork_check(o, write) < 0) return -1;
     int held = LK_NONE;
     if (o->writers || (write && o->readers)) {
         Py_BEGIN_ALLOW_THREADS
@@ -63,6 +64,7 @@ int bkpy_enter_write(FilterObject *o) { return enter(o, 1); }
 int bkpy_nogil_register(FilterObject *o, int write)
 {
     if (!o->f) return bkpy_closed_error();
+    if (bkpy_fork_check(o, write) < 0) return -1;
     if (write) o->writers++;
     else o->readers++;
     return 0;
@@ -73,18 +75,62 @@ void bkpy_nogil_unregister(FilterObject *o, int write)
     else o->readers--;
 }
 
+/* The filter's lock: readers and writers, fair to writers (a writer waiting stops new readers, so a
+ * one-key add gets its turn behind threads looping over batches of queries). glibc's writer-preferring
+ * kind is an enumerator, not a macro: it is chosen by C library, not by #ifdef. */
+static int lock_init(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    int rc = pthread_rwlock_init(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    return rc;
+}
+
+unsigned long bkpy_fork_gen;
+
+static void after_fork_child(void) { bkpy_fork_gen++; }
+
+void bkpy_fork_install(void)
+{
+    static int done;
+    if (!done) done = pthread_atfork(NULL, NULL, after_fork_child) == 0;
+}
+
+int bkpy_fork_slow(FilterObject *o, int write)
+{
+    if (o->gen != bkpy_fork_gen) {
+        /* first use in a child of fork(): the lock and the counts were the parent's threads' */
+        o->gen = bkpy_fork_gen;
+        if (o->writers) o->torn = 1;
+        o->readers = o->writers = 0;
+        o->inherited = 1;
+        (void)lock_init(&o->lock); /* only this thread exists: the copied state is dropped */
+    }
+    if (o->torn) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this filter was being changed by another thread when the process forked: its copy in "
+                        "this child may be half-changed; load or open the filter again here, or fork while no "
+                        "thread changes it");
+        return -1;
+    }
+    if (write && o->inherited && o->f && bk_filter_backing(o->f) == BK_BACKING_MAP_SHARED) {
+        PyErr_SetString(bkpy_UnsupportedOperation,
+                        "this filter's file was opened writable by the parent process: a child of fork() can read "
+                        "through the mapping but not write; open() the file again in the child to write");
+        return -1;
+    }
+    return 0;
+}
+
 FilterObject *bkpy_filter_alloc(PyTypeObject *tp)
 {
     FilterObject *o = (FilterObject *)tp->tp_alloc(tp, 0);
     if (!o) return NULL;
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-#ifdef PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-    int rc = pthread_rwlock_init(&o->lock, &attr);
-    pthread_rwlockattr_destroy(&attr);
-    if (rc != 0) {
+    if (lock_init(&o->lock) != 0) {
         Py_TYPE(o)->tp_free((PyObject *)o);
         PyErr_NoMemory();
         return NULL;
@@ -92,6 +138,8 @@ FilterObject *bkpy_filter_alloc(PyTypeObject *tp)
     o->f = NULL;
     o->readers = o->writers = 0;
     o->weakrefs = NULL;
+    o->gen = bkpy_fork_gen;
+    o->torn = o->inherited = 0;
     return o;
 }
 
@@ -144,6 +192,7 @@ void bkpy_free_quotient(void *p) { bk_quotient_free(p); }
 void bkpy_Filter_dealloc(FilterObject *o)
 {
     if (o->weakrefs) PyObject_ClearWeakRefs((PyObject *)o);
+    if (o->gen != bkpy_fork_gen) (void)lock_init(&o->lock); /* a child's copy: its lock may be held */
     if (o->f) bk_filter_free(o->f);
     o->f = NULL;
     pthread_rwlock_destroy(&o->lock);

@@ -148,6 +148,7 @@ bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_
     (*out)->map_len = len;
     if (shared) {
         (*out)->fd = fd;
+        (*out)->owner = (int)getpid();
         if ((s = mark_stale(map)) != BK_OK) {
             int e = errno;
             bk_filter_free(*out);
@@ -184,7 +185,12 @@ bk_status bk__filter_unmap(bk_filter *f)
 {
     bk_status s = BK_OK;
     if (f->map_len == 0) return BK_OK; /* borrowed buffer */
-    if (f->backing == BK_BACKING_MAP_SHARED) {
+    if (f->backing == BK_BACKING_MAP_SHARED && f->owner != (int)getpid()) {
+        /* A child of fork() freeing the handle it inherited: its descriptor shares the open file
+         * description, and so the flock, of the process that opened the file, which may still be
+         * writing. Unlocking or finalising here would clear the stale flag under that process's
+         * inserts: only unmap and close (the lock stays while the opener's descriptor is open). */
+    } else if (f->backing == BK_BACKING_MAP_SHARED) {
         /* Drop our shared lock, then try exclusive without waiting: it succeeds only when no other
          * writer (or validating reader) holds the file. Of writers leaving together, the last to
          * try always succeeds (the others have dropped theirs); a writer arriving meanwhile keeps
