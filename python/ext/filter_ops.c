@@ -345,7 +345,12 @@ Py_ssize_t bkpy_Filter_len(FilterObject *o)
     if (bkpy_get_stats(o, &st) < 0) return -1;
     double e = st.est_cardinality;
     if (!(e >= 0)) e = 0;
-    if (e > (double)PY_SSIZE_T_MAX) e = (double)PY_SSIZE_T_MAX;
+    if (e + 0.5 >= 9223372036854775808.0) { /* 2^63: no real filter holds that many keys */
+        PyErr_Format(PyExc_OverflowError,
+                     "the filter reports %.4g keys, more than len() can return: its count is not believable "
+                     "(a damaged or crafted file?); stats() shows the raw figures", e);
+        return -1;
+    }
     return (Py_ssize_t)(e + 0.5);
 }
 
