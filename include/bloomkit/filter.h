@@ -340,7 +340,9 @@ BK_API bk_status bk_filter_sync(bk_filter *f);
 
 /* Free the handle like bk_filter_free, reporting the outcome of finalising a shared writable mapping
  * (checksum recomputed and flag cleared if this was the last writer, msync). The handle is freed
- * even when this returns an error (BK_EIO). [excl] */
+ * even when this returns an error (BK_EIO). A file changed underneath the mapping (truncated, or
+ * another file copied over it in place: its size differs, or its header lost the stale flag) is not
+ * finalised: BK_EIO with errno ESTALE. [excl] */
 BK_API bk_status bk_filter_close(bk_filter *f);
 
 /* Use caller memory in place, read-only, like a mapping (BK_BACKING_MAP_READONLY): buf must be

@@ -168,9 +168,18 @@ fail:;
     return s;
 }
 
-/* Last writer out: recompute the payload checksum, make the body durable, then clear the flag. */
-static bk_status finalize_shared(uint8_t *map, size_t len)
+/* Last writer out: recompute the payload checksum, make the body durable, then clear the flag. A file
+ * that is no longer the one this writer marked (another copied over it in place, or truncated: its
+ * size changed, or its header lost the stale flag every writer's open sets) is left alone: BK_EIO with
+ * errno ESTALE, instead of a checksum that would vouch for bytes nobody wrote as a filter. */
+static bk_status finalize_shared(int fd, uint8_t *map, size_t len)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != (uint64_t)len ||
+        !(bk__get_le32(map + OFF_FLAGS) & BK_FILE_FLAG_CHECKSUM_STALE)) {
+        errno = ESTALE;
+        return BK_EIO;
+    }
     uint32_t hsize = bk__get_le32(map + OFF_HSIZE);
     uint64_t body = bk__get_le64(map + OFF_BODY_SIZE);
     uint64_t sum = XXH3_64bits(map + hsize, (size_t)body);
@@ -197,7 +206,7 @@ bk_status bk__filter_unmap(bk_filter *f)
          * the flag set and finalises when it leaves. */
         while (flock(f->fd, LOCK_UN) != 0 && errno == EINTR) {
         }
-        if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) s = finalize_shared(f->map, f->map_len);
+        if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) s = finalize_shared(f->fd, f->map, f->map_len);
     }
     int e = errno;
     munmap(f->map, f->map_len);
