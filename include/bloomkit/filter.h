@@ -153,6 +153,11 @@ typedef enum bk_backing {
     BK_BACKING_MAP_SHARED = 2    /* shared writable mapping: atomic inserts, queries */
 } bk_backing;
 BK_API bk_backing bk_filter_backing(const bk_filter *f);
+/* The file mapping a handle of bk_filter_open_mmap uses in place (all of it). For a program that
+ * handles SIGBUS (raised when a mapped file is truncated underneath it; the library installs no
+ * handler) to tell its filters' faults from others'. BK_EINVAL for any other handle (in memory, a
+ * borrowed buffer: its caller knows its bytes) or a NULL argument. [any] */
+BK_API bk_status bk_filter_mapping(const bk_filter *f, const void **addr, size_t *len);
 
 /* ------------------------------------------------------------------------------------------------
  * Saving. The file is a 64-byte header followed by the type's body (docs/FORMAT.md). Saving reads

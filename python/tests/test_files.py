@@ -254,3 +254,50 @@ def test_open_writable_on_btrfs_names_the_file_system(tmp_path):
         assert "x" in bloomkit.open(path) and "y" in bloomkit.open(path)
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_mapped_file_changed_underneath(tmp_path):
+    # A mapped filter's file truncated, or another copied over it in place, while it is open: the call
+    # that touches a lost page raises OSError (not a bus error that kills the interpreter), so does every
+    # later call, and close() works. Replacing the file by rename is safe: the mapping keeps the old one.
+    import shutil
+    big, small = str(tmp_path / "big.bf"), str(tmp_path / "small.bf")
+    f = bloomkit.Blocked(2_000_000, 0.01)
+    f.update(range(1000))
+    f.save(str(tmp_path / "big0.bf"))
+    bloomkit.Blocked(100).save(small)
+    keys = list(range(100000))
+    changes = {"truncate": lambda: os.truncate(big, 0), "cp": lambda: shutil.copyfile(small, big)}
+    for writable in (False, True):
+        for how, change in changes.items():
+            shutil.copyfile(str(tmp_path / "big0.bf"), big)
+            g = bloomkit.open(big, writable=writable)
+            assert all(g.contains_many(range(1000)))
+            change()
+            with pytest.raises(OSError, match="changed while in use"):
+                if writable:
+                    g.add_many(keys)
+                else:
+                    g.contains_many(keys)
+            with pytest.raises(OSError, match="changed while in use"):
+                5 in g  # noqa: B015
+            with pytest.raises(OSError, match="changed while in use"):
+                len(g)
+            g.close()
+            if how == "cp" and not writable:  # (a writer's inserts before the fault may land in the new bytes)
+                assert open(big, "rb").read() == open(small, "rb").read(), (writable, how)
+    # one-key queries meet it too
+    shutil.copyfile(str(tmp_path / "big0.bf"), big)
+    g = bloomkit.open(big)
+    os.truncate(big, 0)
+    with pytest.raises(OSError, match="changed while in use"):
+        for k in keys:
+            k in g  # noqa: B015
+    g.close()
+    # rename over an open file: the mapping keeps answering from the old one
+    shutil.copyfile(str(tmp_path / "big0.bf"), big)
+    g = bloomkit.open(big)
+    shutil.copyfile(small, str(tmp_path / "new.bf"))
+    os.rename(str(tmp_path / "new.bf"), big)
+    assert all(g.contains_many(range(1000))) and 5 in g
+    g.close()

@@ -233,7 +233,8 @@ def test_len_of_an_unbelievable_count():
     a.add("x")
     data = bytearray(bytes(a))
     hsize = struct.unpack_from("<I", data, 24)[0]
-    struct.pack_into("<Q", data, hsize + 80, 2**63 + 5)   # the current generation's count
+    counts = struct.unpack_from("<4Q", data, hsize + 80)  # per slot; the current generation's holds "x"
+    struct.pack_into("<Q", data, hsize + 80 + 8 * counts.index(1), 2**63 + 5)
     f = bloomkit.from_bytes(bytes(data), verify_checksum=False)
     assert f.count == 2**63 + 5
     with pytest.raises(OverflowError, match="more than len"):
