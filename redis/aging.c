@@ -69,7 +69,8 @@ static bool arg_u64(RedisModuleString *s, uint64_t *out, uint64_t min)
 
 /* ---- BK.AGING.RESERVE ---- */
 
-static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+BKR_GUARDED(Aging_Reserve)
+static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 6) return RedisModule_WrongArity(ctx);
@@ -111,6 +112,11 @@ static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    /* MAX_FILTER_SIZE, before anything is allocated (the guard then checks the ring against maxmemory) */
+    bk_aging_geometry geo;
+    bk_status s = bk_aging_size(time ? capacity : window, p, (uint32_t)gens, &geo);
+    if (s == BK_OK && (double)geo.bytes > (double)bkr_cfg.max_filter_bytes) s = BK_ETOOBIG;
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
     cmd_now = have_at ? at : (uint64_t)RedisModule_Milliseconds();
     bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.generations = (uint32_t)gens;
@@ -118,7 +124,7 @@ static int Aging_Reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     o.clock_ctx = &cmd_now;
     bk_aging *a;
     size_t heap0 = bkr_heap_now();
-    bk_status s = time ? bk_aging_new_time(window, capacity, p, &o, &a) : bk_aging_new_count(window, p, &o, &a);
+    s = time ? bk_aging_new_time(window, capacity, p, &o, &a) : bk_aging_new_count(window, p, &o, &a);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     bk_filter *f;
     if ((s = bk_filter_wrap(BK_TYPE_AGING, a, &f)) != BK_OK) {

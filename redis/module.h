@@ -187,10 +187,16 @@ int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
  * guarded: every block of at least BKR_GUARD_MIN bytes the library asks for is checked against
  * maxmemory (used_memory + the block) before it is allocated, and refused (BK_ENOMEM) when it does not
  * fit; bkr_reply_status then answers with Redis's own OOM error. Commands from the master or the AOF,
- * and RDB loads, are never refused (a replica must apply what its master did). */
+ * and the server's RDB loads, are never refused (a replica must apply what its master did); a client's
+ * RESTORE is guarded like a command (bkr_guard_begin_restore). */
 #define BKR_GUARD_MIN ((size_t)64 << 10)
 void bkr_guard_begin(RedisModuleCtx *ctx);
 void bkr_guard_end(void);
+/* The guard around a value's RDB load: on for a client's RESTORE under maxmemory, off for the server's
+ * own loads and a replica's. */
+void bkr_guard_begin_restore(RedisModuleCtx *ctx);
+/* Whether the guard refused a block since it began. */
+bool bkr_guard_was_refused(void);
 /* Whether n more bytes would pass maxmemory in a guarded command (and then remember the refusal). */
 bool bkr_guard_refuses(size_t n);
 #define BKR_GUARDED(name)                                                                           \

@@ -477,11 +477,15 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
         return NULL;
     }
     if (kind != 1) {
-        /* A filter: decoded as its pieces are read, each piece freed once the filter has taken it. */
+        /* A filter: decoded as its pieces are read, each piece freed once the filter has taken it (the
+         * peak is the filter and one piece). */
         rdb_src src = { .io = io, .left = want };
         bk_filter *f;
         size_t heap0 = bkr_heap_now();
+        bkr_guard_begin_restore(RedisModule_GetContextFromIO(io));
         bk_status st = bk_filter_load_pull(rdb_pull, &src, BK_LOAD_DEFAULT, &f);
+        bool refused = bkr_guard_was_refused();
+        bkr_guard_end();
         if (src.piece) RedisModule_Free(src.piece);
         if (st == BK_OK && (src.left || src.at != src.len)) { /* the saved form ends before the value */
             bk_filter_free(f);
@@ -496,7 +500,10 @@ static void *rdb_load(RedisModuleIO *io, int encver, bkr_family fam)
             if (st != BK_OK) bk_filter_free(f);
         }
         if (st != BK_OK) {
-            if (src.bad)
+            if (refused)
+                RedisModule_LogIOError(io, "warning", "bloomkit: RESTORE refused: the filter (%llu bytes saved) "
+                                       "would pass maxmemory", (unsigned long long)total);
+            else if (src.bad)
                 RedisModule_LogIOError(io, "warning", "bloomkit: damaged value data in RDB");
             else
                 RedisModule_LogIOError(io, "warning", "bloomkit: filter in RDB refused: %s", bk_strerror(st));

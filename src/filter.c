@@ -159,3 +159,12 @@ bk_status bk_filter_clear(bk_filter *f)
 bk_type bk_filter_type(const bk_filter *f) { return f->vt->type; }
 uint64_t bk_filter_seed(const bk_filter *f) { return f->vt->seed(f->obj); }
 bk_backing bk_filter_backing(const bk_filter *f) { return f->backing; }
+
+bk_status bk_filter_mapping(const bk_filter *f, const void **addr, size_t *len)
+{
+    if (!f || !addr || !len || f->backing == BK_BACKING_MEMORY || !f->map || f->map_len == 0)
+        return BK_EINVAL; /* (a borrowed buffer has map_len 0: the caller knows its bytes) */
+    *addr = f->map;
+    *len = f->map_len;
+    return BK_OK;
+}

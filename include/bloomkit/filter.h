@@ -153,6 +153,11 @@ typedef enum bk_backing {
     BK_BACKING_MAP_SHARED = 2    /* shared writable mapping: atomic inserts, queries */
 } bk_backing;
 BK_API bk_backing bk_filter_backing(const bk_filter *f);
+/* The file mapping a handle of bk_filter_open_mmap uses in place (all of it). For a program that
+ * handles SIGBUS (raised when a mapped file is truncated underneath it; the library installs no
+ * handler) to tell its filters' faults from others'. BK_EINVAL for any other handle (in memory, a
+ * borrowed buffer: its caller knows its bytes) or a NULL argument. [any] */
+BK_API bk_status bk_filter_mapping(const bk_filter *f, const void **addr, size_t *len);
 
 /* ------------------------------------------------------------------------------------------------
  * Saving. The file is a 64-byte header followed by the type's body (docs/FORMAT.md). Saving reads
@@ -296,7 +301,9 @@ BK_API bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_
  * read-only handle also sees inserts made through shared writable handles of the same file.
  * If the file is replaced (bk_filter_save_path renames a new one over it) the handle keeps the old
  * contents; if it is truncated by someone else, touching the lost pages raises SIGBUS: do not
- * truncate mapped files. Handles must not be carried across fork(): open again in the child.
+ * truncate mapped files. Handles should not be carried across fork(): open again in the child. A
+ * child that frees (or closes) a shared writable handle it inherited only unmaps it: the flock it
+ * shares with its parent, the checksum and the stale flag stay the parent's to finalise.
  * Without BK_OPEN_WRITE_SHARED a file with holes (sparse) is read into memory instead of mapped
  * (reading a hole through a mapping allocates a page on tmpfs, and a full tmpfs answers that with
  * SIGBUS): the handle is then BK_BACKING_MEMORY, an ordinary loaded filter.
@@ -338,7 +345,9 @@ BK_API bk_status bk_filter_sync(bk_filter *f);
 
 /* Free the handle like bk_filter_free, reporting the outcome of finalising a shared writable mapping
  * (checksum recomputed and flag cleared if this was the last writer, msync). The handle is freed
- * even when this returns an error (BK_EIO). [excl] */
+ * even when this returns an error (BK_EIO). A file changed underneath the mapping (truncated, or
+ * another file copied over it in place: its size differs, or its header lost the stale flag) is not
+ * finalised: BK_EIO with errno ESTALE. [excl] */
 BK_API bk_status bk_filter_close(bk_filter *f);
 
 /* Use caller memory in place, read-only, like a mapping (BK_BACKING_MAP_READONLY): buf must be

@@ -1,10 +1,11 @@
 """Type stubs of the bloomkit package (the extension bloomkit._bloomkit and its re-exports)."""
 import os
-from typing import Any, Dict, Iterable, Literal, Optional, TypeVar, Union
+from typing import Any, Dict, Iterable, Literal, Optional, SupportsIndex, TypeVar, Union
 
 from typing_extensions import Buffer as _Buffer  # PEP 688; any object with the buffer protocol
 
-Key = Union[str, bytes, bytearray, memoryview, int]
+# SupportsIndex: numpy's integer scalars, which are the int keys of their values
+Key = Union[str, bytes, bytearray, memoryview, int, SupportsIndex]
 # A batch: an iterable of keys, or a buffer of fixed-width items (numpy integer or 'S' arrays, array.array).
 Keys = Union[Iterable[Key], _Buffer]
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]

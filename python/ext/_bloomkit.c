@@ -26,6 +26,8 @@
  */
 #include "bkpy.h"
 
+#include <sys/vfs.h>
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Exceptions                                                                                     */
 /* ---------------------------------------------------------------------------------------------- */
@@ -75,8 +77,14 @@ PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
         type = Error;
         break;
     }
-    PyObject *msg = what ? PyUnicode_FromFormat("%s: %s", what, bk_strerror(s))
-                         : PyUnicode_FromString(bk_strerror(s));
+    const char *words = bk_strerror(s);
+    /* a file's own problems in the words the bloomkit command uses */
+    if (ctx == CTX_FILE && s == BK_ENOTSUP)
+        words = "a hash function this build of bloomkit does not know (the file's hash id: damaged, or from a "
+                "newer bloomkit)";
+    else if (ctx == CTX_FILE && s == BK_ETYPE)
+        words = "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    PyObject *msg = what ? PyUnicode_FromFormat("%s: %s", what, words) : PyUnicode_FromString(words);
     if (!msg) return NULL;
     PyObject *exc = PyObject_CallOneArg(type, msg);
     Py_DECREF(msg);
@@ -130,6 +138,26 @@ static PyObject *mod_load(PyObject *m, PyObject *args, PyObject *kw)
     return bkpy_wrap_handle(h);
 }
 
+/* Why a writable open of path was refused with BK_ENOTSUP: the file's hash function or type, or its
+ * file system (btrfs; a sparse file where holes cannot be allocated ahead). */
+enum { REFUSED_HASH, REFUSED_TYPE, REFUSED_BTRFS, REFUSED_SPARSE };
+static int writable_refusal(const char *path)
+{
+    unsigned char h[BK_FILE_HEADER_SIZE];
+    bk_file_info fi;
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f) fclose(f);
+    bk_status s = bk_filter_peek_header(h, n, &fi);
+    if (s == BK_ENOTSUP || (s == BK_OK && fi.hash_id != BK_HASH_XXH3_64)) return REFUSED_HASH;
+    if (s == BK_OK && fi.type != BK_TYPE_BLOOM && fi.type != BK_TYPE_BLOCKED && fi.type != BK_TYPE_COUNTING)
+        return REFUSED_TYPE;
+    struct statfs sf;
+    if (statfs(path, &sf) == 0 && (unsigned long)sf.f_type == 0x9123683EUL /* BTRFS_SUPER_MAGIC */)
+        return REFUSED_BTRFS;
+    return REFUSED_SPARSE;
+}
+
 static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
 {
     (void)m;
@@ -145,12 +173,24 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
     int err = 0;
     const char *p = PyBytes_AS_STRING(path);
     Py_BEGIN_ALLOW_THREADS
+    errno = 0;
     s = bk_filter_open_mmap(p, flags, &h);
     err = errno;
     Py_END_ALLOW_THREADS
     if (s != BK_OK) {
         errno = err;
-        if (s == BK_ENOTSUP && writable)
+        int why = s == BK_ENOTSUP && writable ? writable_refusal(p) : REFUSED_HASH;
+        if (s == BK_ENOTSUP && writable && why == REFUSED_BTRFS)
+            PyErr_Format(bkpy_UnsupportedOperation,
+                         "%s: the file is on btrfs, whose copy-on-write makes every write through a shared "
+                         "mapping need a new block that nothing can reserve (a full disk would kill the "
+                         "process): it cannot be opened writable there; load() it, change it and save() it", p);
+        else if (s == BK_ENOTSUP && writable && why == REFUSED_SPARSE)
+            PyErr_Format(bkpy_UnsupportedOperation,
+                         "%s: the file is sparse and its file system cannot allocate its holes ahead, so a write "
+                         "through the mapping could find no space: it cannot be opened writable; load() it, "
+                         "change it and save() it", p);
+        else if (s == BK_ENOTSUP && writable && why == REFUSED_TYPE)
             PyErr_Format(bkpy_UnsupportedOperation, "%s: this filter type has no atomic insert, so it cannot be "
                          "opened writable (load() it instead)", p);
         else
@@ -548,6 +588,7 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
 
     if (PyModule_AddStringConstant(m, "library_version", bk_version_string()) < 0) goto fail;
     if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_FORMAT_VERSION_MAJOR) < 0) goto fail;
+    bkpy_fork_install();
     return m;
 fail:
     Py_DECREF(m);

@@ -104,7 +104,48 @@ typedef struct {
     int writers;              /* GIL-free writers registered */
     pthread_rwlock_t lock;
     PyObject *weakrefs;
+    unsigned long gen;        /* bkpy_fork_gen when the object last checked it (bkpy_use_check) */
+    unsigned char torn;       /* inherited by fork() while another thread was changing it */
+    unsigned char inherited;  /* made before a fork() of this process's line: a child's copy */
+    unsigned char changed;    /* its mapped file changed underneath (a SIGBUS in its mapping) */
+    unsigned long bus_seen;   /* bkpy_bus_count when the object last checked it */
+    const unsigned char *map; /* a mapped handle's mapping (bk_filter_mapping), else NULL */
+    size_t map_len;
 } FilterObject;
+
+/* A mapped file changed underneath (truncated, or another file copied over it in place): touching a
+ * page past its new end raises SIGBUS, which would kill the interpreter. The extension's handler
+ * (installed when the first file is mapped; the library installs none) catches the faults inside the
+ * mappings of its filters: it puts a zero page where the lost one was, so the access completes, and
+ * records the address (bkpy_bus_count counts them). The object whose mapping it was then raises OSError
+ * (ESTALE) from the call that touched it (bkpy_leave, and after a batch) and from every later call;
+ * faults elsewhere go to the handler that was there before. */
+extern volatile unsigned long bkpy_bus_count;
+int bkpy_bus_slow(FilterObject *o);
+/* Register a mapped object's mapping with the handler (after o->f is set); unregister before freeing. */
+void bkpy_map_register(FilterObject *o);
+void bkpy_map_unregister(FilterObject *o);
+
+/* fork(): a child has only the thread that forked. Filters it inherited may have their lock held, and
+ * GIL-free callers registered, by threads that do not exist there; bkpy_fork_gen counts the forks of
+ * this process's line (a pthread_atfork child handler), and every entry point (bkpy_use_check, with
+ * the GIL) resets an inherited object's lock and counters once. A filter another thread was changing
+ * at the fork may be half-changed in the child: it raises there (torn) instead of answering; a shared
+ * writable mapping stays its opener's to write (and to finalise: the library only unmaps it in a
+ * child), so the child's copy refuses writes. */
+extern unsigned long bkpy_fork_gen;
+int bkpy_fork_slow(FilterObject *o, int write);
+/* The checks of an entry point: fork (above) and a changed mapped file (below). 0, or -1 with an
+ * exception set. */
+static inline int bkpy_use_check(FilterObject *o, int write)
+{
+    if (o->gen == bkpy_fork_gen && !o->torn && !(write && o->inherited) && o->bus_seen == bkpy_bus_count &&
+        !o->changed)
+        return 0;
+    if (bkpy_fork_slow(o, write) < 0) return -1;
+    return bkpy_bus_slow(o);
+}
+void bkpy_fork_install(void);
 
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
     bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType;
@@ -112,9 +153,11 @@ extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_Coun
 /* Lock states of a call that keeps the GIL. */
 enum { LK_NONE = 0, LK_HELD = 1 };
 
-static inline void bkpy_leave(FilterObject *o, int held)
+/* The end of a call that keeps the GIL: -1 (exception set) when the call met a changed mapped file. */
+static inline int bkpy_leave(FilterObject *o, int held)
 {
     if (held) pthread_rwlock_unlock(&o->lock);
+    return o->bus_seen == bkpy_bus_count && !o->changed ? 0 : bkpy_bus_slow(o);
 }
 
 static inline bk_filter *bkpy_nogil_lock(FilterObject *o, int write)

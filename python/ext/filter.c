@@ -2,6 +2,10 @@
  * helpers, the constructors. */
 #include "bkpy.h"
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 /* ---------------------------------------------------------------------------------------------- */
 /* The filter object                                                                              */
 /* ---------------------------------------------------------------------------------------------- */
@@ -32,6 +36,7 @@ int bkpy_closed_error(void)
  * the filter is closed. */
 static int enter(FilterObject *o, int write)
 {
+    if (bkpy_use_check(o, write) < 0) return -1;
     int held = LK_NONE;
     if (o->writers || (write && o->readers)) {
         Py_BEGIN_ALLOW_THREADS
@@ -63,6 +68,7 @@ int bkpy_enter_write(FilterObject *o) { return enter(o, 1); }
 int bkpy_nogil_register(FilterObject *o, int write)
 {
     if (!o->f) return bkpy_closed_error();
+    if (bkpy_use_check(o, write) < 0) return -1;
     if (write) o->writers++;
     else o->readers++;
     return 0;
@@ -73,18 +79,170 @@ void bkpy_nogil_unregister(FilterObject *o, int write)
     else o->readers--;
 }
 
+/* The filter's lock: readers and writers, fair to writers (a writer waiting stops new readers, so a
+ * one-key add gets its turn behind threads looping over batches of queries). glibc's writer-preferring
+ * kind is an enumerator, not a macro: it is chosen by C library, not by #ifdef. */
+static int lock_init(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    int rc = pthread_rwlock_init(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    return rc;
+}
+
+unsigned long bkpy_fork_gen;
+
+static void after_fork_child(void) { bkpy_fork_gen++; }
+
+void bkpy_fork_install(void)
+{
+    static int done;
+    if (!done) done = pthread_atfork(NULL, NULL, after_fork_child) == 0;
+}
+
+int bkpy_fork_slow(FilterObject *o, int write)
+{
+    if (o->gen != bkpy_fork_gen) {
+        /* first use in a child of fork(): the lock and the counts were the parent's threads' */
+        o->gen = bkpy_fork_gen;
+        if (o->writers) o->torn = 1;
+        o->readers = o->writers = 0;
+        o->inherited = 1;
+        (void)lock_init(&o->lock); /* only this thread exists: the copied state is dropped */
+    }
+    if (o->torn) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this filter was being changed by another thread when the process forked: its copy in "
+                        "this child may be half-changed; load or open the filter again here, or fork while no "
+                        "thread changes it");
+        return -1;
+    }
+    if (write && o->inherited && o->f && bk_filter_backing(o->f) == BK_BACKING_MAP_SHARED) {
+        PyErr_SetString(bkpy_UnsupportedOperation,
+                        "this filter's file was opened writable by the parent process: a child of fork() can read "
+                        "through the mapping but not write; open() the file again in the child to write");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- mapped files changed underneath (bkpy.h) ---- */
+
+#define BUS_SLOTS 64 /* mappings the handler knows at once (more are left to the previous handler) */
+#define BUS_RING 16  /* fault addresses remembered */
+static struct {
+    uintptr_t lo, hi; /* [lo, hi), 0 when free */
+} bus_maps[BUS_SLOTS];
+static uintptr_t bus_addr[BUS_RING];
+volatile unsigned long bkpy_bus_count;
+static struct sigaction bus_previous;
+static int bus_installed;
+static uintptr_t bus_page;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (si->si_code == BUS_ADRERR) {
+        for (int i = 0; i < BUS_SLOTS; i++) {
+            uintptr_t lo = __atomic_load_n(&bus_maps[i].lo, __ATOMIC_ACQUIRE);
+            uintptr_t hi = __atomic_load_n(&bus_maps[i].hi, __ATOMIC_ACQUIRE);
+            if (!(lo && a >= lo && a < hi)) continue;
+            /* a zero page where the file's page was: the access completes, the caller raises */
+            void *page = (void *)(a & ~(bus_page - 1));
+            if (mmap(page, bus_page, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+                MAP_FAILED)
+                break;
+            unsigned long n = __atomic_load_n(&bkpy_bus_count, __ATOMIC_RELAXED);
+            __atomic_store_n(&bus_addr[n % BUS_RING], a, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&bkpy_bus_count, 1, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+    /* not ours: what was there before (faulthandler's, a default that ends the process) */
+    if (bus_previous.sa_flags & SA_SIGINFO) {
+        bus_previous.sa_sigaction(sig, si, uc);
+    } else if (bus_previous.sa_handler != SIG_DFL && bus_previous.sa_handler != SIG_IGN) {
+        bus_previous.sa_handler(sig);
+    } else {
+        /* the default action: returning re-runs the access, which faults again without us */
+        signal(SIGBUS, SIG_DFL);
+    }
+}
+
+void bkpy_map_register(FilterObject *o)
+{
+    const void *addr;
+    size_t len;
+    o->map = NULL;
+    o->map_len = 0;
+    if (!o->f || bk_filter_mapping(o->f, &addr, &len) != BK_OK) return;
+    if (!bus_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        long ps = sysconf(_SC_PAGESIZE);
+        bus_page = ps > 0 ? (uintptr_t)ps : 4096;
+        if (sigaction(SIGBUS, &sa, &bus_previous) != 0) return;
+        bus_installed = 1;
+    }
+    for (int i = 0; i < BUS_SLOTS; i++) {
+        if (bus_maps[i].lo) continue;
+        __atomic_store_n(&bus_maps[i].hi, (uintptr_t)addr + len, __ATOMIC_RELEASE);
+        __atomic_store_n(&bus_maps[i].lo, (uintptr_t)addr, __ATOMIC_RELEASE);
+        o->map = addr;
+        o->map_len = len;
+        return;
+    }
+}
+
+void bkpy_map_unregister(FilterObject *o)
+{
+    if (!o->map) return;
+    for (int i = 0; i < BUS_SLOTS; i++) {
+        if (bus_maps[i].lo != (uintptr_t)o->map) continue;
+        __atomic_store_n(&bus_maps[i].lo, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&bus_maps[i].hi, 0, __ATOMIC_RELEASE);
+        break;
+    }
+    o->map = NULL;
+    o->map_len = 0;
+}
+
+int bkpy_bus_slow(FilterObject *o)
+{
+    unsigned long now = __atomic_load_n(&bkpy_bus_count, __ATOMIC_ACQUIRE);
+    if (o->map && !o->changed && now != o->bus_seen) {
+        uintptr_t lo = (uintptr_t)o->map, hi = lo + o->map_len;
+        if (now - o->bus_seen > BUS_RING) {
+            o->changed = 1; /* more faults than remembered: this one's may be among them */
+        } else {
+            for (unsigned long i = o->bus_seen; i != now; i++) {
+                uintptr_t a = __atomic_load_n(&bus_addr[i % BUS_RING], __ATOMIC_RELAXED);
+                if (a >= lo && a < hi) o->changed = 1;
+            }
+        }
+    }
+    o->bus_seen = now;
+    if (!o->changed) return 0;
+    errno = ESTALE;
+    PyErr_SetString(PyExc_OSError,
+                    "the filter's file changed while in use (truncated, or another file copied over it in "
+                    "place): this mapping no longer holds the filter, and the answer being computed is void. "
+                    "close() it and open the file again; replace filter files by renaming a new one over them");
+    return -1;
+}
+
 FilterObject *bkpy_filter_alloc(PyTypeObject *tp)
 {
     FilterObject *o = (FilterObject *)tp->tp_alloc(tp, 0);
     if (!o) return NULL;
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-#ifdef PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-    int rc = pthread_rwlock_init(&o->lock, &attr);
-    pthread_rwlockattr_destroy(&attr);
-    if (rc != 0) {
+    if (lock_init(&o->lock) != 0) {
         Py_TYPE(o)->tp_free((PyObject *)o);
         PyErr_NoMemory();
         return NULL;
@@ -92,6 +250,11 @@ FilterObject *bkpy_filter_alloc(PyTypeObject *tp)
     o->f = NULL;
     o->readers = o->writers = 0;
     o->weakrefs = NULL;
+    o->gen = bkpy_fork_gen;
+    o->torn = o->inherited = o->changed = 0;
+    o->bus_seen = bkpy_bus_count;
+    o->map = NULL;
+    o->map_len = 0;
     return o;
 }
 
@@ -105,6 +268,7 @@ static PyObject *object_of(PyTypeObject *tp, bk_type t, bk_filter *h)
     }
     o->f = h;
     o->type = t;
+    if (bk_filter_backing(h) != BK_BACKING_MEMORY) bkpy_map_register(o);
     return (PyObject *)o;
 }
 
@@ -144,6 +308,8 @@ void bkpy_free_quotient(void *p) { bk_quotient_free(p); }
 void bkpy_Filter_dealloc(FilterObject *o)
 {
     if (o->weakrefs) PyObject_ClearWeakRefs((PyObject *)o);
+    if (o->gen != bkpy_fork_gen) (void)lock_init(&o->lock); /* a child's copy: its lock may be held */
+    bkpy_map_unregister(o);
     if (o->f) bk_filter_free(o->f);
     o->f = NULL;
     pthread_rwlock_destroy(&o->lock);

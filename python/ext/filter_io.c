@@ -64,6 +64,7 @@ PyObject *bkpy_Filter_deepcopy(FilterObject *o, PyObject *memo)
 static int enter_pair(FilterObject *dst, FilterObject *src)
 {
     if (dst == src) return bkpy_enter_write(dst);
+    if (bkpy_use_check(dst, 1) < 0 || bkpy_use_check(src, 0) < 0) return -1;
     int need_dst = dst->readers || dst->writers, need_src = src->writers != 0;
     int held = 0;
     if (need_dst || need_src) {
@@ -209,6 +210,37 @@ PyObject *bkpy_Filter_close(FilterObject *o, PyObject *unused)
 {
     (void)unused;
     if (!o->f) Py_RETURN_NONE;
+    if (o->gen != bkpy_fork_gen || o->torn || o->inherited) {
+        /* a child's copy (even a half-changed one) closes: nothing else can be using it here, and the
+         * library leaves an inherited writable mapping to its opener */
+        (void)bkpy_use_check(o, 0);
+        PyErr_Clear();
+        bkpy_map_unregister(o);
+        bk_filter *h = o->f;
+        o->f = NULL;
+        bk_status s = bk_filter_close(h);
+        if (s != BK_OK) return bkpy_raise_bk(s, CTX_OTHER, "close");
+        Py_RETURN_NONE;
+    }
+    if (o->changed || o->bus_seen != bkpy_bus_count) {
+        /* a file that changed underneath: unmapped only (nothing of it is finalised) */
+        (void)bkpy_bus_slow(o);
+        PyErr_Clear();
+        if (o->changed) {
+            int held = o->readers || o->writers;
+            if (held) {
+                Py_BEGIN_ALLOW_THREADS
+                pthread_rwlock_wrlock(&o->lock);
+                Py_END_ALLOW_THREADS
+            }
+            bk_filter *h = o->f;
+            o->f = NULL;
+            if (held) pthread_rwlock_unlock(&o->lock);
+            bkpy_map_unregister(o);
+            if (h) (void)bk_filter_close(h); /* it only unmaps: the file is no longer this filter */
+            Py_RETURN_NONE;
+        }
+    }
     int held = bkpy_enter_write(o);
     if (held < 0) {
         PyErr_Clear();
@@ -216,7 +248,8 @@ PyObject *bkpy_Filter_close(FilterObject *o, PyObject *unused)
     }
     bk_filter *h = o->f;
     o->f = NULL;
-    bkpy_leave(o, held);
+    if (held) pthread_rwlock_unlock(&o->lock);
+    bkpy_map_unregister(o);
     bk_status s = bk_filter_close(h);
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_OTHER, "close");
     Py_RETURN_NONE;

@@ -11,9 +11,9 @@ int bkpy_Filter_sq_contains(FilterObject *o, PyObject *k)
     int held = bkpy_key_enter(o, k, &key, 0);
     if (held < 0) return -1;
     int r = bk_filter_contains(o->f, key.p, key.n);
-    bkpy_leave(o, held);
+    int bad = bkpy_leave(o, held);
     bkpy_key_done(&key);
-    return r;
+    return bad < 0 ? -1 : r;
 }
 
 PyObject *bkpy_Filter_contains(FilterObject *o, PyObject *k)
@@ -29,8 +29,9 @@ PyObject *bkpy_Filter_add(FilterObject *o, PyObject *k)
     int held = bkpy_key_enter(o, k, &key, 1);
     if (held < 0) return NULL;
     bk_status s = bk_filter_add(o->f, key.p, key.n);
-    bkpy_leave(o, held);
+    int bad = bkpy_leave(o, held);
     bkpy_key_done(&key);
+    if (bad < 0) return NULL;
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ADD, "add");
     Py_RETURN_NONE;
 }
@@ -53,8 +54,9 @@ PyObject *bkpy_Filter_add_if_absent(FilterObject *o, PyObject *k)
         s = BK_EEXISTS;
     else
         s = bk_filter_add(o->f, key.p, key.n);
-    bkpy_leave(o, held);
+    int bad = bkpy_leave(o, held);
     bkpy_key_done(&key);
+    if (bad < 0) return NULL;
     if (s == BK_EEXISTS) Py_RETURN_FALSE;
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ADD, "add_if_absent");
     Py_RETURN_TRUE;
@@ -220,7 +222,7 @@ static PyObject *batch(FilterObject *o, PyObject *keys, PyObject *out, int write
         }
         s = buffer_batch(o, &src, write ? NULL : res.data, nogil, &closed);
         if (nogil) bkpy_nogil_unregister(o, write);
-        else bkpy_leave(o, held);
+        if ((nogil ? bkpy_leave(o, 0) : bkpy_leave(o, held)) < 0) goto done;
         if (!write) res.used = n;
     } else {
         size_t hint = src.seq ? (size_t)PySequence_Fast_GET_SIZE(src.seq) : STEP_KEYS;
@@ -271,7 +273,7 @@ static PyObject *batch(FilterObject *o, PyObject *keys, PyObject *out, int write
         }
         bkpy_nogil_unregister(o, write);
         bkpy_step_free(&st);
-        if (PyErr_Occurred()) goto done;
+        if (PyErr_Occurred() || bkpy_leave(o, 0) < 0) goto done;
     }
     if (closed) {
         bkpy_closed_error();
@@ -316,7 +318,7 @@ int bkpy_get_stats(FilterObject *o, bk_stats *st)
     int held = bkpy_enter_read(o);
     if (held < 0) return -1;
     bk_status s = bk_filter_stats(o->f, st);
-    bkpy_leave(o, held);
+    if (bkpy_leave(o, held) < 0) return -1;
     if (s != BK_OK) {
         bkpy_raise_bk(s, CTX_OTHER, "stats");
         return -1;
@@ -345,7 +347,12 @@ Py_ssize_t bkpy_Filter_len(FilterObject *o)
     if (bkpy_get_stats(o, &st) < 0) return -1;
     double e = st.est_cardinality;
     if (!(e >= 0)) e = 0;
-    if (e > (double)PY_SSIZE_T_MAX) e = (double)PY_SSIZE_T_MAX;
+    if (e + 0.5 >= 9223372036854775808.0) { /* 2^63: no real filter holds that many keys */
+        PyErr_Format(PyExc_OverflowError,
+                     "the filter reports %.4g keys, more than len() can return: its count is not believable "
+                     "(a damaged or crafted file?); stats() shows the raw figures", e);
+        return -1;
+    }
     return (Py_ssize_t)(e + 0.5);
 }
 

@@ -35,6 +35,41 @@ range:
     return -1;
 }
 
+/* Numbers that are not Python ints: an integer-like object (numpy's integer scalars of every width,
+ * anything with __index__) is the int key of its value, as the same integers in an array are; a float
+ * (Python's, numpy's of any width) is refused, as a float has no exact key. 1: out holds the key; 0:
+ * not a number (try the other kinds); -1: error set. */
+static int number_key(PyObject *k, unsigned char out[8])
+{
+    PyNumberMethods *nm = Py_TYPE(k)->tp_as_number;
+    if (PyFloat_Check(k) || PyComplex_Check(k) || (nm && nm->nb_float && !nm->nb_index)) {
+        PyErr_Format(PyExc_TypeError,
+                     "a key is str, bytes, bytearray, memoryview or int, not %.100s (a float is no exact key: "
+                     "convert it to int or bytes)", Py_TYPE(k)->tp_name);
+        return -1;
+    }
+    if (!nm || !nm->nb_index) return 0;
+    if (PyObject_CheckBuffer(k)) { /* numpy's bool_ (item format '?') stays its one byte, as before */
+        Py_buffer v;
+        if (PyObject_GetBuffer(k, &v, PyBUF_FORMAT) == 0) {
+            int boolean = v.format && strcmp(v.format, "?") == 0;
+            PyBuffer_Release(&v);
+            if (boolean) return 0;
+        } else {
+            PyErr_Clear();
+        }
+    }
+    PyObject *i = PyNumber_Index(k);
+    if (!i) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+        PyErr_Clear(); /* an __index__ that refuses (numpy's bool_): not a number key */
+        return 0;
+    }
+    int r = int_key(i, out);
+    Py_DECREF(i);
+    return r < 0 ? -1 : 1;
+}
+
 int bkpy_key_get(PyObject *k, key_t_ *key)
 {
     key->has_view = 0;
@@ -56,6 +91,12 @@ int bkpy_key_get(PyObject *k, key_t_ *key)
         key->p = key->ibuf;
         key->n = 8;
         return 0;
+    }
+    int num = number_key(k, key->ibuf);
+    if (num != 0) {
+        key->p = key->ibuf;
+        key->n = 8;
+        return num < 0 ? -1 : 0;
     }
     if (PyObject_CheckBuffer(k)) {
         if (PyObject_GetBuffer(k, &key->view, PyBUF_SIMPLE) < 0) return -1;
@@ -116,6 +157,7 @@ void bkpy_step_free(step_t *st)
 static int step_add(step_t *st, PyObject *item, int hold)
 {
     size_t i = st->n;
+    int num;
     if (PyUnicode_Check(item)) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(item, &n);
@@ -127,6 +169,11 @@ static int step_add(step_t *st, PyObject *item, int hold)
         st->len[i] = (size_t)PyBytes_GET_SIZE(item);
     } else if (PyLong_Check(item)) {
         if (int_key(item, st->ints + 8 * i) < 0) return -1;
+        st->ptr[i] = st->ints + 8 * i;
+        st->len[i] = 8;
+        hold = 0;
+    } else if ((num = number_key(item, st->ints + 8 * i)) != 0) {
+        if (num < 0) return -1;
         st->ptr[i] = st->ints + 8 * i;
         st->len[i] = 8;
         hold = 0;

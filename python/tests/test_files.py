@@ -185,3 +185,119 @@ def test_pickle_protocols(kind):
         assert bytes(g) == bytes(f)
         g.add("after")
         assert "after" in g
+
+
+def _xxh3(data):
+    import ctypes
+    lib = ctypes.CDLL("libxxhash.so.0")
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return lib.XXH3_64bits(bytes(data), len(data))
+
+
+def test_unknown_hash_id_is_named(tmp_path):
+    # A header naming a hash function this build does not know (its header checksum made right): the
+    # error says so, as the bloomkit command does, on every way in.
+    data = bytearray(bytes(bloomkit.Blocked(1000)))
+    data[20:24] = (7).to_bytes(4, "little")
+    data[56:64] = bytes(8)
+    data[56:64] = _xxh3(data[:64]).to_bytes(8, "little")
+    path = str(tmp_path / "h.bf")
+    with open(path, "wb") as f:
+        f.write(data)
+    for call in (lambda: bloomkit.from_bytes(bytes(data)), lambda: bloomkit.load(path),
+                 lambda: bloomkit.open(path), lambda: bloomkit.open(path, writable=True)):
+        with pytest.raises(bloomkit.UnsupportedFileError, match="a hash function this build of bloomkit does not know"):
+            call()
+
+
+def test_open_writable_of_a_type_without_atomic_inserts(tmp_path):
+    path = str(tmp_path / "s.bf")
+    bloomkit.Scalable(1000).save(path)
+    with pytest.raises(bloomkit.UnsupportedOperation, match="this filter type has no atomic insert"):
+        bloomkit.open(path, writable=True)
+
+
+def _mount_btrfs(tmp_path):
+    """A loop btrfs mounted under tmp_path (skips, saying why, where the machine cannot)."""
+    import shutil
+    if os.geteuid() != 0:
+        pytest.skip("mounting a btrfs image needs root")
+    if not shutil.which("mkfs.btrfs"):
+        pytest.skip("mkfs.btrfs (btrfs-progs) is not installed")
+    img, mnt = tmp_path / "fs.img", tmp_path / "mnt"
+    mnt.mkdir()
+    with open(img, "wb") as f:
+        f.truncate(256 << 20)
+    p = subprocess.run(["mkfs.btrfs", "-q", "-f", str(img)], capture_output=True)
+    if p.returncode != 0:
+        pytest.skip("mkfs.btrfs failed: %s" % p.stderr.decode(errors="replace")[:200])
+    p = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], capture_output=True)
+    if p.returncode != 0:
+        pytest.skip("cannot mount a btrfs image: %s" % p.stderr.decode(errors="replace")[:200])
+    return mnt
+
+
+def test_open_writable_on_btrfs_names_the_file_system(tmp_path):
+    mnt = _mount_btrfs(tmp_path)
+    try:
+        path = str(mnt / "b.bf")
+        f = bloomkit.Blocked(10000)
+        f.add("x")
+        f.save(path)
+        with pytest.raises(bloomkit.UnsupportedOperation) as e:
+            bloomkit.open(path, writable=True)
+        assert "btrfs" in str(e.value) and "filter type" not in str(e.value), str(e.value)
+        g = bloomkit.load(path)              # what the message says to do works
+        g.add("y")
+        g.save(path)
+        assert "x" in bloomkit.open(path) and "y" in bloomkit.open(path)
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_mapped_file_changed_underneath(tmp_path):
+    # A mapped filter's file truncated, or another copied over it in place, while it is open: the call
+    # that touches a lost page raises OSError (not a bus error that kills the interpreter), so does every
+    # later call, and close() works. Replacing the file by rename is safe: the mapping keeps the old one.
+    import shutil
+    big, small = str(tmp_path / "big.bf"), str(tmp_path / "small.bf")
+    f = bloomkit.Blocked(2_000_000, 0.01)
+    f.update(range(1000))
+    f.save(str(tmp_path / "big0.bf"))
+    bloomkit.Blocked(100).save(small)
+    keys = list(range(100000))
+    changes = {"truncate": lambda: os.truncate(big, 0), "cp": lambda: shutil.copyfile(small, big)}
+    for writable in (False, True):
+        for how, change in changes.items():
+            shutil.copyfile(str(tmp_path / "big0.bf"), big)
+            g = bloomkit.open(big, writable=writable)
+            assert all(g.contains_many(range(1000)))
+            change()
+            with pytest.raises(OSError, match="changed while in use"):
+                if writable:
+                    g.add_many(keys)
+                else:
+                    g.contains_many(keys)
+            with pytest.raises(OSError, match="changed while in use"):
+                5 in g  # noqa: B015
+            with pytest.raises(OSError, match="changed while in use"):
+                len(g)
+            g.close()
+            if how == "cp" and not writable:  # (a writer's inserts before the fault may land in the new bytes)
+                assert open(big, "rb").read() == open(small, "rb").read(), (writable, how)
+    # one-key queries meet it too
+    shutil.copyfile(str(tmp_path / "big0.bf"), big)
+    g = bloomkit.open(big)
+    os.truncate(big, 0)
+    with pytest.raises(OSError, match="changed while in use"):
+        for k in keys:
+            k in g  # noqa: B015
+    g.close()
+    # rename over an open file: the mapping keeps answering from the old one
+    shutil.copyfile(str(tmp_path / "big0.bf"), big)
+    g = bloomkit.open(big)
+    shutil.copyfile(small, str(tmp_path / "new.bf"))
+    os.rename(str(tmp_path / "new.bf"), big)
+    assert all(g.contains_many(range(1000))) and 5 in g
+    g.close()

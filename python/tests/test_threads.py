@@ -105,3 +105,35 @@ def test_close_while_other_threads_query():
     for t in threads:
         t.join()
     assert len(outcomes) == 3 and f.closed
+
+
+def test_writer_gets_a_turn_behind_looping_readers():
+    """A one-key add behind three threads that loop over query batches waits for the batches then
+    running, not for the readers to stop: the lock lets a waiting writer in before new readers. (The
+    bound only catches a writer left waiting for the readers to pause; it took seconds when the lock
+    preferred readers.)"""
+    f = bloomkit.Blocked(2_000_000)
+    keys = np.arange(1_000_000, dtype=np.uint64)
+    f.add_many(keys)
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            f.contains_many(keys)
+
+    readers = [threading.Thread(target=reader) for _ in range(3)]
+    for t in readers:
+        t.start()
+    try:
+        time.sleep(0.2)
+        done = []
+        for i in range(5):
+            w = threading.Thread(target=lambda i=i: done.append(f.add(f"writer-{i}")))
+            w.start()
+            w.join(5)
+            assert not w.is_alive(), f"add {i} waited more than 5 s behind the readers"
+    finally:
+        stop.set()
+        for t in readers:
+            t.join()
+    assert len(done) == 5 and all(f"writer-{i}" in f for i in range(5))

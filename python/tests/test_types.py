@@ -194,6 +194,53 @@ def test_properties_and_stats():
     assert f.backing == "memory"
 
 
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_numpy_integer_scalars_are_their_value(dtype):
+    np = pytest.importorskip("numpy")
+    a = np.array([5, 7], dtype=dtype)
+    f = bloomkit.Blocked(1000)
+    f.add_many(a)                                   # the array's items: int keys of their values
+    assert a[0] in f and a[1] in f                  # its scalars answer alike
+    assert list(f.contains_many([a[0], a[1], np.array([9], dtype=dtype)[0]])) == [1, 1, 0]
+    g = bloomkit.Blocked(1000)
+    g.add(a[1])
+    g.add_many([a[0]])
+    assert 7 in g and 5 in g and (7).to_bytes(8, "little") in g
+    assert bloomkit.Blocked(1000, seed=3).contains_many(a) == bytearray(2)
+
+
+def test_floats_are_refused():
+    np = pytest.importorskip("numpy")
+    f = bloomkit.Bloom(100)
+    for bad in (1.0, np.float16(1), np.float32(1), np.float64(1), np.longdouble(1), 1j):
+        with pytest.raises(TypeError, match="float is no exact key"):
+            f.add(bad)
+        with pytest.raises(TypeError, match="float is no exact key"):
+            f.add_many([bad])
+        with pytest.raises(TypeError):
+            bad in f  # noqa: B015
+    assert f.count == 0
+    f.add(np.bool_(True))                           # numpy's bool_ stays its one byte
+    assert b"\x01" in f
+
+
+def test_len_of_an_unbelievable_count():
+    import struct
+    a = bloomkit.Aging(window_ms=10000, capacity=1000)
+    a.add("x")
+    data = bytearray(bytes(a))
+    hsize = struct.unpack_from("<I", data, 24)[0]
+    counts = struct.unpack_from("<4Q", data, hsize + 80)  # per slot; the current generation's holds "x"
+    struct.pack_into("<Q", data, hsize + 80 + 8 * counts.index(1), 2**63 + 5)
+    f = bloomkit.from_bytes(bytes(data), verify_checksum=False)
+    assert f.count == 2**63 + 5
+    with pytest.raises(OverflowError, match="more than len"):
+        len(f)
+
+
 def test_len_is_the_estimate():
     f = bloomkit.Bloom(100000, 0.01)
     f.update(range(50000))

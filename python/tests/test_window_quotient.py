@@ -97,3 +97,23 @@ def test_files(make, tmp_path):
     bad[len(bad) // 2] ^= 0x10
     with pytest.raises(bloomkit.DamagedFileError):
         bloomkit.from_bytes(bad)
+
+
+def test_cli_info_of_a_quotient_filter(cli, tmp_path):
+    """bloomkit info names a quotient filter's slots and remainder width, and says that a filter whose
+    false-positive rate passed its target at a low fill is saturated by that rate, not by its fill."""
+    import json
+    import subprocess
+    q = bloomkit.Quotient(50, 0.01, remainder_bits=2)   # 128 slots of 2-bit remainders
+    q.update(range(20))
+    path = str(tmp_path / "q.bf")
+    q.save(path)
+    out = subprocess.run([cli, "info", path], capture_output=True, text=True, check=True).stdout
+    assert "128 slots (2^7) of 2-bit remainders: 9-bit fingerprints" in out, out
+    warning = [line for line in out.splitlines() if line.startswith("WARNING:")]
+    assert warning and "false-positive rate" in warning[0] and "past its target" in warning[0], out
+    assert "fill ratio" not in warning[0] and "50%" not in warning[0], out
+    js = json.loads(subprocess.run([cli, "info", "--json", path], capture_output=True, text=True,
+                                   check=True).stdout)
+    assert (js["slots"], js["quotient_bits"], js["remainder_bits"]) == (128, 7, 2), js
+    assert js["saturated"] and "past its target" in js["warning"]

@@ -332,6 +332,14 @@ typedef struct cli_out {
 } cli_out;
 
 bool cli_out_init(cli_out *o, int fd, size_t cap);
+/* mapguard.c: a mapped filter file changed underneath (truncated, copied over in place) raises SIGBUS:
+ * the handler writes out the pending output of the registered cli_out, says which file changed and
+ * exits 2. cli_mapguard_file before a file is mapped (installs the handler once); cli_mapguard_output
+ * for the command's output (NULL: none). */
+void cli_mapguard_file(const char *path);
+void cli_mapguard_output(cli_out *out);
+/* The error of bk_filter_close on a shared writable mapping (call with errno as the close left it). */
+int cli_close_error(const char *path, bk_status s);
 /* Writes everything; false (message printed once) on a write error. */
 bool cli_out_write(cli_out *o, const void *data, size_t len);
 bool cli_out_flush(cli_out *o);

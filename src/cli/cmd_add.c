@@ -126,6 +126,7 @@ static int run(int argc, char **argv)
     }
     bk_filter *f = NULL;
     errno = 0;
+    cli_mapguard_file(a.path);
     s = bk_filter_open_mmap(a.path, BK_OPEN_WRITE_SHARED, &f);
     cli_unlock(&l);
     bk_stats before;
@@ -139,7 +140,7 @@ static int run(int argc, char **argv)
         else if (read_failed)
             rc = cli_err("%s: the keys read before the error were added", a.path);
         else if (c != BK_OK)
-            rc = cli_err("%s: closing the shared mapping failed: %s", a.path, cli_status_words(c));
+            rc = cli_close_error(a.path, c);
         free(a.keys);
         return rc;
     }

@@ -183,6 +183,7 @@ static bk_filter *open_for_add(const filter_args *a, cli_lock *l, bool *save_at_
     if (!cli_lock_path(a->path, LOCK_SH, l, NULL)) return NULL;
     bk_filter *f = NULL;
     errno = 0;
+    cli_mapguard_file(a->path);
     bk_status s = bk_filter_open_mmap(a->path, BK_OPEN_WRITE_SHARED, &f);
     cli_unlock(l);
     if (s == BK_OK) return f;
@@ -244,6 +245,7 @@ static int run(int argc, char **argv)
         free(a.inputs);
         return CLI_EXIT_ERR;
     }
+    cli_mapguard_output(&out);
     const bool flush_each = a.line_buffered || isatty(1);
     const uint8_t want = a.want_present ? 1 : 0;
     const uint8_t delim = a.ro.null_delim ? '\0' : '\n';
@@ -361,6 +363,7 @@ static int run(int argc, char **argv)
                            : cli_err("%s: add failed: %s", name, cli_status_words(s));
     }
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;
+    cli_mapguard_output(NULL);
     cli_out_free(&out);
     cli_reader_close(r);
     /* what was printed was added: save it, also after a read error */
@@ -368,7 +371,7 @@ static int run(int argc, char **argv)
     if (a.add && a.path && !save_at_end) {
         bk_status c = bk_filter_close(f);
         if (c != BK_OK && rc == CLI_EXIT_OK)
-            rc = cli_err("%s: closing the shared mapping failed: %s", a.path, cli_status_words(c));
+            rc = cli_close_error(a.path, c);
     } else {
         bk_filter_free(f);
     }

@@ -17,7 +17,8 @@ static const char help[] =
     "A filter is saturated when its count is past its capacity or its fill ratio past about 50%\n"
     "(the fill an optimally sized filter has at capacity): its false-positive rate is then above\n"
     "the target and rises with every key. info says so in words (and \"saturated\": true with a\n"
-    "\"warning\" in the JSON): rebuild it larger, or use a scalable filter.\n"
+    "\"warning\" in the JSON): rebuild it larger, or use a scalable filter. A quotient filter is\n"
+    "saturated when its false-positive rate is past its target or its slots are nearly full.\n"
     "\n"
     "Options:\n"
     "      --json      one JSON object with the same fields (numbers unformatted)\n"
@@ -58,6 +59,20 @@ static void warning_text(const bk_stats *st, const char *type, char *buf, size_t
         return;
     }
     o += (size_t)snprintf(buf + o, len - o, "saturated: ");
+    if (st->type == BK_TYPE_QUOTIENT && st->count <= st->capacity) {
+        /* a quotient filter is saturated by its false-positive rate or its slots, not by a 50% fill */
+        if (st->fpr_now > st->fpr_target)
+            snprintf(buf + o, len - o,
+                     "its false-positive rate (now about %s) is past its target of %s; it rises with every key. "
+                     "Rebuild it from the full key set with a larger -n or a smaller -p (growing would not help: "
+                     "each doubling costs a remainder bit)",
+                     cli_percent(st->fpr_now, pct, sizeof pct), cli_percent(st->fpr_target, tgt, sizeof tgt));
+        else
+            snprintf(buf + o, len - o,
+                     "its slots are nearly full (fill ratio %.1f%%): the next keys may not fit. Grow it "
+                     "(bloomkit grow) or rebuild it larger", st->fill_ratio * 100);
+        return;
+    }
     bool both = st->count > st->capacity && st->fill_ratio > 0.5;
     if (st->count > st->capacity)
         o += (size_t)snprintf(buf + o, len - o, "%s keys inserted, past its capacity of %s",
@@ -128,6 +143,8 @@ static int run(int argc, char **argv)
     bk_aging_info ai;
     if (ag && bk_aging_get_info(ag, &ai) != BK_OK) ag = NULL;
     const char *unit = ag && ai.mode == BK_AGING_TIME ? "ms" : "insertions";
+    /* a quotient filter's stats give its slots (bits) and remainder width (k) */
+    const bk_quotient *qf = st.type == BK_TYPE_QUOTIENT ? bk_filter_get(f, BK_TYPE_QUOTIENT) : NULL;
     char warn[512] = "";
     if (st.saturated) warning_text(&st, type, warn, sizeof warn);
 
@@ -148,6 +165,9 @@ static int run(int argc, char **argv)
         if (st.subfilters) printf(",\"subfilters\":%u", st.subfilters);
         if (layers) printf(",\"subfilter_kind\":\"%s\"", layers);
         if (first_kind) printf(",\"compact\":true,\"first_subfilter_kind\":\"%s\"", first_kind);
+        if (qf)
+            printf(",\"slots\":%llu,\"quotient_bits\":%u,\"remainder_bits\":%u", (unsigned long long)st.bits,
+                   bk_quotient_quotient_bits(qf), st.k);
         if (ag)
             printf(",\"window\":%llu,\"window_unit\":\"%s\",\"generations\":%u,\"live_generations\":%u"
                    ",\"slack\":%llu,\"covered\":%llu,\"inserted\":%llu",
@@ -171,6 +191,10 @@ static int run(int argc, char **argv)
         printf("distinct (est.):    %s keys\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
         if (st.type == BK_TYPE_CUCKOO)
             printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
+        else if (st.type == BK_TYPE_QUOTIENT && qf)
+            printf("geometry:           %s slots (2^%u) of %u-bit remainders: %u-bit fingerprints\n",
+                   cli_group(st.bits, a, sizeof a), bk_quotient_quotient_bits(qf), st.k,
+                   bk_quotient_quotient_bits(qf) + st.k);
         else if (fp)
             printf("geometry:           %s cells of %u-bit fingerprints\n",
                    cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);

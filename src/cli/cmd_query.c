@@ -50,6 +50,7 @@ static int run(int argc, char **argv)
         free(a.keys);
         return CLI_EXIT_ERR;
     }
+    cli_mapguard_output(&out);
     uint64_t absent = 0;
     int rc = CLI_EXIT_OK;
     if (a.nkeys) {
@@ -80,6 +81,7 @@ static int run(int argc, char **argv)
         }
     }
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;
+    cli_mapguard_output(NULL);
     cli_out_free(&out);
     bk_filter_free(f);
     free(a.keys);

@@ -46,6 +46,7 @@ static int verify_one(const char *path, bool quiet)
 {
     bk_filter *f = NULL;
     errno = 0;
+    cli_mapguard_file(path);
     bk_status s = bk_filter_open_mmap(path, BK_LOAD_DEFAULT, &f);
     if (s == BK_EIO) return cli_err("%s: %s", path, strerror(errno ? errno : EIO));
     if (s == BK_EINVAL) return cli_err("%s: not a regular file", path);

@@ -112,6 +112,7 @@ bk_filter *cli_open_ro(const char *path)
 {
     bk_filter *f = NULL;
     errno = 0;
+    cli_mapguard_file(path);
     bk_status s = bk_filter_open_mmap(path, BK_LOAD_DEFAULT, &f);
     if (s != BK_OK) {
         cli_file_error(path, s);
@@ -255,4 +256,13 @@ void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter
             path, t ? t->name : "unknown", cli_group(st.capacity, cap, sizeof cap),
             cli_percent(st.fpr_target, pct, sizeof pct), cli_human_bytes((double)st.memory_bytes, mem, sizeof mem),
             bpk, fp ? "fingerprint bits" : "k =", st.k);
+}
+
+int cli_close_error(const char *path, bk_status s)
+{
+    if (s == BK_EIO && errno == ESTALE)
+        return cli_err("%s: the file changed while in use (truncated, or another file copied over it in place): it "
+                       "is left as it now is, without this command's keys. Replace a filter file by renaming a "
+                       "new one over it (as bloomkit does), never by writing into it", path);
+    return cli_err("%s: closing the shared mapping failed: %s", path, cli_status_words(s));
 }

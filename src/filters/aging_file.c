@@ -158,14 +158,16 @@ static bk_status v_decode(bk_reader *r, void **out)
         if (count[j]) return BK_ECORRUPT;
     uint64_t bytes = blocks * g * 32;
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
+    /* the ring goes straight from the body into the filter's own array (a pulled body, an RDB load,
+     * never sits in memory beside it) */
     const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) return s;
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_aging *f;
     if ((s = bk__aging_alloc(r->alloc, (bk_aging_mode)mode, g, blocks, !r->borrow, &f)) != BK_OK) return s;
-    if (r->borrow)
-        f->words = (uint64_t *)(uintptr_t)data;
-    else
-        memcpy(f->words, data, (size_t)f->nwords * 8);
+    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK) {
+        bk_aging_free(f);
+        return s;
+    }
     f->mode = (bk_aging_mode)mode;
     f->seed = r->seed;
     f->flip = bk__hash_u64_flip(f->seed);

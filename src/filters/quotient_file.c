@@ -104,6 +104,13 @@ static bk_status v_decode(bk_reader *r, void **out)
         bk_quotient_free(f);
         return BK_ETRUNCATED;
     }
+    /* the array goes straight from the body into the filter's own (a pulled body never sits in memory
+     * beside it) */
+    const uint8_t *data;
+    if ((s = bk__r_array_begin(r, bytes, &data))) {
+        bk_quotient_free(f);
+        return s;
+    }
     if (!r->borrow) {
         if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) {
             bk_quotient_free(f);
@@ -111,15 +118,10 @@ static bk_status v_decode(bk_reader *r, void **out)
         }
         f->owns_words = true;
     }
-    const uint8_t *data;
-    if ((s = bk__r_take(r, (size_t)bytes, &data))) {
+    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK) {
         bk_quotient_free(f);
         return s;
     }
-    if (r->borrow)
-        f->words = (uint64_t *)(uintptr_t)data;
-    else
-        memcpy(f->words, data, (size_t)f->nwords * 8);
     f->capacity = cap;
     f->fpr_target = fpr;
     f->used = used;

@@ -148,6 +148,7 @@ bk_status bk_filter_open_mmap_ex(const char *path, const bk_load_options *o, bk_
     (*out)->map_len = len;
     if (shared) {
         (*out)->fd = fd;
+        (*out)->owner = (int)getpid();
         if ((s = mark_stale(map)) != BK_OK) {
             int e = errno;
             bk_filter_free(*out);
@@ -167,9 +168,18 @@ fail:;
     return s;
 }
 
-/* Last writer out: recompute the payload checksum, make the body durable, then clear the flag. */
-static bk_status finalize_shared(uint8_t *map, size_t len)
+/* Last writer out: recompute the payload checksum, make the body durable, then clear the flag. A file
+ * that is no longer the one this writer marked (another copied over it in place, or truncated: its
+ * size changed, or its header lost the stale flag every writer's open sets) is left alone: BK_EIO with
+ * errno ESTALE, instead of a checksum that would vouch for bytes nobody wrote as a filter. */
+static bk_status finalize_shared(int fd, uint8_t *map, size_t len)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != (uint64_t)len ||
+        !(bk__get_le32(map + OFF_FLAGS) & BK_FILE_FLAG_CHECKSUM_STALE)) {
+        errno = ESTALE;
+        return BK_EIO;
+    }
     uint32_t hsize = bk__get_le32(map + OFF_HSIZE);
     uint64_t body = bk__get_le64(map + OFF_BODY_SIZE);
     uint64_t sum = XXH3_64bits(map + hsize, (size_t)body);
@@ -184,14 +194,19 @@ bk_status bk__filter_unmap(bk_filter *f)
 {
     bk_status s = BK_OK;
     if (f->map_len == 0) return BK_OK; /* borrowed buffer */
-    if (f->backing == BK_BACKING_MAP_SHARED) {
+    if (f->backing == BK_BACKING_MAP_SHARED && f->owner != (int)getpid()) {
+        /* A child of fork() freeing the handle it inherited: its descriptor shares the open file
+         * description, and so the flock, of the process that opened the file, which may still be
+         * writing. Unlocking or finalising here would clear the stale flag under that process's
+         * inserts: only unmap and close (the lock stays while the opener's descriptor is open). */
+    } else if (f->backing == BK_BACKING_MAP_SHARED) {
         /* Drop our shared lock, then try exclusive without waiting: it succeeds only when no other
          * writer (or validating reader) holds the file. Of writers leaving together, the last to
          * try always succeeds (the others have dropped theirs); a writer arriving meanwhile keeps
          * the flag set and finalises when it leaves. */
         while (flock(f->fd, LOCK_UN) != 0 && errno == EINTR) {
         }
-        if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) s = finalize_shared(f->map, f->map_len);
+        if (flock(f->fd, LOCK_EX | LOCK_NB) == 0) s = finalize_shared(f->fd, f->map, f->map_len);
     }
     int e = errno;
     munmap(f->map, f->map_len);

@@ -25,7 +25,8 @@ bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options
     bk_status st = bk__load_begin(o, false, out, &flags, &a);
     if (st != BK_OK) return st;
     if (!fn) return BK_EINVAL;
-    struct bk__pull *p = bk__calloc(a, 1, sizeof *p);
+    /* 64-byte aligned: the XXH3 state inside requires it (an allocator's blocks need only be 16-aligned) */
+    struct bk__pull *p = bk__calloc_aligned(a, sizeof *p);
     if (!p) return BK_ENOMEM;
     p->fn = fn;
     p->ctx = ctx;
@@ -69,6 +70,6 @@ bk_status bk_filter_load_pull_ex(bk_pull_fn fn, void *ctx, const bk_load_options
     }
     if (p->failed && s != BK_OK) s = BK_EIO;
     bk__free(a, p->win);
-    bk__free(a, p);
+    bk__free_aligned(a, p);
     return s;
 }

@@ -22,6 +22,8 @@ struct bk_filter {
     uint8_t *map;
     size_t map_len;
     int fd;                    /* shared writable mapping: holds the shared flock; else -1 */
+    int owner;                 /* shared writable mapping: the pid that opened it (a forked child
+                                * shares its flock but must never finalise the file) */
     const bk_allocator *alloc;        /* the typed filter's allocator: this handle is allocated with it */
 };
 
