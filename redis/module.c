@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,7 +19,7 @@ bkr_config bkr_cfg = {
     .cf_max_expansions = 32,
     .cf_initial_size = 1024,
     .cf_fingerprint_bits = 8,
-    .cf_max_copies = -1,
+    .cf_max_copies = 0,
     .max_filter_bytes = (unsigned long long)4 << 30,
     .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
 };
@@ -141,6 +143,21 @@ int bkr_reply_wrongtype(RedisModuleCtx *ctx)
 int bkr_reply_restoring(RedisModuleCtx *ctx)
 {
     return RedisModule_ReplyWithError(ctx, "ERR the filter is being restored by LOADCHUNK and is not complete");
+}
+
+long long bkr_count_ll(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (long long)c; }
+
+int bkr_reply_count(RedisModuleCtx *ctx, uint64_t c) { return RedisModule_ReplyWithLongLong(ctx, bkr_count_ll(c)); }
+
+int bkr_reply_error_why(RedisModuleCtx *ctx, const char *text, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    RedisModule_Log(ctx, "verbose", "bloomkit: %s: %s", text, why);
+    return RedisModule_ReplyWithError(ctx, text);
 }
 
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status s)
