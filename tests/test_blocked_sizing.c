@@ -15,18 +15,26 @@ static bk_status fast_size(uint64_t n, double p, int code, bk_geometry *g)
     return code == LAYOUT_1024 ? bk__blocked1024_size(n, p, g) : bk_blocked_size(n, p, (bk_blocked_layout)code, g);
 }
 
-/* Same status; same m and k; the FPR the same to 1e-6 (the fast value may come from the closed form). */
+/* Same status; same m and k; the FPR: bk_blocked_size's exactly bk_blocked_fpr's, the 1024-bit and
+ * bk_blocked_new's sizing within 1e-6 (it may come from the closed form). */
 static void check_same(uint64_t n, double p, int code)
 {
     bk_geometry a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     bk_status sa = fast_size(n, p, code, &a), sb = bk__blocked_size_summed(n, p, code, &b);
-    if (sa != sb || a.m != b.m || a.k != b.k || fabs(a.fpr - b.fpr) > 1e-6 * b.fpr) {
+    double tol = code == LAYOUT_1024 ? 1e-6 * b.fpr : 0;
+    if (sa != sb || a.m != b.m || a.k != b.k || fabs(a.fpr - b.fpr) > tol) {
         print_error("layout %d n=%llu p=%.17g: fast %d m=%llu k=%u fpr=%.17g, summed %d m=%llu k=%u fpr=%.17g\n",
                     code, (unsigned long long)n, p, (int)sa, (unsigned long long)a.m, a.k, a.fpr, (int)sb,
                     (unsigned long long)b.m, b.k, b.fpr);
         fail();
+    }
+    if (code != LAYOUT_1024) { /* what bk_blocked_new sizes with */
+        bk_geometry c;
+        memset(&c, 0, sizeof c);
+        assert_int_equal(bk__blocked_size_mk(n, p, code, &c), sa);
+        assert_true(c.m == a.m && c.k == a.k && fabs(c.fpr - a.fpr) <= 1e-6 * a.fpr);
     }
     if (sa == BK_OK) {
         assert_true(a.fpr <= p);

@@ -443,7 +443,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
     return isfinite(h1) ? x1 : classic;
 }
 
-static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
     const uint64_t bbits = layout_block_bits(layout);
@@ -494,9 +494,10 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geo
         else
             lo = mid;
     }
-    /* The FPR reported: the closed form's when its bound is within 1e-6 of it (it is below p either
-     * way), else the summed mixture's, exactly what the search over it reports. */
-    out->fpr = thi <= 1e-6 * fhi ? fhi : fpr_blocks(hi, n, layout, khi);
+    /* The FPR reported: bk_blocked_size's is bk_blocked_fpr's value exactly (one summed mixture);
+     * the library's own callers, which use only m and k, take the closed form's when its bound is
+     * within 1e-6 of it (below p either way). */
+    out->fpr = !exact_fpr && thi <= 1e-6 * fhi ? fhi : fpr_blocks(hi, n, layout, khi);
     out->m = hi * bbits;
     out->k = khi;
     out->n = n;
@@ -506,10 +507,19 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geo
 
 bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
 {
-    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, out);
+    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, true, out);
 }
 
-bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out) { return size_for(n, p, LAYOUT_1024, out); }
+bk_status bk__blocked_size_mk(uint64_t n, double p, int layout_code, bk_geometry *out)
+{
+    bk_blocked_layout layout = (bk_blocked_layout)layout_code;
+    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, false, out);
+}
+
+bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out)
+{
+    return size_for(n, p, LAYOUT_1024, false, out);
+}
 
 uint64_t bk_blocked_capacity(uint64_t m, bk_blocked_layout layout, uint32_t k, double p)
 {

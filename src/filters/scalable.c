@@ -111,13 +111,14 @@ bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, d
 
 /* Geometry of sub-filter i of a new chain, walking the chain from sub-filter 0. */
 static bk_status new_chain_layer(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
-                                 bool compact, uint32_t i, bk_geometry *g)
+                                 bool compact, uint32_t i, bk_geometry *g, bool *small_i)
 {
     double spent = 0;
     for (uint32_t j = 0;; j++) {
         bool small;
         bk_status s = bk__sc_layer_geometry(capacity0, p, growth, r, classic, carry, compact, j, spent, g, NULL, &small);
         if (s != BK_OK) return s;
+        *small_i = small;
         if (j == i) return BK_OK;
         spent += bk__sc_layer_error(classic || small, g);
     }
@@ -151,8 +152,12 @@ bk_status bk_scalable_layer_size(uint64_t capacity, double p, const bk_scalable_
     if (s == BK_OK) s = bk__sc_check_options(capacity, p, &o);
     if (s != BK_OK) return s;
     if (i >= BK_SCALABLE_MAX_FILTERS) return BK_EINVAL;
-    return new_chain_layer(capacity, p, chain_growth(&o), o.tightening, (o.flags & BK_SCALABLE_CLASSIC) != 0,
-                           (o.flags & BK_SCALABLE_FIXED_SHARES) == 0, (o.flags & BK_SCALABLE_COMPACT) != 0, i, out);
+    bool classic = (o.flags & BK_SCALABLE_CLASSIC) != 0, small = false;
+    s = new_chain_layer(capacity, p, chain_growth(&o), o.tightening, classic, (o.flags & BK_SCALABLE_FIXED_SHARES) == 0,
+                        (o.flags & BK_SCALABLE_COMPACT) != 0, i, out, &small);
+    /* a blocked sub-filter's sizing gives its FPR to 1e-6 (blocked1024.h): the exact one here */
+    if (s == BK_OK && !classic && !small) out->fpr = bk__sc_layer_error(false, out);
+    return s;
 }
 
 bk_status bk_scalable_plan(uint64_t capacity, double p, const bk_scalable_options *opts, uint64_t n,
