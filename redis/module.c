@@ -51,6 +51,7 @@ static void zero_lazily(void *p, size_t n)
 /* ---- the maxmemory guard (module.h) ---- */
 static bool guard_on;     /* a client's guarded write command is running, and maxmemory is set */
 static bool guard_refused; /* the guard refused a block since the command began */
+static bool guard_evict;   /* maxmemory-policy may evict keys (any policy but noeviction) */
 
 void bkr_guard_begin(RedisModuleCtx *ctx)
 {
@@ -58,6 +59,7 @@ void bkr_guard_begin(RedisModuleCtx *ctx)
     guard_on = (f & REDISMODULE_CTX_FLAGS_MAXMEMORY) &&
                !(f & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) &&
                RedisModule_GetServerInfo && RedisModule_ServerInfoGetFieldUnsigned;
+    guard_evict = (f & REDISMODULE_CTX_FLAGS_EVICT) != 0;
     guard_refused = false;
 }
 
@@ -73,6 +75,10 @@ bool bkr_guard_refuses(size_t n)
     unsigned long long max = RedisModule_ServerInfoGetFieldUnsigned(in, "maxmemory", &e2);
     RedisModule_FreeServerInfo(NULL, in);
     if (e1 || e2 || max == 0 || used + n <= max) return false;
+    /* Under an eviction policy a block that fits in maxmemory is allocated, and Redis evicts other keys to
+     * get back under the limit before its next command, as for any write (RedisBloom's behaviour); what
+     * could never fit, and anything under noeviction, is refused. */
+    if (guard_evict && n <= max) return false;
     guard_refused = true;
     return true;
 }

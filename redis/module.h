@@ -182,7 +182,8 @@ int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
  * A client's write command that would make a filter (create, grow, load a chunk, merge, import) runs
  * guarded: every block of at least BKR_GUARD_MIN bytes the library asks for is checked against
  * maxmemory (used_memory + the block) before it is allocated, and refused (BK_ENOMEM) when it does not
- * fit; bkr_reply_status then answers with Redis's own OOM error. Commands from the master or the AOF,
+ * fit -- under an eviction policy only when the block alone is larger than maxmemory (Redis evicts
+ * other keys after the command); bkr_reply_status then answers with Redis's own OOM error. Commands from the master or the AOF,
  * and RDB loads, are never refused (a replica must apply what its master did). */
 #define BKR_GUARD_MIN ((size_t)64 << 10)
 void bkr_guard_begin(RedisModuleCtx *ctx);
