@@ -169,14 +169,10 @@ int bkr_reply_error_why(RedisModuleCtx *ctx, const char *text, const char *fmt, 
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status s)
 {
     switch (s) {
-    case BK_ETOOBIG: {
-        RedisModuleString *m = RedisModule_CreateStringPrintf(
-            NULL, "ERR filter too large: it would exceed the size limit (MAX_FILTER_SIZE %llu bytes)",
-            bkr_cfg.max_filter_bytes);
-        RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
-        RedisModule_FreeString(NULL, m);
-        return REDISMODULE_OK;
-    }
+    case BK_ETOOBIG: /* RedisBloom's text for a filter it cannot make */
+        return bkr_reply_error_why(ctx, "ERR Insufficient memory to create filter",
+                                   "filter too large: it would exceed the size limit (MAX_FILTER_SIZE %llu bytes)",
+                                   bkr_cfg.max_filter_bytes);
     case BK_ENOMEM:
         if (guard_refused) /* Redis's own reply to a deny-oom command over maxmemory */
             return RedisModule_ReplyWithError(ctx, "OOM command not allowed when used memory > 'maxmemory'.");

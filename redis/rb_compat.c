@@ -574,7 +574,8 @@ static int rb_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         rb_cuckoo *cf = rb_cuckoo_from_header(p, n, bkr_cfg.max_filter_bytes, &err);
         if (!cf) {
             if (!err) return bkr_reply_status(ctx, BK_ENOMEM);
-            return bkr_reply_error_why(ctx, "Invalid header", "%s", err);
+            return bkr_reply_error_why(ctx, n != RB_CF_HEADER_SIZE ? "Invalid header" : "Couldn't create filter!", "%s",
+                                       err);
         }
         atomic_fetch_add(&rb_live, 1);
         RedisModule_ModuleTypeSetValue(key, rb_cf_type, cf);

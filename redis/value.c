@@ -716,7 +716,12 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
         const char *why;
         bkr_stage *s = stage_new(p, n, fam, &why);
         if (!s) {
-            return bkr_reply_error_why(ctx, fam == BKR_BF ? "ERR received bad data" : "Invalid header", "%s", why);
+            /* RedisBloom: "Invalid header" for a first chunk of the wrong size, "Couldn't create filter!" for
+             * one whose contents it refuses */
+            return bkr_reply_error_why(ctx, fam == BKR_BF               ? "ERR received bad data"
+                                            : n < BK_FILE_HEADER_SIZE ? "Invalid header"
+                                                                      : "Couldn't create filter!",
+                                       "%s", why);
         }
         if (st == BKR_OK) {
             stage_free(bkr_stage_of(v));

@@ -119,8 +119,9 @@ def test_reserve_errors(r):
 
 
 def test_absurd_size_refused(r):
-    assert "too large" in err(r, "CF.RESERVE", "huge", 10**15)
-    assert "too large" in err(r, "CF.INSERT", "huge", "CAPACITY", 10**15, "ITEMS", "a")
+    assert err(r, "CF.RESERVE", "huge", 10**15) == "Insufficient memory to create filter"
+    assert err(r, "CF.INSERT", "huge", "CAPACITY", 10**15, "ITEMS", "a") == "Insufficient memory to create filter"
+    assert err(r, "CF.RESERVE", "huge", 2**63 - 1) == "Insufficient memory to create filter"
     assert r.exists("huge") == 0
 
 

@@ -403,7 +403,7 @@ def test_loadchunk_of_redisbloom_scandump(servers):
         r.execute_command("CF.LOADCHUNK", "y", 1, rb.Cuckoo(100).header()[:-2])
     bad = bytearray(rb.Cuckoo(100).header())
     bad[8:16] = (3).to_bytes(8, "little")  # bucket count not a power of two
-    with pytest.raises(redis.ResponseError, match="Invalid header"):
+    with pytest.raises(redis.ResponseError, match="^Couldn't create filter!$"):
         r.execute_command("CF.LOADCHUNK", "y", 1, bytes(bad))
     assert r.exists("y") == 0
 
