@@ -9,10 +9,10 @@
 # usage: bench/redis_bench.sh [path/to/bloomkit.so]
 # env:   N=200000 requests per run, ROUNDS=3, CLIENTS=50, PIPELINES="1 16",
 #        CAPACITY=<what the runs add> capacity of the two filters (e.g. 10000000: larger than the caches),
-#        MODULE_ARGS="" module arguments (the defaults: CF.ADD runs with its copy limit, the path
-#        production runs; CF_MAX_COPIES 0 would skip the count it makes before each add)
-# CF.ADD stores every add, repeats included, and refuses an item past 2 * BUCKETSIZE copies, which
-# stops redis-benchmark; its items come from 1,000,000,000 values, so no item repeats that often.
+#        MODULE_ARGS="" module arguments (the defaults: CF.ADD without a copy limit, as RedisBloom;
+#        CF_MAX_COPIES n adds the count it makes before each add)
+# CF.ADD stores every add, repeats included; its items come from 1,000,000,000 values, so the chain
+# grows only with the load.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)

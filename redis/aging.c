@@ -106,6 +106,7 @@ static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     if (count == time) return RedisModule_ReplyWithError(ctx, "ERR give one window: COUNT w or TIME ms");
     if (time && !capacity) return RedisModule_ReplyWithError(ctx, "ERR a TIME window needs CAPACITY n");
     if (count && capacity) return RedisModule_ReplyWithError(ctx, "ERR CAPACITY is for TIME windows");
+    if (count && have_at) return RedisModule_ReplyWithError(ctx, "ERR AT is for TIME windows");
 
     RedisModuleKey *key;
     bkr_value *v;

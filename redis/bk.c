@@ -124,7 +124,7 @@ static int BK_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithSimpleString(ctx, "type");
     RedisModule_ReplyWithSimpleString(ctx, bk_type_name(s.type) ? bk_type_name(s.type) : "unknown");
     kv_ll(ctx, "capacity", (long long)s.capacity);
-    kv_ll(ctx, "items", (long long)s.count);
+    kv_ll(ctx, "items", bkr_count_ll(s.count));
     kv_d(ctx, "fill_ratio", s.fill_ratio);
     kv_d(ctx, "estimated_cardinality", s.est_cardinality);
     kv_d(ctx, "fpr_target", s.fpr_target);

@@ -137,22 +137,18 @@ static bk_status cf_create(long long capacity, long long bucket_size, long long 
     return *out ? BK_OK : BK_ENOMEM;
 }
 
-/* "Filter is full" (RedisBloom's text), and which limit was hit. */
+/* "Filter is full" (RedisBloom's text); which limit was hit goes to the log. */
 static int cf_reply_full(RedisModuleCtx *ctx, const bk_cuckoo *cf, const char *p, size_t len)
 {
     bk_cuckoo_info in;
     bk_cuckoo_get_info(cf, &in);
     uint64_t copies = bk_cuckoo_count(cf, p, len);
-    RedisModuleString *m;
     if (copies >= 2 * (uint64_t)in.bucket_size * in.tables)
-        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the item has %llu copies, all its buckets hold "
-                                                "(2 * BUCKETSIZE per table, %u tables), and EXPANSION is 0",
-                                           (unsigned long long)copies, in.tables);
-    else if (in.expansion == 0)
-        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: EXPANSION is 0, so it cannot grow");
-    else
-        m = RedisModule_CreateStringPrintf(ctx, "Filter is full: the chain cannot grow (%u tables)", in.tables);
-    return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        return bkr_reply_error_why(ctx, "Filter is full",
+                                   "the item has %llu copies, all its buckets hold (2 * BUCKETSIZE per table, %u "
+                                   "tables), and EXPANSION is 0", (unsigned long long)copies, in.tables);
+    if (in.expansion == 0) return bkr_reply_error_why(ctx, "Filter is full", "EXPANSION is 0, so it cannot grow");
+    return bkr_reply_error_why(ctx, "Filter is full", "the chain cannot grow (%u tables)", in.tables);
 }
 
 /* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] ---- */
@@ -245,22 +241,18 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, bkr_val
     /* RedisBloom's guard against unbounded growth: no insert once the chain has CF_MAX_EXPANSIONS tables. */
     if ((long long)bk_cuckoo_tables(cf) >= bkr_cfg.cf_max_expansions) {
         if (changed) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
-        RedisModuleString *m = RedisModule_CreateStringPrintf(
-            ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
-            bk_cuckoo_tables(cf), bkr_cfg.cf_max_expansions);
-        return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        return bkr_reply_error_why(ctx, "Maximum expansions reached", "the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
+                                   bk_cuckoo_tables(cf), bkr_cfg.cf_max_expansions);
     }
 
     /* RESP3 shapes as RedisBloom 2.6+: booleans, except the integers (1, 0, -1) of CF.INSERTNX. Single
      * adds always reply a boolean (an integer 1/0 in RESP2), so only arrays need the protocol. */
     bool bools = o->multi ? !o->nx && bkr_resp3(ctx) : true;
     if (o->multi) RedisModule_ReplyWithArray(ctx, n);
-    /* The copy limit (docs/REDIS.md, "Repeated items"): an item's copies live in its two buckets,
-     * 2b slots per table, so more copies of one item than that would make the chain grow. The
-     * default (2b) is read from the filter only when an item has 2 copies already (b >= 1): the
-     * common add pays one count of the item's buckets, which the add then finds in cache. */
-    uint64_t copy_limit = bkr_cfg.cf_max_copies < 0 ? 0 : (uint64_t)bkr_cfg.cf_max_copies;
-    bool default_limit = bkr_cfg.cf_max_copies < 0;
+    /* The copy limit (docs/REDIS.md, "Repeated items"): off by default, as in RedisBloom. It counts
+     * matching fingerprints in the item's buckets, so it also counts distinct items that share a
+     * fingerprint and would refuse items RedisBloom accepts: only an operator who asks for it gets it. */
+    uint64_t copy_limit = (uint64_t)bkr_cfg.cf_max_copies;
     uint64_t seed = bk_cuckoo_seed(cf);
     /* A refused add can still have changed the filter: with every stash entry taken below its capacity,
      * the add first gives the stashed fingerprints another walk (moving fingerprints, and the kick
@@ -273,18 +265,10 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, bkr_val
         size_t len;
         const char *p = RedisModule_StringPtrLen(items[i], &len);
         uint64_t h = bk_hash64(p, len, seed); /* bk_cuckoo_add(f, p, len) is add_hash of this hash */
-        uint64_t copies = (copy_limit || default_limit) && !o->nx ? bk_cuckoo_count_hash(cf, h) : 0;
-        if (default_limit && copies >= 2 && !copy_limit) {
-            bk_cuckoo_info in;
-            bk_cuckoo_get_info(cf, &in);
-            copy_limit = 2 * (uint64_t)in.bucket_size;
-        }
-        if (copy_limit && copies >= copy_limit) {
+        if (copy_limit && !o->nx && bk_cuckoo_count_hash(cf, h) >= copy_limit) {
             RedisModuleString *m = RedisModule_CreateStringPrintf(
-                ctx, "ERR item copy limit reached: at most %llu copies of one item (%s; CF.COUNT counts them, "
-                     "CF.DEL removes one)", (unsigned long long)copy_limit,
-                bkr_cfg.cf_max_copies < 0 ? "2 * BUCKETSIZE, the module argument CF_MAX_COPIES changes it"
-                                          : "the module argument CF_MAX_COPIES");
+                ctx, "ERR item copy limit reached: at most %llu copies of one item (the module argument "
+                     "CF_MAX_COPIES; CF.COUNT counts them, CF.DEL removes one)", (unsigned long long)copy_limit);
             RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
             if (!o->multi) break;
             continue;

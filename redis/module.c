@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,7 +19,7 @@ bkr_config bkr_cfg = {
     .cf_max_expansions = 32,
     .cf_initial_size = 1024,
     .cf_fingerprint_bits = 8,
-    .cf_max_copies = -1,
+    .cf_max_copies = 0,
     .max_filter_bytes = (unsigned long long)4 << 30,
     .bf_tightening = BK_SCALABLE_DEFAULT_TIGHTENING,
 };
@@ -49,6 +51,7 @@ static void zero_lazily(void *p, size_t n)
 /* ---- the maxmemory guard (module.h) ---- */
 static bool guard_on;     /* a client's guarded write command is running, and maxmemory is set */
 static bool guard_refused; /* the guard refused a block since the command began */
+static bool guard_evict;   /* maxmemory-policy may evict keys (any policy but noeviction) */
 
 void bkr_guard_begin(RedisModuleCtx *ctx)
 {
@@ -56,6 +59,7 @@ void bkr_guard_begin(RedisModuleCtx *ctx)
     guard_on = (f & REDISMODULE_CTX_FLAGS_MAXMEMORY) &&
                !(f & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) &&
                RedisModule_GetServerInfo && RedisModule_ServerInfoGetFieldUnsigned;
+    guard_evict = (f & REDISMODULE_CTX_FLAGS_EVICT) != 0;
     guard_refused = false;
 }
 
@@ -85,6 +89,10 @@ bool bkr_guard_refuses(size_t n)
     unsigned long long max = RedisModule_ServerInfoGetFieldUnsigned(in, "maxmemory", &e2);
     RedisModule_FreeServerInfo(NULL, in);
     if (e1 || e2 || max == 0 || used + n <= max) return false;
+    /* Under an eviction policy a block that fits in maxmemory is allocated, and Redis evicts other keys to
+     * get back under the limit before its next command, as for any write (RedisBloom's behaviour); what
+     * could never fit, and anything under noeviction, is refused. */
+    if (guard_evict && n <= max) return false;
     guard_refused = true;
     return true;
 }
@@ -157,17 +165,28 @@ int bkr_reply_restoring(RedisModuleCtx *ctx)
     return RedisModule_ReplyWithError(ctx, "ERR the filter is being restored by LOADCHUNK and is not complete");
 }
 
+long long bkr_count_ll(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (long long)c; }
+
+int bkr_reply_count(RedisModuleCtx *ctx, uint64_t c) { return RedisModule_ReplyWithLongLong(ctx, bkr_count_ll(c)); }
+
+int bkr_reply_error_why(RedisModuleCtx *ctx, const char *text, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    RedisModule_Log(ctx, "verbose", "bloomkit: %s: %s", text, why);
+    return RedisModule_ReplyWithError(ctx, text);
+}
+
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status s)
 {
     switch (s) {
-    case BK_ETOOBIG: {
-        RedisModuleString *m = RedisModule_CreateStringPrintf(
-            NULL, "ERR filter too large: it would exceed the size limit (MAX_FILTER_SIZE %llu bytes)",
-            bkr_cfg.max_filter_bytes);
-        RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
-        RedisModule_FreeString(NULL, m);
-        return REDISMODULE_OK;
-    }
+    case BK_ETOOBIG: /* RedisBloom's text for a filter it cannot make */
+        return bkr_reply_error_why(ctx, "ERR Insufficient memory to create filter",
+                                   "filter too large: it would exceed the size limit (MAX_FILTER_SIZE %llu bytes)",
+                                   bkr_cfg.max_filter_bytes);
     case BK_ENOMEM:
         if (guard_refused) /* Redis's own reply to a deny-oom command over maxmemory */
             return RedisModule_ReplyWithError(ctx, "OOM command not allowed when used memory > 'maxmemory'.");

@@ -40,8 +40,8 @@ typedef struct bkr_config {
     long long cf_initial_size;   /* capacity of a filter CF.ADD / CF.INSERT create: 1024, as
                                     RedisBloom's (no argument): 512 buckets of 2 bytes, the whole filter one
                                     1,280-byte allocator block */
-    long long cf_max_copies;     /* CF_MAX_COPIES (ours): copies of one item a CF add accepts; 0: no
-                                    limit; default -1: 2 * the filter's bucket size */
+    long long cf_max_copies;     /* CF_MAX_COPIES (ours): copies of one item a CF add accepts; 0 (the
+                                    default, RedisBloom's behaviour): no limit */
     long long cf_fingerprint_bits; /* CF_FINGERPRINT_BITS (ours): 8 (default, RedisBloom's), 12 or 16 */
     double bf_tightening;          /* BF_TIGHTENING_RATIO (ours): error ratio between sub-filters of new
                                       scaling filters; default bk_scalable's, 0.5 is RedisBloom's */
@@ -186,7 +186,9 @@ int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
  * A client's write command that would make a filter (create, grow, load a chunk, merge, import) runs
  * guarded: every block of at least BKR_GUARD_MIN bytes the library asks for is checked against
  * maxmemory (used_memory + the block) before it is allocated, and refused (BK_ENOMEM) when it does not
- * fit; bkr_reply_status then answers with Redis's own OOM error. Commands from the master or the AOF,
+ * fit -- under an eviction policy only when the block alone is larger than maxmemory (Redis evicts
+ * other keys after the command); bkr_reply_status then answers with Redis's own OOM error. Commands
+ * from the master or the AOF,
  * and the server's RDB loads, are never refused (a replica must apply what its master did); a client's
  * RESTORE is guarded like a command (bkr_guard_begin_restore). */
 #define BKR_GUARD_MIN ((size_t)64 << 10)
@@ -213,6 +215,14 @@ bool bkr_guard_refuses(size_t n);
 int bkr_reply_wrongtype(RedisModuleCtx *ctx);
 /* "ERR ..." for a bloomkit status in a create/insert path (too big, out of memory, ...). */
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status s);
+/* Reply with RedisBloom's exact error text (clients and RedisBloom's tests compare it whole) and log
+ * bloomkit's detail of the refusal at verbose level: "bloomkit: <text>: <detail>". */
+int bkr_reply_error_why(RedisModuleCtx *ctx, const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A count as an integer reply, saturated at 2^63 - 1 (a count the library keeps to 2^64 - 1 never
+ * replies as a negative number). */
+int bkr_reply_count(RedisModuleCtx *ctx, uint64_t c);
+long long bkr_count_ll(uint64_t c);
 /* The error for a key whose LOADCHUNK restore is not complete. */
 int bkr_reply_restoring(RedisModuleCtx *ctx);
 bool bkr_resp3(RedisModuleCtx *ctx);

@@ -134,7 +134,7 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_count_hash(q, h));
+    return bkr_reply_count(ctx, bk_quotient_count_hash(q, h));
 }
 
 static int QF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -164,8 +164,7 @@ static int QF_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     size_t len;
     const char *p = RedisModule_StringPtrLen(argv[2], &len);
-    uint64_t c = bk_quotient_count(q, p, len);
-    return RedisModule_ReplyWithLongLong(ctx, c > (uint64_t)INT64_MAX ? INT64_MAX : (long long)c);
+    return bkr_reply_count(ctx, bk_quotient_count(q, p, len));
 }
 
 static int QF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -253,9 +252,9 @@ static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithSimpleString(ctx, "Slots used");
     RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_slots_used(q));
     RedisModule_ReplyWithSimpleString(ctx, "Distinct fingerprints");
-    RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_distinct(q));
+    bkr_reply_count(ctx, bk_quotient_distinct(q));
     RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
-    RedisModule_ReplyWithLongLong(ctx, (long long)(s.count > (uint64_t)INT64_MAX ? INT64_MAX : s.count));
+    bkr_reply_count(ctx, s.count);
     RedisModule_ReplyWithSimpleString(ctx, "Load");
     RedisModule_ReplyWithDouble(ctx, s.fill_ratio);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate now");

@@ -208,12 +208,6 @@ static bool open_rb(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleTyp
     return true;
 }
 
-static int reply_printf_error(RedisModuleCtx *ctx, const char *fmt, const char *a)
-{
-    RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, fmt, a);
-    return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
-}
-
 static int reply_too_big(RedisModuleCtx *ctx)
 {
     RedisModuleString *m = RedisModule_CreateStringPrintf(
@@ -514,20 +508,20 @@ static int rb_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     const uint8_t *p = (const uint8_t *)RedisModule_StringPtrLen(argv[3], &n);
     if (!v) {
         if (iter != 1)
-            return RedisModule_ReplyWithError(ctx, "ERR received bad data (no restore in progress for this key: "
-                                                   "the header chunk, iterator 1, comes first)");
+            return bkr_reply_error_why(ctx, "ERR received bad data",
+                                       "no restore in progress for this key: the header chunk, iterator 1, comes first");
         const char *err;
         rb_chain *c = rb_chain_from_header(p, n, bkr_cfg.max_filter_bytes, &err);
         if (!c) {
             if (!err) return bkr_reply_status(ctx, BK_ENOMEM);
-            return reply_printf_error(ctx, "ERR received bad data (%s)", err);
+            return bkr_reply_error_why(ctx, "ERR received bad data", "%s", err);
         }
         atomic_fetch_add(&rb_live, 1);
         RedisModule_ModuleTypeSetValue(key, rb_bf_type, c);
     } else {
         if (iter == 1)
-            return RedisModule_ReplyWithError(ctx, "ERR received bad data (the key already holds a filter: a "
-                                                   "restore starts on an empty key)");
+            return bkr_reply_error_why(ctx, "ERR received bad data",
+                                       "the key already holds a filter: a restore starts on an empty key");
         const char *err = rb_chain_load_chunk(v, iter, p, n);
         if (err) return RedisModule_ReplyWithError(ctx, err);
     }
@@ -580,15 +574,12 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     rb_cuckoo *cf = v;
     if ((long long)cf->ntables >= bkr_cfg.cf_max_expansions) {
         if (made) RedisModule_ReplicateVerbatim(ctx); /* the key was made */
-        RedisModuleString *m = RedisModule_CreateStringPrintf(
-            ctx, "Maximum expansions reached: the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
-            (unsigned)cf->ntables, bkr_cfg.cf_max_expansions);
-        return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+        return bkr_reply_error_why(ctx, "Maximum expansions reached", "the filter has %u tables, CF_MAX_EXPANSIONS is %lld",
+                                   (unsigned)cf->ntables, bkr_cfg.cf_max_expansions);
     }
     bool bools = multi ? !nx && bkr_resp3(ctx) : true;
-    /* A migrated filter keeps RedisBloom's policy (no limit on copies) unless CF_MAX_COPIES sets one:
-     * the default limit (2 * BUCKETSIZE) would refuse adds RedisBloom accepted into the same filter. */
-    uint64_t copy_limit = bkr_cfg.cf_max_copies > 0 ? (uint64_t)bkr_cfg.cf_max_copies : 0;
+    /* RedisBloom's policy (no limit on copies) unless CF_MAX_COPIES sets one, as for bloomkit's keys. */
+    uint64_t copy_limit = (uint64_t)bkr_cfg.cf_max_copies;
     bool changed = made;
     if (multi) RedisModule_ReplyWithArray(ctx, n);
     for (int i = 0; i < n; i++) {
@@ -609,7 +600,7 @@ static int cf_insert_items(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
             else RedisModule_ReplyWithLongLong(ctx, r == RB_ADDED);
         } else if (!multi) {
             if (changed) RedisModule_ReplicateVerbatim(ctx);
-            if (r == RB_FULL) return RedisModule_ReplyWithError(ctx, "Filter is full: EXPANSION is 0, so it cannot grow");
+            if (r == RB_FULL) return bkr_reply_error_why(ctx, "Filter is full", "EXPANSION is 0, so it cannot grow");
             if (r == RB_TOOBIG) return reply_too_big(ctx);
             return bkr_reply_status(ctx, BK_ENOMEM);
         } else if (r == RB_NOMEM) {
@@ -793,22 +784,23 @@ static int rb_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     const uint8_t *p = (const uint8_t *)RedisModule_StringPtrLen(argv[3], &n);
     if (!v) {
         if (iter != 1)
-            return RedisModule_ReplyWithError(ctx, "Couldn't load chunk! (no restore in progress for this key: "
-                                                   "the header chunk, iterator 1, comes first)");
+            return bkr_reply_error_why(ctx, "Couldn't load chunk!",
+                                       "no restore in progress for this key: the header chunk, iterator 1, comes first");
         const char *err;
         rb_cuckoo *cf = rb_cuckoo_from_header(p, n, bkr_cfg.max_filter_bytes, &err);
         if (!cf) {
             if (!err) return bkr_reply_status(ctx, BK_ENOMEM);
-            return reply_printf_error(ctx, "Invalid header (%s)", err);
+            return bkr_reply_error_why(ctx, n != RB_CF_HEADER_SIZE ? "Invalid header" : "Couldn't create filter!", "%s",
+                                       err);
         }
         atomic_fetch_add(&rb_live, 1);
         RedisModule_ModuleTypeSetValue(key, rb_cf_type, cf);
     } else {
         if (iter == 1)
-            return RedisModule_ReplyWithError(ctx, "Couldn't load chunk! (the key already holds a filter: a "
-                                                   "restore starts on an empty key)");
+            return bkr_reply_error_why(ctx, "Couldn't load chunk!",
+                                       "the key already holds a filter: a restore starts on an empty key");
         const char *err = rb_cuckoo_load_chunk(v, iter, p, n);
-        if (err) return RedisModule_ReplyWithError(ctx, err);
+        if (err) return bkr_reply_error_why(ctx, "Couldn't load chunk!", "%s", err);
     }
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");

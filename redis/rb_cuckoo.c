@@ -481,11 +481,11 @@ fail:
 
 const char *rb_cuckoo_load_chunk(rb_cuckoo *cf, long long iter, const uint8_t *p, size_t n)
 {
-    if (n == 0 || iter <= 0 || (unsigned long long)(iter - 1) < n) return "Couldn't load chunk! (bad position)";
+    if (n == 0 || iter <= 0 || (unsigned long long)(iter - 1) < n) return "bad position";
     uint64_t in;
     rb_table *t = table_at(cf, (uint64_t)iter - n - 1, &in);
     if (!t || n > table_bytes(cf, t->nbuckets) - in)
-        return "Couldn't load chunk! (it does not fit the filter's tables)";
+        return "it does not fit the filter's tables";
     memcpy(t->data + in, p, n);
     return NULL;
 }

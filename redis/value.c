@@ -723,10 +723,12 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
         const char *why;
         bkr_stage *s = stage_new(p, n, fam, &why);
         if (!s) {
-            RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%s (%s)",
-                                                                  fam == BKR_BF ? "ERR received bad data"
-                                                                                : "Invalid header", why);
-            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+            /* RedisBloom: "Invalid header" for a first chunk of the wrong size, "Couldn't create filter!" for
+             * one whose contents it refuses */
+            return bkr_reply_error_why(ctx, fam == BKR_BF               ? "ERR received bad data"
+                                            : n < BK_FILE_HEADER_SIZE ? "Invalid header"
+                                                                      : "Couldn't create filter!",
+                                       "%s", why);
         }
         if (st == BKR_OK) {
             stage_free(bkr_stage_of(v));
@@ -738,26 +740,21 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
         }
     } else {
         if (st == BKR_EMPTY) {
-            RedisModuleString *m = RedisModule_CreateStringPrintf(
-                ctx, "%s (no restore in progress for this key: the chunk at offset %llu was sent before the "
-                     "first chunk, which starts the restore; send the chunks in the order SCANDUMP returned them)",
-                fam == BKR_BF ? "ERR received bad data" : "Couldn't load chunk!", (unsigned long long)offset);
-            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+            return bkr_reply_error_why(ctx, bad,
+                                       "no restore in progress for this key: the chunk at offset %llu was sent "
+                                       "before the first chunk, which starts the restore; send the chunks in the "
+                                       "order SCANDUMP returned them", (unsigned long long)offset);
         }
-        if (!bkr_stage_of(v))
-            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR received bad data (the filter is complete)"
-                                                                 : "Couldn't load chunk! (the filter is complete)");
+        if (!bkr_stage_of(v)) return bkr_reply_error_why(ctx, bad, "the filter is complete");
         if (offset != bkr_stage_of(v)->len) {
-            RedisModuleString *m = RedisModule_CreateStringPrintf(
-                ctx, "%s (this chunk starts at offset %llu, the restore expects the one at offset %llu)",
-                fam == BKR_BF ? "ERR invalid offset - chunks must be loaded in order"
-                              : "Couldn't load chunk! (chunks must be loaded in order)",
-                (unsigned long long)offset, (unsigned long long)bkr_stage_of(v)->len);
-            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+            return bkr_reply_error_why(ctx, fam == BKR_BF ? "ERR invalid offset - no link found" : bad,
+                                       "chunks must be loaded in order: this chunk starts at offset %llu, the "
+                                       "restore expects the one at offset %llu", (unsigned long long)offset,
+                                       (unsigned long long)bkr_stage_of(v)->len);
         }
         if (!stage_append(bkr_stage_of(v), p, n))
-            return RedisModule_ReplyWithError(ctx, fam == BKR_BF ? "ERR invalid chunk - Too big for current filter"
-                                                                 : "Couldn't load chunk! (too big for the filter)");
+            return bkr_reply_error_why(ctx, fam == BKR_BF ? "ERR invalid chunk - Too big for current filter" : bad,
+                                       "the chunk is too big for the filter");
     }
     if (bkr_stage_of(v)->len == bkr_stage_of(v)->total) {
         bk_filter *f;
@@ -769,11 +766,7 @@ int bkr_loadchunk(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_lookup st, bkr_v
             /* The restore is useless now: drop the key rather than keep a filter that cannot answer. */
             RedisModule_DeleteKey(key);
             RedisModule_ReplicateVerbatim(ctx);
-            RedisModuleString *m = RedisModule_CreateStringPrintf(ctx, "%s (restored filter refused: %s)",
-                                                                  fam == BKR_BF ? "ERR received bad data"
-                                                                                : "Couldn't load chunk!",
-                                                                  bk_strerror(s));
-            return RedisModule_ReplyWithError(ctx, RedisModule_StringPtrLen(m, NULL));
+            return bkr_reply_error_why(ctx, bad, "restored filter refused: %s", bk_strerror(s));
         }
         bkr_value_set_filter(v, f, heap0);
         bkr_value *pv = v->type == BK_TYPE_CUCKOO ? bkr_cf_pack_value(v->obj) : NULL; /* a small one packs */

@@ -7,7 +7,10 @@
 #include "core/base.h"
 
 struct bk_geometry;
+/* out->fpr: within 1e-6 of bk__blocked1024_fpr's value (the closed form's, see blocked_math.c). */
 BK_HIDDEN bk_status bk__blocked1024_size(uint64_t n, double p, struct bk_geometry *out);
+/* bk_blocked_size for callers that use only m and k: out->fpr as for bk__blocked1024_size. */
+BK_HIDDEN bk_status bk__blocked_size_mk(uint64_t n, double p, int layout_code, struct bk_geometry *out);
 BK_HIDDEN double bk__blocked1024_fpr(uint64_t m, uint64_t n, uint32_t k);
 /* The same with the exact in-block term (blocked_math.c's inner()): 1-4% above bk__blocked1024_fpr,
  * which the sizing keeps (a chain's geometry is derived from it at load). The FPR a sub-filter of m

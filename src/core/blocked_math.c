@@ -23,10 +23,13 @@
  * again from this function at load and when the chain grows, so changing it would refuse or fork
  * every saved chain.
  */
+#include <float.h>
+#include <pthread.h>
 #include <math.h>
 #include "core/base.h"
 #include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
+#include "core/hooks.h"
 
 /* Not public layouts: the scalable chain's 1024-bit blocks, sized with the mean form of inner()
  * (bk__blocked1024_size below), and the same blocks with the exact inner() (bk__blocked1024_fpr_exact:
@@ -231,18 +234,19 @@ uint32_t bk_blocked_optimal_k(bk_blocked_layout layout, double bits_per_key)
     return bk;
 }
 
-static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+/* The search over the summed mixture alone: every block count it tries costs fpr_best_k. The unit
+ * tests check size_for against it (core/hooks.h); the library does not call it. Doubling from the classic
+ * size until the FPR is within p, then bisection. */
+bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geometry *out)
 {
+    bk_blocked_layout layout = (bk_blocked_layout)layout_code;
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
     const uint64_t bbits = layout_block_bits(layout);
     const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
     uint32_t k;
-    /* Start from the classic size (a lower bound: blocking only costs space), double until the FPR
-     * is within p, then bisect for the smallest block count that is. The FPR falls with every added
-     * block, so the bisection is exact. */
     double classic = ceil((double)n * bk_bloom_bits_per_key(p) / (double)bbits);
     uint64_t hi = classic < 1 ? 1 : classic > (double)max_blocks ? max_blocks : (uint64_t)classic;
-    uint64_t lo = 0; /* invariant: lo blocks are not enough (0 blocks never are) */
+    uint64_t lo = 0;
     while (fpr_best_k(hi, n, layout, &k) > p) {
         if (hi >= max_blocks) return BK_ETOOBIG;
         lo = hi;
@@ -263,12 +267,281 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bk_geo
     return BK_OK;
 }
 
-bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+/*
+ * Sizing's fast path. For every layout inner(L) is a short sum of geometric terms in the load L,
+ *   inner(L) = sum_j c_j (1 - d_j)^L,
+ *   SPLIT256: (1 - (31/32)^L)^8 by the binomial theorem, c_j = C(8,j) (-1)^j, 1 - d_j = (31/32)^j
+ *   1024:     (1 - a^L)^k, a = (1023/1024)^k:         c_j = C(k,j) (-1)^j, 1 - d_j = a^j
+ *   512:      the weights above,                     c_i = w_i,           1 - d_i = (1 - i/512)^k
+ * so the mixture over L has a closed form through the load's generating function E[(1-d)^L]:
+ * exp(-mean d) for Poisson(mean), (1 - q d)^n for Binomial(n, q). That is k + 1 exponentials where the
+ * summed mixture takes a few hundred terms of pow and expm1 (0.6-3.9 ms per sizing with its bisection).
+ * The closed form alternates and loses digits to cancellation, and the summed mixture has rounding
+ * errors of its own, so each fast value carries a bound covering both; a decision of the search (is the
+ * FPR within p, which k is better) that the bounds cannot settle is taken with the summed mixture
+ * (fpr_best_k above). So size_for returns exactly the blocks and k the summed mixture's search gives, as
+ * long as that FPR falls with every added block and is unimodal in k (which that search assumes too).
+ */
+typedef struct {
+    long double c[BK_BLOCKED_MAX_K + 1], d[BK_BLOCKED_MAX_K + 1];
+    long double inner_err; /* the summed mixture's absolute error in inner() (512: its alternating sum) */
+    uint32_t terms;
+} series;
+
+/* Every (layout, k)'s series, made once per process (16 weight sets of the 512-bit layout cost some
+ * 50 us, more than a sizing may take). Index: 0 split, 1 512, 2 1024; k. */
+static series g_series[3][BK_BLOCKED_MAX_K + 1];
+static pthread_once_t g_series_once = PTHREAD_ONCE_INIT;
+
+static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
 {
-    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, out);
+    if (layout == BK_BLOCKED_512) {
+        inner_terms T;
+        inner_init(&T, layout, k);
+        S->inner_err = 0;
+        for (uint32_t i = 0; i <= k; i++) {
+            S->c[i] = T.w[i];
+            S->d[i] = -expm1l((long double)k * T.lq[i]);
+            S->inner_err += fabsl(T.w[i]) * 16.0L * LDBL_EPSILON;
+        }
+    } else {
+        S->inner_err = 0; /* pow and expm1 of double: relative errors, in the summed mixture's bound */
+        const long double lq = layout == BK_BLOCKED_SPLIT256 ? log1pl(-1.0L / 32.0L)
+                                                             : (long double)k * log1pl(-1.0L / 1024.0L);
+        long double binom = 1; /* C(k, j) */
+        for (uint32_t j = 0; j <= k; j++) {
+            S->c[j] = (j & 1) ? -binom : binom;
+            S->d[j] = -expm1l((long double)j * lq);
+            binom = binom * (long double)(k - j) / (long double)(j + 1);
+        }
+    }
+    S->terms = k + 1;
 }
 
-bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out) { return size_for(n, p, LAYOUT_1024, out); }
+static void series_build_all(void)
+{
+    series_build(&g_series[0][8], BK_BLOCKED_SPLIT256, 8);
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        series_build(&g_series[1][k], BK_BLOCKED_512, k);
+        series_build(&g_series[2][k], LAYOUT_1024, k);
+    }
+}
+
+typedef struct {
+    bk_blocked_layout layout;
+    uint64_t n;
+    const series *S; /* the layout's row of g_series */
+} sizing;
+
+/* The FPR at (blocks, k) by the closed form, and *tol: a bound on its distance from the summed
+ * mixture's value. The closed form's own error: each term's exponent is off by a few ulps of its size
+ * (at most mean * d <= mean), so the term by mean + 16 ulps, all terms' sizes summed (the cancellation).
+ * The summed mixture's: its first term comes from log-gamma values and logarithms of size up to
+ * about 3 (x + 2)(ln(x + 2) + 1) (x: n for the binomial, the mean for Poisson), its pmf recurrence and
+ * sum run over up to some thousand terms, its tails stop at 1e-17 of the sum; for the 512-bit layout
+ * its inner() is an alternating sum in long double, off by up to its weights' sizes in ulps. Both are
+ * taken 8 to 64 times over. */
+static long double series_fpr(const sizing *z, uint64_t blocks, uint32_t k, long double *tol)
+{
+    const series *S = &z->S[k];
+    const bool binomial = blocks < 4096;
+    const long double q = 1.0L / (long double)blocks, n = (long double)z->n, mean = n * q;
+    long double sum = 0, mag = 0;
+    for (uint32_t j = 0; j < S->terms; j++) {
+        long double g = binomial ? expl(n * log1pl(-q * S->d[j])) : expl(-mean * S->d[j]);
+        long double t = S->c[j] * g;
+        sum += t;
+        mag += fabsl(t);
+    }
+    long double x = binomial ? n : mean;
+    long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
+    *tol = mag * (mean + 16.0L) * 64.0L * LDBL_EPSILON + fabsl(sum) * old_digits * 8.0L * DBL_EPSILON +
+           S->inner_err + 1e-300L;
+    return sum;
+}
+
+/* a < b, a > b or undecided (0) given both values' bounds */
+static int certain_cmp(long double a, long double ta, long double b, long double tb)
+{
+    if (a + ta < b - tb) return -1;
+    if (a - ta > b + tb) return 1;
+    return 0;
+}
+
+/* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
+ * gives) and its FPR (*fpr): from the closed form when its bounds settle every comparison, from the
+ * summed mixture otherwise. Walking from the guess to the nearest local minimum finds fpr_best_k's k,
+ * which walks up from k = 1 to the first local minimum, because the FPR is unimodal in k. */
+static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double *fpr, double *tol)
+{
+    const double mean = (double)z->n / (double)blocks;
+    if (mean <= 20000) {
+        uint32_t kk = z->layout == BK_BLOCKED_SPLIT256 ? 8 : *k < 1 ? 1 : *k > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : *k;
+        long double tk, f = series_fpr(z, blocks, kk, &tk);
+        bool settled = true;
+        if (z->layout != BK_BLOCKED_SPLIT256) {
+            bool moved = false;
+            while (settled && kk > 1) { /* downhill towards smaller k */
+                long double tm, fm = series_fpr(z, blocks, kk - 1, &tm);
+                int c = certain_cmp(fm, tm, f, tk);
+                if (c == 0) settled = false;
+                if (c >= 0) break;
+                kk--, f = fm, tk = tm, moved = true;
+            }
+            while (settled && !moved && kk < BK_BLOCKED_MAX_K) { /* or towards larger k */
+                long double tp, fp = series_fpr(z, blocks, kk + 1, &tp);
+                int c = certain_cmp(fp, tp, f, tk);
+                if (c == 0) settled = false;
+                if (c >= 0) break;
+                kk++, f = fp, tk = tp;
+            }
+        }
+        int c = certain_cmp(f, tk, (long double)p, 0);
+        if (settled && c != 0 && f >= 0 && f <= 1) {
+            *k = kk;
+            *fpr = (double)f;
+            *tol = (double)tk;
+            return c < 0;
+        }
+    }
+    *fpr = fpr_best_k(blocks, z->n, z->layout, k);
+    *tol = 0;
+    return *fpr <= p;
+}
+
+/* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound). */
+static double series_fpr_d(const sizing *z, double blocks, uint32_t k)
+{
+    const series *S = &z->S[k];
+    const double n = (double)z->n, q = 1.0 / blocks, mean = n * q;
+    const bool binomial = blocks < 4096;
+    double sum = 0;
+    for (uint32_t j = 0; j < S->terms; j++)
+        sum += (double)S->c[j] * (binomial ? exp(n * log1p(-q * (double)S->d[j])) : exp(-mean * (double)S->d[j]));
+    return sum;
+}
+
+/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). */
+static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
+{
+    if (z->layout == BK_BLOCKED_SPLIT256) return 8;
+    double f = series_fpr_d(z, blocks, k);
+    bool moved = false;
+    while (k > 1) {
+        double fm = series_fpr_d(z, blocks, k - 1);
+        if (!(fm < f)) break;
+        k--, f = fm, moved = true;
+    }
+    while (!moved && k < BK_BLOCKED_MAX_K) {
+        double fp = series_fpr_d(z, blocks, k + 1);
+        if (!(fp < f)) break;
+        k++, f = fp;
+    }
+    return k;
+}
+
+/* A first guess of the block count: the secant method on ln FPR(blocks) - ln p, in double precision,
+ * with the best k at each step. The search below corrects it. */
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t bbits, uint32_t *kg)
+{
+    double kf = floor(0.69314718055994530942 * classic * (double)bbits / (double)z->n + 0.5);
+    uint32_t k = kf < 1 ? 1 : kf > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)kf;
+    const double lp = log(p);
+    double x0 = classic, x1 = classic * 1.25 + 1;
+    k = guess_k(z, x0, k);
+    double h0 = log(series_fpr_d(z, x0, k)) - lp;
+    k = guess_k(z, x1, k);
+    double h1 = log(series_fpr_d(z, x1, k)) - lp;
+    for (int it = 0; it < 12 && isfinite(h0) && isfinite(h1) && h1 != h0; it++) {
+        double x2 = x1 - h1 * (x1 - x0) / (h1 - h0);
+        if (!(x2 >= 1)) x2 = 1;
+        if (x2 > 4 * x1) x2 = 4 * x1;
+        x0 = x1, h0 = h1, x1 = x2;
+        k = guess_k(z, x1, k);
+        h1 = log(series_fpr_d(z, x1, k)) - lp;
+        if (fabs(x1 - x0) < 0.25) break;
+    }
+    *kg = k;
+    return isfinite(h1) ? x1 : classic;
+}
+
+static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
+{
+    if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
+    const uint64_t bbits = layout_block_bits(layout);
+    const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
+    pthread_once(&g_series_once, series_build_all);
+    sizing z;
+    z.layout = layout;
+    z.n = n;
+    z.S = g_series[layout == BK_BLOCKED_SPLIT256 ? 0 : layout == BK_BLOCKED_512 ? 1 : 2];
+    /* The classic size is a lower bound (blocking only costs space); the guess starts from it. Then
+     * the smallest block count within p, found from the guess by steps of 1, 2, 4, ... and a
+     * bisection: the FPR falls with every added block, so it is the one the search from any start
+     * finds. */
+    double classic = ceil((double)n * bk_bloom_bits_per_key(p) / (double)bbits);
+    if (classic < 1) classic = 1;
+    if (classic > (double)max_blocks) classic = (double)max_blocks;
+    uint32_t k;
+    double g = guess_blocks(&z, classic, p, (uint32_t)bbits, &k);
+    uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
+    double f, fhi, t, thi;
+    uint64_t lo, hi; /* invariant: lo blocks are not enough (0 never is), hi are */
+    uint32_t khi;
+    if (blocks_ok(&z, start, p, &k, &f, &t)) {
+        hi = start, khi = k, fhi = f, thi = t;
+        uint64_t step = 1;
+        for (;;) {
+            lo = hi > step ? hi - step : 0;
+            if (lo == 0 || !blocks_ok(&z, lo, p, &k, &f, &t)) break;
+            hi = lo, khi = k, fhi = f, thi = t;
+            step *= 2;
+        }
+    } else {
+        lo = start;
+        uint64_t step = 1;
+        for (;;) {
+            if (lo >= max_blocks) return BK_ETOOBIG;
+            hi = lo + step > max_blocks || lo + step < lo ? max_blocks : lo + step;
+            if (blocks_ok(&z, hi, p, &k, &f, &t)) break;
+            lo = hi;
+            step *= 2;
+        }
+        khi = k, fhi = f, thi = t;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (blocks_ok(&z, mid, p, &k, &f, &t))
+            hi = mid, khi = k, fhi = f, thi = t;
+        else
+            lo = mid;
+    }
+    /* The FPR reported: bk_blocked_size's is bk_blocked_fpr's value exactly (one summed mixture);
+     * the library's own callers, which use only m and k, take the closed form's when its bound is
+     * within 1e-6 of it (below p either way). */
+    out->fpr = !exact_fpr && thi <= 1e-6 * fhi ? fhi : fpr_blocks(hi, n, layout, khi);
+    out->m = hi * bbits;
+    out->k = khi;
+    out->n = n;
+    out->bits_per_key = (double)out->m / (double)n;
+    return BK_OK;
+}
+
+bk_status bk_blocked_size(uint64_t n, double p, bk_blocked_layout layout, bk_geometry *out)
+{
+    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, true, out);
+}
+
+bk_status bk__blocked_size_mk(uint64_t n, double p, int layout_code, bk_geometry *out)
+{
+    bk_blocked_layout layout = (bk_blocked_layout)layout_code;
+    return bad_public_layout(layout) ? BK_EINVAL : size_for(n, p, layout, false, out);
+}
+
+bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out)
+{
+    return size_for(n, p, LAYOUT_1024, false, out);
+}
 
 uint64_t bk_blocked_capacity(uint64_t m, bk_blocked_layout layout, uint32_t k, double p)
 {

@@ -9,5 +9,9 @@
 BK_HIDDEN unsigned bk__simd_env_reads(void);
 /* How many times the library has read $BK_THP (at most once per process). */
 BK_HIDDEN unsigned bk__thp_env_reads(void);
+/* Blocked sizing by the summed mixture's search alone (blocked_math.c): what bk_blocked_size and the
+ * scalable chain's 1024-bit sizing (layout_code 2) must equal. */
+struct bk_geometry;
+BK_HIDDEN bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, struct bk_geometry *out);
 
 #endif

@@ -9,6 +9,7 @@
 #include "filters/internal.h"
 #include "core/simd.h"
 #include "core/blocked_engine.h"
+#include "core/blocked1024.h"
 
 struct bk_blocked {
     bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use */
@@ -88,7 +89,7 @@ bk_status bk_blocked_new(uint64_t n, double p, const bk_blocked_options *opts, b
     if (os_ != BK_OK) return os_;
     if (bad_layout(o.layout)) return BK_EINVAL;
     bk_geometry g;
-    bk_status s = bk_blocked_size(n, p, o.layout, &g);
+    bk_status s = bk__blocked_size_mk(n, p, (int)o.layout, &g); /* bk_blocked_size's m and k */
     if (s != BK_OK) return s;
     return alloc_filter(o.allocator, o.layout, g.m / block_bits(o.layout), g.k, o.seed, BK_SIMD_AUTO, n, p, true, out);
 }

@@ -63,6 +63,9 @@ def test_errors(r):
     assert "item exists" in err(r, "BK.AGING.RESERVE", "e", "ERROR", 0.01, "COUNT", 10)
     assert "one window" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "COUNT", 10, "TIME", 10)
     assert "CAPACITY" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "TIME", 1000)
+    # AT (the creation time replicas receive) belongs to time windows; a count window refuses it
+    assert err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "COUNT", 10, "AT", 5) == "AT is for TIME windows"
+    assert "CAPACITY is for TIME" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "COUNT", 10, "CAPACITY", 5)
     assert "error rate" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 2, "COUNT", 10)
     assert "GENERATIONS" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "COUNT", 10, "GENERATIONS", 1)
     assert "unknown argument" in err(r, "BK.AGING.RESERVE", "x", "ERROR", 0.01, "COUNT", 10, "FOO", 1)

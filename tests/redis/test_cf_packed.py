@@ -128,8 +128,8 @@ def same_state(a, b, keys, items):
 
 def test_commands_growth_and_saves_match_ordinary_form(servers):
     """The same command stream on a packed and an ordinary server: the same replies, the same BK.EXPORT
-    and SCANDUMP bytes, through adds, duplicates, deletes, counts, the copy limit, a full filter without
-    expansion, and growth to a second table (the key then converts to the ordinary form)."""
+    and SCANDUMP bytes, through adds, duplicates, deletes, counts, many copies of one item, a full filter
+    without expansion, and growth to a second table (the key then converts to the ordinary form)."""
     a, b = twin_servers(servers)
     both(a, b, "CF.RESERVE", "r", 100)
     both(a, b, "CF.RESERVE", "small", 8, "BUCKETSIZE", 2, "MAXITERATIONS", 5, "EXPANSION", 2)
@@ -140,7 +140,7 @@ def test_commands_growth_and_saves_match_ordinary_form(servers):
         for k in ("r", "small", "fixed", "b4", "auto"):
             both(a, b, "CF.ADD" if j % 3 else "CF.ADDNX", k, it)
         if j % 7 == 0:
-            both(a, b, "CF.ADD", "r", items[0])  # copies, up to the copy limit
+            both(a, b, "CF.ADD", "r", items[0])  # copies of one item
         if j % 5 == 4:
             for k in ("r", "small", "b4", "auto"):
                 both(a, b, "CF.DEL", k, items[j - 2])

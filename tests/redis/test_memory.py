@@ -6,6 +6,7 @@ MEMORY USAGE from the moment it is created; loads (DEBUG RELOAD, restart) are ne
 """
 import os
 import shutil
+import time
 
 import pytest
 import redis
@@ -93,10 +94,13 @@ def test_loads_never_refused(servers):
 def test_max_filter_size(servers):
     s = servers(module_args=["MAX_FILTER_SIZE", str(1 << 20)])
     c = s.client()
-    with pytest.raises(redis.ResponseError, match=r"too large.*MAX_FILTER_SIZE 1048576 bytes"):
+    c.config_set("loglevel", "verbose")
+    with pytest.raises(redis.ResponseError, match=r"^Insufficient memory to create filter$"):
         c.execute_command("CF.RESERVE", "c", 2000000)
-    with pytest.raises(redis.ResponseError, match=r"too large.*MAX_FILTER_SIZE 1048576"):
+    with pytest.raises(redis.ResponseError, match=r"^Insufficient memory to create filter$"):
         c.execute_command("BF.RESERVE", "b", 0.01, 1000000)
+    with open(s.logfile, encoding="utf-8", errors="replace") as f:
+        assert "filter too large: it would exceed the size limit (MAX_FILTER_SIZE 1048576 bytes)" in f.read()
     c.execute_command("BF.RESERVE", "b", 0.01, 100000, "EXPANSION", 4)
     got = None
     for batch in range(20):
@@ -256,3 +260,45 @@ def test_small_filter_memory_usage_honest(r):
                        ("m", lambda k: r.execute_command("BF.MADD", k, *[f"i{j}" for j in range(100)]))):
         used, g = gap(kind, make)
         assert abs(g - plain) <= 0.03 * used, (used, g, plain)
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "noeviction"])
+def test_large_reservation_near_the_limit_evicts_under_an_eviction_policy(servers, policy):
+    # 55 MB of strings under maxmemory 64mb, then reservations of 14-16 MB: under allkeys-lru they are
+    # made and Redis evicts strings to get back under the limit (as it does for RedisBloom's filters);
+    # under noeviction they are refused with Redis's OOM error. A filter larger than maxmemory is
+    # refused under either policy.
+    s = servers(extra=["--maxmemory", "64mb", "--maxmemory-policy", policy])
+    c = s.client()
+    i = 0
+    while used(c) < (64 << 20) - (9 << 20) and i < 700:  # strings until 9 MB are left
+        c.set(f"s{i}", os.urandom(100000))
+        i += 1
+    strings = c.dbsize()
+    assert strings >= 400
+    time.sleep(2.2)  # LRU idle times count in seconds: the strings are now older than the filters
+    for cmd in (["BF.RESERVE", "huge", 0.01, 100000000], ["CF.RESERVE", "huge", 200000000]):
+        with pytest.raises(redis.ResponseError, match=OOM):
+            c.execute_command(*cmd)  # 70 MB / 100 MB: could never fit
+    assert c.exists("huge") == 0
+    reservations = (["BF.RESERVE", "bf", 0.01, 10000000], ["CF.RESERVE", "cf", 16000000])  # 14 MB, 16 MB
+    for cmd in reservations:
+        if policy == "noeviction":
+            with pytest.raises(redis.ResponseError, match=OOM):
+                c.execute_command(*cmd)
+            continue
+        info = c.info("memory")
+        assert info["used_memory"] + 12000000 > info["maxmemory"]  # it does not fit without eviction
+        assert c.execute_command(*cmd) in (b"OK", True, "OK")
+        c.ping()  # Redis evicts before it runs a command
+        info = c.info("memory")
+        assert info["used_memory"] <= info["maxmemory"] * 1.02, info["used_memory"]
+    if policy == "noeviction":
+        assert c.exists("bf", "cf") == 0 and c.dbsize() == strings
+        return
+    assert c.exists("bf", "cf") == 2 and c.dbsize() < strings
+    c.bf().madd("bf", *[f"x{i}" for i in range(1000)])
+    c.cf().insert("cf", [f"x{i}" for i in range(1000)])
+    assert c.bf().mexists("bf", *[f"x{i}" for i in range(1000)]) == [1] * 1000
+    assert c.cf().mexists("cf", *[f"x{i}" for i in range(1000)]) == [1] * 1000
+    assert c.info("stats")["evicted_keys"] > 0

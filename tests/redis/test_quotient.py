@@ -34,6 +34,24 @@ def test_add_count_del(r):
     assert r.execute_command("BK.QF.EXISTS", "missing", "a") == 0
 
 
+def test_counts_saturate_never_wrap(r):
+    # Counts past 2^63 - 1 (the largest integer reply) saturate there in every reply and INFO; they
+    # never come back negative. The library keeps a count saturated (sticky) at 2^64 - 1.
+    big = 2**63 - 1
+    r.execute_command("BK.QF.RESERVE", "q", 1000, 0.01)
+    assert r.execute_command("BK.QF.ADD", "q", "x", "COUNT", 5) == 5
+    assert r.execute_command("BK.QF.ADD", "q", "x", "COUNT", big) == big
+    assert r.execute_command("BK.QF.ADD", "q", "x", "COUNT", big) == big
+    assert r.execute_command("BK.QF.ADD", "q", "x") == big
+    assert r.execute_command("BK.QF.COUNT", "q", "x") == big
+    assert r.execute_command("BK.QF.ADD", "q", "y", "COUNT", big) == big
+    assert info(r, "q")["Number of items inserted"] == big
+    bk = r.execute_command("BK.INFO", "q")
+    bk = {bk[i].decode(): bk[i + 1] for i in range(0, len(bk), 2)}
+    assert bk["items"] == big
+    assert "COUNT n" in err(r, "BK.QF.ADD", "q", "x", "COUNT", 2**63)  # past a signed 64-bit integer
+
+
 def test_growth_keeps_every_item(r):
     r.execute_command("BK.QF.RESERVE", "g", 200, 0.001)
     items = ["item-%d" % i for i in range(5000)]

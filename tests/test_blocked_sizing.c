@@ -1,0 +1,117 @@
+/* Blocked sizing: the fast search (closed-form mixture with error bounds, falling back to the summed
+ * mixture where the bounds cannot decide) returns exactly the geometry of the search over the summed
+ * mixture alone, for both public layouts and the scalable chain's 1024-bit blocks, over a wide grid of
+ * (n, p) and at the edges (one block, the largest filter). */
+#include "testutil.h"
+#include <bloomkit/bloomkit.h>
+#include "filters/internal.h"
+#include "core/blocked1024.h"
+#include "core/hooks.h"
+
+#define LAYOUT_1024 2
+
+static bk_status fast_size(uint64_t n, double p, int code, bk_geometry *g)
+{
+    return code == LAYOUT_1024 ? bk__blocked1024_size(n, p, g) : bk_blocked_size(n, p, (bk_blocked_layout)code, g);
+}
+
+/* Same status; same m and k; the FPR: bk_blocked_size's exactly bk_blocked_fpr's, the 1024-bit and
+ * bk_blocked_new's sizing within 1e-6 (it may come from the closed form). */
+static void check_same(uint64_t n, double p, int code)
+{
+    bk_geometry a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    bk_status sa = fast_size(n, p, code, &a), sb = bk__blocked_size_summed(n, p, code, &b);
+    double tol = code == LAYOUT_1024 ? 1e-6 * b.fpr : 0;
+    if (sa != sb || a.m != b.m || a.k != b.k || fabs(a.fpr - b.fpr) > tol) {
+        print_error("layout %d n=%llu p=%.17g: fast %d m=%llu k=%u fpr=%.17g, summed %d m=%llu k=%u fpr=%.17g\n",
+                    code, (unsigned long long)n, p, (int)sa, (unsigned long long)a.m, a.k, a.fpr, (int)sb,
+                    (unsigned long long)b.m, b.k, b.fpr);
+        fail();
+    }
+    if (code != LAYOUT_1024) { /* what bk_blocked_new sizes with */
+        bk_geometry c;
+        memset(&c, 0, sizeof c);
+        assert_int_equal(bk__blocked_size_mk(n, p, code, &c), sa);
+        assert_true(c.m == a.m && c.k == a.k && fabs(c.fpr - a.fpr) <= 1e-6 * a.fpr);
+    }
+    if (sa == BK_OK) {
+        assert_true(a.fpr <= p);
+        assert_true(a.n == n && a.bits_per_key == (double)a.m / (double)n);
+    }
+}
+
+static void grid(int code, const uint64_t *ns, size_t nn, const double *ps, size_t np)
+{
+    for (size_t i = 0; i < nn; i++)
+        for (size_t j = 0; j < np; j++) check_same(ns[i], ps[j], code);
+}
+
+static const uint64_t NS[] = { 1, 2, 3, 7, 10, 31, 100, 333, 800, 1000, 1024, 4095, 10000, 54321, 100000,
+                               1000000, 3141593, 10000000, 100000000, 1000000000 };
+static const double PS[] = { 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001, 3e-4, 1e-4, 1e-5, 1e-6, 1e-7 };
+
+static void split256_grid(void **state)
+{
+    (void)state;
+    grid(BK_BLOCKED_SPLIT256, NS, sizeof NS / sizeof NS[0], PS, sizeof PS / sizeof PS[0]);
+}
+
+static void b512_grid(void **state)
+{
+    (void)state;
+    grid(BK_BLOCKED_512, NS, sizeof NS / sizeof NS[0], PS, sizeof PS / sizeof PS[0]);
+}
+
+static void b1024_grid(void **state)
+{
+    (void)state;
+    grid(LAYOUT_1024, NS, sizeof NS / sizeof NS[0], PS, sizeof PS / sizeof PS[0]);
+}
+
+/* What the scalable chain asks for: capacity0 * 2^i at p * 0.5 * 0.1 * 0.9^(i-1) and similar, and
+ * random (n, p) pairs from a fixed seed. */
+static void chain_and_random_points(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 24; i++) {
+        uint64_t cap = UINT64_C(100) << i;
+        double p = 0.01 * 0.5 * 0.1 * pow(0.9, i);
+        check_same(cap, p, LAYOUT_1024);
+        check_same(cap * 3, 0.001 * 0.5 * pow(0.5, i), LAYOUT_1024);
+    }
+    uint64_t s = 42;
+    for (int i = 0; i < 300; i++) {
+        uint64_t n = 1 + tu_splitmix(&s) % 50000000;
+        double p = exp(-0.5 - (double)(tu_splitmix(&s) % 1000000) / 1000000.0 * 15.0);
+        check_same(n, p, (int)(i % 3));
+    }
+}
+
+/* Too big for the largest filter, and p at the ends. */
+static void edges(void **state)
+{
+    (void)state;
+    check_same(UINT64_C(1) << 40, 1e-6, BK_BLOCKED_512);
+    check_same(UINT64_C(1) << 36, 0.01, LAYOUT_1024);
+    check_same(5, 0.9999, BK_BLOCKED_SPLIT256);
+    check_same(5, 0.9999, LAYOUT_1024);
+    check_same(1, 1e-300, BK_BLOCKED_512);
+    bk_geometry g;
+    assert_int_equal(bk_blocked_size(0, 0.01, BK_BLOCKED_512, &g), BK_EINVAL);
+    assert_int_equal(bk_blocked_size(10, 1.0, BK_BLOCKED_512, &g), BK_EINVAL);
+    assert_int_equal(bk_blocked_size(10, 0.0, BK_BLOCKED_SPLIT256, &g), BK_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(split256_grid),
+        cmocka_unit_test(b512_grid),
+        cmocka_unit_test(b1024_grid),
+        cmocka_unit_test(chain_and_random_points),
+        cmocka_unit_test(edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
