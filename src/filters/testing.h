@@ -18,5 +18,8 @@ BK_HIDDEN const uint64_t *bk__quotient_words(const struct bk_quotient *f, size_t
 BK_HIDDEN unsigned bk__simd_env_reads(void);
 /* How many times the library has read $BK_THP (at most once per process). */
 BK_HIDDEN unsigned bk__thp_env_reads(void);
+/* The Ribbon filter's slots per key minus 1, when nonzero (negative: none at all): the tests' way to
+ * make construction fail and take its retry and growth path. */
+BK_HIDDEN extern double bk__ribbon_slack;
 
 #endif

@@ -91,6 +91,7 @@ BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
+BK_HIDDEN extern const bk_vtable bk__ribbon_vtable;
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
