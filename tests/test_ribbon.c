@@ -272,6 +272,40 @@ static void retries_and_growth(void **state)
     free(h);
 }
 
+/* ---- the POPCNT path and the portable one: the same solution, the same answers ---- */
+
+static void portable_path_agrees(void **state)
+{
+    (void)state;
+    const size_t n = 30000;
+    uint64_t *h = random_hashes(8, n);
+    static const double rates[] = { 0.3, 0.01, 1e-5 };
+    for (size_t pi = 0; pi < 3; pi++) {
+        bk_ribbon *a = build_h(h, n, rates[pi], 1);
+        bk__ribbon_portable = true;
+        bk_ribbon *b = build_h(h, n, rates[pi], 1);
+        bk_ribbon *c;
+        assert_int_equal(bk_ribbon_clone(a, &c), BK_OK); /* made now: the portable query */
+        bk__ribbon_portable = false;
+        assert_same_data(a, b);
+        assert_all_present(b, h, n);
+        uint64_t st = 77 + pi;
+        static uint64_t q[100000];
+        static uint8_t ra[100000], rc[100000];
+        for (size_t i = 0; i < 100000; i++) q[i] = tu_splitmix(&st);
+        size_t ha = TU_HITS(bk_ribbon_contains_hashes, a, q, 100000, ra);
+        size_t hc = TU_HITS(bk_ribbon_contains_hashes, c, q, 100000, rc);
+        assert_int_equal(ha, hc);
+        assert_memory_equal(ra, rc, 100000);
+        for (size_t i = 0; i < 100000; i++)
+            assert_int_equal(bk_ribbon_contains_hash(a, q[i]), bk_ribbon_contains_hash(c, q[i]));
+        bk_ribbon_free(a);
+        bk_ribbon_free(b);
+        bk_ribbon_free(c);
+    }
+    free(h);
+}
+
 /* ---- serialization through the type's table ---- */
 
 typedef struct {
@@ -545,6 +579,7 @@ int main(void)
         cmocka_unit_test(fpr_at_rates),
         cmocka_unit_test(space_near_the_bound),
         cmocka_unit_test(retries_and_growth),
+        cmocka_unit_test(portable_path_agrees),
         cmocka_unit_test(round_trip),
         cmocka_unit_test(decode_refuses_damage),
         cmocka_unit_test(static_set_has_no_updates),

@@ -37,8 +37,13 @@ struct bk_ribbon {
     uint64_t count;       /* distinct keys */
     uint32_t lo;
     bool owns_words;
+    /* The one-key query and the batch loop for this CPU (pick_paths): portable or with POPCNT */
+    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
     const bk_allocator *alloc;
 };
+
+static void pick_paths(struct bk_ribbon *f);
 
 static uint64_t words_of(const rb_geom *g) { return g->nblocks * g->lo + (g->nblocks - g->upper); }
 
@@ -279,7 +284,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s)
  * 128 slots from the current one on. A slot whose row is kept gets the value that satisfies the row
  * (its right-hand side XOR the dot product of the rest of the row with the slots after it); a slot
  * without a row is free and gets 0. At the first slot of a block the windows are the block's columns. */
-static void build_solve(const rb_build *b, bk_ribbon *f)
+BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
 {
     const uint32_t hi = f->lo + 1;
     u128 window[MAX_COLS + 1];
@@ -297,6 +302,36 @@ static void build_solve(const rb_build *b, bk_ribbon *f)
         uint64_t off = blk * f->lo + (blk > f->upper ? blk - f->upper : 0);
         memcpy(&f->words[off], window, cols * sizeof(u128));
     }
+}
+
+/* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
+ * instruction per parity), chosen by the CPU at run time; both compute the same bits. */
+static void solve_portable(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define RB_HW_POPCNT 1
+__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
+#endif
+
+bool bk__ribbon_portable = false;
+
+static bool use_popcnt(void)
+{
+#ifdef RB_HW_POPCNT
+    return !bk__ribbon_portable && __builtin_cpu_supports("popcnt");
+#else
+    return false;
+#endif
+}
+
+static void build_solve(const rb_build *b, bk_ribbon *f)
+{
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        solve_popcnt(b, f);
+        return;
+    }
+#endif
+    solve_portable(b, f);
 }
 
 /* Sort 64-bit values ascending (LSD radix, 8 passes through tmp, skipping digits equal everywhere),
@@ -356,6 +391,7 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g,
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
     f->count = n;
+    pick_paths(f);
     *out = f;
     return BK_OK;
 }
@@ -517,41 +553,41 @@ BK_INLINE const u128 *rb_block(const bk_ribbon *f, uint64_t blk, uint32_t *cols)
  * blk's word j holds slots [blk * 128, +128) of column j, and the next block's word j the 128 after. */
 BK_INLINE bool rb_match(const bk_ribbon *f, uint64_t x, uint64_t start)
 {
-    uint32_t cols;
-    const u128 *a = rb_block(f, start >> 7, &cols), *next = a + cols;
+    uint64_t blk = start >> 7;
+    const uint32_t lo = f->lo;
+    const bool extra = blk >= f->upper;
+    const u128 *a = f->words + blk * lo + (blk > f->upper ? blk - f->upper : 0), *next = a + lo + extra;
     unsigned o = (unsigned)(start & 127);
     u128 c = rb_coef(x);
     u128 ca = c << o, cb = o ? c >> (128 - o) : 0;
     uint32_t fp = rb_fp(x), diff = 0;
-    for (uint32_t j = 0; j < cols; j++) diff |= (rb_parity((a[j] & ca) ^ (next[j] & cb)) ^ (fp >> j)) & 1u;
+    /* lo columns in a loop whose length is the filter's (well predicted), then the extra column of
+     * an upper block without a branch: a lower block reads a word that exists (its next block's
+     * first) and masks the answer away. */
+    uint32_t j = 0;
+    /* a key not in the set fails a column with probability 1/2: after the first two columns, three
+     * in four have failed, and stopping there saves the rest (a branch taken 3/4 of the time) */
+    if (lo >= 2) {
+        diff = ((rb_parity((a[0] & ca) ^ (next[0] & cb)) ^ fp) | (rb_parity((a[1] & ca) ^ (next[1] & cb)) ^ (fp >> 1))) & 1u;
+        if (diff) return false;
+        j = 2;
+    }
+    for (; j < lo; j++) diff |= (rb_parity((a[j] & ca) ^ (next[j] & cb)) ^ (fp >> j)) & 1u;
+    const u128 *ax = extra ? a + lo : a, *nx = extra ? next + lo : next;
+    diff |= (rb_parity((*ax & ca) ^ (*nx & cb)) ^ (fp >> lo)) & 1u & (0u - (uint32_t)extra);
     return diff == 0;
 }
 
-bool bk_ribbon_contains_hash(const bk_ribbon *f, uint64_t hash)
+BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash)
 {
-    if (BK_UNLIKELY(f->count == 0)) return false;
     uint64_t x = rb_mix(hash, f->mix_seed);
     return rb_match(f, x, bk__range64(x, f->nstarts));
 }
 
-bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
-{
-    return bk_ribbon_contains_hash(f, bk__hash(key, len, f->seed));
-}
-
-bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
-{
-    return bk_ribbon_contains_hash(f, bk__hash_u64_keyed(key, f->u64_flip));
-}
-
 #define RB_BATCH 32
 
-static size_t contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
+BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    if (f->count == 0) {
-        if (results) memset(results, 0, n);
-        return 0;
-    }
     size_t present = 0;
     uint64_t x[RB_BATCH], st[RB_BATCH];
     for (size_t i = 0; i < n; i += RB_BATCH) {
@@ -576,6 +612,64 @@ static size_t contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t
         }
     }
     return present;
+}
+
+static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
+static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r) { return batch_body(f, h, n, r); }
+#ifdef RB_HW_POPCNT
+__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
+__attribute__((target("popcnt"))) static size_t batch_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return batch_body(f, h, n, r);
+}
+#endif
+static bool has_none(const bk_ribbon *f, uint64_t hash)
+{
+    (void)f;
+    (void)hash;
+    return false;
+}
+static size_t batch_none(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    (void)f;
+    (void)h;
+    if (r) memset(r, 0, n);
+    return 0;
+}
+
+/* The empty filter answers false without looking; the others by the CPU's best parity. */
+static void pick_paths(bk_ribbon *f)
+{
+    if (f->count == 0) {
+        f->has = has_none;
+        f->batch = batch_none;
+        return;
+    }
+    f->has = has_portable;
+    f->batch = batch_portable;
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        f->has = has_popcnt;
+        f->batch = batch_popcnt;
+    }
+#endif
+}
+
+bool bk_ribbon_contains_hash(const bk_ribbon *f, uint64_t hash) { return f->has(f, hash); }
+
+bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
+{
+    return f->has(f, bk__hash(key, len, f->seed));
+}
+
+bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
+{
+    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
+}
+
+static size_t contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    return f->batch(f, hashes, n, results);
 }
 
 static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)

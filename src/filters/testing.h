@@ -21,5 +21,8 @@ BK_HIDDEN unsigned bk__thp_env_reads(void);
 /* The Ribbon filter's slots per key minus 1, when nonzero (negative: none at all): the tests' way to
  * make construction fail and take its retry and growth path. */
 BK_HIDDEN extern double bk__ribbon_slack;
+/* True: Ribbon filters made from now on query and solve without the POPCNT instruction (the tests
+ * compare both paths bit for bit). */
+BK_HIDDEN extern bool bk__ribbon_portable;
 
 #endif
