@@ -565,13 +565,6 @@ BK_INLINE bool rb_match(const bk_ribbon *f, uint64_t x, uint64_t start)
      * an upper block without a branch: a lower block reads a word that exists (its next block's
      * first) and masks the answer away. */
     uint32_t j = 0;
-    /* a key not in the set fails a column with probability 1/2: after the first two columns, three
-     * in four have failed, and stopping there saves the rest (a branch taken 3/4 of the time) */
-    if (lo >= 2) {
-        diff = ((rb_parity((a[0] & ca) ^ (next[0] & cb)) ^ fp) | (rb_parity((a[1] & ca) ^ (next[1] & cb)) ^ (fp >> 1))) & 1u;
-        if (diff) return false;
-        j = 2;
-    }
     for (; j < lo; j++) diff |= (rb_parity((a[j] & ca) ^ (next[j] & cb)) ^ (fp >> j)) & 1u;
     const u128 *ax = extra ? a + lo : a, *nx = extra ? next + lo : next;
     diff |= (rb_parity((*ax & ca) ^ (*nx & cb)) ^ (fp >> lo)) & 1u & (0u - (uint32_t)extra);
