@@ -5,7 +5,7 @@
  * (through the generic handle, add, remove and clear return BK_ENOTSUP). Unlike it, the error rate is
  * not tied to a fingerprint width: any p from 10% to 1e-6 and beyond (down to BK_RIBBON_MIN_FPR) costs
  * about 1.04 x log2(1/p) bits per key for large n (1%: about 7.0 bits/key where the bound is 6.64 and
- * an 8-bit fuse filter takes 9.0; 0.1%: about 10.4 where the fuse filter takes 18.0).
+ * an 8-bit fuse filter takes 9.0; 0.1%: about 10.3 where the fuse filter takes 18.0).
  *
  * Construction (Dillinger & Walzer, "Ribbon filter: practically smaller than Bloom and Xor", 2021,
  * the standard variant with ribbon width w = 128): each key gives one linear equation over GF(2),
