@@ -6,6 +6,7 @@ extern const bench_contender bench_blocked, bench_blocked512, bench_floor;
 extern const bench_contender bench_counting, bench_counting8, bench_scalable, bench_scalable_classic, bench_scalable1;
 extern const bench_contender bench_cuckoo, bench_cuckoo_p2;
 extern const bench_contender bench_fuse, bench_fuse16;
+extern const bench_contender bench_ribbon;
 extern const bench_contender bench_quotient;
 /* uint64-key calls of the same filters (c_u64.c) */
 extern const bench_contender bench_bloom_u64, bench_blocked_u64, bench_fuse_u64, bench_cuckoo_u64, bench_cuckoo_p2_u64;
@@ -37,5 +38,6 @@ const bench_contender *const bench_contenders[] = {
     &bench_fuse16,
     &bench_fuse_u64,
     &bench_bfuse8,
+    &bench_ribbon,
     NULL,
 };

@@ -43,8 +43,10 @@ set yrange [5e-6:0.5]
 ln2 = log(2)
 classic(b) = exp(-b * ln2 * ln2)
 fuse(b) = 2**(-b / 1.125)
+bound(b) = 2**(-b)
 plot $plotcmd classic(x) with lines dashtype 2 lw 2 title "classic optimum e^{-b ln^2 2}", \
-     fuse(x) with lines dashtype 3 lw 2 title "binary fuse 2^{-b/1.125}"
+     fuse(x) with lines dashtype 3 lw 2 title "binary fuse 2^{-b/1.125}", \
+     bound(x) with lines dashtype 4 lw 2 title "information bound 2^{-b} (Ribbon: about 2^{-b/1.04})"
 GP
 
 awk -F, '$2 == "inline-prehashed" || $1 == "floor" { next } { label = $1 ($2 == "batch" ? " (batch)" : ""); printf "\"%s\" %.2f %.2f %.2f\n", label, 1000/$8, 1000/$9, 1000/$11 }' \

@@ -216,6 +216,33 @@ static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_fuse(16, n, s);
 }
 
+static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    (void)capacity;
+    const void **ptrs = (const void **)malloc((nkeys ? nkeys : 1) * sizeof *ptrs);
+    size_t *lens = (size_t *)malloc((nkeys ? nkeys : 1) * sizeof *lens);
+    tf_key *keys = (tf_key *)malloc((nkeys ? nkeys : 1) * sizeof *keys);
+    bk_filter *f = NULL;
+    if (ptrs && lens && keys) {
+        for (uint64_t i = 0; i < nkeys; i++) {
+            keys[i] = tf_make_key(1, i);
+            ptrs[i] = keys[i].b;
+            lens[i] = sizeof keys[i].b;
+        }
+        bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+        o.fpr = 0.01;
+        o.seed = seed;
+        o.allocator = tf_allocator;
+        bk_ribbon *r;
+        if (bk_ribbon_build(ptrs, lens, (size_t)nkeys, &o, &r) == BK_OK && bk_filter_wrap(BK_TYPE_RIBBON, r, &f) != BK_OK)
+            bk_ribbon_free(r);
+    }
+    free(ptrs);
+    free(lens);
+    free(keys);
+    return f;
+}
+
 /* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (Time
  * windows read a clock, so their files depend on when they were made: tests/test_aging.c keeps their
  * golden file, with its own clock.) */
@@ -268,6 +295,7 @@ static const tf_factory tf_factories[] = {
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
     { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
     { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
+    { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

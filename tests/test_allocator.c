@@ -108,6 +108,12 @@ static void more_fuse(void *f)
     assert_int_equal(bk_fuse_clone(f, &c), BK_OK);
     bk_fuse_free(c);
 }
+static void more_ribbon(void *f)
+{
+    bk_ribbon *c;
+    assert_int_equal(bk_ribbon_clone(f, &c), BK_OK);
+    bk_ribbon_free(c);
+}
 static void more_aging(void *f)
 {
     for (uint64_t i = 0; i < KEYS; i++) assert_int_equal(bk_aging_add(f, &i, sizeof i), BK_OK);
@@ -127,7 +133,7 @@ static void more_quotient(void *f)
 static void (*const more[])(void *) = {
     [BK_TYPE_BLOOM] = more_bloom,       [BK_TYPE_BLOCKED] = more_blocked, [BK_TYPE_COUNTING] = more_counting,
     [BK_TYPE_SCALABLE] = more_scalable, [BK_TYPE_CUCKOO] = more_cuckoo,   [BK_TYPE_FUSE] = more_fuse,
-    [BK_TYPE_AGING] = more_aging,       [BK_TYPE_QUOTIENT] = more_quotient,
+    [BK_TYPE_AGING] = more_aging,       [BK_TYPE_QUOTIENT] = more_quotient, [BK_TYPE_RIBBON] = more_ribbon,
 };
 
 static void every_factory(void **st)

@@ -56,6 +56,7 @@ QADAPT(counting)
 QADAPT(scalable)
 QADAPT(cuckoo)
 QADAPT(fuse)
+QADAPT(ribbon)
 QADAPT(aging)
 QADAPT(quotient)
 QADAPT(filter)
@@ -141,6 +142,7 @@ static void queries_every_type(void **state)
     bk_scalable *sc;
     bk_cuckoo *cu;
     bk_fuse *fu;
+    bk_ribbon *rb;
     bk_aging *ag;
     bk_quotient *qu;
     bk_bloom_options blo = { .seed = 3 };
@@ -158,6 +160,7 @@ static void queries_every_type(void **state)
     assert_int_equal(bk_cuckoo_new(NKEYS, 0.01, &cuo, &cu), BK_OK);
     assert_int_equal(bk_cuckoo_add_many(cu, g_ptrs, g_lens, NKEYS, NULL), BK_OK);
     assert_int_equal(bk_fuse_build(g_ptrs, g_lens, NKEYS, NULL, &fu), BK_OK);
+    assert_int_equal(bk_ribbon_build(g_ptrs, g_lens, NKEYS, NULL, &rb), BK_OK);
     assert_int_equal(bk_aging_new_count(4 * NKEYS, 0.01, NULL, &ag), BK_OK);
     assert_int_equal(bk_aging_add_many(ag, g_ptrs, g_lens, NKEYS), BK_OK);
     assert_int_equal(bk_quotient_new(NKEYS, 0.01, NULL, &qu), BK_OK);
@@ -170,6 +173,7 @@ static void queries_every_type(void **state)
     const qtype types[] = {
         QTYPE(bloom, bl),     QTYPE(blocked, bd), QTYPE(counting, co), QTYPE(scalable, sc), QTYPE(cuckoo, cu),
         QTYPE(fuse, fu),      QTYPE(aging, ag),   QTYPE(quotient, qu), QTYPE(filter, fi),
+        QTYPE(ribbon, rb),
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_queries(&types[i]);
     bk_bloom_free(bl);
@@ -178,6 +182,7 @@ static void queries_every_type(void **state)
     bk_scalable_free(sc);
     bk_cuckoo_free(cu);
     bk_fuse_free(fu);
+    bk_ribbon_free(rb);
     bk_aging_free(ag);
     bk_quotient_free(qu);
     bk_filter_free(fi);

@@ -178,7 +178,7 @@ static void nonzero_padding_refused(void **state)
     (void)state;
     const struct { const char *name; size_t pad_off; } cases[] = {
         { "bloom-standard", 40 }, { "blocked-512", 63 }, { "counting-4bit", 50 }, { "scalable", 44 },
-        { "cuckoo", 56 },         { "fuse8", 40 },
+        { "cuckoo", 56 },         { "fuse8", 40 },         { "ribbon", 40 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char p[512];

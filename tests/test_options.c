@@ -55,6 +55,14 @@ static bk_status make_fuse(const void *o, bk_type *t, void **f)
     *t = BK_TYPE_FUSE;
     return bk_fuse_build_hashes(h, NKEYS, o, (bk_fuse **)f);
 }
+static bk_status make_ribbon(const void *o, bk_type *t, void **f)
+{
+    static uint64_t h[NKEYS];
+    uint64_t st = 5;
+    for (size_t i = 0; i < NKEYS; i++) h[i] = tu_splitmix(&st);
+    *t = BK_TYPE_RIBBON;
+    return bk_ribbon_build_hashes(h, NKEYS, o, (bk_ribbon **)f);
+}
 
 /* Make a filter with these options, add NKEYS keys (types that take adds), and return its saved bytes
  * (NULL when the make call fails; *status says why). */
@@ -69,7 +77,7 @@ static uint8_t *saved(make_fn make, const void *opts, size_t *len, bk_status *st
     }
     bk_filter *f = NULL;
     assert_int_equal(bk_filter_wrap(t, typed, &f), BK_OK);
-    if (t != BK_TYPE_FUSE) {
+    if (t != BK_TYPE_FUSE && t != BK_TYPE_RIBBON) {
         uint64_t st = 9;
         for (int i = 0; i < NKEYS; i++) assert_int_equal(bk_filter_add_hash(f, tu_splitmix(&st)), BK_OK);
     }
@@ -191,6 +199,16 @@ static void fuse(void **st)
     check_type(make_fuse, sizeof init, &init, &def, &old);
 }
 
+static void ribbon(void **st)
+{
+    (void)st;
+    bk_ribbon_options init = BK_RIBBON_OPTIONS_INIT;
+    bk_ribbon_options def = { .struct_size = sizeof def, .fpr = BK_RIBBON_DEFAULT_FPR,
+                              .max_attempts = BK_RIBBON_DEFAULT_ATTEMPTS, .seed = 0 };
+    bk_ribbon_options old = { .struct_size = offsetof(bk_ribbon_options, seed), .seed = 77 };
+    check_type(make_ribbon, sizeof init, &init, &def, &old);
+}
+
 static void aging(void **st)
 {
     (void)st;
@@ -233,7 +251,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bloom),    cmocka_unit_test(blocked),  cmocka_unit_test(counting),
         cmocka_unit_test(scalable), cmocka_unit_test(cuckoo),   cmocka_unit_test(fuse),
-        cmocka_unit_test(aging),    cmocka_unit_test(quotient), cmocka_unit_test(fields_are_read),
+        cmocka_unit_test(aging),    cmocka_unit_test(quotient), cmocka_unit_test(ribbon),
+        cmocka_unit_test(fields_are_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

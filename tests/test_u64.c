@@ -102,6 +102,7 @@ WRAP_ADD(quotient, add)
 WRAP_ADD(quotient, remove)
 WRAP_HAS(quotient)
 WRAP_HAS(fuse)
+WRAP_HAS(ribbon)
 
 static void *make_bloom(void)
 {
@@ -364,6 +365,38 @@ static void test_fuse(void **state)
     }
 }
 
+/* The static Ribbon filter: built from uint64 keys (bk_ribbon_build_u64) and from their bytes, the
+ * same filter; queried both ways. */
+static void test_ribbon(void **state)
+{
+    (void)state;
+    static uint8_t kb[NKEYS][8];
+    static const void *ptrs[NKEYS];
+    static size_t lens[NKEYS];
+    static uint64_t ks[NKEYS];
+    for (uint64_t i = 0; i < NKEYS; i++) {
+        ks[i] = key_at(1, i);
+        le_bytes(ks[i], kb[i]);
+        ptrs[i] = kb[i];
+        lens[i] = 8;
+    }
+    bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+    o.fpr = 0.003;
+    o.seed = SEED;
+    bk_ribbon *f, *g;
+    assert_int_equal(bk_ribbon_build(ptrs, lens, NKEYS, &o, &f), BK_OK);
+    assert_int_equal(bk_ribbon_build_u64(ks, NKEYS, &o, &g), BK_OK);
+    size_t la, lb;
+    const uint8_t *da = bk_ribbon_data(f, &la), *db = bk_ribbon_data(g, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    form t = { "ribbon", NULL, BK_TYPE_RIBBON, NULL, NULL, ribbon_has_b, ribbon_has_u, NULL, NULL, NULL, NULL };
+    assert_forms_agree(&t, f, 1, NKEYS, true);
+    assert_forms_agree(&t, f, 2, NABSENT, false);
+    bk_ribbon_free(f);
+    bk_ribbon_free(g);
+}
+
 /* The generic handle over every type: bk_filter_*_u64 against bk_filter_* on the same handle. */
 static void test_generic_handle(void **state)
 {
@@ -424,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_aging),
         cmocka_unit_test(test_quotient),
         cmocka_unit_test(test_fuse),
+        cmocka_unit_test(test_ribbon),
         cmocka_unit_test(test_generic_handle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "fuse.h"
 #include "aging.h"
 #include "quotient.h"
+#include "ribbon.h"
 #include "filter.h"
 
 #endif

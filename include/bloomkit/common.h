@@ -108,7 +108,8 @@ typedef enum bk_type {
     BK_TYPE_CUCKOO = 5,
     BK_TYPE_FUSE = 6,
     BK_TYPE_AGING = 7,     /* sliding window by count or time (aging.h) */
-    BK_TYPE_QUOTIENT = 8   /* counting quotient filter: grows, merges, lists (quotient.h) */
+    BK_TYPE_QUOTIENT = 8,  /* counting quotient filter: grows, merges, lists (quotient.h) */
+    BK_TYPE_RIBBON = 9     /* static set, any FPR near the bound (ribbon.h) */
 } bk_type;
 
 /* [any] "bloom", "blocked", ...; NULL for an unknown type. */

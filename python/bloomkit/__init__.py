@@ -1,5 +1,5 @@
 """bloomkit: approximate membership filters (Bloom, blocked, counting, scalable, cuckoo, binary fuse,
-aging and quotient filters).
+aging, quotient and Ribbon filters).
 
 A filter answers "is this key in the set?" with "certainly not" (always right) or "probably yes"
 (wrong at the rate you chose), in a fraction of the memory of the set itself::
@@ -27,6 +27,7 @@ from ._bloomkit import (  # noqa: F401
     Fuse,
     Aging,
     Quotient,
+    Ribbon,
     Error,
     FileFormatError,
     DamagedFileError,
@@ -54,6 +55,7 @@ __all__ = [
     "Fuse",
     "Aging",
     "Quotient",
+    "Ribbon",
     "Error",
     "FileFormatError",
     "DamagedFileError",

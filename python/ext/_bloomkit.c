@@ -353,13 +353,13 @@ static PyGetSetDef Filter_getset[] = {
     GS("saturated", bkpy_Filter_get_stat, "True when the filter holds more than it was sized for: rebuild it larger.",
        ST_SATURATED),
     GS("bits", bkpy_Filter_get_stat, "Bits (or cells, slots) addressed by the probes.", ST_BITS),
-    GS("k", bkpy_Filter_get_stat, "Probes per key (Bloom family); fingerprint bits (Cuckoo, Fuse).", ST_K),
+    GS("k", bkpy_Filter_get_stat, "Probes per key (Bloom family); fingerprint bits (Cuckoo, Fuse; Ribbon: the most a key is checked on).", ST_K),
     GS("memory_bytes", bkpy_Filter_get_stat, "Bytes of the filter's arrays.", ST_MEMORY),
     GS("bits_per_key", bkpy_Filter_get_stat, "memory_bytes * 8 / max(count, 1).", ST_BITS_PER_KEY),
     GS("subfilters", bkpy_Filter_get_stat, "Sub-filters (Scalable) or tables (Cuckoo); 0 for the others.",
        ST_SUBFILTERS),
     GS("seed", bkpy_Filter_get_seed, "The hash seed.", 0),
-    GS("type_name", bkpy_Filter_get_type_name, "'bloom', 'blocked', 'counting', 'scalable', 'cuckoo' or 'fuse'.", 0),
+    GS("type_name", bkpy_Filter_get_type_name, "'bloom', 'blocked', 'counting', 'scalable', 'cuckoo', 'fuse', 'aging', 'quotient' or 'ribbon'.", 0),
     GS("backing", bkpy_Filter_get_backing, "'memory', 'mmap' (read-only mapping), 'mmap-shared' or 'closed'.", 0),
     GS("closed", bkpy_Filter_get_closed, "True after close().", 0),
     {NULL, NULL, NULL, NULL, NULL}};
@@ -431,7 +431,7 @@ static PyObject *Filter_base_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     (void)args;
     (void)kw;
     PyErr_Format(PyExc_TypeError, "%s cannot be created directly: use Bloom, Blocked, Counting, Scalable, "
-                 "Cuckoo or Fuse, or bloomkit.load / open / from_bytes", tp->tp_name);
+                 "Cuckoo, Fuse, Aging, Quotient or Ribbon, or bloomkit.load / open / from_bytes", tp->tp_name);
     return NULL;
 }
 
@@ -498,6 +498,11 @@ SUBTYPE(bkpy_FuseType, "Fuse", bkpy_Fuse_new, NULL, Fingerprint_getset,
         "The binary fuse filter, built once from all keys (any iterable of keys, or an array of them): the "
         "smallest and fastest to query, it cannot change afterwards. 8-bit fingerprints (error rate 2**-8, "
         "about 9 bits per key) unless fingerprint_bits=16 or an error_rate below 2**-8 asks for 16.");
+SUBTYPE(bkpy_RibbonType, "Ribbon", bkpy_Ribbon_new, NULL, NULL,
+        "Ribbon(keys, error_rate=0.01, *, seed=0, max_attempts=100)\n--\n\n"
+        "The Ribbon filter, built once from all keys (any iterable of keys, or an array of them) at any error "
+        "rate down to 1e-9: about 1.04 * log2(1/error_rate) bits per key (6.96 at 1%, 10.3 at 0.1%), the "
+        "smallest static set; it cannot change afterwards. Duplicate keys are dropped.");
 
 SUBTYPE(bkpy_AgingType, "Aging", bkpy_Aging_new, Aging_methods, Aging_getset,
         "Aging(window=None, error_rate=0.01, *, window_ms=None, capacity=None, generations=4, seed=0)\n--\n\n"
@@ -554,7 +559,8 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
     if (!m) return NULL;
     if (PyType_Ready(&bkpy_FilterType) < 0) goto fail;
     PyTypeObject *subs[] = {&bkpy_BloomType,  &bkpy_BlockedType, &bkpy_CountingType, &bkpy_ScalableType,
-                            &bkpy_CuckooType, &bkpy_FuseType,    &bkpy_AgingType,    &bkpy_QuotientType};
+                            &bkpy_CuckooType, &bkpy_FuseType,    &bkpy_AgingType,    &bkpy_QuotientType,
+                            &bkpy_RibbonType};
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
         if (PyType_Ready(subs[i]) < 0) goto fail;
     if (PyModule_AddObjectRef(m, "Filter", (PyObject *)&bkpy_FilterType) < 0) goto fail;

@@ -5,7 +5,8 @@
  *   keys.c         Python objects to keys: single keys, the steps and sources of a batch
  *   filter.c       the filter object (locks, GIL-free sections, wrapping), argument helpers, constructors
  *   filter_ops.c   queries, inserts and batches, statistics and properties
- *   filter_io.c    copies, set operations, clear and close, files and bytes, the Fuse constructor
+ *   filter_io.c    copies, set operations, clear and close, files and bytes, the Fuse and Ribbon
+ *                  constructors
  *
  * Names shared between the files carry the bkpy_ prefix; everything else stays static in its file.
  * The module exports PyInit__bloomkit only (exports.map).
@@ -148,7 +149,7 @@ static inline int bkpy_use_check(FilterObject *o, int write)
 void bkpy_fork_install(void);
 
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
-    bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType;
+    bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType, bkpy_RibbonType;
 
 /* Lock states of a call that keeps the GIL. */
 enum { LK_NONE = 0, LK_HELD = 1 };
@@ -188,6 +189,7 @@ void bkpy_free_counting(void *p);
 void bkpy_free_scalable(void *p);
 void bkpy_free_cuckoo(void *p);
 void bkpy_free_fuse(void *p);
+void bkpy_free_ribbon(void *p);
 void bkpy_free_aging(void *p);
 void bkpy_free_quotient(void *p);
 void bkpy_Filter_dealloc(FilterObject *o);
@@ -262,5 +264,6 @@ PyObject *bkpy_Filter_reduce(FilterObject *o, PyObject *unused);
 PyObject *bkpy_Filter_sizeof(FilterObject *o, PyObject *unused);
 PyObject *bkpy_Filter_repr(FilterObject *o);
 PyObject *bkpy_Fuse_new(PyTypeObject *tp, PyObject *args, PyObject *kw);
+PyObject *bkpy_Ribbon_new(PyTypeObject *tp, PyObject *args, PyObject *kw);
 
 #endif

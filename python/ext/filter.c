@@ -19,6 +19,7 @@ static PyTypeObject *type_for(bk_type t)
     case BK_TYPE_SCALABLE: return &bkpy_ScalableType;
     case BK_TYPE_CUCKOO: return &bkpy_CuckooType;
     case BK_TYPE_FUSE: return &bkpy_FuseType;
+    case BK_TYPE_RIBBON: return &bkpy_RibbonType;
     case BK_TYPE_AGING: return &bkpy_AgingType;
     case BK_TYPE_QUOTIENT: return &bkpy_QuotientType;
     default: return NULL;
@@ -302,6 +303,7 @@ void bkpy_free_counting(void *p) { bk_counting_free(p); }
 void bkpy_free_scalable(void *p) { bk_scalable_free(p); }
 void bkpy_free_cuckoo(void *p) { bk_cuckoo_free(p); }
 void bkpy_free_fuse(void *p) { bk_fuse_free(p); }
+void bkpy_free_ribbon(void *p) { bk_ribbon_free(p); }
 void bkpy_free_aging(void *p) { bk_aging_free(p); }
 void bkpy_free_quotient(void *p) { bk_quotient_free(p); }
 

@@ -1,4 +1,4 @@
-/* bloomkit._bloomkit: copies, set operations, clear and close; saving, bytes and pickling; the Fuse
+/* bloomkit._bloomkit: copies, set operations, clear and close; saving, bytes and pickling; the Fuse and Ribbon
  * constructor (built once from all keys). */
 #include "bkpy.h"
 
@@ -19,6 +19,7 @@ static bk_status clone_handle(const bk_filter *f, bk_type t, bk_filter **out)
     case BK_TYPE_SCALABLE: s = bk_scalable_clone(src, (bk_scalable **)&dst); fr = bkpy_free_scalable; break;
     case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(src, (bk_cuckoo **)&dst); fr = bkpy_free_cuckoo; break;
     case BK_TYPE_FUSE: s = bk_fuse_clone(src, (bk_fuse **)&dst); fr = bkpy_free_fuse; break;
+    case BK_TYPE_RIBBON: s = bk_ribbon_clone(src, (bk_ribbon **)&dst); fr = bkpy_free_ribbon; break;
     case BK_TYPE_AGING: s = bk_aging_clone(src, (bk_aging **)&dst); fr = bkpy_free_aging; break;
     case BK_TYPE_QUOTIENT: s = bk_quotient_clone(src, (bk_quotient **)&dst); fr = bkpy_free_quotient; break;
     default: return BK_ETYPE;
@@ -416,6 +417,42 @@ static int hashes_push(hashes_t *hs, uint64_t h)
     return 0;
 }
 
+/* Every key of `keys` (an iterable, or an array through the buffer protocol) hashed with `seed` into
+ * hs (PyMem_Raw memory: the caller frees hs->h). 0, or -1 with an exception set. */
+static int collect_hashes(PyObject *keys, uint64_t seed, const char *what, hashes_t *hs)
+{
+    source_t src;
+    if (bkpy_source_open(&src, keys, what) < 0) return -1;
+    if (src.has_view) {
+        hs->n = hs->cap = src.nitems;
+        hs->h = PyMem_RawMalloc((hs->cap ? hs->cap : 1) * sizeof *hs->h);
+        if (!hs->h) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        bkpy_buffer_hashes(&src, 0, src.nitems, seed, hs->h);
+        Py_END_ALLOW_THREADS
+    } else {
+        step_t st;
+        if (bkpy_step_init(&st, 1024) < 0) goto fail;
+        for (;;) {
+            Py_ssize_t m = bkpy_source_fill(&src, &st);
+            if (m <= 0) break;
+            for (Py_ssize_t i = 0; i < m; i++)
+                if (hashes_push(hs, bk_hash64(st.ptr[i], st.len[i], seed)) < 0) break;
+            if (PyErr_Occurred()) break;
+        }
+        bkpy_step_free(&st);
+        if (PyErr_Occurred()) goto fail;
+    }
+    bkpy_source_close(&src);
+    return 0;
+fail:
+    bkpy_source_close(&src);
+    return -1;
+}
+
 PyObject *bkpy_Fuse_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"keys", "error_rate", "fingerprint_bits", "seed", "max_attempts", NULL};
@@ -451,43 +488,57 @@ PyObject *bkpy_Fuse_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
             o.fingerprint_bits = g.k;
         }
     }
-    source_t src;
-    if (bkpy_source_open(&src, keys, "Fuse") < 0) return NULL;
     hashes_t hs = {NULL, 0, 0};
-    bk_status s = BK_OK;
+    bk_status s;
     bk_fuse *fu = NULL;
-    if (src.has_view) {
-        hs.n = hs.cap = src.nitems;
-        hs.h = PyMem_RawMalloc((hs.cap ? hs.cap : 1) * sizeof *hs.h);
-        if (!hs.h) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        bkpy_buffer_hashes(&src, 0, src.nitems, o.seed, hs.h);
-        Py_END_ALLOW_THREADS
-    } else {
-        step_t st;
-        if (bkpy_step_init(&st, 1024) < 0) goto fail;
-        for (;;) {
-            Py_ssize_t m = bkpy_source_fill(&src, &st);
-            if (m <= 0) break;
-            for (Py_ssize_t i = 0; i < m; i++)
-                if (hashes_push(&hs, bk_hash64(st.ptr[i], st.len[i], o.seed)) < 0) break;
-            if (PyErr_Occurred()) break;
-        }
-        bkpy_step_free(&st);
-        if (PyErr_Occurred()) goto fail;
+    if (collect_hashes(keys, o.seed, "Fuse", &hs) < 0) {
+        PyMem_RawFree(hs.h);
+        return NULL;
     }
-    bkpy_source_close(&src);
     Py_BEGIN_ALLOW_THREADS
     s = bk_fuse_build_hashes(hs.h, hs.n, &o, &fu);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(hs.h);
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ARGS, "Fuse");
     return bkpy_wrap_typed(tp, BK_TYPE_FUSE, fu, bkpy_free_fuse);
-fail:
-    bkpy_source_close(&src);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Ribbon: built once from all keys, at any error rate                                            */
+/* ---------------------------------------------------------------------------------------------- */
+
+PyObject *bkpy_Ribbon_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"keys", "error_rate", "seed", "max_attempts", NULL};
+    PyObject *keys, *rateo = NULL, *seedo = NULL, *mao = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OO:Ribbon", kwlist, &keys, &rateo, &seedo, &mao)) return NULL;
+    bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+    if (seedo && bkpy_get_u64(seedo, "seed", &o.seed) < 0) return NULL;
+    if (mao && bkpy_get_u32(mao, "max_attempts", &o.max_attempts) < 0) return NULL;
+    o.fpr = BK_RIBBON_DEFAULT_FPR;
+    if (rateo && rateo != Py_None) {
+        o.fpr = PyFloat_AsDouble(rateo);
+        if (o.fpr == -1.0 && PyErr_Occurred()) return NULL;
+        if (!(o.fpr > 0 && o.fpr < 1)) {
+            PyErr_SetString(PyExc_ValueError, "error_rate must be strictly between 0 and 1");
+            return NULL;
+        }
+        if (o.fpr < BK_RIBBON_MIN_FPR) {
+            PyErr_SetString(PyExc_ValueError, "a Ribbon filter reaches error rates down to 1e-09");
+            return NULL;
+        }
+    }
+    hashes_t hs = {NULL, 0, 0};
+    if (collect_hashes(keys, o.seed, "Ribbon", &hs) < 0) {
+        PyMem_RawFree(hs.h);
+        return NULL;
+    }
+    bk_ribbon *r = NULL;
+    bk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = bk_ribbon_build_hashes(hs.h, hs.n, &o, &r);
+    Py_END_ALLOW_THREADS
     PyMem_RawFree(hs.h);
-    return NULL;
+    if (s != BK_OK) return bkpy_raise_bk(s, CTX_ARGS, "Ribbon");
+    return bkpy_wrap_typed(tp, BK_TYPE_RIBBON, r, bkpy_free_ribbon);
 }

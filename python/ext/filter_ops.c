@@ -367,6 +367,7 @@ static uint64_t inserted_count(const bk_filter *f, bk_type t)
     case BK_TYPE_SCALABLE: return bk_scalable_count(p);
     case BK_TYPE_CUCKOO: return bk_cuckoo_items(p);
     case BK_TYPE_FUSE: return bk_fuse_count(p);
+    case BK_TYPE_RIBBON: return bk_ribbon_count(p);
     case BK_TYPE_QUOTIENT: return bk_quotient_total(p);
     case BK_TYPE_AGING: {
         bk_stats st;

@@ -3,7 +3,7 @@ import bloomkit
 
 
 def make(kind, n, p=0.01, seed=0, keys=None):
-    """A filter of `kind` for n keys; a Fuse is built from `keys`."""
+    """A filter of `kind` for n keys; the static ones (Fuse, Ribbon) are built from `keys`."""
     if kind == "bloom":
         return bloomkit.Bloom(n, p, seed=seed)
     if kind == "partitioned":
@@ -20,11 +20,15 @@ def make(kind, n, p=0.01, seed=0, keys=None):
         return bloomkit.Cuckoo(n, p, seed=seed)
     if kind == "fuse":
         return bloomkit.Fuse(keys if keys is not None else [], seed=seed)
+    if kind == "ribbon":
+        return bloomkit.Ribbon(keys if keys is not None else [], p, seed=seed)
     raise ValueError(kind)
 
 
 MUTABLE = ["bloom", "partitioned", "blocked", "blocked512", "counting", "scalable", "cuckoo"]
-ALL = MUTABLE + ["fuse"]
+# Built once from all keys: no add.
+STATIC = ["fuse", "ribbon"]
+ALL = MUTABLE + STATIC
 # The CLI's --type names and options for the same filters.
 CLI_TYPE = {
     "bloom": ["--type", "bloom"],
@@ -35,4 +39,5 @@ CLI_TYPE = {
     "scalable": ["--type", "scalable"],
     "cuckoo": ["--type", "cuckoo"],
     "fuse": ["--type", "fuse"],
+    "ribbon": ["--type", "ribbon"],
 }

@@ -7,7 +7,7 @@ import pytest
 
 import bloomkit
 from conftest import keys_of
-from factories import ALL, MUTABLE, make
+from factories import ALL, MUTABLE, STATIC, make
 
 
 @pytest.mark.parametrize("kind", MUTABLE)
@@ -123,13 +123,22 @@ def test_fuse_from_buffers_and_iterables_match():
     assert a.contains_many(np.arange(n, dtype=np.int16)).count(1) == n
 
 
+def test_ribbon_from_buffers_and_iterables_match():
+    n = 5000
+    a = bloomkit.Ribbon(np.arange(n, dtype=np.uint64), 0.001)
+    b = bloomkit.Ribbon(list(range(n)), 0.001)
+    c = bloomkit.Ribbon(np.arange(n, dtype=np.int32), 0.001)
+    assert bytes(a) == bytes(b) == bytes(c)
+    assert a.contains_many(np.arange(n, dtype=np.int16)).count(1) == n
+
+
 @pytest.mark.parametrize("kind", ALL)
 def test_long_iterator_in_steps(kind):
     """More keys than one step (16384) from a generator: every step inserted, results in order."""
     n = 40000
     keys = keys_of("str", n)
     f = make(kind, n, keys=keys)
-    if kind != "fuse":
+    if kind not in STATIC:
         f.update(k for k in keys)
     r = f.contains_many(k for k in keys)
     assert len(r) == n and r.count(1) == n

@@ -35,7 +35,7 @@ def test_every_public_name_and_method_is_in_the_stubs():
     for name in bloomkit.__all__:
         assert name in stubs, name
     for cls in (bloomkit.Bloom, bloomkit.Blocked, bloomkit.Counting, bloomkit.Scalable, bloomkit.Cuckoo,
-                bloomkit.Fuse, bloomkit.Aging, bloomkit.Quotient):
+                bloomkit.Fuse, bloomkit.Aging, bloomkit.Quotient, bloomkit.Ribbon):
         real = {m for m in dir(cls) if not m.startswith("_") or m in ("__contains__", "__len__", "__bytes__")}
         documented = _all_members(stubs, cls.__name__) | _all_members(stubs, "Filter")
         assert real <= documented, (cls.__name__, real - documented)

@@ -5,12 +5,12 @@ import pytest
 
 import bloomkit
 from conftest import KEY_KINDS, keys_of
-from factories import ALL, MUTABLE, make
+from factories import ALL, MUTABLE, STATIC, make
 
 
 def _build(kind, keys, n=None):
     n = n or len(keys)
-    if kind == "fuse":
+    if kind in STATIC:
         return make(kind, n, keys=keys)
     f = make(kind, n)
     for k in keys:
@@ -72,7 +72,7 @@ def test_fpr_within_bound(kind, seed):
     n, p, trials = 20000, 0.01, 100_000
     keys = keys_of("str", n, salt=seed)
     f = make(kind, n, p, seed=seed, keys=keys)
-    if kind != "fuse":
+    if kind not in STATIC:
         f.add_many(keys)
     if kind == "scalable":
         bound = f.error_rate                     # the chain's compound bound p (r^L < 1 tightens it)
@@ -116,7 +116,7 @@ def test_remove(kind):
     assert f.count == 249
 
 
-@pytest.mark.parametrize("kind", ["bloom", "blocked", "scalable", "fuse"])
+@pytest.mark.parametrize("kind", ["bloom", "blocked", "scalable", "fuse", "ribbon"])
 def test_types_without_remove(kind):
     f = make(kind, 100, keys=["a"])
     assert not hasattr(f, "remove")
@@ -146,6 +146,28 @@ def test_fuse_is_immutable_and_built_from_any_iterable():
         bloomkit.Fuse(["x"], error_rate=1e-9)
     empty = bloomkit.Fuse([])
     assert "x" not in empty and len(empty) == 0
+
+
+def test_ribbon_any_error_rate_from_any_iterable():
+    keys = [str(i) for i in range(20000)]
+    f = bloomkit.Ribbon(iter(keys), 0.0037)
+    assert f.count == 20000 and len(f) == 20000 and f.type_name == "ribbon"
+    assert not hasattr(f, "add")
+    assert f.contains_many(keys).count(1) == 20000
+    assert f.error_rate <= 0.0037 and f.error_rate > 0.0036
+    assert bytes(bloomkit.Ribbon(keys[10000:] + keys * 2, 0.0037)) == bytes(f)   # duplicates, order: no change
+    absent = ["absent %d" % i for i in range(200000)]
+    fp = bloomkit.Ribbon(keys, 0.01).contains_many(absent).count(1)
+    assert abs(fp - 2000) < 4 * math.sqrt(2000), fp
+    # about 1.04 log2(1/p) bits per key, against 9 for an 8-bit Fuse
+    assert f.stats()["bits_per_key"] < 1.1 * math.log2(1 / 0.0037)
+    for bad in (0, 1, -0.5, 1.5, 1e-12):
+        with pytest.raises(ValueError):
+            bloomkit.Ribbon(keys, bad)
+    empty = bloomkit.Ribbon([])
+    assert "x" not in empty and len(empty) == 0
+    r = bloomkit.Ribbon(range(1000), seed=7)
+    assert r.seed == 7 and all(i in r for i in range(1000))
 
 
 def test_scalable_grows_and_keeps_its_bound():

@@ -13,9 +13,9 @@
  * classic filter (at most FILL_COPY_MAX), and for counting and cuckoo filters one spool partition at
  * a time (sorted to drop duplicates: about 16 bytes x keys / 256).
  *
- * Fuse filters are built from the whole key set at once: the spooled hashes are gathered into one
- * array and handed to the fuse constructor, whose own memory is linear in the number of keys (see
- * fuse.h); so a fuse build needs 8 bytes per input key on top of that.
+ * Fuse and Ribbon filters are built from the whole key set at once: the spooled hashes are gathered
+ * into one array and handed to the type's constructor, whose own memory is linear in the number of
+ * keys (see fuse.h, ribbon.h); so such a build needs 8 bytes per input key on top of that.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +39,7 @@ static const char help[] =
     "Builds a filter from the keys of the INPUT files (or standard input; \"-\" also means standard\n"
     "input), sized for the number of DISTINCT keys they hold, and saves it to FILE atomically\n"
     "(an existing filter FILE is replaced; FILE may not be one of the inputs, nor, without --force,\n"
-    "an existing file that is not a filter). This is the only way to make a fuse filter.\n"
+    "an existing file that is not a filter). This is the only way to make a fuse or Ribbon filter.\n"
     "\n"
     "The input is read once, in large blocks, and may be a pipe. Each key is hashed once; the hashes\n"
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
@@ -53,19 +53,20 @@ static const char help[] =
     "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
     "blocked filters record the sketch's estimate of distinct keys (at most the keys read) as their count;\n"
     "counting, cuckoo and scalable filters get each distinct key once, exact duplicates being\n"
-    "dropped before they are added; fuse filters drop them themselves.\n"
+    "dropped before they are added; fuse and Ribbon filters drop them themselves.\n"
     "\n"
     "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 33 MiB per reading\n"
     "thread (about 1.5 MiB used unless the keys are very short), copies of a bloom filter for the fill\n"
     "threads (at most 64 MiB of them); counting and cuckoo builds also sort one 256th of the keys at a\n"
     "time (16 bytes each).\n"
     "Temporary disk: 8 bytes per key beyond the bound.\n"
-    "Fuse filters take every hash at once (8 bytes per key, in memory) plus their construction memory\n"
-    "(about 24 bytes per key, see fuse.h).\n"
+    "Fuse and Ribbon filters take every hash at once (8 bytes per key, in memory) plus their construction\n"
+    "memory (about 24 bytes per key for fuse, 37 for Ribbon: fuse.h, ribbon.h).\n"
     "\n"
     "Options:\n"
     "  -p, --fpr P        target false-positive rate (default 1%): 0.01, 1%, 1e-3, 1/1000\n"
-    "  -t, --type T       bloom (default), partitioned, blocked, counting, scalable, cuckoo, fuse\n"
+    "  -t, --type T       bloom (default), partitioned, blocked, counting, scalable, cuckoo, fuse,\n"
+    "                     ribbon\n"
     "  -n, --keys N       size for N keys instead of the estimated distinct count (room to grow)\n"
     "      --seed S       hash seed (default 0)\n"
     "  type options       as for create (--counter-bits, --growth, --ratio, --fingerprint-bits, ...)\n"

@@ -137,7 +137,8 @@ static int run(int argc, char **argv)
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
-    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT;
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT ||
+              st.type == BK_TYPE_RIBBON;
     /* an aging filter's window (read by this process's clock for a time window) */
     const bk_aging *ag = st.type == BK_TYPE_AGING ? bk_filter_get(f, BK_TYPE_AGING) : NULL;
     bk_aging_info ai;
@@ -195,6 +196,10 @@ static int run(int argc, char **argv)
             printf("geometry:           %s slots (2^%u) of %u-bit remainders: %u-bit fingerprints\n",
                    cli_group(st.bits, a, sizeof a), bk_quotient_quotient_bits(qf), st.k,
                    bk_quotient_quotient_bits(qf) + st.k);
+        else if (st.type == BK_TYPE_RIBBON)
+            printf("geometry:           %s bits of solution (blocks of 128 slots); a key is checked on %u or %u "
+                   "fingerprint bits\n",
+                   cli_group(st.bits, a, sizeof a), st.k ? st.k - 1 : 0, st.k);
         else if (fp)
             printf("geometry:           %s cells of %u-bit fingerprints\n",
                    cli_group(st.k ? st.bits / st.k : st.bits, a, sizeof a), st.k);

@@ -250,7 +250,8 @@ void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter
     if (bk_filter_stats(f, &st) != BK_OK) return;
     const cli_type *t = cli_type_of(f);
     char cap[32], pct[32], mem[32];
-    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT;
+    bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT ||
+              st.type == BK_TYPE_RIBBON;
     double bpk = (double)st.memory_bytes * 8.0 / (double)(st.capacity ? st.capacity : 1);
     fprintf(out, "bloomkit: %s %s: %s filter for %s keys at %s, %s (%.2f bits/key at capacity), %s %u\n", verb,
             path, t ? t->name : "unknown", cli_group(st.capacity, cap, sizeof cap),

@@ -265,6 +265,38 @@ static bk_status fuse_build(const uint64_t *hashes, size_t n, double p, const cl
     return s;
 }
 
+/* ---- Ribbon: static, built from the whole key set, any p ---- */
+
+static bk_status ribbon_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    (void)o;
+    bk_geometry g;
+    bk_status s = bk_ribbon_size(n, p, &g);
+    if (s != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.m;
+    out->bytes = g.m / 8;
+    out->k = g.k;
+    out->k_label = "fingerprint bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = g.fpr;
+    snprintf(out->note, sizeof out->note, "static (bloomkit build); %u or %u fingerprint bits per key", g.k - 1, g.k);
+    return BK_OK;
+}
+
+static bk_status ribbon_build(const uint64_t *hashes, size_t n, double p, const cli_type_opts *o, bk_filter **out)
+{
+    bk_ribbon_options ro = BK_RIBBON_OPTIONS_INIT;
+    ro.fpr = p;
+    ro.seed = o->seed;
+    bk_ribbon *f;
+    bk_status s = bk_ribbon_build_hashes(hashes, n, &ro, &f);
+    if (s != BK_OK) return s;
+    s = bk_filter_wrap(BK_TYPE_RIBBON, f, out);
+    if (s != BK_OK) bk_ribbon_free(f);
+    return s;
+}
+
 /* ---- aging: a sliding window by count (--window 10M) or by time (--window 1h) ---- */
 
 /* The keys per window and the window itself: a count window of W insertions holds W keys (-n is then
@@ -394,6 +426,8 @@ const cli_type cli_types[] = {
       cuckoo_create, NULL },
     { "fuse", "binary fuse filter: static, built once from all keys, the smallest and fastest",
       CLI_TOPT_FINGERPRINT, false, true, false, fuse_size, NULL, fuse_build },
+    { "ribbon", "Ribbon filter: static, built once from all keys, near the smallest possible at any p", 0,
+      false, true, false, ribbon_size, NULL, ribbon_build },
     { "aging", "aging filter: keys seen in the last W insertions or T seconds (--window), old keys forgotten",
       CLI_TOPT_WINDOW, false, false, false, aging_size, aging_create, NULL },
     { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)", 0,

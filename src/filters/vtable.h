@@ -67,7 +67,7 @@ typedef struct bk_vtable {
     .contains_hash = v_contains_hash, .contains_hashes = v_contains_hashes, .seed = v_seed, .stats = v_stats,    \
     .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator
 /* The same for the two calls every type that takes keys after it is made has alike (all but the
- * static fuse filter): bk_T_add_hash and bk_T_clear. */
+ * static fuse and Ribbon filters): bk_T_add_hash and bk_T_clear. */
 #define BK__VT_WRITE_ADAPTERS(T)                                                                                 \
     static bk_status v_add_hash(void *f, uint64_t h) { return bk_##T##_add_hash(f, h); }                         \
     static void v_clear(void *f) { bk_##T##_clear(f); }
@@ -92,5 +92,6 @@ BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
+BK_HIDDEN extern const bk_vtable bk__ribbon_vtable;
 
 #endif

@@ -7,6 +7,7 @@ Every key set is generated deterministically (fixed formulas and seeds), so FPR 
 reproducible; the tolerances are stated where they are asserted.
 """
 import json
+import math
 import os
 import pty
 import random
@@ -73,10 +74,14 @@ def info(path):
     return json.loads(out)
 
 
+# Types built once from their whole key set (bloomkit build only).
+STATIC_TYPES = ("fuse", "ribbon")
+
+
 def addable_types():
     """Types the build knows, from calc --json, minus the static ones."""
     rc, out, err = run(["calc", "-n", "1000", "-p", "0.01", "--json"], expect=0)
-    return [t["type"] for t in json.loads(out)["types"] if t["type"] != "fuse"]
+    return [t["type"] for t in json.loads(out)["types"] if t["type"] not in STATIC_TYPES]
 
 
 def all_types():
@@ -214,18 +219,20 @@ def test_create():
     rc, out, err = run(["create", "-q", "--type=partitioned", "p.bf", "-n", "5k", "-p", "1%"], expect=0)
     check(err == "", "-q: nothing on stderr")
     check(info("p.bf")["type"] == "partitioned", "partitioned type is kept in the file")
-    if "fuse" in all_types():
-        rc, out, err = run(["create", "f.bf", "-n", "10", "-p", "1%", "--type", "fuse"], expect=2)
+    for st in STATIC_TYPES:
+        if st not in all_types():
+            continue
+        rc, out, err = run(["create", "f.bf", "-n", "10", "-p", "1%", "--type", st], expect=2)
         check("bloomkit build" in err, err)
-        run(["build", "-q", "f.bf", "--type", "fuse"], input=b"a\nb\n", expect=0)
+        run(["build", "-q", "f.bf", "--type", st], input=b"a\nb\n", expect=0)
         before = read("f.bf")
         rc, out, err = run(["add", "f.bf", "c"], expect=2)
-        check("fuse filters cannot take new keys" in err and "build" in err, err)
+        check("%s filters cannot take new keys" % st in err and "build" in err, err)
         check(read("f.bf") == before, "a refused add changes nothing")
         rc, out, err = run(["merge", "g.bf", "f.bf", "f.bf"], expect=2)
-        check("fuse filters cannot be merged" in err, err)
+        check("%s filters cannot be merged" % st in err, err)
         rc, out, err = run(["remove", "f.bf", "a"], expect=2)
-        check("fuse filters cannot remove keys" in err, err)
+        check("%s filters cannot remove keys" % st in err, err)
     # scalable: --growth 1 grows by same-size sub-filters, --nonscaling never grows
     run(["create", "-q", "g1.bf", "-n", "100", "-p", "1%", "--type", "scalable", "--growth", "1"], expect=0)
     run(["add", "-q", "g1.bf"], input=b"".join(b"k%d\n" % i for i in range(300)), expect=0)
@@ -556,7 +563,7 @@ def test_merge():
     write("b.txt", lines(b))
     write("all.txt", lines(keys))
     for t in buildable_types():
-        if t == "fuse":
+        if t in STATIC_TYPES:
             continue
         run(["build", "-q", "A.bf", "a.txt", "-n", "60000", "--type", t], expect=0)
         run(["build", "-q", "B.bf", "b.txt", "-n", "60000", "--type", t], expect=0)
@@ -1590,6 +1597,50 @@ def main():
             finally:
                 os.chdir("/")
     sys.exit(1 if failed else 77 if skipped == len(names) else 0)  # 77: CTest's SKIP_RETURN_CODE
+
+
+# ---------------------------------------------------------------------------------------------
+@group
+def test_ribbon():
+    # build at rates that are not powers of two: every key found, the FPR measured on absent keys
+    # near the p asked for, the size near log2(1/p) bits per key; duplicates change nothing
+    keys = urls(100000)
+    write("k.txt", lines(keys))
+    write("dup.txt", lines(keys[50000:] + keys + keys[:1000]))
+    absent = urls(200000, host="absent.test")
+    write("absent.txt", lines(absent))
+    for p in (0.1, 0.01, 0.0037, 0.001):
+        run(["build", "-q", "r.bf", "k.txt", "--type", "ribbon", "-p", repr(p)], expect=0)
+        i = info("r.bf")
+        check(i["type"] == "ribbon" and i["count"] == 100000, i)
+        check(i["fpr_target"] <= p and i["fpr_target"] > 0.99 * p, i)
+        bound = math.log2(1 / p)
+        check(i["bits_per_key"] <= 1.07 * bound, "p=%g: %.3f bits/key vs bound %.3f" % (p, i["bits_per_key"], bound))
+        rc, out, err = run(["query", "r.bf"], input=read("k.txt"), expect=0)
+        check(out.count(b"\tabsent\n") == 0, "p=%g: a key of the set answered absent" % p)
+        rc, out, err = run(["query", "r.bf"], input=read("absent.txt"))
+        fp = out.count(b"\tpresent\n")
+        sigma = math.sqrt(200000 * p)
+        check(abs(fp - 200000 * i["fpr_target"]) <= 4 * sigma + 1, "p=%g: %d false positives of 200,000" % (p, fp))
+        # input with duplicates, in another order: the very same file
+        run(["build", "-q", "d.bf", "dup.txt", "--type", "ribbon", "-p", repr(p)], expect=0)
+        check(read("d.bf") == read("r.bf"), "p=%g: duplicates and order change no byte" % p)
+    # the text info names the geometry; calc has a ribbon line
+    rc, out, err = run(["info", "r.bf"], expect=0)
+    check(b"type:               ribbon" in out and b"9 or 10 fingerprint bits" in out, out)
+    rc, out, err = run(["calc", "-n", "1M", "-p", "0.1%", "--type", "ribbon", "--json"], expect=0)
+    t = json.loads(out)["types"][0]
+    check(t["type"] == "ribbon" and t["bits_per_key"] < 10.5 and t["fpr"] <= 0.001, t)
+    # bad p: a clear message, nothing written
+    for bad in ("0", "1", "2", "-0.5", "1e-10"):
+        rc, out, err = run(["build", "x.bf", "k.txt", "--type", "ribbon", "-p", bad], expect=2)
+        check(err.strip() and not os.path.exists("x.bf"), "-p %s: %r" % (bad, err))
+    # an empty key set builds the empty filter: every key absent
+    write("empty.txt", b"")
+    run(["build", "-q", "e.bf", "empty.txt", "--type", "ribbon"], expect=0)
+    check(info("e.bf")["count"] == 0, "empty")
+    rc, out, err = run(["query", "e.bf"], input=read("k.txt"), expect=1)
+    check(out.count(b"\tpresent\n") == 0, "the empty filter answers absent")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -141,7 +141,7 @@ if os.environ.get("BK_CLI"):
     CLI = os.environ["BK_CLI"]
 
     @pytest.mark.parametrize("ftype", ["bloom", "partitioned", "blocked", "counting", "scalable", "cuckoo",
-                                       "fuse"])
+                                       "fuse", "ribbon"])
     def test_cli_built_filter_imports(r, tmp_path, ftype):
         keys = [f"user:{i}" for i in range(20000)]
         (tmp_path / "keys.txt").write_text("\n".join(keys) + "\n")
@@ -162,3 +162,25 @@ if os.environ.get("BK_CLI"):
         back = tmp_path / "back.bf"
         back.write_bytes(r.execute_command("BK.EXPORT", "imp"))
         subprocess.run([CLI, "info", str(back)], check=True, capture_output=True, timeout=60)
+
+    def test_ribbon_import_is_read_only_and_persists(r, tmp_path):
+        # a Ribbon file at a p that is no power of two: its keys found, its rate kept, no add, and the
+        # key survives a DEBUG RELOAD (RDB) bit for bit
+        keys = [f"item:{i}" for i in range(30000)]
+        (tmp_path / "keys.txt").write_text("\n".join(keys) + "\n")
+        out = tmp_path / "r.bf"
+        subprocess.run([CLI, "build", "-q", str(out), str(tmp_path / "keys.txt"), "-p", "0.2%", "--type",
+                        "ribbon"], check=True, capture_output=True, timeout=120)
+        payload = out.read_bytes()
+        assert r.execute_command("BK.IMPORT", "rib", payload) in (b"OK", True)
+        assert all(r.execute_command("BF.MEXISTS", "rib", *keys[:5000]))
+        assert r.execute_command("BF.EXISTS", "rib", keys[-1]) == 1
+        absent = [f"none:{i}" for i in range(50000)]
+        fp = sum(sum(r.execute_command("BF.MEXISTS", "rib", *absent[k:k + 5000])) for k in range(0, 50000, 5000))
+        assert fp < 50000 * 0.002 * 1.5, fp
+        assert "read-only" in err(r, "BF.ADD", "rib", "new item")
+        info = r.execute_command("BK.INFO", "rib")
+        assert b"ribbon" in bytes(str(info), "utf-8") or "ribbon" in str(info)
+        r.execute_command("DEBUG", "RELOAD")
+        assert r.execute_command("BK.EXPORT", "rib") == payload
+        assert all(r.execute_command("BF.MEXISTS", "rib", *keys[5000:10000]))
