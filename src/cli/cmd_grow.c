@@ -65,9 +65,9 @@ static int run(int argc, char **argv)
         for (uint64_t i = 0; i < times && rc == CLI_EXIT_OK; i++) {
             bk_status s = bk_quotient_grow(q);
             if (s != BK_OK)
-                rc = cli_err("%s: cannot grow %s (%u quotient bits, %u remainder bits): %s; nothing was written",
-                             path, i ? "further" : "", bk_quotient_quotient_bits(q), bk_quotient_remainder_bits(q),
-                             cli_status_words(s));
+                rc = cli_err("%s: cannot grow %s(%llu slots, %u remainder bits): %s; nothing was written", path,
+                             i ? "further " : "", (unsigned long long)bk_quotient_slots(q),
+                             bk_quotient_remainder_bits(q), cli_status_words(s));
         }
         if (rc == CLI_EXIT_OK) {
             if (!cli_save(f, path))

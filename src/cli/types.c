@@ -359,8 +359,8 @@ static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli
     out->k_label = "remainder bits";
     out->bits_per_key = g.bits_per_key;
     out->fpr = g.fpr;
-    snprintf(out->note, sizeof out->note, "2^%u slots, load %.2f at n; bloomkit grow doubles it", g.quotient_bits,
-             (double)n / (double)g.slots);
+    snprintf(out->note, sizeof out->note, "%llu slots, load %.2f at n; bloomkit grow doubles it",
+             (unsigned long long)g.slots, (double)n / (double)g.slots);
     return BK_OK;
 }
 
