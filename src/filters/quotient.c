@@ -377,7 +377,7 @@ double bk_quotient_fpr(uint64_t d, uint32_t qbits, uint32_t rbits)
  * The 1.0 rule gives ceil(10 sqrt(S)) (at least 64), enough even at max_load 1, where the spill is a
  * random walk without drift. Below full load the spill at the end is the queue of a D/Poisson
  * system at load a: its tail falls as exp(-t x) with t = 2 (1 - a) / a, so 64 + 12 a / (1 - a)
- * slots are passed with odds below e^-24 at any S (380 slots at 0.95); later filters take the
+ * slots are passed with odds below e^-24 at any S (292 slots at 0.95); later filters take the
  * smaller of the two. Rounded up to a group (128 slots). */
 uint64_t bk__qf_xslots(uint64_t slots, double max_load, bool layout10)
 {
