@@ -2,6 +2,7 @@
  * no false negatives across inserts, deletes, growth and merge, FPR against the bound at fixed seeds,
  * counters, full load, both code paths, serialization. */
 #include "testutil.h"
+#include <math.h>
 #include <bloomkit/bloomkit.h>
 #include "internal.h"
 #include "testing.h"
@@ -279,6 +280,10 @@ static void fpr_case(double p, uint64_t seed)
         print_message("p %g doubling %d: S %llu r %u load %.3f fpr %.5f bound %.5f ratio %.3f\n", p, g2,
                       (unsigned long long)S, r, (double)bk_quotient_slots_used(f) / (double)S, fpr, bound, fpr / bound);
         assert_true(fpr <= 1.15 * bound);
+        /* two remainder bits planned: two doublings keep the error rate it was made for */
+        assert_true(fpr <= 1.1 * p);
+        assert_true(bk_quotient_fpr_target(f) == p);
+        assert_true(bk_quotient_grown_fpr(f, (uint32_t)(2 - g2)) <= p);
         if (g2 == 2) break;
         assert_int_equal(bk_quotient_grow(f), BK_OK);
         assert_int_equal(bk__quotient_check(f), BK_OK);
@@ -297,6 +302,43 @@ static void fpr_case(double p, uint64_t seed)
     print_message("p %g sized: r %u fpr %.5f bound %.5f\n", p, bk_quotient_remainder_bits(f), fpr,
                   bk_quotient_fpr_slots(n, bk_quotient_slots(f), bk_quotient_remainder_bits(f)));
     assert_true(fpr <= 1.15 * p);
+    bk_quotient_free(f);
+}
+
+/* The target stays what the filter was made for; bk_quotient_grown_fpr predicts each doubling's
+ * bound at the load limit, so a caller can grow only while it holds. */
+static void growth_keeps_target(void **state)
+{
+    (void)state;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    bk_quotient_geometry g;
+    assert_int_equal(bk_quotient_size(5000, 0.01, &o, &g), BK_OK);
+    o.remainder_bits = g.remainder_bits + 3;
+    bk_quotient *f = NULL;
+    assert_int_equal(bk_quotient_new(5000, 0.01, &o, &f), BK_OK);
+    uint64_t S = bk_quotient_slots(f);
+    uint32_t r = bk_quotient_remainder_bits(f);
+    assert_true(bk_quotient_grown_fpr(f, 0) ==
+                bk_quotient_fpr_slots((uint64_t)floor(0.95 * (double)S), S, r));
+    int grown = 0;
+    while (bk_quotient_grown_fpr(f, 1) <= 0.01) {
+        assert_int_equal(bk_quotient_grow(f), BK_OK);
+        grown++;
+        assert_true(bk_quotient_fpr_target(f) == 0.01);
+    }
+    assert_int_equal(grown, 3); /* exactly the planned bits */
+    assert_int_equal(bk_quotient_slots(f), 8 * S);
+    assert_true(bk_quotient_grown_fpr(f, 0) <= 0.01);
+    assert_true(bk_quotient_grown_fpr(f, 1) > 0.01);
+    assert_true(isnan(bk_quotient_grown_fpr(f, bk_quotient_remainder_bits(f))));
+    /* a doubling past the plan: the filter says its error rate is now above the target when full */
+    assert_int_equal(bk_quotient_grow(f), BK_OK);
+    uint64_t n = (uint64_t)(0.95 * (double)bk_quotient_slots(f)) - 10;
+    for (uint64_t i = 0; i < n; i++) assert_int_equal(bk_quotient_add_u64(f, i), BK_OK);
+    bk_stats st;
+    bk_quotient_stats(f, &st);
+    assert_true(st.fpr_target == 0.01);
+    assert_true(st.fpr_now > 0.01 && st.saturated);
     bk_quotient_free(f);
 }
 
@@ -1140,6 +1182,7 @@ int main(void)
         cmocka_unit_test(model_medium),
         cmocka_unit_test(fpr_one_percent),
         cmocka_unit_test(fpr_tenth_percent),
+        cmocka_unit_test(growth_keeps_target),
         cmocka_unit_test(counters),
         cmocka_unit_test(deletes),
         cmocka_unit_test(merge),

@@ -32,7 +32,10 @@
  * quotient (2S slots, r - 1). The FPR at a given number of keys is unchanged (the fingerprint keeps its
  * q + r bits), but the doubled filter holds twice the keys at the same load, so at equal load each
  * doubling doubles the FPR: after g doublings, filled to the same load, the bound is that of r - g
- * remainder bits. Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or
+ * remainder bits. A filter keeps its error rate through g doublings when it is made with g remainder
+ * bits more than the fewest (options.remainder_bits; g bits per slot more); bk_quotient_grown_fpr
+ * gives the bound a doubling leads to, so a caller can grow only while the error rate holds and
+ * refuse beyond (the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or
  * the slots exceed 2^BK_QUOTIENT_MAX_QBITS: plan the first remainder width for the doublings you
  * expect (options.remainder_bits), or check the error a doubling leads to with
  * bk_quotient_fpr_slots(d, 2 S, r - 1) before growing.
@@ -173,9 +176,17 @@ BK_API bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *
 /* Remove everything. [excl] */
 BK_API void bk_quotient_clear(bk_quotient *f);
 
-/* Double the slots without the keys (2S, r - 1; see the header comment for the FPR cost).
+/* Double the slots without the keys (2S, r - 1; see the header comment for the FPR cost). The
+ * capacity doubles; the FPR target stays the one the filter was made for, so when the doubled filter
+ * fills past it, bk_quotient_stats says so (fpr_now above fpr_target, saturated). To grow only while
+ * the error rate holds, compare bk_quotient_grown_fpr(f, 1) with the target first.
  * Errors: BK_ETOOBIG (the limits above, or too many bytes), BK_ENOMEM; on error f is unchanged. [excl] */
 BK_API bk_status bk_quotient_grow(bk_quotient *f);
+/* The FPR bound at the load limit after `doublings` more doublings (0: at the load limit now):
+ * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g). NAN when g >= r. Remainder bits planned
+ * beyond the fewest (options.remainder_bits) keep it within the target for as many doublings.
+ * [query] (since 1.1) */
+BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
 
 /* dst += src by one linear sweep over both: counts of equal fingerprints add up. Both need the same
  * seed; src's fingerprints are converted to dst's, which needs src's fingerprint space S_s 2^r_s to
@@ -223,6 +234,7 @@ BK_API uint64_t bk_quotient_distinct(const bk_quotient *f); /* distinct fingerpr
 BK_API uint64_t bk_quotient_total(const bk_quotient *f);    /* occurrences (sum of counts) */
 BK_API uint64_t bk_quotient_seed(const bk_quotient *f);
 BK_API double bk_quotient_max_load(const bk_quotient *f);
+BK_API double bk_quotient_fpr_target(const bk_quotient *f); /* the FPR it was made for (since 1.1) */
 BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot array */
 
 #ifdef __cplusplus

@@ -770,6 +770,14 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
 uint32_t bk_quotient_quotient_bits(const bk_quotient *f) { return f->qbits; }
 uint32_t bk_quotient_remainder_bits(const bk_quotient *f) { return f->rbits; }
 uint64_t bk_quotient_slots(const bk_quotient *f) { return f->nslots; }
+double bk_quotient_fpr_target(const bk_quotient *f) { return f->fpr_target; }
+
+double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings)
+{
+    if (doublings >= f->rbits || doublings > 32) return NAN;
+    uint64_t s = f->nslots << doublings;
+    return bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);
+}
 uint64_t bk_quotient_slots_used(const bk_quotient *f) { return f->used; }
 uint64_t bk_quotient_distinct(const bk_quotient *f) { return f->distinct; }
 uint64_t bk_quotient_total(const bk_quotient *f) { return f->total; }

@@ -156,7 +156,8 @@ bk_status bk_quotient_grow(bk_quotient *f)
     adopt(f, nf);
     f->total = total; /* the sum of counts is unchanged (saturated entries stay saturated) */
     if (f->capacity <= UINT64_MAX / 2) f->capacity *= 2;
-    f->fpr_target = bk_quotient_fpr_slots(f->max_used, f->nslots, f->rbits);
+    /* fpr_target stays what the filter was made for: once a doubling costs more than the remainder
+     * bits planned for it, fpr_now passes it and the statistics say so (saturated) */
     return BK_OK;
 }
 
