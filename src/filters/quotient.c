@@ -99,6 +99,100 @@ BK_INLINE uint64_t qf_count(const bk_quotient *f, uint64_t q, uint64_t x, bool b
 
 /* ---- updates ---- */
 
+/* ---- moving slots a word at a time ----
+ * A block's remainders are one array of 64 r bits (its r words), its run ends one word; slots of
+ * consecutive blocks are not adjacent in memory. A move is cut into chunks that stay inside one
+ * source block and one destination block, and each chunk's bits move up to 64 at a time. */
+
+/* Bits [bit, bit + len) of the array w (len 1..64; the array holds them). */
+BK_INLINE uint64_t bits_get(const uint64_t *w, uint64_t bit, unsigned len)
+{
+    unsigned sh = (unsigned)(bit & 63);
+    const uint64_t *p = w + (bit >> 6);
+    uint64_t v = p[0] >> sh;
+    if (sh + len > 64) v |= p[1] << (64 - sh);
+    return len == 64 ? v : v & ((UINT64_C(1) << len) - 1);
+}
+BK_INLINE void bits_put(uint64_t *w, uint64_t bit, unsigned len, uint64_t v)
+{
+    unsigned sh = (unsigned)(bit & 63);
+    uint64_t *p = w + (bit >> 6);
+    uint64_t m = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+    p[0] = (p[0] & ~(m << sh)) | (v << sh);
+    if (sh + len > 64) {
+        unsigned lo = 64 - sh;
+        p[1] = (p[1] & ~(m >> lo)) | (v >> lo);
+    }
+}
+
+/* Copies c slots (remainders and run-end bits) from slot a to slot d, both ranges inside one block
+ * each; d > a copies from the top down, d < a from the bottom up, so overlapping ranges are safe. */
+static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
+{
+    uint64_t *sb = blk(f, a >> 6), *db = blk(f, d >> 6);
+    unsigned sj = (unsigned)(a & 63), dj = (unsigned)(d & 63);
+    uint64_t rend = bits_get(&sb[1], sj, c);
+    uint64_t total = (uint64_t)c * f->rbits, sbit = (uint64_t)sj * f->rbits, dbit = (uint64_t)dj * f->rbits;
+    if (d > a) {
+        for (uint64_t left = total; left;) {
+            unsigned piece = left > 64 ? 64 : (unsigned)left;
+            left -= piece;
+            bits_put(db + 2, dbit + left, piece, bits_get(sb + 2, sbit + left, piece));
+        }
+    } else {
+        for (uint64_t done = 0; done < total;) {
+            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+            bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
+            done += piece;
+        }
+    }
+    bits_put(&db[1], dj, c, rend);
+}
+
+/* Slots [a, b] move right by sh (from the top down). */
+static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    uint64_t len = b - a + 1;
+    while (len) {
+        uint64_t se = a + len - 1, de = se + sh;
+        uint64_t c = len;
+        if (c > (se & 63) + 1) c = (se & 63) + 1;
+        if (c > (de & 63) + 1) c = (de & 63) + 1;
+        chunk_copy(f, de - c + 1, se - c + 1, (unsigned)c);
+        len -= c;
+    }
+}
+
+/* Slots [a, b] move left by sh (from the bottom up). */
+static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    for (uint64_t s = a; s <= b;) {
+        uint64_t d = s - sh, c = b - s + 1;
+        if (c > 64 - (s & 63)) c = 64 - (s & 63);
+        if (c > 64 - (d & 63)) c = 64 - (d & 63);
+        chunk_copy(f, d, s, (unsigned)c);
+        s += c;
+    }
+}
+
+static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
+{
+    for (uint64_t s = a; s <= b;) {
+        uint64_t c = b - s + 1;
+        if (c > 64 - (s & 63)) c = 64 - (s & 63);
+        uint64_t *bp = blk(f, s >> 6);
+        unsigned j = (unsigned)(s & 63);
+        bits_put(&bp[1], j, (unsigned)c, 0);
+        uint64_t total = c * f->rbits, bit = (uint64_t)j * f->rbits;
+        for (uint64_t done = 0; done < total;) {
+            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+            bits_put(bp + 2, bit + done, piece, 0);
+            done += piece;
+        }
+        s += c;
+    }
+}
+
 /* Make `delta` empty slots at pos, shifting what follows right into the next free slots. Checks the
  * room first: BK_EFULL and nothing changed when there is none. *last receives the highest slot
  * touched. Offsets are left for bk__qf_fix_offsets. */
@@ -113,36 +207,12 @@ static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_
         p = fr[k] + 1;
     }
     fr[0] = pos - 1; /* wraps for pos 0: only used as fr[0] + 1 */
-    for (unsigned k = delta; k >= 1; k--) {
-        uint64_t shift = delta - k + 1;
-        for (uint64_t j = fr[k]; j-- > fr[k - 1] + 1;) {
-            put_slot(f, j + shift, get_slot(f, j));
-            set_rend(f, j + shift, is_rend(f, j));
-        }
-    }
-    for (unsigned k = 0; k < delta; k++) {
-        put_slot(f, pos + k, 0);
-        set_rend(f, pos + k, false);
-    }
+    for (unsigned k = delta; k >= 1; k--)
+        if (fr[k] > fr[k - 1] + 1) move_right(f, fr[k - 1] + 1, fr[k] - 1, delta - k + 1);
+    clear_slots(f, pos, pos + delta - 1);
     f->used += delta;
     *last = fr[delta];
     return BK_OK;
-}
-
-static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
-{
-    for (uint64_t j = a; j <= b; j++) {
-        put_slot(f, j - sh, get_slot(f, j));
-        set_rend(f, j - sh, is_rend(f, j));
-    }
-}
-
-static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
-{
-    for (uint64_t j = a; j <= b; j++) {
-        put_slot(f, j, 0);
-        set_rend(f, j, false);
-    }
 }
 
 /* Remove slots [p, p + delta) of the run of quotient q, which ended at e before (e >= p + delta - 1);
