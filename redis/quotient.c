@@ -31,7 +31,7 @@
 #define QF_IMPLICIT_ROOM 6
 /* BK.QF.ADD doubles a full filter only when the doubled one's error rate at capacity stays within
  * this factor of the key's target. */
-#define QF_KEEP_FPR 1.1
+#define QF_KEEP_FPR BK_QUOTIENT_KEEP_FPR
 
 /* rbits: the remainder bits (0: the fewest for error_rate, plus `room` for as many doublings). */
 static bk_status qf_create(long long capacity, double error_rate, long long rbits, uint32_t room, bkr_value **out)

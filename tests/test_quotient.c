@@ -322,11 +322,18 @@ static void growth_keeps_target(void **state)
                 bk_quotient_fpr_slots((uint64_t)floor(0.95 * (double)S), S, r));
     int grown = 0;
     while (bk_quotient_grown_fpr(f, 1) <= 0.01) {
-        assert_int_equal(bk_quotient_grow(f), BK_OK);
+        assert_int_equal(bk_quotient_grow_keep_fpr(f), BK_OK);
         grown++;
         assert_true(bk_quotient_fpr_target(f) == 0.01);
     }
     assert_int_equal(grown, 3); /* exactly the planned bits */
+    /* the next doubling would pass 1.1 x the target: refused, nothing changed */
+    size_t nw0, nw1;
+    const uint64_t *w0 = bk__quotient_words(f, &nw0);
+    assert_int_equal(bk_quotient_grow_keep_fpr(f), BK_EFULL);
+    assert_true(bk__quotient_words(f, &nw1) == w0 && nw1 == nw0);
+    assert_int_equal(bk_quotient_slots(f), 8 * S);
+    assert_int_equal(bk_quotient_grow_keep_fpr(NULL), BK_EINVAL);
     assert_int_equal(bk_quotient_slots(f), 8 * S);
     assert_true(bk_quotient_grown_fpr(f, 0) <= 0.01);
     assert_true(bk_quotient_grown_fpr(f, 1) > 0.01);

@@ -34,8 +34,8 @@
  * doubling doubles the FPR: after g doublings, filled to the same load, the bound is that of r - g
  * remainder bits. A filter keeps its error rate through g doublings when it is made with g remainder
  * bits more than the fewest (options.remainder_bits; g bits per slot more); bk_quotient_grown_fpr
- * gives the bound a doubling leads to, so a caller can grow only while the error rate holds and
- * refuse beyond (the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or
+ * gives the bound a doubling leads to, and bk_quotient_grow_keep_fpr grows only while the error rate
+ * holds and refuses beyond (as the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or
  * the slots exceed 2^BK_QUOTIENT_MAX_QBITS: plan the first remainder width for the doublings you
  * expect (options.remainder_bits), or check the error a doubling leads to with
  * bk_quotient_fpr_slots(d, 2 S, r - 1) before growing.
@@ -70,6 +70,7 @@ extern "C" {
 #define BK_QUOTIENT_MAX_RBITS 32
 #define BK_QUOTIENT_DEFAULT_MAX_LOAD 0.95
 #define BK_QUOTIENT_MIN_MAX_LOAD 0.25 /* a max_load below it is refused (BK_EINVAL) */
+#define BK_QUOTIENT_KEEP_FPR 1.1      /* bk_quotient_grow_keep_fpr: how far a doubling may raise the error rate */
 
 typedef struct bk_quotient bk_quotient;
 
@@ -187,6 +188,12 @@ BK_API bk_status bk_quotient_grow(bk_quotient *f);
  * beyond the fewest (options.remainder_bits) keep it within the target for as many doublings.
  * [query] (since 1.1) */
 BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
+/* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound
+ * at the load limit stays within BK_QUOTIENT_KEEP_FPR x the target (bk_quotient_grown_fpr(f, 1) <=
+ * 1.1 bk_quotient_fpr_target(f)), which holds for as many doublings as remainder bits were planned;
+ * else BK_EFULL and f unchanged (full at its error rate: bk_quotient_grow spends it). Other errors as
+ * bk_quotient_grow. [excl] (since 1.1) */
+BK_API bk_status bk_quotient_grow_keep_fpr(bk_quotient *f);
 
 /* dst += src by one linear sweep over both: counts of equal fingerprints add up. Both need the same
  * seed; src's fingerprints are converted to dst's, which needs src's fingerprint space S_s 2^r_s to

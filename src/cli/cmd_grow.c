@@ -27,7 +27,7 @@ static const char help[] =
 enum { OPT_TIMES = OPT_ADD + 100, OPT_SPEND_FPR }; /* past the shared option ids */
 
 /* A doubling may raise the error rate at capacity to this factor of the target without --spend-fpr. */
-#define GROW_KEEP_FPR 1.1
+#define GROW_KEEP_FPR BK_QUOTIENT_KEEP_FPR
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,

@@ -161,6 +161,13 @@ bk_status bk_quotient_grow(bk_quotient *f)
     return BK_OK;
 }
 
+bk_status bk_quotient_grow_keep_fpr(bk_quotient *f)
+{
+    if (!f) return BK_EINVAL;
+    if (!(bk_quotient_grown_fpr(f, 1) <= BK_QUOTIENT_KEEP_FPR * f->fpr_target)) return BK_EFULL;
+    return bk_quotient_grow(f);
+}
+
 /* Fingerprints of a filter of S_s = odd_s 2^t_s slots and r_s remainder bits (fbits_s = t_s + r_s)
  * convert to one of odd 2^t slots and r bits when the source's fingerprint space S_s 2^r_s is the
  * target's times a power of two 2^cut (the same odd part, fbits_s >= fbits), and either at least one
