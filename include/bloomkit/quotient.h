@@ -20,7 +20,7 @@
  *     1 - exp(-(d / S) (2^r + 2) / 4^r)        (about load x 2^-r)
  * (bk_quotient_fpr_slots). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
  * default) and the fewest remainder bits that keep this at most p with n keys: at p = 1% that is
- * r = 7 and about 10 bits per key at any n (options.power_of_two_slots rounds S up to a power of
+ * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up to a power of
  * two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
  *
  * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
@@ -40,7 +40,7 @@
  * expect (options.remainder_bits), or check the error a doubling leads to with
  * bk_quotient_fpr_slots(d, 2 S, r - 1) before growing.
  *
- * Full load: inserts that would use more than max_load x 2^q slots, or need a slot past the
+ * Full load: inserts that would use more than max_load x S slots, or need a slot past the
  * physical end (the runs of the last quotients spill into a few hundred spare slots; docs/FORMAT.md), return
  * BK_EFULL and change nothing; every key added before stays present.
  *

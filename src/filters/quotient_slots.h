@@ -34,7 +34,7 @@ struct bk_quotient {
     uint64_t odd;         /* nslots without its trailing zero bits: merges need it equal */
     uint64_t xslots;      /* physical slots: multiple of 128 */
     uint64_t nblocks;     /* xslots / 64 */
-    uint64_t max_used;    /* floor(max_load * 2^q) */
+    uint64_t max_used;    /* floor(max_load * S) */
     double max_load;
     uint64_t seed;
     uint64_t capacity;    /* keys it was sized for */
