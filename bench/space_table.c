@@ -24,7 +24,10 @@
 
 #define ABSENT_KEYS 1000000
 
-static uint64_t key_hash(uint64_t set, uint64_t i) { return bu_mix64(bu_mix64(set) ^ (i * UINT64_C(0x9e3779b97f4a7c15))); }
+static uint64_t key_hash(uint64_t set, uint64_t i)
+{
+    return bu_mix64(bu_mix64(set) ^ (i * UINT64_C(0x9e3779b97f4a7c15)));
+}
 
 typedef struct {
     double bpk, fpr;

@@ -20,8 +20,8 @@
  *     1 - exp(-(d / S) (2^r + 2) / 4^r)        (about load x 2^-r)
  * (bk_quotient_fpr_slots). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
  * default) and the fewest remainder bits that keep this at most p with n keys: at p = 1% that is
- * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up to a power of
- * two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
+ * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
+ * to a power of two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
  *
  * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
  * counts of 3 and more, the digits being count - 3 in base 2^r - 1 (most significant first; a digit
@@ -35,10 +35,9 @@
  * remainder bits. A filter keeps its error rate through g doublings when it is made with g remainder
  * bits more than the fewest (options.remainder_bits; g bits per slot more); bk_quotient_grown_fpr
  * gives the bound a doubling leads to, and bk_quotient_grow_keep_fpr grows only while the error rate
- * holds and refuses beyond (as the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or
- * the slots exceed 2^BK_QUOTIENT_MAX_QBITS: plan the first remainder width for the doublings you
- * expect (options.remainder_bits), or check the error a doubling leads to with
- * bk_quotient_fpr_slots(d, 2 S, r - 1) before growing.
+ * holds and refuses beyond (as the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is
+ * refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or the slots exceed
+ * 2^BK_QUOTIENT_MAX_QBITS.
  *
  * Full load: inserts that would use more than max_load x S slots, or need a slot past the
  * physical end (the runs of the last quotients spill into a few hundred spare slots; docs/FORMAT.md), return

@@ -82,9 +82,10 @@ static bk_status v_encode(const void *vf, bk_writer *w)
             (s = bk__w_u64(w, f->nslots)) || (s = bk__w_u64(w, f->xslots)))
             return s;
     }
-    if ((s = bk__w_f64(w, f->max_load)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->used)) ||
-        (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) || (s = bk__w_u64(w, f->nwords * 8)) ||
-        (s = bk__w_align(w, 64)) || (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
+    if ((s = bk__w_f64(w, f->max_load)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) ||
+        (s = bk__w_u64(w, f->used)) || (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) ||
+        (s = bk__w_u64(w, f->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+        (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
         return s;
     return BK_OK;
 }

@@ -193,7 +193,8 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
     bk_status s = bk_quotient_compatible(dst, src);
     if (s) return s;
     bk_quotient *nf;
-    if ((s = bk__qf_alloc(dst->alloc, dst->nslots, dst->rbits, dst->max_load, dst->seed, dst->layout10, dst->xslots, true, &nf)))
+    if ((s = bk__qf_alloc(dst->alloc, dst->nslots, dst->rbits, dst->max_load, dst->seed, dst->layout10, dst->xslots,
+                          true, &nf)))
         return s;
     nf->bmi2 = dst->bmi2;
     qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
