@@ -125,6 +125,25 @@ BK_INLINE void bits_put(uint64_t *w, uint64_t bit, unsigned len, uint64_t v)
     }
 }
 
+/* Within one array w: bits [lo, hi) move up by t bits (to [lo + t, hi + t)), a whole destination
+ * word at a time from the top, each made of the two source words it straddles. */
+static void shift_up_bits(uint64_t *w, uint64_t lo, uint64_t hi, uint64_t t)
+{
+    uint64_t dlo = lo + t, dhi = hi + t, q = t >> 6;
+    unsigned sh = (unsigned)(t & 63);
+    for (uint64_t wi = (dhi - 1) >> 6;; wi--) {
+        /* the source of destination word wi: words wi - q and wi - q - 1 (below the array: none) */
+        uint64_t hiw = wi >= q ? w[wi - q] : 0;
+        uint64_t low = sh && wi >= q + 1 ? w[wi - q - 1] : 0;
+        uint64_t v = sh ? hiw << sh | low >> (64 - sh) : hiw;
+        uint64_t base = wi << 6, m = ~UINT64_C(0);
+        if (dlo > base) m &= ~UINT64_C(0) << (dlo - base);
+        if (dhi < base + 64) m &= (UINT64_C(1) << (dhi - base)) - 1;
+        w[wi] = (w[wi] & ~m) | (v & m);
+        if (wi == dlo >> 6) break;
+    }
+}
+
 /* Copies c slots (remainders and run-end bits) from slot a to slot d, both ranges inside one block
  * each; d > a copies from the top down, d < a from the bottom up, so overlapping ranges are safe. */
 static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
@@ -133,7 +152,9 @@ static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
     unsigned sj = (unsigned)(a & 63), dj = (unsigned)(d & 63);
     uint64_t rend = bits_get(&sb[1], sj, c);
     uint64_t total = (uint64_t)c * f->rbits, sbit = (uint64_t)sj * f->rbits, dbit = (uint64_t)dj * f->rbits;
-    if (d > a) {
+    if (sb == db && d > a) { /* a move inside one block (the usual one): word shifts */
+        shift_up_bits(sb + 2, sbit, sbit + total, dbit - sbit);
+    } else if (d > a) {
         for (uint64_t left = total; left;) {
             unsigned piece = left > 64 ? 64 : (unsigned)left;
             left -= piece;
