@@ -28,11 +28,11 @@ static size_t qf_bytes(void *f) { return (size_t)bk_quotient_memory(f); }
 static double qf_fpr(void *f, uint64_t n)
 {
     (void)n;
-    return bk_quotient_fpr(bk_quotient_distinct(f), bk_quotient_quotient_bits(f), bk_quotient_remainder_bits(f));
+    return bk_quotient_fpr_slots(bk_quotient_distinct(f), bk_quotient_slots(f), bk_quotient_remainder_bits(f));
 }
 static double qf_load(void *f)
 {
-    return (double)bk_quotient_slots_used(f) / (double)(UINT64_C(1) << bk_quotient_quotient_bits(f));
+    return (double)bk_quotient_slots_used(f) / (double)bk_quotient_slots(f);
 }
 static void qf_clear(void *f) { bk_quotient_clear(f); }
 static void qf_destroy(void *f) { bk_quotient_free(f); }

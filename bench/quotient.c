@@ -32,7 +32,7 @@ static double now_s(void)
 
 static double qload(const bk_quotient *f)
 {
-    return (double)bk_quotient_slots_used(f) / (double)(UINT64_C(1) << bk_quotient_quotient_bits(f));
+    return (double)bk_quotient_slots_used(f) / (double)bk_quotient_slots(f);
 }
 
 static void run(uint64_t n, double p)
@@ -71,8 +71,9 @@ static void run(uint64_t n, double p)
     t0 = now_s();
     (void)bk_quotient_contains_hashes(f, miss, n, res, NULL);
     double t_bqm = now_s() - t0;
-    uint32_t q = bk_quotient_quotient_bits(f), r = bk_quotient_remainder_bits(f);
-    double bound = bk_quotient_fpr(bk_quotient_distinct(f), q, r);
+    uint64_t q = bk_quotient_slots(f);
+    uint32_t r = bk_quotient_remainder_bits(f);
+    double bound = bk_quotient_fpr_slots(bk_quotient_distinct(f), q, r);
     double bpk = (double)bk_quotient_memory(f) * 8.0 / (double)n, load = qload(f);
 
     /* growth: the filter as it is, doubled */
@@ -103,16 +104,14 @@ static void run(uint64_t n, double p)
     bk_quotient_free(a);
     bk_quotient_free(b);
 
-    /* 93% load: the largest 2^q with 0.93 * 2^q <= n */
-    uint32_t q93 = 7;
-    while ((double)(UINT64_C(1) << (q93 + 1)) * 0.93 <= (double)n) q93++;
-    uint64_t n93 = (uint64_t)(0.93 * (double)(UINT64_C(1) << q93));
+    /* 93% load: S = n / 0.93 slots (any count) */
+    uint64_t n93 = n;
     bk_quotient_geometry g93;
     bk_quotient_options o93 = BK_QUOTIENT_OPTIONS_INIT;
     o93.max_load = 0.93;
     bk_quotient_size(n93, p, &o93, &g93);
     bk_quotient *f93;
-    bk_quotient_new_qr(g93.quotient_bits, g93.remainder_bits, &o93, &f93);
+    bk_quotient_new_slots(g93.slots, g93.remainder_bits, &o93, &f93);
     bk_quotient_add_hashes(f93, h, n93, NULL);
     uint64_t fp93 = 0;
     for (uint64_t i = 0; i < n; i++) fp93 += bk_quotient_contains_hash(f93, miss[i]);
@@ -131,9 +130,9 @@ static void run(uint64_t n, double p)
     bk_cuckoo_free(c);
 
     double dn = (double)n;
-    printf("\nn = %llu, p = %g: quotient q = %u, r = %u, load %.3f, %.2f bits/key, FPR %.5f (bound %.5f), "
+    printf("\nn = %llu, p = %g: quotient S = %llu, r = %u, load %.3f, %.2f bits/key, FPR %.5f (bound %.5f), "
            "hits %llu/%llu\n",
-           (unsigned long long)n, p, q, r, load, bpk, (double)fps / dn, bound, (unsigned long long)hits,
+           (unsigned long long)n, p, (unsigned long long)q, r, load, bpk, (double)fps / dn, bound, (unsigned long long)hits,
            (unsigned long long)n);
     printf("  insert %.1f ns, query present %.1f ns, absent %.1f ns; batch query present %.1f ns, absent %.1f ns; "
            "remove %.1f ns (%llu removed)\n",
@@ -144,7 +143,8 @@ static void run(uint64_t n, double p)
            "present after)\n",
            dn / t_merge / 1e6, bk_strerror(ms), t_grow / dn * 1e9, bk_strerror(gs), (unsigned long long)after,
            (unsigned long long)((n + 96) / 97));
-    printf("  at 93%% load (q = %u, r = %u, %llu keys, load %.3f): %.2f bits/key, FPR %.5f\n", g93.quotient_bits,
+    printf("  at 93%% load (S = %llu, r = %u, %llu keys, load %.3f): %.2f bits/key, FPR %.5f\n",
+           (unsigned long long)g93.slots,
            g93.remainder_bits, (unsigned long long)n93, load93, bpk93, (double)fp93 / dn);
     printf("  cuckoo (b = 4, %u-bit fingerprints, load %.3f): %.2f bits/key, FPR %.5f\n", ci.fingerprint_bits,
            ci.load_factor, cbpk, (double)cfp / dn);

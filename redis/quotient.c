@@ -8,21 +8,33 @@
  *
  *   BK.QF.RESERVE key capacity error_rate [REMAINDER r]    an empty filter (r: room to grow)
  *   BK.QF.ADD key item [COUNT n]   add n occurrences (1); creates the key (capacity INITIAL_SIZE,
- *                                  ERROR_RATE); a full filter is doubled first. Reply: the item's count
+ *                                  ERROR_RATE, room for QF_IMPLICIT_ROOM doublings); a full filter is
+ *                                  doubled first when the doubled one keeps the key's error rate at
+ *                                  capacity (within QF_KEEP_FPR of it), else refused. Reply: the count
  *   BK.QF.EXISTS key item          1 if probably present, else 0
  *   BK.QF.COUNT key item           occurrences added (0: certainly absent)
  *   BK.QF.DEL key item [COUNT n]   remove n occurrences: 1, or 0 when fewer are present
- *   BK.QF.GROW key                 double the slots (one remainder bit into the quotient)
+ *   BK.QF.GROW key                 double the slots (one remainder bit into the quotient), even when
+ *                                  that spends error rate: the explicit, named form of the old growth
  *   BK.QF.MERGE dest src           dest += src (same seed; src may be a filter dest grew from)
  *   BK.QF.INFO key                 field/value pairs
  */
 #include "module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bloomkit/quotient.h"
 
-static bk_status qf_create(long long capacity, double error_rate, long long rbits, bkr_value **out)
+/* A key BK.QF.ADD creates has remainder bits for this many doublings at its error rate (64 times
+ * INITIAL_SIZE), at this many bits per slot more. */
+#define QF_IMPLICIT_ROOM 6
+/* BK.QF.ADD doubles a full filter only when the doubled one's error rate at capacity stays within
+ * this factor of the key's target. */
+#define QF_KEEP_FPR BK_QUOTIENT_KEEP_FPR
+
+/* rbits: the remainder bits (0: the fewest for error_rate, plus `room` for as many doublings). */
+static bk_status qf_create(long long capacity, double error_rate, long long rbits, uint32_t room, bkr_value **out)
 {
     size_t heap0 = bkr_heap_now();
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
@@ -30,6 +42,11 @@ static bk_status qf_create(long long capacity, double error_rate, long long rbit
     bk_quotient_geometry g;
     bk_status s = bk_quotient_size((uint64_t)capacity, error_rate, &o, &g);
     if (s != BK_OK) return s;
+    if (!rbits && room) {
+        o.remainder_bits = g.remainder_bits + room > BK_QUOTIENT_MAX_RBITS ? BK_QUOTIENT_MAX_RBITS
+                                                                           : g.remainder_bits + room;
+        if ((s = bk_quotient_size((uint64_t)capacity, error_rate, &o, &g)) != BK_OK) return s;
+    }
     if ((double)g.bytes > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     bk_quotient *q;
     if ((s = bk_quotient_new((uint64_t)capacity, error_rate, &o, &q)) != BK_OK) return s;
@@ -84,7 +101,7 @@ static int QF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
-    bk_status s = qf_create(capacity, p, rbits, &v);
+    bk_status s = qf_create(capacity, p, rbits, 0, &v);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     bkr_set(key, BKR_BF, v);
     RedisModule_ReplicateVerbatim(ctx);
@@ -114,7 +131,7 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v, &q);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_EMPTY) {
-        bk_status s = qf_create(bkr_cfg.bf_initial_size, bkr_cfg.bf_error_rate, 0, &v);
+        bk_status s = qf_create(bkr_cfg.bf_initial_size, bkr_cfg.bf_error_rate, 0, QF_IMPLICIT_ROOM, &v);
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         bkr_set(key, BKR_BF, v);
         q = bkr_typed(v);
@@ -124,6 +141,16 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     uint64_t h = bk_hash64(p, len, bk_quotient_seed(q));
     bk_status s = bk_quotient_add_count_hash(q, h, (uint64_t)n);
     while (s == BK_EFULL) { /* double, then retry: no item is lost either way */
+        double now = bk_quotient_fpr_target(q), then = bk_quotient_grown_fpr(q, 1);
+        if (!(then <= QF_KEEP_FPR * now)) { /* NAN (no remainder bit left) too */
+            if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx);
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "ERR filter is full: doubling it would raise its error rate at capacity to %.3g, above its "
+                     "target %.3g (BK.QF.GROW doubles it anyway; BK.QF.RESERVE with REMAINDER leaves room to grow)",
+                     then == then ? then : 1.0, now);
+            return RedisModule_ReplyWithError(ctx, msg);
+        }
         bk_status g = qf_grow(v);
         if (g != BK_OK) {
             if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
@@ -240,7 +267,7 @@ static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     bk_stats s;
     bk_quotient_stats(q, &s);
-    RedisModule_ReplyWithArray(ctx, 20);
+    RedisModule_ReplyWithArray(ctx, 24);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
     RedisModule_ReplyWithLongLong(ctx, (long long)s.capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
@@ -261,6 +288,10 @@ static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithDouble(ctx, s.fpr_now);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate target");
     RedisModule_ReplyWithDouble(ctx, s.fpr_target);
+    RedisModule_ReplyWithSimpleString(ctx, "Error rate at capacity");
+    RedisModule_ReplyWithDouble(ctx, bk_quotient_grown_fpr(q, 0));
+    RedisModule_ReplyWithSimpleString(ctx, "Slots");
+    RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_slots(q));
     return REDISMODULE_OK;
 }
 

@@ -258,13 +258,15 @@ static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t see
 }
 
 /* Quotient filter: the keys once each, plus one key (set 3, 0) added 1000 times, so files carry a
- * multi-slot counter. */
+ * multi-slot counter. "quotient": 2^q slots, the 1.0 body; "quotient-slots": the slots the sizing
+ * gives, the later body (docs/FORMAT.md 6.8). */
 static void tf_quotient_free(void *p) { bk_quotient_free(p); }
-static bk_filter *tf_quotient(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+static bk_filter *tf_quotient_make(uint64_t capacity, uint64_t nkeys, uint64_t seed, bool pow2)
 {
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = seed;
     o.allocator = tf_allocator;
+    o.power_of_two_slots = pow2;
     bk_quotient *q;
     if (bk_quotient_new(capacity + 8, 0.01, &o, &q) != BK_OK) return NULL;
     if (nkeys) {
@@ -275,6 +277,14 @@ static bk_filter *tf_quotient(uint64_t capacity, uint64_t nkeys, uint64_t seed)
         }
     }
     return tf_wrap_fill(BK_TYPE_QUOTIENT, q, tf_quotient_free, nkeys);
+}
+static bk_filter *tf_quotient(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_quotient_make(capacity, nkeys, seed, true);
+}
+static bk_filter *tf_quotient_slots(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_quotient_make(capacity, nkeys, seed, false);
 }
 
 /* One entry per type (and layout). Later types add their line here. */
@@ -296,6 +306,7 @@ static const tf_factory tf_factories[] = {
     { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
     { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
     { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
+    { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

@@ -1,6 +1,7 @@
 /* The aging filter: no false negatives inside count and time windows (steady and bursty rates), the
  * FPR over the window, the slack, add_if_absent, batches and paths, statistics, persistence, union. */
 #include "testutil.h"
+#include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
 
@@ -261,6 +262,39 @@ static void test_time_fpr(void **state)
     print_message("time window: FPR %.5f at the end of a period, fpr_now %.5f\n", fpr, st.fpr_now);
     assert_true(fpr <= 1.15 * 0.01);
     assert_false(st.saturated);
+    bk_aging_free(f);
+}
+
+/* What a forward jump of the clock does to a time window (the wall clock stepped ahead): keys age by
+ * the jump, a jump past the window and a period forgets them all; and the monotonic clock runs
+ * with CLOCK_MONOTONIC and keeps a real window's keys. */
+static void test_clock_jump_and_monotonic(void **state)
+{
+    (void)state;
+    fake_clock clk = { 1000000 };
+    bk_aging_options o = { .seed = 9, .clock = fake_now, .clock_ctx = &clk };
+    bk_aging *f = NULL;
+    assert_int_equal(bk_aging_new_time(3000, 10000, 0.01, &o, &f), BK_OK); /* T = 3 s, g = 4: P = 1 s */
+    for (uint64_t i = 0; i < 1000; i++) assert_int_equal(bk_aging_add_hash(f, key_hash(2, i, 9)), BK_OK);
+    clk.now += 1000; /* a real second later: inside the window */
+    for (uint64_t i = 0; i < 1000; i++) assert_true(bk_aging_contains_hash(f, key_hash(2, i, 9)));
+    clk.now += 3000; /* the clock jumps 3 s ahead: the keys, 1 s old, look 4 s old and are forgotten */
+    uint64_t left = 0;
+    for (uint64_t i = 0; i < 1000; i++) left += bk_aging_contains_hash(f, key_hash(2, i, 9));
+    assert_true(left < 50); /* false positives only */
+    bk_aging_free(f);
+    /* the monotonic clock: CLOCK_MONOTONIC in ms */
+    struct timespec ts;
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    uint64_t before = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    uint64_t m = bk_aging_monotonic_ms(NULL);
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    uint64_t after = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    assert_true(m >= before && m <= after);
+    bk_aging_options om = { .seed = 9, .clock = bk_aging_monotonic_ms };
+    assert_int_equal(bk_aging_new_time(60000, 10000, 0.01, &om, &f), BK_OK);
+    for (uint64_t i = 0; i < 1000; i++) assert_int_equal(bk_aging_add_hash(f, key_hash(3, i, 9)), BK_OK);
+    for (uint64_t i = 0; i < 1000; i++) assert_true(bk_aging_contains_hash(f, key_hash(3, i, 9)));
     bk_aging_free(f);
 }
 
@@ -773,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_time_no_false_negatives),
         cmocka_unit_test(test_time_fpr),
         cmocka_unit_test(test_add_if_absent),
+        cmocka_unit_test(test_clock_jump_and_monotonic),
         cmocka_unit_test(test_forms_and_paths_agree),
         cmocka_unit_test(test_batches_match_single_keys),
         cmocka_unit_test(test_stats_and_info),

@@ -2,11 +2,14 @@
  * no false negatives across inserts, deletes, growth and merge, FPR against the bound at fixed seeds,
  * counters, full load, both code paths, serialization. */
 #include "testutil.h"
+#include <math.h>
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
 #include "filters/testing.h"
 
 /* ---- a model: the multiset of fingerprints, as the header defines them ---- */
+
+__extension__ typedef unsigned __int128 tu_u128;
 
 typedef struct {
     uint64_t fp, count;
@@ -15,12 +18,13 @@ typedef struct {
 typedef struct {
     fpc *v;
     size_t n, cap;
-    uint32_t q, r;
 } model;
 
-static uint64_t fp_of(uint32_t q, uint32_t r, uint64_t h)
+/* The fingerprint of h in a filter of `slots` home slots and r remainder bits: floor(h S 2^r / 2^64),
+ * a remainder of 0 stored as 1 (for S = 2^q: the top q + r bits of h). */
+static uint64_t fp_of(uint64_t slots, uint32_t r, uint64_t h)
 {
-    uint64_t fp = h >> (64 - q - r);
+    uint64_t fp = (uint64_t)(((tu_u128)h * slots) >> (64 - r));
     uint64_t mask = (UINT64_C(1) << r) - 1;
     if ((fp & mask) == 0) fp |= 1;
     return fp;
@@ -103,33 +107,50 @@ static void assert_matches(const bk_quotient *f, const model *m)
     assert_int_equal(bk_quotient_distinct(f), m->n);
 }
 
-static bk_quotient *make_qr(uint32_t q, uint32_t r, double max_load, bk_quotient_path path, uint64_t seed)
+/* A filter of `slots` home slots: 2^q made by bk_quotient_new_qr (the 1.0 layout) when pow2, else by
+ * bk_quotient_new_slots. */
+static bk_quotient *make_sr(uint64_t slots, uint32_t r, double max_load, bk_quotient_path path, uint64_t seed,
+                            bool pow2)
 {
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = max_load;
     o.seed = seed;
     bk_quotient *f = NULL;
-    assert_int_equal(bk_quotient_new_qr(q, r, &o, &f), BK_OK);
+    if (pow2) assert_int_equal(bk_quotient_new_qr((uint32_t)__builtin_ctzll(slots), r, &o, &f), BK_OK);
+    else assert_int_equal(bk_quotient_new_slots(slots, r, &o, &f), BK_OK);
+    assert_int_equal(bk_quotient_slots(f), slots);
     if (path != BK_QUOTIENT_AUTO) assert_int_equal(bk_quotient_set_path(f, path), BK_OK);
     return f;
 }
 
-/* A hash whose fingerprint (in q + r bits) is fp. */
-static uint64_t hash_with_fp(uint64_t fp, uint32_t bits, uint64_t *rng)
+static bk_quotient *make_qr(uint32_t q, uint32_t r, double max_load, bk_quotient_path path, uint64_t seed)
 {
-    return fp << (64 - bits) | (tu_splitmix(rng) >> bits);
+    return make_sr(UINT64_C(1) << q, r, max_load, path, seed, true);
+}
+
+/* A hash whose fingerprint in a filter of `slots` slots and r bits is fp (fp's remainder not 0): the
+ * hashes with that fingerprint are the interval [ceil(fp 2^64 / M), ceil((fp + 1) 2^64 / M)), M = S 2^r;
+ * a random one of it. */
+static uint64_t hash_with_fp(uint64_t fp, uint64_t slots, uint32_t r, uint64_t *rng)
+{
+    tu_u128 M = (tu_u128)slots << r;
+    tu_u128 lo = (((tu_u128)fp << 64) + M - 1) / M;
+    tu_u128 hi = (((tu_u128)(fp + 1) << 64) + M - 1) / M; /* exclusive */
+    uint64_t h = (uint64_t)(lo + tu_splitmix(rng) % (uint64_t)(hi - lo));
+    assert_int_equal(fp_of(slots, r, h), fp);
+    return h;
 }
 
 /* Random adds (single and multiple, some huge), removes of present fingerprints, in a small filter with
  * few remainder bits (long runs, many shared fingerprints) at high load, checked against the model
  * after every operation; both code paths in lockstep, with identical bytes. */
-static void run_model(uint32_t q, uint32_t r, double max_load, uint64_t seed, int ops)
+static void run_model(uint64_t S, uint32_t r, double max_load, uint64_t seed, int ops)
 {
-    bool both = bk_quotient_bmi2_available();
-    bk_quotient *a = make_qr(q, r, max_load, BK_QUOTIENT_PORTABLE, 7);
-    bk_quotient *b = both ? make_qr(q, r, max_load, BK_QUOTIENT_BMI2, 7) : NULL;
+    bool both = bk_quotient_bmi2_available(), pow2 = (S & (S - 1)) == 0;
+    bk_quotient *a = make_sr(S, r, max_load, BK_QUOTIENT_PORTABLE, 7, pow2);
+    bk_quotient *b = both ? make_sr(S, r, max_load, BK_QUOTIENT_BMI2, 7, pow2) : NULL;
     assert_int_equal(bk_quotient_path_of(a), BK_QUOTIENT_PORTABLE);
-    model m = { NULL, 0, 0, q, r };
+    model m = { NULL, 0, 0 };
     uint64_t rng = seed, fulls = 0;
     for (int i = 0; i < ops; i++) {
         uint64_t die = tu_splitmix(&rng) % 100;
@@ -147,11 +168,11 @@ static void run_model(uint32_t q, uint32_t r, double max_load, uint64_t seed, in
                 continue;
             }
             assert_int_equal(s, BK_OK);
-            m_add(&m, fp_of(q, r, h), c);
-            assert_int_equal(bk_quotient_count_hash(a, h), m_count(&m, fp_of(q, r, h)));
+            m_add(&m, fp_of(S, r, h), c);
+            assert_int_equal(bk_quotient_count_hash(a, h), m_count(&m, fp_of(S, r, h)));
         } else {
             fpc e = m.v[tu_splitmix(&rng) % m.n];
-            uint64_t h = hash_with_fp(e.fp, q + r, &rng);
+            uint64_t h = hash_with_fp(e.fp, S, r, &rng);
             uint64_t c = die % 5 == 0 ? e.count : 1 + tu_splitmix(&rng) % e.count;
             if (die % 11 == 0) c = e.count + 1; /* more than present: refused */
             bk_status s = bk_quotient_remove_count_hash(a, h, c);
@@ -175,7 +196,7 @@ static void run_model(uint32_t q, uint32_t r, double max_load, uint64_t seed, in
     assert_true(fulls > 0 || max_load < 0.5); /* the high-load runs reach the limit */
     /* every fingerprint in the model answers present with its count, through both paths */
     for (size_t i = 0; i < m.n; i++) {
-        uint64_t h = hash_with_fp(m.v[i].fp, q + r, &rng);
+        uint64_t h = hash_with_fp(m.v[i].fp, S, r, &rng);
         assert_true(bk_quotient_contains_hash(a, h));
         assert_int_equal(bk_quotient_count_hash(a, h), m.v[i].count);
         if (b) assert_int_equal(bk_quotient_count_hash(b, h), m.v[i].count);
@@ -188,15 +209,19 @@ static void run_model(uint32_t q, uint32_t r, double max_load, uint64_t seed, in
 static void model_small_dense(void **state)
 {
     (void)state;
-    run_model(7, 3, 1.0, 1, 6000);   /* 128 slots, r = 3: tiny, full all the time */
-    run_model(8, 2, 0.98, 2, 6000);  /* the smallest remainder: base-3 counter digits */
+    run_model(128, 3, 1.0, 1, 6000);   /* 128 slots, r = 3: tiny, full all the time */
+    run_model(256, 2, 0.98, 2, 6000);  /* the smallest remainder: base-3 counter digits */
+    run_model(200, 3, 1.0, 5, 6000);   /* slots not a power of two, not a whole block */
+    run_model(129, 2, 0.97, 6, 6000);
 }
 
 static void model_medium(void **state)
 {
     (void)state;
-    run_model(10, 5, 0.95, 3, 20000);
-    run_model(9, 13, 1.0, 4, 8000);  /* remainders across word boundaries */
+    run_model(1024, 5, 0.95, 3, 20000);
+    run_model(512, 13, 1.0, 4, 8000);  /* remainders across word boundaries */
+    run_model(1000, 5, 0.95, 7, 20000);
+    run_model(701, 13, 1.0, 8, 8000);
 }
 
 /* ---- keys as bytes: no false negatives, FPR against the bound, growth ---- */
@@ -239,21 +264,26 @@ static void fpr_case(double p, uint64_t seed)
     o.remainder_bits = g.remainder_bits + 2;
     bk_quotient *f = NULL;
     assert_int_equal(bk_quotient_new(n, p, &o, &f), BK_OK);
-    uint32_t q = bk_quotient_quotient_bits(f), r = bk_quotient_remainder_bits(f);
+    uint64_t S = bk_quotient_slots(f);
+    uint32_t r = bk_quotient_remainder_bits(f);
     /* fill to 90% of the slots: the load the bound is stated for */
-    uint64_t fill = (uint64_t)(0.90 * (double)(UINT64_C(1) << q));
+    uint64_t fill = (uint64_t)(0.90 * (double)S);
     add_keys(f, 1, 0, fill);
     assert_all_present(f, 1, 0, fill);
     for (int g2 = 0; g2 <= 2; g2++) {
-        q = bk_quotient_quotient_bits(f);
+        S = bk_quotient_slots(f);
         r = bk_quotient_remainder_bits(f);
-        double bound = bk_quotient_fpr(fill, q, r);
+        double bound = bk_quotient_fpr_slots(fill, S, r);
         /* enough probes for about 500 false positives: the measurement's noise is then about 5% */
         uint64_t np = (uint64_t)(500 / bound) > probes ? (uint64_t)(500 / bound) : probes;
         double fpr = measure_fpr(f, 1000 + (uint64_t)g2, np);
-        print_message("p %g doubling %d: q %u r %u load %.3f fpr %.5f bound %.5f ratio %.3f\n", p, g2, q, r,
-                      (double)bk_quotient_slots_used(f) / (double)(UINT64_C(1) << q), fpr, bound, fpr / bound);
+        print_message("p %g doubling %d: S %llu r %u load %.3f fpr %.5f bound %.5f ratio %.3f\n", p, g2,
+                      (unsigned long long)S, r, (double)bk_quotient_slots_used(f) / (double)S, fpr, bound, fpr / bound);
         assert_true(fpr <= 1.15 * bound);
+        /* two remainder bits planned: two doublings keep the error rate it was made for */
+        assert_true(fpr <= 1.1 * p);
+        assert_true(bk_quotient_fpr_target(f) == p);
+        assert_true(bk_quotient_grown_fpr(f, (uint32_t)(2 - g2)) <= p);
         if (g2 == 2) break;
         assert_int_equal(bk_quotient_grow(f), BK_OK);
         assert_int_equal(bk__quotient_check(f), BK_OK);
@@ -270,8 +300,52 @@ static void fpr_case(double p, uint64_t seed)
     add_keys(f, 2, 0, n);
     double fpr = measure_fpr(f, 3, (uint64_t)(500 / p));
     print_message("p %g sized: r %u fpr %.5f bound %.5f\n", p, bk_quotient_remainder_bits(f), fpr,
-                  bk_quotient_fpr(n, bk_quotient_quotient_bits(f), bk_quotient_remainder_bits(f)));
+                  bk_quotient_fpr_slots(n, bk_quotient_slots(f), bk_quotient_remainder_bits(f)));
     assert_true(fpr <= 1.15 * p);
+    bk_quotient_free(f);
+}
+
+/* The target stays what the filter was made for; bk_quotient_grown_fpr predicts each doubling's
+ * bound at the load limit, so a caller can grow only while it holds. */
+static void growth_keeps_target(void **state)
+{
+    (void)state;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    bk_quotient_geometry g;
+    assert_int_equal(bk_quotient_size(5000, 0.01, &o, &g), BK_OK);
+    o.remainder_bits = g.remainder_bits + 3;
+    bk_quotient *f = NULL;
+    assert_int_equal(bk_quotient_new(5000, 0.01, &o, &f), BK_OK);
+    uint64_t S = bk_quotient_slots(f);
+    uint32_t r = bk_quotient_remainder_bits(f);
+    assert_true(bk_quotient_grown_fpr(f, 0) ==
+                bk_quotient_fpr_slots((uint64_t)floor(0.95 * (double)S), S, r));
+    int grown = 0;
+    while (bk_quotient_grown_fpr(f, 1) <= 0.01) {
+        assert_int_equal(bk_quotient_grow_keep_fpr(f), BK_OK);
+        grown++;
+        assert_true(bk_quotient_fpr_target(f) == 0.01);
+    }
+    assert_int_equal(grown, 3); /* exactly the planned bits */
+    /* the next doubling would pass 1.1 x the target: refused, nothing changed */
+    size_t nw0, nw1;
+    const uint64_t *w0 = bk__quotient_words(f, &nw0);
+    assert_int_equal(bk_quotient_grow_keep_fpr(f), BK_EFULL);
+    assert_true(bk__quotient_words(f, &nw1) == w0 && nw1 == nw0);
+    assert_int_equal(bk_quotient_slots(f), 8 * S);
+    assert_int_equal(bk_quotient_grow_keep_fpr(NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_slots(f), 8 * S);
+    assert_true(bk_quotient_grown_fpr(f, 0) <= 0.01);
+    assert_true(bk_quotient_grown_fpr(f, 1) > 0.01);
+    assert_true(isnan(bk_quotient_grown_fpr(f, bk_quotient_remainder_bits(f))));
+    /* a doubling past the plan: the filter says its error rate is now above the target when full */
+    assert_int_equal(bk_quotient_grow(f), BK_OK);
+    uint64_t n = (uint64_t)(0.95 * (double)bk_quotient_slots(f)) - 10;
+    for (uint64_t i = 0; i < n; i++) assert_int_equal(bk_quotient_add_u64(f, i), BK_OK);
+    bk_stats st;
+    bk_quotient_stats(f, &st);
+    assert_true(st.fpr_target == 0.01);
+    assert_true(st.fpr_now > 0.01 && st.saturated);
     bk_quotient_free(f);
 }
 
@@ -305,21 +379,22 @@ static void counters(void **state)
     assert_int_equal(bk_quotient_distinct(f), 1);
     assert_int_equal(bk_quotient_total(f), 1000000);
     /* keys with known multiplicities: counts exact when no other key shares the fingerprint, never under */
-    uint32_t q = bk_quotient_quotient_bits(f), r = bk_quotient_remainder_bits(f);
-    model m = { NULL, 0, 0, q, r };
-    m_add(&m, fp_of(q, r, h), 1000000);
+    uint64_t S = bk_quotient_slots(f);
+    uint32_t r = bk_quotient_remainder_bits(f);
+    model m = { NULL, 0, 0 };
+    m_add(&m, fp_of(S, r, h), 1000000);
     for (uint64_t i = 0; i < 5000; i++) {
         tu_key k = tu_make_key(9, i);
         uint64_t c = 1 + i % 13;
         assert_int_equal(bk_quotient_add_count_hash(f, bk_hash64(k.b, sizeof k.b, 0), c), BK_OK);
-        m_add(&m, fp_of(q, r, bk_hash64(k.b, sizeof k.b, 0)), c);
+        m_add(&m, fp_of(S, r, bk_hash64(k.b, sizeof k.b, 0)), c);
     }
     uint64_t exact = 0, shared = 0;
     for (uint64_t i = 0; i < 5000; i++) {
         tu_key k = tu_make_key(9, i);
         uint64_t got = bk_quotient_count(f, k.b, sizeof k.b), want = 1 + i % 13;
         assert_true(got >= want);
-        assert_int_equal(got, m_count(&m, fp_of(q, r, bk_hash64(k.b, sizeof k.b, 0))));
+        assert_int_equal(got, m_count(&m, fp_of(S, r, bk_hash64(k.b, sizeof k.b, 0))));
         if (got == want) exact++;
         else shared++;
     }
@@ -328,13 +403,13 @@ static void counters(void **state)
     assert_true(exact > 4900);
     assert_matches(f, &m);
     /* removes bring the count down to what other keys sharing its fingerprint added */
-    uint64_t others = m_count(&m, fp_of(q, r, h)) - 1000000;
+    uint64_t others = m_count(&m, fp_of(S, r, h)) - 1000000;
     for (int i = 0; i < 10; i++) assert_int_equal(bk_quotient_remove_hash(f, h), BK_OK);
     assert_int_equal(bk_quotient_count_hash(f, h), others + 999990);
     assert_int_equal(bk_quotient_remove_count_hash(f, h, others + 999991), BK_ENOTFOUND);
     assert_int_equal(bk_quotient_remove_count_hash(f, h, 999990), BK_OK);
     assert_int_equal(bk_quotient_count_hash(f, h), others);
-    m_sub(&m, fp_of(q, r, h), 1000000);
+    m_sub(&m, fp_of(S, r, h), 1000000);
     assert_matches(f, &m);
     free(m.v);
     bk_quotient_free(f);
@@ -447,37 +522,47 @@ static void merge(void **state)
  * byte for byte; counts and every key carry over; what cannot be converted is refused */
 typedef struct {
     bk_quotient *dst;
-    uint32_t q, r;
+    uint64_t slots;
+    uint32_t r;
     bk_status s;
 } convert_ctx;
 
 static int convert_one(uint64_t fp, uint64_t count, void *vc)
 {
     convert_ctx *c = vc;
-    c->s = bk_quotient_add_fingerprint(c->dst, fp, c->q, c->r, count);
+    if ((c->slots & (c->slots - 1)) == 0) /* the 1.0 call, for 2^q slots */
+        c->s = bk_quotient_add_fingerprint(c->dst, fp, (uint32_t)__builtin_ctzll(c->slots), c->r, count);
+    else
+        c->s = bk_quotient_add_fingerprint_slots(c->dst, fp, c->slots, c->r, count);
     return c->s != BK_OK;
 }
 
-static void offline_conversion(void **state)
+static void offline_conversion_case(bool pow2)
 {
-    (void)state;
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.seed = 77;
+    o.power_of_two_slots = pow2;
     bk_quotient *a = NULL, *b = NULL, *grown = NULL, *longer = NULL;
     assert_int_equal(bk_quotient_new(20000, 0.01, &o, &a), BK_OK);
     add_keys(a, 7, 0, 10000);
     tu_key k0 = tu_make_key(7, 0);
     for (int i = 0; i < 3; i++) assert_int_equal(bk_quotient_add(a, k0.b, sizeof k0.b), BK_OK);
+    uint64_t S = bk_quotient_slots(a);
     uint32_t q = bk_quotient_quotient_bits(a), r = bk_quotient_remainder_bits(a);
-    assert_int_equal(bk_quotient_new_qr(q + 1, r - 1, &o, &b), BK_OK);
-    convert_ctx c = { b, q, r, BK_OK };
+    assert_true(pow2 ? S == UINT64_C(1) << q : (S & (S - 1)) != 0);
+    if (pow2) assert_int_equal(bk_quotient_new_qr(q + 1, r - 1, &o, &b), BK_OK);
+    else assert_int_equal(bk_quotient_new_slots(2 * S, r - 1, &o, &b), BK_OK);
+    convert_ctx c = { b, S, r, BK_OK };
     assert_int_equal(bk_quotient_foreach(a, convert_one, &c), 0);
     assert_int_equal(c.s, BK_OK);
     assert_int_equal(bk__quotient_check(b), BK_OK);
     assert_all_present(b, 7, 0, 10000);
     assert_int_equal(bk_quotient_count(b, k0.b, sizeof k0.b), 4);
     assert_int_equal(bk_quotient_total(b), bk_quotient_total(a));
-    assert_int_equal(bk_quotient_distinct(b), bk_quotient_distinct(a));
+    /* a remainder bit moved into the quotient: two remainders that differ in only that bit and the
+     * lowest, one of them 0 in the other bits, now share a fingerprint (a rare merge of two entries) */
+    assert_true(bk_quotient_distinct(b) <= bk_quotient_distinct(a));
+    assert_true(bk_quotient_distinct(b) + 5 >= bk_quotient_distinct(a));
     assert_int_equal(bk_quotient_clone(a, &grown), BK_OK);
     assert_int_equal(bk_quotient_grow(grown), BK_OK);
     size_t nb, ng;
@@ -485,14 +570,20 @@ static void offline_conversion(void **state)
     assert_int_equal(nb, ng);
     assert_memory_equal(wb, wg, nb * 8);
     /* a longer fingerprint than the source holds cannot be made up */
-    assert_int_equal(bk_quotient_new_qr(q, r + 1, &o, &longer), BK_OK);
-    convert_ctx c2 = { longer, q, r, BK_OK };
+    if (pow2) assert_int_equal(bk_quotient_new_qr(q, r + 1, &o, &longer), BK_OK);
+    else assert_int_equal(bk_quotient_new_slots(S, r + 1, &o, &longer), BK_OK);
+    convert_ctx c2 = { longer, S, r, BK_OK };
     assert_int_not_equal(bk_quotient_foreach(a, convert_one, &c2), 0);
     assert_int_equal(c2.s, BK_EINCOMPAT);
     /* bad arguments */
     assert_int_equal(bk_quotient_add_fingerprint(b, 1, q, r, 0), BK_EINVAL);
     assert_int_equal(bk_quotient_add_fingerprint(b, UINT64_C(1) << (q + r), q, r, 1), BK_EINVAL);
     assert_int_equal(bk_quotient_add_fingerprint(b, 1, 40, 25, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint_slots(b, S << r, S, r, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint_slots(b, 1, S, 0, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint_slots(b, 1, UINT64_C(3) << 40, 30, 1), BK_EINVAL);
+    /* a fingerprint space that is not b's times a power of two: refused */
+    assert_int_equal(bk_quotient_add_fingerprint_slots(b, 1, 3 * S, r, 1), BK_EINCOMPAT);
     assert_int_equal(bk_quotient_total(b), bk_quotient_total(a)); /* the refusals changed nothing */
     /* max_load: the default, and what the options asked */
     assert_true(bk_quotient_max_load(a) == 0.95);
@@ -506,6 +597,13 @@ static void offline_conversion(void **state)
     bk_quotient_free(grown);
     bk_quotient_free(b);
     bk_quotient_free(a);
+}
+
+static void offline_conversion(void **state)
+{
+    (void)state;
+    offline_conversion_case(true);
+    offline_conversion_case(false);
 }
 
 /* ---- full load ---- */
@@ -584,6 +682,16 @@ static void limits_and_stats(void **state)
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     o.max_load = 1.5;
     assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_EINVAL);
+    /* a load limit below BK_QUOTIENT_MIN_MAX_LOAD (a filter mostly empty by design) is refused */
+    o.max_load = 1e-9;
+    assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_EINVAL);
+    assert_int_equal(bk_quotient_size(100, 0.01, &o, NULL), BK_EINVAL);
+    o.max_load = BK_QUOTIENT_MIN_MAX_LOAD / 2;
+    assert_int_equal(bk_quotient_new_slots(1000, 8, &o, &f), BK_EINVAL);
+    o.max_load = BK_QUOTIENT_MIN_MAX_LOAD;
+    assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_OK);
+    bk_quotient_free(f);
+    f = NULL;
     o.max_load = 0;
     o.remainder_bits = 1;
     assert_int_equal(bk_quotient_new(100, 0.01, &o, &f), BK_EINVAL);
@@ -595,6 +703,10 @@ static void limits_and_stats(void **state)
     assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS, BK_QUOTIENT_MAX_RBITS + 1, NULL, &f), BK_EINVAL);
     assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MAX_QBITS + 1, 8, NULL, &f), BK_ETOOBIG);
     assert_null(f);
+    assert_int_equal(bk_quotient_new_slots(127, 8, NULL, &f), BK_EINVAL);
+    assert_int_equal(bk_quotient_new_slots((UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) + 1, 8, NULL, &f), BK_ETOOBIG);
+    assert_null(f);
+    assert_int_equal(bk_quotient_new_slots(1000, 8, NULL, NULL), BK_EINVAL);
     assert_int_equal(bk_quotient_new_qr(BK_QUOTIENT_MIN_QBITS, BK_QUOTIENT_MIN_RBITS, NULL, &f), BK_OK);
     bk_quotient_free(f);
     f = make_qr(7, 3, 0, BK_QUOTIENT_AUTO, 0);
@@ -616,16 +728,21 @@ static void limits_and_stats(void **state)
     assert_true(g1.fpr <= 0.01 && g2.fpr <= 0.001);
 
     assert_int_equal(bk_quotient_new(1000, 0.01, NULL, &f), BK_OK);
-    add_keys(f, 10, 0, 1000);
+    add_keys(f, 10, 0, 900);
     bk_stats st;
     bk_quotient_stats(f, &st);
     assert_int_equal(st.type, BK_TYPE_QUOTIENT);
-    assert_int_equal(st.count, 1000);
+    assert_int_equal(st.count, 900);
     assert_int_equal(st.k, bk_quotient_remainder_bits(f));
-    TU_ASSERT_WITHIN(st.est_cardinality, 1000, 0.02);
-    TU_ASSERT_WITHIN(st.fill_ratio, 1000.0 / (double)(UINT64_C(1) << bk_quotient_quotient_bits(f)), 0.02);
+    TU_ASSERT_WITHIN(st.est_cardinality, 900, 0.02);
+    TU_ASSERT_WITHIN(st.fill_ratio, 900.0 / (double)bk_quotient_slots(f), 0.02);
     assert_true(st.fpr_now <= st.fpr_target);
     assert_false(st.saturated);
+    /* at its capacity the filter is at its load limit: saturated (inserts will soon be refused) */
+    add_keys(f, 10, 900, 1000);
+    bk_quotient_stats(f, &st);
+    assert_true(st.fpr_now <= st.fpr_target);
+    assert_true(st.saturated);
     assert_string_equal(bk_type_name(BK_TYPE_QUOTIENT), "quotient");
     bk_quotient_clear(f);
     assert_false(bk_quotient_contains(f, "x", 1));
@@ -807,10 +924,8 @@ static void golden_mmap(void **state)
 
 /* Random damage to a saved body, loaded without the checksum: every file is either refused or
  * fully valid (the loader checks every invariant), and never crashes a query. */
-static void damaged_bodies(void **state)
+static void damaged_case(bk_quotient *q)
 {
-    (void)state;
-    bk_quotient *q = make_qr(7, 4, 0, BK_QUOTIENT_AUTO, 1);
     uint64_t rng = 77;
     for (int i = 0; i < 90; i++) (void)bk_quotient_add_count_hash(q, tu_splitmix(&rng), 1 + (uint64_t)(i % 4 == 0) * 50);
     bk_filter *h;
@@ -842,6 +957,232 @@ static void damaged_bodies(void **state)
     bk_filter_free(h);
 }
 
+static void damaged_bodies(void **state)
+{
+    (void)state;
+    damaged_case(make_qr(7, 4, 0, BK_QUOTIENT_AUTO, 1)); /* the 1.0 body */
+    damaged_case(make_sr(200, 4, 0, BK_QUOTIENT_AUTO, 1, false)); /* the later body */
+}
+
+/* ---- any slot count: sizes, FPR, the operations, the two bodies ---- */
+
+/* The sizing for many n, log-uniform over [1e4, 1e8]: at most 10.6 bits per key at 1% and 14.0 at
+ * 0.1% everywhere (no power-of-two sawtooth), the FPR the geometry gives within p, and the slots the
+ * fewest that hold n at the load limit. */
+static void sizes_across_n(void **state)
+{
+    (void)state;
+    const double ps[] = { 0.01, 0.001 }, most[] = { 10.6, 14.0 };
+    for (int j = 0; j < 2; j++) {
+        double worst = 0, sum = 0;
+        uint64_t worst_n = 0;
+        const int steps = 4000;
+        for (int i = 0; i <= steps; i++) {
+            uint64_t n = (uint64_t)llround(1e4 * pow(1e4, (double)i / steps)) + (uint64_t)(i % 7);
+            bk_quotient_geometry g;
+            assert_int_equal(bk_quotient_size(n, ps[j], NULL, &g), BK_OK);
+            assert_true(g.fpr <= ps[j]);
+            assert_true(g.max_slots_used >= n);
+            assert_true((double)(g.slots - 1) * 0.95 < (double)n + 1); /* no slot count to spare */
+            assert_true(g.quotient_bits == 64 - (uint32_t)__builtin_clzll(g.slots - 1));
+            if (g.bits_per_key > worst) {
+                worst = g.bits_per_key;
+                worst_n = n;
+            }
+            sum += g.bits_per_key;
+            if (g.bits_per_key > most[j])
+                fail_msg("n %llu p %g: %.3f bits/key", (unsigned long long)n, ps[j], g.bits_per_key);
+        }
+        print_message("p %g: n in [1e4, 1e8]: mean %.3f bits/key, most %.3f (n = %llu)\n", ps[j],
+                      sum / (steps + 1), worst, (unsigned long long)worst_n);
+    }
+    /* the 1.0 sizing stays available: 2^q slots, up to twice the memory */
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.power_of_two_slots = 1;
+    bk_quotient_geometry g;
+    assert_int_equal(bk_quotient_size(1100000, 0.01, &o, &g), BK_OK);
+    assert_int_equal(g.slots, UINT64_C(1) << 21);
+    assert_int_equal(g.quotient_bits, 21);
+    assert_true(g.bits_per_key > 15);
+}
+
+/* A filter of a slot count that is no power of two, filled to its capacity: no false negative, the
+ * FPR on a million absent keys within 1.1 p (and within 1.1 times the formula), and the load limit
+ * reached only past the capacity. */
+static void fpr_any_slot_count(void **state)
+{
+    (void)state;
+    const double ps[] = { 0.01, 0.001 };
+    for (int j = 0; j < 2; j++) {
+        const uint64_t n = 300007, probes = 1000000;
+        bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+        o.seed = 5 + (uint64_t)j;
+        bk_quotient *f = NULL;
+        assert_int_equal(bk_quotient_new(n, ps[j], &o, &f), BK_OK);
+        uint64_t S = bk_quotient_slots(f);
+        assert_true((S & (S - 1)) != 0);
+        add_keys(f, 20, 0, n);
+        assert_all_present(f, 20, 0, n);
+        double fpr = measure_fpr(f, 21, probes);
+        double bound = bk_quotient_fpr_slots(n, S, bk_quotient_remainder_bits(f));
+        print_message("n %llu p %g: S %llu r %u %.2f bits/key, fpr %.5f, bound %.5f\n", (unsigned long long)n,
+                      ps[j], (unsigned long long)S, bk_quotient_remainder_bits(f),
+                      (double)bk_quotient_memory(f) * 8 / (double)n, fpr, bound);
+        assert_true(fpr <= 1.1 * ps[j]);
+        assert_true(fpr <= 1.1 * bound);
+        assert_true(fpr >= 0.8 * bound); /* the formula is the FPR, not a loose bound */
+        /* the rest of the load limit takes keys, then BK_EFULL, with nothing lost */
+        uint64_t extra = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            tu_key k = tu_make_key(22, i);
+            bk_status s = bk_quotient_add(f, k.b, sizeof k.b);
+            if (s == BK_EFULL) break;
+            assert_int_equal(s, BK_OK);
+            extra++;
+        }
+        assert_true(bk_quotient_slots_used(f) >= (uint64_t)(0.95 * (double)S) - 60);
+        assert_all_present(f, 20, 0, n);
+        assert_all_present(f, 22, 0, extra);
+        assert_int_equal(bk__quotient_check(f), BK_OK);
+        bk_quotient_free(f);
+    }
+}
+
+typedef struct {
+    uint64_t last, n;
+    bool sorted;
+} order_ctx;
+
+static int check_order(uint64_t fp, uint64_t count, void *vc)
+{
+    order_ctx *c = vc;
+    if (c->n && fp <= c->last) c->sorted = false;
+    c->last = fp;
+    c->n += count;
+    return 0;
+}
+
+static bk_filter *wrap(bk_quotient *q)
+{
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_QUOTIENT, q, &h), BK_OK);
+    return h;
+}
+
+/* Merge, grow, enumeration and save/load of filters whose slot count is no power of two; the body
+ * they save in (version 2), and the 1.0 body a power-of-two filter still saves in. */
+static void any_slot_count_operations(void **state)
+{
+    (void)state;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.seed = 31;
+    bk_quotient *a = NULL, *b = NULL;
+    assert_int_equal(bk_quotient_new(30000, 0.01, &o, &a), BK_OK);
+    assert_int_equal(bk_quotient_new(30000, 0.01, &o, &b), BK_OK);
+    uint64_t S = bk_quotient_slots(a);
+    assert_int_equal(S, 31579); /* ceil(30000 / 0.95) */
+    add_keys(a, 30, 0, 12000);
+    add_keys(b, 30, 8000, 20000);
+    /* enumeration in increasing fingerprint order, every occurrence once */
+    order_ctx oc = { 0, 0, true };
+    assert_int_equal(bk_quotient_foreach(a, check_order, &oc), 0);
+    assert_true(oc.sorted);
+    assert_int_equal(oc.n, 12000);
+    /* merge */
+    bk_quotient *a0;
+    assert_int_equal(bk_quotient_clone(a, &a0), BK_OK);
+    assert_int_equal(bk_quotient_union(a, b), BK_OK);
+    assert_int_equal(bk__quotient_check(a), BK_OK);
+    assert_all_present(a, 30, 0, 20000);
+    assert_int_equal(bk_quotient_total(a), 24000);
+    /* grow: 2S slots; a grown filter takes the ungrown one's fingerprints; grow(a0 + b) = grow(a0) + b */
+    bk_quotient *c;
+    assert_int_equal(bk_quotient_clone(a0, &c), BK_OK);
+    assert_int_equal(bk_quotient_grow(c), BK_OK);
+    assert_int_equal(bk_quotient_slots(c), 2 * S);
+    assert_int_equal(bk_quotient_union(c, b), BK_OK);
+    assert_int_equal(bk_quotient_grow(a), BK_OK);
+    size_t na, nc;
+    const uint64_t *wa = bk__quotient_words(a, &na), *wc = bk__quotient_words(c, &nc);
+    assert_int_equal(na, nc);
+    assert_memory_equal(wa, wc, na * 8);
+    assert_all_present(c, 30, 0, 20000);
+    assert_int_equal(bk_quotient_union(a0, c), BK_EINCOMPAT); /* the bit it would need is gone */
+    /* fingerprint spaces that are not one another's times a power of two do not mix */
+    bk_quotient *d = NULL;
+    assert_int_equal(bk_quotient_new(31000, 0.01, &o, &d), BK_OK);
+    assert_int_equal(bk_quotient_compatible(d, a0), BK_EINCOMPAT);
+    assert_int_equal(bk_quotient_compatible(a0, d), BK_EINCOMPAT);
+    bk_quotient_free(d);
+    /* save and load: bit-identical round trip, the same answers, version 2 in the body */
+    bk_filter *h = wrap(c);
+    void *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(bk_filter_save_alloc(h, &buf, &len), BK_OK);
+    const uint8_t *body = (const uint8_t *)buf + 64;
+    uint32_t w0, w1;
+    memcpy(&w0, body, 4);
+    memcpy(&w1, body + 4, 4);
+    assert_int_equal(w0, 0);
+    assert_int_equal(w1, 2);
+    bk_filter *l = NULL;
+    assert_int_equal(bk_filter_load_buffer(buf, len, BK_LOAD_REQUIRE_CLEAN, &l), BK_OK);
+    bk_quotient *lq = bk_filter_get(l, BK_TYPE_QUOTIENT);
+    assert_int_equal(bk_quotient_slots(lq), 2 * S);
+    assert_all_present(lq, 30, 0, 20000);
+    for (uint64_t i = 0; i < 20000; i++) {
+        tu_key k = tu_make_key(31, i);
+        assert_int_equal(bk_quotient_count(lq, k.b, sizeof k.b), bk_quotient_count(c, k.b, sizeof k.b));
+    }
+    void *buf2 = NULL;
+    size_t len2 = 0;
+    assert_int_equal(bk_filter_save_alloc(l, &buf2, &len2), BK_OK);
+    assert_int_equal(len, len2);
+    assert_memory_equal(buf, buf2, len);
+    /* the loaded filter keeps working: grow, merge through the handle (same geometry) */
+    bk_filter *hb = wrap(b);
+    assert_int_equal(bk_filter_merge(l, hb), BK_EINCOMPAT); /* 2S slots against S */
+    assert_int_equal(bk_quotient_grow(lq), BK_OK);
+    assert_all_present(lq, 30, 0, 20000);
+    /* a damaged version field, or physical slots out of range, with checksums made right: refused */
+    const size_t offs[] = { 4, 24, 25 };
+    for (size_t i = 0; i < 3; i++) {
+        uint8_t *bad = malloc(len);
+        memcpy(bad, buf, len);
+        bad[64 + offs[i]] ^= 0x01;
+        bk_filter *x = NULL;
+        assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        assert_null(x);
+        free(bad);
+    }
+    bk_filter_buffer_free(buf);
+    bk_filter_buffer_free(buf2);
+    bk_filter_free(l);
+    bk_filter_free(hb);
+    bk_filter_free(h);
+    /* a 2^q filter of the 1.0 layout saves in the 1.0 body (quotient_bits first), and so does its
+     * growth; the same slot count made by new_slots saves in the later body */
+    bk_quotient *p2 = make_qr(12, 8, 0, BK_QUOTIENT_AUTO, 31), *s2 = make_sr(4096, 8, 0, BK_QUOTIENT_AUTO, 31, false);
+    assert_int_equal(bk_quotient_grow(p2), BK_OK);
+    assert_int_equal(bk_quotient_grow(s2), BK_OK);
+    bk_filter *hp = wrap(p2), *hs = wrap(s2);
+    assert_int_equal(bk_filter_save_alloc(hp, &buf, &len), BK_OK);
+    memcpy(&w0, (const uint8_t *)buf + 64, 4);
+    assert_int_equal(w0, 13);
+    bk_filter_buffer_free(buf);
+    assert_int_equal(bk_filter_save_alloc(hs, &buf, &len), BK_OK);
+    memcpy(&w0, (const uint8_t *)buf + 64, 4);
+    assert_int_equal(w0, 0);
+    bk_filter_buffer_free(buf);
+    /* both have 2^13 slots and 7 remainder bits: the same fingerprints, so they merge either way */
+    assert_int_equal(bk_quotient_compatible(p2, s2), BK_OK);
+    assert_int_equal(bk_quotient_compatible(s2, p2), BK_OK);
+    bk_filter_free(hp);
+    bk_filter_free(hs);
+    bk_quotient_free(a);
+    bk_quotient_free(a0); /* b and c went with their handles */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -849,6 +1190,7 @@ int main(void)
         cmocka_unit_test(model_medium),
         cmocka_unit_test(fpr_one_percent),
         cmocka_unit_test(fpr_tenth_percent),
+        cmocka_unit_test(growth_keeps_target),
         cmocka_unit_test(counters),
         cmocka_unit_test(deletes),
         cmocka_unit_test(merge),
@@ -860,6 +1202,9 @@ int main(void)
         cmocka_unit_test(persistence),
         cmocka_unit_test(golden_mmap),
         cmocka_unit_test(damaged_bodies),
+        cmocka_unit_test(sizes_across_n),
+        cmocka_unit_test(fpr_any_slot_count),
+        cmocka_unit_test(any_slot_count_operations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

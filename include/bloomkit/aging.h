@@ -29,6 +29,12 @@
  * as a Redis server supply their own, for determinism) or, by default, the wall clock
  * (CLOCK_REALTIME), so a saved filter keeps its meaning when loaded by another process. A clock that
  * goes back is treated as standing still (nothing is forgotten early, nothing is made younger).
+ * A clock that jumps forward ages every key by the jump: the wall clock stepped ahead by J ms (an
+ * NTP step, an administrator's change, a virtual machine resumed) makes the filter forget keys J ms
+ * early, so a key inserted less than T ms ago is reported absent once its age plus J passes the
+ * window (a jump of T + T / (g - 1) or more forgets every key). This is the one way a time window
+ * gives a false negative. A window that need not outlive the process (or the boot) can use
+ * bk_aging_monotonic_ms, which the wall clock's steps do not move.
  *
  * Thread-safety: see the legend in common.h. Inserts (and add_if_absent) need the caller's
  * exclusion: an insert may turn the ring, which clears a generation. Queries read the clock and never
@@ -99,6 +105,11 @@ BK_API void bk_aging_free(bk_aging *f);
 /* A deep copy (same clock), made with f's allocator. Errors: BK_EINVAL (f or out NULL), BK_ENOMEM;
  * on error *out is NULL (when out is not). [query] */
 BK_API bk_status bk_aging_clone(const bk_aging *f, bk_aging **out);
+/* A clock for options.clock / bk_aging_set_clock: CLOCK_MONOTONIC in ms (ctx unused). Steps of the
+ * wall clock do not move it, so keys are never aged early by them; it counts from the boot and
+ * stops while the machine sleeps (keys then live longer, never shorter), so a filter saved with it
+ * means nothing to another boot: use it for windows that live in one process. [any] (since 1.1) */
+BK_API uint64_t bk_aging_monotonic_ms(void *ctx);
 /* Replace the clock of a time window (NULL: the wall clock), e.g. after loading it from a file.
  * BK_EINVAL for f NULL. [excl] */
 BK_API bk_status bk_aging_set_clock(bk_aging *f, bk_aging_clock clock, void *ctx);

@@ -2,21 +2,26 @@
  * bloomkit: the quotient filter (rank-and-select layout, variable-length counters): a filter that
  * counts, deletes, grows, merges and lists its contents without the original keys.
  *
- * Each key's 64-bit hash gives a fingerprint of q + r bits (its top bits): the top q bits are the
- * quotient, a home slot among 2^q, and the next r bits the remainder, stored in a slot. The
- * remainders of one quotient form a sorted run; runs are kept in quotient order, shifted right past
- * their home slot when slots before it are taken. Per 64 slots the filter keeps an "occupied" word
- * (which quotients have a run), a "run end" word (which slots end a run) and a 32-bit offset (how far
- * the run of the block's first quotient reaches past the block's start), so a query finds its run
- * with one rank (popcount) and one select, and a slot costs r + 2.5 bits. The remainder value 0 is
- * stored as 1 (the counters below use 0 as a marker), which makes the fingerprint space 2^q x
- * (2^r - 1) with the value 1 twice as likely as the others.
+ * The filter has S home slots (any count from 128 to 2^31) of r remainder bits. Each key's 64-bit
+ * hash h gives the fingerprint F = floor(h S 2^r / 2^64), the top bits of the product h x S: the
+ * quotient F >> r = floor(h S / 2^64) is the key's home slot, the low r bits of F its remainder,
+ * stored in a slot. F grows with h, so fingerprints keep the order of the hashes (enumeration, merge
+ * and doubling rely on it); when S = 2^q, F is simply the top q + r bits of h. The remainders of one
+ * quotient form a sorted run; runs are kept in quotient order, shifted right past their home slot
+ * when slots before it are taken. Per 64 slots the filter keeps an "occupied" word (which quotients
+ * have a run), a "run end" word (which slots end a run) and a 32-bit offset (how far the run of the
+ * block's first quotient reaches past the block's start), so a query finds its run with one rank
+ * (popcount) and one select, and a slot costs r + 2.5 bits. The remainder value 0 is stored as 1
+ * (the counters below use 0 as a marker), which makes the fingerprint space S x (2^r - 1) with the
+ * value 1 twice as likely as the others.
  *
  * False positives: a key that was not added is reported present when an added key has the same
  * fingerprint. With d distinct fingerprints stored, the FPR is
- *     1 - exp(-(d / 2^q) (2^r + 2) / 4^r)        (about load x 2^-r)
- * (bk_quotient_fpr). Sizing picks 2^q >= n / max_load (max_load 0.95 by default) and the fewest
- * remainder bits that keep this at most p with n keys.
+ *     1 - exp(-(d / S) (2^r + 2) / 4^r)        (about load x 2^-r)
+ * (bk_quotient_fpr_slots). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
+ * default) and the fewest remainder bits that keep this at most p with n keys: at p = 1% that is
+ * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
+ * to a power of two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
  *
  * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
  * counts of 3 and more, the digits being count - 3 in base 2^r - 1 (most significant first; a digit
@@ -24,15 +29,18 @@
  * Counts saturate at UINT64_MAX.
  *
  * Growth (bk_quotient_grow) doubles the slots without the keys: one remainder bit moves into the
- * quotient (q + 1, r - 1). The FPR at a given number of keys is unchanged (the fingerprint keeps its
+ * quotient (2S slots, r - 1). The FPR at a given number of keys is unchanged (the fingerprint keeps its
  * q + r bits), but the doubled filter holds twice the keys at the same load, so at equal load each
  * doubling doubles the FPR: after g doublings, filled to the same load, the bound is that of r - g
- * remainder bits. Growth is refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or q
- * exceed BK_QUOTIENT_MAX_QBITS: plan the first remainder width for the doublings you expect
- * (options.remainder_bits).
+ * remainder bits. A filter keeps its error rate through g doublings when it is made with g remainder
+ * bits more than the fewest (options.remainder_bits; g bits per slot more); bk_quotient_grown_fpr
+ * gives the bound a doubling leads to, and bk_quotient_grow_keep_fpr grows only while the error rate
+ * holds and refuses beyond (as the Redis module's BK.QF.ADD and `bloomkit grow` do). Growth is
+ * refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or the slots exceed
+ * 2^BK_QUOTIENT_MAX_QBITS.
  *
- * Full load: inserts that would use more than max_load x 2^q slots, or need a slot past the
- * physical end (the runs of the last quotients spill into about 10 sqrt(2^q) spare slots), return
+ * Full load: inserts that would use more than max_load x S slots, or need a slot past the
+ * physical end (the runs of the last quotients spill into a few hundred spare slots; docs/FORMAT.md), return
  * BK_EFULL and change nothing; every key added before stays present.
  *
  * Removal: remove only keys that were added (and not more often than they were added). Removing a
@@ -60,6 +68,8 @@ extern "C" {
 #define BK_QUOTIENT_MIN_RBITS 2
 #define BK_QUOTIENT_MAX_RBITS 32
 #define BK_QUOTIENT_DEFAULT_MAX_LOAD 0.95
+#define BK_QUOTIENT_MIN_MAX_LOAD 0.25 /* a max_load below it is refused (BK_EINVAL) */
+#define BK_QUOTIENT_KEEP_FPR 1.1      /* bk_quotient_grow_keep_fpr: how far a doubling may raise the error rate */
 
 typedef struct bk_quotient bk_quotient;
 
@@ -67,17 +77,19 @@ typedef struct bk_quotient_options {
     size_t struct_size;   /* BK_QUOTIENT_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
     uint64_t seed;           /* hash seed; 0 is a fine default */
-    double max_load;         /* fraction of the 2^q slots inserts may use, in (0, 1]; 0 means 0.95 */
+    double max_load;         /* fraction of the S slots inserts may use, in [0.25, 1]; 0 means 0.95 */
     uint32_t remainder_bits; /* 0: the fewest that give p at n keys; else 2..32 (more: room to grow) */
+    uint32_t power_of_two_slots; /* nonzero: bk_quotient_new/size round S up to a power of two (the
+                                    1.0 layout, which 1.0 readers load; since 1.1) */
 } bk_quotient_options;
 #define BK_QUOTIENT_OPTIONS_INIT BK_OPTIONS_INIT_(bk_quotient_options)
 
 typedef struct bk_quotient_geometry {
-    uint32_t quotient_bits;  /* q: 2^q home slots */
+    uint32_t quotient_bits;  /* bits of a quotient: ceil(log2 S) (q when S = 2^q) */
     uint32_t remainder_bits; /* r */
-    uint64_t slots;          /* 2^q */
-    uint64_t physical_slots; /* 2^q plus the spare slots runs may spill into */
-    uint64_t max_slots_used; /* floor(max_load * 2^q) */
+    uint64_t slots;          /* S, the home slots */
+    uint64_t physical_slots; /* S plus the spare slots runs may spill into */
+    uint64_t max_slots_used; /* floor(max_load * S) */
     uint64_t bytes;          /* the slot array */
     double fpr;              /* the FPR at n distinct keys (formula in the header comment) */
     double bits_per_key;     /* bytes * 8 / n */
@@ -90,6 +102,8 @@ BK_API bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_option
                                   bk_quotient_geometry *out);
 /* The FPR bound with d distinct fingerprints in 2^q slots of r remainder bits. [any] */
 BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remainder_bits);
+/* The same for S slots (any count; NAN for 0 slots or r outside 1..63). [any] (since 1.1) */
+BK_API double bk_quotient_fpr_slots(uint64_t d, uint64_t slots, uint32_t remainder_bits);
 
 /* Create for n keys at p. Errors as bk_quotient_size, plus BK_ENOMEM; on error *out is NULL. [any] */
 BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out);
@@ -99,6 +113,11 @@ BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options
  * *out is NULL. [any] */
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
                                     const bk_quotient_options *opts, bk_quotient **out);
+/* Create with S = `slots` home slots (128 .. 2^31, any count) and r remainder bits; errors as
+ * bk_quotient_new_qr. A filter of 2^q slots made here saves in the later body (docs/FORMAT.md 6.8),
+ * bk_quotient_new_qr's in the 1.0 body. [any] (since 1.1) */
+BK_API bk_status bk_quotient_new_slots(uint64_t slots, uint32_t remainder_bits, const bk_quotient_options *opts,
+                                       bk_quotient **out);
 /* Free; NULL is fine. [excl] */
 BK_API void bk_quotient_free(bk_quotient *f);
 /* A deep copy (always in memory), made with f's allocator. BK_EINVAL if f or out is NULL, BK_ENOMEM.
@@ -157,13 +176,28 @@ BK_API bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *
 /* Remove everything. [excl] */
 BK_API void bk_quotient_clear(bk_quotient *f);
 
-/* Double the slots without the keys (q + 1, r - 1; see the header comment for the FPR cost).
+/* Double the slots without the keys (2S, r - 1; see the header comment for the FPR cost). The
+ * capacity doubles; the FPR target stays the one the filter was made for, so when the doubled filter
+ * fills past it, bk_quotient_stats says so (fpr_now above fpr_target, saturated). To grow only while
+ * the error rate holds, compare bk_quotient_grown_fpr(f, 1) with the target first.
  * Errors: BK_ETOOBIG (the limits above, or too many bytes), BK_ENOMEM; on error f is unchanged. [excl] */
 BK_API bk_status bk_quotient_grow(bk_quotient *f);
+/* The FPR bound at the load limit after `doublings` more doublings (0: at the load limit now):
+ * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g). NAN when g >= r. Remainder bits planned
+ * beyond the fewest (options.remainder_bits) keep it within the target for as many doublings.
+ * [query] (since 1.1) */
+BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
+/* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound
+ * at the load limit stays within BK_QUOTIENT_KEEP_FPR x the target (bk_quotient_grown_fpr(f, 1) <=
+ * 1.1 bk_quotient_fpr_target(f)), which holds for as many doublings as remainder bits were planned;
+ * else BK_EFULL and f unchanged (full at its error rate: bk_quotient_grow spends it). Other errors as
+ * bk_quotient_grow. [excl] (since 1.1) */
+BK_API bk_status bk_quotient_grow_keep_fpr(bk_quotient *f);
 
 /* dst += src by one linear sweep over both: counts of equal fingerprints add up. Both need the same
- * seed; src's fingerprints (q_s + r_s bits) are converted to dst's (q + r bits), which needs
- * q_s + r_s >= q + r, and r_s >= r when the lengths are equal: a grown filter takes the contents of
+ * seed; src's fingerprints are converted to dst's, which needs src's fingerprint space S_s 2^r_s to
+ * be dst's S 2^r times a power of two (filters sized alike, or one grown from the other), and
+ * r_s >= r when the spaces are equal: a grown filter takes the contents of
  * the filter it grew from (or a copy of it), not the other way round (the stored remainder 1 may
  * stand for 0, and that last bit cannot move into a longer remainder). To merge two filters grown a
  * different number of times, merge into the more grown one. Errors: BK_EINCOMPAT (seed, fingerprint
@@ -174,8 +208,9 @@ BK_API bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src);
 BK_API bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src);
 
 /* Enumeration in increasing fingerprint order: fn(fingerprint, count, ctx) once per distinct
- * fingerprint, where fingerprint = quotient << r | remainder (q + r bits, the top bits of the key's
- * hash, a remainder of 0 stored as 1). fn returns 0 to go on, anything else to stop (returned).
+ * fingerprint, where fingerprint = quotient << r | remainder (floor(h S 2^r / 2^64) for the key's hash
+ * h: the top q + r bits of h when S = 2^q; a remainder of 0 stored as 1). fn returns 0 to go on,
+ * anything else to stop (returned).
  * [query] */
 typedef int (*bk_quotient_visit_fn)(uint64_t fingerprint, uint64_t count, void *ctx);
 BK_API int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx);
@@ -185,8 +220,12 @@ BK_API int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, vo
  * qbits + rbits, qbits + rbits > 64; BK_EFULL as for add. [excl] */
 BK_API bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fingerprint, uint32_t qbits, uint32_t rbits,
                                              uint64_t count);
+/* The same for a fingerprint of a filter of `slots` home slots (any count) and rbits: bits past
+ * slots x 2^rbits, or slots x 2^rbits above 2^64, are BK_EINVAL. [excl] (since 1.1) */
+BK_API bk_status bk_quotient_add_fingerprint_slots(bk_quotient *f, uint64_t fingerprint, uint64_t slots,
+                                                   uint32_t rbits, uint64_t count);
 
-/* Statistics: k = remainder bits, bits = 2^q slots, fill_ratio the load (slots used / 2^q), count the
+/* Statistics: k = remainder bits, bits = S slots, fill_ratio the load (slots used / S), count the
  * occurrences added (sum of counts), est_cardinality the distinct keys estimated from the distinct
  * fingerprints, fpr_now the bound at the distinct fingerprints, saturated when the load is within 2%
  * of max_load or fpr_now is above the target. [query] */
@@ -195,11 +234,13 @@ BK_API void bk_quotient_stats(const bk_quotient *f, bk_stats *out);
 /* Accessors. [query] */
 BK_API uint32_t bk_quotient_quotient_bits(const bk_quotient *f);
 BK_API uint32_t bk_quotient_remainder_bits(const bk_quotient *f);
+BK_API uint64_t bk_quotient_slots(const bk_quotient *f); /* S, the home slots (since 1.1) */
 BK_API uint64_t bk_quotient_slots_used(const bk_quotient *f);
 BK_API uint64_t bk_quotient_distinct(const bk_quotient *f); /* distinct fingerprints */
 BK_API uint64_t bk_quotient_total(const bk_quotient *f);    /* occurrences (sum of counts) */
 BK_API uint64_t bk_quotient_seed(const bk_quotient *f);
 BK_API double bk_quotient_max_load(const bk_quotient *f);
+BK_API double bk_quotient_fpr_target(const bk_quotient *f); /* the FPR it was made for (since 1.1) */
 BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot array */
 
 #ifdef __cplusplus

@@ -579,8 +579,8 @@ PyObject *bkpy_Quotient_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "remainder_bits must be 2 .. 32");
         return NULL;
     }
-    if (ml != 0.0 && !(ml > 0.0 && ml <= 1.0)) {
-        PyErr_SetString(PyExc_ValueError, "max_load must be in (0, 1]");
+    if (ml != 0.0 && !(ml >= BK_QUOTIENT_MIN_MAX_LOAD && ml <= 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "max_load must be in [0.25, 1]");
         return NULL;
     }
     o.max_load = ml;

@@ -113,6 +113,7 @@ typedef struct cli_type_opts {
     uint32_t block_bits;       /* blocked: 256 (split block) or 512 */
     uint64_t window;           /* aging: the window, insertions (or ms when window_ms); 0: -n insertions */
     bool window_ms;            /* aging: window is a duration in milliseconds */
+    uint32_t doublings;        /* quotient: remainder bits of room for this many doublings at P */
 } cli_type_opts;
 
 /* Which options a type accepts (cli_type.options). */
@@ -128,6 +129,7 @@ enum {
     CLI_TOPT_NONSCALING = 1u << 8,
     CLI_TOPT_CLASSIC_LAYERS = 1u << 9,
     CLI_TOPT_WINDOW = 1u << 10,
+    CLI_TOPT_DOUBLINGS = 1u << 11,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -460,6 +462,7 @@ enum {
     OPT_ADD,
     OPT_WINDOW,
     OPT_VERBOSE,
+    OPT_DOUBLINGS,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -471,7 +474,7 @@ enum {
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
     { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK },                  \
     { "nonscaling", 0, false, OPT_NONSCALING }, { "classic-layers", 0, false, OPT_CLASSIC_LAYERS }, \
-    { "window", 0, true, OPT_WINDOW }
+    { "window", 0, true, OPT_WINDOW }, { "doublings", 0, true, OPT_DOUBLINGS }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

@@ -28,6 +28,8 @@ static const char help[] =
     "      --bucket-size B       cuckoo: slots per bucket, 1 .. 255 (default 4; 1, 2, 4, 8 fastest)\n"
     "      --max-kicks K         cuckoo: relocations before an insert gives up\n"
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
+    "      --doublings D         quotient: D more remainder bits, so D doublings (bloomkit grow) keep\n"
+    "                            the error rate P (0..24; D bits per slot more)\n"
     "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"
     "      --window W            aging: remember the last W insertions (10M; -n may then be left out) or\n"
     "                            the last W of time (90s, 30min, 1h, 7d; -n is then the keys per window).\n"

@@ -377,12 +377,28 @@ static int window_option(const char *val, cli_type_opts *o)
 
 /* ---- quotient: counts, deletion, growth by doubling, merge by sweep ---- */
 
+/* The options for n keys at p: the fewest remainder bits, plus one per doubling asked for (--doublings):
+ * each one keeps the error rate through one `bloomkit grow`. */
+static bk_status quotient_opts(uint64_t n, double p, const cli_type_opts *o, bk_quotient_options *qo)
+{
+    *qo = (bk_quotient_options)BK_QUOTIENT_OPTIONS_INIT;
+    qo->seed = o->seed;
+    if (!o->doublings) return BK_OK;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size(n, p, qo, &g);
+    if (s != BK_OK) return s;
+    if (g.remainder_bits + o->doublings > BK_QUOTIENT_MAX_RBITS) return BK_ETOOBIG;
+    qo->remainder_bits = g.remainder_bits + o->doublings;
+    return BK_OK;
+}
+
 static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
 {
-    bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
-    qo.seed = o->seed;
+    bk_quotient_options qo;
+    bk_status s = quotient_opts(n, p, o, &qo);
+    if (s != BK_OK) return s;
     bk_quotient_geometry g;
-    bk_status s = bk_quotient_size(n, p, &qo, &g);
+    s = bk_quotient_size(n, p, &qo, &g);
     if (s != BK_OK) return s;
     memset(out, 0, sizeof *out);
     out->bits = g.slots * g.remainder_bits;
@@ -391,17 +407,22 @@ static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli
     out->k_label = "remainder bits";
     out->bits_per_key = g.bits_per_key;
     out->fpr = g.fpr;
-    snprintf(out->note, sizeof out->note, "2^%u slots, load %.2f at n; bloomkit grow doubles it", g.quotient_bits,
-             (double)n / (double)g.slots);
+    if (o->doublings)
+        snprintf(out->note, sizeof out->note, "%llu slots, load %.2f at n; keeps P through %u doublings (grow)",
+                 (unsigned long long)g.slots, (double)n / (double)g.slots, o->doublings);
+    else
+        snprintf(out->note, sizeof out->note, "%llu slots, load %.2f at n; --doublings D: room to grow at P",
+                 (unsigned long long)g.slots, (double)n / (double)g.slots);
     return BK_OK;
 }
 
 static bk_status quotient_create(uint64_t n, double p, const cli_type_opts *o, bk_filter **out)
 {
-    bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
-    qo.seed = o->seed;
+    bk_quotient_options qo;
+    bk_status s = quotient_opts(n, p, o, &qo);
+    if (s != BK_OK) return s;
     bk_quotient *f;
-    bk_status s = bk_quotient_new(n, p, &qo, &f);
+    s = bk_quotient_new(n, p, &qo, &f);
     if (s != BK_OK) return s;
     s = bk_filter_wrap(BK_TYPE_QUOTIENT, f, out);
     if (s != BK_OK) bk_quotient_free(f);
@@ -430,8 +451,8 @@ const cli_type cli_types[] = {
       false, true, false, ribbon_size, NULL, ribbon_build },
     { "aging", "aging filter: keys seen in the last W insertions or T seconds (--window), old keys forgotten",
       CLI_TOPT_WINDOW, false, false, false, aging_size, aging_create, NULL },
-    { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)", 0,
-      true, false, false, quotient_size, quotient_create, NULL },
+    { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)",
+      CLI_TOPT_DOUBLINGS, true, false, false, quotient_size, quotient_create, NULL },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
 
@@ -470,7 +491,7 @@ static const struct {
     { CLI_TOPT_BUCKET, "--bucket-size" },        { CLI_TOPT_KICKS, "--max-kicks" },
     { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
     { CLI_TOPT_NONSCALING, "--nonscaling" },     { CLI_TOPT_CLASSIC_LAYERS, "--classic-layers" },
-    { CLI_TOPT_WINDOW, "--window" },
+    { CLI_TOPT_WINDOW, "--window" },           { CLI_TOPT_DOUBLINGS, "--doublings" },
 };
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
@@ -560,6 +581,11 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         if (!cli_parse_count("--expansion", val, 0, 16, &v)) return -1;
         o->expansion = (uint32_t)v;
         *given |= CLI_TOPT_EXPANSION;
+        return 1;
+    case OPT_DOUBLINGS:
+        if (!cli_parse_count("--doublings", val, 0, 24, &v)) return -1;
+        o->doublings = (uint32_t)v;
+        *given |= CLI_TOPT_DOUBLINGS;
         return 1;
     }
     return 0;

@@ -57,6 +57,14 @@ static uint64_t wall_clock_ms(void *ctx)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+uint64_t bk_aging_monotonic_ms(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* ================= probes ================= */
 
 static const uint32_t SALT[8] = { BK_BLOCKED__SALTS };

@@ -99,6 +99,121 @@ BK_INLINE uint64_t qf_count(const bk_quotient *f, uint64_t q, uint64_t x, bool b
 
 /* ---- updates ---- */
 
+/* ---- moving slots a word at a time ----
+ * A block's remainders are one array of 64 r bits (its r words), its run ends one word; slots of
+ * consecutive blocks are not adjacent in memory. A move is cut into chunks that stay inside one
+ * source block and one destination block, and each chunk's bits move up to 64 at a time. */
+
+/* Bits [bit, bit + len) of the array w (len 1..64; the array holds them). */
+BK_INLINE uint64_t bits_get(const uint64_t *w, uint64_t bit, unsigned len)
+{
+    unsigned sh = (unsigned)(bit & 63);
+    const uint64_t *p = w + (bit >> 6);
+    uint64_t v = p[0] >> sh;
+    if (sh + len > 64) v |= p[1] << (64 - sh);
+    return len == 64 ? v : v & ((UINT64_C(1) << len) - 1);
+}
+BK_INLINE void bits_put(uint64_t *w, uint64_t bit, unsigned len, uint64_t v)
+{
+    unsigned sh = (unsigned)(bit & 63);
+    uint64_t *p = w + (bit >> 6);
+    uint64_t m = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+    p[0] = (p[0] & ~(m << sh)) | (v << sh);
+    if (sh + len > 64) {
+        unsigned lo = 64 - sh;
+        p[1] = (p[1] & ~(m >> lo)) | (v >> lo);
+    }
+}
+
+/* Within one array w: bits [lo, hi) move up by t bits (to [lo + t, hi + t)), a whole destination
+ * word at a time from the top, each made of the two source words it straddles. */
+static void shift_up_bits(uint64_t *w, uint64_t lo, uint64_t hi, uint64_t t)
+{
+    uint64_t dlo = lo + t, dhi = hi + t, q = t >> 6;
+    unsigned sh = (unsigned)(t & 63);
+    for (uint64_t wi = (dhi - 1) >> 6;; wi--) {
+        /* the source of destination word wi: words wi - q and wi - q - 1 (below the array: none) */
+        uint64_t hiw = wi >= q ? w[wi - q] : 0;
+        uint64_t low = sh && wi >= q + 1 ? w[wi - q - 1] : 0;
+        uint64_t v = sh ? hiw << sh | low >> (64 - sh) : hiw;
+        uint64_t base = wi << 6, m = ~UINT64_C(0);
+        if (dlo > base) m &= ~UINT64_C(0) << (dlo - base);
+        if (dhi < base + 64) m &= (UINT64_C(1) << (dhi - base)) - 1;
+        w[wi] = (w[wi] & ~m) | (v & m);
+        if (wi == dlo >> 6) break;
+    }
+}
+
+/* Copies c slots (remainders and run-end bits) from slot a to slot d, both ranges inside one block
+ * each; d > a copies from the top down, d < a from the bottom up, so overlapping ranges are safe. */
+static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
+{
+    uint64_t *sb = blk(f, a >> 6), *db = blk(f, d >> 6);
+    unsigned sj = (unsigned)(a & 63), dj = (unsigned)(d & 63);
+    uint64_t rend = bits_get(&sb[1], sj, c);
+    uint64_t total = (uint64_t)c * f->rbits, sbit = (uint64_t)sj * f->rbits, dbit = (uint64_t)dj * f->rbits;
+    if (sb == db && d > a) { /* a move inside one block (the usual one): word shifts */
+        shift_up_bits(sb + 2, sbit, sbit + total, dbit - sbit);
+    } else if (d > a) {
+        for (uint64_t left = total; left;) {
+            unsigned piece = left > 64 ? 64 : (unsigned)left;
+            left -= piece;
+            bits_put(db + 2, dbit + left, piece, bits_get(sb + 2, sbit + left, piece));
+        }
+    } else {
+        for (uint64_t done = 0; done < total;) {
+            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+            bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
+            done += piece;
+        }
+    }
+    bits_put(&db[1], dj, c, rend);
+}
+
+/* Slots [a, b] move right by sh (from the top down). */
+static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    uint64_t len = b - a + 1;
+    while (len) {
+        uint64_t se = a + len - 1, de = se + sh;
+        uint64_t c = len;
+        if (c > (se & 63) + 1) c = (se & 63) + 1;
+        if (c > (de & 63) + 1) c = (de & 63) + 1;
+        chunk_copy(f, de - c + 1, se - c + 1, (unsigned)c);
+        len -= c;
+    }
+}
+
+/* Slots [a, b] move left by sh (from the bottom up). */
+static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    for (uint64_t s = a; s <= b;) {
+        uint64_t d = s - sh, c = b - s + 1;
+        if (c > 64 - (s & 63)) c = 64 - (s & 63);
+        if (c > 64 - (d & 63)) c = 64 - (d & 63);
+        chunk_copy(f, d, s, (unsigned)c);
+        s += c;
+    }
+}
+
+static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
+{
+    for (uint64_t s = a; s <= b;) {
+        uint64_t c = b - s + 1;
+        if (c > 64 - (s & 63)) c = 64 - (s & 63);
+        uint64_t *bp = blk(f, s >> 6);
+        unsigned j = (unsigned)(s & 63);
+        bits_put(&bp[1], j, (unsigned)c, 0);
+        uint64_t total = c * f->rbits, bit = (uint64_t)j * f->rbits;
+        for (uint64_t done = 0; done < total;) {
+            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+            bits_put(bp + 2, bit + done, piece, 0);
+            done += piece;
+        }
+        s += c;
+    }
+}
+
 /* Make `delta` empty slots at pos, shifting what follows right into the next free slots. Checks the
  * room first: BK_EFULL and nothing changed when there is none. *last receives the highest slot
  * touched. Offsets are left for bk__qf_fix_offsets. */
@@ -113,36 +228,12 @@ static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_
         p = fr[k] + 1;
     }
     fr[0] = pos - 1; /* wraps for pos 0: only used as fr[0] + 1 */
-    for (unsigned k = delta; k >= 1; k--) {
-        uint64_t shift = delta - k + 1;
-        for (uint64_t j = fr[k]; j-- > fr[k - 1] + 1;) {
-            put_slot(f, j + shift, get_slot(f, j));
-            set_rend(f, j + shift, is_rend(f, j));
-        }
-    }
-    for (unsigned k = 0; k < delta; k++) {
-        put_slot(f, pos + k, 0);
-        set_rend(f, pos + k, false);
-    }
+    for (unsigned k = delta; k >= 1; k--)
+        if (fr[k] > fr[k - 1] + 1) move_right(f, fr[k - 1] + 1, fr[k] - 1, delta - k + 1);
+    clear_slots(f, pos, pos + delta - 1);
     f->used += delta;
     *last = fr[delta];
     return BK_OK;
-}
-
-static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
-{
-    for (uint64_t j = a; j <= b; j++) {
-        put_slot(f, j - sh, get_slot(f, j));
-        set_rend(f, j - sh, is_rend(f, j));
-    }
-}
-
-static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
-{
-    for (uint64_t j = a; j <= b; j++) {
-        put_slot(f, j, 0);
-        set_rend(f, j, false);
-    }
 }
 
 /* Remove slots [p, p + delta) of the run of quotient q, which ended at e before (e >= p + delta - 1);
@@ -359,36 +450,62 @@ bool bk__qf_resolve_path(bk_quotient_path p)
 
 /* ---- sizing ---- */
 
-double bk_quotient_fpr(uint64_t d, uint32_t qbits, uint32_t rbits)
+double bk_quotient_fpr_slots(uint64_t d, uint64_t slots, uint32_t rbits)
 {
-    if (qbits > 63 || rbits == 0 || rbits > 63) return NAN;
+    if (slots == 0 || rbits == 0 || rbits > 63) return NAN;
     double r2 = ldexp(1.0, (int)rbits);
     double per = (r2 + 2.0) / (r2 * r2);
-    return -expm1(-ldexp((double)d, -(int)qbits) * per);
+    return -expm1(-((double)d / (double)slots) * per);
 }
 
-static uint64_t spare_slots(uint64_t nslots)
+double bk_quotient_fpr(uint64_t d, uint32_t qbits, uint32_t rbits)
 {
-    uint64_t spare = (uint64_t)ceil(10.0 * sqrt((double)nslots));
+    if (qbits > 63) return NAN;
+    return bk_quotient_fpr_slots(d, UINT64_C(1) << qbits, rbits);
+}
+
+/* Physical slots: S home slots plus room for the runs of the last quotients to spill past S.
+ * The 1.0 rule gives ceil(10 sqrt(S)) (at least 64), enough even at max_load 1, where the spill is a
+ * random walk without drift. Below full load the spill at the end is the queue of a D/Poisson
+ * system at load a: its tail falls as exp(-t x) with t = 2 (1 - a) / a, so 64 + 12 a / (1 - a)
+ * slots are passed with odds below e^-24 at any S (292 slots at 0.95); later filters take the
+ * smaller of the two. Rounded up to a group (128 slots). */
+uint64_t bk__qf_xslots(uint64_t slots, double max_load, bool layout10)
+{
+    uint64_t spare = (uint64_t)ceil(10.0 * sqrt((double)slots));
     if (spare < 64) spare = 64;
-    uint64_t x = nslots + spare;
+    if (!layout10 && max_load < 1.0) {
+        double t = 64.0 + ceil(12.0 * max_load / (1.0 - max_load));
+        if (t < (double)spare) spare = (uint64_t)t;
+    }
+    uint64_t x = slots + spare;
     return (x + 127) / 128 * 128;
 }
 
-static bk_status geometry_of(uint32_t qb, uint32_t rb, double max_load, uint64_t n, bk_quotient_geometry *g)
+static uint32_t ceil_log2(uint64_t x)
 {
-    if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS) return BK_ETOOBIG;
+    uint32_t b = 0;
+    while ((UINT64_C(1) << b) < x) b++;
+    return b;
+}
+
+static bk_status geometry_of(uint64_t slots, uint32_t rb, double max_load, uint64_t n, bool layout10,
+                             uint64_t xslots, bk_quotient_geometry *g)
+{
+    if (slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) || slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS))
+        return BK_ETOOBIG;
+    if (layout10 && (slots & (slots - 1))) return BK_EINVAL;
     if (rb < BK_QUOTIENT_MIN_RBITS || rb > BK_QUOTIENT_MAX_RBITS) return BK_ETOOBIG;
-    g->quotient_bits = qb;
+    g->quotient_bits = ceil_log2(slots);
     g->remainder_bits = rb;
-    g->slots = UINT64_C(1) << qb;
-    g->physical_slots = spare_slots(g->slots);
+    g->slots = slots;
+    g->physical_slots = xslots ? xslots : bk__qf_xslots(slots, max_load, layout10);
     g->max_slots_used = (uint64_t)floor(max_load * (double)g->slots);
     uint64_t groups = g->physical_slots / 128;
     uint64_t bytes = groups * (1 + 2 * (2 + (uint64_t)rb)) * 8;
     if (bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
     g->bytes = bytes;
-    g->fpr = bk_quotient_fpr(n, qb, rb);
+    g->fpr = bk_quotient_fpr_slots(n, slots, rb);
     g->bits_per_key = n ? (double)bytes * 8.0 / (double)n : 0;
     return BK_OK;
 }
@@ -396,7 +513,7 @@ static bk_status geometry_of(uint32_t qb, uint32_t rb, double max_load, uint64_t
 static bool bad_opts(const bk_quotient_options *o)
 {
     if (!o) return false;
-    if (o->max_load != 0 && !(o->max_load > 0 && o->max_load <= 1)) return true;
+    if (o->max_load != 0 && !(o->max_load >= BK_QUOTIENT_MIN_MAX_LOAD && o->max_load <= 1)) return true;
     if (o->remainder_bits && (o->remainder_bits < BK_QUOTIENT_MIN_RBITS || o->remainder_bits > BK_QUOTIENT_MAX_RBITS))
         return true;
     return false;
@@ -416,27 +533,30 @@ bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *user
     double ml = load_of(opts);
     double want = ceil((double)n / ml);
     if (!(want <= ldexp(1.0, BK_QUOTIENT_MAX_QBITS))) return BK_ETOOBIG;
-    uint32_t qb = BK_QUOTIENT_MIN_QBITS;
-    while (ldexp(1.0, (int)qb) < want) qb++;
-    /* n must fit in the usable slots even after rounding max_load * 2^q down */
-    while ((uint64_t)floor(ml * ldexp(1.0, (int)qb)) < n) qb++;
-    if (qb > BK_QUOTIENT_MAX_QBITS) return BK_ETOOBIG;
-    uint32_t rb = opts && opts->remainder_bits ? opts->remainder_bits : 0;
+    uint64_t slots = (uint64_t)want;
+    if (slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS)) slots = UINT64_C(1) << BK_QUOTIENT_MIN_QBITS;
+    /* n must fit in the usable slots even after rounding max_load x S down */
+    while ((uint64_t)floor(ml * (double)slots) < n) slots++;
+    bool pow2 = opts->power_of_two_slots != 0;
+    if (pow2) slots = UINT64_C(1) << ceil_log2(slots);
+    if (slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS)) return BK_ETOOBIG;
+    uint32_t rb = opts->remainder_bits;
     if (!rb) {
         for (rb = BK_QUOTIENT_MIN_RBITS; rb <= BK_QUOTIENT_MAX_RBITS; rb++)
-            if (bk_quotient_fpr(n, qb, rb) <= p) break;
+            if (bk_quotient_fpr_slots(n, slots, rb) <= p) break;
         if (rb > BK_QUOTIENT_MAX_RBITS) return BK_ETOOBIG;
     }
     bk_quotient_geometry g;
-    bk_status s = geometry_of(qb, rb, ml, n, &g);
+    bk_status s = geometry_of(slots, rb, ml, n, pow2, 0, &g);
     if (s == BK_OK && out) *out = g;
     return s;
 }
 
-bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out)
+bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t rb, double ml, uint64_t seed, bool layout10,
+                       uint64_t xslots, bool alloc, bk_quotient **out)
 {
     bk_quotient_geometry g;
-    bk_status s = geometry_of(qb, rb, ml, 0, &g);
+    bk_status s = geometry_of(slots, rb, ml, 0, layout10, xslots, &g);
     if (s) return s;
     const bk_allocator *al = bk__allocator(a);
     bk_quotient *f = bk__calloc(al, 1, sizeof *f);
@@ -450,9 +570,13 @@ bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double m
         }
         f->owns_words = true;
     }
+    unsigned tz = (unsigned)__builtin_ctzll(slots);
     f->nwords = g.bytes / 8;
-    f->qbits = qb;
+    f->qbits = g.quotient_bits;
     f->rbits = rb;
+    f->fbits = tz + rb;
+    f->odd = slots >> tz;
+    f->layout10 = layout10;
     f->group_words = 1 + 2 * (2 + rb);
     f->rmask = (UINT64_C(1) << rb) - 1;
     f->nslots = g.slots;
@@ -462,12 +586,14 @@ bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double m
     f->max_load = ml;
     f->seed = seed;
     f->capacity = g.max_slots_used;
-    f->fpr_target = bk_quotient_fpr(g.max_slots_used, qb, rb);
+    f->fpr_target = bk_quotient_fpr_slots(g.max_slots_used, slots, rb);
     *out = f;
     return BK_OK;
 }
 
-bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options *user_opts, bk_quotient **out)
+/* Explicit geometry: `slots` home slots of rb bits; layout10 for the 2^q form. */
+static bk_status new_geometry(uint64_t slots, uint32_t rb, bool layout10, const bk_quotient_options *user_opts,
+                              bk_quotient **out)
 {
     if (!out) return BK_EINVAL;
     *out = NULL;
@@ -476,14 +602,26 @@ bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options
     const bk_quotient_options *opts = &o_;
     if (bad_opts(opts)) return BK_EINVAL;
     /* below the minimums, or more remainder bits than a hash gives: an argument out of its range;
-     * q above BK_QUOTIENT_MAX_QBITS is a size too large (BK_ETOOBIG from the geometry) */
-    if (qb < BK_QUOTIENT_MIN_QBITS || rb < BK_QUOTIENT_MIN_RBITS || rb > BK_QUOTIENT_MAX_RBITS) return BK_EINVAL;
-    bk_quotient_path path = BK_QUOTIENT_AUTO;
-    bk_status s = bk__qf_alloc(opts->allocator, qb, rb, load_of(opts), opts ? opts->seed : 0, true, out);
+     * more slots than BK_QUOTIENT_MAX_QBITS allows is a size too large (BK_ETOOBIG from the geometry) */
+    if (slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) || rb < BK_QUOTIENT_MIN_RBITS || rb > BK_QUOTIENT_MAX_RBITS)
+        return BK_EINVAL;
+    bk_status s = bk__qf_alloc(opts->allocator, slots, rb, load_of(opts), opts->seed, layout10, 0, true, out);
     if (s) return s;
-    (*out)->path_asked = path;
-    (*out)->bmi2 = bk__qf_resolve_path(path);
+    (*out)->path_asked = BK_QUOTIENT_AUTO;
+    (*out)->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
     return BK_OK;
+}
+
+bk_status bk_quotient_new_qr(uint32_t qb, uint32_t rb, const bk_quotient_options *opts, bk_quotient **out)
+{
+    /* q below the minimum: 0 slots (BK_EINVAL); above the maximum: 2^32 slots (BK_ETOOBIG) */
+    uint64_t slots = qb < BK_QUOTIENT_MIN_QBITS ? 0 : UINT64_C(1) << (qb > BK_QUOTIENT_MAX_QBITS ? 32 : qb);
+    return new_geometry(slots, rb, true, opts, out);
+}
+
+bk_status bk_quotient_new_slots(uint64_t slots, uint32_t rb, const bk_quotient_options *opts, bk_quotient **out)
+{
+    return new_geometry(slots, rb, false, opts, out);
 }
 
 bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts, bk_quotient **out)
@@ -493,7 +631,9 @@ bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts,
     bk_quotient_geometry g;
     bk_status s = bk_quotient_size(n, p, opts, &g);
     if (s) return s;
-    if ((s = bk_quotient_new_qr(g.quotient_bits, g.remainder_bits, opts, out))) return s;
+    bk_quotient_options o_;
+    if (bk__options_read(&o_, sizeof o_, opts) != BK_OK) return BK_EINVAL;
+    if ((s = new_geometry(g.slots, g.remainder_bits, o_.power_of_two_slots != 0, opts, out))) return s;
     (*out)->capacity = n;
     (*out)->fpr_target = p;
     return BK_OK;
@@ -512,7 +652,7 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_quotient *c;
-    bk_status s = bk__qf_alloc(f->alloc, f->qbits, f->rbits, f->max_load, f->seed, true, &c);
+    bk_status s = bk__qf_alloc(f->alloc, f->nslots, f->rbits, f->max_load, f->seed, f->layout10, f->xslots, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
     c->used = f->used;
@@ -709,17 +849,26 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
     out->fill_ratio = (double)f->used / (double)f->nslots;
     /* distinct keys from distinct fingerprints: d = M (1 - e^(-n/M)), M = 1 / P(two keys collide) */
     double r2 = ldexp(1.0, (int)f->rbits);
-    double M = ldexp(1.0, (int)f->qbits) * r2 * r2 / (r2 + 2.0);
+    double M = (double)f->nslots * r2 * r2 / (r2 + 2.0);
     double d = (double)f->distinct;
     out->est_cardinality = d < M ? -M * log1p(-d / M) : d;
     out->fpr_target = f->fpr_target;
-    out->fpr_now = bk_quotient_fpr(f->distinct, f->qbits, f->rbits);
+    out->fpr_now = bk_quotient_fpr_slots(f->distinct, f->nslots, f->rbits);
     out->saturated = (double)f->used >= 0.98 * (double)f->max_used || out->fpr_now > f->fpr_target;
     out->seed = f->seed;
 }
 
 uint32_t bk_quotient_quotient_bits(const bk_quotient *f) { return f->qbits; }
 uint32_t bk_quotient_remainder_bits(const bk_quotient *f) { return f->rbits; }
+uint64_t bk_quotient_slots(const bk_quotient *f) { return f->nslots; }
+double bk_quotient_fpr_target(const bk_quotient *f) { return f->fpr_target; }
+
+double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings)
+{
+    if (doublings >= f->rbits || doublings > 32) return NAN;
+    uint64_t s = f->nslots << doublings;
+    return bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);
+}
 uint64_t bk_quotient_slots_used(const bk_quotient *f) { return f->used; }
 uint64_t bk_quotient_distinct(const bk_quotient *f) { return f->distinct; }
 uint64_t bk_quotient_total(const bk_quotient *f) { return f->total; }

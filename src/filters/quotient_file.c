@@ -3,8 +3,13 @@
 #include "filters/quotient_slots.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
+ * Body 1 (the 1.0 layout: 2^q slots, the 1.0 rule's spare slots):
  * offset 0   u32 quotient_bits, u32 remainder_bits, f64 max_load, u64 capacity, f64 fpr_target,
  *            u64 slots used, u64 distinct, u64 total, u64 array bytes            (64 bytes)
+ * Body 2 (any other filter):
+ * offset 0   u32 0 (where body 1 has quotient_bits >= 7), u32 body version 2, u32 remainder_bits,
+ *            u32 0, u64 slots, u64 physical slots, f64 max_load, u64 capacity, f64 fpr_target,
+ *            u64 slots used, u64 distinct, u64 total, u64 array bytes, zeros up to 128
  * then the slot array (64-byte aligned): little-endian u64 words, the groups described above.
  * Decoding checks every invariant listed at the top of this file, and that the three counters match
  * the array, before the filter is used. */
@@ -70,32 +75,57 @@ static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_quotient *f = vf;
     bk_status s;
-    if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits)) || (s = bk__w_f64(w, f->max_load)) ||
-        (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->used)) ||
-        (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) || (s = bk__w_u64(w, f->nwords * 8)) ||
-        (s = bk__w_align(w, 64)) || (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
+    if (f->layout10) {
+        if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits))) return s;
+    } else {
+        if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, 2)) || (s = bk__w_u32(w, f->rbits)) || (s = bk__w_u32(w, 0)) ||
+            (s = bk__w_u64(w, f->nslots)) || (s = bk__w_u64(w, f->xslots)))
+            return s;
+    }
+    if ((s = bk__w_f64(w, f->max_load)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) ||
+        (s = bk__w_u64(w, f->used)) || (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) ||
+        (s = bk__w_u64(w, f->nwords * 8)) || (s = bk__w_align(w, 64)) ||
+        (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
         return s;
     return BK_OK;
 }
 
 static bk_status v_decode(bk_reader *r, void **out)
 {
-    uint32_t qb, rb;
+    uint32_t qb, rb, version = 1, zero = 0;
     double ml, fpr;
-    uint64_t cap, used, distinct, total, bytes;
+    uint64_t slots, xslots = 0, cap, used, distinct, total, bytes;
     bk_status s;
     *out = NULL;
-    if ((s = bk__r_u32(r, &qb)) || (s = bk__r_u32(r, &rb)) || (s = bk__r_f64(r, &ml)) || (s = bk__r_u64(r, &cap)) ||
-        (s = bk__r_f64(r, &fpr)) || (s = bk__r_u64(r, &used)) || (s = bk__r_u64(r, &distinct)) ||
-        (s = bk__r_u64(r, &total)) || (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
+    if ((s = bk__r_u32(r, &qb))) return s;
+    if (qb == 0) { /* a later body: its version, then its fields */
+        if ((s = bk__r_u32(r, &version)) || (s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
+            (s = bk__r_u64(r, &slots)) || (s = bk__r_u64(r, &xslots)))
+            return s;
+        if (version != 2 || zero != 0 || slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) ||
+            slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS))
+            return BK_ECORRUPT;
+    } else {
+        if ((s = bk__r_u32(r, &rb))) return s;
+        if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS) return BK_ECORRUPT;
+        slots = UINT64_C(1) << qb;
+    }
+    if ((s = bk__r_f64(r, &ml)) || (s = bk__r_u64(r, &cap)) || (s = bk__r_f64(r, &fpr)) ||
+        (s = bk__r_u64(r, &used)) || (s = bk__r_u64(r, &distinct)) || (s = bk__r_u64(r, &total)) ||
+        (s = bk__r_u64(r, &bytes)) || (s = bk__r_align(r, 64)))
         return s;
-    if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS || rb < BK_QUOTIENT_MIN_RBITS ||
-        rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) || cap == 0)
+    if (rb < BK_QUOTIENT_MIN_RBITS || rb > BK_QUOTIENT_MAX_RBITS || !(ml > 0 && ml <= 1) || !(fpr > 0 && fpr <= 1) ||
+        cap == 0)
         return BK_ECORRUPT;
     /* the shell first, the array only once the input is known to hold it: a damaged header must not
      * make the loader allocate more than the file could carry */
+    /* the physical slots as saved: whole groups, room past the home slots, no more than the 1.0 rule
+     * gives */
+    if (version == 2 && (xslots % 128 || xslots < slots + 64 || xslots > bk__qf_xslots(slots, 1.0, true)))
+        return BK_ECORRUPT;
     bk_quotient *f;
-    if ((s = bk__qf_alloc(r->alloc, qb, rb, ml, r->seed, false, &f))) return s == BK_ETOOBIG ? BK_ECORRUPT : s;
+    if ((s = bk__qf_alloc(r->alloc, slots, rb, ml, r->seed, version == 1, xslots, false, &f)))
+        return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     if (bytes != f->nwords * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
@@ -144,12 +174,12 @@ static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done
 {
     return bk_quotient_add_hashes(f, h, n, done);
 }
-/* Through the generic handle, as for every type: only filters of identical geometry (q and r) and
- * seed. bk_quotient_union also takes filters whose fingerprints convert. */
+/* Through the generic handle, as for every type: only filters of identical geometry (slots and r)
+ * and seed. bk_quotient_union also takes filters whose fingerprints convert. */
 static bk_status v_merge(void *d, const void *s)
 {
     const bk_quotient *a = d, *b = s;
-    if (a->qbits != b->qbits || a->rbits != b->rbits) return BK_EINCOMPAT;
+    if (a->nslots != b->nslots || a->rbits != b->rbits) return BK_EINCOMPAT;
     return bk_quotient_union(d, s);
 }
 

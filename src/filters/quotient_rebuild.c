@@ -97,10 +97,11 @@ static bk_status b_finish(qf_builder *b)
     return BK_OK;
 }
 
-/* A fingerprint of `from` bits cut to f's q + r bits, as (quotient, remainder). */
-BK_INLINE void convert(const bk_quotient *f, uint64_t fp, uint32_t from, uint64_t *q, uint64_t *x)
+/* A fingerprint of a filter whose fingerprint space (S 2^r) is 2^cut times f's, cut to f's, as
+ * (quotient, remainder): floor(h S' / 2^k) of the shorter space is the longer one's value shifted. */
+BK_INLINE void convert(const bk_quotient *f, uint64_t fp, uint32_t cut, uint64_t *q, uint64_t *x)
 {
-    uint64_t g = fp >> (from - f->qbits - f->rbits);
+    uint64_t g = fp >> cut;
     *q = g >> f->rbits;
     *x = remap(g & f->rmask);
 }
@@ -114,6 +115,9 @@ static void adopt(bk_quotient *f, bk_quotient *nf)
     f->nwords = nf->nwords;
     f->qbits = nf->qbits;
     f->rbits = nf->rbits;
+    f->fbits = nf->fbits;
+    f->odd = nf->odd;
+    f->layout10 = nf->layout10;
     f->group_words = nf->group_words;
     f->rmask = nf->rmask;
     f->nslots = nf->nslots;
@@ -129,18 +133,19 @@ static void adopt(bk_quotient *f, bk_quotient *nf)
 bk_status bk_quotient_grow(bk_quotient *f)
 {
     if (!f) return BK_EINVAL;
-    if (f->qbits + 1 > BK_QUOTIENT_MAX_QBITS || f->rbits - 1 < BK_QUOTIENT_MIN_RBITS) return BK_ETOOBIG;
+    if (f->nslots * 2 > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) || f->rbits - 1 < BK_QUOTIENT_MIN_RBITS)
+        return BK_ETOOBIG;
     bk_quotient *nf;
-    bk_status s = bk__qf_alloc(f->alloc, f->qbits + 1, f->rbits - 1, f->max_load, f->seed, true, &nf);
+    bk_status s = bk__qf_alloc(f->alloc, f->nslots * 2, f->rbits - 1, f->max_load, f->seed, f->layout10, 0, true, &nf);
     if (s) return s;
     nf->bmi2 = f->bmi2;
     qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
     qf_iter it;
     it_init(&it, f);
-    uint64_t q, x, c, from = f->qbits + f->rbits;
+    uint64_t q, x, c;
     while (it_next(&it, &q, &x, &c)) {
         uint64_t nq, nx;
-        convert(nf, q << f->rbits | x, (uint32_t)from, &nq, &nx);
+        convert(nf, q << f->rbits | x, 0, &nq, &nx);
         b_add(&b, nq, nx, c);
     }
     if ((s = b_finish(&b)) != BK_OK) {
@@ -151,22 +156,35 @@ bk_status bk_quotient_grow(bk_quotient *f)
     adopt(f, nf);
     f->total = total; /* the sum of counts is unchanged (saturated entries stay saturated) */
     if (f->capacity <= UINT64_MAX / 2) f->capacity *= 2;
-    f->fpr_target = bk_quotient_fpr(f->max_used, f->qbits, f->rbits);
+    /* fpr_target stays what the filter was made for: once a doubling costs more than the remainder
+     * bits planned for it, fpr_now passes it and the statistics say so (saturated) */
     return BK_OK;
 }
 
-/* Fingerprints of (sq, sr) bits convert to (q, r) when they are at least as long and either lose at
- * least one low bit (which drops the ambiguity of a stored remainder 1: it may have been 0) or keep
- * all of the remainder in the remainder (r <= sr). */
-static bool convertible(uint32_t sq, uint32_t sr, uint32_t q, uint32_t r)
+bk_status bk_quotient_grow_keep_fpr(bk_quotient *f)
 {
-    return sq + sr >= q + r && (sq + sr > q + r || r <= sr);
+    if (!f) return BK_EINVAL;
+    if (!(bk_quotient_grown_fpr(f, 1) <= BK_QUOTIENT_KEEP_FPR * f->fpr_target)) return BK_EFULL;
+    return bk_quotient_grow(f);
+}
+
+/* Fingerprints of a filter of S_s = odd_s 2^t_s slots and r_s remainder bits (fbits_s = t_s + r_s)
+ * convert to one of odd 2^t slots and r bits when the source's fingerprint space S_s 2^r_s is the
+ * target's times a power of two 2^cut (the same odd part, fbits_s >= fbits), and either at least one
+ * low bit is cut (which drops the ambiguity of a stored remainder 1: it may have been 0) or all of
+ * the remainder stays in the remainder (r <= r_s). *cut receives fbits_s - fbits. */
+static bool convertible(uint64_t s_odd, uint32_t s_fbits, uint32_t s_rbits, const bk_quotient *f, uint32_t *cut)
+{
+    if (s_odd != f->odd || s_fbits < f->fbits || (s_fbits == f->fbits && f->rbits > s_rbits)) return false;
+    *cut = s_fbits - f->fbits;
+    return true;
 }
 
 bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src)
 {
     if (!dst || !src) return BK_EINVAL;
-    if (dst->seed != src->seed || !convertible(src->qbits, src->rbits, dst->qbits, dst->rbits)) return BK_EINCOMPAT;
+    uint32_t cut;
+    if (dst->seed != src->seed || !convertible(src->odd, src->fbits, src->rbits, dst, &cut)) return BK_EINCOMPAT;
     return BK_OK;
 }
 
@@ -175,17 +193,19 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
     bk_status s = bk_quotient_compatible(dst, src);
     if (s) return s;
     bk_quotient *nf;
-    if ((s = bk__qf_alloc(dst->alloc, dst->qbits, dst->rbits, dst->max_load, dst->seed, true, &nf))) return s;
+    if ((s = bk__qf_alloc(dst->alloc, dst->nslots, dst->rbits, dst->max_load, dst->seed, dst->layout10, dst->xslots,
+                          true, &nf)))
+        return s;
     nf->bmi2 = dst->bmi2;
     qf_builder b = { nf, 0, QF_NONE, 0, 0, 0, BK_OK };
     qf_iter a, o;
     it_init(&a, dst);
     it_init(&o, src);
-    uint32_t sbits = src->qbits + src->rbits;
+    uint32_t cut = src->fbits - dst->fbits;
     uint64_t aq, ax, ac, oq, ox, oc;
     bool ha = it_next(&a, &aq, &ax, &ac), ho = false;
     if (it_next(&o, &oq, &ox, &oc)) {
-        convert(dst, oq << src->rbits | ox, sbits, &oq, &ox);
+        convert(dst, oq << src->rbits | ox, cut, &oq, &ox);
         ho = true;
     }
     while (ha || ho) {
@@ -195,7 +215,7 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
         } else {
             b_add(&b, oq, ox, oc);
             ho = it_next(&o, &oq, &ox, &oc);
-            if (ho) convert(dst, oq << src->rbits | ox, sbits, &oq, &ox);
+            if (ho) convert(dst, oq << src->rbits | ox, cut, &oq, &ox);
         }
     }
     if ((s = b_finish(&b)) != BK_OK) {
@@ -218,13 +238,23 @@ int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx
     return 0;
 }
 
-bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fp, uint32_t qbits, uint32_t rbits, uint64_t count)
+bk_status bk_quotient_add_fingerprint_slots(bk_quotient *f, uint64_t fp, uint64_t slots, uint32_t rbits,
+                                            uint64_t count)
 {
-    if (!f || count == 0 || rbits == 0 || qbits + rbits > 64) return BK_EINVAL;
-    if (qbits + rbits < 64 && (fp >> (qbits + rbits))) return BK_EINVAL;
-    if (!convertible(qbits, rbits, f->qbits, f->rbits)) return BK_EINCOMPAT;
+    if (!f || count == 0 || slots == 0 || rbits == 0 || rbits > 63) return BK_EINVAL;
+    unsigned tz = (unsigned)__builtin_ctzll(slots);
+    unsigned qlen = slots > 1 ? 64 - (unsigned)__builtin_clzll(slots - 1) : 0; /* bits of a quotient */
+    if (qlen + rbits > 64) return BK_EINVAL;
+    if ((fp >> rbits) >= slots) return BK_EINVAL;
+    uint32_t cut;
+    if (!convertible(slots >> tz, tz + rbits, rbits, f, &cut)) return BK_EINCOMPAT;
     uint64_t q, x;
-    convert(f, fp, qbits + rbits, &q, &x);
+    convert(f, fp, cut, &q, &x);
     return bk__qf_ops(f)->insert(f, q, x, count);
 }
 
+bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fp, uint32_t qbits, uint32_t rbits, uint64_t count)
+{
+    if (!f || count == 0 || rbits == 0 || qbits + rbits > 64 || qbits > 63) return BK_EINVAL;
+    return bk_quotient_add_fingerprint_slots(f, fp, UINT64_C(1) << qbits, rbits, count);
+}

@@ -26,13 +26,15 @@
 struct bk_quotient {
     uint64_t *words;
     uint64_t nwords;
-    uint32_t qbits, rbits;
+    uint32_t qbits, rbits; /* qbits: bits of a quotient, ceil(log2 nslots) */
+    uint32_t fbits;       /* trailing zero bits of nslots, plus r: what a merge may cut */
     uint32_t group_words; /* 1 + 2 (2 + r) */
     uint64_t rmask;       /* 2^r - 1, also the counters' digit base */
-    uint64_t nslots;      /* 2^q */
+    uint64_t nslots;      /* home slots S (any count from 128 to 2^31; 2^q in the 1.0 layout) */
+    uint64_t odd;         /* nslots without its trailing zero bits: merges need it equal */
     uint64_t xslots;      /* physical slots: multiple of 128 */
     uint64_t nblocks;     /* xslots / 64 */
-    uint64_t max_used;    /* floor(max_load * 2^q) */
+    uint64_t max_used;    /* floor(max_load * S) */
     double max_load;
     uint64_t seed;
     uint64_t capacity;    /* keys it was sized for */
@@ -43,6 +45,7 @@ struct bk_quotient {
     bk_quotient_path path_asked;
     bool bmi2;            /* the path in use */
     bool owns_words;
+    bool layout10;        /* S = 2^q and the 1.0 rule's spare slots: saved as the 1.0 body */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
@@ -267,9 +270,16 @@ BK_INLINE unsigned parse(const bk_quotient *f, uint64_t i, uint64_t e, uint64_t 
 /* ---- hashing to (quotient, remainder) ---- */
 
 BK_INLINE uint64_t remap(uint64_t x) { return x ? x : 1; }
+/* The fingerprint is the top bits of h x S: F = floor(h S / 2^(64 - r)), quotient F >> r (that is
+ * floor(h S / 2^64)), remainder the low r bits. It keeps the order of the hashes, so runs,
+ * enumeration, merge and doubling work for any S; for S = 2^q it is h >> (64 - q - r), the 1.0 rule. */
+BK_INLINE uint64_t fp_of_hash(const bk_quotient *f, uint64_t h)
+{
+    return (uint64_t)(((bk__u128)h * f->nslots) >> (64 - f->rbits));
+}
 BK_INLINE void split(const bk_quotient *f, uint64_t h, uint64_t *q, uint64_t *x)
 {
-    uint64_t fp = h >> (64 - f->qbits - f->rbits);
+    uint64_t fp = fp_of_hash(f, h);
     *q = fp >> f->rbits;
     *x = remap(fp & f->rmask);
 }
@@ -294,7 +304,13 @@ typedef struct qf_ops {
 BK_HIDDEN const qf_ops *bk__qf_ops(const bk_quotient *f);
 /* Whether path p runs on BMI2 here. */
 BK_HIDDEN bool bk__qf_resolve_path(bk_quotient_path p);
-/* A zeroed filter of 2^qb slots of rb bits (words allocated when alloc). */
-BK_HIDDEN bk_status bk__qf_alloc(const bk_allocator *a, uint32_t qb, uint32_t rb, double ml, uint64_t seed, bool alloc, bk_quotient **out);
+/* A zeroed filter of `slots` home slots of rb bits (words allocated when alloc); layout10: the 1.0
+ * layout (slots a power of two, the 1.0 rule's spare slots); xslots: the physical slots (0: the rule's,
+ * else a multiple of 128 the caller checked). */
+BK_HIDDEN bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t rb, double ml, uint64_t seed,
+                                 bool layout10, uint64_t xslots, bool alloc, bk_quotient **out);
+/* Physical slots for S home slots: the 1.0 rule, and the rule of later filters (smaller below full
+ * load). */
+BK_HIDDEN uint64_t bk__qf_xslots(uint64_t slots, double max_load, bool layout10);
 
 #endif

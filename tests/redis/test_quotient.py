@@ -53,17 +53,64 @@ def test_counts_saturate_never_wrap(r):
 
 
 def test_growth_keeps_every_item(r):
-    r.execute_command("BK.QF.RESERVE", "g", 200, 0.001)
+    # 16 remainder bits where 0.1% needs 10: room for six doublings at the error rate
+    r.execute_command("BK.QF.RESERVE", "g", 200, 0.001, "REMAINDER", 16)
     items = ["item-%d" % i for i in range(5000)]
     for it in items:
         r.execute_command("BK.QF.ADD", "g", it)  # fills and doubles several times
     i = info(r, "g")
     assert i["Quotient bits"] > 8 and i["Number of items inserted"] == 5000
+    assert float(i["Error rate target"]) == 0.001 and float(i["Error rate at capacity"]) <= 0.0011
     assert all(r.execute_command("BK.QF.EXISTS", "g", it) == 1 for it in items)
     qb = i["Quotient bits"]
     assert r.execute_command("BK.QF.GROW", "g") in (b"OK", True, "OK")
     assert info(r, "g")["Quotient bits"] == qb + 1
     assert all(r.execute_command("BK.QF.COUNT", "g", it) >= 1 for it in items)
+
+
+def absent_fpr(r, key, n):
+    p = r.pipeline(transaction=False)
+    for i in range(n):
+        p.execute_command("BK.QF.EXISTS", key, "absent-%d" % i)
+    return sum(p.execute()) / n
+
+
+def test_growth_keeps_the_error_rate(r):
+    # A key BK.QF.ADD creates (INITIAL_SIZE 100, ERROR_RATE 1%) doubles six times at its error rate:
+    # 6,000 items, then its FPR measured on absent items is still within 1.1 x 1%.
+    p = r.pipeline(transaction=False)
+    for i in range(6000):
+        p.execute_command("BK.QF.ADD", "imp", "i%d" % i)
+    p.execute()
+    i = info(r, "imp")
+    assert i["Number of items inserted"] == 6000
+    assert float(i["Error rate target"]) == 0.01
+    assert float(i["Error rate now"]) <= 0.011 and float(i["Error rate at capacity"]) <= 0.011
+    assert absent_fpr(r, "imp", 40000) <= 0.011
+    assert all(r.execute_command("BK.QF.EXISTS", "imp", "i%d" % k) == 1 for k in range(0, 6000, 7))
+    # A reserved key without room: full, the add that would need a doubling past the error rate is
+    # refused with a clear error, and nothing is lost or changed.
+    r.execute_command("BK.QF.RESERVE", "tight", 1000, 0.01)
+    added, refusal = 0, None
+    for k in range(2000):
+        try:
+            r.execute_command("BK.QF.ADD", "tight", "t%d" % k)
+            added += 1
+        except redis.ResponseError as e:
+            refusal = str(e)
+            break
+    assert refusal is not None and "error rate" in refusal and "BK.QF.GROW" in refusal, refusal
+    assert 1000 <= added < 1100
+    i = info(r, "tight")
+    assert i["Number of items inserted"] == added
+    assert float(i["Error rate now"]) <= 0.01
+    assert all(r.execute_command("BK.QF.EXISTS", "tight", "t%d" % k) == 1 for k in range(added))
+    # BK.QF.GROW is the named old growth: it doubles anyway, and INFO shows what that costs
+    assert r.execute_command("BK.QF.GROW", "tight") in (b"OK", True, "OK")
+    i = info(r, "tight")
+    assert float(i["Error rate target"]) == 0.01 and float(i["Error rate at capacity"]) > 0.011
+    assert i["Slots"] == 2 * 1053  # ceil(1000 / 0.95) doubled
+    assert r.execute_command("BK.QF.ADD", "tight", "after-grow") == 1
 
 
 def test_merge(r):
@@ -99,7 +146,7 @@ def test_errors(r):
 
 def test_persistence(server):
     c = server.client()
-    c.execute_command("BK.QF.RESERVE", "p", 2000, 0.01)
+    c.execute_command("BK.QF.RESERVE", "p", 2000, 0.01, "REMAINDER", 9)  # counts take slots: room to double
     for i in range(1500):
         c.execute_command("BK.QF.ADD", "p", "k%d" % i, "COUNT", 1 + i % 5)
     want = [c.execute_command("BK.QF.COUNT", "p", "k%d" % i) for i in range(1500)]
