@@ -38,7 +38,15 @@ static PyObject *FullError;           /* the filter cannot take another key */
 PyObject *bkpy_IncompatibleError;   /* set operation between filters of different geometry */
 PyObject *bkpy_UnsupportedOperation;/* the type (or a read-only mapping) cannot do this */
 
+static PyObject *raise_bk_words(bk_status s, err_ctx ctx, const char *what, const char *words);
+
 PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
+{
+    return raise_bk_words(s, ctx, what, bk_strerror(s));
+}
+
+/* bkpy_raise_bk with the message's words given (what: words). */
+static PyObject *raise_bk_words(bk_status s, err_ctx ctx, const char *what, const char *words)
 {
     PyObject *type;
     switch (s) {
@@ -75,8 +83,7 @@ PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
         type = Error;
         break;
     }
-    PyObject *msg = what ? PyUnicode_FromFormat("%s: %s", what, bk_strerror(s))
-                         : PyUnicode_FromString(bk_strerror(s));
+    PyObject *msg = what ? PyUnicode_FromFormat("%s: %s", what, words) : PyUnicode_FromString(words);
     if (!msg) return NULL;
     PyObject *exc = PyObject_CallOneArg(type, msg);
     Py_DECREF(msg);
@@ -98,6 +105,30 @@ PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
 /* ---------------------------------------------------------------------------------------------- */
 /* Module functions                                                                               */
 /* ---------------------------------------------------------------------------------------------- */
+
+/* The 8 bytes every bloomkit filter file starts with (docs/FORMAT.md). */
+static const unsigned char file_magic[8] = { 0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n' };
+
+/* A file or buffer the loader refused: when it does not even start with the format's magic, say "not
+ * a bloomkit filter file" (as the bloomkit command does) instead of naming the first check that
+ * failed; otherwise the status's own words. Either way a DamagedFileError (a FileFormatError). */
+static PyObject *raise_load(bk_status s, const char *what, const void *head, size_t head_len)
+{
+    if ((s == BK_ECORRUPT || s == BK_ETRUNCATED || s == BK_ECHECKSUM) &&
+        (head_len < sizeof file_magic || memcmp(head, file_magic, sizeof file_magic) != 0))
+        return raise_bk_words(s, CTX_FILE, what, "not a bloomkit filter file");
+    return bkpy_raise_bk(s, CTX_FILE, what);
+}
+
+/* The first bytes of the file at path (up to len); 0 when it cannot be read. */
+static size_t read_head(const char *path, unsigned char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, len, f);
+    fclose(f);
+    return n;
+}
 
 static unsigned load_flags(int verify)
 {
@@ -121,8 +152,10 @@ static PyObject *mod_load(PyObject *m, PyObject *args, PyObject *kw)
     err = errno;
     Py_END_ALLOW_THREADS
     if (s != BK_OK) {
+        unsigned char head[sizeof file_magic];
+        size_t n = s == BK_EIO ? 0 : read_head(p, head, sizeof head);
         errno = err;
-        bkpy_raise_bk(s, CTX_FILE, p);
+        raise_load(s, p, head, n);
         Py_DECREF(path);
         return NULL;
     }
@@ -153,8 +186,12 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
         if (s == BK_ENOTSUP && writable)
             PyErr_Format(bkpy_UnsupportedOperation, "%s: this filter type has no atomic insert, so it cannot be "
                          "opened writable (load() it instead)", p);
-        else
+        else if (s == BK_EIO)
             bkpy_raise_bk(s, CTX_FILE, p);
+        else {
+            unsigned char head[sizeof file_magic];
+            raise_load(s, p, head, read_head(p, head, sizeof head));
+        }
         Py_DECREF(path);
         return NULL;
     }
@@ -175,8 +212,11 @@ static PyObject *from_bytes_impl(PyObject *data, unsigned flags)
     } else {
         s = bk_filter_load_buffer(view.buf, (size_t)view.len, flags, &h);
     }
+    unsigned char head[sizeof file_magic];
+    size_t n = (size_t)view.len < sizeof head ? (size_t)view.len : sizeof head;
+    memcpy(head, view.buf, n);
     PyBuffer_Release(&view);
-    if (s != BK_OK) return bkpy_raise_bk(s, CTX_FILE, "from_bytes");
+    if (s != BK_OK) return raise_load(s, "from_bytes", head, n);
     return bkpy_wrap_handle(h);
 }
 
@@ -407,9 +447,10 @@ PyTypeObject bkpy_FilterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The base class of every bloomkit filter: queries, statistics, files and set operations.\n\n"
               "`key in f` is True if the key is probably present and False if it is certainly absent. "
-              "len(f) is the library's estimate of the distinct keys held (from the fill for Bloom, Blocked "
-              "and Counting; the exact count for Scalable, Cuckoo and Fuse); it counts the filter's bits "
-              "(O(size)). f.count is the O(1) count of insertions.",
+              "len(f) is the library's estimate of the keys held: from the fill for Bloom, Blocked, Counting "
+              "and Scalable (a key added twice counts once), from the distinct fingerprints for Quotient, and "
+              "the count of stored entries for Cuckoo, Fuse and Aging (a key added twice counts twice); it "
+              "reads the whole filter (O(size)). f.count is the O(1) count of insertions.",
     .tp_weaklistoffset = offsetof(FilterObject, weakrefs),
     .tp_methods = Filter_methods,
     .tp_getset = Filter_getset,
@@ -442,7 +483,8 @@ SUBTYPE(bkpy_CountingType, "Counting", bkpy_Counting_new, Counting_methods, Coun
         "The counting Bloom filter: keys can be removed. Counters of 4 (or 8) bits, sticky at their maximum so "
         "no removal causes a false negative; 4x (8x) the memory of Bloom.");
 SUBTYPE(bkpy_ScalableType, "Scalable", bkpy_Scalable_new, Scalable_methods, Scalable_getset,
-        "Scalable(capacity=100, error_rate=0.01, *, growth=2, tightening=0.9, max_bytes=None, "
+        "Scalable(capacity=100, error_rate=0.01, *, growth=" BKPY_STR(BK_SCALABLE_DEFAULT_GROWTH)
+        ", tightening=" BKPY_STR(BK_SCALABLE_DEFAULT_TIGHTENING) ", max_bytes=None, "
         "nonscaling=False, classic=False, seed=0)\n--\n\n"
         "The scalable Bloom filter for sets of unknown size: a chain of sub-filters, each `growth` times larger "
         "and `tightening` times stricter, so the total error rate stays under error_rate. An add of a key "

@@ -248,9 +248,10 @@ static int run(int argc, char **argv)
     cli_progress_end(&prog);
     if (more < 0 || out.failed) rc = CLI_EXIT_ERR;
     if (s != BK_OK) {
-        rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; rebuild it larger, "
-                                     "or use a filter that grows (--type scalable, or cuckoo with --expansion)",
-                                     a.path ? a.path : "in-memory filter")
+        char advice[CLI_PATH_ADVICE];
+        rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; %s",
+                                     a.path ? a.path : "in-memory filter",
+                                     cli_full_advice(f, a.path, advice, sizeof advice))
                            : cli_err("%s: add failed: %s", a.path ? a.path : "in-memory filter", cli_status_words(s));
     }
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;

@@ -107,7 +107,14 @@ def test_help():
     rc, out, err = run([], expect=2)
     check("Usage" in err, "no arguments: usage on stderr")
     rc, out, err = run(["frobnicate"], expect=2)
-    check("unknown command 'frobnicate'" in err, err)
+    check("unknown command 'frobnicate'" in err and "did you mean" not in err, err)
+    # a mistyped command: the nearest one is suggested (a transposition, a missing or an extra letter)
+    for typo, meant in (("biuld", "build"), ("creat", "create"), ("qurey", "query"), ("infoo", "info"),
+                        ("verfiy", "verify")):
+        rc, out, err = run([typo], expect=2)
+        check("unknown command '%s'; did you mean %s?" % (typo, meant) in err, err)
+        rc, out, err = run(["help", typo], expect=2)
+        check("did you mean %s?" % meant in err, err)
     rc, out, err = run(["help", "frobnicate"], expect=2)
 
 
@@ -763,6 +770,11 @@ def test_info():
     check("scalable" in j["warning"] and "Rebuild" in j["warning"], j["warning"])
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
+    # an empty filter has no bits per inserted key: info gives the bits per key at capacity instead
+    run(["create", "-q", "e.bf", "-n", "10", "-p", "1%"], expect=0)
+    rc, out, err = run(["info", "e.bf"], expect=0)
+    check(b"per inserted key" not in out and b"bits per key at capacity (no keys inserted yet)" in out, out)
+    check(info("e.bf")["bits_per_key"] is None, "JSON bits_per_key of an empty filter: null")
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
 
 
@@ -830,6 +842,12 @@ def test_remove():
         rc, out, err = run(["remove", f, "never-added-key-1"], expect=1)
         check(out == b"never-added-key-1\tabsent\n", out)
         check(info(f)["count"] == 2500, "%s: count after removes" % t)
+    # the types that cannot delete say which can, quotient filters included
+    run(["create", "-q", "nr.bf", "-n", "100", "-p", "1%"], expect=0)
+    rc, out, err = run(["remove", "nr.bf", "k"], expect=2)
+    check("only counting, cuckoo and quotient filters can" in err, err)
+    rc, out, err = run(["remove", "--help"], expect=0)
+    check(b"counting,\ncuckoo or quotient filter" in out, out)
 
 
 @group
@@ -850,6 +868,18 @@ def test_aging():
         check(info("d.bf")["window"] == unit, "--window %s" % w)
     rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "30m", "-p", "1%"], expect=2)
     check("ambiguous" in err and "30min" in err, err)
+    for bad in ("1x", "1hour", "5 min"):
+        for args in (["create", "x.bf", "--type", "aging", "--window", bad, "-p", "1%"],
+                     ["filter", "--add", "--window", bad]):
+            rc, out, err = run(args, input=b"", expect=2)
+            check("--window: '%s' is neither a number of insertions" % bad in err and "90s, 30min, 1h, 7d" in err, err)
+    # info counts an aging filter's insertions, repeats included, and calls none of them distinct
+    run(["create", "-q", "rep.bf", "--type", "aging", "--window", "10k", "-p", "1%"], expect=0)
+    rep = [b"r%d" % i for i in range(1000)]
+    run(["add", "-q", "rep.bf"], input=lines(rep), expect=0)
+    run(["add", "-q", "rep.bf"], input=lines(rep), expect=0)
+    rc, out, err = run(["info", "rep.bf"], expect=0)
+    check(b"2,000 insertions held (every add counts, repeats too)" in out and b"distinct" not in out, out)
     rc, out, err = run(["create", "x.bf", "--window", "1h", "-n", "10", "-p", "1%"], expect=2)
     check("--window does not apply to bloom" in err, err)
     rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "1h", "-p", "1%"], expect=2)
@@ -1549,7 +1579,13 @@ def test_quotient():
     check(rc == 2 and "cannot grow" in err, "grow of a bloom filter refused: %s" % err)
     rc, out, err = run(["grow", "q2.bf", "--times", "24"])
     check(rc == 2 and "nothing was written" in err, "growth past 2 remainder bits refused: %s" % err)
-    print("  quotient: build, grow x2, merge, remove, refusals")
+    # a full quotient filter says how to make room: bloomkit grow, with the file's name
+    run(["create", "-q", "full.bf", "-n", "100", "-p", "1%", "--type", "quotient"], expect=0)
+    many = lines([b"f%d" % i for i in range(1000)])
+    for cmd in (["add", "full.bf"], ["filter", "--add", "full.bf"]):
+        rc, out, err = run(cmd, input=many, expect=2)
+        check("the filter is full" in err and "bloomkit grow full.bf" in err, err)
+    print("  quotient: build, grow x2, merge, remove, refusals, full")
 
 
 if __name__ == "__main__":
