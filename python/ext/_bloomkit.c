@@ -447,10 +447,10 @@ PyTypeObject bkpy_FilterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The base class of every bloomkit filter: queries, statistics, files and set operations.\n\n"
               "`key in f` is True if the key is probably present and False if it is certainly absent. "
-              "len(f) is the library's estimate of the keys held: from the fill for Bloom, Blocked, Counting "
-              "and Scalable (a key added twice counts once), from the distinct fingerprints for Quotient, and "
-              "the count of stored entries for Cuckoo, Fuse and Aging (a key added twice counts twice); it "
-              "reads the whole filter (O(size)). f.count is the O(1) count of insertions.",
+              "len(f) is the library's estimate of the keys held, not an exact count: from the fill for Bloom, "
+              "Blocked, Counting and (per sub-filter) Scalable, from the distinct fingerprints for Quotient, "
+              "and the count of stored entries for Cuckoo, Fuse and Aging; it reads the whole filter "
+              "(O(size)). f.count is the O(1) count of insertions.",
     .tp_weaklistoffset = offsetof(FilterObject, weakrefs),
     .tp_methods = Filter_methods,
     .tp_getset = Filter_getset,

@@ -1451,6 +1451,90 @@ def test_manual():
         check(re.search(r"EXIT STATUS(.|\n)*\n +%s\b" % status, text), "exit status %s" % status)
 
 
+@group
+def test_docs():
+    """README.md, docs/CLI.md, docs/GUIDE.md, docs/PYTHON.md, docs/REDIS.md, the manual and the Python
+    stub describe the product the binary is: every type and command, and the defaults the code uses
+    (read from what the command makes, not from the text)."""
+    import re
+    import struct
+
+    def doc(*path):
+        return open(os.path.join(TOP, *path), encoding="utf-8").read()
+
+    all_t = types()
+    check(len(all_t) >= 9, all_t)
+    readme = doc("README.md")
+    first = readme.split("\n\n", 2)[1]        # the paragraph under the title
+    for t in all_t:
+        check(re.search(r"\b%s\b" % t, first, re.I), "README's first paragraph names the type %s" % t)
+    check("Python" in first and "## Python" in readme and "python3-bloomkit" in readme, "README: Python")
+    cli = doc("docs", "CLI.md")
+    listing = cli.split("```", 2)[1]
+    for cmd in commands():
+        check(re.search(r"^bloomkit %s\b" % cmd, listing, re.M), "CLI.md's command list shows %s" % cmd)
+    table = cli.split("## Filter types", 1)[1].split("\n## ", 1)[0]
+    for t in all_t:
+        check("| `%s`" % t in table, "CLI.md's type table has %s" % t)
+    check("--window" in cli and "## Aging filters" in cli and "bloomkit grow" in cli, "CLI.md: aging, grow")
+    guide = doc("docs", "GUIDE.md")
+    which = guide.split("## 1. Which filter?", 1)[1].split("\n## ", 1)[0]
+    rows = [l for l in which.splitlines() if l.startswith("| `")]
+    for t in all_t:
+        check(any(r.startswith("| `%s`" % t) for r in rows), "GUIDE's Which filter? table has %s" % t)
+    check("Python class" in which, "GUIDE's table names the Python class of each type")
+    check(not re.search(r"keep two filters", guide), "GUIDE advises an aging filter for time windows")
+    # the types that delete, as remove --help, the refusal, CLI.md and the manual say
+    overview_line = [l for l in run(["--help"], expect=0)[1].decode().splitlines() if l.startswith("  remove ")]
+    listing_line = [l for l in listing.splitlines() if l.startswith("bloomkit remove ")]
+    remove_help = re.sub(r"\s+", " ", run(["remove", "--help"], expect=0)[1].decode())
+    check(len(overview_line) == 1 and "quotient" in overview_line[0], "--help: %r" % overview_line)
+    check(len(listing_line) == 1 and "quotient" in listing_line[0], "CLI.md: %r" % listing_line)
+    check("from a counting, cuckoo or quotient filter" in remove_help, remove_help)
+
+    # defaults: a scalable filter made without options, read back from its file (format 6.4: the
+    # body starts at 64; r is the f64 at body offset 16, growth the u32 at 32)
+    run(["create", "-q", "s.bf", "-n", "1000", "-p", "1%", "--type", "scalable"], expect=0)
+    data = read("s.bf")
+    r = struct.unpack_from("<d", data, 64 + 16)[0]
+    growth = struct.unpack_from("<I", data, 64 + 32)[0]
+    check(0 < r < 1 and 1 <= growth <= 16, "read r %r, growth %r" % (r, growth))
+    rs = "%g" % r
+    gs = "%d" % growth
+    create_help = re.sub(r"\s+", " ", run(["create", "--help"], expect=0)[1].decode())
+    check(re.search(r"--ratio R .*?default %s\)" % re.escape(rs), create_help), "create --help: ratio default")
+    check(re.search(r"--growth G .*?default %s\)" % gs, create_help), "create --help: growth default")
+    if shutil_which("mandoc"):
+        man = re.sub(r".\x08", "", subprocess.run(["mandoc", "-Tascii", os.path.join(TOP, "docs", "bloomkit.1")],
+                                                  capture_output=True, check=True).stdout.decode())
+        man = re.sub(r"\s+", " ", man)
+        check(re.search(r"--ratio R .*?default %s\)" % re.escape(rs), man), "manual: ratio default")
+        check(re.search(r"--growth G .*?default %s\)" % gs, man), "manual: growth default")
+        check(re.search(r"remove FILE.{0,80}counting, cuckoo or quotient", man), "manual: quotient removes")
+    check("`--ratio R` (default %s)" % rs in table and "`--growth G` (default %s;" % gs in table,
+          "CLI.md's type table: scalable defaults")
+    stated = {
+        "docs/GUIDE.md": re.findall(r"\br = ([0-9.]+) by default", guide),
+        "docs/REDIS.md": re.findall(r"`BF_TIGHTENING_RATIO r` \(ours\) \| ([0-9.]+)", doc("docs", "REDIS.md")),
+        "docs/PYTHON.md": re.findall(r"Scalable\(.*?tightening=([0-9.]+)", doc("docs", "PYTHON.md")),
+        "python/bloomkit/__init__.pyi": re.findall(r"tightening: float = ([0-9.]+)",
+                                                   doc("python", "bloomkit", "__init__.pyi")),
+    }
+    for where, values in stated.items():
+        check(values and all(v == rs for v in values), "%s states the tightening default %r, the code's is %s"
+              % (where, values, rs))
+    check(re.findall(r"Scalable\(.*?growth=([0-9]+)", doc("docs", "PYTHON.md")) == [gs], "PYTHON.md: growth")
+    # the default type and build's default -p, as --help says
+    check("(default: bloom)" in run(["--help"], expect=0)[1].decode(), "--help names the default type")
+    check(info("s.bf")["type"] == "scalable", "explicit type")
+    run(["create", "-q", "d.bf", "-n", "1000", "-p", "1%"], expect=0)
+    check(info("d.bf")["type"] == "bloom", "create without --type makes a bloom filter")
+    run(["build", "-q", "b.bf"], input=b"a\nb\n", expect=0)
+    build_help = run(["build", "--help"], expect=0)[1].decode()
+    m = re.search(r"-p, --fpr P +target false-positive rate \(default ([0-9.]+)%\)", build_help)
+    check(m and abs(info("b.bf")["fpr_target"] - float(m.group(1)) / 100) < 1e-12, "build's default -p")
+
+
 def shutil_which(name):
     import shutil
     return shutil.which(name)
