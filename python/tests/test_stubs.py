@@ -146,3 +146,28 @@ def test_stubs_import_only_what_every_type_checker_has():
                 continue
             for m in mods:
                 assert m in allowed, (name, m)
+
+
+def test_the_stubs_check_with_the_systems_mypy(tmp_path):
+    """When a mypy is installed (Debian 12: python3-mypy 1.0.1, whose typeshed predates PEP 688's
+    Buffer), a small program using the package type-checks against the stubs."""
+    import shutil
+    import subprocess
+    import sys
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        import pytest
+        pytest.skip("mypy is not installed (Debian: python3-mypy)")
+    prog = tmp_path / "use.py"
+    prog.write_text("import bloomkit\nfrom bloomkit import *\n"
+                    "f = bloomkit.Blocked(1000, 0.01)\nf.add('x')\nok: bool = 'x' in f\n"
+                    "f.add_many([b'a', b'b'])\nf.contains_many(bytearray(8))\n"
+                    "s = bloomkit.Scalable(tightening=0.5)\ng = load('x.bf')\n"
+                    "with open('use.py') as fh:\n    fh.read()\n")
+    stubs = tmp_path / "stubs"
+    shutil.copytree(PKG, stubs / "bloomkit", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    p = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c"),
+                        str(prog)], capture_output=True, text=True, cwd=tmp_path,
+                       env=dict(os.environ, MYPYPATH=str(stubs)), timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
