@@ -1535,6 +1535,41 @@ def test_docs():
     check(m and abs(info("b.bf")["fpr_target"] - float(m.group(1)) / 100) < 1e-12, "build's default -p")
 
 
+@group
+def test_demo():
+    """scripts/demo.sh (make demo) on a smaller crawl: it shows the commands as the reader can type them
+    (the binary's real path when bloomkit is not on the PATH, "bloomkit" when it is), finds no false
+    negative, and ends by saying where the command is and three things to try, which work as printed."""
+    import re
+    real = os.path.realpath(BIN)
+    os.makedirs("b/src/cli")
+    os.symlink(real, "b/src/cli/bloomkit")
+    env = dict(os.environ, BK_DEMO_SEEN="20000", BK_DEMO_UNSEEN="10000",
+               PATH=":".join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
+                             if not os.path.exists(os.path.join(d, "bloomkit"))))
+    demo = os.path.join(TOP, "scripts", "demo.sh")
+    p = subprocess.run(["sh", demo, "b"], capture_output=True, text=True, env=env, timeout=600)
+    check(p.returncode == 0, "demo: %s\n%s" % (p.stdout[-2000:], p.stderr))
+    out = p.stdout
+    shown = re.findall(r"^\$ (\S+) (build|info|filter) ", out, re.M)
+    check(len(shown) == 4 and all(cmd == real for cmd, _ in shown), "commands shown with the real path: %r" % shown)
+    check(not re.search(r"^\$ bloomkit ", out, re.M), "no '$ bloomkit' when it is not on the PATH")
+    check("false negatives: must be 0" in out and re.search(r"seen URLs kept by filter: +0 ", out), out)
+    tail = out.rsplit("\nThe bloomkit command is ", 1)
+    check(len(tail) == 2 and tail[1].startswith(real + ";") and "not on your PATH" in tail[1], out[-1500:])
+    tries = re.findall(r"^ {7}(.+)$", tail[1], re.M)
+    check("Three things to try:" in tail[1] and len(tries) == 3, tail[1])
+    for t in tries:    # each works as printed (from the directory the demo ran in)
+        q = subprocess.run(["sh", "-c", t], capture_output=True, text=True, env=env, timeout=600)
+        check(q.returncode == 0 and q.stdout.strip(), "%s: %s %s" % (t, q.stdout[-300:], q.stderr))
+    # with the binary's folder on the PATH, the commands are shown as plain bloomkit
+    env["PATH"] = os.path.dirname(real) + ":" + env["PATH"]
+    p = subprocess.run(["sh", demo, "b"], capture_output=True, text=True, env=env, timeout=600)
+    check(p.returncode == 0 and len(re.findall(r"^\$ bloomkit (build|info|filter) ", p.stdout, re.M)) == 4,
+          p.stdout[-1500:])
+    check("(on your PATH)" in p.stdout, p.stdout[-600:])
+
+
 def shutil_which(name):
     import shutil
     return shutil.which(name)
