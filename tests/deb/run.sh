@@ -86,7 +86,11 @@ if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
     /usr/bin/python3 -m pip install --no-build-isolation --no-index --no-deps --target "$work/pip" \
         "$work/tree/python" >"$work/pip.log" 2>&1 || { cat "$work/pip.log"; fail "pip install --no-build-isolation ./python"; }
     ! grep -i "deprecat" "$work/pip.log" || fail "pip warned of a deprecated install path"
-    PYTHONPATH="$work/pip" /usr/bin/python3 -c "import bloomkit; assert bloomkit.Bloom(10)" || fail "pip's bloomkit"
+    PYTHONPATH="$work/pip" /usr/bin/python3 -c "
+import bloomkit
+f = bloomkit.Bloom(10)
+f.add('k')
+assert 'k' in f and bloomkit.__file__.startswith('$work/pip/'), bloomkit.__file__" || fail "pip's bloomkit"
     echo "pip built and installed ./python offline"
 else
     echo "pip not installed (python3-pip): the offline pip build is skipped"
