@@ -22,7 +22,11 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # A made-up crawl of a million URLs through the bloomkit command: build, info, filter (scripts/demo.sh).
-demo: deps build
+# Builds only what it runs, the bloomkit command (and the library inside it); `make` builds the rest
+# into the same folder later.
+demo: deps
+	@cmake -S . -B $(BUILD) -DBK_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target bloomkit
 	@sh scripts/demo.sh $(BUILD)
 
 # Every test, then the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the
@@ -83,14 +87,17 @@ bench: deps build
 bench-blocked: deps build
 	sh bench/blocked.sh $(BUILD)
 
-# The README's charts: FPR against bits per key, and throughput, for every filter type.
-plots: deps build
+# The README's charts: FPR against bits per key, and throughput, for each of the nine filter types
+# (scripts/plots.sh; builds only the bench program).
+plots: deps
+	@cmake -S . -B $(BUILD) -DBK_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target bench
 	sh scripts/plots.sh $(BUILD) docs/img 1000000
 
 install: build
 	DESTDIR='$(DESTDIR)' cmake --install $(BUILD) --prefix '$(PREFIX)'
 
-# Debian packages (libbloomkit1, libbloomkit-dev, bloomkit, redis-bloomkit) into $(BUILD)/deb, checked by
+# Debian packages (libbloomkit1, libbloomkit-dev, bloomkit, redis-bloomkit, python3-bloomkit) into $(BUILD)/deb, checked by
 # lintian (scripts/deb.sh).
 deb: deps
 	@sh scripts/deb.sh $(BUILD)/deb $(JOBS)

@@ -42,7 +42,7 @@ static void destroy(void *f) { bk_scalable_free(f); }
 const bench_contender bench_scalable = {
     .name = "scalable", .create = create_grow, .add = add, .contains = contains, .add_batch = add_batch,
     .contains_batch = contains_batch, .bytes = bytes, .destroy = destroy,
-    .note = "bloomkit scalable, from 100 keys grown to n (growth 2, r = 0.9; RedisBloom's default case), blocked sub-filters",
+    .note = "bloomkit scalable, from 100 keys grown to n (growth 2, the default r; RedisBloom's default case), blocked sub-filters",
 };
 const bench_contender bench_scalable_classic = {
     .name = "scalable-classic", .create = create_grow_classic, .add = add, .contains = contains,

@@ -8,6 +8,7 @@ extern const bench_contender bench_cuckoo, bench_cuckoo_p2;
 extern const bench_contender bench_fuse, bench_fuse16;
 extern const bench_contender bench_ribbon;
 extern const bench_contender bench_quotient;
+extern const bench_contender bench_aging;
 /* uint64-key calls of the same filters (c_u64.c) */
 extern const bench_contender bench_bloom_u64, bench_blocked_u64, bench_fuse_u64, bench_cuckoo_u64, bench_cuckoo_p2_u64;
 /* peers: other designs, written in c_peers.c from their papers and specs */
@@ -34,6 +35,7 @@ const bench_contender *const bench_contenders[] = {
     &bench_cuckoo_p2_u64,
     &bench_cfpeer,
     &bench_quotient,
+    &bench_aging,
     &bench_fuse,
     &bench_fuse16,
     &bench_fuse_u64,

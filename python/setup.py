@@ -1,7 +1,10 @@
 """Builds the bloomkit Python package from a bloomkit source tree.
 
-    pip install ./python                 (Debian: add --break-system-packages, or use a venv)
+    pip install --no-build-isolation ./python   (offline, with the installed setuptools; Debian: in a
+                                                 venv, or add --break-system-packages)
     python3 -m build --wheel --no-isolation python
+
+pyproject.toml names setuptools as the build backend; this file holds the extension and the metadata.
 
 The extension (bloomkit._bloomkit) is compiled together with the library's own sources, found under
 ../src (every .c file except the command-line tool's, in whatever folders they live), so the wheel

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make deb: the Debian packages libbloomkit1, libbloomkit-dev, bloomkit and redis-bloomkit, built the usual
+# make deb: the Debian packages libbloomkit1, libbloomkit-dev, bloomkit, redis-bloomkit and python3-bloomkit, built the usual
 # way (dpkg-buildpackage -us -uc -b with debian/) from a copy of the source tree in OUT/bloomkit-VERSION,
 # so the packages, .buildinfo and .changes land in OUT and the working tree stays clean; then lintian on
 # them, failing on any error. Usage: deb.sh OUT [JOBS]

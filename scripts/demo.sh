@@ -4,18 +4,33 @@
 #   2. bloomkit build a filter of the seen URLs at 1% false positives;
 #   3. bloomkit info on it;
 #   4. pipe the seen URLs and then the unseen ones through bloomkit filter (keep the absent ones);
-#   5. print what was measured: keys, file size, bits per key, FPR against the target, keys per second.
+#   5. print what was measured: keys, file size, bits per key, FPR against the target, keys per second;
+#   6. say where the command is (and how to put it on the PATH) and three things to try next.
+# The commands are shown as the reader can type them: "bloomkit" when it is on the PATH, else its path.
 # Usage: scripts/demo.sh BUILD_DIR   (the bloomkit binary is BUILD_DIR/src/cli/bloomkit)
 set -eu
 
 BUILD=${1:-build}
 BK="$BUILD/src/cli/bloomkit"
 DIR="$BUILD/demo"
-SEEN=1000000
-UNSEEN=500000
+SEEN=${BK_DEMO_SEEN:-1000000}      # smaller in the test that runs this script
+UNSEEN=${BK_DEMO_UNSEEN:-500000}
 P=1%
 [ -x "$BK" ] || { echo "demo: $BK not built (run make build)" >&2; exit 2; }
 mkdir -p "$DIR"
+
+# The command as the reader can type it: "bloomkit" when that name on the PATH is this very binary,
+# else its path (relative to the current directory when it is below it, as from the source tree).
+bk_real=$(readlink -f "$BK")
+on_path=$(command -v bloomkit 2>/dev/null || true)
+if [ -n "$on_path" ] && [ "$(readlink -f "$on_path")" = "$bk_real" ]; then
+    SHOW=bloomkit
+else
+    case "$bk_real" in
+        "$(pwd -P)"/*) SHOW=${bk_real#"$(pwd -P)"/} ;;
+        *) SHOW=$bk_real ;;
+    esac
+fi
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
@@ -46,20 +61,20 @@ echo "\$ head -3 $DIR/seen.txt"
 head -3 "$DIR/seen.txt"
 
 echo
-echo "\$ bloomkit build $DIR/seen.bf $DIR/seen.txt -p $P"
+echo "\$ $SHOW build $DIR/seen.bf $DIR/seen.txt -p $P"
 t0=$(now)
 "$BK" build "$DIR/seen.bf" "$DIR/seen.txt" -p "$P"
 t1=$(now)
 
 echo
-echo "\$ bloomkit info $DIR/seen.bf"
+echo "\$ $SHOW info $DIR/seen.bf"
 "$BK" info "$DIR/seen.bf"
 
 echo
-echo "\$ bloomkit filter $DIR/seen.bf < seen.txt | wc -l     # every seen URL is dropped"
+echo "\$ $SHOW filter $DIR/seen.bf < $DIR/seen.txt | wc -l     # every seen URL is dropped"
 missed=$("$BK" filter "$DIR/seen.bf" < "$DIR/seen.txt" | wc -l)
 echo "$missed"
-echo "\$ bloomkit filter $DIR/seen.bf < unseen.txt > new.txt  # the new URLs are kept"
+echo "\$ $SHOW filter $DIR/seen.bf < $DIR/unseen.txt > $DIR/new.txt  # the new URLs are kept"
 t2=$(now)
 "$BK" filter "$DIR/seen.bf" < "$DIR/unseen.txt" > "$DIR/new.txt"
 t3=$(now)
@@ -80,3 +95,20 @@ awk -v seen="$SEEN" -v unseen="$UNSEEN" -v kept="$kept" -v missed="$missed" -v s
     printf "  filter: %.2f s, %.2f M keys/s (unseen URLs through filter --absent)\n", tf, unseen / tf / 1e6;
     if (missed != 0) exit 1;
 }'
+
+# Where the command is, and what to try next.
+echo
+if [ "$SHOW" = bloomkit ]; then
+    echo "The bloomkit command is $bk_real (on your PATH)."
+else
+    echo "The bloomkit command is $bk_real; it is not on your PATH. To type just bloomkit:"
+    echo "  export PATH=\"$(dirname "$bk_real"):\$PATH\"      # this shell only; or: sudo make install"
+fi
+echo "Three things to try:"
+echo "  1. what each of the nine filter types needs for 10 million keys at 0.1%:"
+echo "       $SHOW calc -n 10M -p 0.1%"
+echo "  2. ask the filter about a few keys (present/absent, one line each):"
+echo "       head -3 $DIR/seen.txt | $SHOW query $DIR/seen.bf"
+echo "  3. dedup in one pass, in constant memory: every URL twice in, once out:"
+echo "       cat $DIR/seen.txt $DIR/seen.txt | $SHOW filter --add | wc -l"
+echo "Then: $SHOW --help, man docs/bloomkit.1, docs/CLI.md and docs/GUIDE.md."

@@ -10,8 +10,9 @@ gnuplot-nox dpkg-dev time"
 # record (debhelper, lintian, abigail-tools); the man page (mandoc) and shell completions.
 PACKAGES="$PACKAGES python3-dev python3-setuptools python3-numpy btrfs-progs xfsprogs e2fsprogs"
 PACKAGES="$PACKAGES debhelper fakeroot lintian abigail-tools mandoc bash-completion zsh"
-# The Python package's wheel build (python3 -m build) and its docs' pandas example.
-PACKAGES="$PACKAGES python3-wheel python3-build python3-pandas"
+# The Python package's wheel build (python3 -m build) and its docs' pandas example; its Debian package
+# (dh-python) and the type check of its stubs with Debian's mypy.
+PACKAGES="$PACKAGES python3-wheel python3-build python3-pandas dh-python python3-mypy"
 
 missing=""
 for p in $PACKAGES; do

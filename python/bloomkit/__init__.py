@@ -45,6 +45,8 @@ from ._bloomkit import (  # noqa: F401
 
 __version__ = library_version
 
+# `from bloomkit import *` leaves out bloomkit.open, which would shadow the builtin open(); call it as
+# bloomkit.open(path).
 __all__ = [
     "Filter",
     "Bloom",
@@ -64,7 +66,6 @@ __all__ = [
     "IncompatibleError",
     "UnsupportedOperation",
     "load",
-    "open",
     "from_bytes",
     "hash64",
     "file_info",

@@ -2,7 +2,9 @@
 import os
 from typing import Any, Dict, Iterable, Literal, Optional, SupportsIndex, TypeVar, Union
 
-from typing_extensions import Buffer as _Buffer  # PEP 688; any object with the buffer protocol
+# Any object with the buffer protocol. typeshed's alias, known to every type checker: no
+# typing_extensions needed (its Buffer, PEP 688, is newer than the 4.4 Debian 12 ships).
+from _typeshed import ReadableBuffer as _Buffer
 
 # SupportsIndex: numpy's integer scalars, which are the int keys of their values
 Key = Union[str, bytes, bytearray, memoryview, int, SupportsIndex]
@@ -10,6 +12,30 @@ Key = Union[str, bytes, bytearray, memoryview, int, SupportsIndex]
 Keys = Union[Iterable[Key], _Buffer]
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _F = TypeVar("_F", bound="Filter")
+
+# as in __init__.py: not open, which would shadow the builtin
+__all__ = [
+    "Filter",
+    "Bloom",
+    "Blocked",
+    "Counting",
+    "Scalable",
+    "Cuckoo",
+    "Fuse",
+    "Aging",
+    "Quotient",
+    "Error",
+    "FileFormatError",
+    "DamagedFileError",
+    "UnsupportedFileError",
+    "FullError",
+    "IncompatibleError",
+    "UnsupportedOperation",
+    "load",
+    "from_bytes",
+    "hash64",
+    "file_info",
+]
 
 __version__: str
 library_version: str
@@ -114,7 +140,7 @@ class Counting(_Removable):
     def counter_bits(self) -> Literal[4, 8]: ...
 
 class Scalable(_Mutable):
-    def __init__(self, capacity: int = 100, error_rate: float = 0.01, *, growth: int = 2, tightening: float = 0.9,
+    def __init__(self, capacity: int = 100, error_rate: float = 0.01, *, growth: int = 2, tightening: float = 0.88,
                  max_bytes: Optional[int] = None, nonscaling: bool = False, classic: bool = False,
                  seed: int = 0) -> None: ...
     @property

@@ -40,7 +40,22 @@ static PyObject *FullError;           /* the filter cannot take another key */
 PyObject *bkpy_IncompatibleError;   /* set operation between filters of different geometry */
 PyObject *bkpy_UnsupportedOperation;/* the type (or a read-only mapping) cannot do this */
 
+static PyObject *raise_bk_words(bk_status s, err_ctx ctx, const char *what, const char *words);
+
 PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
+{
+    const char *words = bk_strerror(s);
+    /* a file's own problems in the words the bloomkit command uses */
+    if (ctx == CTX_FILE && s == BK_ENOTSUP)
+        words = "a hash function this build of bloomkit does not know (the file's hash id: damaged, or from a "
+                "newer bloomkit)";
+    else if (ctx == CTX_FILE && s == BK_ETYPE)
+        words = "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
+    return raise_bk_words(s, ctx, what, words);
+}
+
+/* bkpy_raise_bk with the message's words given (what: words). */
+static PyObject *raise_bk_words(bk_status s, err_ctx ctx, const char *what, const char *words)
 {
     PyObject *type;
     switch (s) {
@@ -77,13 +92,6 @@ PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
         type = Error;
         break;
     }
-    const char *words = bk_strerror(s);
-    /* a file's own problems in the words the bloomkit command uses */
-    if (ctx == CTX_FILE && s == BK_ENOTSUP)
-        words = "a hash function this build of bloomkit does not know (the file's hash id: damaged, or from a "
-                "newer bloomkit)";
-    else if (ctx == CTX_FILE && s == BK_ETYPE)
-        words = "a filter type this build of bloomkit does not know (damaged, or from a newer bloomkit)";
     PyObject *msg = what ? PyUnicode_FromFormat("%s: %s", what, words) : PyUnicode_FromString(words);
     if (!msg) return NULL;
     PyObject *exc = PyObject_CallOneArg(type, msg);
@@ -107,6 +115,30 @@ PyObject *bkpy_raise_bk(bk_status s, err_ctx ctx, const char *what)
 /* Module functions                                                                               */
 /* ---------------------------------------------------------------------------------------------- */
 
+/* The 8 bytes every bloomkit filter file starts with (docs/FORMAT.md). */
+static const unsigned char file_magic[8] = { 0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n' };
+
+/* A file or buffer the loader refused: when it does not even start with the format's magic, say "not
+ * a bloomkit filter file" (as the bloomkit command does) instead of naming the first check that
+ * failed; otherwise the status's own words. Either way a DamagedFileError (a FileFormatError). */
+static PyObject *raise_load(bk_status s, const char *what, const void *head, size_t head_len)
+{
+    if ((s == BK_ECORRUPT || s == BK_ETRUNCATED || s == BK_ECHECKSUM) &&
+        (head_len < sizeof file_magic || memcmp(head, file_magic, sizeof file_magic) != 0))
+        return raise_bk_words(s, CTX_FILE, what, "not a bloomkit filter file");
+    return bkpy_raise_bk(s, CTX_FILE, what);
+}
+
+/* The first bytes of the file at path (up to len); 0 when it cannot be read. */
+static size_t read_head(const char *path, unsigned char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, len, f);
+    fclose(f);
+    return n;
+}
+
 static unsigned load_flags(int verify)
 {
     return verify ? BK_LOAD_DEFAULT : BK_LOAD_NO_CHECKSUM;
@@ -129,8 +161,10 @@ static PyObject *mod_load(PyObject *m, PyObject *args, PyObject *kw)
     err = errno;
     Py_END_ALLOW_THREADS
     if (s != BK_OK) {
+        unsigned char head[sizeof file_magic];
+        size_t n = s == BK_EIO ? 0 : read_head(p, head, sizeof head);
         errno = err;
-        bkpy_raise_bk(s, CTX_FILE, p);
+        raise_load(s, p, head, n);
         Py_DECREF(path);
         return NULL;
     }
@@ -193,8 +227,12 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
         else if (s == BK_ENOTSUP && writable && why == REFUSED_TYPE)
             PyErr_Format(bkpy_UnsupportedOperation, "%s: this filter type has no atomic insert, so it cannot be "
                          "opened writable (load() it instead)", p);
-        else
+        else if (s == BK_EIO)
             bkpy_raise_bk(s, CTX_FILE, p);
+        else {
+            unsigned char head[sizeof file_magic];
+            raise_load(s, p, head, read_head(p, head, sizeof head));
+        }
         Py_DECREF(path);
         return NULL;
     }
@@ -215,8 +253,11 @@ static PyObject *from_bytes_impl(PyObject *data, unsigned flags)
     } else {
         s = bk_filter_load_buffer(view.buf, (size_t)view.len, flags, &h);
     }
+    unsigned char head[sizeof file_magic];
+    size_t n = (size_t)view.len < sizeof head ? (size_t)view.len : sizeof head;
+    memcpy(head, view.buf, n);
     PyBuffer_Release(&view);
-    if (s != BK_OK) return bkpy_raise_bk(s, CTX_FILE, "from_bytes");
+    if (s != BK_OK) return raise_load(s, "from_bytes", head, n);
     return bkpy_wrap_handle(h);
 }
 
@@ -447,8 +488,9 @@ PyTypeObject bkpy_FilterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The base class of every bloomkit filter: queries, statistics, files and set operations.\n\n"
               "`key in f` is True if the key is probably present and False if it is certainly absent. "
-              "len(f) is the library's estimate of the distinct keys held (from the fill for Bloom, Blocked "
-              "and Counting; the exact count for Scalable, Cuckoo and Fuse); it counts the filter's bits "
+              "len(f) is the library's estimate of the keys held, not an exact count: from the fill for Bloom, "
+              "Blocked, Counting and (per sub-filter) Scalable, from the distinct fingerprints for Quotient, "
+              "and the count of stored entries for Cuckoo, Fuse and Aging; it reads the whole filter "
               "(O(size)). f.count is the O(1) count of insertions.",
     .tp_weaklistoffset = offsetof(FilterObject, weakrefs),
     .tp_methods = Filter_methods,
@@ -482,7 +524,8 @@ SUBTYPE(bkpy_CountingType, "Counting", bkpy_Counting_new, Counting_methods, Coun
         "The counting Bloom filter: keys can be removed. Counters of 4 (or 8) bits, sticky at their maximum so "
         "no removal causes a false negative; 4x (8x) the memory of Bloom.");
 SUBTYPE(bkpy_ScalableType, "Scalable", bkpy_Scalable_new, Scalable_methods, Scalable_getset,
-        "Scalable(capacity=100, error_rate=0.01, *, growth=2, tightening=0.9, max_bytes=None, "
+        "Scalable(capacity=100, error_rate=0.01, *, growth=" BKPY_STR(BK_SCALABLE_DEFAULT_GROWTH)
+        ", tightening=" BKPY_STR(BK_SCALABLE_DEFAULT_TIGHTENING) ", max_bytes=None, "
         "nonscaling=False, classic=False, seed=0)\n--\n\n"
         "The scalable Bloom filter for sets of unknown size: a chain of sub-filters, each `growth` times larger "
         "and `tightening` times stricter, so the total error rate stays under error_rate. An add of a key "

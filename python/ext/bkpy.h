@@ -25,6 +25,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A macro's value as a string literal (the C defaults in docstrings: they follow the library). */
+#define BKPY_STR_(x) #x
+#define BKPY_STR(x) BKPY_STR_(x)
+
 #define MODULE_NAME "bloomkit._bloomkit"
 
 /* Batches smaller than this keep the GIL: dropping and taking it back costs more than they do. */

@@ -61,3 +61,32 @@ def test_join_prefilter_numpy_part():
     truth = np.isin(events, ids)
     assert not (truth & ~maybe).any()
     assert (maybe & ~truth).sum() < 0.015 * (~truth).sum()
+
+
+def test_constructor_table_states_the_code_defaults():
+    """The "The types" table of docs/PYTHON.md: every `name=value` default it shows is the default of
+    the real constructor (inspect.signature) and what a filter made with defaults reports."""
+    import ast
+    import inspect
+
+    import bloomkit
+    text = open(DOC, encoding="utf-8").read().split("## The types", 1)[1].split("\n## ", 1)[0]
+    rows = [l for l in text.splitlines() if l.startswith("| `")]
+    classes = [n for n in bloomkit.__all__ if n != "Filter" and isinstance(getattr(bloomkit, n), type)
+               and issubclass(getattr(bloomkit, n), bloomkit.Filter)]
+    for cls in classes:             # every filter class of the module has its row
+        assert any(r.startswith("| `%s`" % cls) for r in rows), cls
+    checked = 0
+    for row in rows:
+        for cls, args in re.findall(r"`([A-Z][a-z]+)\((.*?)\)`", row):
+            real = inspect.signature(getattr(bloomkit, cls)).parameters
+            for name, value in re.findall(r"(\w+)=([^,]+)", args):
+                value = value.split(" \\|")[0].strip()
+                if re.fullmatch(r"[A-Za-z]", value):
+                    continue        # a placeholder of a call shown with arguments (window_ms=T)
+                got = real[name].default
+                assert got == ast.literal_eval(value), (cls, name, value, got)
+                checked += 1
+    assert checked >= 20, checked
+    assert bloomkit.Scalable().tightening == ast.literal_eval(
+        re.search(r"Scalable\(.*?tightening=([0-9.]+)", text).group(1))

@@ -145,6 +145,28 @@ def test_every_bit_flip_and_truncation_raises(kind, tmp_path):
         bloomkit.load(path)
 
 
+def test_not_a_filter_file_says_so(tmp_path):
+    """A file that is not a filter at all (no magic) is named as such, as the bloomkit command does,
+    not as a damaged filter; a damaged filter keeps its own words."""
+    path = tmp_path / "notes.txt"
+    for data in (b"hello, this is text\n" * 20, b"", b"abc"):
+        path.write_bytes(data)
+        for call in (bloomkit.load, bloomkit.open):
+            with pytest.raises(bloomkit.DamagedFileError) as e:
+                call(path)
+            assert str(e.value) == "%s: not a bloomkit filter file" % path, e.value
+            assert e.value.status in (7, 12, 13), e.value.status
+        if data:
+            with pytest.raises(bloomkit.DamagedFileError) as e:
+                bloomkit.from_bytes(data)
+            assert str(e.value) == "from_bytes: not a bloomkit filter file", e.value
+    good = bytes(bloomkit.Bloom(100))
+    path.write_bytes(good[:-7])
+    with pytest.raises(bloomkit.DamagedFileError) as e:
+        bloomkit.load(path)
+    assert "not a bloomkit filter file" not in str(e.value), e.value
+
+
 @pytest.mark.parametrize("kind", ALL)
 def test_garbage_without_checksums_never_crashes(kind):
     """With the payload checksum off, only the structural validation stands between random bodies and

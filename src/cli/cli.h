@@ -44,6 +44,13 @@ int cli_err_errno(const char *path, const char *what);
 int cli_err_status(const char *path, bk_status s);
 /* A plain-words explanation of a status, longer than bk_strerror(), for messages about files. */
 const char *cli_status_words(bk_status s);
+/* What to do about a full filter (BK_EFULL from an add): "bloomkit grow PATH" for a quotient filter,
+ * else rebuild larger or use a type that grows. May write into buf (len bytes) and return it. */
+const char *cli_full_advice(const bk_filter *f, const char *path, char *buf, size_t len);
+/* A macro's value as a string literal: library defaults quoted in --help follow the library. */
+#define BK_CLI_STR_(x) #x
+#define BK_CLI_STR(x) BK_CLI_STR_(x)
+#define CLI_PATH_ADVICE 4352 /* room for a path (PATH_MAX) and the advice around it */
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);

@@ -88,13 +88,13 @@ static bk_status add_keys(bk_filter *f, char **keys, size_t nkeys, const cli_rea
     return s;
 }
 
-static int add_error(const char *path, bk_status s, bool saved_nothing)
+static int add_error(const char *path, const bk_filter *f, bk_status s, bool saved_nothing)
 {
     const char *after = saved_nothing ? "nothing was saved" : "the keys before it were added";
+    char advice[CLI_PATH_ADVICE];
     if (s == BK_EFULL)
-        return cli_err("%s: the filter is full (%s); rebuild it larger, or use a filter that grows "
-                       "(--type scalable, or cuckoo with --expansion)",
-                       path, after);
+        return cli_err("%s: the filter is full (%s); %s", path, after,
+                       cli_full_advice(f, path, advice, sizeof advice));
     return cli_err("%s: add failed: %s (%s)", path, cli_status_words(s), after);
 }
 
@@ -136,7 +136,7 @@ static int run(int argc, char **argv)
         if (s == BK_OK && !read_failed) rc = check_capacity(a.path, &before, f, a.strict);
         bk_status c = bk_filter_close(f);
         if (s != BK_OK)
-            rc = add_error(a.path, s, false);
+            rc = add_error(a.path, NULL, s, false); /* f is closed; in-place types never grow */
         else if (read_failed)
             rc = cli_err("%s: the keys read before the error were added", a.path);
         else if (c != BK_OK)
@@ -170,7 +170,7 @@ static int run(int argc, char **argv)
             if (bk_filter_stats(f, &before) != BK_OK) memset(&before, 0, sizeof before);
             s = add_keys(f, a.keys, a.nkeys, &a.ro, a.quiet, &read_failed);
             if (s != BK_OK)
-                rc = add_error(a.path, s, true);
+                rc = add_error(a.path, f, s, true);
             else if (read_failed)
                 rc = cli_err("%s: nothing was saved", a.path);
             else if (!cli_save(f, a.path))

@@ -357,9 +357,9 @@ static int run(int argc, char **argv)
                      win && win->grown ? "; the window grew for more keys" : st.saturated ? "; past its capacity" : "");
     }
     if (s != BK_OK) {
-        rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; rebuild it larger, "
-                                     "or use a filter that grows (--type scalable, or cuckoo with --expansion)",
-                                     name)
+        char advice[CLI_PATH_ADVICE];
+        rc = s == BK_EFULL ? cli_err("%s: the filter is full; the lines after it were not copied; %s", name,
+                                     cli_full_advice(f, a.path, advice, sizeof advice))
                            : cli_err("%s: add failed: %s", name, cli_status_words(s));
     }
     if (!cli_out_flush(&out)) rc = CLI_EXIT_ERR;

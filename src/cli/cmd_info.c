@@ -158,8 +158,12 @@ static int run(int argc, char **argv)
         printf(",\"seed\":%llu,\"capacity\":%llu,\"count\":%llu,\"est_cardinality\":%.0f",
                (unsigned long long)st.seed, (unsigned long long)st.capacity, (unsigned long long)st.count,
                st.est_cardinality);
-        printf(",\"bits\":%llu,\"%s\":%u,\"memory_bytes\":%llu,\"bits_per_key\":%.6g", (unsigned long long)st.bits,
-               fp ? "fingerprint_bits" : "k", st.k, (unsigned long long)st.memory_bytes, st.bits_per_key);
+        printf(",\"bits\":%llu,\"%s\":%u,\"memory_bytes\":%llu,\"bits_per_key\":", (unsigned long long)st.bits,
+               fp ? "fingerprint_bits" : "k", st.k, (unsigned long long)st.memory_bytes);
+        if (st.count) /* per inserted key: none yet in an empty filter */
+            printf("%.6g", st.bits_per_key);
+        else
+            printf("null");
         printf(",\"fill_ratio\":%.6g,\"fpr_target\":%.6g,\"fpr_now\":%.6g", st.fill_ratio, st.fpr_target,
                st.fpr_now);
         if (st.type == BK_TYPE_COUNTING) printf(",\"saturated_cells\":%llu", (unsigned long long)st.saturated_cells);
@@ -188,8 +192,15 @@ static int run(int argc, char **argv)
             printf("format:             version %u.%u, checksum %s\n", fi.version_major, fi.version_minor, cks);
         printf("seed:               %llu\n", (unsigned long long)st.seed);
         printf("capacity:           %s keys\n", cli_group(st.capacity, a, sizeof a));
-        printf("count:              %s keys inserted\n", cli_group(st.count, a, sizeof a));
-        printf("distinct (est.):    %s keys\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
+        if (ag) {
+            /* an aging filter counts insertions (a key added twice counts twice) and has no distinct
+             * estimate of its own: its est_cardinality is that count */
+            printf("count:              %s insertions held (every add counts, repeats too)\n",
+                   cli_group(st.count, a, sizeof a));
+        } else {
+            printf("count:              %s keys inserted\n", cli_group(st.count, a, sizeof a));
+            printf("distinct (est.):    %s keys\n", cli_group((uint64_t)(st.est_cardinality + 0.5), a, sizeof a));
+        }
         if (st.type == BK_TYPE_CUCKOO)
             printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
         else if (st.type == BK_TYPE_QUOTIENT && qf)
@@ -212,9 +223,14 @@ static int run(int argc, char **argv)
             printf("covered now:        the last %s %s\n", cli_group(ai.covered, cv, sizeof cv), unit);
         }
         if (st.subfilters && !ag) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers_text : "");
-        printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
-               cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
-               st.bits_per_key);
+        if (st.count)
+            printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
+                   cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
+                   st.bits_per_key);
+        else /* bits per inserted key has no meaning yet: say what the capacity will cost */
+            printf("memory:             %s (%s bytes), %.2f bits per key at capacity (no keys inserted yet)\n",
+                   cli_human_bytes((double)st.memory_bytes, a, sizeof a), cli_group(st.memory_bytes, c, sizeof c),
+                   st.capacity ? (double)st.memory_bytes * 8 / (double)st.capacity : 0.0);
         printf("fill ratio:         %.2f%%\n", st.fill_ratio * 100);
         if (st.type == BK_TYPE_COUNTING)
             printf("saturated counters: %s\n", cli_group(st.saturated_cells, a, sizeof a));

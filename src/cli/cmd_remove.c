@@ -1,4 +1,4 @@
-/* bloomkit remove: delete keys from a counting or cuckoo filter (load, change, save under an
+/* bloomkit remove: delete keys from a counting, cuckoo or quotient filter (load, change, save under an
  * exclusive lock, like add for types without in-place inserts). */
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +9,10 @@
 static const char help[] =
     "Usage: bloomkit remove FILE [KEY...] [--null] [--keep-cr] [-q]\n"
     "\n"
-    "Removes one occurrence of each KEY (or of each key read from standard input) from a counting or\n"
-    "cuckoo filter; other types cannot delete. A key that is certainly not in the filter is printed\n"
-    "as \"KEY<tab>absent\" and changes nothing. The file is loaded, changed and saved atomically under\n"
-    "an exclusive lock (flock), so concurrent add and remove commands take turns.\n"
+    "Removes one occurrence of each KEY (or of each key read from standard input) from a counting,\n"
+    "cuckoo or quotient filter; other types cannot delete. A key that is certainly not in the filter\n"
+    "is printed as \"KEY<tab>absent\" and changes nothing. The file is loaded, changed and saved\n"
+    "atomically under an exclusive lock (flock), so concurrent add and remove commands take turns.\n"
     "\n"
     "Caution, as with every deleting filter: removing a key that was never added but tests present\n"
     "(a false positive) removes part of another key's evidence and can make that key absent. Only\n"
@@ -58,7 +58,7 @@ static int run(int argc, char **argv)
     uint64_t absent = 0, removed = 0;
     bk_status s = BK_OK;
     if (!t || !t->can_remove) {
-        rc = cli_err("%s: %s filters cannot remove keys (only counting and cuckoo filters can)", a.path,
+        rc = cli_err("%s: %s filters cannot remove keys (only counting, cuckoo and quotient filters can)", a.path,
                      t ? t->name : "this");
         goto done;
     }
@@ -115,4 +115,4 @@ done:
 }
 
 const cli_command cli_cmd_remove = { "remove", run, "FILE [KEY...]",
-                                     "remove keys (counting and cuckoo filters)", help };
+                                     "remove keys (counting, cuckoo, quotient filters)", help };

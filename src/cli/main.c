@@ -1,6 +1,8 @@
 /* The bloomkit command: dispatch to the subcommands, the overview help and --version. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,6 +58,52 @@ static const cli_command *find_command(const char *name)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(commands[i]->name, name) == 0) return commands[i];
     return NULL;
+}
+
+/* Edit distance with adjacent transpositions (optimal string alignment), for "did you mean": "biuld"
+ * is one edit from "build". Names longer than 31 bytes are never close to a command. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31) return SIZE_MAX;
+    size_t d[32][32];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb];
+}
+
+/* The command a mistyped name most likely meant: the one closest by edit distance, when that is at
+ * most 2 edits (1 for names of up to 4 letters) and no other command is as close; else NULL. */
+static const char *closest_command(const char *name)
+{
+    size_t best = SIZE_MAX;
+    const char *found = NULL;
+    bool tie = false;
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t d = edit_distance(name, commands[i]->name);
+        if (d < best) best = d, found = commands[i]->name, tie = false;
+        else if (d == best) tie = true;
+    }
+    size_t limit = strlen(name) <= 4 ? 1 : 2;
+    return found && !tie && best <= limit ? found : NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *near = closest_command(name);
+    if (near) return cli_err("unknown command '%s'; did you mean %s? (see: bloomkit --help)", name, near);
+    return cli_err("unknown command '%s' (see: bloomkit --help)", name);
 }
 
 int cli_help(const char *name)
@@ -114,7 +162,7 @@ static int run(int argc, char **argv)
         return 0;
     }
     if (strcmp(a, "help") == 0) {
-        if (argc > 2 && !find_command(argv[2])) return cli_err("unknown command '%s' (see: bloomkit --help)", argv[2]);
+        if (argc > 2 && !find_command(argv[2])) return unknown_command(argv[2]);
         return cli_help(argc > 2 ? argv[2] : "");
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0 || strcmp(a, "version") == 0) {
@@ -125,7 +173,7 @@ static int run(int argc, char **argv)
     const cli_command *c = find_command(a);
     if (!c) {
         if (a[0] == '-') return cli_err("unknown option '%s' (see: bloomkit --help)", a);
-        return cli_err("unknown command '%s' (see: bloomkit --help)", a);
+        return unknown_command(a);
     }
     cli_cmd = c->name;
     return c->run(argc - 1, argv + 1);

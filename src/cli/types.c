@@ -372,6 +372,10 @@ static int window_option(const char *val, cli_type_opts *o)
         return 1;
     }
     o->window_ms = false;
+    /* neither a duration nor shaped like a count ("1x", "1hour"): name both accepted forms */
+    if (strspn(val, "0123456789.,_eE+-kKmMgGtTi") != len)
+        return cli_err("--window: '%s' is neither a number of insertions (10M, 1,000,000, 2.5k) nor a duration "
+                       "(a number with ms, s, min, h or d: 250ms, 90s, 30min, 1h, 7d)", val), -1;
     return cli_parse_count("--window", val, 1, UINT64_MAX, &o->window) ? 1 : -1;
 }
 

@@ -50,6 +50,15 @@ int cli_err_errno(const char *path, const char *what)
     return cli_err("%s: %s: %s", path, what, strerror(e));
 }
 
+const char *cli_full_advice(const bk_filter *f, const char *path, char *buf, size_t len)
+{
+    if (f && path && bk_filter_type(f) == BK_TYPE_QUOTIENT) {
+        snprintf(buf, len, "double its slots with bloomkit grow %s (every key stays in), or rebuild it larger", path);
+        return buf;
+    }
+    return "rebuild it larger, or use a filter that grows (--type scalable, or cuckoo with --expansion)";
+}
+
 const char *cli_status_words(bk_status s)
 {
     switch (s) {

@@ -112,7 +112,14 @@ def test_help():
     rc, out, err = run([], expect=2)
     check("Usage" in err, "no arguments: usage on stderr")
     rc, out, err = run(["frobnicate"], expect=2)
-    check("unknown command 'frobnicate'" in err, err)
+    check("unknown command 'frobnicate'" in err and "did you mean" not in err, err)
+    # a mistyped command: the nearest one is suggested (a transposition, a missing or an extra letter)
+    for typo, meant in (("biuld", "build"), ("creat", "create"), ("qurey", "query"), ("infoo", "info"),
+                        ("verfiy", "verify")):
+        rc, out, err = run([typo], expect=2)
+        check("unknown command '%s'; did you mean %s?" % (typo, meant) in err, err)
+        rc, out, err = run(["help", typo], expect=2)
+        check("did you mean %s?" % meant in err, err)
     rc, out, err = run(["help", "frobnicate"], expect=2)
 
 
@@ -774,6 +781,11 @@ def test_info():
     check("scalable" in j["warning"] and "Rebuild" in j["warning"], j["warning"])
     rc, out, err = run(["info", "i.bf"], expect=0)
     check(b"WARNING:" in out and b"past its capacity of 1,000" in out, out)
+    # an empty filter has no bits per inserted key: info gives the bits per key at capacity instead
+    run(["create", "-q", "e.bf", "-n", "10", "-p", "1%"], expect=0)
+    rc, out, err = run(["info", "e.bf"], expect=0)
+    check(b"per inserted key" not in out and b"bits per key at capacity (no keys inserted yet)" in out, out)
+    check(info("e.bf")["bits_per_key"] is None, "JSON bits_per_key of an empty filter: null")
     rc, out, err = run(["info", "i.bf", "other.bf"], expect=2)
 
 
@@ -841,6 +853,12 @@ def test_remove():
         rc, out, err = run(["remove", f, "never-added-key-1"], expect=1)
         check(out == b"never-added-key-1\tabsent\n", out)
         check(info(f)["count"] == 2500, "%s: count after removes" % t)
+    # the types that cannot delete say which can, quotient filters included
+    run(["create", "-q", "nr.bf", "-n", "100", "-p", "1%"], expect=0)
+    rc, out, err = run(["remove", "nr.bf", "k"], expect=2)
+    check("only counting, cuckoo and quotient filters can" in err, err)
+    rc, out, err = run(["remove", "--help"], expect=0)
+    check(b"counting,\ncuckoo or quotient filter" in out, out)
 
 
 @group
@@ -861,6 +879,18 @@ def test_aging():
         check(info("d.bf")["window"] == unit, "--window %s" % w)
     rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "30m", "-p", "1%"], expect=2)
     check("ambiguous" in err and "30min" in err, err)
+    for bad in ("1x", "1hour", "5 min"):
+        for args in (["create", "x.bf", "--type", "aging", "--window", bad, "-p", "1%"],
+                     ["filter", "--add", "--window", bad]):
+            rc, out, err = run(args, input=b"", expect=2)
+            check("--window: '%s' is neither a number of insertions" % bad in err and "90s, 30min, 1h, 7d" in err, err)
+    # info counts an aging filter's insertions, repeats included, and calls none of them distinct
+    run(["create", "-q", "rep.bf", "--type", "aging", "--window", "10k", "-p", "1%"], expect=0)
+    rep = [b"r%d" % i for i in range(1000)]
+    run(["add", "-q", "rep.bf"], input=lines(rep), expect=0)
+    run(["add", "-q", "rep.bf"], input=lines(rep), expect=0)
+    rc, out, err = run(["info", "rep.bf"], expect=0)
+    check(b"2,000 insertions held (every add counts, repeats too)" in out and b"distinct" not in out, out)
     rc, out, err = run(["create", "x.bf", "--window", "1h", "-n", "10", "-p", "1%"], expect=2)
     check("--window does not apply to bloom" in err, err)
     rc, out, err = run(["create", "x.bf", "--type", "aging", "--window", "1h", "-p", "1%"], expect=2)
@@ -1503,6 +1533,125 @@ def test_manual():
         check(re.search(r"EXIT STATUS(.|\n)*\n +%s\b" % status, text), "exit status %s" % status)
 
 
+@group
+def test_docs():
+    """README.md, docs/CLI.md, docs/GUIDE.md, docs/PYTHON.md, docs/REDIS.md, the manual and the Python
+    stub describe the product the binary is: every type and command, and the defaults the code uses
+    (read from what the command makes, not from the text)."""
+    import re
+    import struct
+
+    def doc(*path):
+        return open(os.path.join(TOP, *path), encoding="utf-8").read()
+
+    all_t = types()
+    check(len(all_t) >= 9, all_t)
+    readme = doc("README.md")
+    first = readme.split("\n\n", 2)[1]        # the paragraph under the title
+    for t in all_t:
+        check(re.search(r"\b%s\b" % t, first, re.I), "README's first paragraph names the type %s" % t)
+    check("Python" in first and "## Python" in readme and "python3-bloomkit" in readme, "README: Python")
+    cli = doc("docs", "CLI.md")
+    listing = cli.split("```", 2)[1]
+    for cmd in commands():
+        check(re.search(r"^bloomkit %s\b" % cmd, listing, re.M), "CLI.md's command list shows %s" % cmd)
+    table = cli.split("## Filter types", 1)[1].split("\n## ", 1)[0]
+    for t in all_t:
+        check("| `%s`" % t in table, "CLI.md's type table has %s" % t)
+    check("--window" in cli and "## Aging filters" in cli and "bloomkit grow" in cli, "CLI.md: aging, grow")
+    guide = doc("docs", "GUIDE.md")
+    which = guide.split("## 1. Which filter?", 1)[1].split("\n## ", 1)[0]
+    rows = [l for l in which.splitlines() if l.startswith("| `")]
+    for t in all_t:
+        check(any(r.startswith("| `%s`" % t) for r in rows), "GUIDE's Which filter? table has %s" % t)
+    check("Python class" in which, "GUIDE's table names the Python class of each type")
+    check(not re.search(r"keep two filters", guide), "GUIDE advises an aging filter for time windows")
+    # the types that delete, as remove --help, the refusal, CLI.md and the manual say
+    overview_line = [l for l in run(["--help"], expect=0)[1].decode().splitlines() if l.startswith("  remove ")]
+    listing_line = [l for l in listing.splitlines() if l.startswith("bloomkit remove ")]
+    remove_help = re.sub(r"\s+", " ", run(["remove", "--help"], expect=0)[1].decode())
+    check(len(overview_line) == 1 and "quotient" in overview_line[0], "--help: %r" % overview_line)
+    check(len(listing_line) == 1 and "quotient" in listing_line[0], "CLI.md: %r" % listing_line)
+    check("from a counting, cuckoo or quotient filter" in remove_help, remove_help)
+
+    # defaults: a scalable filter made without options, read back from its file (format 6.4: the
+    # body starts at 64; r is the f64 at body offset 16, growth the u32 at 32)
+    run(["create", "-q", "s.bf", "-n", "1000", "-p", "1%", "--type", "scalable"], expect=0)
+    data = read("s.bf")
+    r = struct.unpack_from("<d", data, 64 + 16)[0]
+    growth = struct.unpack_from("<I", data, 64 + 32)[0]
+    check(0 < r < 1 and 1 <= growth <= 16, "read r %r, growth %r" % (r, growth))
+    rs = "%g" % r
+    gs = "%d" % growth
+    create_help = re.sub(r"\s+", " ", run(["create", "--help"], expect=0)[1].decode())
+    check(re.search(r"--ratio R .*?default %s\)" % re.escape(rs), create_help), "create --help: ratio default")
+    check(re.search(r"--growth G .*?default %s\)" % gs, create_help), "create --help: growth default")
+    if shutil_which("mandoc"):
+        man = re.sub(r".\x08", "", subprocess.run(["mandoc", "-Tascii", os.path.join(TOP, "docs", "bloomkit.1")],
+                                                  capture_output=True, check=True).stdout.decode())
+        man = re.sub(r"\s+", " ", man)
+        check(re.search(r"--ratio R .*?default %s\)" % re.escape(rs), man), "manual: ratio default")
+        check(re.search(r"--growth G .*?default %s\)" % gs, man), "manual: growth default")
+        check(re.search(r"remove FILE.{0,80}counting, cuckoo or quotient", man), "manual: quotient removes")
+    check("`--ratio R` (default %s)" % rs in table and "`--growth G` (default %s;" % gs in table,
+          "CLI.md's type table: scalable defaults")
+    stated = {
+        "docs/GUIDE.md": re.findall(r"\br = ([0-9.]+) by default", guide),
+        "docs/REDIS.md": re.findall(r"`BF_TIGHTENING_RATIO r` \(ours\) \| ([0-9.]+)", doc("docs", "REDIS.md")),
+        "docs/PYTHON.md": re.findall(r"Scalable\(.*?tightening=([0-9.]+)", doc("docs", "PYTHON.md")),
+        "python/bloomkit/__init__.pyi": re.findall(r"tightening: float = ([0-9.]+)",
+                                                   doc("python", "bloomkit", "__init__.pyi")),
+    }
+    for where, values in stated.items():
+        check(values and all(v == rs for v in values), "%s states the tightening default %r, the code's is %s"
+              % (where, values, rs))
+    check(re.findall(r"Scalable\(.*?growth=([0-9]+)", doc("docs", "PYTHON.md")) == [gs], "PYTHON.md: growth")
+    # the default type and build's default -p, as --help says
+    check("(default: bloom)" in run(["--help"], expect=0)[1].decode(), "--help names the default type")
+    check(info("s.bf")["type"] == "scalable", "explicit type")
+    run(["create", "-q", "d.bf", "-n", "1000", "-p", "1%"], expect=0)
+    check(info("d.bf")["type"] == "bloom", "create without --type makes a bloom filter")
+    run(["build", "-q", "b.bf"], input=b"a\nb\n", expect=0)
+    build_help = run(["build", "--help"], expect=0)[1].decode()
+    m = re.search(r"-p, --fpr P +target false-positive rate \(default ([0-9.]+)%\)", build_help)
+    check(m and abs(info("b.bf")["fpr_target"] - float(m.group(1)) / 100) < 1e-12, "build's default -p")
+
+
+@group
+def test_demo():
+    """scripts/demo.sh (make demo) on a smaller crawl: it shows the commands as the reader can type them
+    (the binary's real path when bloomkit is not on the PATH, "bloomkit" when it is), finds no false
+    negative, and ends by saying where the command is and three things to try, which work as printed."""
+    import re
+    real = os.path.realpath(BIN)
+    os.makedirs("b/src/cli")
+    os.symlink(real, "b/src/cli/bloomkit")
+    env = dict(os.environ, BK_DEMO_SEEN="20000", BK_DEMO_UNSEEN="10000",
+               PATH=":".join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
+                             if not os.path.exists(os.path.join(d, "bloomkit"))))
+    demo = os.path.join(TOP, "scripts", "demo.sh")
+    p = subprocess.run(["sh", demo, "b"], capture_output=True, text=True, env=env, timeout=600)
+    check(p.returncode == 0, "demo: %s\n%s" % (p.stdout[-2000:], p.stderr))
+    out = p.stdout
+    shown = re.findall(r"^\$ (\S+) (build|info|filter) ", out, re.M)
+    check(len(shown) == 4 and all(cmd == real for cmd, _ in shown), "commands shown with the real path: %r" % shown)
+    check(not re.search(r"^\$ bloomkit ", out, re.M), "no '$ bloomkit' when it is not on the PATH")
+    check("false negatives: must be 0" in out and re.search(r"seen URLs kept by filter: +0 ", out), out)
+    tail = out.rsplit("\nThe bloomkit command is ", 1)
+    check(len(tail) == 2 and tail[1].startswith(real + ";") and "not on your PATH" in tail[1], out[-1500:])
+    tries = re.findall(r"^ {7}(.+)$", tail[1], re.M)
+    check("Three things to try:" in tail[1] and len(tries) == 3, tail[1])
+    for t in tries:    # each works as printed (from the directory the demo ran in)
+        q = subprocess.run(["sh", "-c", t], capture_output=True, text=True, env=env, timeout=600)
+        check(q.returncode == 0 and q.stdout.strip(), "%s: %s %s" % (t, q.stdout[-300:], q.stderr))
+    # with the binary's folder on the PATH, the commands are shown as plain bloomkit
+    env["PATH"] = os.path.dirname(real) + ":" + env["PATH"]
+    p = subprocess.run(["sh", demo, "b"], capture_output=True, text=True, env=env, timeout=600)
+    check(p.returncode == 0 and len(re.findall(r"^\$ bloomkit (build|info|filter) ", p.stdout, re.M)) == 4,
+          p.stdout[-1500:])
+    check("(on your PATH)" in p.stdout, p.stdout[-600:])
+
+
 def shutil_which(name):
     import shutil
     return shutil.which(name)
@@ -1689,7 +1838,13 @@ def test_quotient():
     check(rc == 2 and "cannot grow" in err, "grow of a bloom filter refused: %s" % err)
     rc, out, err = run(["grow", "q2.bf", "--times", "24", "--spend-fpr"])
     check(rc == 2 and "nothing was written" in err, "growth past 2 remainder bits refused: %s" % err)
-    print("  quotient: build, grow x2, merge, remove, refusals")
+    # a full quotient filter says how to make room: bloomkit grow, with the file's name
+    run(["create", "-q", "full.bf", "-n", "100", "-p", "1%", "--type", "quotient"], expect=0)
+    many = lines([b"f%d" % i for i in range(1000)])
+    for cmd in (["add", "full.bf"], ["filter", "--add", "full.bf"]):
+        rc, out, err = run(cmd, input=many, expect=2)
+        check("the filter is full" in err and "bloomkit grow full.bf" in err, err)
+    print("  quotient: build, grow x2, merge, remove, refusals, full")
 
 
 def _changed_while_running(cmd, change, first_lines, wait_output):

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Debian packages as a user gets them: make deb's script builds them (lintian must report no error),
 # dpkg -x extracts them into a scratch root, and there an outside program is built with pkg-config and
-# with CMake's find_package and run, the bloomkit command runs, and a real redis-server (Unix socket
-# only, no TCP port) loads the packaged module and answers BF.* commands.
+# with CMake's find_package and run, the bloomkit command runs, Debian's python3 imports the packaged
+# module, and a real redis-server (Unix socket only, no TCP port) loads the packaged module and answers
+# BF.* commands. Also: pip builds ./python offline (no build isolation).
 set -eu
 build=$(cd "$1" && pwd); here=$(cd "$(dirname "$0")" && pwd); top=$(cd "$here/../.." && pwd)
 for tool in dpkg-buildpackage dh lintian fakeroot; do
@@ -16,7 +17,7 @@ trap cleanup EXIT
 out="$build/deb-test"
 sh "$top/scripts/deb.sh" "$out" 2
 root="$work/root"
-for p in libbloomkit1 libbloomkit-dev bloomkit redis-bloomkit; do
+for p in libbloomkit1 libbloomkit-dev bloomkit redis-bloomkit python3-bloomkit; do
     deb=$(ls "$out/${p}_"*.deb)
     dpkg-deb -f "$deb" Package Version | tr '\n' ' '; echo
     dpkg -x "$deb" "$root"
@@ -56,6 +57,44 @@ cmake -S "$top/tests/install" -B "$work/cm" -DCMAKE_PREFIX_PATH="$root/usr" >/de
 cmake --build "$work/cm" >/dev/null
 LD_LIBRARY_PATH="$lib" "$work/cm/consumer_shared"
 "$work/cm/consumer_static"
+
+# python3-bloomkit: the module for Debian's python3, in its dist-packages, with a python3 dependency
+# that matches the interpreter it was built for; it imports and works from the scratch root (the
+# library is inside the extension: nothing else of the scratch root on the library path).
+pydeb=$(ls "$out/python3-bloomkit_"*.deb)
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+dpkg-deb -f "$pydeb" Depends | grep -q "python3 (>= $pyver" || fail "python3-bloomkit Depends: $(dpkg-deb -f "$pydeb" Depends)"
+dist="$root/usr/lib/python3/dist-packages"
+ls "$dist"/bloomkit/_bloomkit.cpython-*.so "$dist/bloomkit/__init__.py" "$dist/bloomkit/__init__.pyi" \
+   "$dist/bloomkit/py.typed" >/dev/null || fail "python3-bloomkit lacks the extension, the package or its stubs"
+env -u LD_LIBRARY_PATH PYTHONPATH="$dist" /usr/bin/python3 -c "
+import bloomkit, sys
+assert bloomkit.__file__.startswith('$dist/'), bloomkit.__file__
+f = bloomkit.Blocked(1000, 0.01)
+f.add('packaged')
+assert 'packaged' in f and bloomkit.__version__ == '$version', bloomkit.__version__
+f.save('$work/py.bf')
+print('python3-bloomkit', bloomkit.__version__, 'from', bloomkit.__file__)
+" || fail "import bloomkit from python3-bloomkit"
+"$root/usr/bin/bloomkit" query -q "$work/py.bf" packaged || fail "the command reads the packaged module's file"
+# The other install path: pip builds the same package offline from the source tree with Debian's own
+# setuptools (pyproject.toml, no build isolation), without the legacy setup.py install.
+if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+    # from a copy of what setup.py reads (pip builds in the tree: the source tree stays as it is)
+    mkdir -p "$work/tree"
+    (cd "$top" && tar --exclude=__pycache__ -cf - python src include) | tar -xf - -C "$work/tree"
+    /usr/bin/python3 -m pip install --no-build-isolation --no-index --no-deps --target "$work/pip" \
+        "$work/tree/python" >"$work/pip.log" 2>&1 || { cat "$work/pip.log"; fail "pip install --no-build-isolation ./python"; }
+    ! grep -i "deprecat" "$work/pip.log" || fail "pip warned of a deprecated install path"
+    PYTHONPATH="$work/pip" /usr/bin/python3 -c "
+import bloomkit
+f = bloomkit.Bloom(10)
+f.add('k')
+assert 'k' in f and bloomkit.__file__.startswith('$work/pip/'), bloomkit.__file__" || fail "pip's bloomkit"
+    echo "pip built and installed ./python offline"
+else
+    echo "pip not installed (python3-pip): the offline pip build is skipped"
+fi
 
 if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
     sock="$work/redis.sock"
