@@ -12,6 +12,8 @@ static const bk_vtable *const registry[] = {
     &bk__fuse_vtable,
     &bk__aging_vtable,
     &bk__quotient_vtable,
+    &bk__cms_vtable,
+    &bk__topk_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

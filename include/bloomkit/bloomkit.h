@@ -12,6 +12,8 @@
 #include "fuse.h"
 #include "aging.h"
 #include "quotient.h"
+#include "cms.h"
+#include "topk.h"
 #include "filter.h"
 
 #endif

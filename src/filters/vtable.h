@@ -91,6 +91,8 @@ BK_HIDDEN extern const bk_vtable bk__cuckoo_vtable;
 BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
+BK_HIDDEN extern const bk_vtable bk__cms_vtable;  /* sketches: in the registry for files, not filters */
+BK_HIDDEN extern const bk_vtable bk__topk_vtable;
 
 /* The registry (src/filter.c): the table of a type, NULL when the type is not compiled in. */
 BK_HIDDEN const bk_vtable *bk__vtable_of(uint32_t type);
