@@ -10,6 +10,7 @@
  *   cf.c       CF.*  (cuckoo side: bk_cuckoo with its expansion chain)
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
+ *   cms.c, topk.c  CMS.* and TOPK.*: the sketches, data types of their own (sketch.h)
  *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
  *              layout and hashing; rb_compat.h describes them
  *
@@ -246,6 +247,7 @@ int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
 int bkr_aging_register(RedisModuleCtx *ctx); /* aging.c: BK.AGING.* */
 int bkr_qf_register(RedisModuleCtx *ctx); /* quotient.c: BK.QF.* */
+int bkr_cms_register(RedisModuleCtx *ctx); /* cms.c, topk.c: CMS.*, TOPK.* and their data types (sketch.h) */
 
 /* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
 typedef enum bkr_keys {
