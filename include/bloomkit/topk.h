@@ -61,6 +61,7 @@ typedef struct bk_topk_item {
     size_t len;
     uint64_t hash;
     uint64_t count; /* the estimate when listed (or when expelled) */
+    uint64_t stamp; /* when the key's count in the heap last changed (the sketch's own clock) */
 } bk_topk_item;
 
 /* Create a sketch keeping the k heaviest keys. opts may be NULL. Errors: BK_EINVAL (k 0, decay not in
@@ -98,7 +99,7 @@ BK_API uint64_t bk_topk_count(const bk_topk *f, const void *key, size_t len);
 BK_API uint64_t bk_topk_count_hash(const bk_topk *f, uint64_t hash);
 BK_API uint64_t bk_topk_count_u64(const bk_topk *f, uint64_t key);
 
-/* The keys of the heap, heaviest first (ties by hash), into out[0 .. min(cap, n)); returns n, the number
+/* The keys of the heap, heaviest first (of two equal counts, the one that reached it first), into out[0 .. min(cap, n)); returns n, the number
  * of keys in the heap (at most k). out may be NULL with cap 0 (to ask n). [query] */
 BK_API size_t bk_topk_list(const bk_topk *f, bk_topk_item *out, size_t cap);
 

@@ -15,6 +15,7 @@ typedef struct tk_bucket {
 
 typedef struct tk_entry {
     uint64_t hash;
+    uint64_t stamp; /* when its count last changed (the list puts the earlier of two equal counts first) */
     uint32_t count; /* 0: an empty slot */
     uint32_t len;   /* TK_NOKEY: hash only */
     uint8_t *key;
@@ -28,6 +29,7 @@ struct bk_topk {
     double decay;
     uint64_t rng;       /* the decay generator's state */
     uint64_t total;     /* sum of increments, saturating */
+    uint64_t clock;     /* heap changes so far: the entries' stamps */
     uint64_t seed;
     uint64_t key_bytes; /* bytes held by the heap's key copies */
     uint8_t *gone;      /* the last expelled key's bytes (freed at the next change) */
@@ -149,6 +151,7 @@ bk_status bk_topk_clone(const bk_topk *f, bk_topk **out)
     c->used = f->used;
     c->rng = f->rng;
     c->total = f->total;
+    c->clock = f->clock;
     c->seed = f->seed;
     c->key_bytes = f->key_bytes;
     *out = c;
@@ -244,7 +247,12 @@ static uint32_t heavy_count(const bk_topk *f, uint64_t h)
 
 /* ---- the heap ---- */
 
-static inline bool heap_less(const tk_entry *a, const tk_entry *b) { return a->count < b->count; }
+/* The heap's order: by count, and of two equal counts the one unchanged for longer (the colder key) is
+ * the smaller, pushed out first. */
+static inline bool heap_less(const tk_entry *a, const tk_entry *b)
+{
+    return a->count != b->count ? a->count < b->count : a->stamp < b->stamp;
+}
 
 static void sift_down(tk_entry *hp, uint32_t n, uint32_t i)
 {
@@ -297,6 +305,7 @@ static bk_status tk_incr(bk_topk *f, uint64_t h, const void *key, size_t len, ui
     tk_entry *e = heap_find(f, h);
     if (e) {
         uint32_t old = e->count;
+        if (est != old) e->stamp = ++f->clock;
         e->count = est;
         uint32_t i = (uint32_t)(e - f->heap);
         if (est > old) sift_down(f->heap, f->k, i);
@@ -312,6 +321,7 @@ static bk_status tk_incr(bk_topk *f, uint64_t h, const void *key, size_t len, ui
             ex->len = root->key ? root->len : 0;
             ex->hash = root->hash;
             ex->count = root->count;
+            ex->stamp = root->stamp;
         }
         f->gone = root->key;
         if (root->key) f->key_bytes -= root->len ? root->len : 1;
@@ -320,6 +330,7 @@ static bk_status tk_incr(bk_topk *f, uint64_t h, const void *key, size_t len, ui
     }
     root->hash = h;
     root->count = est;
+    root->stamp = ++f->clock;
     root->key = copy;
     root->len = copy ? (uint32_t)len : TK_NOKEY;
     if (copy) f->key_bytes += len ? len : 1;
@@ -395,6 +406,7 @@ static int cmp_items(const void *a, const void *b)
 {
     const bk_topk_item *x = a, *y = b;
     if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    if (x->stamp != y->stamp) return x->stamp < y->stamp ? -1 : 1;
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
@@ -408,7 +420,7 @@ size_t bk_topk_list(const bk_topk *f, bk_topk_item *out, size_t cap)
         for (uint32_t i = 0; i < f->k; i++) {
             const tk_entry *e = &f->heap[i];
             if (!e->count) continue;
-            out[j++] = (bk_topk_item){ e->key, e->key ? e->len : 0, e->hash, e->count };
+            out[j++] = (bk_topk_item){ e->key, e->key ? e->len : 0, e->hash, e->count, e->stamp };
         }
         qsort(out, n, sizeof *out, cmp_items);
         return n;
@@ -418,7 +430,7 @@ size_t bk_topk_list(const bk_topk *f, bk_topk_item *out, size_t cap)
     for (uint32_t i = 0; i < f->k; i++) {
         const tk_entry *e = &f->heap[i];
         if (!e->count) continue;
-        bk_topk_item it = { e->key, e->key ? e->len : 0, e->hash, e->count };
+        bk_topk_item it = { e->key, e->key ? e->len : 0, e->hash, e->count, e->stamp };
         if (j < cap) {
             out[j++] = it;
             continue;
@@ -440,6 +452,7 @@ void bk_topk_clear(bk_topk *f)
     memset(f->heap, 0, (size_t)f->k * sizeof(tk_entry));
     f->used = 0;
     f->total = 0;
+    f->clock = 0;
 }
 
 void bk_topk_stats(const bk_topk *f, bk_stats *out)
@@ -478,8 +491,9 @@ uint64_t bk_topk_memory(const bk_topk *f)
 }
 
 /* ---- body (docs/FORMAT.md, type 11): k, width, depth, 0, decay, the generator's state, the total,
- * zero padding to 64; the buckets (fingerprint, count: two uint32 each), padding to 64; the heap's k
- * entries (hash u64, count u32, key length u32, 0xFFFFFFFF for none), padding to 64; the keys' bytes in
+ * the heap's clock, zero padding to 64; the buckets (fingerprint, count: two uint32 each), padding to
+ * 64; the heap's k entries (hash u64, stamp u64, count u32, key length u32, 0xFFFFFFFF for none),
+ * padding to 64; the keys' bytes in
  * entry order, padding to 64 ---- */
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -488,13 +502,14 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     bk_status s;
     if ((s = bk__w_u32(w, f->k)) || (s = bk__w_u32(w, f->width)) || (s = bk__w_u32(w, f->depth)) ||
         (s = bk__w_u32(w, 0)) || (s = bk__w_f64(w, f->decay)) || (s = bk__w_u64(w, f->rng)) ||
-        (s = bk__w_u64(w, f->total)) || (s = bk__w_align(w, 64)))
+        (s = bk__w_u64(w, f->total)) || (s = bk__w_u64(w, f->clock)) || (s = bk__w_align(w, 64)))
         return s;
     if ((s = bk__w_bytes(w, f->buckets, (size_t)bucket_bytes(f->width, f->depth))) || (s = bk__w_align(w, 64)))
         return s;
     for (uint32_t i = 0; i < f->k; i++) {
         const tk_entry *e = &f->heap[i];
-        if ((s = bk__w_u64(w, e->count ? e->hash : 0)) || (s = bk__w_u32(w, e->count)) ||
+        if ((s = bk__w_u64(w, e->count ? e->hash : 0)) || (s = bk__w_u64(w, e->count ? e->stamp : 0)) ||
+            (s = bk__w_u32(w, e->count)) ||
             (s = bk__w_u32(w, e->count && e->key ? e->len : TK_NOKEY)))
             return s;
     }
@@ -511,26 +526,30 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     uint32_t k, width, depth, zero;
     double decay;
-    uint64_t rng, total;
+    uint64_t rng, total, clock;
     bk_status s;
     if ((s = bk__r_u32(r, &k)) || (s = bk__r_u32(r, &width)) || (s = bk__r_u32(r, &depth)) ||
         (s = bk__r_u32(r, &zero)) || (s = bk__r_f64(r, &decay)) || (s = bk__r_u64(r, &rng)) ||
-        (s = bk__r_u64(r, &total)) || (s = bk__r_align(r, 64)))
+        (s = bk__r_u64(r, &total)) || (s = bk__r_u64(r, &clock)) || (s = bk__r_align(r, 64)))
         return s;
     if (zero || check_dims(k, width, depth, decay) != BK_OK) return BK_ECORRUPT;
     uint64_t bb = bucket_bytes(width, depth);
     /* the buckets and the heap's entries must be in the body before anything is allocated */
-    if (r->len - r->off < bb + (uint64_t)k * 16) return BK_ETRUNCATED;
+    if (r->len - r->off < bb + (uint64_t)k * 24) return BK_ETRUNCATED;
     bk_topk *f;
     if ((s = tk_alloc(r->alloc, k, width, depth, decay, &f)) != BK_OK) return s;
     f->rng = rng;
     f->total = total;
+    f->clock = clock;
     f->seed = r->seed;
     if ((s = bk__r_take_into(r, f->buckets, (size_t)bb)) || (s = bk__r_align(r, 64))) goto fail;
     for (uint32_t i = 0; i < k; i++) {
         tk_entry *e = &f->heap[i];
-        if ((s = bk__r_u64(r, &e->hash)) || (s = bk__r_u32(r, &e->count)) || (s = bk__r_u32(r, &e->len))) goto fail;
-        if (!e->count && (e->hash || e->len != TK_NOKEY)) goto corrupt;
+        if ((s = bk__r_u64(r, &e->hash)) || (s = bk__r_u64(r, &e->stamp)) || (s = bk__r_u32(r, &e->count)) ||
+            (s = bk__r_u32(r, &e->len)))
+            goto fail;
+        if (!e->count && (e->hash || e->stamp || e->len != TK_NOKEY)) goto corrupt;
+        if (e->stamp > clock) goto corrupt;
         if (e->count) f->used++;
         if (i > 0 && heap_less(e, &f->heap[(i - 1) / 2])) goto corrupt; /* not a min-heap */
     }
