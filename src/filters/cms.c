@@ -186,33 +186,28 @@ uint64_t bk_cms_query(const bk_cms *f, const void *key, size_t len)
 
 uint64_t bk_cms_query_u64(const bk_cms *f, uint64_t key) { return f ? cms_min(f, bk__hash_u64(key, f->seed)) : 0; }
 
-/* ---- batches: prefetch every cell of a group of keys, then update ---- */
+/* ---- batches: each key's cells are prefetched CMS_AHEAD keys before it is updated ---- */
 
-#define CMS_GROUP 16
+#define CMS_AHEAD 8
 
-static void prefetch_group(const bk_cms *f, const uint64_t *h, size_t c, bool write)
+static inline void prefetch_key(const bk_cms *f, uint64_t h, bool write)
 {
-    for (size_t j = 0; j < c; j++) {
-        if (write) CMS_FOR_EACH_CELL(f, h[j], BK_PREFETCH_W(cell));
-        else CMS_FOR_EACH_CELL(f, h[j], BK_PREFETCH(cell));
-    }
+    if (write) CMS_FOR_EACH_CELL(f, h, BK_PREFETCH_W(cell));
+    else CMS_FOR_EACH_CELL(f, h, BK_PREFETCH(cell));
 }
 
 bk_status bk_cms_incrby_hashes(bk_cms *f, const uint64_t *hashes, const uint32_t *values, size_t n,
                                uint64_t *estimates)
 {
     if (!f || (n && !hashes)) return BK_EINVAL;
-    size_t i = 0;
-    if (n > 0) prefetch_group(f, hashes, n < CMS_GROUP ? n : CMS_GROUP, true);
-    for (; i < n; i += CMS_GROUP) {
-        size_t c = n - i < CMS_GROUP ? n - i : CMS_GROUP;
-        size_t next = i + c;
-        /* prefetch the next group while this one is updated */
-        if (next < n) prefetch_group(f, hashes + next, n - next < CMS_GROUP ? n - next : CMS_GROUP, true);
-        for (size_t j = i; j < next; j++) {
-            uint64_t e = cms_incr(f, hashes[j], values ? values[j] : 1);
-            if (estimates) estimates[j] = e;
-        }
+    /* a sketch that fits in the cache gains nothing from prefetching */
+    const bool far = f->bytes > ((uint64_t)1 << 20);
+    if (far)
+        for (size_t j = 0; j < n && j < CMS_AHEAD; j++) prefetch_key(f, hashes[j], true);
+    for (size_t i = 0; i < n; i++) {
+        if (far && i + CMS_AHEAD < n) prefetch_key(f, hashes[i + CMS_AHEAD], true);
+        uint64_t e = cms_incr(f, hashes[i], values ? values[i] : 1);
+        if (estimates) estimates[i] = e;
     }
     return BK_OK;
 }
@@ -232,12 +227,12 @@ bk_status bk_cms_incrby_many(bk_cms *f, const void *const *keys, const size_t *l
 bk_status bk_cms_query_hashes(const bk_cms *f, const uint64_t *hashes, size_t n, uint64_t *estimates)
 {
     if (!f || (n && (!hashes || !estimates))) return BK_EINVAL;
-    if (n > 0) prefetch_group(f, hashes, n < CMS_GROUP ? n : CMS_GROUP, false);
-    for (size_t i = 0; i < n; i += CMS_GROUP) {
-        size_t c = n - i < CMS_GROUP ? n - i : CMS_GROUP;
-        size_t next = i + c;
-        if (next < n) prefetch_group(f, hashes + next, n - next < CMS_GROUP ? n - next : CMS_GROUP, false);
-        for (size_t j = i; j < next; j++) estimates[j] = cms_min(f, hashes[j]);
+    const bool far = f->bytes > ((uint64_t)1 << 20);
+    if (far)
+        for (size_t j = 0; j < n && j < CMS_AHEAD; j++) prefetch_key(f, hashes[j], false);
+    for (size_t i = 0; i < n; i++) {
+        if (far && i + CMS_AHEAD < n) prefetch_key(f, hashes[i + CMS_AHEAD], false);
+        estimates[i] = cms_min(f, hashes[i]);
     }
     return BK_OK;
 }
