@@ -106,6 +106,7 @@ typedef struct {
     PyObject *weakrefs;
 } FilterObject;
 
+extern PyTypeObject bkpy_CmsType, bkpy_TopkType; /* sketch.c */
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
     bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType;
 
