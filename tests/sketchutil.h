@@ -51,4 +51,30 @@ static inline uint64_t su_zipf_next(su_zipf *z)
 /* The key of rank r: a fixed scramble, so that ranks do not sit next to each other as integers. */
 static inline uint64_t su_key(uint64_t r) { return r * UINT64_C(0x9e3779b97f4a7c15) + 12345; }
 
+/* The golden file `name` of tests/golden: with BK_WRITE_GOLDEN=<repo>/tests in the environment, write
+ * bytes[0..n) there and return 1; else read it into a new buffer (*len its size; NULL if missing). */
+#include <stdio.h>
+static inline unsigned char *su_golden(const char *dir, const char *name, const void *bytes, size_t n, size_t *len,
+                                       int *wrote)
+{
+    char path[1024];
+    const char *w = getenv("BK_WRITE_GOLDEN");
+    *wrote = w != NULL;
+    snprintf(path, sizeof path, "%s/golden/%s", w ? w : dir, name);
+    FILE *f = fopen(path, w ? "wb" : "rb");
+    if (!f) return NULL;
+    if (w) {
+        fwrite(bytes, 1, n, f);
+        fclose(f);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(sz > 0 ? (size_t)sz : 1);
+    *len = fread(buf, 1, (size_t)sz, f);
+    fclose(f);
+    return buf;
+}
+
 #endif

@@ -287,6 +287,61 @@ static void saved_form(void **state)
     su_zipf_free(&z);
 }
 
+/* The golden file of type 11: built today from fixed keys, the same bytes as recorded; the recorded
+ * file lists the same keys and continues the same way. */
+static bk_topk *golden_sketch(void)
+{
+    bk_topk *t = make(8, 64, 4, 0.9, 42);
+    su_zipf z;
+    assert_true(su_zipf_init(&z, 300, 1.0, 9));
+    for (int i = 0; i < 20000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof key, "key-%llu", (unsigned long long)su_zipf_next(&z));
+        bk_topk_incrby(t, key, (size_t)n, 1, NULL);
+    }
+    su_zipf_free(&z);
+    bk_topk_incrby(t, "", 0, 5000, NULL);
+    return t;
+}
+
+static void golden(void **state)
+{
+    (void)state;
+    bk_topk *t = golden_sketch();
+    bk_filter *h = NULL;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_TOPK, t, &h), BK_OK);
+    size_t size = 0, w = 0, len = 0;
+    assert_int_equal(bk_filter_save_size(h, &size), BK_OK);
+    unsigned char *now = malloc(size);
+    assert_int_equal(bk_filter_save_buffer(h, now, size, &w), BK_OK);
+    int wrote;
+    unsigned char *rec = su_golden(BK_TEST_SOURCE_DIR, "topk-v1.0.bkf", now, size, &len, &wrote);
+    if (!wrote) {
+        if (!rec) fail_msg("missing tests/golden/topk-v1.0.bkf: run test_topk with BK_WRITE_GOLDEN=<tests dir>");
+        assert_int_equal(len, size);
+        assert_memory_equal(rec, now, size);
+        bk_filter *l = NULL;
+        assert_int_equal(bk_filter_load_buffer(rec, len, 0, &l), BK_OK);
+        bk_topk *lt = bk_filter_get(l, BK_TYPE_TOPK);
+        bk_topk_item a[8], b[8];
+        assert_int_equal(bk_topk_list(lt, a, 8), 8);
+        assert_int_equal(a[0].len, 0); /* the empty key, 5000 */
+        assert_int_equal(a[0].count, 5000);
+        assert_memory_equal(a[1].key, "key-0", 5);
+        for (int i = 0; i < 1000; i++) {
+            bk_topk_incrby(lt, "key-3", 5, 1, NULL);
+            bk_topk_incrby(t, "key-3", 5, 1, NULL);
+        }
+        bk_topk_list(t, b, 8);
+        bk_topk_list(lt, a, 8);
+        for (int i = 0; i < 8; i++) assert_int_equal(a[i].hash, b[i].hash);
+        bk_filter_free(l);
+        free(rec);
+    }
+    free(now);
+    bk_filter_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +351,7 @@ int main(void)
         cmocka_unit_test(forms_and_reproducible),
         cmocka_unit_test(saved_form),
         cmocka_unit_test(zipf_top100),
+        cmocka_unit_test(golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
