@@ -1592,6 +1592,15 @@ def test_sketches():
     run(["count", "-q", "--add", "--width", "100", "--depth", "3", "--conservative", "small.bkf", "words.txt"], expect=0)
     check(info("small.bkf")["type"] == "cms", "type cms: %r" % info("small.bkf"))
     run(["verify", "hits.bkf"], expect=0)
+    # merge: sketches of the same width, depth and seed add up
+    run(["count", "-q", "--add", "h1.bkf", "words.txt"], expect=0)
+    rc, out, err = run(["merge", "sum.bkf", "h1.bkf", "hits.bkf"], expect=0)
+    check(b"cms sketch, 2000 x 7 counters, total count 300,000" in err.encode() or "total count 300,000" in err,
+          "merge summary: %s" % err)
+    rc, out, err = run(["count", "sum.bkf", "w1"], expect=0)
+    check(int(out.split(b"\t")[0]) == 3 * int(est[0][0]), "merged counts add up: %r" % out)
+    rc, out, err = run(["merge", "x.bkf", "hits.bkf", "small.bkf"])
+    check(rc == 2, "sketches of other dimensions do not merge: %s" % err)
     data = bytearray(read("hits.bkf"))
     data[200] ^= 1
     write("bad.bkf", bytes(data))
