@@ -319,14 +319,15 @@ rb_topk *rb_topk_rdb_load(RedisModuleIO *io, int encver)
         if (n == 1) {
             e->item = NULL;
         } else {
-            /* an item is len bytes; RedisBloom saved it up to its first NUL: the rest reads as zeros */
-            size_t have = n - 1, len = e->len > have ? e->len : have;
-            if (!(e->item = zalloc(len + 1))) {
+            /* RedisBloom saves an item up to its first NUL (an item holding a NUL loses its tail there, in
+             * RedisBloom too): the item is the bytes saved, whatever length the heap entry says */
+            size_t have = n - 1;
+            if (have > UINT32_MAX || !(e->item = zalloc(have + 1))) {
                 RedisModule_Free(s);
                 goto bad;
             }
             memcpy(e->item, s, have);
-            e->len = (uint32_t)len;
+            e->len = (uint32_t)have;
         }
         RedisModule_Free(s);
     }
