@@ -34,6 +34,7 @@ struct bk_topk {
     uint64_t key_bytes; /* bytes held by the heap's key copies */
     uint8_t *gone;      /* the last expelled key's bytes (freed at the next change) */
     double table[TK_TABLE]; /* decay^i */
+    double ln_decay;        /* ln(decay): decay^i = exp(i ln(decay)) past the table */
     const bk_allocator *alloc;
 };
 
@@ -51,6 +52,7 @@ static void fill_table(bk_topk *f)
 {
     f->table[0] = 1;
     for (int i = 1; i < TK_TABLE; i++) f->table[i] = f->table[i - 1] * f->decay;
+    f->ln_decay = log(f->decay);
 }
 
 static bk_status tk_alloc(const bk_allocator *a, uint32_t k, uint32_t width, uint32_t depth, double decay,
@@ -174,25 +176,35 @@ static inline double next_unit(bk_topk *f)
 
 static inline double decay_at(const bk_topk *f, uint32_t count)
 {
-    return count < TK_TABLE ? f->table[count] : pow(f->decay, (double)count);
+    return count < TK_TABLE ? f->table[count] : exp((double)count * f->ln_decay);
 }
 
+/* Units of an increment up to which the decay is drawn unit by unit (one uniform draw each, cheaper
+ * than the geometric draw's two logarithms); larger increments draw the failures before each decay at
+ * once. Both give each unit its chance decay^count, so the distribution is the same. */
+#define TK_UNIT_DRAWS 16u
+
 /* An increment of `incr` units meeting a bucket held by another key: each unit decays the bucket with
- * probability decay^count; the trials up to the first success are drawn at once (geometric), the same
- * distribution as one draw per unit. Returns the bucket's count for the key when it was taken over. */
+ * probability decay^count, and a bucket decayed to zero is taken over with the units left. Returns the
+ * bucket's count for the key when it was taken over, else 0. */
 static inline uint32_t decay_bucket(bk_topk *f, tk_bucket *b, uint32_t fp, uint32_t incr)
 {
     uint32_t left = incr;
     while (left > 0) {
         double p = decay_at(f, b->count);
         if (!(p > 0)) return 0;
-        uint64_t t = 1;
         if (p < 1) {
-            double g = floor(log(next_unit(f)) / log1p(-p));
-            if (!(g < (double)left)) return 0; /* no success within the units left */
-            t += (uint64_t)g;
+            if (left <= TK_UNIT_DRAWS) {
+                if (!(next_unit(f) <= p)) {
+                    left--;
+                    continue;
+                }
+            } else {
+                double g = floor(log(next_unit(f)) / log1p(-p));
+                if (!(g < (double)left)) return 0; /* no success within the units left */
+                left -= (uint32_t)g;               /* the unit that succeeds is `left` (counting down) */
+            }
         }
-        left -= (uint32_t)(t - 1); /* the unit that succeeded is `left` (counting down) */
         if (--b->count == 0) {
             b->fp = fp;
             b->count = left;
