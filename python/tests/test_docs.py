@@ -61,3 +61,10 @@ def test_join_prefilter_numpy_part():
     truth = np.isin(events, ids)
     assert not (truth & ~maybe).any()
     assert (maybe & ~truth).sum() < 0.015 * (~truth).sum()
+
+
+def test_sketches_example():
+    blocks = _block("Sketches")
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "PYTHON.md", "exec"), {})
