@@ -64,7 +64,6 @@ def test_join_prefilter_numpy_part():
 
 
 def test_sketches_example():
-    blocks = _block("Sketches")
-    assert blocks
-    for code in blocks:
-        exec(compile(code, "PYTHON.md", "exec"), {})
+    code = _block("Sketches")[0]  # the section's own block (the later ones belong to other sections)
+    assert "TopK" in code and "CountMinSketch" in code
+    exec(compile(code, "PYTHON.md", "exec"), {})
