@@ -1,6 +1,6 @@
 #!/bin/sh
 # Throughput of the module's commands next to plain SET/GET, in the same run, with redis-benchmark:
-# BF.ADD / BF.EXISTS (and CF.ADD / CF.EXISTS) of random items (__rand_int__ over 1,000,000 values;
+# BF.ADD / BF.EXISTS (and CF.ADD / CF.EXISTS, CMS.INCRBY, TOPK.ADD) of random items (__rand_int__ over 1,000,000 values;
 # CF.ADD's over 1,000,000,000, see below) against SET / GET of random keys, one request at a time and
 # pipelined (-P 16). Prints requests per
 # second (the median of ROUNDS interleaved rounds) and each command's ratio to SET (writes) or GET
@@ -50,6 +50,10 @@ done
 total=${CAPACITY:-$((N * ROUNDS * 2 + 1000))}
 redis-cli -p "$port" BF.RESERVE bench:bf 0.01 "$total" >/dev/null
 redis-cli -p "$port" CF.RESERVE bench:cf "$total" >/dev/null
+# the sketches: RedisBloom's example sizes (CMS.INITBYPROB 0.001 0.01: 2000 x 7; TOPK.RESERVE 50 with
+# RedisBloom's rule of thumb for its geometry)
+redis-cli -p "$port" CMS.INITBYPROB bench:cms 0.001 0.01 >/dev/null
+redis-cli -p "$port" TOPK.RESERVE bench:topk 50 200 5 0.9 >/dev/null
 
 echo "bloomkit.so vs SET/GET: redis-benchmark -c $CLIENTS -n $N -r 1000000, median of $ROUNDS rounds;"
 echo "filters: BF.RESERVE bench:bf 0.01 $total, CF.RESERVE bench:cf $total"
@@ -73,6 +77,8 @@ for p in $PIPELINES; do
         echo "$r SET $s $s" >> "$dir/res"
         echo "$r BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__) $s" >> "$dir/res"
         echo "$r CF.ADD $(RANGE=1000000000 rps "$p" CF.ADD bench:cf __rand_int__) $s" >> "$dir/res"
+        echo "$r CMS.INCRBY $(rps "$p" CMS.INCRBY bench:cms __rand_int__ 1) $s" >> "$dir/res"
+        echo "$r TOPK.ADD $(rps "$p" TOPK.ADD bench:topk __rand_int__) $s" >> "$dir/res"
         g=$(rps "$p" GET key:__rand_int__)
         echo "$r GET $g $g" >> "$dir/res"
         echo "$r BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__) $g" >> "$dir/res"
@@ -82,10 +88,10 @@ for p in $PIPELINES; do
     echo ""
     echo "pipeline $p (requests/s: median over rounds; ratio: median of each round's ratio):"
     printf "  %-10s %12s %10s\n" command "requests/s" "ratio"
-    for c in SET BF.ADD CF.ADD GET BF.EXISTS CF.EXISTS; do
+    for c in SET BF.ADD CF.ADD CMS.INCRBY TOPK.ADD GET BF.EXISTS CF.EXISTS; do
         v=$(awk -v c="$c" '$2 == c { print $3 }' "$dir/res" | median)
         q=$(awk -v c="$c" '$2 == c { print 100 * $3 / $4 }' "$dir/res" | median)
-        case $c in SET|BF.ADD|CF.ADD) bn=SET ;; *) bn=GET ;; esac
+        case $c in SET|BF.ADD|CF.ADD|CMS.INCRBY|TOPK.ADD) bn=SET ;; *) bn=GET ;; esac
         printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$q" "$bn"
     done
 done
@@ -94,13 +100,13 @@ echo ""
 # sharing the machine than requests per second.
 echo "server time per call (INFO commandstats, all runs):"
 redis-cli -p "$port" info commandstats | tr -d '\r' | awk -F'[:,=]' '
-    /^cmdstat_(set|get|bf\.add|bf\.exists|cf\.add|cf\.exists):/ {
+    /^cmdstat_(set|get|bf\.add|bf\.exists|cf\.add|cf\.exists|cms\.incrby|topk\.add):/ {
         name = toupper(substr($1, 9)); calls[name] = $3; usec[name] = $7 }
     END {
-        split("SET BF.ADD CF.ADD GET BF.EXISTS CF.EXISTS", order, " ")
-        for (i = 1; i <= 6; i++) { c = order[i]; base = (i <= 3) ? usec["SET"] : usec["GET"]
+        split("SET BF.ADD CF.ADD CMS.INCRBY TOPK.ADD GET BF.EXISTS CF.EXISTS", order, " ")
+        for (i = 1; i <= 8; i++) { c = order[i]; base = (i <= 5) ? usec["SET"] : usec["GET"]
             printf "  %-10s %8.3f us/call  %6.2fx %s  (%d calls)\n", c, usec[c], usec[c] / base,
-                   (i <= 3) ? "SET" : "GET", calls[c] } }'
+                   (i <= 5) ? "SET" : "GET", calls[c] } }'
 echo ""
 redis-cli -p "$port" BF.INFO bench:bf | paste - - | sed 's/^/  bench:bf  /'
 redis-cli -p "$port" CF.INFO bench:cf | paste - - | sed 's/^/  bench:cf  /'

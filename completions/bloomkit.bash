@@ -38,7 +38,7 @@ _bloomkit() {
         return 0
         ;;
     -n | --keys | -p | --fpr | --seed | --counter-bits | --growth | --ratio | --fingerprint-bits | \
-        --bucket-size | --max-kicks | --expansion | --block-bits | --window | --doublings)
+        --bucket-size | --max-kicks | --expansion | --block-bits | --window | --doublings | -k | --top | --width | --depth | --decay | -e | --error | -d | --prob)
         return 0 # a value: nothing to offer
         ;;
     esac

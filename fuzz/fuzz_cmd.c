@@ -100,7 +100,7 @@ struct RedisModuleKey {
     int mode;
 };
 
-static fake_type types[4];
+static fake_type types[8];
 static slot overflow[64];
 static int noverflow;
 static int ntypes;
@@ -479,7 +479,7 @@ typedef struct cmd_entry {
     char name[32];
     RedisModuleCmdFunc fn;
 } cmd_entry;
-static cmd_entry cmds[64];
+static cmd_entry cmds[128];
 static int ncmds;
 static int st_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn, const char *flags,
                              int first, int last, int step)
@@ -489,7 +489,7 @@ static int st_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleC
     (void)first;
     (void)last;
     (void)step;
-    CHECK(ncmds < 64 && strlen(name) < sizeof cmds[0].name);
+    CHECK(ncmds < 128 && strlen(name) < sizeof cmds[0].name);
     snprintf(cmds[ncmds].name, sizeof cmds[0].name, "%s", name);
     cmds[ncmds++].fn = fn;
     return REDISMODULE_OK;
@@ -510,7 +510,7 @@ static RedisModuleType *st_create_data_type(RedisModuleCtx *ctx, const char *nam
                                             RedisModuleTypeMethods *methods)
 {
     (void)ctx;
-    CHECK(strlen(name) == 9 && encver >= 0 && ntypes < 4);
+    CHECK(strlen(name) == 9 && encver >= 0 && ntypes < 8);
     memcpy(&types[ntypes].m, methods, sizeof types[ntypes].m);
     return (RedisModuleType *)&types[ntypes++];
 }
@@ -573,7 +573,7 @@ static struct {
 static void load_module(void)
 {
     CHECK(RedisModule_OnLoad((RedisModuleCtx *)(void *)&fake_ctx, NULL, 0) == REDISMODULE_OK);
-    CHECK(ncmds >= 20 && ntypes == 4);
+    CHECK(ncmds >= 20 && ntypes == 8);
 }
 
 /* ---- running commands ---- */
@@ -697,12 +697,15 @@ static const char *names[] = {
     "CF.EXISTS", "CF.MEXISTS", "CF.DEL", "CF.COUNT", "CF.INFO", "CF.SCANDUMP", "CF.LOADCHUNK",
     "BK.MERGE", "BK.INFO", "BK.IMPORT", "BK.EXPORT", "bf.add", "cf.insert",
     "BK.AGING.RESERVE", "BK.AGING.ADD", "BK.AGING.ADDIFABSENT", "BK.AGING.EXISTS", "BK.AGING.INFO",
-    "BK.AGING.APPLY", "BK.CF.KICKSTATE", "BK.CONVERT",
+    "BK.AGING.APPLY", "BK.CF.KICKSTATE", "BK.CONVERT", "CMS.INITBYDIM", "CMS.INITBYPROB", "CMS.INCRBY", "CMS.QUERY",
+    "CMS.MERGE", "CMS.INFO", "TOPK.RESERVE", "TOPK.ADD", "TOPK.INCRBY", "TOPK.QUERY", "TOPK.COUNT", "TOPK.LIST",
+    "TOPK.INFO", "BK.SKETCH.LOAD",
 };
 static const char *words[] = {
     "ITEMS", "CAPACITY", "ERROR", "EXPANSION", "NONSCALING", "NOCREATE", "BUCKETSIZE", "MAXITERATIONS",
     "REPLACE", "items", "Capacity", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "expansion", "$s", "$s", "$i",
-    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT", "STAGE", "FROM",
+    "COUNT", "TIME", "GENERATIONS", "AT", "ADD", "ADDIFABSENT", "STAGE", "FROM", "WEIGHTS", "WITHCOUNT",
+    "BLOOMKIT", "REDISBLOOM",
 };
 static const char *numbers[] = {
     "0", "1", "-1", "2", "3", "4", "5", "7", "8", "16", "17", "100", "255", "256", "1024", "65535", "65536",

@@ -467,7 +467,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
         bkr_bk_register(ctx) != REDISMODULE_OK || bkr_aging_register(ctx) != REDISMODULE_OK ||
-        bkr_qf_register(ctx) != REDISMODULE_OK || bkr_rb_register_commands(ctx) != REDISMODULE_OK)
+        bkr_qf_register(ctx) != REDISMODULE_OK || bkr_rb_register_commands(ctx) != REDISMODULE_OK ||
+        bkr_cms_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "bloomkit %s: ERROR_RATE %g INITIAL_SIZE %lld CF_MAX_EXPANSIONS %lld CF_FINGERPRINT_BITS %lld "

@@ -11,6 +11,7 @@
  *   bk.c       BK.MERGE, BK.INFO, BK.IMPORT, BK.EXPORT
  *   aging.c    BK.AGING.* (aging filters: the last W insertions or T ms)
  *   quotient.c BK.QF.* (quotient filters: exact counts, growth by doubling, merge)
+ *   cms.c, topk.c  CMS.* and TOPK.*: the sketches, data types of their own (sketch.h)
  *   rb_*.c     keys migrated from RedisBloom 2.x (types MBbloom--, MBbloomCF), kept in RedisBloom's
  *              layout and hashing, and new keys made so with REDISBLOOM_LAYOUT yes; rb_compat.h
  *              describes them; rb_convert.c: BK.CONVERT, from that layout to bloomkit's filters
@@ -271,6 +272,7 @@ int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
 int bkr_aging_register(RedisModuleCtx *ctx); /* aging.c: BK.AGING.* */
 int bkr_qf_register(RedisModuleCtx *ctx); /* quotient.c: BK.QF.* */
+int bkr_cms_register(RedisModuleCtx *ctx); /* cms.c, topk.c: CMS.*, TOPK.* and their data types (sketch.h) */
 
 /* One command of the table: name, handler, flags, arity (-N: at least N), and its key spec. */
 typedef enum bkr_keys {

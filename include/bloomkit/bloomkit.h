@@ -13,6 +13,8 @@
 #include "aging.h"
 #include "quotient.h"
 #include "ribbon.h"
+#include "cms.h"
+#include "topk.h"
 #include "filter.h"
 
 #endif

@@ -109,7 +109,9 @@ typedef enum bk_type {
     BK_TYPE_FUSE = 6,
     BK_TYPE_AGING = 7,     /* sliding window by count or time (aging.h) */
     BK_TYPE_QUOTIENT = 8,  /* counting quotient filter: grows, merges, lists (quotient.h) */
-    BK_TYPE_RIBBON = 9     /* static set, any FPR near the bound (ribbon.h) */
+    BK_TYPE_RIBBON = 9,    /* static set, any FPR near the bound (ribbon.h) */
+    BK_TYPE_CMS = 10,      /* count-min sketch: frequency estimates (cms.h); a sketch, not a filter */
+    BK_TYPE_TOPK = 11      /* Top-K, HeavyKeeper: the k heaviest keys (topk.h); a sketch, not a filter */
 } bk_type;
 
 /* [any] "bloom", "blocked", ...; NULL for an unknown type. */

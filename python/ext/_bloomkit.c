@@ -635,6 +635,11 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
     Py_DECREF(b);
     if (!bkpy_UnsupportedOperation) goto fail;
 
+    /* the sketches (sketch.c): not filters, no Filter base */
+    if (PyType_Ready(&bkpy_CmsType) < 0 || PyType_Ready(&bkpy_TopkType) < 0 ||
+        PyModule_AddObjectRef(m, "CountMinSketch", (PyObject *)&bkpy_CmsType) < 0 ||
+        PyModule_AddObjectRef(m, "TopK", (PyObject *)&bkpy_TopkType) < 0)
+        goto fail;
     if (PyModule_AddStringConstant(m, "library_version", bk_version_string()) < 0) goto fail;
     if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_FORMAT_VERSION_MAJOR) < 0) goto fail;
     bkpy_fork_install();

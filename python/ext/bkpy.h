@@ -152,6 +152,7 @@ static inline int bkpy_use_check(FilterObject *o, int write)
 }
 void bkpy_fork_install(void);
 
+extern PyTypeObject bkpy_CmsType, bkpy_TopkType; /* sketch.c */
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
     bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType, bkpy_RibbonType;
 

@@ -90,3 +90,7 @@ def test_constructor_table_states_the_code_defaults():
     assert checked >= 20, checked
     assert bloomkit.Scalable().tightening == ast.literal_eval(
         re.search(r"Scalable\(.*?tightening=([0-9.]+)", text).group(1))
+def test_sketches_example():
+    code = _block("Sketches")[0]  # the section's own block (the later ones belong to other sections)
+    assert "TopK" in code and "CountMinSketch" in code
+    exec(compile(code, "PYTHON.md", "exec"), {})

@@ -250,6 +250,12 @@ void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter
     if (bk_filter_stats(f, &st) != BK_OK) return;
     const cli_type *t = cli_type_of(f);
     char cap[32], pct[32], mem[32];
+    if (st.type == BK_TYPE_CMS || st.type == BK_TYPE_TOPK) { /* the sketches (bloomkit count, top) */
+        fprintf(out, "bloomkit: %s %s: %s sketch, %llu x %u counters, total count %s, %s\n", verb, path,
+                bk_type_name(st.type), (unsigned long long)(st.bits / (st.k ? st.k : 1)), st.k,
+                cli_group(st.count, cap, sizeof cap), cli_human_bytes((double)st.memory_bytes, mem, sizeof mem));
+        return;
+    }
     bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT ||
               st.type == BK_TYPE_RIBBON;
     double bpk = (double)st.memory_bytes * 8.0 / (double)(st.capacity ? st.capacity : 1);

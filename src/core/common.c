@@ -43,6 +43,8 @@ const char *bk_type_name(bk_type t)
     case BK_TYPE_AGING: return "aging";
     case BK_TYPE_QUOTIENT: return "quotient";
     case BK_TYPE_RIBBON: return "ribbon";
+    case BK_TYPE_CMS: return "cms";
+    case BK_TYPE_TOPK: return "topk";
     }
     return NULL;
 }

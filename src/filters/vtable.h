@@ -93,5 +93,8 @@ BK_HIDDEN extern const bk_vtable bk__fuse_vtable;
 BK_HIDDEN extern const bk_vtable bk__aging_vtable;
 BK_HIDDEN extern const bk_vtable bk__quotient_vtable;
 BK_HIDDEN extern const bk_vtable bk__ribbon_vtable;
+BK_HIDDEN extern const bk_vtable bk__cms_vtable;  /* sketches: in the registry for files, not filters */
+BK_HIDDEN extern const bk_vtable bk__topk_vtable;
+
 
 #endif

@@ -13,6 +13,8 @@ static const bk_vtable *const registry[] = {
     &bk__aging_vtable,
     &bk__quotient_vtable,
     &bk__ribbon_vtable,
+    &bk__cms_vtable,  /* the sketches: in the registry for files, not membership filters */
+    &bk__topk_vtable,
 };
 
 const bk_vtable *bk__vtable_of(uint32_t type)

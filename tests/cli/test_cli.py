@@ -1941,6 +1941,68 @@ def test_changed_underneath():
     rc, out, err = _changed_while_running(["filter", "--present", "big.bf"], rename_over, 10, False)
     check(rc == 0 and err == "", "rename over a running filter: exit %d: %s" % (rc, err))
     print("  changed underneath: filter, filter --add, add x truncate, cp; same-size cp; rename is safe")
+@group
+def test_sketches():
+    # top: the k most frequent lines, as sort | uniq -c | sort -rn | head, on a skewed stream
+    rng = random.Random(7)
+    words = [b"w%d" % min(int(rng.paretovariate(1.0)), 100000) for _ in range(100000)]
+    write("words.txt", lines(words))
+    counts = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    truth = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+    rc, out, err = run(["top", "-q", "-k", "10", "words.txt"], expect=0)
+    got = [l.split(None, 1) for l in out.splitlines()]
+    check(len(got) == 10, "ten lines: %r" % out)
+    check({w for _, w in got} == {w for w, _ in truth}, "the true top 10: %r vs %r" % (got, truth))
+    for n, w in got:
+        check(int(n) <= counts[w] and int(n) >= counts[w] * 0.95, "count of %r: %s vs %d" % (w, n, counts[w]))
+    check(out.splitlines()[0] == b"%7d %s" % (truth[0][1], truth[0][0]), "uniq -c's format: %r" % out.splitlines()[0])
+    rc, out2, err = run(["top", "-q", "-k", "10"], input=lines(words), expect=0)
+    check(out2 == out, "stdin as the file, and the same answer twice")
+    rc, out, err = run(["top", "-q", "-k", "2", "--null"], input=b"a\0b\0a\0", expect=0)
+    check(out == b"      2 a\0      1 b\0", "NUL-delimited: %r" % out)
+    run(["top", "-k", "0"], expect=2)
+    run(["top", "--decay", "2"], expect=2)
+    # count: a count-min sketch file made by --add, asked per key, merged, verified, damage refused
+    run(["count", "-q", "--add", "hits.bkf", "words.txt"], expect=0)
+    rc, out, err = run(["count", "hits.bkf", "w1", "w2", "nothere"], expect=0)
+    est = [l.split(b"\t") for l in out.splitlines()]
+    check([k for _, k in est] == [b"w1", b"w2", b"nothere"], "keys echoed: %r" % out)
+    for n, k in est:
+        true = counts.get(k, 0)
+        check(true <= int(n) <= true + 0.001 * len(words), "estimate of %r: %s vs %d" % (k, n, true))
+    rc, out, err = run(["count", "hits.bkf"], input=b"w1\nw3\n", expect=0)
+    check(out == b"%d\tw1\n%d\tw3\n" % (int(est[0][0]), counts[b"w3"]) or out.startswith(b"%d\tw1\n" % int(est[0][0])),
+          "keys from stdin: %r" % out)
+    run(["count", "-q", "--add", "hits.bkf", "words.txt"], expect=0)  # again: counts double
+    rc, out, err = run(["count", "hits.bkf", "w1"], expect=0)
+    check(int(out.split(b"\t")[0]) == 2 * int(est[0][0]), "counts add up over runs: %r" % out)
+    run(["count", "-q", "--add", "--width", "100", "--depth", "3", "--conservative", "small.bkf", "words.txt"], expect=0)
+    check(info("small.bkf")["type"] == "cms", "type cms: %r" % info("small.bkf"))
+    run(["verify", "hits.bkf"], expect=0)
+    # merge: sketches of the same width, depth and seed add up
+    run(["count", "-q", "--add", "h1.bkf", "words.txt"], expect=0)
+    rc, out, err = run(["merge", "sum.bkf", "h1.bkf", "hits.bkf"], expect=0)
+    check(b"cms sketch, 2000 x 7 counters, total count 300,000" in err.encode() or "total count 300,000" in err,
+          "merge summary: %s" % err)
+    rc, out, err = run(["count", "sum.bkf", "w1"], expect=0)
+    check(int(out.split(b"\t")[0]) == 3 * int(est[0][0]), "merged counts add up: %r" % out)
+    rc, out, err = run(["merge", "x.bkf", "hits.bkf", "small.bkf"])
+    check(rc == 2, "sketches of other dimensions do not merge: %s" % err)
+    data = bytearray(read("hits.bkf"))
+    data[200] ^= 1
+    write("bad.bkf", bytes(data))
+    rc, out, err = run(["count", "bad.bkf", "w1"])
+    check(rc == 2 and "bad.bkf" in err, "a damaged sketch is refused: %s" % err)
+    write("f.txt", b"x\n")
+    run(["build", "-q", "f.bf", "f.txt", "-n", "10"], expect=0)
+    rc, out, err = run(["count", "f.bf", "x"])
+    check(rc == 2 and "not a count-min sketch" in err, "a filter is not a sketch: %s" % err)
+    rc, out, err = run(["count", "--add", "--width", "10", "x.bkf"], input=b"")
+    check(rc == 2 and "together" in err, "--width needs --depth: %s" % err)
+    print("  sketches: top = sort | uniq -c | sort -rn | head on 100,000 lines; count --add, query, errors")
+
 
 if __name__ == "__main__":
     main()

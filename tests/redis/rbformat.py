@@ -1,4 +1,4 @@
-"""A from-spec model of RedisBloom 2.x's Bloom chain and cuckoo filter, and writers for the data a
+"""A from-spec model of RedisBloom 2.x's Bloom chain, cuckoo filter, count-min sketch and Top-K, and writers for the data a
 RedisBloom server produces from them: RDB files (module values of types MBbloom-- / MBbloomCF),
 DUMP payloads and SCANDUMP chunks. The tests build migration fixtures with it, without RedisBloom.
 
@@ -307,6 +307,131 @@ class Cuckoo:
         return ops
 
 
+# ---------------------------------------------------------------- count-min sketch and Top-K
+
+
+class CMS:
+    """RedisBloom's count-min sketch: depth rows of width uint32 counters; row i's column is
+    MurmurHash2(item, seed i) % width; counters saturate at 2^32 - 1."""
+
+    def __init__(self, width, depth):
+        self.width, self.depth, self.total = width, depth, 0
+        self.cells = [0] * (width * depth)
+
+    def cols(self, item):
+        return [i * self.width + murmur2_32(item, i) % self.width for i in range(self.depth)]
+
+    def incrby(self, item, v):
+        for c in self.cols(item):
+            self.cells[c] = min(self.cells[c] + v, 0xFFFFFFFF)
+        self.total += v
+        return self.query(item)
+
+    def query(self, item):
+        return min(self.cells[c] for c in self.cols(item))
+
+    def rdb_ops(self):
+        return [("u", self.width), ("u", self.depth), ("u", self.total),
+                ("s", struct.pack("<%dI" % len(self.cells), *self.cells))]
+
+
+class TopK:
+    """RedisBloom's Top-K (HeavyKeeper) for streams whose items never meet another item's bucket (the
+    decay is random in RedisBloom: the fixtures keep clear of it, and add() asserts so): depth rows of
+    width (fingerprint, count) buckets, fingerprint MurmurHash2(item, 1919), row i's bucket
+    MurmurHash2(item, seed i) % width; a min-heap of k (fingerprint, item, count)."""
+
+    GA = 1919
+
+    def __init__(self, k, width, depth, decay):
+        self.k, self.width, self.depth, self.decay = k, width, depth, decay
+        self.buckets = [[0, 0] for _ in range(width * depth)]
+        self.heap = [[0, 0, None, 0] for _ in range(k)]  # fp, itemlen, item, count
+
+    def _sift(self, start):
+        a, n = self.heap, self.k
+        if n < 2 or (n - 2) // 2 < start:
+            return
+        child = 2 * start + 1
+        if child + 1 < n and a[child][3] > a[child + 1][3]:
+            child += 1
+        if a[child][3] > a[start][3]:
+            return
+        top = a[start]
+        while True:
+            a[start] = a[child]
+            start = child
+            if (n - 2) // 2 < child:
+                break
+            child = 2 * child + 1
+            if child + 1 < n and a[child][3] > a[child + 1][3]:
+                child += 1
+            if not a[child][3] < top[3]:
+                break
+        a[start] = top
+
+    def _find(self, fp, item):
+        for e in reversed(self.heap):
+            if e[2] is not None and e[0] == fp and e[2] == item:
+                return e
+        return None
+
+    def add(self, item, incr=1):
+        """Returns the expelled item or None."""
+        fp = murmur2_32(item, self.GA)
+        heap_min = self.heap[0][3]
+        best = 0
+        for i in range(self.depth):
+            b = self.buckets[i * self.width + murmur2_32(item, i) % self.width]
+            assert b[1] == 0 or b[0] == fp, "the fixture met the random decay"
+            if b[1] == 0:
+                b[0], b[1] = fp, incr
+            else:
+                b[1] = min(b[1] + incr, 0xFFFFFFFF)
+            best = max(best, b[1])
+        if best < heap_min:
+            return None
+        e = self._find(fp, item)
+        if e is not None:
+            e[3] = best
+            self._sift(self.heap.index(e))
+            return None
+        gone = self.heap[0][2]
+        self.heap[0] = [fp, len(item), item, best]
+        self._sift(0)
+        return gone
+
+    def count(self, item):
+        fp = murmur2_32(item, self.GA)
+        in_heap = self._find(fp, item) is not None
+        heap_min = self.heap[0][3]
+        best = 0
+        for i in range(self.depth):
+            b = self.buckets[i * self.width + murmur2_32(item, i) % self.width]
+            if b[0] == fp and (not in_heap or b[1] >= heap_min):
+                best = max(best, b[1])
+        return best
+
+    def query(self, item):
+        return int(self._find(murmur2_32(item, self.GA), item) is not None)
+
+    def list(self):
+        """(item, count), heaviest first (stable for equal counts), as TOPK.LIST WITHCOUNT."""
+        out = sorted([e for e in self.heap], key=lambda e: -e[3])
+        return [(e[2], e[3]) for e in out if e[3]]
+
+    def rdb_ops(self, pointer=0x7F0000001000):
+        buckets = b"".join(struct.pack("<II", fp, c) for fp, c in self.buckets)
+        heap = b""
+        items = []
+        for fp, n, item, c in self.heap:
+            # RedisBloom's struct as it sits in memory: the item's pointer is saved too (and ignored)
+            heap += struct.pack("<IIQI4x", fp, n, pointer if item is not None else 0, c)
+            items.append(("s", (item if item is not None else b"") + b"\0"))
+        return [("u", self.k), ("u", self.width), ("u", self.depth), ("d", self.decay),
+                ("s", buckets), ("s", heap)] + items
+
+
 # ---------------------------------------------------------------- RDB
 
 MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -376,6 +501,14 @@ def bloom_value(chain, encver=4):
 
 def cuckoo_value(cf, encver=4):
     return module_value("MBbloomCF", encver, cf.rdb_ops(encver))
+
+
+def cms_value(c):
+    return module_value("CMSk-TYPE", 0, c.rdb_ops())
+
+
+def topk_value(t):
+    return module_value("TopK-TYPE", 0, t.rdb_ops())
 
 
 def rdb_file(entries, version=10):

@@ -1,0 +1,202 @@
+/* bloomkit count: a count-min sketch file counts the lines of streams (--add), and answers how often
+ * each line was counted (the estimate: never below the truth). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "Usage: bloomkit count SKETCH [KEY...] [--null] [--keep-cr]\n"
+    "       bloomkit count --add SKETCH [INPUT...] [-e E] [-d D | --width W --depth D] [--conservative]\n"
+    "                      [--seed S] [--null] [--keep-cr] [-q]\n"
+    "\n"
+    "A count-min sketch file (type cms) holds approximate counts of every line it was given, in fixed\n"
+    "memory. Without --add, prints each KEY (or each line of standard input) as its estimated count, a\n"
+    "tab and the key. An estimate is never below the key's true count, and with probability at least\n"
+    "1 - D it exceeds it by at most E times the total of all counts (the sizing below).\n"
+    "\n"
+    "With --add, every line of standard input (or of the INPUT files, in order) counts once into\n"
+    "SKETCH, which is made when it does not exist: sized by -e/-d (default 0.001 and 0.01: 2000 x 7\n"
+    "counters, as CMS.INITBYPROB 0.001 0.01) or by --width and --depth. The file is saved once, at the\n"
+    "end (temporary file and rename). Sketches of the same width, depth and seed merge with\n"
+    "bloomkit merge (counts add up).\n"
+    "\n"
+    "Options:\n"
+    "  -a, --add            count the input lines into SKETCH\n"
+    "  -e, --error E        a new sketch's error, relative to the total count (default 0.001)\n"
+    "  -d, --prob D         the probability of exceeding it (default 0.01)\n"
+    "      --width W        a new sketch's counters per row (with --depth, instead of -e/-d)\n"
+    "      --depth D        its rows (at most 64)\n"
+    "      --conservative   a new sketch updates conservatively (lower estimates; no subtraction)\n"
+    "      --seed S         a new sketch's hash seed (default 0)\n"
+    "  -0, --null           NUL-delimited keys in and out\n"
+    "      --keep-cr        a trailing \\r is part of the key\n"
+    "  -q, --quiet          no progress bar (it is shown only when stderr is a terminal)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0 success; 2 an error (a file that is not a count-min sketch, ...).\n"
+    "\n"
+    "Example: zcat access.log.gz | cut -d' ' -f7 | bloomkit count --add hits.bkf\n"
+    "         bloomkit count hits.bkf /index.html /favicon.ico\n";
+
+enum { OPT_ERROR = 2000, OPT_PROB, OPT_WIDTH, OPT_DEPTH, OPT_CONSERVATIVE };
+
+static const cli_opt opts[] = {
+    CLI_OPTS_COMMON,
+    CLI_OPTS_KEYS,
+    { "add", 'a', false, OPT_ADD },
+    { "error", 'e', true, OPT_ERROR },
+    { "prob", 'd', true, OPT_PROB },
+    { "width", 0, true, OPT_WIDTH },
+    { "depth", 0, true, OPT_DEPTH },
+    { "conservative", 0, false, OPT_CONSERVATIVE },
+    { "seed", 0, true, OPT_SEED },
+    { "quiet", 'q', false, OPT_QUIET },
+    CLI_OPTS_END,
+};
+
+static void put_estimate(cli_out *o, uint64_t est, const void *key, size_t len, char end)
+{
+    char num[32];
+    int w = snprintf(num, sizeof num, "%llu\t", (unsigned long long)est);
+    cli_out_put(o, num, (size_t)w);
+    cli_out_put(o, key, len);
+    cli_out_put(o, &end, 1);
+}
+
+static int query(const char *path, char **keys, size_t nkeys, const cli_reader_opts *ro)
+{
+    bk_filter *f = cli_open_ro(path);
+    if (!f) return CLI_EXIT_ERR;
+    const bk_cms *c = bk_filter_get(f, BK_TYPE_CMS);
+    if (!c) {
+        bk_filter_free(f);
+        return cli_err("%s: not a count-min sketch (bloomkit count --add makes one)", path);
+    }
+    cli_out o;
+    if (!cli_out_init(&o, 1, (size_t)1 << 20)) {
+        bk_filter_free(f);
+        return cli_err("out of memory");
+    }
+    char end = ro->null_delim ? '\0' : '\n';
+    int rc = CLI_EXIT_OK;
+    if (nkeys) {
+        for (size_t i = 0; i < nkeys; i++) put_estimate(&o, bk_cms_query(c, keys[i], strlen(keys[i])), keys[i], strlen(keys[i]), end);
+    } else {
+        cli_reader *r = cli_reader_open(NULL, 0, ro);
+        if (!r) rc = CLI_EXIT_ERR;
+        cli_batch b;
+        uint64_t est[CLI_BATCH];
+        int got = 0;
+        while (r && (got = cli_reader_next(r, &b)) > 0) {
+            bk_cms_query_many(c, (const void *const *)b.keys, b.lens, b.n, est);
+            for (size_t i = 0; i < b.n; i++) put_estimate(&o, est[i], b.keys[i], b.lens[i], end);
+        }
+        if (got < 0) rc = CLI_EXIT_ERR;
+        if (r) cli_reader_close(r);
+    }
+    if (!cli_out_flush(&o)) rc = CLI_EXIT_ERR;
+    cli_out_free(&o);
+    bk_filter_free(f);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    bool add = false, quiet = false, conservative = false, have_dims = false;
+    double error = 0.001, prob = 0.01;
+    uint64_t width = 0, depth = 0, seed = 0;
+    cli_reader_opts ro = { 0 };
+    char **ops = calloc((size_t)argc, sizeof *ops);
+    size_t nops = 0;
+    if (!ops) return cli_err("out of memory");
+    cli_getopt g;
+    cli_getopt_init(&g, argc, argv, opts);
+    const char *val;
+    int id, rc = CLI_EXIT_ERR;
+    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+        switch (id) {
+        case CLI_OPT_ERROR: goto out;
+        case OPT_HELP: rc = cli_help("count"); goto out;
+        case OPT_NULL: ro.null_delim = true; break;
+        case OPT_KEEP_CR: ro.keep_cr = true; break;
+        case OPT_QUIET: quiet = true; break;
+        case OPT_ADD: add = true; break;
+        case OPT_CONSERVATIVE: conservative = true; break;
+        case OPT_ERROR: if (!cli_parse_prob("-e", val, &error)) goto out; break;
+        case OPT_PROB: if (!cli_parse_prob("-d", val, &prob)) goto out; break;
+        case OPT_WIDTH: if (!cli_parse_count("--width", val, 1, UINT64_C(1) << 36, &width)) goto out; have_dims = true; break;
+        case OPT_DEPTH: if (!cli_parse_count("--depth", val, 1, BK_CMS_MAX_DEPTH, &depth)) goto out; have_dims = true; break;
+        case OPT_SEED: if (!cli_parse_u64("--seed", val, &seed)) goto out; break;
+        case CLI_OPT_OPERAND: ops[nops++] = (char *)val; break;
+        default: break;
+        }
+    }
+    if (nops == 0) {
+        rc = cli_err("a SKETCH file is needed (see: bloomkit count --help)");
+        goto out;
+    }
+    if (have_dims && (!width || !depth)) {
+        rc = cli_err("--width and --depth go together");
+        goto out;
+    }
+    if (!add) {
+        rc = query(ops[0], ops + 1, nops - 1, &ro);
+        goto out;
+    }
+    const char *path = ops[0];
+    bk_filter *f = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        bk_status s = bk_filter_load_path(path, BK_LOAD_DEFAULT, &f);
+        if (s != BK_OK) {
+            rc = cli_err_status(path, s);
+            goto out;
+        }
+        if (!bk_filter_get(f, BK_TYPE_CMS)) {
+            bk_filter_free(f);
+            rc = cli_err("%s: not a count-min sketch", path);
+            goto out;
+        }
+    } else {
+        if (!cli_may_replace(path, false, ops + 1, nops - 1)) goto out;
+        bk_cms_options co = BK_CMS_OPTIONS_INIT;
+        co.seed = seed;
+        co.conservative = conservative;
+        bk_cms *c = NULL;
+        bk_status s = have_dims ? bk_cms_new(width, (uint32_t)depth, &co, &c) : bk_cms_new_prob(error, prob, &co, &c);
+        if (s == BK_OK && (s = bk_filter_wrap(BK_TYPE_CMS, c, &f)) != BK_OK) bk_cms_free(c);
+        if (s != BK_OK) {
+            rc = cli_err_status(path, s);
+            goto out;
+        }
+    }
+    bk_cms *c = bk_filter_get(f, BK_TYPE_CMS);
+    cli_reader *r = cli_reader_open(ops + 1, nops - 1, &ro);
+    if (!r) {
+        bk_filter_free(f);
+        goto out;
+    }
+    cli_progress pr;
+    cli_progress_start(&pr, quiet, "count", cli_reader_total_bytes(r));
+    cli_batch b;
+    int got;
+    uint64_t lines = 0;
+    while ((got = cli_reader_next(r, &b)) > 0) {
+        bk_cms_incrby_many(c, (const void *const *)b.keys, b.lens, NULL, b.n, NULL);
+        lines += b.n;
+        cli_progress_update(&pr, cli_reader_bytes_done(r), lines);
+    }
+    cli_progress_end(&pr);
+    cli_reader_close(r);
+    if (got == 0 && cli_save_locked(f, path)) rc = CLI_EXIT_OK;
+    bk_filter_free(f);
+out:
+    free(ops);
+    return rc;
+}
+
+const cli_command cli_cmd_count = { "count", run, "[--add] SKETCH [KEY...]",
+                                    "count lines in a count-min sketch, or ask their counts", help };
