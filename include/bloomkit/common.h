@@ -32,7 +32,7 @@ extern "C" {
  * their leading struct_size.
  */
 #define BK_VERSION_MAJOR 1
-#define BK_VERSION_MINOR 0
+#define BK_VERSION_MINOR 1
 #define BK_VERSION_PATCH 0
 #define BK_VERSION_NUMBER (BK_VERSION_MAJOR * 10000 + BK_VERSION_MINOR * 100 + BK_VERSION_PATCH)
 #define BK_VERSION_STR_(x) #x
