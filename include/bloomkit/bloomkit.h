@@ -12,6 +12,7 @@
 #include "fuse.h"
 #include "aging.h"
 #include "quotient.h"
+#include "bip37.h"
 #include "filter.h"
 
 #endif
