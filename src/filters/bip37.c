@@ -209,9 +209,9 @@ static bk_status check(const uint8_t *b, size_t len, size_t *start, uint64_t *by
     size_t need = hdr + (size_t)n + 9;
     if (len < need)
         return problem(msg, cap, BK_ETRUNCATED,
-                       "the filter's fields need %zu bytes (%llu of bits, 9 of nHashFuncs, nTweak and "
-                       "nFlags), the input has %zu",
-                       need, (unsigned long long)n, len);
+                       "the payload's fields need %zu bytes (%zu of length, %llu of filter, 9 of nHashFuncs, "
+                       "nTweak and nFlags), the input has %zu",
+                       need, hdr, (unsigned long long)n, len);
     if (len > need)
         return problem(msg, cap, BK_ECORRUPT, "%zu bytes follow the filter's last field (nFlags)", len - need);
     uint32_t h = bk__get_le32(b + hdr + n);

@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""The bloomkit command on filters other systems made: `bloomkit bip37` against Bitcoin Core's published
+vectors and the filters of the npm package bloom-filter (tests/foreign/bip37_bloom_filter.json), and its
+refusals of bad payloads. Usage: test_foreign.py BLOOMKIT GROUP"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(TOP, "tests", "foreign")
+BIN = None
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def run(args, input=None, expect=None):
+    p = subprocess.run([BIN] + [str(a) for a in args], input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300)
+    err = p.stderr.decode("utf-8", "replace")
+    if expect is not None and p.returncode != expect:
+        raise Failure("bloomkit %s: exit %d, expected %d\nstderr: %s" % (" ".join(map(str, args)), p.returncode,
+                                                                         expect, err))
+    check(p.returncode in (0, 1, 2), "bloomkit %s: exit %d (a signal?)\n%s" % (args, p.returncode, err))
+    return p.returncode, p.stdout, err
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+CORE = ["99108ad8ed9bb6274d3980bab5a85c048f0950c8", "b5a2c786d9ef4658287ced5914b37a1b4aa32eee",
+        "b9300670b4c5366e95b2699e8b18bc75e5f729c5"]
+
+
+def test_bip37():
+    # Bitcoin Core's bloom_tests: three elements at 0.01, tweak 0 and 2147483649, flags "all".
+    for tweak, want in ((0, "03614e9b050000000000000001"), (2147483649, "03ce4299050000000100008001")):
+        run(["bip37", "create", "core.bip37", "-n", "3", "-p", "0.01", "--tweak", tweak, "--flags", "all", "-f"],
+            expect=0)
+        run(["bip37", "add", "core.bip37", "--hex"], input="\n".join(CORE).encode() + b"\n", expect=0)
+        check(read("core.bip37").hex() == want, "tweak %d: %s, want %s" % (tweak, read("core.bip37").hex(), want))
+        rc, out, err = run(["bip37", "query", "core.bip37", "-x", CORE[0], "19108ad8ed9bb6274d3980bab5a85c048f0950c8"],
+                           expect=1)
+        check(out.decode() == CORE[0] + "\tpresent\n19108ad8ed9bb6274d3980bab5a85c048f0950c8\tabsent\n", out)
+        run(["bip37", "query", "core.bip37", "-q", "--hex"] + CORE, expect=0)
+    rc, out, err = run(["bip37", "info", "core.bip37", "--json"], expect=0)
+    info = json.loads(out)
+    check((info["bytes"], info["hash_funcs"], info["tweak"], info["flags_name"]) == (3, 5, 2147483649, "all"), info)
+    # create refuses to replace a file without --force, and a file it refused is unchanged
+    before = read("core.bip37")
+    rc, out, err = run(["bip37", "create", "core.bip37", "-n", "10", "-p", "0.1"], expect=2)
+    check("exists" in err and read("core.bip37") == before, err)
+
+    # the independent implementation's filters: rebuilt byte for byte, the same answers for absent keys
+    with open(os.path.join(FIXTURES, "bip37_bloom_filter.json")) as f:
+        cases = json.load(f)["cases"]
+    for c in cases:
+        if c["bytes"] > 1000:
+            continue  # the C test covers the 36,000-byte case; keep the command-line runs short
+        run(["bip37", "create", "ind.bip37", "--bytes", c["bytes"], "--hash-funcs", c["hash_funcs"],
+             "--tweak", c["tweak"], "--flags", c["flags"], "--force"], expect=0)
+        run(["bip37", "add", "ind.bip37", "--hex"], input="".join(k + "\n" for k in c["added"]).encode(), expect=0)
+        check(read("ind.bip37").hex() == c["serialized"], "case %r: bytes differ" % c["bytes"])
+        keys = "".join(k + "\n" for k, _ in c["queried"]).encode()
+        rc, out, err = run(["bip37", "query", "ind.bip37", "--hex"], input=keys)
+        got = [l.split("\t")[1] == "present" for l in out.decode().splitlines()]
+        check(got == [a for _, a in c["queried"]], "case %r: answers differ" % c["bytes"])
+        check(rc == (1 if not all(got) else 0), "exit status follows the answers")
+
+    # raw keys (not --hex): the bytes of each line, as the other commands read them
+    run(["bip37", "create", "raw.bip37", "-n", "1000", "-p", "0.001"], expect=0)
+    keys = b"".join(b"key-%d\n" % i for i in range(1000))
+    run(["bip37", "add", "raw.bip37"], input=keys, expect=0)
+    run(["bip37", "query", "raw.bip37", "-q"], input=keys, expect=0)
+    rc, out, err = run(["bip37", "query", "raw.bip37"], input=b"".join(b"other-%d\n" % i for i in range(5000)))
+    fp = out.count(b"\tpresent")
+    check(fp < 5000 * 0.004, "false positives %d of 5000 at p = 0.001" % fp)
+
+
+def refused(data, words, action="info"):
+    write("bad.bip37", data)
+    before = read("bad.bip37")
+    args = ["bip37", action, "bad.bip37"] + (["x"] if action != "info" else [])
+    rc, out, err = run(args, expect=2)
+    check(words in err and "bad.bip37" in err, "%r: %s" % (data[:16], err))
+    check(read("bad.bip37") == before, "a refused file is left as it was")
+
+
+def test_bip37_errors():
+    good = bytes.fromhex("03614e9b050000000000000001")
+    refused(b"", "empty")
+    refused(good[:-1], "need 13 bytes")
+    refused(good + b"\0", "1 bytes follow")
+    refused(good[:-1], "need 13 bytes", "add")
+    refused(good[:-1], "need 13 bytes", "query")
+    refused(bytes.fromhex("fd0300") + good[1:], "shortest form")
+    refused(bytes.fromhex("fda18c") + bytes(36001) + bytes(9), "at most 36,000")
+    refused(bytes.fromhex("03614e9b33000000000000000001")[:13], "at most 50")
+    refused(os.urandom(50000), "")  # whatever it is, a clear refusal, never a crash
+    for i in range(200):  # random damage of a valid payload: exit 0 or 2, never a signal
+        b = bytearray(good)
+        b[i % len(b)] ^= 1 + (i * 37) % 255
+        write("rand.bip37", bytes(b[: 13 - (i % 3)]))
+        run(["bip37", "info", "rand.bip37"])
+    write("good.bip37", good)
+    for args, words in ((["bip37"], "needs an action"), (["bip37", "frob", "x"], "unknown action"),
+                        (["bip37", "info"], "needs a FILE"), (["bip37", "info", "good.bip37", "k"], "takes no keys"),
+                        (["bip37", "info", "good.bip37", "--hex"], "--hex is not an option of info"),
+                        (["bip37", "create", "n.bip37", "-n", "5"], "needs -n N and -p P"),
+                        (["bip37", "create", "n.bip37", "--bytes", "36001", "--hash-funcs", "3"], "--bytes"),
+                        (["bip37", "create", "n.bip37", "--bytes", "10", "--hash-funcs", "51"], "--hash-funcs"),
+                        (["bip37", "create", "n.bip37", "-n", "5", "-p", "0.1", "--tweak", "4294967296"], "32 bits"),
+                        (["bip37", "create", "n.bip37", "-n", "5", "-p", "0.1", "--flags", "256"], "over 255"),
+                        (["bip37", "query", "good.bip37", "--hex", "abc"], "odd number of hex digits"),
+                        (["bip37", "add", "good.bip37", "--hex", "zz"], "not hexadecimal"),
+                        (["bip37", "info", "missing.bip37"], "missing.bip37")):
+        rc, out, err = run(args, expect=2)
+        check(words in err, "%s: %s" % (args, err))
+    check(read("good.bip37") == good, "a refused add leaves the file as it was")
+    check(not os.path.exists("n.bip37"), "refused creates write nothing")
+    rc, out, err = run(["bip37", "--help"], expect=0)
+    check(out.startswith(b"Usage: bloomkit bip37"), out[:40])
+
+
+GROUPS = {"bip37": test_bip37, "bip37_errors": test_bip37_errors}
+
+
+def main():
+    global BIN
+    BIN = os.path.abspath(sys.argv[1])
+    names = list(GROUPS) if sys.argv[2] == "all" else [sys.argv[2]]
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        for name in names:
+            try:
+                GROUPS[name]()
+            except Failure as e:
+                print("FAIL %s: %s" % (name, e))
+                return 1
+            print("ok %s" % name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
