@@ -16,11 +16,14 @@ What differs:
 - files: tofile/fromfile and pickling use bloomkit's file format (readable by the bloomkit command),
   not pybloom_live's; files written by pybloom_live cannot be read: rebuild those filters from the keys.
 - there is no .bitarray attribute; `.filter` is the underlying bloomkit filter.
+
+BIP37Filter is a Bitcoin BIP 37 (filterload) filter, byte for byte as Bitcoin Core makes and reads
+it, and murmur3_32 the hash it probes with (docs/PYTHON.md, "Bitcoin BIP 37 filters").
 """
 
 import bloomkit
 
-__all__ = ["BloomFilter", "ScalableBloomFilter"]
+__all__ = ["BloomFilter", "ScalableBloomFilter", "BIP37Filter", "murmur3_32"]
 
 
 def _key(key):
@@ -168,3 +171,141 @@ class ScalableBloomFilter(_Saved):
 
 def _restore(cls, data):
     return cls._wrap(bloomkit.from_bytes(data))
+
+
+# ---- Bitcoin BIP 37 (filterload) filters ----
+
+def murmur3_32(data, seed=0):
+    """MurmurHash3 x86 32-bit of bytes with a 32-bit seed (the hash BIP 37 probes with)."""
+    data = bytes(data)
+    c1, c2, mask = 0xcc9e2d51, 0x1b873593, 0xffffffff
+    h = seed & mask
+    n = len(data) // 4
+    for i in range(n):
+        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        k = (k * c2) & mask
+        h ^= k
+        h = ((h << 13) | (h >> 19)) & mask
+        h = (h * 5 + 0xe6546b64) & mask
+    tail = data[4 * n:]
+    if tail:
+        k = int.from_bytes(tail, "little")
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        k = (k * c2) & mask
+        h ^= k
+    h ^= len(data)
+    h ^= h >> 16
+    h = (h * 0x85ebca6b) & mask
+    h ^= h >> 13
+    h = (h * 0xc2b2ae35) & mask
+    h ^= h >> 16
+    return h
+
+
+class BIP37Filter:
+    """A Bitcoin BIP 37 filter, as a light client sends it in a filterload message: the same bits,
+    sizing, limits and serialized form as Bitcoin Core's CBloomFilter and the C library's bk_bip37
+    (bloomkit/bip37.h). BIP37Filter(elements, fp_rate, tweak=0, flags=UPDATE_NONE) sizes it by Core's
+    rules; BIP37Filter.sized(nbytes, hash_funcs, ...) takes the size as given; BIP37Filter.from_bytes
+    reads a payload strictly (ValueError naming what is wrong). Keys are bytes-like, or str as UTF-8."""
+
+    MAX_BYTES = 36000
+    MAX_HASH_FUNCS = 50
+    UPDATE_NONE, UPDATE_ALL, UPDATE_P2PUBKEY_ONLY = 0, 1, 2
+    _LN2SQUARED = 0.4804530139182014246671025263266649717305529515945455
+    _LN2 = 0.6931471805599453094172321214581765680755001343602552
+
+    def __init__(self, elements, fp_rate, tweak=0, flags=UPDATE_NONE):
+        import math
+        if not isinstance(elements, int) or not 0 < elements < 2 ** 32:
+            raise ValueError("elements must be an integer from 1 to 2^32 - 1")
+        if not 0 < fp_rate < 1:
+            raise ValueError("fp_rate must be between 0 and 1")
+        bits = -1 / self._LN2SQUARED * elements * math.log(fp_rate)
+        nbytes = min(int(bits), self.MAX_BYTES * 8) // 8
+        hash_funcs = min(int(nbytes * 8 // elements * self._LN2), self.MAX_HASH_FUNCS)
+        self._init(nbytes, hash_funcs, tweak, flags)
+
+    def _init(self, nbytes, hash_funcs, tweak, flags):
+        if not 0 <= nbytes <= self.MAX_BYTES:
+            raise ValueError("the filter has %d bytes: BIP 37 allows at most 36,000" % nbytes)
+        if not 0 <= hash_funcs <= self.MAX_HASH_FUNCS:
+            raise ValueError("the filter has %d hash functions: BIP 37 allows at most 50" % hash_funcs)
+        if not 0 <= tweak < 2 ** 32:
+            raise ValueError("tweak must be a 32-bit unsigned integer")
+        if not 0 <= flags < 256:
+            raise ValueError("flags must be one byte")
+        self.data = bytearray(nbytes)
+        self.hash_funcs, self.tweak, self.flags = hash_funcs, tweak, flags
+
+    @classmethod
+    def sized(cls, nbytes, hash_funcs, tweak=0, flags=UPDATE_NONE):
+        """A filter of exactly nbytes bytes and hash_funcs hash functions."""
+        obj = cls.__new__(cls)
+        obj._init(nbytes, hash_funcs, tweak, flags)
+        return obj
+
+    @classmethod
+    def from_bytes(cls, payload):
+        """Reads a filterload payload; ValueError when its lengths do not add up or it passes a limit."""
+        b = bytes(payload)
+        if not b:
+            raise ValueError("empty input: a BIP 37 filter has at least 10 bytes")
+        if b[0] < 0xfd:
+            n, hdr = b[0], 1
+        else:
+            hdr = {0xfd: 3, 0xfe: 5, 0xff: 9}[b[0]]
+            if len(b) < hdr:
+                raise ValueError("the filter's length field needs %d bytes, the input has %d" % (hdr, len(b)))
+            n = int.from_bytes(b[1:hdr], "little")
+            if n < {3: 0xfd, 5: 0x10000, 9: 0x100000000}[hdr]:
+                raise ValueError("the filter's length %d is not written in its shortest form" % n)
+        if n > cls.MAX_BYTES:
+            raise ValueError("the filter has %d bytes: BIP 37 allows at most 36,000" % n)
+        need = hdr + n + 9
+        if len(b) < need:
+            raise ValueError("the payload's fields need %d bytes, the input has %d" % (need, len(b)))
+        if len(b) > need:
+            raise ValueError("%d bytes follow the filter's last field (nFlags)" % (len(b) - need))
+        hash_funcs = int.from_bytes(b[hdr + n:hdr + n + 4], "little")
+        obj = cls.sized(n, hash_funcs, int.from_bytes(b[hdr + n + 4:hdr + n + 8], "little"), b[-1])
+        obj.data[:] = b[hdr:hdr + n]
+        return obj
+
+    def __bytes__(self):
+        n = len(self.data)
+        head = bytes([n]) if n < 0xfd else b"\xfd" + n.to_bytes(2, "little")
+        return (head + bytes(self.data) + self.hash_funcs.to_bytes(4, "little") + self.tweak.to_bytes(4, "little")
+                + bytes([self.flags]))
+
+    to_bytes = __bytes__
+
+    def _bits(self, key):
+        if isinstance(key, str):
+            key = key.encode("utf-8")
+        m = len(self.data) * 8
+        for i in range(self.hash_funcs):
+            yield murmur3_32(key, (i * 0xFBA4C795 + self.tweak) & 0xffffffff) % m
+
+    def add(self, key):
+        """Sets the key's bits (an empty filter stays empty, as in Bitcoin Core)."""
+        if self.data:
+            for i in self._bits(key):
+                self.data[i >> 3] |= 1 << (i & 7)
+
+    def __contains__(self, key):
+        if not self.data:
+            return True
+        return all(self.data[i >> 3] & (1 << (i & 7)) for i in self._bits(key))
+
+    def clear(self):
+        """Clears every bit."""
+        self.data[:] = bytes(len(self.data))
+
+    def __eq__(self, other):
+        return isinstance(other, BIP37Filter) and bytes(self) == bytes(other)
+
+    __hash__ = None
