@@ -14,7 +14,8 @@ What differs:
   (bloomkit's key rules, so the CLI and C programs agree); any other object as str(key) in UTF-8, as
   pybloom_live hashed everything that was not a str.
 - files: tofile/fromfile and pickling use bloomkit's file format (readable by the bloomkit command),
-  not pybloom_live's; files written by pybloom_live cannot be read: rebuild those filters from the keys.
+  not pybloom_live's. load_pybloom_live reads the files pybloom_live's tofile wrote and answers as
+  pybloom_live does; to_bloomkit(keys) rebuilds such a filter as a bloomkit one from its keys.
 - there is no .bitarray attribute; `.filter` is the underlying bloomkit filter.
 
 BIP37Filter is a Bitcoin BIP 37 (filterload) filter, byte for byte as Bitcoin Core makes and reads
@@ -23,7 +24,8 @@ it, and murmur3_32 the hash it probes with (docs/PYTHON.md, "Bitcoin BIP 37 filt
 
 import bloomkit
 
-__all__ = ["BloomFilter", "ScalableBloomFilter", "BIP37Filter", "murmur3_32"]
+__all__ = ["BloomFilter", "ScalableBloomFilter", "BIP37Filter", "murmur3_32", "load_pybloom_live",
+           "PybloomLiveBloomFilter", "PybloomLiveScalableBloomFilter"]
 
 
 def _key(key):
@@ -309,3 +311,237 @@ class BIP37Filter:
         return isinstance(other, BIP37Filter) and bytes(self) == bytes(other)
 
     __hash__ = None
+
+
+# ---- files written by pybloom_live ----
+
+_XXH3_128 = None
+
+
+def _xxh3_128(data):
+    """XXH3-128 of data, as the 16-byte canonical (big-endian) digest: from the system's libxxhash (the
+    library bloomkit itself hashes with), else from the xxhash module."""
+    global _XXH3_128
+    if _XXH3_128 is None:
+        try:
+            import ctypes
+            import ctypes.util
+
+            class _H128(ctypes.Structure):
+                _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
+
+            try:
+                lib = ctypes.CDLL("libxxhash.so.0")
+            except OSError:
+                lib = ctypes.CDLL(ctypes.util.find_library("xxhash"))
+            fn = lib.XXH3_128bits
+            fn.restype = _H128
+            fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+            def xxh(b):
+                r = fn(b, len(b))
+                return r.high64.to_bytes(8, "big") + r.low64.to_bytes(8, "big")
+            _XXH3_128 = xxh
+        except (OSError, TypeError, AttributeError):
+            import xxhash
+            _XXH3_128 = lambda b: xxhash.xxh3_128(b).digest()  # noqa: E731
+    return _XXH3_128(data)
+
+
+def _pybloom_probes(num_slices, bits_per_slice, version):
+    """pybloom_live's make_hashfuncs: a function from a key to its num_slices bit indexes in a slice.
+    The digest is picked by the bits needed (SHA-512, -384, -256, SHA-1, else a 128-bit hash: XXH3-128
+    from version 4.0, MD5 before); each salt i hashes its own digest of i, and the digests are cut into
+    16-, 32- or 64-bit integers (native order: pybloom_live files come from little-endian machines)."""
+    import hashlib
+    import struct
+    code, size = ("Q", 8) if bits_per_slice >= 1 << 31 else ("I", 4) if bits_per_slice >= 1 << 15 else ("H", 2)
+    total = 8 * num_slices * size
+    if total > 384:
+        fn = hashlib.sha512
+    elif total > 256:
+        fn = hashlib.sha384
+    elif total > 160:
+        fn = hashlib.sha256
+    elif total > 128:
+        fn = hashlib.sha1
+    elif version >= 4:
+        fn = None
+    else:
+        fn = hashlib.md5
+    digest_size = fn().digest_size if fn else 16
+    fmt = "<" + code * (digest_size // size)
+    per = digest_size // size
+    nsalts = -(-num_slices // per)
+    if fn:
+        salts = [fn(fn(struct.pack("<I", i)).digest()) for i in range(nsalts)]
+    else:
+        salts = [_xxh3_128(struct.pack("<I", i)) for i in range(nsalts)]
+
+    def probes(key):
+        if isinstance(key, str):
+            key = key.encode("utf-8")
+        elif version < 4 or not isinstance(key, bytes):
+            key = str(key).encode("utf-8")
+        out = []
+        for salt in salts:
+            if fn:
+                h = salt.copy()
+                h.update(key)
+                d = h.digest()
+            else:
+                d = _xxh3_128(salt + key)
+            out.extend(v % bits_per_slice for v in struct.unpack(fmt, d))
+            if len(out) >= num_slices:
+                return out[:num_slices]
+        return out
+    return probes
+
+
+class PybloomLiveBloomFilter:
+    """A filter read from a file pybloom_live's BloomFilter.tofile wrote (read-only): answers `key in f`
+    exactly as pybloom_live does. Made by load_pybloom_live."""
+
+    def __init__(self, header, bits, version):
+        import struct
+        (self.error_rate, self.num_slices, self.bits_per_slice, self.capacity,
+         self.count) = struct.unpack("<dQQQQ", header)
+        self.num_bits = self.num_slices * self.bits_per_slice
+        self.version = version
+        self._bits = bytes(bits)
+        self._probes = _pybloom_probes(self.num_slices, self.bits_per_slice, version)
+
+    def __contains__(self, key):
+        b, off = self._bits, 0
+        for h in self._probes(key):
+            i = off + h
+            if not b[i >> 3] & (1 << (i & 7)):
+                return False
+            off += self.bits_per_slice
+        return True
+
+    def __len__(self):
+        return self.count
+
+    def to_bloomkit(self, keys, strict=True):
+        """A bloomkit.compat.BloomFilter of the same capacity and error rate holding keys (the keys this
+        filter was made from: bloomkit's hash cannot be derived from these bits). With strict, a key
+        this filter says is absent (so never added to it) raises ValueError."""
+        out = BloomFilter(self.capacity, self.error_rate)
+        for k in keys:
+            if strict and k not in self:
+                raise ValueError("key %r is not in the pybloom_live filter: it was never added to it" % (k,))
+            out.add(k)
+        return out
+
+
+class PybloomLiveScalableBloomFilter:
+    """A filter read from a file pybloom_live's ScalableBloomFilter.tofile wrote (read-only): its
+    sub-filters (PybloomLiveBloomFilter) in order. Made by load_pybloom_live."""
+
+    def __init__(self, scale, ratio, initial_capacity, error_rate, filters):
+        self.scale, self.ratio = scale, ratio
+        self.initial_capacity, self.error_rate = initial_capacity, error_rate
+        self.filters = filters
+
+    mode = property(lambda self: self.scale)
+    capacity = property(lambda self: sum(f.capacity for f in self.filters))
+    count = property(lambda self: sum(f.count for f in self.filters))
+
+    def __contains__(self, key):
+        return any(key in f for f in reversed(self.filters))
+
+    def __len__(self):
+        return self.count
+
+    def to_bloomkit(self, keys, strict=True):
+        """A bloomkit.compat.ScalableBloomFilter with the same initial capacity, error rate and growth
+        holding keys (see PybloomLiveBloomFilter.to_bloomkit)."""
+        out = ScalableBloomFilter(self.initial_capacity, self.error_rate, self.scale)
+        for k in keys:
+            if strict and k not in self:
+                raise ValueError("key %r is not in the pybloom_live filter: it was never added to it" % (k,))
+            out.add(k)
+        return out
+
+
+def _pybloom_bloom(b, version, where="the file"):
+    import math
+    import struct
+    if len(b) < 40:
+        raise ValueError("%s: %d bytes: a pybloom_live BloomFilter has a 40-byte header" % (where, len(b)))
+    error_rate, k, bps, capacity, count = struct.unpack("<dQQQQ", b[:40])
+    if not (math.isfinite(error_rate) and 0 < error_rate < 1):
+        raise ValueError("%s: error rate %r is not between 0 and 1" % (where, error_rate))
+    if k < 1 or bps < 1:
+        raise ValueError("%s: %d slices of %d bits: both must be at least 1" % (where, k, bps))
+    need = -(-(k * bps) // 8)
+    if len(b) - 40 != need:
+        raise ValueError("%s: %d slices of %d bits need %d bytes of bits, the file has %d"
+                         % (where, k, bps, need, len(b) - 40))
+    return PybloomLiveBloomFilter(b[:40], b[40:], version)
+
+
+def load_pybloom_live(source, version=4):
+    """Reads a file written by pybloom_live's BloomFilter.tofile or ScalableBloomFilter.tofile.
+
+    source: bytes-like, a path, or a binary file object (read to its end). version: the major version
+    of pybloom_live that wrote it (4: XXH3-128 where a 128-bit hash is enough, bytes keys hashed as
+    their bytes; 3 and earlier: MD5, and every key that is not a str hashed as str(key)); the files
+    themselves do not say. Which class wrote it is told by the layout. Returns a
+    PybloomLiveBloomFilter or PybloomLiveScalableBloomFilter; a truncated or inconsistent file raises
+    ValueError saying what does not add up."""
+    import math
+    import os
+    import struct
+    if version not in (2, 3, 4):
+        raise ValueError("version must be 2, 3 or 4 (pybloom_live's major version)")
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        b = bytes(source)
+    elif isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fp:
+            b = fp.read()
+    else:
+        b = source.read()
+    # A BloomFilter file starts with its error rate, a double in (0, 1), and its lengths add up; a
+    # ScalableBloomFilter file: '<idQd' (scale, ratio, initial capacity, error rate), '<l' filters, one
+    # '<Q' size each, then each BloomFilter file. The layout whose lengths add up is the one.
+    bloom_error = None
+    if len(b) >= 8:
+        first = struct.unpack("<d", b[:8])[0]
+        if math.isfinite(first) and 0 < first < 1:
+            try:
+                return _pybloom_bloom(b, version)
+            except ValueError as e:
+                bloom_error = e
+    try:
+        return _pybloom_scalable(b, version)
+    except ValueError:
+        if bloom_error is not None:
+            raise bloom_error from None
+        raise
+
+
+def _pybloom_scalable(b, version):
+    import math
+    import struct
+    if len(b) < 32:
+        raise ValueError("%d bytes: too short for a pybloom_live file (a BloomFilter has 40 bytes of header, a "
+                         "ScalableBloomFilter 32)" % len(b))
+    scale, ratio, initial, error_rate = struct.unpack("<idQd", b[:28])
+    n = struct.unpack("<l", b[28:32])[0]
+    if scale < 1 or not (math.isfinite(ratio) and 0 < ratio <= 1) or not (math.isfinite(error_rate) and
+                                                                         0 < error_rate < 1):
+        raise ValueError("not a pybloom_live file: scale %d, ratio %r, error rate %r" % (scale, ratio, error_rate))
+    if n < 0 or 32 + 8 * n > len(b):
+        raise ValueError("the file says %d sub-filters; its %d bytes cannot hold their size table" % (n, len(b)))
+    sizes = struct.unpack("<%dQ" % n, b[32:32 + 8 * n])
+    pos, filters = 32 + 8 * n, []
+    for i, size in enumerate(sizes):
+        if size > len(b) - pos:
+            raise ValueError("sub-filter %d of %d: %d bytes, only %d left in the file" % (i + 1, n, size, len(b) - pos))
+        filters.append(_pybloom_bloom(b[pos:pos + size], version, "sub-filter %d of %d" % (i + 1, n)))
+        pos += size
+    if pos != len(b):
+        raise ValueError("%d bytes follow the last sub-filter" % (len(b) - pos))
+    return PybloomLiveScalableBloomFilter(scale, ratio, initial, error_rate, filters)
