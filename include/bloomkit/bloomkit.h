@@ -13,6 +13,7 @@
 #include "aging.h"
 #include "quotient.h"
 #include "bip37.h"
+#include "parquet.h"
 #include "filter.h"
 
 #endif
