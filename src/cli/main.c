@@ -11,7 +11,7 @@ static const cli_command *const commands[] = {
     &cli_cmd_calc, &cli_cmd_create, &cli_cmd_build, &cli_cmd_add,   &cli_cmd_query,
     &cli_cmd_filter, &cli_cmd_remove, &cli_cmd_info, &cli_cmd_merge, &cli_cmd_verify,
     &cli_cmd_grow,
-    &cli_cmd_bip37,
+    &cli_cmd_bip37, &cli_cmd_parquet,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

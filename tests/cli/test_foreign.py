@@ -137,7 +137,93 @@ def test_bip37_errors():
     check(out.startswith(b"Usage: bloomkit bip37"), out[:40])
 
 
-GROUPS = {"bip37": test_bip37, "bip37_errors": test_bip37_errors}
+PARQUET = os.path.join(FIXTURES, "parquet-duckdb", "data.parquet")
+
+
+def test_parquet():
+    import hashlib
+    with open(os.path.join(FIXTURES, "parquet-duckdb", "duckdb_answers.json")) as f:
+        answers = json.load(f)["columns"]
+    for col, kind, tlen in (("url", "BYTE_ARRAY", 0), ("id", "INT64", 0), ("n32", "INT32", 0), ("d", "DOUBLE", 0),
+                            ("f", "FLOAT", 0), ("b", "BYTE_ARRAY", 0), ("u", "FIXED_LEN_BYTE_ARRAY", 16)):
+        rc, out, err = run(["parquet", "info", PARQUET, "--column", col, "--json"], expect=0)
+        info = json.loads(out)
+        check((info["physical_type"], info["type_length"], info["row_groups"], info["filters"]) == (kind, tlen, 2, 2),
+              info)
+    rc, out, err = run(["parquet", "info", PARQUET, "-c", "url"], expect=0)
+    check(b"row group 1:" in out and b"BYTE_ARRAY" in out, out)
+
+    def absent_answers(col):
+        a = answers[col]
+        hit = set(a["not_excluded"][0]) | set(a["not_excluded"][1])
+        return [j in hit for j in range(a["absent_values"])]
+
+    keys = {
+        "url": ([b"https://example.com/page/%d" % i for i in range(1000)],
+                [b"https://example.com/absent/%d" % j for j in range(answers["url"]["absent_values"])]),
+        "id": ([b"%d" % i for i in range(700)], [b"%d" % (1000000 + j) for j in range(10000)]),
+        "n32": ([b"%d" % i for i in range(900)], [b"%d" % (-1000 - j) for j in range(10000)]),
+        "d": ([repr(i * 0.5).encode() for i in range(800)], [repr(1000000 + j * 0.5).encode() for j in range(10000)]),
+        "f": ([repr(i * 0.25).encode() for i in range(600)], [repr(100000 + j * 0.25).encode() for j in range(10000)]),
+        "b": ([hashlib.md5(b"%d" % i).hexdigest().encode() for i in range(500)],
+              [hashlib.md5(b"absent-%d" % j).hexdigest().encode() for j in range(10000)]),
+        "u": ([b"00000000-0000-4000-8000-%012d" % i for i in range(400)], []),
+    }
+    for col, (written, absent) in keys.items():
+        hexopt = ["--hex"] if col == "b" else []
+        run(["parquet", "query", PARQUET, "-c", col, "-q"] + hexopt, input=b"\n".join(written) + b"\n", expect=0)
+        if not absent:
+            continue
+        rc, out, err = run(["parquet", "query", PARQUET, "-c", col] + hexopt, input=b"\n".join(absent) + b"\n")
+        got = [l.split(b"\t")[1] == b"present" for l in out.splitlines()]
+        check(len(got) == len(absent), "%s: one answer per key" % col)
+        if col == "b":  # DuckDB's probe of a BLOB value does not hash its bytes (tests/foreign/README.md)
+            check(sum(got) < len(got) * 0.01, "b: %d of %d absent values present" % (sum(got), len(got)))
+        else:
+            check(got == absent_answers(col), "%s: answers for absent values differ from DuckDB's" % col)
+        check(rc == 1 and 0 < sum(got) < len(got), "%s: exit %d, %d present" % (col, rc, sum(got)))
+    rc, out, err = run(["parquet", "query", PARQUET, "-c", "url", "https://example.com/page/7"], expect=0)
+    check(out == b"https://example.com/page/7\tpresent\n", out)
+
+
+def test_parquet_errors():
+    with open(PARQUET, "rb") as f:
+        data = f.read()
+    for name, blob, words in (("empty.parquet", b"", "not a Parquet file"),
+                              ("text.parquet", b"hello, world\n" * 10, "not a Parquet file"),
+                              ("cut.parquet", data[:-1], "no PAR1 magic at the end"),
+                              ("head.parquet", data[:100], "no PAR1 magic at the end"),
+                              ("foot.parquet", data[:-8] + b"\xff\xff\xff\x7fPAR1", "past the file's start"),
+                              ("enc.parquet", data[:-4] + b"PARE", "encrypted")):
+        write(name, blob)
+        rc, out, err = run(["parquet", "query", name, "-c", "url", "x"], expect=2)
+        check(words in err and name in err, "%s: %s" % (name, err))
+    flen = int.from_bytes(data[-8:-4], "little")
+    for i in range(300):  # damaged footers: a clear message or an answer, never a signal
+        b = bytearray(data)
+        b[len(b) - 8 - flen + (i * 7919) % flen] ^= 1 + i % 255
+        write("damaged.parquet", bytes(b))
+        rc, out, err = run(["parquet", "query", "damaged.parquet", "-c", "url", "x"])
+        check(rc in (0, 1) or "damaged.parquet" in err, err)
+    for args, words in ((["parquet", "query", PARQUET, "-c", "uniq", "x"], "no Bloom filter"),
+                        (["parquet", "query", PARQUET, "-c", "nope", "x"], "no column 'nope'"),
+                        (["parquet", "query", PARQUET, "x"], "needs --column"),
+                        (["parquet", "query", PARQUET, "-c", "id", "12x"], "not a 64-bit integer"),
+                        (["parquet", "query", PARQUET, "-c", "n32", "4294967296"], "not a 32-bit integer"),
+                        (["parquet", "query", PARQUET, "-c", "d", "abc"], "not a number"),
+                        (["parquet", "query", PARQUET, "-c", "u", "abcd"], "the column's values have 16"),
+                        (["parquet", "query", PARQUET, "-c", "b", "--hex", "zz"], "not hexadecimal"),
+                        (["parquet", "info", PARQUET, "-c", "url", "k"], "takes no keys"),
+                        (["parquet", "frob", PARQUET], "unknown action"),
+                        (["parquet", "info", "missing.parquet", "-c", "url"], "missing.parquet")):
+        rc, out, err = run(args, expect=2)
+        check(words in err, "%s: %s" % (args, err))
+    rc, out, err = run(["parquet", "--help"], expect=0)
+    check(out.startswith(b"Usage: bloomkit parquet"), out[:40])
+
+
+GROUPS = {"bip37": test_bip37, "bip37_errors": test_bip37_errors, "parquet": test_parquet,
+          "parquet_errors": test_parquet_errors}
 
 
 def main():
