@@ -184,3 +184,78 @@ def test_pybloom_live_bad_files(tmp_path):
             assert (b"x" in f) in (True, False)
     with pytest.raises(ValueError, match="version"):
         load_pybloom_live(b"", version=5)
+
+
+# ---- Parquet (tests/foreign/parquet-duckdb/, written by DuckDB; make_parquet.mjs) ----
+
+from bloomkit.compat import ParquetBloomFilters  # noqa: E402
+
+PARQUET = os.path.join(FIXTURES, "parquet-duckdb", "data.parquet")
+
+
+def _uuid(n):
+    return bytes.fromhex("00000000000040008000%012d" % n)
+
+
+def test_parquet_written_and_absent_values():
+    import hashlib
+    import struct
+    with open(os.path.join(FIXTURES, "parquet-duckdb", "duckdb_answers.json")) as fp:
+        answers = json.load(fp)["columns"]
+    cols = {
+        "url": ("BYTE_ARRAY", lambda i: "https://example.com/page/%d" % i, 1000,
+                lambda j: "https://example.com/absent/%d" % j),
+        "id": ("INT64", lambda i: i, 700, lambda j: 1000000 + j),
+        "n32": ("INT32", lambda i: i, 900, lambda j: -1000 - j),
+        "d": ("DOUBLE", lambda i: i * 0.5, 800, lambda j: 1000000 + j * 0.5),
+        "f": ("FLOAT", lambda i: i * 0.25, 600, lambda j: 100000 + j * 0.25),
+        "b": ("BYTE_ARRAY", lambda i: hashlib.md5(b"%d" % i).digest(), 500,
+              lambda j: hashlib.md5(b"absent-%d" % j).digest()),
+        "u": ("FIXED_LEN_BYTE_ARRAY", _uuid, 400, lambda j: _uuid(500000 + j)),
+    }
+    for col, (ptype, written, n, absent) in cols.items():
+        f = ParquetBloomFilters(PARQUET, col)
+        assert (f.physical_type, f.row_groups) == (ptype, 2)
+        assert all(b > 0 and b % 32 == 0 for b in f.filter_bytes)
+        for i in range(n):
+            assert f.contains(written(i), 0) and f.contains(written(i), 1) and written(i) in f, (col, i)
+        a = answers[col]
+        if col in ("b", "u"):  # DuckDB's probe does not check these (tests/foreign/README.md)
+            hits = sum(absent(j) in f for j in range(a["absent_values"]))
+            assert hits < a["absent_values"] * 0.05, (col, hits)  # u: 512 bytes for 400 values
+            continue
+        for rg in range(2):
+            want = set(a["not_excluded"][rg])
+            got = [f.contains(absent(j), rg) for j in range(a["absent_values"])]
+            assert [j for j, g in enumerate(got) if g] == sorted(want), (col, rg)
+    f = ParquetBloomFilters(PARQUET, "n32")
+    assert f.plain(5) == struct.pack("<i", 5)
+    with pytest.raises(struct.error):
+        f.plain(2 ** 31)
+    with pytest.raises(TypeError):
+        f.plain(b"5")
+    with pytest.raises(ValueError, match="16"):
+        ParquetBloomFilters(PARQUET, "u").plain(b"short")
+
+
+def test_parquet_bad_files():
+    with open(PARQUET, "rb") as fp:
+        data = fp.read()
+    with pytest.raises(ValueError, match="no Bloom filter"):
+        ParquetBloomFilters(data, "uniq")
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        ParquetBloomFilters(data, "nope")
+    for blob, words in ((b"", "not a Parquet"), (data[:-1], "no PAR1 magic at the end"),
+                        (data[:-4] + b"PARE", "encrypted"), (data[:-8] + b"\xff\xff\xff\x7fPAR1", "past")):
+        with pytest.raises(ValueError, match=words):
+            ParquetBloomFilters(blob, "url")
+    flen = int.from_bytes(data[-8:-4], "little")
+    rnd = random.Random(7)
+    for _ in range(300):  # damaged footers: ValueError or a readable column, nothing else
+        b = bytearray(data)
+        b[len(b) - 8 - flen + rnd.randrange(flen)] ^= rnd.randrange(1, 256)
+        try:
+            f = ParquetBloomFilters(bytes(b), "url")
+        except ValueError:
+            continue
+        assert ("x" in f) in (True, False)
