@@ -212,7 +212,7 @@ static void read_column_meta(tr *t, pq_scan *s, struct chunk *c)
                     if (pos < s->clen && s->column[pos] == '.') pos++;
                     else ok = false;
                 }
-                if (ok && l <= s->clen - pos && memcmp(s->column + pos, name, l) == 0) pos += l;
+                if (ok && name && l <= s->clen - pos && memcmp(s->column + pos, name, l) == 0) pos += l;
                 else ok = false;
             }
             match = ok && pos == s->clen && n > 0;
