@@ -508,6 +508,8 @@ typedef struct cli_command {
 extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_add, cli_cmd_query,
     cli_cmd_filter, cli_cmd_remove, cli_cmd_info, cli_cmd_merge, cli_cmd_verify, cli_cmd_grow;
 extern const cli_command cli_cmd_bip37, cli_cmd_parquet;
+/* `bloomkit query FILE --column C ...`: the same as `bloomkit parquet query FILE --column C ...`. */
+int cli_parquet_query(int argc, char **argv);
 
 /* Prints the command's help on stdout and returns 0. */
 int cli_help(const char *name);

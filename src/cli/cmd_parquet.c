@@ -326,6 +326,18 @@ out:
     return rc;
 }
 
+int cli_parquet_query(int argc, char **argv)
+{
+    char **v = calloc((size_t)argc + 2, sizeof *v);
+    if (!v) return cli_err("out of memory");
+    v[0] = (char *)"parquet";
+    v[1] = (char *)"query";
+    for (int i = 1; i < argc; i++) v[i + 1] = argv[i];
+    int rc = run(argc + 1, v);
+    free(v);
+    return rc;
+}
+
 const cli_command cli_cmd_parquet = {
     "parquet", run, "query|info FILE --column C ...", "Bloom filters of a Parquet file's column", help,
 };

@@ -184,6 +184,13 @@ def test_parquet():
         check(rc == 1 and 0 < sum(got) < len(got), "%s: exit %d, %d present" % (col, rc, sum(got)))
     rc, out, err = run(["parquet", "query", PARQUET, "-c", "url", "https://example.com/page/7"], expect=0)
     check(out == b"https://example.com/page/7\tpresent\n", out)
+    # `bloomkit query FILE --column C` is parquet query
+    for col in (["--column", "url"], ["--column=url"], ["-c", "url"]):
+        rc, out, err = run(["query", PARQUET] + col + ["https://example.com/page/7", "https://example.com/absent/0"],
+                           expect=1)
+        check(out == b"https://example.com/page/7\tpresent\nhttps://example.com/absent/0\tabsent\n", out)
+    rc, out, err = run(["query", PARQUET, "-c", "uniq", "x"], expect=2)
+    check("no Bloom filter" in err, err)
 
 
 def test_parquet_errors():
