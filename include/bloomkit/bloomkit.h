@@ -15,6 +15,8 @@
 #include "ribbon.h"
 #include "cms.h"
 #include "topk.h"
+#include "bip37.h"
+#include "parquet.h"
 #include "filter.h"
 
 #endif

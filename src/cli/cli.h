@@ -527,6 +527,9 @@ extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_ad
     cli_cmd_filter, cli_cmd_remove, cli_cmd_info, cli_cmd_merge, cli_cmd_verify, cli_cmd_grow;
 /* The sketches (count-min, Top-K): cmd_count.c, cmd_top.c; their option ids start at 2000. */
 extern const cli_command cli_cmd_count, cli_cmd_top;
+extern const cli_command cli_cmd_bip37, cli_cmd_parquet;
+/* `bloomkit query FILE --column C ...`: the same as `bloomkit parquet query FILE --column C ...`. */
+int cli_parquet_query(int argc, char **argv);
 
 /* Prints the command's help on stdout and returns 0. */
 int cli_help(const char *name);

@@ -17,6 +17,7 @@ static const char help[] =
     "  -0, --null      read NUL-delimited keys, and end each output record with NUL instead of newline\n"
     "      --keep-cr   keep a trailing \\r on input lines\n"
     "  -q, --quiet     print nothing; only the exit status answers\n"
+    "  -c, --column C  FILE is a Parquet file: query column C's Bloom filters (see: bloomkit parquet --help)\n"
     "  -h, --help      this help\n"
     "\n"
     "Exit status: 0 every key present; 1 some key absent; 2 an error (missing or damaged file, ...).\n"
@@ -35,6 +36,9 @@ static void print_result(cli_out *o, const void *key, size_t len, bool present, 
 
 static int run(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--column") == 0 || strncmp(argv[i], "--column=", 9) == 0 || strcmp(argv[i], "-c") == 0)
+            return cli_parquet_query(argc, argv); /* a Parquet file's column filters */
     cli_file_keys a; /* a.keys is freed here */
     int done = cli_parse_file_keys(argc, argv, "query", &a);
     if (done >= 0) return done;

@@ -1,0 +1,228 @@
+/* Parquet split-block Bloom filters read from a file DuckDB wrote (tests/foreign/parquet-duckdb/, made
+ * by tests/foreign/make_parquet.mjs): every value written is found in every row group, and the
+ * answers for values never written equal DuckDB's own filter check (duckdb_answers.json); a damaged
+ * file is refused, never read out of bounds. */
+#include "testutil.h"
+#include <bloomkit/bloomkit.h>
+
+#define DIR BK_TEST_SOURCE_DIR "/foreign/parquet-duckdb/"
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) fail_msg("cannot open %s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
+    s[n] = 0;
+    fclose(fp);
+    *len = (size_t)n;
+    return s;
+}
+
+static bk_parquet_column *open_col(const uint8_t *b, size_t len, const char *col)
+{
+    bk_parquet_column *c = NULL;
+    char why[200];
+    bk_status s = bk_parquet_open(b, len, col, NULL, &c, why, sizeof why);
+    if (s != BK_OK) fail_msg("%s: %s (%s)", col, bk_strerror(s), why);
+    return c;
+}
+
+/* The plain encoding of value j of a column (written: j < its distinct count; absent: the JSON's rule). */
+static size_t plain(const char *col, bool absent, uint64_t j, uint8_t *out)
+{
+    if (strcmp(col, "url") == 0)
+        return (size_t)sprintf((char *)out, absent ? "https://example.com/absent/%llu" : "https://example.com/page/%llu",
+                               (unsigned long long)j);
+    if (strcmp(col, "id") == 0) {
+        int64_t v = absent ? 1000000 + (int64_t)j : (int64_t)j;
+        memcpy(out, &v, 8);
+        return 8;
+    }
+    if (strcmp(col, "n32") == 0) {
+        int32_t v = absent ? -1000 - (int32_t)j : (int32_t)j;
+        memcpy(out, &v, 4);
+        return 4;
+    }
+    if (strcmp(col, "d") == 0) {
+        double v = absent ? 1000000 + (double)j * 0.5 : (double)j * 0.5;
+        memcpy(out, &v, 8);
+        return 8;
+    }
+    if (strcmp(col, "f") == 0) {
+        float v = absent ? 100000.0f + (float)j * 0.25f : (float)j * 0.25f;
+        memcpy(out, &v, 4);
+        return 4;
+    }
+    /* u: the UUID's 16 bytes, big-endian, as Parquet stores it */
+    memset(out, 0, 16);
+    out[6] = 0x40;
+    out[8] = 0x80;
+    uint64_t v = absent ? 500000 + j : j, dec = 0;
+    for (uint64_t scale = 1; v; v /= 10, scale *= 16) dec += (v % 10) * scale; /* decimal digits as hex digits */
+    for (int i = 0; i < 6; i++) out[15 - i] = (uint8_t)(dec >> (8 * i));
+    return 16;
+}
+
+static void test_types(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = read_all(DIR "data.parquet", &len);
+    static const struct { const char *col; bk_parquet_type t; uint32_t tl; } v[] = {
+        { "url", BK_PARQUET_BYTE_ARRAY, 0 }, { "id", BK_PARQUET_INT64, 0 }, { "n32", BK_PARQUET_INT32, 0 },
+        { "d", BK_PARQUET_DOUBLE, 0 },       { "f", BK_PARQUET_FLOAT, 0 },  { "b", BK_PARQUET_BYTE_ARRAY, 0 },
+        { "u", BK_PARQUET_FIXED_LEN_BYTE_ARRAY, 16 },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        bk_parquet_column *c = open_col(b, len, v[i].col);
+        assert_int_equal(bk_parquet_physical_type(c), v[i].t);
+        assert_int_equal(bk_parquet_type_length(c), v[i].tl);
+        assert_int_equal(bk_parquet_row_groups(c), 2);
+        assert_int_equal(bk_parquet_filters(c), 2);
+        assert_true(bk_parquet_filter_bytes(c, 0) >= 32 && bk_parquet_filter_bytes(c, 0) % 32 == 0);
+        assert_int_equal(bk_parquet_filter_bytes(c, 2), 0);
+        assert_int_equal(bk_parquet_contains(c, 2, "x", 1), -1);
+        bk_parquet_free(c);
+    }
+    char why[200];
+    bk_parquet_column *c = (bk_parquet_column *)1;
+    assert_int_equal(bk_parquet_open(b, len, "uniq", NULL, &c, why, sizeof why), BK_ENOTFOUND);
+    assert_null(c);
+    assert_non_null(strstr(why, "no Bloom filter"));
+    assert_int_equal(bk_parquet_open(b, len, "nope", NULL, &c, why, sizeof why), BK_ENOTFOUND);
+    assert_non_null(strstr(why, "no column 'nope'"));
+    assert_int_equal(bk_parquet_open(b, len, "ur", NULL, &c, why, sizeof why), BK_ENOTFOUND);
+    free(b);
+}
+
+/* Every written value is in both row groups' filters (the two row groups hold the same values). */
+static void test_written_values_found(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = read_all(DIR "data.parquet", &len);
+    static const struct { const char *col; uint64_t n; } v[] = {
+        { "url", 1000 }, { "id", 700 }, { "n32", 900 }, { "d", 800 }, { "f", 600 }, { "u", 400 },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        bk_parquet_column *c = open_col(b, len, v[i].col);
+        for (uint64_t j = 0; j < v[i].n; j++) {
+            uint8_t k[64];
+            size_t kl = plain(v[i].col, false, j, k);
+            for (size_t rg = 0; rg < 2; rg++)
+                if (bk_parquet_contains(c, rg, k, kl) != 1)
+                    fail_msg("%s: written value %llu not found in row group %zu", v[i].col, (unsigned long long)j, rg);
+        }
+        bk_parquet_free(c);
+    }
+    free(b);
+}
+
+/* "col":{"absent_values":N,"not_excluded":[[j,...],[j,...]]} */
+static void test_absent_values_as_duckdb(void **state)
+{
+    (void)state;
+    size_t len, jlen;
+    uint8_t *b = read_all(DIR "data.parquet", &len);
+    char *json = (char *)read_all(DIR "duckdb_answers.json", &jlen);
+    static const char *const cols[] = { "url", "id", "n32", "d", "f" };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "\"%s\":{\"absent_values\":", cols[i]);
+        const char *p = strstr(json, pat);
+        assert_non_null(p);
+        p += strlen(pat);
+        uint64_t n = strtoull(p, NULL, 10);
+        p = strstr(p, "\"not_excluded\":[") + 16;
+        bk_parquet_column *c = open_col(b, len, cols[i]);
+        uint64_t positives = 0;
+        for (size_t rg = 0; rg < 2; rg++) {
+            assert_int_equal(*p, '[');
+            p++;
+            const char *end = strchr(p, ']');
+            uint64_t next = *p == ']' ? UINT64_MAX : strtoull(p, NULL, 10);
+            for (uint64_t j = 0; j < n; j++) {
+                uint8_t k[64];
+                size_t kl = plain(cols[i], true, j, k);
+                int want = j == next;
+                if (want) {
+                    p = strchr(p, ',');
+                    next = p && p < end ? strtoull(++p, NULL, 10) : UINT64_MAX;
+                    positives++;
+                }
+                int got = bk_parquet_contains(c, rg, k, kl);
+                if (got != want)
+                    fail_msg("%s: absent value %llu, row group %zu: bloomkit %d, DuckDB %d", cols[i],
+                             (unsigned long long)j, rg, got, want);
+            }
+            p = end + 1;
+            if (*p == ',') p++;
+        }
+        assert_true(positives > 0); /* both answers occur */
+        bk_parquet_free(c);
+    }
+    free(json);
+    free(b);
+}
+
+/* Truncations and damaged bytes in the footer and the filters' headers: a refusal or a readable
+ * column, never a read outside the buffer (the sanitizer builds check that). */
+static void test_damaged_files(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = read_all(DIR "data.parquet", &len);
+    uint8_t *d = malloc(len);
+    assert_non_null(d);
+    char why[200];
+    bk_parquet_column *c;
+    for (size_t cut = 0; cut < len; cut += cut < 64 ? 1 : 997) {
+        memcpy(d, b, cut);
+        assert_int_not_equal(bk_parquet_open(d, cut, "url", NULL, &c, why, sizeof why), BK_OK);
+        assert_true(why[0] != '\0');
+    }
+    uint32_t flen = (uint32_t)b[len - 8] | (uint32_t)b[len - 7] << 8 | (uint32_t)b[len - 6] << 16 |
+                    (uint32_t)b[len - 5] << 24;
+    uint64_t seed = 1, ok = 0, refused = 0;
+    for (int round = 0; round < 20000; round++) {
+        memcpy(d, b, len);
+        for (int e = 0; e < 1 + round % 3; e++) {
+            size_t at = len - 8 - flen + (size_t)(tu_splitmix(&seed) % (flen + 8));
+            if (round % 5 == 0) at = 288752 + (size_t)(tu_splitmix(&seed) % 64); /* url's first filter header */
+            d[at] ^= (uint8_t)(1 + tu_splitmix(&seed) % 255);
+        }
+        c = NULL;
+        bk_status s = bk_parquet_open(d, len, round % 2 ? "url" : "id", NULL, &c, why, sizeof why);
+        if (s == BK_OK) {
+            ok++;
+            for (size_t rg = 0; rg < bk_parquet_row_groups(c); rg++) (void)bk_parquet_contains(c, rg, "x", 1);
+            bk_parquet_free(c);
+        } else {
+            refused++;
+            assert_null(c);
+            assert_true(why[0] != '\0');
+        }
+    }
+    assert_true(ok > 0 && refused > 0);
+    memcpy(d, b, len);
+    memcpy(d + len - 4, "PARE", 4);
+    assert_int_equal(bk_parquet_open(d, len, "url", NULL, &c, why, sizeof why), BK_ENOTSUP);
+    free(d);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_written_values_found),
+        cmocka_unit_test(test_absent_values_as_duckdb),
+        cmocka_unit_test(test_damaged_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
