@@ -1,8 +1,8 @@
 /*
- * The aging filter's private parts, shared by aging.c (the ring, inserts, queries, union) and
- * aging_file.c (statistics and the file body): the struct, the body layout (which block of a bucket
- * holds which generation slot) and the ring's epoch arithmetic. The layout is explained at the top
- * of aging.c.
+ * The aging filter's private parts, shared by aging.c (the ring, lifetime, public calls, union),
+ * aging_paths.c (the probes, inserts and queries of each path) and aging_file.c (statistics and the
+ * file body): the struct, the body layout (which block of a bucket holds which generation slot), the
+ * ring's epoch arithmetic and its turn checks. The layout is explained at the top of aging.c.
  */
 #ifndef BK_AGING_IMPL_H
 #define BK_AGING_IMPL_H

@@ -11,7 +11,7 @@
 
 /* How many keys ahead the batch loops prefetch: an insert's one line (BK_AGING_ADD_PF) and a query's
  * two (BK_AGING_QUERY_PF). Once an array outgrows the last-level cache nearly every prefetch goes to
- * DRAM, whose latency (150-470 ns measured on a loaded 2-core machine) is many keys' worth of work at a
+ * DRAM, whose latency (150 to several hundred ns) is many keys' worth of work at a
  * few ns per key: with 16 keys ahead the loop waits for it 16 keys at a time. 32 to 128 ahead
  * measured faster than 16 at W = 10M (bench/README.md, "Aging filter"). */
 #ifndef BK_AGING_ADD_PF
