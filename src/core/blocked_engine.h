@@ -22,6 +22,7 @@
 #define BK_BLOCKED_ENGINE_H
 
 #include "core/base.h"
+#include "core/simd.h"
 #include "bloomkit/blocked.h"
 
 /* The one salt table: odd multipliers, random and fixed forever. Row BK__SALT_BLOCKED serves the
@@ -74,6 +75,22 @@ BK_INLINE uint64_t bk__split_word(uint32_t x, unsigned j)
     const uint32_t *s = bk__blk_salt[BK__SALT_BLOCKED];
     return (UINT64_C(1) << ((x * s[2 * j]) >> 27)) | (UINT64_C(1) << (32 + ((x * s[2 * j + 1]) >> 27)));
 }
+
+#ifdef BK_X86
+/* SPLIT256 on AVX2: one bit in each 32-bit lane, lane i gets bit (x * salt[i]) >> 27 (the words
+ * bk__split_word builds, as one vector). */
+BK_T_AVX2 BK_INLINE __m256i bk__split_mask_avx2(uint32_t x)
+{
+    __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)x),
+                                   _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
+    /* The ones by one broadcast load: compilers build _mm256_set1_epi32(1) (and fold a constant
+     * load back into it) from an immediate with three instructions, in every one-key call. */
+    static const uint32_t one = 1;
+    __m256i ones;
+    __asm__("vpbroadcastd %1, %0" : "=x"(ones) : "m"(one));
+    return _mm256_sllv_epi32(ones, _mm256_srli_epi32(v, 27));
+}
+#endif
 
 /* 512: bit position of probe i. */
 BK_INLINE uint32_t bk__b512_bit(uint32_t x, uint32_t i) { return (x * bk__blk_salt[BK__SALT_BLOCKED][i]) >> 23; }

@@ -235,29 +235,16 @@ static bool b1024_any_scalar(const uint64_t *const *blocks, const uint32_t *ks, 
 #ifdef BK_X86
 /* ================= AVX2 path ================= */
 
-/* One bit in each 32-bit lane: lane i gets bit (x * salt[i]) >> 27. */
-BK_T_AVX2 BK_INLINE __m256i split_mask_avx2(uint32_t x)
-{
-    __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)x),
-                                   _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
-    /* The ones by one broadcast load: compilers build _mm256_set1_epi32(1) (and fold a constant
-     * load back into it) from an immediate with three instructions, in every one-key call. */
-    static const uint32_t one = 1;
-    __m256i ones;
-    __asm__("vpbroadcastd %1, %0" : "=x"(ones) : "m"(one));
-    return _mm256_sllv_epi32(ones, _mm256_srli_epi32(v, 27));
-}
-
 BK_T_AVX2 BK_INLINE void split_add_avx2(const bk__blk *e, uint64_t h)
 {
     __m256i *b = (__m256i *)bk__blk_block(e->words, e->blocks, h, 2);
-    _mm256_storeu_si256(b, _mm256_or_si256(_mm256_loadu_si256(b), split_mask_avx2((uint32_t)h)));
+    _mm256_storeu_si256(b, _mm256_or_si256(_mm256_loadu_si256(b), bk__split_mask_avx2((uint32_t)h)));
 }
 
 BK_T_AVX2 BK_INLINE bool split_contains_avx2(const bk__blk *e, uint64_t h)
 {
     const __m256i *b = (const __m256i *)bk__blk_block(e->words, e->blocks, h, 2);
-    return _mm256_testc_si256(_mm256_loadu_si256(b), split_mask_avx2((uint32_t)h));
+    return _mm256_testc_si256(_mm256_loadu_si256(b), bk__split_mask_avx2((uint32_t)h));
 }
 
 /* 512 layout, eight probes at a time: each lane picks its 32-bit word of the block from the two

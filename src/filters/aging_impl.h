@@ -1,8 +1,8 @@
 /*
- * The aging filter's private parts, shared by aging.c (the ring, inserts, queries, union) and
- * aging_file.c (statistics and the file body): the struct, the body layout (which block of a bucket
- * holds which generation slot) and the ring's epoch arithmetic. The layout is explained at the top
- * of aging.c.
+ * The aging filter's private parts, shared by aging.c (the ring, lifetime, public calls, union),
+ * aging_paths.c (the probes, inserts and queries of each path) and aging_file.c (statistics and the
+ * file body): the struct, the body layout (which block of a bucket holds which generation slot), the
+ * ring's epoch arithmetic and its turn checks. The layout is explained at the top of aging.c.
  */
 #ifndef BK_AGING_IMPL_H
 #define BK_AGING_IMPL_H
@@ -119,6 +119,37 @@ BK_INLINE slot_set live_now(const bk_aging *f)
     if (f->mode == BK_AGING_COUNT) return all_slots(f);
     return live_at(f, epoch_at(f, now_ms(f)));
 }
+
+/* Turn the ring to epoch e (> f->epoch), clearing the slots of the new epochs (aging.c). */
+BK_HIDDEN void bk__aging_turn_to(bk_aging *f, uint64_t e);
+
+/* Before inserting: a time window advances to now. */
+BK_INLINE void advance_time(bk_aging *f)
+{
+    if (f->mode == BK_AGING_TIME) {
+        uint64_t e = epoch_at(f, now_ms(f));
+        if (e != f->epoch) bk__aging_turn_to(f, e);
+    }
+}
+
+/* Before inserting one key: a count window turns when the current slot is complete. */
+BK_INLINE void turn_if_full(bk_aging *f)
+{
+    if (f->mode == BK_AGING_COUNT && BK_UNLIKELY(f->count[cur_slot(f)] >= f->gen_cap)) bk__aging_turn_to(f, f->epoch + 1);
+}
+
+/* Before inserting a run of `left` keys: turn as turn_if_full does, then the number of them the
+ * current slot takes before a count window must turn again (a time window: all of them). */
+BK_INLINE size_t chunk_of(bk_aging *f, size_t left)
+{
+    if (f->mode != BK_AGING_COUNT) return left;
+    turn_if_full(f);
+    uint64_t room = f->gen_cap - f->count[cur_slot(f)];
+    return room < left ? (size_t)room : left;
+}
+
+/* The scalar or AVX2 path of this CPU (aging_paths.c). */
+BK_HIDDEN const aging_ops *bk__aging_ops_for_cpu(void);
 
 /* The struct and (own_words) its 128-byte aligned ring, for the scalar or AVX2 path of this CPU, the
  * one-key calls of that path for `mode` and g, and the wall clock; the caller fills in the rest. */

@@ -400,25 +400,32 @@ BK_INLINE size_t contains_hashes_impl(const bk_quotient *f, const uint64_t *h, s
     return hits;
 }
 
-#define QF_PATH(sfx, B)                                                                                 \
-    static uint64_t count_##sfx(const bk_quotient *f, uint64_t q, uint64_t x) { return qf_count(f, q, x, B); } \
-    static bk_status insert_##sfx(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c)                   \
-    {                                                                                                   \
-        return qf_insert(f, q, x, c, B);                                                                \
-    }                                                                                                   \
-    static bk_status remove_##sfx(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c)                   \
-    {                                                                                                   \
-        return qf_delete(f, q, x, c, B);                                                                \
-    }                                                                                                   \
-    static size_t contains_hashes_##sfx(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *r)  \
-    {                                                                                                   \
-        return contains_hashes_impl(f, h, n, r, B);                                                     \
-    }                                                                                                   \
-    static const qf_ops ops_##sfx = { count_##sfx, insert_##sfx, remove_##sfx, contains_hashes_##sfx };
+/* Each path's adapters: the generic code above with the path's constant, so each inlines its own
+ * word operations (written out, so grep, a debugger and go-to-definition find them). */
+static uint64_t count_portable(const bk_quotient *f, uint64_t q, uint64_t x) { return qf_count(f, q, x, false); }
+static bk_status insert_portable(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c)
+{
+    return qf_insert(f, q, x, c, false);
+}
+static bk_status remove_portable(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c)
+{
+    return qf_delete(f, q, x, c, false);
+}
+static size_t contains_hashes_portable(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return contains_hashes_impl(f, h, n, r, false);
+}
+static const qf_ops ops_portable = { count_portable, insert_portable, remove_portable, contains_hashes_portable };
 
-QF_PATH(portable, false)
 #if QF_HAVE_BMI2
-QF_PATH(bmi2, true)
+static uint64_t count_bmi2(const bk_quotient *f, uint64_t q, uint64_t x) { return qf_count(f, q, x, true); }
+static bk_status insert_bmi2(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c) { return qf_insert(f, q, x, c, true); }
+static bk_status remove_bmi2(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c) { return qf_delete(f, q, x, c, true); }
+static size_t contains_hashes_bmi2(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return contains_hashes_impl(f, h, n, r, true);
+}
+static const qf_ops ops_bmi2 = { count_bmi2, insert_bmi2, remove_bmi2, contains_hashes_bmi2 };
 #endif
 
 const qf_ops *bk__qf_ops(const bk_quotient *f)
