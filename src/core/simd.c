@@ -22,9 +22,12 @@ static int g_forced; /* a bk_simd, 0 = none; atomic accesses */
 #define BK_CPU_READ (1u << 31)
 static unsigned g_features;
 
+static unsigned g_cpu_reads;
+
 static unsigned read_features(void)
 {
     unsigned f = 0;
+    __atomic_add_fetch(&g_cpu_reads, 1, __ATOMIC_RELAXED);
 #ifdef BK_X86
     /* __builtin_cpu_supports checks the OS saves the vector state too (xgetbv); the init makes it
      * safe before libgcc's own constructor has run. */
@@ -38,6 +41,8 @@ static unsigned read_features(void)
 #endif
     return f;
 }
+
+unsigned bk__cpu_reads(void) { return __atomic_load_n(&g_cpu_reads, __ATOMIC_RELAXED); }
 
 unsigned bk__cpu_features(void)
 {
