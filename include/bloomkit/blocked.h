@@ -26,7 +26,8 @@
  * SIMD: a scalar path is always built; AVX2 and AVX-512 paths are chosen at run time from cpuid,
  * once per filter (a table of functions; nothing dispatches per key). Every path sets bit-identical
  * filters and gives identical answers. The environment variable BK_SIMD=scalar|avx2|avx512 (read
- * once per process, when the first filter picks its path) or bk_simd_force() caps the path of new filters;
+ * once per process, when the first filter picks its path) or bk_simd_force() caps the path of new filters
+ * of every type (scalar: no instruction past baseline x86-64 either, such as BMI2 or POPCNT);
  * bk_blocked_set_simd() changes one filter's path (these controls are in the experimental tier, see
  * the end of this header). AVX-512 helps the 512 layout (one permute and test
  * per line); for SPLIT256 it runs the AVX2 code, which is already one instruction per step. Builds

@@ -46,9 +46,9 @@ BK_HIDDEN const bk_allocator *bk__allocator(const bk_allocator *user);
 BK_HIDDEN void *bk__malloc(const bk_allocator *a, size_t size);
 BK_HIDDEN void *bk__calloc(const bk_allocator *a, size_t count, size_t size);
 BK_HIDDEN void bk__free(const bk_allocator *a, void *p);
-/* Set bits in w[0..n), read with relaxed loads (other threads may be setting bits meanwhile). Uses
- * the POPCNT instruction when the CPU has it: the portable build's __builtin_popcountll is a libgcc
- * call, several times slower over a large filter. */
+/* Set bits in w[0..n), read with relaxed loads (other threads may be setting bits meanwhile). Counts
+ * with bk__popcount64 (core/simd.h): the POPCNT instruction when bk__cpu_usable() has it, else shifts
+ * and masks (the portable build's __builtin_popcountll is a libgcc call, slower over a large filter). */
 BK_HIDDEN uint64_t bk__popcount_words(const uint64_t *w, uint64_t n);
 
 /* ---- options structs (the struct_size rule of common.h) ----

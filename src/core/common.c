@@ -56,27 +56,18 @@ uint64_t bk_hash64(const void *key, size_t len, uint64_t seed)
 
 /* ---- bit counts ---- */
 
-#define POPCOUNT_LOOP(w, n, c)                                                               \
-    for (uint64_t i_ = 0; i_ < (n); i_++)                                                    \
-        (c) += (uint64_t)__builtin_popcountll(__atomic_load_n(&(w)[i_], __ATOMIC_RELAXED))
-
-#ifdef BK_X86
-__attribute__((target("popcnt"))) static uint64_t popcount_hw(const uint64_t *w, uint64_t n)
+/* Two loops, each with its popcount folded to one form (bk__popcount64 with a constant). */
+BK_INLINE uint64_t popcount_loop(const uint64_t *w, uint64_t n, bool hw)
 {
     uint64_t c = 0;
-    POPCOUNT_LOOP(w, n, c);
+    for (uint64_t i = 0; i < n; i++) c += bk__popcount64(__atomic_load_n(&w[i], __ATOMIC_RELAXED), hw);
     return c;
 }
-#endif
 
 uint64_t bk__popcount_words(const uint64_t *w, uint64_t n)
 {
-#ifdef BK_X86
-    if (__builtin_cpu_supports("popcnt")) return popcount_hw(w, n);
-#endif
-    uint64_t c = 0;
-    POPCOUNT_LOOP(w, n, c);
-    return c;
+    if (bk__cpu_usable() & BK_CPU_POPCNT) return popcount_loop(w, n, true);
+    return popcount_loop(w, n, false);
 }
 
 /* ---- options structs ---- */

@@ -7,6 +7,9 @@
 
 /* How many times the library has read $BK_SIMD (at most once per process). */
 BK_HIDDEN unsigned bk__simd_env_reads(void);
+/* How many times the library has asked the CPU for its features (once per process, unless two threads
+ * ask at the same first moment). */
+BK_HIDDEN unsigned bk__cpu_reads(void);
 /* How many times the library has read $BK_THP (at most once per process). */
 BK_HIDDEN unsigned bk__thp_env_reads(void);
 /* Blocked sizing by the summed mixture's search alone (blocked_math.c): what bk_blocked_size and the

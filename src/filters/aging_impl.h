@@ -8,6 +8,7 @@
 #define BK_AGING_IMPL_H
 
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/aging.h"
 
 typedef uint32_t slot_set; /* bit j set: slot j */
@@ -58,15 +59,9 @@ struct bk_aging {
 
 BK_INLINE uint64_t now_ms(const bk_aging *f) { return f->clock(f->clock_ctx); }
 
-/* Bits set in x, without a library call on the baseline x86-64 target (the AVX2 path uses the
- * POPCNT instruction). */
-BK_INLINE uint32_t popcount_swar(uint64_t x)
-{
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
+/* Bits set in x, without a library call on the baseline x86-64 target: the library's shifts and
+ * masks (core/simd.h; the AVX2 path uses the POPCNT instruction). */
+BK_INLINE uint32_t popcount_swar(uint64_t x) { return bk__popcount_swar(x); }
 
 /* The rotation of a bucket whose index has `ones` bits set: slot j's block is block (j + rot) mod g. */
 BK_INLINE uint32_t rot_of_ones(uint32_t ones, uint32_t g) { return g == 4 ? ones & 3 : ones % g; }

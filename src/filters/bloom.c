@@ -456,12 +456,9 @@ static bk__bloom_query choose_query(bk_layout layout, uint64_t m, uint32_t k)
 #ifdef BK_BLOOM_BMI2
     /* BK_SIMD=scalar (or bk_simd_force) also keeps the classic filter on its portable loop, and
      * BK_SIMD=avx2 on the BMI2 one */
-    int path = bk__simd_resolve(BK_SIMD_AUTO);
-    if (path == BK_SIMD_AVX512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("bmi2") &&
-        m < (UINT64_C(1) << 32) && k <= 16)
-        return query_gather_k[k];
-    if (__builtin_cpu_supports("bmi2") && path != BK_SIMD_SCALAR)
-        return k < 13 && query_bmi2_k[k] ? query_bmi2_k[k] : query_standard_bmi2;
+    const unsigned cpu = bk__cpu_usable(), gather = BK_CPU_AVX2 | BK_CPU_AVX512F | BK_CPU_AVX512DQ | BK_CPU_BMI2;
+    if ((cpu & gather) == gather && m < (UINT64_C(1) << 32) && k <= 16) return query_gather_k[k];
+    if (cpu & BK_CPU_BMI2) return k < 13 && query_bmi2_k[k] ? query_bmi2_k[k] : query_standard_bmi2;
 #else
     (void)m;
 #endif

@@ -437,22 +437,21 @@ const qf_ops *bk__qf_ops(const bk_quotient *f)
     return &ops_portable;
 }
 
+/* BMI2 and POPCNT, the BMI2 path's instructions, from the CPU module (core/simd.h). */
+#define QF_CPU (BK_CPU_BMI2 | BK_CPU_POPCNT)
+
 bool bk_quotient_bmi2_available(void)
 {
-#if QF_HAVE_BMI2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-#else
-    return false;
-#endif
+    return QF_HAVE_BMI2 && (bk__cpu_features() & QF_CPU) == QF_CPU;
 }
 
-/* AUTO: BMI2 when the CPU has it and the SIMD cap (BK_SIMD, bk_simd_force) is not "scalar". */
+/* The public path onto the one cap: AUTO takes BMI2 when bk__cpu_usable() has it (not under
+ * BK_SIMD=scalar or bk_simd_force(BK_SIMD_SCALAR)); BMI2 asks the CPU only. */
 bool bk__qf_resolve_path(bk_quotient_path p)
 {
-    if (p == BK_QUOTIENT_PORTABLE || !bk_quotient_bmi2_available()) return false;
-    if (p == BK_QUOTIENT_BMI2) return true;
-    return bk__simd_resolve(0) != 1; /* BK_SIMD_SCALAR */
+    if (!QF_HAVE_BMI2 || p == BK_QUOTIENT_PORTABLE) return false;
+    if (p == BK_QUOTIENT_BMI2) return bk_quotient_bmi2_available();
+    return (bk__cpu_usable() & QF_CPU) == QF_CPU;
 }
 
 /* ---- sizing ---- */

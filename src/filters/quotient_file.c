@@ -23,7 +23,7 @@ static uint64_t expected_offset(const bk_quotient *f, uint64_t b)
         return e == QF_NONE ? 0 : e;
     }
     uint64_t po = off_get(f, b - 1);
-    unsigned d = popc_portable(occ_word(f, b - 1) & ~UINT64_C(1)) + (unsigned)(occ_word(f, b) & 1);
+    unsigned d = bk__popcount_swar(occ_word(f, b - 1) & ~UINT64_C(1)) + (unsigned)(occ_word(f, b) & 1);
     if (d == 0) return po > 64 ? po - 64 : 0;
     uint64_t e = select_from(f, ((b - 1) << 6) + po + 1, d, false);
     return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
@@ -40,8 +40,8 @@ static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct
 {
     uint64_t nocc = 0, nrend = 0;
     for (uint64_t b = 0; b < f->nblocks; b++) {
-        nocc += popc_portable(occ_word(f, b));
-        nrend += popc_portable(rend_word(f, b));
+        nocc += bk__popcount_swar(occ_word(f, b));
+        nrend += bk__popcount_swar(rend_word(f, b));
         if ((b << 6) >= f->nslots && occ_word(f, b)) return BK_ECORRUPT;
         if (off_get(f, b) != expected_offset(f, b)) return BK_ECORRUPT;
     }

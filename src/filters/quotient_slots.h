@@ -54,21 +54,13 @@ struct bk_quotient {
 
 /* ---- word primitives: portable and BMI2 ---- */
 
-BK_INLINE unsigned popc_portable(uint64_t x)
-{
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 /* Position of the (k+1)-th set bit of w (k < popcount(w)): skip whole bytes by their popcounts,
  * then clear the lowest bits of the byte that holds it. */
 BK_INLINE unsigned select_portable(uint64_t w, unsigned k)
 {
     unsigned pos = 0;
     for (;;) {
-        unsigned c = popc_portable(w & 0xff);
+        unsigned c = bk__popcount_swar(w & 0xff);
         if (k < c) break;
         k -= c;
         w >>= 8;
@@ -81,18 +73,12 @@ BK_INLINE unsigned select_portable(uint64_t w, unsigned k)
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define QF_HAVE_BMI2 1
 /* Inline assembly needs no target attribute, so the same C code serves both paths; these run only
- * when the CPU has BMI2 (and so POPCNT). */
+ * when bk__cpu_usable() has BMI2 and POPCNT. */
 BK_INLINE uint64_t pdep_asm(uint64_t src, uint64_t mask)
 {
     uint64_t r;
     __asm__("pdepq %2, %1, %0" : "=r"(r) : "r"(src), "rm"(mask));
     return r;
-}
-BK_INLINE unsigned popc_asm(uint64_t x)
-{
-    uint64_t r;
-    __asm__("popcntq %1, %0" : "=r"(r) : "rm"(x));
-    return (unsigned)r;
 }
 BK_INLINE unsigned tzcnt_asm(uint64_t x)
 {
@@ -104,14 +90,7 @@ BK_INLINE unsigned tzcnt_asm(uint64_t x)
 #  define QF_HAVE_BMI2 0
 #endif
 
-BK_INLINE unsigned popc(uint64_t x, bool bmi2)
-{
-#if QF_HAVE_BMI2
-    if (bmi2) return popc_asm(x);
-#endif
-    (void)bmi2;
-    return popc_portable(x);
-}
+BK_INLINE unsigned popc(uint64_t x, bool bmi2) { return bk__popcount64(x, bmi2); }
 
 BK_INLINE unsigned select64(uint64_t w, unsigned k, bool bmi2)
 {

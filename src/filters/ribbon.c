@@ -1,6 +1,7 @@
 /* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key. */
 #include <math.h>
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/ribbon.h"
 #include "filters/testing.h"
 
@@ -305,7 +306,8 @@ BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
 }
 
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
- * instruction per parity), chosen by the CPU at run time; both compute the same bits. */
+ * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
+ * portable one); both compute the same bits. */
 static void solve_portable(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define RB_HW_POPCNT 1
@@ -317,7 +319,7 @@ bool bk__ribbon_portable = false;
 static bool use_popcnt(void)
 {
 #ifdef RB_HW_POPCNT
-    return !bk__ribbon_portable && __builtin_cpu_supports("popcnt");
+    return !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_POPCNT);
 #else
     return false;
 #endif

@@ -1,7 +1,6 @@
 /* Cuckoo filter: queries. contains and count, one key or a batch. */
 #include "filters/cuckoo/cuckoo_impl.h"
 #include "core/simd.h"
-#include "bloomkit/blocked.h" /* BK_SIMD_* */
 
 /* A chain, or concurrent mode. */
 __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint64_t h, uint32_t fp)
@@ -126,7 +125,7 @@ BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return contains_slow;
     if (F->b == 4 && F->f <= 16) {
 #ifdef CF_HAS_BMI
-        if (__builtin_cpu_supports("bmi") && bk__simd_resolve(BK_SIMD_AUTO) != BK_SIMD_SCALAR) return has4b[F->f];
+        if (bk__cpu_usable() & BK_CPU_BMI1) return has4b[F->f];
 #endif
         return has4[F->f];
     }
