@@ -111,6 +111,13 @@ static void *stub_calloc(size_t a, size_t b) { return calloc(a ? a : 1, b ? b : 
 static void *stub_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 static void stub_free(void *p) { free(p); }
 
+/* An RDB load outside a command: no context, so no maxmemory guard (as for the server's own loads). */
+static RedisModuleCtx *stub_context_from_io(RedisModuleIO *io)
+{
+    (void)io;
+    return NULL;
+}
+
 static void stubs(void)
 {
     RedisModule_Alloc = stub_alloc;
@@ -124,6 +131,7 @@ static void stubs(void)
     RedisModule_LogIOError = stub_log_io_error;
     RedisModule_SaveUnsigned = stub_save_unsigned;
     RedisModule_SaveStringBuffer = stub_save_string_buffer;
+    RedisModule_GetContextFromIO = stub_context_from_io;
 }
 
 static void *load(const uint8_t *data, size_t size, bkr_family fam, int encver)

@@ -67,12 +67,15 @@ void bkr_guard_begin_restore(RedisModuleCtx *ctx)
 {
     /* RESTORE (and MIGRATE's RESTORE-ASKING) is the one load a client sends: its payload, compressed in
      * the RDB encoding, may expand to far more than maxmemory allows. Server loads (startup, DEBUG
-     * RELOAD, a replica's full sync: LOADING) and a replica's stream (SLAVE) are never refused. */
+     * RELOAD, a replica's full sync: LOADING) and a replica's stream (SLAVE) are never refused, nor a
+     * load with no context to ask (RedisModule_GetContextFromIO gives none outside a command). */
+    guard_refused = false;
+    guard_on = false;
+    if (!ctx) return;
     int f = RedisModule_GetContextFlags(ctx);
     guard_on = (f & REDISMODULE_CTX_FLAGS_MAXMEMORY) &&
                !(f & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_SLAVE)) &&
                RedisModule_GetServerInfo && RedisModule_ServerInfoGetFieldUnsigned;
-    guard_refused = false;
 }
 
 bool bkr_guard_was_refused(void) { return guard_refused; }
