@@ -273,7 +273,7 @@ PyTypeObject bkpy_CmsType = {
     .tp_basicsize = sizeof(CmsObject),
     .tp_dealloc = (destructor)Cms_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "CountMinSketch(width=None, depth=None, *, error=None, prob=None, conservative=False, seed=0)\n\n"
+    .tp_doc = "CountMinSketch(width=None, depth=None, *, error=None, prob=None, conservative=False, seed=0)\n--\n\n"
               "A count-min sketch: approximate counts of keys in fixed memory. Size it by width and depth, or by "
               "error and prob (default 0.001 and 0.01: an estimate exceeds the true count by more than error "
               "times the total with probability at most prob; 2000 x 7 counters). Estimates are never below "
@@ -480,7 +480,7 @@ PyTypeObject bkpy_TopkType = {
     .tp_basicsize = sizeof(TopkObject),
     .tp_dealloc = (destructor)Topk_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "TopK(k, width=None, depth=None, decay=0.9, *, seed=0)\n\n"
+    .tp_doc = "TopK(k, width=None, depth=None, decay=0.9, *, seed=0)\n--\n\n"
               "The k heaviest keys of a stream (HeavyKeeper and a min-heap), in fixed memory. width and depth "
               "default to max(8, k ln k) and max(5, ln k). The same keys in the same order and seed give the "
               "same list.",

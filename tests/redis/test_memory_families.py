@@ -132,7 +132,7 @@ def test_load_under_address_space_limit(servers, family):
     if family == "aging":
         key, items = "aging", _aging_key(c, "aging", int(330000000 * scale))
     else:
-        key, items = "quotient", _quotient_key(c, "quotient", int(300000000 * scale))
+        key, items = "quotient", _quotient_key(c, "quotient", int(500000000 * scale))
     size = c.memory_usage(key)
     assert size > 0.6e9 * scale, size
     held = status_bytes(s.proc.pid, "VmRSS")
