@@ -88,6 +88,41 @@ static void warning_text(const bk_stats *st, const char *type, char *buf, size_t
                  strcmp(type, "scalable") == 0 ? "" : ", or use a scalable filter (--type scalable)");
 }
 
+/* A count-min sketch or Top-K file: no capacity, fill or FPR, but its dimensions and total count. */
+static void sketch_info(const bk_filter *f, const bk_stats *st, const char *path, const char *type,
+                        uint64_t file_bytes, const bk_file_info *fi, bool have_hdr, const char *cks, bool json)
+{
+    const bk_cms *cms = st->type == BK_TYPE_CMS ? bk_filter_get(f, BK_TYPE_CMS) : NULL;
+    const bk_topk *tk = st->type == BK_TYPE_TOPK ? bk_filter_get(f, BK_TYPE_TOPK) : NULL;
+    uint64_t width = cms ? bk_cms_width(cms) : tk ? bk_topk_width(tk) : 0;
+    uint32_t depth = cms ? bk_cms_depth(cms) : tk ? bk_topk_depth(tk) : 0;
+    if (json) {
+        printf("{\"file\":");
+        cli_json_string(stdout, path);
+        printf(",\"file_bytes\":%llu,\"type\":\"%s\",\"format_version\":\"%u.%u\",\"checksum\":\"%s\"",
+               (unsigned long long)file_bytes, type, have_hdr ? fi->version_major : 0,
+               have_hdr ? fi->version_minor : 0, strcmp(cks, "ok") ? "stale" : "ok");
+        printf(",\"seed\":%llu,\"width\":%llu,\"depth\":%u,\"count\":%llu,\"memory_bytes\":%llu",
+               (unsigned long long)st->seed, (unsigned long long)width, depth, (unsigned long long)st->count,
+               (unsigned long long)st->memory_bytes);
+        if (cms) printf(",\"conservative\":%s", bk_cms_conservative(cms) ? "true" : "false");
+        if (tk) printf(",\"k\":%u,\"decay\":%.6g", bk_topk_k(tk), bk_topk_decay(tk));
+        printf("}\n");
+        return;
+    }
+    char a[32], b[32];
+    printf("file:               %s (%s)\n", path, cli_human_bytes((double)file_bytes, a, sizeof a));
+    printf("type:               %s (%s: a sketch, not a membership filter)\n", type,
+           cms ? "count-min sketch" : "Top-K, HeavyKeeper");
+    if (have_hdr) printf("format:             version %u.%u, checksum %s\n", fi->version_major, fi->version_minor, cks);
+    printf("seed:               %llu\n", (unsigned long long)st->seed);
+    printf("geometry:           %s x %u counters%s\n", cli_group(width, a, sizeof a), depth,
+           cms && bk_cms_conservative(cms) ? " (conservative update)" : "");
+    if (tk) printf("top:                the %u heaviest keys, decay %.3g\n", bk_topk_k(tk), bk_topk_decay(tk));
+    printf("count:              %s (the sum of all increments)\n", cli_group(st->count, a, sizeof a));
+    printf("memory:             %s\n", cli_human_bytes((double)st->memory_bytes, b, sizeof b));
+}
+
 static int run(int argc, char **argv)
 {
     cli_getopt g;
@@ -137,6 +172,11 @@ static int run(int argc, char **argv)
     const char *cks = stale ? "not current (the file is open for shared writing, or a writer stopped "
                               "before closing it); structure verified"
                             : "ok";
+    if (st.type == BK_TYPE_CMS || st.type == BK_TYPE_TOPK) {
+        sketch_info(f, &st, path, type, file_bytes, &fi, have_hdr, cks, json);
+        bk_filter_free(f);
+        return CLI_EXIT_OK;
+    }
     bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT ||
               st.type == BK_TYPE_RIBBON;
     /* an aging filter's window (read by this process's clock for a time window) */

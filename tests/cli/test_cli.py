@@ -1979,7 +1979,12 @@ def test_sketches():
     rc, out, err = run(["count", "hits.bkf", "w1"], expect=0)
     check(int(out.split(b"\t")[0]) == 2 * int(est[0][0]), "counts add up over runs: %r" % out)
     run(["count", "-q", "--add", "--width", "100", "--depth", "3", "--conservative", "small.bkf", "words.txt"], expect=0)
-    check(info("small.bkf")["type"] == "cms", "type cms: %r" % info("small.bkf"))
+    i = info("small.bkf")
+    check(i["type"] == "cms" and (i["width"], i["depth"], i["conservative"]) == (100, 3, True)
+          and i["count"] == len(words) and "fpr_now" not in i and "capacity" not in i, "info --json of a sketch: %r" % i)
+    rc, out, err = run(["info", "small.bkf"], expect=0)
+    check(b"count-min sketch" in out and b"100 x 3 counters (conservative update)" in out and b"FPR" not in out
+          and b"capacity" not in out, "info of a sketch says what it is, not a filter's fields: %r" % out)
     run(["verify", "hits.bkf"], expect=0)
     # merge: sketches of the same width, depth and seed add up
     run(["count", "-q", "--add", "h1.bkf", "words.txt"], expect=0)
