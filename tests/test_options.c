@@ -64,6 +64,17 @@ static bk_status make_ribbon(const void *o, bk_type *t, void **f)
     return bk_ribbon_build_hashes(h, NKEYS, o, (bk_ribbon **)f);
 }
 
+static bk_status make_cms(const void *o, bk_type *t, void **f)
+{
+    *t = BK_TYPE_CMS;
+    return bk_cms_new(1000, 5, o, (bk_cms **)f);
+}
+static bk_status make_topk(const void *o, bk_type *t, void **f)
+{
+    *t = BK_TYPE_TOPK;
+    return bk_topk_new(10, o, (bk_topk **)f);
+}
+
 /* Make a filter with these options, add NKEYS keys (types that take adds), and return its saved bytes
  * (NULL when the make call fails; *status says why). */
 static uint8_t *saved(make_fn make, const void *opts, size_t *len, bk_status *status)
@@ -209,6 +220,25 @@ static void ribbon(void **st)
     check_type(make_ribbon, sizeof init, &init, &def, &old);
 }
 
+static void cms(void **st)
+{
+    (void)st;
+    bk_cms_options init = BK_CMS_OPTIONS_INIT;
+    bk_cms_options def = { .struct_size = sizeof def, .seed = 0, .conservative = false };
+    bk_cms_options old = { .struct_size = offsetof(bk_cms_options, conservative), .conservative = true };
+    check_type(make_cms, sizeof init, &init, &def, &old);
+}
+
+static void topk(void **st)
+{
+    (void)st;
+    bk_topk_options init = BK_TOPK_OPTIONS_INIT;
+    /* k = 10: width max(8, ceil(10 ln 10)) = 24, depth max(5, ceil(ln 10)) = 5, decay 0.9 */
+    bk_topk_options def = { .struct_size = sizeof def, .seed = 0, .width = 24, .depth = 5, .decay = 0.9 };
+    bk_topk_options old = { .struct_size = offsetof(bk_topk_options, width), .width = 77 };
+    check_type(make_topk, sizeof init, &init, &def, &old);
+}
+
 static void aging(void **st)
 {
     (void)st;
@@ -252,6 +282,7 @@ int main(void)
         cmocka_unit_test(bloom),    cmocka_unit_test(blocked),  cmocka_unit_test(counting),
         cmocka_unit_test(scalable), cmocka_unit_test(cuckoo),   cmocka_unit_test(fuse),
         cmocka_unit_test(aging),    cmocka_unit_test(quotient), cmocka_unit_test(ribbon),
+        cmocka_unit_test(cms), cmocka_unit_test(topk),
         cmocka_unit_test(fields_are_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
