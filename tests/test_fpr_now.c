@@ -197,8 +197,9 @@ static void quotient(void **state)
             assert_int_equal(bk_filter_stats(f, &st), BK_OK);
             if (i == 2) assert_true(st.count >= N); /* it takes at least what it was sized for */
             double got = measure_stream(f, 4, count);
-            print_message("quotient p %-5g %3u%%: measured %.6f, fpr_now %.6f (%+.2f%%), %llu keys, load %.3f\n",
-                          ps[j], (unsigned)(100 * st.count / N), got, st.fpr_now,
+            print_message("quotient p %-5g %3u%% offered: measured %.6f, fpr_now %.6f (%+.2f%%), %llu keys held, "
+                          "load %.3f\n",
+                          ps[j], (unsigned)(100 * fills[i] / N), got, st.fpr_now,
                           100 * (st.fpr_now - got) / got, (unsigned long long)st.count, st.fill_ratio);
             TU_ASSERT_WITHIN(st.fpr_now, got, TOL);
         }
