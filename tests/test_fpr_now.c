@@ -5,7 +5,8 @@
  * FPR measured on 1e6 absent keys must lie within 3% of fpr_now. The scalable chains are also
  * checked where a small first sub-filter makes a chain's FPR stray from the expected one, and the
  * error a blocked sub-filter states (bk_scalable_layer.error, summed by bk_scalable_fpr_bound)
- * against the FPR such sub-filters have at capacity. Fixed seeds; small n: a few seconds.
+ * against the FPR such sub-filters have at capacity, and the quotient filter at p = 10%, 1% and 0.1%
+ * (filled as far as it goes past 100%). Fixed seeds; small n: a few seconds.
  */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
@@ -165,6 +166,47 @@ static void fuse(void **state)
     bk_filter_free(f);
 }
 
+/* A quotient filter sized for N keys at p = 10%, 1% and 0.1%, filled to 50% and 100% of N, then
+ * offered up to 150%: it refuses past its load limit (BK_EFULL), so the last step is the filter as
+ * full as it goes. The absent keys are counted up to 3e4 / p so that the FPR at half load still
+ * gives 15000 false positives (the measurement's noise: 0.8%). */
+static void quotient(void **state)
+{
+    (void)state;
+    static const double ps[] = { 0.10, 0.01, 0.001 };
+    for (size_t j = 0; j < 3; j++) {
+        bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+        o.seed = 23;
+        bk_quotient *q = NULL;
+        assert_int_equal(bk_quotient_new(N, ps[j], &o, &q), BK_OK);
+        bk_filter *f = wrap(BK_TYPE_QUOTIENT, q);
+        uint64_t count = (uint64_t)(3e4 / ps[j]) < ABSENT ? ABSENT : (uint64_t)(3e4 / ps[j]);
+        count = (count + 1023) / 1024 * 1024; /* whole batches of measure_stream */
+        static const uint64_t fills[] = { N / 2, N, N + N / 2 };
+        uint64_t done = 0, h[1024];
+        for (size_t i = 0; i < 3; i++) {
+            bk_status s = BK_OK;
+            for (; done < fills[i] && s == BK_OK; done += 1024) {
+                size_t c = fills[i] - done < 1024 ? (size_t)(fills[i] - done) : 1024;
+                keys(1, done, c, h);
+                s = bk_filter_add_hashes(f, h, c, NULL);
+            }
+            done = fills[i];
+            assert_true(s == BK_OK || (i == 2 && s == BK_EFULL));
+            bk_stats st;
+            assert_int_equal(bk_filter_stats(f, &st), BK_OK);
+            if (i == 2) assert_true(st.count >= N); /* it takes at least what it was sized for */
+            double got = measure_stream(f, 4, count);
+            print_message("quotient p %-5g %3u%% offered: measured %.6f, fpr_now %.6f (%+.2f%%), %llu keys held, "
+                          "load %.3f\n",
+                          ps[j], (unsigned)(100 * fills[i] / N), got, st.fpr_now,
+                          100 * (st.fpr_now - got) / got, (unsigned long long)st.count, st.fill_ratio);
+            TU_ASSERT_WITHIN(st.fpr_now, got, TOL);
+        }
+        bk_filter_free(f);
+    }
+}
+
 /* A chain starting at N / 8 keys: 150% of N is four or five sub-filters. */
 static void scalable_one(const char *name, uint32_t flags, double tightening)
 {
@@ -313,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bloom),    cmocka_unit_test(blocked), cmocka_unit_test(counting),
         cmocka_unit_test(cuckoo),   cmocka_unit_test(aging),   cmocka_unit_test(fuse),
+        cmocka_unit_test(quotient),
         cmocka_unit_test(scalable), cmocka_unit_test(scalable_small_first), cmocka_unit_test(scalable_bound),
         cmocka_unit_test(scalable_bound_from_bits),
     };

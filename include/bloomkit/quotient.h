@@ -16,9 +16,10 @@
  * value 1 twice as likely as the others.
  *
  * False positives: a key that was not added is reported present when an added key has the same
- * fingerprint. With d distinct fingerprints stored, the FPR is
- *     1 - exp(-(d / S) (2^r + 2) / 4^r)        (about load x 2^-r)
- * (bk_quotient_fpr_slots). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
+ * fingerprint. With n keys added, the FPR is
+ *     1 - exp(-(n / S) (2^r + 2) / 4^r)        (about load x 2^-r)
+ * (bk_quotient_fpr_slots); with d distinct fingerprints stored it is d (2^r + 2) / (S 4^r)
+ * (bk_stats.fpr_now; docs/MATH.md). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
  * default) and the fewest remainder bits that keep this at most p with n keys: at p = 1% that is
  * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
  * to a power of two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
@@ -100,7 +101,7 @@ typedef struct bk_quotient_geometry {
  * or above BK_MAX_FILTER_BYTES). [any] */
 BK_API bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *opts,
                                   bk_quotient_geometry *out);
-/* The FPR bound with d distinct fingerprints in 2^q slots of r remainder bits. [any] */
+/* The FPR with d keys added (the formula above) in 2^q slots of r remainder bits. [any] */
 BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remainder_bits);
 /* The same for S slots (any count; NAN for 0 slots or r outside 1..63). [any] (since 1.1) */
 BK_API double bk_quotient_fpr_slots(uint64_t d, uint64_t slots, uint32_t remainder_bits);

@@ -859,7 +859,11 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
     double d = (double)f->distinct;
     out->est_cardinality = d < M ? -M * log1p(-d / M) : d;
     out->fpr_target = f->fpr_target;
-    out->fpr_now = bk_quotient_fpr_slots(f->distinct, f->nslots, f->rbits);
+    /* an absent key is caught by each distinct stored fingerprint with chance 1 / (S 2^r), twice that
+     * for the stored remainder 1 (a share 2 / 2^r of them): d (2^r + 2) / (S 4^r), linear in d. The
+     * 1 - exp form of bk_quotient_fpr_slots is the FPR at n keys, whose collisions d has already
+     * taken out (docs/MATH.md) */
+    out->fpr_now = fmin(1.0, d / M);
     out->saturated = (double)f->used >= 0.98 * (double)f->max_used || out->fpr_now > f->fpr_target;
     out->seed = f->seed;
 }
