@@ -28,7 +28,9 @@ static size_t qf_bytes(void *f) { return (size_t)bk_quotient_memory(f); }
 static double qf_fpr(void *f, uint64_t n)
 {
     (void)n;
-    return bk_quotient_fpr_slots(bk_quotient_distinct(f), bk_quotient_slots(f), bk_quotient_remainder_bits(f));
+    bk_stats st;
+    bk_quotient_stats(f, &st); /* fpr_now: the chance an absent key meets a stored fingerprint */
+    return st.fpr_now;
 }
 static double qf_load(void *f)
 {

@@ -73,7 +73,7 @@ static void run(uint64_t n, double p)
     double t_bqm = now_s() - t0;
     uint64_t q = bk_quotient_slots(f);
     uint32_t r = bk_quotient_remainder_bits(f);
-    double bound = bk_quotient_fpr_slots(bk_quotient_distinct(f), q, r);
+    double bound = bk_quotient_fpr_slots(n, q, r); /* the formula of n keys added (docs/MATH.md) */
     double bpk = (double)bk_quotient_memory(f) * 8.0 / (double)n, load = qload(f);
 
     /* growth: the filter as it is, doubled */
