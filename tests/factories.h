@@ -243,9 +243,9 @@ static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t s
     return f;
 }
 
-/* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (Time
- * windows read a clock, so their files depend on when they were made: tests/test_aging.c keeps their
- * golden file, with its own clock.) */
+/* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (A time
+ * window of minutes, saved and loaded at chosen times, is tests/test_aging.c's golden file, with its
+ * own clock.) */
 static void tf_aging_free(void *p) { bk_aging_free(p); }
 static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
@@ -254,6 +254,28 @@ static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t see
     o.allocator = tf_allocator;
     bk_aging *a;
     if (bk_aging_new_count(capacity, 0.01, &o, &a) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
+}
+
+/* A time window whose clock stands at a fixed instant (TF_AGING_T0, in 2023) while the factory fills
+ * it, so its file (which records the creation time) is the same whenever it is made, and whose window
+ * (2^50 ms, some 35,000 years, one generation of them a third of that) keeps every key live when the
+ * loaded copy reads the wall clock instead. All keys land in the one current generation. */
+#define TF_AGING_T0 UINT64_C(1700000000000)
+#define TF_AGING_WINDOW_MS (UINT64_C(1) << 50)
+static uint64_t tf_aging_fixed_clock(void *ctx)
+{
+    (void)ctx;
+    return TF_AGING_T0;
+}
+static bk_filter *tf_aging_time(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_aging_options o = BK_AGING_OPTIONS_INIT;
+    o.seed = seed;
+    o.allocator = tf_allocator;
+    o.clock = tf_aging_fixed_clock;
+    bk_aging *a;
+    if (bk_aging_new_time(TF_AGING_WINDOW_MS, capacity, 0.01, &o, &a) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
 }
 
@@ -304,6 +326,7 @@ static const tf_factory tf_factories[] = {
     { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
     { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
     { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
+    { "aging-time-long", BK_TYPE_AGING, false, tf_aging_time, false },
     { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
     { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
     { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },

@@ -82,6 +82,59 @@ static void test_sizing(void **state)
     assert_int_equal(bk_aging_new_time(2, 100, 0.01, NULL, &f), BK_EINVAL); /* < g - 1 ms */
     assert_int_equal(bk_aging_new_count(10, 0.01, NULL, NULL), BK_EINVAL);
     assert_int_equal(bk_aging_add(NULL, "a", 1), BK_EINVAL);
+    /* NULL filters: free, clear and advance accept them, the rest are BK_EINVAL (batches with
+     * nothing done), as for the other types */
+    bk_aging_free(NULL);
+    bk_aging_clear(NULL);
+    bk_aging_advance(NULL);
+    bk_aging *c = (bk_aging *)0x1;
+    assert_int_equal(bk_aging_clone(NULL, &c), BK_EINVAL);
+    assert_null(c);
+    assert_int_equal(bk_aging_set_clock(NULL, NULL, NULL), BK_EINVAL);
+    assert_int_equal(bk_aging_add_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_aging_add_u64(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent(NULL, "a", 1), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent_u64(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_aging_union(NULL, NULL), BK_EINVAL);
+    bk_aging_info info;
+    assert_int_equal(bk_aging_get_info(NULL, &info), BK_EINVAL);
+    uint64_t h[2] = { 1, 2 };
+    const void *keys[2] = { "a", NULL };
+    size_t lens[2] = { 1, 3 };
+    size_t n = 7;
+    assert_int_equal(bk_aging_add_hashes(NULL, h, 2), BK_EINVAL);
+    assert_int_equal(bk_aging_add_many(NULL, keys, lens, 1), BK_EINVAL);
+    assert_int_equal(bk_aging_contains_hashes(NULL, h, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(n, 0);
+    n = 7;
+    assert_int_equal(bk_aging_contains_many(NULL, keys, lens, 1, NULL, &n), BK_EINVAL);
+    assert_int_equal(n, 0);
+    n = 7;
+    assert_int_equal(bk_aging_add_if_absent_hashes(NULL, h, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(n, 0);
+    n = 7;
+    assert_int_equal(bk_aging_add_if_absent_many(NULL, keys, lens, 1, NULL, &n), BK_EINVAL);
+    assert_int_equal(n, 0);
+    /* a live filter: NULL arrays with n > 0, a NULL key with a length, a NULL out, all refused */
+    assert_int_equal(bk_aging_new_count(100, 0.01, NULL, &f), BK_OK);
+    assert_int_equal(bk_aging_add(f, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent(f, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_aging_add_hashes(f, NULL, 2), BK_EINVAL);
+    assert_int_equal(bk_aging_add_many(f, keys, lens, 2), BK_EINVAL);
+    n = 7;
+    assert_int_equal(bk_aging_contains_hashes(f, NULL, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(n, 0);
+    assert_int_equal(bk_aging_contains_many(f, keys, lens, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent_many(f, keys, lens, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(bk_aging_add_if_absent_hashes(f, NULL, 2, NULL, &n), BK_EINVAL);
+    assert_int_equal(bk_aging_clone(f, NULL), BK_EINVAL);
+    assert_int_equal(bk_aging_get_info(f, NULL), BK_EINVAL);
+    assert_int_equal(bk_aging_union(f, NULL), BK_EINVAL);
+    bk_stats st;
+    bk_aging_stats(f, &st);
+    assert_int_equal(st.count, 0); /* nothing refused above was added */
+    bk_aging_free(f);
 }
 
 /* Count window: after each step of a long stream, the last W keys are all present; checked at

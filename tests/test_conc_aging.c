@@ -3,9 +3,8 @@
  * clock they all read. Under ThreadSanitizer this shows the query paths share no hidden state (no
  * cache written by a query, no lazily chosen path); each thread also checks that every key of the
  * window is found and that fresh keys are found at about the rate p. */
-#include <pthread.h>
 #include <stdatomic.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 #define W 100000
@@ -60,13 +59,13 @@ static void *querier(void *arg)
 /* THREADS threads query f at once; keys[0 .. n) must all be found. */
 static void query_together(const bk_aging *f, const uint64_t *keys, size_t n, double p)
 {
-    pthread_t t[THREADS];
+    tc_threads t = { .n = 0 };
     job_t jobs[THREADS];
     for (int i = 0; i < THREADS; i++) {
         jobs[i] = (job_t){ f, keys, n, i, 0, 0, 0 };
-        assert_int_equal(pthread_create(&t[i], NULL, querier, &jobs[i]), 0);
+        tc_start(&t, querier, &jobs[i]);
     }
-    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_join(t[i], NULL), 0);
+    tc_join(&t);
     for (int i = 0; i < THREADS; i++) {
         assert_int_equal(jobs[i].missing, 0);
         /* fresh keys are odd, the inserted ones even: none of them was inserted */

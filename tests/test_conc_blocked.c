@@ -1,6 +1,5 @@
 /* Concurrency of the blocked filter: atomic inserts from 2 and 4 threads, a reader alongside. */
-#include <pthread.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* 2,000,000 keys per thread; under ThreadSanitizer (which checks the races, not the volume, and runs
@@ -61,7 +60,7 @@ static void *reader(void *arg)
     size_t *lens = malloc(W * sizeof *lens);
     bool last = false;
     while (!last) {
-        last = __atomic_load_n(r->stop, __ATOMIC_ACQUIRE); /* one full pass after the writers end */
+        last = tc_raised(r->stop); /* one full pass after the writers end */
         for (int s = 0; s < r->sets; s++) {
             uint8_t *sn = seen + (size_t)s * W;
             for (uint64_t i = 0; i < W; i++) {
@@ -112,18 +111,18 @@ static void run(int threads, bk_blocked_layout layout, bk_simd reader_path)
     bk_blocked_options o = { .layout = layout, .seed = 11 };
     assert_int_equal(bk_blocked_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
     if (reader_path != BK_SIMD_AUTO) assert_int_equal(bk_blocked_set_simd(f, reader_path), BK_OK);
-    pthread_t t[8], rt;
+    tc_threads t = { .n = 0 }, rt = { .n = 0 };
     job_t jobs[8];
     int stop = 0;
     reader_t rd = { f, threads, &stop, 0, 0, 0, 0 };
-    assert_int_equal(pthread_create(&rt, NULL, reader, &rd), 0);
+    tc_start(&rt, reader, &rd);
     for (int i = 0; i < threads; i++) {
         jobs[i] = (job_t){ f, (uint64_t)i };
-        assert_int_equal(pthread_create(&t[i], NULL, inserter, &jobs[i]), 0);
+        tc_start(&t, inserter, &jobs[i]);
     }
-    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    pthread_join(rt, NULL);
+    tc_join(&t);
+    tc_raise(&stop);
+    tc_join(&rt);
     print_message("%d writers, layout %d, reader path %s: reader saw %llu keys appear in %llu rounds\n", threads,
                   (int)layout, bk_simd_name(bk_blocked_simd(f)), (unsigned long long)rd.seen,
                   (unsigned long long)rd.rounds);

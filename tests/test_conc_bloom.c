@@ -1,6 +1,5 @@
 /* Concurrency of the classic filter: atomic inserts from several threads, readers alongside. */
-#include <pthread.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* 2,000,000 keys per thread; under ThreadSanitizer (which checks the races, not the volume, and runs
@@ -44,7 +43,7 @@ static void *reader(void *arg)
     static __thread uint8_t seen[W];
     memset(seen, 0, sizeof seen);
     uint64_t last_count = 0, pass = 0;
-    for (bool first = true; first || !__atomic_load_n(r->stop, __ATOMIC_ACQUIRE); first = false) {
+    for (bool first = true; first || !tc_raised(r->stop); first = false) {
         bk_stats st;
         bk_bloom_stats(r->f, &st);
         r->stats_calls++;
@@ -77,18 +76,18 @@ static void run(int threads, bk_layout layout)
     bk_bloom *f = NULL;
     bk_bloom_options o = { .layout = layout, .seed = 11 };
     assert_int_equal(bk_bloom_new((uint64_t)threads * PER_THREAD, 0.01, &o, &f), BK_OK);
-    pthread_t t[8], rt;
+    tc_threads t = { .n = 0 }, rt = { .n = 0 };
     job_t jobs[8];
     volatile int stop = 0;
     reader_t rd = { f, 0, &stop, 0, 0, 0, 0 };
-    assert_int_equal(pthread_create(&rt, NULL, reader, &rd), 0);
+    tc_start(&rt, reader, &rd);
     for (int i = 0; i < threads; i++) {
         jobs[i] = (job_t){ f, (uint64_t)i };
-        assert_int_equal(pthread_create(&t[i], NULL, inserter, &jobs[i]), 0);
+        tc_start(&t, inserter, &jobs[i]);
     }
-    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    pthread_join(rt, NULL);
+    tc_join(&t);
+    tc_raise(&stop);
+    tc_join(&rt);
     assert_int_equal(rd.disappeared, 0);
     assert_int_equal(rd.count_went_back, 0);
     assert_true(rd.stats_calls > 0);

@@ -1,8 +1,7 @@
 /* Concurrency of the counting filter: atomic increments and decrements from several threads (CAS on the
  * word), readers alongside; sticky saturation under contention. */
-#include <pthread.h>
 #include <sched.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* 2,000,000 keys per thread. Under ThreadSanitizer every atomic operation is an instrumented call
@@ -54,7 +53,7 @@ static void *reader(void *arg)
     static __thread uint8_t seen[W];
     memset(seen, 0, sizeof seen);
     uint64_t pass = 0;
-    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+    while (!tc_raised(r->stop)) {
         if (pass++ % 16 == 0) {
             bk_counting *c = NULL;
             if (bk_counting_clone(r->f, &c) == BK_OK) {
@@ -80,9 +79,9 @@ static void *reader(void *arg)
 
 static void run_jobs(job_t *jobs, int n)
 {
-    pthread_t t[8];
-    for (int i = 0; i < n; i++) assert_int_equal(pthread_create(&t[i], NULL, worker, &jobs[i]), 0);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    tc_threads t = { .n = 0 };
+    for (int i = 0; i < n; i++) tc_start(&t, worker, &jobs[i]);
+    tc_join(&t);
     for (int i = 0; i < n; i++) assert_int_equal(jobs[i].failures, 0);
 }
 
@@ -96,8 +95,8 @@ static void run(int threads, uint32_t bits)
     job_t jobs[8];
     volatile int stop = 0;
     reader_t rd = { f, 0, PER_THREAD / 2 / 4096, &stop, 0, 0, 0 };
-    pthread_t rt;
-    assert_int_equal(pthread_create(&rt, NULL, reader, &rd), 0);
+    tc_threads rt = { .n = 0 };
+    tc_start(&rt, reader, &rd);
     for (int i = 0; i < threads; i++) jobs[i] = (job_t){ f, (uint64_t)i, 0, PER_THREAD, false, 0 };
     run_jobs(jobs, threads);
     assert_int_equal(bk_counting_count(f), (uint64_t)threads * PER_THREAD);
@@ -109,8 +108,8 @@ static void run(int threads, uint32_t bits)
     /* now remove the second half of every set, concurrently, while the reader goes on */
     for (int i = 0; i < threads; i++) jobs[i] = (job_t){ f, (uint64_t)i, PER_THREAD / 2, PER_THREAD, true, 0 };
     run_jobs(jobs, threads);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    pthread_join(rt, NULL);
+    tc_raise(&stop);
+    tc_join(&rt);
     assert_int_equal(rd.disappeared, 0);
     assert_true(rd.seen > 0);
     assert_true(rd.clones > 0);

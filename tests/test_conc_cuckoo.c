@@ -2,8 +2,7 @@
  * writer lock while lock-free readers check that every key whose insert has completed is found, and
  * that no key disappears once seen -- with kick chains moving fingerprints all the time (load 94%),
  * then while writers remove half of their keys, and while an expansion chain grows. */
-#include <pthread.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* ThreadSanitizer makes every atomic access and lock a call into its runtime (about 50x slower
@@ -91,7 +90,7 @@ static void *reader(void *arg)
     enum { W = 2048 };
     uint8_t *seen = calloc(W, 1);
     uint64_t st = r->seed;
-    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+    while (!tc_raised(r->stop)) {
         /* 1. a random key whose insert has completed (and, in phase 2, that is never removed) */
         for (int rep = 0; rep < 64; rep++) {
             uint64_t x = tu_splitmix(&st);
@@ -121,21 +120,21 @@ static void *reader(void *arg)
 
 static void run_phase(bk_cuckoo *f, writer_t *ws, int writers, int phase)
 {
-    pthread_t wt[8], rt[READERS];
+    tc_threads wt = { .n = 0 }, rt = { .n = 0 };
     reader_t rd[READERS];
     int stop = 0;
     for (int i = 0; i < READERS; i++) {
         rd[i] = (reader_t){ f, ws, writers, phase, 1000 + (uint64_t)i, &stop, 0, 0, 0, 0 };
-        assert_int_equal(pthread_create(&rt[i], NULL, reader, &rd[i]), 0);
+        tc_start(&rt, reader, &rd[i]);
     }
     for (int i = 0; i < writers; i++) {
         ws[i].phase = phase;
-        assert_int_equal(pthread_create(&wt[i], NULL, writer, &ws[i]), 0);
+        tc_start(&wt, writer, &ws[i]);
     }
-    for (int i = 0; i < writers; i++) pthread_join(wt[i], NULL);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    tc_join(&wt);
+    tc_raise(&stop);
+    tc_join(&rt);
     for (int i = 0; i < READERS; i++) {
-        pthread_join(rt[i], NULL);
         print_message("phase %d reader %d: %llu checks of completed keys, %llu window keys seen\n", phase, i,
                       (unsigned long long)rd[i].checks, (unsigned long long)rd[i].seen);
         assert_int_equal(rd[i].missing, 0);
@@ -224,7 +223,7 @@ typedef struct {
 static void *resident_reader(void *arg)
 {
     resident_reader_t *r = arg;
-    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE))
+    while (!tc_raised(r->stop))
         for (uint64_t i = 0; i < RESIDENT; i++) {
             r->checks++;
             if (!bk_cuckoo_contains_hash(r->f, key_hash(i))) r->missing++;
@@ -242,22 +241,22 @@ static void churn(uint32_t f_bits, bool semi)
     bk_cuckoo *f = NULL;
     assert_int_equal(bk_cuckoo_new_buckets(1024, &o, &f), BK_OK);
     for (uint64_t i = 0; i < RESIDENT; i++) assert_int_equal(bk_cuckoo_add_hash(f, key_hash(i)), BK_OK);
-    pthread_t wt[2], rt[READERS];
+    tc_threads wt = { .n = 0 }, rt = { .n = 0 };
     churn_t cs[2];
     resident_reader_t rd[READERS];
     int stop = 0;
     for (int i = 0; i < READERS; i++) {
         rd[i] = (resident_reader_t){ f, &stop, 0, 0 };
-        assert_int_equal(pthread_create(&rt[i], NULL, resident_reader, &rd[i]), 0);
+        tc_start(&rt, resident_reader, &rd[i]);
     }
     for (int i = 0; i < 2; i++) {
         cs[i] = (churn_t){ f, i, 0 };
-        assert_int_equal(pthread_create(&wt[i], NULL, churner, &cs[i]), 0);
+        tc_start(&wt, churner, &cs[i]);
     }
-    for (int i = 0; i < 2; i++) pthread_join(wt[i], NULL);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    tc_join(&wt);
+    tc_raise(&stop);
+    tc_join(&rt);
     for (int i = 0; i < READERS; i++) {
-        pthread_join(rt[i], NULL);
         print_message("churn reader %d: %llu checks of resident keys\n", i, (unsigned long long)rd[i].checks);
         assert_int_equal(rd[i].missing, 0);
     }

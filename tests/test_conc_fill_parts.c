@@ -6,8 +6,7 @@
  * tiny (more parts than cache lines), with any number of parts. Under ThreadSanitizer this also shows
  * the parts never write the same memory.
  */
-#include <pthread.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
 
@@ -72,12 +71,12 @@ static void check_kind(int kind)
             bk_filter *f = make(kind, n);
             void *typed = bk_filter_get(f, kind < 2 ? BK_TYPE_BLOOM : BK_TYPE_BLOCKED);
             job jobs[8];
-            pthread_t tid[8];
+            tc_threads tid = { .n = 0 };
             for (unsigned p = 0; p < np; p++) {
                 jobs[p] = (job){ typed, kind >= 2, h, n, p, np };
-                assert_int_equal(pthread_create(&tid[p], NULL, run_part, &jobs[p]), 0);
+                tc_start(&tid, run_part, &jobs[p]);
             }
-            for (unsigned p = 0; p < np; p++) pthread_join(tid[p], NULL);
+            tc_join(&tid);
             assert_int_equal(bk_filter_set_count(f, n), BK_OK); /* the parts leave the count alone */
             void *got;
             size_t got_len;

@@ -1,8 +1,7 @@
 /* Concurrency of the binary fuse filter: a built filter is read by several threads at once (single and
  * batch queries, and builds of other filters meanwhile); under ThreadSanitizer this shows the query
  * path has no hidden shared state. */
-#include <pthread.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 #define N 200000
@@ -44,13 +43,13 @@ static void concurrent_queries(void **state)
     for (size_t i = 0; i < N; i++) h[i] = tu_splitmix(&st);
     bk_fuse *f = NULL;
     assert_int_equal(bk_fuse_build_hashes(h, N, NULL, &f), BK_OK);
-    pthread_t t[THREADS];
+    tc_threads t = { .n = 0 };
     job_t jobs[THREADS];
     for (int i = 0; i < THREADS; i++) {
         jobs[i] = (job_t){ f, h, i, 0, 0 };
-        assert_int_equal(pthread_create(&t[i], NULL, querier, &jobs[i]), 0);
+        tc_start(&t, querier, &jobs[i]);
     }
-    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_join(t[i], NULL), 0);
+    tc_join(&t);
     for (int i = 0; i < THREADS; i++) {
         assert_int_equal(jobs[i].missing, 0);
         /* 3 * 50,000 fresh values at 2^-8: ~586 expected */

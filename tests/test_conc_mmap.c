@@ -6,11 +6,10 @@
  * writable handle leaves the file to its parent, and a writer whose file was overwritten in place does
  * not finalise it.
  */
-#include "testutil.h"
+#include "conc.h"
 #include "factories.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,14 +56,12 @@ static void threads_share_a_mapping(void **state)
         assert_int_equal(bk_filter_open_mmap(path, BK_OPEN_WRITE_SHARED, &a), BK_OK);
         assert_int_equal(bk_filter_open_mmap(path, BK_OPEN_WRITE_SHARED, &b), BK_OK);
         job jobs[4] = { { a, 0, M / 3 }, { a, M / 3, 2 * M / 3 }, { b, 2 * M / 3, M }, { a, 0, M } };
-        pthread_t th[4];
-        for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&th[i], NULL, inserter, &jobs[i]), 0);
-        assert_int_equal(pthread_create(&th[3], NULL, querier, &jobs[3]), 0);
-        for (int i = 0; i < 4; i++) {
-            void *r;
-            pthread_join(th[i], &r);
-            assert_null(r);
-        }
+        tc_threads th = { .n = 0 };
+        for (int i = 0; i < 3; i++) tc_start(&th, inserter, &jobs[i]);
+        tc_start(&th, querier, &jobs[3]);
+        void *r[4];
+        tc_join_results(&th, r);
+        for (int i = 0; i < 4; i++) assert_null(r[i]);
         assert_int_equal(bk_filter_close(b), BK_OK);
         for (uint64_t i = 0; i < M; i++) {
             tf_key k = tf_make_key(1, i);

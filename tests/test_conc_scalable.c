@@ -1,8 +1,7 @@
 /* Concurrency of the scalable filter: atomic adds from several threads through many growths, readers
  * alongside. */
-#include <pthread.h>
 #include <sched.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* 2,000,000 keys per thread. Under ThreadSanitizer every atomic operation is an instrumented call
@@ -53,7 +52,7 @@ static void *reader(void *arg)
     enum { W = 4096 };
     static __thread uint8_t seen[W];
     memset(seen, 0, sizeof seen);
-    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+    while (!tc_raised(r->stop)) {
         for (uint64_t i = 0; i < W; i++) {
             tu_key k = tu_make_key(r->set, i * (PER_THREAD / W));
             bool p = bk_scalable_contains(r->f, k.b, sizeof k.b);
@@ -79,18 +78,18 @@ static void run(int threads, uint32_t growth, uint32_t flags)
     /* about 10 growths; a compact chain from 100 keys, its small first sub-filter in the chain's block,
      * and the chain's array of sub-filters made by the first growth, while readers run */
     assert_int_equal(bk_scalable_new((flags & BK_SCALABLE_COMPACT) ? 100 : PER_THREAD / 200, 0.01, &o, &f), BK_OK);
-    pthread_t t[8], rt;
+    tc_threads t = { .n = 0 }, rt = { .n = 0 };
     job_t jobs[8];
     volatile int stop = 0;
     reader_t rd = { f, 0, &stop, 0, 0 };
-    assert_int_equal(pthread_create(&rt, NULL, reader, &rd), 0);
+    tc_start(&rt, reader, &rd);
     for (int i = 0; i < threads; i++) {
         jobs[i] = (job_t){ f, (uint64_t)i, 0, 0, 0 };
-        assert_int_equal(pthread_create(&t[i], NULL, inserter, &jobs[i]), 0);
+        tc_start(&t, inserter, &jobs[i]);
     }
-    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    pthread_join(rt, NULL);
+    tc_join(&t);
+    tc_raise(&stop);
+    tc_join(&rt);
     assert_int_equal(rd.disappeared, 0);
     assert_true(rd.seen > 0);
     uint64_t added = 0, exists = 0;
@@ -150,15 +149,15 @@ static void nonscaling_races(void **state)
     bk_scalable *f = NULL;
     bk_scalable_options o = { .growth = 2, .tightening = 0.5, .max_bytes = 0, .seed = 3, .flags = BK_SCALABLE_NONSCALING };
     assert_int_equal(bk_scalable_new(10000, 0.01, &o, &f), BK_OK);
-    pthread_t t[4];
+    tc_threads t = { .n = 0 };
     job_t jobs[4];
     for (int i = 0; i < 4; i++) {
         jobs[i] = (job_t){ f, (uint64_t)(10 + i), 0, 0, 0 };
-        assert_int_equal(pthread_create(&t[i], NULL, fill_nonscaling, &jobs[i]), 0);
+        tc_start(&t, fill_nonscaling, &jobs[i]);
     }
+    tc_join(&t);
     uint64_t added = 0;
     for (int i = 0; i < 4; i++) {
-        pthread_join(t[i], NULL);
         assert_int_equal(jobs[i].errors, 0);
         added += jobs[i].added;
     }

@@ -2,9 +2,8 @@
  * while another inserts into src with the *_atomic calls. Every key whose insert returned before a union
  * began must be in dst afterwards; ThreadSanitizer checks that the union's reads of src are not a race
  * with the inserts (classic, blocked, counting and scalable, the scalable chain growing meanwhile). */
-#include <pthread.h>
 #include <sched.h>
-#include "testutil.h"
+#include "conc.h"
 #include <bloomkit/bloomkit.h>
 
 /* Under ThreadSanitizer every atomic operation is an instrumented call, so that build runs the same
@@ -45,7 +44,7 @@ static void *inserter(void *arg)
 {
     shared_t *s = arg;
     uint64_t i = 0;
-    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+    while (!tc_raised(&s->stop)) {
         if (i == 2 * KEYS) {
             sched_yield();
             continue;
@@ -66,8 +65,8 @@ static void run(const ops_t *ops, int variant)
     void *dst = ops->make(variant);
     assert_non_null(s.src);
     assert_non_null(dst);
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, inserter, &s), 0);
+    tc_threads t = { .n = 0 };
+    tc_start(&t, inserter, &s);
     uint64_t last = 0;
     for (int u = 0; u < UNIONS; u++) {
         /* wait for some more keys, so each union meets a different src */
@@ -84,8 +83,8 @@ static void run(const ops_t *ops, int variant)
         }
         last = before;
     }
-    __atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-    pthread_join(t, NULL);
+    tc_raise(&s.stop);
+    tc_join(&t);
     assert_int_equal(s.failures, 0);
     assert_true(last >= KEYS);
     /* quiet now: a last union holds every key src holds */

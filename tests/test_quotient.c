@@ -668,6 +668,100 @@ static void full_load(void **state)
     bk_quotient_free(f);
 }
 
+/* ---- NULL and bad arguments: as the other types (NULL is fine for free and clear; BK_EINVAL, 0 or
+ * nothing visited for the rest), and a load limit too low to size is refused, not a huge array ---- */
+
+static int visit_count(uint64_t fp, uint64_t c, void *ctx)
+{
+    (void)fp;
+    (void)c;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static void null_and_bad_arguments(void **state)
+{
+    (void)state;
+    bk_quotient_free(NULL);
+    bk_quotient_clear(NULL);
+    int visits = 0;
+    assert_int_equal(bk_quotient_foreach(NULL, visit_count, &visits), 0);
+    assert_int_equal(visits, 0);
+    assert_int_equal(bk_quotient_count(NULL, "a", 1), 0);
+    assert_int_equal(bk_quotient_count_hash(NULL, 42), 0);
+    bk_quotient *c = (bk_quotient *)0x1;
+    assert_int_equal(bk_quotient_clone(NULL, &c), BK_EINVAL);
+    assert_null(c);
+    assert_int_equal(bk_quotient_add(NULL, "a", 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_u64(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_count_hash(NULL, 1, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_remove(NULL, "a", 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_remove_hash(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_remove_u64(NULL, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_remove_count_hash(NULL, 1, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_grow(NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_union(NULL, NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_compatible(NULL, NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint(NULL, 1, 10, 8, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_fingerprint_slots(NULL, 1, 1024, 8, 1), BK_EINVAL);
+    assert_int_equal(bk_quotient_set_path(NULL, BK_QUOTIENT_AUTO), BK_EINVAL);
+    uint64_t h[2] = { 1, 2 }, counts[2];
+    size_t done = 7;
+    assert_int_equal(bk_quotient_add_hashes(NULL, h, 2, &done), BK_EINVAL);
+    assert_int_equal(done, 0);
+    assert_int_equal(bk_quotient_count_hashes(NULL, h, 2, counts), BK_EINVAL);
+
+    bk_quotient *f = NULL;
+    assert_int_equal(bk_quotient_new(100, 0.01, NULL, &f), BK_OK);
+    assert_int_equal(bk_quotient_add(f, "a", 1), BK_OK);
+    /* a NULL key with a length: refused, nothing counted */
+    assert_int_equal(bk_quotient_add(f, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_quotient_remove(f, NULL, 3), BK_EINVAL);
+    assert_int_equal(bk_quotient_count(f, NULL, 3), 0);
+    assert_int_equal(bk_quotient_count(f, "a", 1), 1);
+    assert_int_equal(bk_quotient_add_count_hash(f, 1, 0), BK_EINVAL);
+    assert_int_equal(bk_quotient_foreach(f, NULL, NULL), 0);
+    assert_int_equal(bk_quotient_clone(f, NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_union(f, NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_union(NULL, f), BK_EINVAL);
+    done = 7;
+    assert_int_equal(bk_quotient_add_hashes(f, NULL, 2, &done), BK_EINVAL);
+    assert_int_equal(done, 0);
+    size_t hits = 7;
+    assert_int_equal(bk_quotient_contains_hashes(f, NULL, 2, NULL, &hits), BK_EINVAL);
+    assert_int_equal(hits, 0);
+    const void *keys[2] = { "a", NULL };
+    size_t lens[2] = { 1, 3 };
+    assert_int_equal(bk_quotient_contains_many(f, keys, lens, 2, NULL, &hits), BK_EINVAL);
+    assert_int_equal(bk_quotient_add_many(f, keys, lens, 2, &done), BK_EINVAL);
+    assert_int_equal(bk_quotient_count_hashes(f, h, 2, NULL), BK_EINVAL);
+    assert_int_equal(bk_quotient_total(f), 1);
+    visits = 0;
+    assert_int_equal(bk_quotient_foreach(f, visit_count, &visits), 0);
+    assert_int_equal(visits, 1);
+    bk_quotient_clear(f);
+    assert_int_equal(bk_quotient_total(f), 0);
+    bk_quotient_free(f);
+
+    /* one key with a load limit of 1e-9 would want 10^9 slots: refused as a bad option, for
+     * bk_quotient_size (with and without a geometry) and bk_quotient_new alike */
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.max_load = 1e-9;
+    bk_quotient_geometry g;
+    memset(&g, 0xab, sizeof g);
+    assert_int_equal(bk_quotient_size(1, 0.01, &o, &g), BK_EINVAL);
+    assert_int_equal(bk_quotient_size(1, 0.01, &o, NULL), BK_EINVAL);
+    f = (bk_quotient *)0x1;
+    assert_int_equal(bk_quotient_new(1, 0.01, &o, &f), BK_EINVAL);
+    assert_null(f);
+    /* at the lowest load limit allowed, one key takes the smallest array */
+    o.max_load = BK_QUOTIENT_MIN_MAX_LOAD;
+    assert_int_equal(bk_quotient_size(1, 0.01, &o, &g), BK_OK);
+    assert_int_equal(g.slots, UINT64_C(1) << BK_QUOTIENT_MIN_QBITS);
+    assert_true(g.bytes < 4096);
+}
+
 /* ---- growth limits, bad input, stats ---- */
 
 static void limits_and_stats(void **state)
@@ -1197,6 +1291,7 @@ int main(void)
         cmocka_unit_test(offline_conversion),
         cmocka_unit_test(full_load),
         cmocka_unit_test(limits_and_stats),
+        cmocka_unit_test(null_and_bad_arguments),
         cmocka_unit_test(batches),
         cmocka_unit_test(paths_agree),
         cmocka_unit_test(persistence),

@@ -511,6 +511,19 @@ static void bad_input(void **state)
     size_t hits = 7;
     assert_int_equal(bk_ribbon_contains_hashes(NULL, h, 4, NULL, &hits), BK_EINVAL);
     assert_int_equal(hits, 0);
+    hits = 7;
+    assert_int_equal(bk_ribbon_contains_many(NULL, keys, lens, 1, NULL, &hits), BK_EINVAL);
+    assert_int_equal(hits, 0);
+    /* a live filter: a NULL array with n > 0, a NULL key with a length, a NULL out, all refused */
+    assert_int_equal(bk_ribbon_build_hashes(h, 4, NULL, &f), BK_OK);
+    hits = 7;
+    assert_int_equal(bk_ribbon_contains_hashes(f, NULL, 4, NULL, &hits), BK_EINVAL);
+    assert_int_equal(hits, 0);
+    hits = 7;
+    assert_int_equal(bk_ribbon_contains_many(f, keys, lens, 2, NULL, &hits), BK_EINVAL);
+    assert_int_equal(hits, 0);
+    assert_int_equal(bk_ribbon_clone(f, NULL), BK_EINVAL);
+    bk_ribbon_free(f);
 }
 
 /* ---- the allocator sees everything, also on failure paths ---- */

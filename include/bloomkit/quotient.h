@@ -152,7 +152,8 @@ BK_API bk_status bk_quotient_add_u64(bk_quotient *f, uint64_t key);
 BK_API bk_status bk_quotient_remove_u64(bk_quotient *f, uint64_t key);
 BK_API bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key);
 /* How many times the key's fingerprint was added (0: certainly absent). Never below the true count
- * of an added key; above it only when other keys share its fingerprint. [query] */
+ * of an added key; above it only when other keys share its fingerprint. 0 for f NULL, or key NULL
+ * with len > 0. [query] */
 BK_API uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len);
 BK_API uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t hash);
 
@@ -174,7 +175,7 @@ BK_API bk_status bk_quotient_contains_hashes(const bk_quotient *f, const uint64_
 BK_API bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *hashes, size_t n,
                                           uint64_t *counts);
 
-/* Remove everything. [excl] */
+/* Remove everything; NULL is fine. [excl] */
 BK_API void bk_quotient_clear(bk_quotient *f);
 
 /* Double the slots without the keys (2S, r - 1; see the header comment for the FPR cost). The
@@ -211,7 +212,7 @@ BK_API bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotien
 /* Enumeration in increasing fingerprint order: fn(fingerprint, count, ctx) once per distinct
  * fingerprint, where fingerprint = quotient << r | remainder (floor(h S 2^r / 2^64) for the key's hash
  * h: the top q + r bits of h when S = 2^q; a remainder of 0 stored as 1). fn returns 0 to go on,
- * anything else to stop (returned).
+ * anything else to stop (returned). 0, with nothing visited, when f or fn is NULL.
  * [query] */
 typedef int (*bk_quotient_visit_fn)(uint64_t fingerprint, uint64_t count, void *ctx);
 BK_API int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx);
@@ -232,7 +233,7 @@ BK_API bk_status bk_quotient_add_fingerprint_slots(bk_quotient *f, uint64_t fing
  * of max_load or fpr_now is above the target. [query] */
 BK_API void bk_quotient_stats(const bk_quotient *f, bk_stats *out);
 
-/* Accessors. [query] */
+/* Accessors; f must not be NULL. [query] */
 BK_API uint32_t bk_quotient_quotient_bits(const bk_quotient *f);
 BK_API uint32_t bk_quotient_remainder_bits(const bk_quotient *f);
 BK_API uint64_t bk_quotient_slots(const bk_quotient *f); /* S, the home slots (since 1.1) */

@@ -123,7 +123,7 @@ BK_API bk_status bk_ribbon_contains_many(const bk_ribbon *f, const void *const *
 BK_API bk_status bk_ribbon_contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n,
                                            uint8_t *results, size_t *hits);
 
-/* ---- statistics and accessors: [query] ---- */
+/* ---- statistics and accessors; f must not be NULL. [query] ---- */
 
 /* type BK_TYPE_RIBBON; k = the most fingerprint bits a key is checked on; capacity = count = distinct
  * keys; bits = the solution array's bits; memory_bytes = its bytes; bits_per_key; fill_ratio = keys /

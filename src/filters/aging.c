@@ -129,18 +129,18 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (os_ != BK_OK) return os_;
     const bk_aging_options *o = &o_;
     bk_aging_geometry geo;
-    bk_status s = bk_aging_size(capacity, p, o ? o->generations : 0, &geo);
+    bk_status s = bk_aging_size(capacity, p, o->generations, &geo);
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
     if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
-    f->seed = o ? o->seed : 0;
+    f->seed = o->seed;
     f->flip = bk__hash_u64_flip(f->seed);
     f->window = window;
     f->capacity = capacity;
     f->gen_cap = geo.gen_capacity;
     f->fpr_target = p;
-    if (o && o->clock) {
+    if (o->clock) {
         f->clock = o->clock;
         f->clock_ctx = o->clock_ctx;
     }

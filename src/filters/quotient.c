@@ -518,7 +518,6 @@ static bk_status geometry_of(uint64_t slots, uint32_t rb, double max_load, uint6
 
 static bool bad_opts(const bk_quotient_options *o)
 {
-    if (!o) return false;
     if (o->max_load != 0 && !(o->max_load >= BK_QUOTIENT_MIN_MAX_LOAD && o->max_load <= 1)) return true;
     if (o->remainder_bits && (o->remainder_bits < BK_QUOTIENT_MIN_RBITS || o->remainder_bits > BK_QUOTIENT_MAX_RBITS))
         return true;
@@ -527,7 +526,7 @@ static bool bad_opts(const bk_quotient_options *o)
 
 static double load_of(const bk_quotient_options *o)
 {
-    return o && o->max_load ? o->max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
+    return o->max_load ? o->max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
 }
 
 bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *user_opts, bk_quotient_geometry *out)
@@ -704,12 +703,14 @@ bk_status bk_quotient_remove(bk_quotient *f, const void *key, size_t len)
 
 uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t h)
 {
+    if (!f) return 0;
     uint64_t q, x;
     split(f, h, &q, &x);
     return bk__qf_ops(f)->count(f, q, x);
 }
 uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len)
 {
+    if (!f || (!key && len)) return 0;
     return bk_quotient_count_hash(f, bk__hash(key, len, f->seed));
 }
 bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t h) { return bk_quotient_count_hash(f, h) != 0; }
@@ -836,6 +837,7 @@ bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size
 
 void bk_quotient_clear(bk_quotient *f)
 {
+    if (!f) return;
     memset(f->words, 0, (size_t)f->nwords * 8);
     f->used = f->distinct = f->total = 0;
 }

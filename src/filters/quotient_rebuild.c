@@ -228,6 +228,7 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
 
 int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx)
 {
+    if (!f || !fn) return 0;
     qf_iter it;
     it_init(&it, f);
     uint64_t q, x, c;
