@@ -662,21 +662,18 @@ bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
     return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
 }
 
-static size_t contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    return f->batch(f, hashes, n, results);
-}
-
+/* The batch query of the path chosen when the filter was made (bk__contains_many's chunk function). */
 static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
 {
-    return contains_hashes(f, h, n, results);
+    const bk_ribbon *r = f;
+    return r->batch(r, h, n, results);
 }
 
 bk_status bk_ribbon_contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results,
                                     size_t *hits)
 {
     if (!f || (!hashes && n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, contains_hashes(f, hashes, n, results));
+    return bk__batch_done(hits, query_chunk(f, hashes, n, results));
 }
 
 bk_status bk_ribbon_contains_many(const bk_ribbon *f, const void *const *keys, const size_t *lens, size_t n,
