@@ -1,8 +1,10 @@
-// The public headers, included twice, from C++, with -Wall -Wextra -Wpedantic -Werror.
+// The public headers (the readers' too), included twice, from C++, with -Wall -Wextra -Wpedantic -Werror.
 #include <bloomkit/bloomkit.h>
 #include <bloomkit/bloomkit.h>
 #include <bloomkit/experimental.h>
 #include <bloomkit/experimental.h>
+#include <bloomkit/reader.h>
+#include <bloomkit/reader.h>
 #include <cstdio>
 
 int main()

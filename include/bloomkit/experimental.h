@@ -12,6 +12,8 @@
  *     code from <immintrin.h> (blocked.h);
  *   - the cuckoo filter's packed form and the views built over it (cuckoo.h, "Packed small filters"):
  *     the header's layout and the view's size may change with the struct they carry.
+ *   - the readers of reader.h (header-inline queries of built blocked, fuse and cuckoo filters): not
+ *     included here, since they bring <xxhash.h> in; include <bloomkit/reader.h> by name.
  *
  * Include this instead of bloomkit.h, or define BK_STATIC_LINKING_ONLY before including bloomkit.h.
  * The stable tier (bloomkit.h without the macro) keeps its API and ABI for every 1.x release.

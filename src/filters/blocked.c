@@ -10,6 +10,7 @@
 #include "core/simd.h"
 #include "core/blocked_engine.h"
 #include "core/blocked1024.h"
+#include "bloomkit/reader.h"
 
 struct bk_blocked {
     bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use */
@@ -413,6 +414,16 @@ bk_status bk_blocked_get_view(bk_blocked *f, bk_blocked_view *out)
     if (f->layout != BK_BLOCKED_SPLIT256) return BK_ENOTSUP;
     out->words = f->e.words;
     out->blocks = f->e.blocks;
+    return BK_OK;
+}
+bk_status bk_blocked_get_reader(const bk_blocked *f, bk_blocked_reader *out)
+{
+    if (!f || !out) return BK_EINVAL;
+    if (f->layout != BK_BLOCKED_SPLIT256) return BK_ENOTSUP;
+    out->view.words = f->e.words;
+    out->view.blocks = f->e.blocks;
+    out->seed = f->e.seed;
+    out->flip = f->e.u64_flip;
     return BK_OK;
 }
 void bk_blocked_note_added(bk_blocked *f, uint64_t n)

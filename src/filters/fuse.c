@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include "filters/internal.h"
 #include "bloomkit/fuse.h"
+#include "bloomkit/reader.h"
 
 /*
  * Geometry (Graf & Lemire 2022, arity 3). With n distinct keys:
@@ -689,6 +690,21 @@ bk_status bk_fuse_contains_many(const bk_fuse *f, const void *const *keys, const
 }
 
 /* ---- statistics and accessors ---- */
+
+bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out)
+{
+    if (!f || !out) return BK_EINVAL;
+    out->cells = f->cells;
+    out->span = f->span;
+    out->seglen = f->seglen;
+    out->segmask = f->segmask;
+    out->mix_seed = f->mix_seed;
+    out->seed = f->seed;
+    out->flip = f->u64_flip;
+    out->fp_bits = f->fp_bits;
+    out->empty = f->empty;
+    return BK_OK;
+}
 
 void bk_fuse_stats(const bk_fuse *f, bk_stats *out)
 {

@@ -1,6 +1,7 @@
 /* Cuckoo filter: queries. contains and count, one key or a batch. */
 #include "filters/cuckoo/cuckoo_impl.h"
 #include "core/simd.h"
+#include "bloomkit/reader.h"
 
 /* A chain, or concurrent mode. */
 __attribute__((noinline)) static bool contains_general(const bk_cuckoo *F, uint64_t h, uint32_t fp)
@@ -130,6 +131,24 @@ BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_
         return has4[F->f];
     }
     return has_any;
+}
+
+bk_status bk_cuckoo_get_reader(const bk_cuckoo *F, bk_cuckoo_reader *out)
+{
+    if (!F || !out) return BK_EINVAL;
+    const cf_table *T = cf_solo(F);
+    if (!T || F->groups != 1 || F->semi) return BK_ENOTSUP;
+    out->words = (const uint8_t *)T->words;
+    out->buckets = T->buckets;
+    out->bucket_bits = F->bucket_bits;
+    out->lane_lo = F->lane_lo;
+    out->lane_hi = F->lane_hi;
+    out->seed = F->seed;
+    out->flip = F->u64_flip;
+    for (int k = 0; k < CF_STASH; k++) out->stash[k] = LD(&T->stash[k]);
+    out->fp_range = F->fp_range;
+    out->stash_used = stash_used(T);
+    return BK_OK;
 }
 
 bool bk_cuckoo_contains_hash(const bk_cuckoo *F, uint64_t h)

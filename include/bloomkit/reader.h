@@ -1,0 +1,248 @@
+/*
+ * bloomkit's header-inline readers: read-only queries of a built blocked, binary fuse or cuckoo filter
+ * that compile into the caller's loop.
+ *
+ * Tier: experimental (see experimental.h). This header turns BK_STATIC_LINKING_ONLY on and includes
+ * bloomkit.h; the readers' structs and their inline code may change in any 1.x release, so a program
+ * that uses them is rebuilt with each new version. It is not included by bloomkit.h nor by
+ * experimental.h: include it by name. It includes <xxhash.h> (Debian: libxxhash-dev) with
+ * XXH_INLINE_ALL, as the library's own sources do, so the readers hash a key with the same XXH3-64
+ * code the library runs, inlined; the macro is undefined again afterwards if this header defined it.
+ *
+ * Why: a one-key library call is a call, its argument checks and a dispatch to the filter's path. On a
+ * filter larger than the cache each query waits on one to three cache misses, and the CPU overlaps the
+ * misses of the next keys only as far as its reorder window reaches: inlined, a query is a few dozen
+ * instructions, so more of them (and more misses) are in flight at once. The batch calls
+ * (`*_contains_many`, `*_contains_hashes`) get there by hashing and prefetching a chunk at a time; a
+ * reader gets there in a plain loop.
+ *
+ * What a reader is: a small struct filled by the library (bk_<type>_get_reader) with the pointer to the
+ * filter's own array (the same bytes the library queries: in memory, loaded or mapped) and the geometry
+ * and seed a query needs. bk_<type>_reader_contains(r, key, len) answers exactly as
+ * bk_<type>_contains(f, key, len), bk_<type>_reader_contains_u64 as bk_<type>_contains_u64 and
+ * bk_<type>_reader_contains_hash as bk_<type>_contains_hash, for every key (tests/test_reader.c holds
+ * them to it on the golden files and on random filters). Readers are passed by value, so a loop keeps
+ * their fields in registers.
+ *
+ * Lifetime and threads: a reader borrows the filter's array. It stays valid until the filter is freed
+ * (a blocked or fuse filter), or until the filter is next changed (a cuckoo filter: an insert or
+ * removal may move a key to the stash or grow a second table, which a reader taken before does not see;
+ * take a new reader after changes). The reader's calls are [query] calls on the filter: safe alongside
+ * other queries (and, for the blocked filter, alongside its *_atomic inserts), not alongside the
+ * filter's other writers.
+ *
+ * What has a reader (bk_<type>_get_reader answers BK_ENOTSUP otherwise; use the library calls there):
+ *   blocked  the BK_BLOCKED_SPLIT256 layout (the default), on bk_blocked_view (blocked.h);
+ *   fuse     every fuse filter (8- and 16-bit fingerprints);
+ *   cuckoo   one table (no expansion chain grown yet), no concurrent mode, buckets read in one 64-bit
+ *            load (every b * f <= 57, and b * f = 64 at byte-aligned buckets), not semi-sorted. The
+ *            victim stash is answered as the library does.
+ */
+#ifndef BLOOMKIT_READER_H
+#define BLOOMKIT_READER_H
+
+#ifndef BK_STATIC_LINKING_ONLY
+#  define BK_STATIC_LINKING_ONLY
+#endif
+#include "bloomkit.h"
+#include "blocked.h"
+
+#include <string.h>
+
+#ifndef XXH_INLINE_ALL
+#  define XXH_INLINE_ALL
+#  define BK_READER__XXH_DEFINED
+#endif
+#include <xxhash.h>
+#ifdef BK_READER__XXH_DEFINED
+#  undef XXH_INLINE_ALL
+#  undef BK_READER__XXH_DEFINED
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- hashing: the library's XXH3-64 of a key, inlined ----
+ * An 8-byte key (and every uint64 key, as its 8 little-endian bytes) takes XXH3's 4-to-8-byte form in
+ * two steps: `flip`, the part that depends only on the seed, computed once by the library and kept in
+ * the reader, then the key's own mix. Other lengths take XXH3_64bits_withSeed from <xxhash.h>. */
+static inline uint64_t bk_reader_hash_u64(uint64_t key, uint64_t flip)
+{
+    uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
+    h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    h ^= (h >> 35) + 8;
+    h *= UINT64_C(0x9FB21C651E98DF25);
+    return h ^ (h >> 28);
+}
+static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed, uint64_t flip)
+{
+    if (len == 8) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return bk_reader_hash_u64(k, flip);
+    }
+    return (uint64_t)XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* high 64 bits of a * b */
+static inline uint64_t bk_reader__mulhi(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 bk_reader__u128;
+    return (uint64_t)(((bk_reader__u128)a * b) >> 64);
+#else
+    uint64_t a1 = a >> 32, a0 = a & 0xffffffffu, b1 = b >> 32, b0 = b & 0xffffffffu;
+    uint64_t mid = a1 * b0 + ((a0 * b0) >> 32), mid2 = a0 * b1 + (mid & 0xffffffffu);
+    return a1 * b1 + (mid >> 32) + (mid2 >> 32);
+#endif
+}
+
+/* ---- blocked filter (SPLIT256) ---- */
+
+typedef struct bk_blocked_reader {
+    bk_blocked_view view; /* the words and the block count (blocked.h) */
+    uint64_t seed;        /* the filter's hash seed */
+    uint64_t flip;        /* the seed's part of an 8-byte key's hash */
+} bk_blocked_reader;
+
+/* Fill *out for f. BK_EINVAL for NULL arguments, BK_ENOTSUP for the BK_BLOCKED_512 layout. [query] */
+BK_API bk_status bk_blocked_get_reader(const bk_blocked *f, bk_blocked_reader *out);
+
+/* As bk_blocked_contains_hash / _contains_u64 / _contains. [query] */
+static inline bool bk_blocked_reader_contains_hash(bk_blocked_reader r, uint64_t hash)
+{
+    return bk_blocked_view_contains(r.view, hash);
+}
+static inline bool bk_blocked_reader_contains_u64(bk_blocked_reader r, uint64_t key)
+{
+    return bk_blocked_view_contains(r.view, bk_reader_hash_u64(key, r.flip));
+}
+static inline bool bk_blocked_reader_contains(bk_blocked_reader r, const void *key, size_t len)
+{
+    return bk_blocked_view_contains(r.view, bk_reader_hash(key, len, r.seed, r.flip));
+}
+
+/* ---- binary fuse filter ---- */
+
+typedef struct bk_fuse_reader {
+    const uint8_t *cells; /* the fingerprint array: bytes, or 16-bit little-endian cells */
+    uint64_t span;        /* the range of a key's first cell: segment count * segment length */
+    uint64_t seglen;      /* segment length (a power of two) */
+    uint64_t segmask;     /* seglen - 1 */
+    uint64_t mix_seed;    /* 0, or the seed of the remix of the hash the filter was built with */
+    uint64_t seed;        /* the filter's hash seed */
+    uint64_t flip;        /* the seed's part of an 8-byte key's hash */
+    uint32_t fp_bits;     /* 8 or 16 */
+    uint32_t empty;       /* 1 for the filter of no key: every query answers false */
+} bk_fuse_reader;
+
+/* Fill *out for f. BK_EINVAL for NULL arguments. [query] */
+BK_API bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out);
+
+/* The three cells of the (mixed) hash x and its fingerprint (x ^ x >> 32, truncated to the width). */
+static inline uint64_t bk_fuse_reader__x(const bk_fuse_reader *r, uint64_t hash)
+{
+    uint64_t x = hash;
+    if (r->mix_seed) {
+        x += r->mix_seed;
+        x ^= x >> 33;
+        x *= UINT64_C(0xff51afd7ed558ccd);
+        x ^= x >> 33;
+        x *= UINT64_C(0xc4ceb9fe1a85ec53);
+        x ^= x >> 33;
+    }
+    return x;
+}
+/* A filter of 8-bit fingerprints only (fp_bits == 8): no test of the width per key. [query] */
+static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+{
+    uint64_t x = bk_fuse_reader__x(&r, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    return ((uint8_t)(x ^ (x >> 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
+}
+/* A filter of 16-bit fingerprints only (fp_bits == 16). [query] */
+static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+{
+    uint64_t x = bk_fuse_reader__x(&r, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    uint16_t v0, v1, v2;
+    memcpy(&v0, r.cells + 2 * c0, 2);
+    memcpy(&v1, r.cells + 2 * c1, 2);
+    memcpy(&v2, r.cells + 2 * c2, 2);
+    return ((uint16_t)(x ^ (x >> 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
+}
+/* As bk_fuse_contains_hash / _contains_u64 / _contains (either width). [query] */
+static inline bool bk_fuse_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+{
+    return r.fp_bits == 8 ? bk_fuse8_reader_contains_hash(r, hash) : bk_fuse16_reader_contains_hash(r, hash);
+}
+static inline bool bk_fuse_reader_contains_u64(bk_fuse_reader r, uint64_t key)
+{
+    return bk_fuse_reader_contains_hash(r, bk_reader_hash_u64(key, r.flip));
+}
+static inline bool bk_fuse_reader_contains(bk_fuse_reader r, const void *key, size_t len)
+{
+    return bk_fuse_reader_contains_hash(r, bk_reader_hash(key, len, r.seed, r.flip));
+}
+
+/* ---- cuckoo filter (one table) ---- */
+
+typedef struct bk_cuckoo_reader {
+    const uint8_t *words;  /* the table's array: bucket i at bit i * bucket_bits, little-endian */
+    uint64_t buckets;      /* bucket count (at most 2^32) */
+    uint64_t bucket_bits;  /* b * f */
+    uint64_t lane_lo;      /* bit 0 of each of the b lanes of f bits */
+    uint64_t lane_hi;      /* the top bit of each lane */
+    uint64_t seed;         /* the filter's hash seed */
+    uint64_t flip;         /* the seed's part of an 8-byte key's hash */
+    uint64_t stash[4];     /* the victim stash when the reader was taken: 0, or fp | bucket << 32 */
+    uint32_t fp_range;     /* 2^f - 1: fingerprints are 1 .. fp_range */
+    uint32_t stash_used;   /* nonzero when any stash entry is taken */
+} bk_cuckoo_reader;
+
+/* Fill *out for f. BK_EINVAL for NULL arguments, BK_ENOTSUP for a filter no reader serves (a chain of
+ * tables, concurrent mode, semi-sorted buckets, buckets wider than one load: see above). [query] */
+BK_API bk_status bk_cuckoo_get_reader(const bk_cuckoo *f, bk_cuckoo_reader *out);
+
+static inline bool bk_cuckoo_reader__stash(const bk_cuckoo_reader *r, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    for (int k = 0; k < 4; k++) {
+        uint64_t v = r->stash[k], b = v >> 32;
+        if (v && (uint32_t)v == fp && (b == i1 || b == i2)) return true;
+    }
+    return false;
+}
+/* As bk_cuckoo_contains_hash / _contains_u64 / _contains. [query] */
+static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t hash)
+{
+    /* fingerprint 1 .. 2^f - 1 from the low 32 bits; bucket from the high bits (multiply-shift) */
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * r.fp_range) >> 32);
+    uint64_t i1 = bk_reader__mulhi(hash, r.buckets);
+    /* the alternate bucket: (H(fp) - i1) mod buckets, H(fp) the golden-ratio product mapped to the range */
+    uint64_t hf = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * r.buckets) >> 32;
+    uint64_t i2 = hf - i1 + (hf < i1 ? r.buckets : 0);
+    uint64_t p1 = i1 * r.bucket_bits, p2 = i2 * r.bucket_bits, x1, x2;
+    memcpy(&x1, r.words + (p1 >> 3), 8);
+    memcpy(&x2, r.words + (p2 >> 3), 8);
+    uint64_t pat = fp * r.lane_lo;
+    x1 = (x1 >> (p1 & 7)) ^ pat;
+    x2 = (x2 >> (p2 & 7)) ^ pat;
+    /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none */
+    if ((((x1 - r.lane_lo) & ~x1) | ((x2 - r.lane_lo) & ~x2)) & r.lane_hi) return true;
+    return r.stash_used && bk_cuckoo_reader__stash(&r, fp, i1, i2);
+}
+static inline bool bk_cuckoo_reader_contains_u64(bk_cuckoo_reader r, uint64_t key)
+{
+    return bk_cuckoo_reader_contains_hash(r, bk_reader_hash_u64(key, r.flip));
+}
+static inline bool bk_cuckoo_reader_contains(bk_cuckoo_reader r, const void *key, size_t len)
+{
+    return bk_cuckoo_reader_contains_hash(r, bk_reader_hash(key, len, r.seed, r.flip));
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOOMKIT_READER_H */
