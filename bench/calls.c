@@ -9,8 +9,8 @@
  *   bytes   bloomkit's byte call through the public API, on the key's 8 bytes (bk_<type>_contains), a
  *           call into the library as a user's program makes it;
  *   u64     bloomkit's uint64 call (bk_<type>_contains_u64), likewise;
- *   reader  bloomkit's header-inline reader (bloomkit/reader.h: bk_<type>_reader_contains_u64),
- *           compiled into the loop;
+ *   reader  bloomkit's header-inline reader (bloomkit/reader.h: bk_<type>_reader_contains_u64, for
+ *           the fuse filter bk_fuse8_reader_contains_u64), compiled into the loop;
  *   peer    the peer as its users call it: libfilter's block filter, binary_fuse8 (xor_singleheader) and
  *           cuckoofilter are header code, so their query (peers.h) is compiled into the loop;
  *           libbloom is a shared library, called through its API (bloom_check).
@@ -53,7 +53,7 @@ QUERY_LOOP(blocked_reader, bk_blocked_reader, *(const bk_blocked_reader *)state,
 QUERY_LOOP(sbbf_q, const sbbf_t *, state, sbbf_contains_u64(s, k[i]))
 QUERY_LOOP(fuse_bytes, const bk_fuse *, state, bk_fuse_contains(s, &k[i], 8))
 QUERY_LOOP(fuse_u64, const bk_fuse *, state, bk_fuse_contains_u64(s, k[i]))
-QUERY_LOOP(fuse_reader, bk_fuse_reader, *(const bk_fuse_reader *)state, bk_fuse_reader_contains_u64(s, k[i]))
+QUERY_LOOP(fuse_reader, bk_fuse_reader, *(const bk_fuse_reader *)state, bk_fuse8_reader_contains_u64(s, k[i]))
 QUERY_LOOP(bfuse_q, const bfuse_t *, state, bfuse_contains_u64(s, k[i]))
 QUERY_LOOP(cuckoo_bytes, const bk_cuckoo *, state, bk_cuckoo_contains(s, &k[i], 8))
 QUERY_LOOP(cuckoo_u64, const bk_cuckoo *, state, bk_cuckoo_contains_u64(s, k[i]))
@@ -171,6 +171,19 @@ static bool build(const char *name, const uint64_t *keys, const void *const *ptr
 
 #define MAXR 64
 
+/* MiB of this process's memory on transparent huge pages (both sides' large arrays ask for them). */
+static double huge_mib(void)
+{
+    char line[256];
+    double kb = -1;
+    FILE *fp = fopen("/proc/self/smaps_rollup", "r");
+    if (!fp) return -1;
+    while (fgets(line, sizeof line, fp))
+        if (sscanf(line, "AnonHugePages: %lf kB", &kb) == 1) break;
+    fclose(fp);
+    return kb / 1024.0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ns[8] = { 1000000, 10000000 };
@@ -278,8 +291,8 @@ int main(int argc, char **argv)
                        best[C_U64] / best[C_PEER], rdp, rng[0], rng[1]);
             }
             /* the fairness check: no false negatives anywhere, and each side's FPR and bits per key */
-            printf("          peer: %s; bits/key ours %.2f, peer %.2f; FN", fam.peer_name, fam.bits_per_key[0],
-                   fam.bits_per_key[1]);
+            printf("          peer: %s; bits/key ours %.2f, peer %.2f; huge pages %.0f MiB; FN", fam.peer_name,
+                   fam.bits_per_key[0], fam.bits_per_key[1], huge_mib());
             for (int c = 0; c < NC; c++)
                 if (fam.loop[c]) printf(" %s %llu", CNAME[c], (unsigned long long)(q - hits[0][c]));
             printf("; FPR");

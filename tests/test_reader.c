@@ -244,8 +244,10 @@ static void cuckoo_geometry(uint32_t b, uint32_t fbits, uint64_t n, double load)
     bk_cuckoo_reader r;
     assert_int_equal(bk_cuckoo_get_reader(f, &r), BK_OK);
     char what[96];
-    snprintf(what, sizeof what, "cuckoo b=%u f=%u, %llu keys%s", b, fbits, (unsigned long long)added,
-             r.stash_used ? ", stash" : "");
+    snprintf(what, sizeof what, "cuckoo b=%u f=%u, %llu keys%s%s", b, fbits, (unsigned long long)added,
+             r.stash_used ? ", stash" : "", r.early ? ", early" : "");
+    /* tables over 4 MiB test the first bucket before loading the second, the reader as the library */
+    assert_int_equal(r.early != 0, info.memory_bytes > ((uint64_t)4 << 20));
     compare(what, &CUCKOO, f, &r, added < PRESENT ? added : PRESENT, false, U64_SET);
     bk_cuckoo_free(f);
 }
@@ -261,6 +263,8 @@ static void cuckoo_built(void **state)
     cuckoo_geometry(8, 8, 50000, 0);
     cuckoo_geometry(1, 20, 20000, 0);
     cuckoo_geometry(4, 10, 1000, 0);
+    cuckoo_geometry(4, 16, 2500000, 0); /* 5.3 MB: the first-bucket-first form */
+    cuckoo_geometry(2, 13, 3000000, 0);
     /* past what the table holds: keys wait in the stash, which the reader answers as the library */
     int stashed = 0;
     for (uint32_t s = 0; s < 8 && !stashed; s++) {

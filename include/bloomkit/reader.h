@@ -141,12 +141,13 @@ typedef struct bk_fuse_reader {
 /* Fill *out for f. BK_EINVAL for NULL arguments. [query] */
 BK_API bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out);
 
-/* The three cells of the (mixed) hash x and its fingerprint (x ^ x >> 32, truncated to the width). */
-static inline uint64_t bk_fuse_reader__x(const bk_fuse_reader *r, uint64_t hash)
+/* x of a hash: the hash itself, or its remix when the filter was built with one. (The readers' fields
+ * are passed on by value, never by address: a loop then keeps them in registers.) */
+static inline uint64_t bk_fuse_reader__x(uint64_t mix_seed, uint64_t hash)
 {
     uint64_t x = hash;
-    if (r->mix_seed) {
-        x += r->mix_seed;
+    if (mix_seed) {
+        x += mix_seed;
         x ^= x >> 33;
         x *= UINT64_C(0xff51afd7ed558ccd);
         x ^= x >> 33;
@@ -155,17 +156,19 @@ static inline uint64_t bk_fuse_reader__x(const bk_fuse_reader *r, uint64_t hash)
     }
     return x;
 }
-/* A filter of 8-bit fingerprints only (fp_bits == 8): no test of the width per key. [query] */
+/* A filter of 8-bit fingerprints only (fp_bits == 8): no test of the width per key (the generic forms
+ * below test it per key, which GCC's -O2 does not hoist out of a loop). [query] */
 static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
-    uint64_t x = bk_fuse_reader__x(&r, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
     uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
     return ((uint8_t)(x ^ (x >> 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
 }
-/* A filter of 16-bit fingerprints only (fp_bits == 16). [query] */
+/* A filter of 16-bit fingerprints only (fp_bits == 16). [query]
+ * bk_fuse8_reader_contains_u64 and bk_fuse16_reader_contains_u64 below: the same on uint64 keys. */
 static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
-    uint64_t x = bk_fuse_reader__x(&r, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
     uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
     uint16_t v0, v1, v2;
     memcpy(&v0, r.cells + 2 * c0, 2);
@@ -177,6 +180,14 @@ static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t has
 static inline bool bk_fuse_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
     return r.fp_bits == 8 ? bk_fuse8_reader_contains_hash(r, hash) : bk_fuse16_reader_contains_hash(r, hash);
+}
+static inline bool bk_fuse8_reader_contains_u64(bk_fuse_reader r, uint64_t key)
+{
+    return bk_fuse8_reader_contains_hash(r, bk_reader_hash_u64(key, r.flip));
+}
+static inline bool bk_fuse16_reader_contains_u64(bk_fuse_reader r, uint64_t key)
+{
+    return bk_fuse16_reader_contains_hash(r, bk_reader_hash_u64(key, r.flip));
 }
 static inline bool bk_fuse_reader_contains_u64(bk_fuse_reader r, uint64_t key)
 {
@@ -199,20 +210,17 @@ typedef struct bk_cuckoo_reader {
     uint64_t flip;         /* the seed's part of an 8-byte key's hash */
     uint64_t stash[4];     /* the victim stash when the reader was taken: 0, or fp | bucket << 32 */
     uint32_t fp_range;     /* 2^f - 1: fingerprints are 1 .. fp_range */
-    uint32_t stash_used;   /* nonzero when any stash entry is taken */
+    uint16_t stash_used;   /* nonzero when any stash entry is taken */
+    uint16_t early;        /* nonzero: test the first bucket before loading the second (large tables) */
 } bk_cuckoo_reader;
 
 /* Fill *out for f. BK_EINVAL for NULL arguments, BK_ENOTSUP for a filter no reader serves (a chain of
  * tables, concurrent mode, semi-sorted buckets, buckets wider than one load: see above). [query] */
 BK_API bk_status bk_cuckoo_get_reader(const bk_cuckoo *f, bk_cuckoo_reader *out);
 
-static inline bool bk_cuckoo_reader__stash(const bk_cuckoo_reader *r, uint32_t fp, uint64_t i1, uint64_t i2)
+static inline bool bk_cuckoo_reader__stash1(uint64_t v, uint32_t fp, uint64_t i1, uint64_t i2)
 {
-    for (int k = 0; k < 4; k++) {
-        uint64_t v = r->stash[k], b = v >> 32;
-        if (v && (uint32_t)v == fp && (b == i1 || b == i2)) return true;
-    }
-    return false;
+    return v && (uint32_t)v == fp && ((v >> 32) == i1 || (v >> 32) == i2);
 }
 /* As bk_cuckoo_contains_hash / _contains_u64 / _contains. [query] */
 static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t hash)
@@ -224,14 +232,26 @@ static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t h
     uint64_t hf = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * r.buckets) >> 32;
     uint64_t i2 = hf - i1 + (hf < i1 ? r.buckets : 0);
     uint64_t p1 = i1 * r.bucket_bits, p2 = i2 * r.bucket_bits, x1, x2;
-    memcpy(&x1, r.words + (p1 >> 3), 8);
-    memcpy(&x2, r.words + (p2 >> 3), 8);
     uint64_t pat = fp * r.lane_lo;
+    memcpy(&x1, r.words + (p1 >> 3), 8);
     x1 = (x1 >> (p1 & 7)) ^ pat;
-    x2 = (x2 >> (p2 & 7)) ^ pat;
-    /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none */
-    if ((((x1 - r.lane_lo) & ~x1) | ((x2 - r.lane_lo) & ~x2)) & r.lane_hi) return true;
-    return r.stash_used && bk_cuckoo_reader__stash(&r, fp, i1, i2);
+    /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none.
+     * A large table (early): a key found in its first bucket answers before the second is loaded, so
+     * out of the caches a present key costs one miss; a small one tests both without a branch. */
+    if (r.early) {
+        if ((x1 - r.lane_lo) & ~x1 & r.lane_hi) return true;
+        memcpy(&x2, r.words + (p2 >> 3), 8);
+        x2 = (x2 >> (p2 & 7)) ^ pat;
+        if ((x2 - r.lane_lo) & ~x2 & r.lane_hi) return true;
+    } else {
+        memcpy(&x2, r.words + (p2 >> 3), 8);
+        x2 = (x2 >> (p2 & 7)) ^ pat;
+        if ((((x1 - r.lane_lo) & ~x1) | ((x2 - r.lane_lo) & ~x2)) & r.lane_hi) return true;
+    }
+    return r.stash_used && (bk_cuckoo_reader__stash1(r.stash[0], fp, i1, i2) ||
+                            bk_cuckoo_reader__stash1(r.stash[1], fp, i1, i2) ||
+                            bk_cuckoo_reader__stash1(r.stash[2], fp, i1, i2) ||
+                            bk_cuckoo_reader__stash1(r.stash[3], fp, i1, i2));
 }
 static inline bool bk_cuckoo_reader_contains_u64(bk_cuckoo_reader r, uint64_t key)
 {

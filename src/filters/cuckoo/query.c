@@ -60,7 +60,18 @@ BK_INLINE uint64_t alt_fast(uint64_t buckets, uint64_t i, uint32_t fp)
 #  define alt_fast alt_of
 #endif
 
-BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
+/*
+ * Two forms of the bucket test. Branchless (both buckets loaded and tested, no branch between them):
+ * best while the table is in the caches, where a branch on which bucket holds a present key is
+ * mispredicted about half the time. First bucket first (`early`): a present key found in its first
+ * bucket -- most of them, since an insert tries that one first -- answers without loading the second,
+ * and the branch predictor, expecting that, does not issue the second load either; an absent key still
+ * loads both. Out of the caches a present key then costs about one miss instead of two, which leaves
+ * room for more keys' misses in flight. The filter picks by its array's size (CF_EARLY_BYTES).
+ */
+#define CF_EARLY_BYTES ((uint64_t)4 << 20)
+
+BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const bool early)
 {
     const cf_table *T = cf_first(F); /* the only one: no load to find it */
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
@@ -87,20 +98,29 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf)
 #endif
     uint64_t pat = fp * lo;
     uint64_t x1 = read_bucket(T->words, i1, bb) ^ pat;
+    if (early) {
+        if (any_zero_lane_neg(nlo, hi, x1, x1)) return true;
+        uint64_t x2 = read_bucket(T->words, i2, bb) ^ pat;
+        return any_zero_lane_neg(nlo, hi, x2, x2);
+    }
     uint64_t x2 = read_bucket(T->words, i2, bb) ^ pat;
     return any_zero_lane_neg(nlo, hi, x1, x2);
 }
 
-static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0); }
-#define CF_HAS4(f) \
-    static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f); }
+static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false); }
+static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true); }
+#define CF_HAS4(f)                                                                                  \
+    static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, false); }    \
+    static bool has4e_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, true); }
 CF_HAS4(4) CF_HAS4(5) CF_HAS4(6) CF_HAS4(7) CF_HAS4(8) CF_HAS4(9) CF_HAS4(10) CF_HAS4(11) CF_HAS4(12) CF_HAS4(13)
 CF_HAS4(14) CF_HAS4(15) CF_HAS4(16)
 #undef CF_HAS4
 
-static bool (*const has4[17])(const bk_cuckoo *, uint64_t) = {
-    [4] = has4_4, [5] = has4_5, [6] = has4_6, [7] = has4_7, [8] = has4_8, [9] = has4_9, [10] = has4_10,
-    [11] = has4_11, [12] = has4_12, [13] = has4_13, [14] = has4_14, [15] = has4_15, [16] = has4_16,
+static bool (*const has4[2][17])(const bk_cuckoo *, uint64_t) = {
+    { [4] = has4_4, [5] = has4_5, [6] = has4_6, [7] = has4_7, [8] = has4_8, [9] = has4_9, [10] = has4_10,
+      [11] = has4_11, [12] = has4_12, [13] = has4_13, [14] = has4_14, [15] = has4_15, [16] = has4_16 },
+    { [4] = has4e_4, [5] = has4e_5, [6] = has4e_6, [7] = has4e_7, [8] = has4e_8, [9] = has4e_9, [10] = has4e_10,
+      [11] = has4e_11, [12] = has4e_12, [13] = has4e_13, [14] = has4e_14, [15] = has4e_15, [16] = has4e_16 },
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -108,15 +128,25 @@ static bool (*const has4[17])(const bk_cuckoo *, uint64_t) = {
 /* The same paths built for BMI1: andn folds the zero-lane test's not-and pairs (four instructions
  * fewer per query). Chosen at run time like the classic filter's BMI2 loops; BK_SIMD=scalar keeps
  * the portable ones. */
-#define CF_HAS4B(f) \
-    __attribute__((target("bmi"))) static bool has4b_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f); }
+#define CF_HAS4B(f)                                                                                 \
+    __attribute__((target("bmi"))) static bool has4b_##f(const bk_cuckoo *F, uint64_t h)         \
+    {                                                                                            \
+        return has_fast(F, h, f, false);                                                         \
+    }                                                                                            \
+    __attribute__((target("bmi"))) static bool has4be_##f(const bk_cuckoo *F, uint64_t h)        \
+    {                                                                                            \
+        return has_fast(F, h, f, true);                                                          \
+    }
 CF_HAS4B(4) CF_HAS4B(5) CF_HAS4B(6) CF_HAS4B(7) CF_HAS4B(8) CF_HAS4B(9) CF_HAS4B(10) CF_HAS4B(11) CF_HAS4B(12)
 CF_HAS4B(13) CF_HAS4B(14) CF_HAS4B(15) CF_HAS4B(16)
 #undef CF_HAS4B
 
-static bool (*const has4b[17])(const bk_cuckoo *, uint64_t) = {
-    [4] = has4b_4, [5] = has4b_5, [6] = has4b_6, [7] = has4b_7, [8] = has4b_8, [9] = has4b_9, [10] = has4b_10,
-    [11] = has4b_11, [12] = has4b_12, [13] = has4b_13, [14] = has4b_14, [15] = has4b_15, [16] = has4b_16,
+static bool (*const has4b[2][17])(const bk_cuckoo *, uint64_t) = {
+    { [4] = has4b_4, [5] = has4b_5, [6] = has4b_6, [7] = has4b_7, [8] = has4b_8, [9] = has4b_9, [10] = has4b_10,
+      [11] = has4b_11, [12] = has4b_12, [13] = has4b_13, [14] = has4b_14, [15] = has4b_15, [16] = has4b_16 },
+    { [4] = has4be_4, [5] = has4be_5, [6] = has4be_6, [7] = has4be_7, [8] = has4be_8, [9] = has4be_9,
+      [10] = has4be_10, [11] = has4be_11, [12] = has4be_12, [13] = has4be_13, [14] = has4be_14, [15] = has4be_15,
+      [16] = has4be_16 },
 };
 #endif
 
@@ -124,13 +154,14 @@ BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_
 {
     const cf_table *T = cf_solo(F);
     if (!T || F->groups != 1 || F->semi || stash_used(T)) return contains_slow;
+    const bool early = cf_nwords(F, T) * 8 > CF_EARLY_BYTES;
     if (F->b == 4 && F->f <= 16) {
 #ifdef CF_HAS_BMI
-        if (bk__cpu_usable() & BK_CPU_BMI1) return has4b[F->f];
+        if (bk__cpu_usable() & BK_CPU_BMI1) return has4b[early][F->f];
 #endif
-        return has4[F->f];
+        return has4[early][F->f];
     }
-    return has_any;
+    return early ? has_any_early : has_any;
 }
 
 bk_status bk_cuckoo_get_reader(const bk_cuckoo *F, bk_cuckoo_reader *out)
@@ -148,6 +179,7 @@ bk_status bk_cuckoo_get_reader(const bk_cuckoo *F, bk_cuckoo_reader *out)
     for (int k = 0; k < CF_STASH; k++) out->stash[k] = LD(&T->stash[k]);
     out->fp_range = F->fp_range;
     out->stash_used = stash_used(T);
+    out->early = cf_nwords(F, T) * 8 > CF_EARLY_BYTES;
     return BK_OK;
 }
 
