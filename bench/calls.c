@@ -9,8 +9,9 @@
  *   bytes   bloomkit's byte call through the public API, on the key's 8 bytes (bk_<type>_contains), a
  *           call into the library as a user's program makes it;
  *   u64     bloomkit's uint64 call (bk_<type>_contains_u64), likewise;
- *   reader  bloomkit's header-inline reader (bloomkit/reader.h: bk_<type>_reader_contains_u64, for
- *           the fuse filter bk_fuse8_reader_contains_u64), compiled into the loop;
+ *   reader  bloomkit's header-inline reader (bloomkit/reader.h), compiled into the loop: the forms for
+ *           the filter's geometry, as a program written for it calls them (bk_blocked_reader_contains_u64,
+ *           bk_fuse8_reader_contains_u64, bk_cuckoo4_reader_contains_u64 with f = 10 or 12);
  *   peer    the peer as its users call it: libfilter's block filter, binary_fuse8 (xor_singleheader) and
  *           cuckoofilter are header code, so their query (peers.h) is compiled into the loop;
  *           libbloom is a shared library, called through its API (bloom_check).
@@ -57,8 +58,21 @@ QUERY_LOOP(fuse_reader, bk_fuse_reader, *(const bk_fuse_reader *)state, bk_fuse8
 QUERY_LOOP(bfuse_q, const bfuse_t *, state, bfuse_contains_u64(s, k[i]))
 QUERY_LOOP(cuckoo_bytes, const bk_cuckoo *, state, bk_cuckoo_contains(s, &k[i], 8))
 QUERY_LOOP(cuckoo_u64, const bk_cuckoo *, state, bk_cuckoo_contains_u64(s, k[i]))
-QUERY_LOOP(cuckoo_reader, bk_cuckoo_reader, *(const bk_cuckoo_reader *)state,
+QUERY_LOOP(cuckoo_reader10, bk_cuckoo_reader, *(const bk_cuckoo_reader *)state,
+           bk_cuckoo4_reader_contains_u64(s, 10, k[i]))
+QUERY_LOOP(cuckoo_reader12, bk_cuckoo_reader, *(const bk_cuckoo_reader *)state,
+           bk_cuckoo4_reader_contains_u64(s, 12, k[i]))
+QUERY_LOOP(cuckoo_reader_any, bk_cuckoo_reader, *(const bk_cuckoo_reader *)state,
            bk_cuckoo_reader_contains_u64(s, k[i]))
+/* the reader of the filter's geometry: 4 slots of 10 bits (bloomkit's choice for p = 1%) or of 12 (the
+ * peer's), as a program written for its filter's geometry calls it */
+static uint64_t cuckoo_reader(const void *state, const uint64_t *k, size_t n)
+{
+    const bk_cuckoo_reader *r = state;
+    if (r->fp_range == 1023 && r->bucket_bits == 40) return cuckoo_reader10(state, k, n);
+    if (r->fp_range == 4095 && r->bucket_bits == 48) return cuckoo_reader12(state, k, n);
+    return cuckoo_reader_any(state, k, n);
+}
 QUERY_LOOP(cfp_q, const cfp_t *, state, cfp_contains_u64(s, k[i]))
 
 typedef uint64_t (*query_loop)(const void *, const uint64_t *, size_t);

@@ -222,36 +222,61 @@ static inline bool bk_cuckoo_reader__stash1(uint64_t v, uint32_t fp, uint64_t i1
 {
     return v && (uint32_t)v == fp && ((v >> 32) == i1 || (v >> 32) == i2);
 }
-/* As bk_cuckoo_contains_hash / _contains_u64 / _contains. [query] */
-static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t hash)
+/* The query on the geometry given: bb bits a bucket, lanes lo (bit 0 of each) and hi (top bit of each),
+ * fingerprints 1 .. range. With bb a multiple of 8 known at compile time a bucket starts at a byte. */
+static inline bool bk_cuckoo_reader__has(bk_cuckoo_reader r, uint64_t hash, uint64_t bb, uint64_t lo, uint64_t hi,
+                                         uint32_t range)
 {
+    uint64_t range64 = range;
+#if defined(__GNUC__)
+    /* constants kept opaque: GCC would build the multiplies by them from shifts and adds (three to
+     * four instructions each where one multiply does) */
+    __asm__("" : "+r"(lo), "+r"(range64));
+#endif
     /* fingerprint 1 .. 2^f - 1 from the low 32 bits; bucket from the high bits (multiply-shift) */
-    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * r.fp_range) >> 32);
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * range64) >> 32);
     uint64_t i1 = bk_reader__mulhi(hash, r.buckets);
     /* the alternate bucket: (H(fp) - i1) mod buckets, H(fp) the golden-ratio product mapped to the range */
     uint64_t hf = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * r.buckets) >> 32;
     uint64_t i2 = hf - i1 + (hf < i1 ? r.buckets : 0);
-    uint64_t p1 = i1 * r.bucket_bits, p2 = i2 * r.bucket_bits, x1, x2;
-    uint64_t pat = fp * r.lane_lo;
+    uint64_t p1 = i1 * bb, p2 = i2 * bb, x1, x2;
+    uint64_t pat = fp * lo;
     memcpy(&x1, r.words + (p1 >> 3), 8);
-    x1 = (x1 >> (p1 & 7)) ^ pat;
+    x1 = (bb % 8 ? x1 >> (p1 & 7) : x1) ^ pat;
     /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none.
      * A large table (early): a key found in its first bucket answers before the second is loaded, so
      * out of the caches a present key costs one miss; a small one tests both without a branch. */
     if (r.early) {
-        if ((x1 - r.lane_lo) & ~x1 & r.lane_hi) return true;
+        if ((x1 - lo) & ~x1 & hi) return true;
         memcpy(&x2, r.words + (p2 >> 3), 8);
-        x2 = (x2 >> (p2 & 7)) ^ pat;
-        if ((x2 - r.lane_lo) & ~x2 & r.lane_hi) return true;
+        x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
+        if ((x2 - lo) & ~x2 & hi) return true;
     } else {
         memcpy(&x2, r.words + (p2 >> 3), 8);
-        x2 = (x2 >> (p2 & 7)) ^ pat;
-        if ((((x1 - r.lane_lo) & ~x1) | ((x2 - r.lane_lo) & ~x2)) & r.lane_hi) return true;
+        x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
+        if ((((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi) return true;
     }
     return r.stash_used && (bk_cuckoo_reader__stash1(r.stash[0], fp, i1, i2) ||
                             bk_cuckoo_reader__stash1(r.stash[1], fp, i1, i2) ||
                             bk_cuckoo_reader__stash1(r.stash[2], fp, i1, i2) ||
                             bk_cuckoo_reader__stash1(r.stash[3], fp, i1, i2));
+}
+/* As bk_cuckoo_contains_hash / _contains_u64 / _contains. [query] */
+static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t hash)
+{
+    return bk_cuckoo_reader__has(r, hash, r.bucket_bits, r.lane_lo, r.lane_hi, r.fp_range);
+}
+/* The same for a filter of 4-slot buckets of f-bit fingerprints, f given by the caller (the filter's
+ * own: bk_cuckoo_get_info's fingerprint_bits; the defaults have b = 4). With f a constant the geometry
+ * folds into the instructions, as in the library's own paths for b = 4. [query] */
+static inline bool bk_cuckoo4_reader_contains_hash(bk_cuckoo_reader r, uint32_t f, uint64_t hash)
+{
+    const uint64_t lo = (uint64_t)1 | (uint64_t)1 << f | (uint64_t)1 << 2 * f | (uint64_t)1 << 3 * f;
+    return bk_cuckoo_reader__has(r, hash, 4 * (uint64_t)f, lo, lo << (f - 1), (uint32_t)(((uint64_t)1 << f) - 1));
+}
+static inline bool bk_cuckoo4_reader_contains_u64(bk_cuckoo_reader r, uint32_t f, uint64_t key)
+{
+    return bk_cuckoo4_reader_contains_hash(r, f, bk_reader_hash_u64(key, r.flip));
 }
 static inline bool bk_cuckoo_reader_contains_u64(bk_cuckoo_reader r, uint64_t key)
 {
