@@ -8,6 +8,7 @@ keys, on one core; the rounds run every case in turn, and the ratios are taken w
 the blocked filter for n = 100,000 is 128 KiB, in cache. Half the queried keys are present.
 
 Rows:
+  key in set        the same loop on a Python set of the inserted keys: the speed `in` is held to
   key in f          a Python loop `for k in keys: if k in f` over short str keys (10-16 characters)
   contains_many     one call on a list of bytes keys, and on a numpy uint64 array (int keys)
   pure Python       a minimal Bloom filter written here (bytearray bits, blake2b, double hashing: what
@@ -112,6 +113,8 @@ def main():
     def row(name, fn, count):
         cases.append((name, fn, count))
 
+    exact = set(inserted)
+    row("key in set (str keys, Python loop)", loop_in(exact, queries), len(queries))
     row("key in f, Blocked (str keys, Python loop)", loop_in(blocked, queries), len(queries))
     row("key in f, Bloom (str keys, Python loop)", loop_in(bloom, queries), len(queries))
     row("contains_many, Blocked, list of bytes", lambda: blocked.contains_many(qbytes), len(qbytes))
@@ -185,8 +188,11 @@ def main():
     pure_rate = d["pure-Python Bloom, key in f (Python loop)"]
     print()
     print("ratios (same run):")
+    set_rate = d["key in set (str keys, Python loop)"]
     for name in [r[0] for r in rows if r[0].startswith(("key in f", "contains_many"))]:
         line = f"  {name:50s} {d[name] / pure_rate:8.1f}x pure Python"
+        if name.startswith("key in f"):
+            line += f"  time {set_rate / d[name]:5.2f}x a set's"
         if have_ctypes:
             line += f"  {d[name] / d['ctypes, bk_blocked_contains per key (str keys)']:7.1f}x ctypes per key"
             line += f"  {d[name] / d['ctypes, bk_blocked_contains_many (arrays built)']:6.1f}x ctypes batch"
