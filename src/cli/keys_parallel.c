@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "keys_impl.h"
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 /* ---- build: read and hash on several threads ----
  *
@@ -177,6 +180,34 @@ static bool ph_long_key(ph_worker *w, size_t file, uint64_t from, uint64_t end, 
     return true;
 }
 
+/* Hashes the keys that end at the delimiters of [s, e) into h[k..] (s: where the first of them
+ * starts) and returns the new count; *rest is where the bytes after the last delimiter start. With
+ * SSE2 the delimiters are found 64 bytes at a time, as a bit mask from four 16-byte compares, then
+ * one key per set bit: a memchr call per key cost about 30 instructions on URL-like lines, as many
+ * as the rest of a key's reading (the hash aside), where the mask costs a few per key. */
+static size_t ph_keys(const ph *p, const uint8_t *s, const uint8_t *e, uint8_t delim, uint64_t *h, size_t k,
+                      const uint8_t **rest)
+{
+    const uint8_t *c = s; /* the scan's position: no delimiter in [s, c) */
+#if defined(__SSE2__)
+    const __m128i dv = _mm_set1_epi8((char)delim);
+    for (; e - c >= 64; c += 64) {
+        uint64_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)c), dv));
+        uint64_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(c + 16)), dv));
+        uint64_t m2 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(c + 32)), dv));
+        uint64_t m3 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(c + 48)), dv));
+        for (uint64_t m = m0 | m1 << 16 | m2 << 32 | m3 << 48; m; m &= m - 1) {
+            const uint8_t *q = c + __builtin_ctzll(m);
+            h[k++] = ph_hash(p, s, (size_t)(q - s));
+            s = q + 1;
+        }
+    }
+#endif
+    for (const uint8_t *q; (q = memchr(c, delim, (size_t)(e - c))); c = s = q + 1) h[k++] = ph_hash(p, s, (size_t)(q - s));
+    *rest = s;
+    return k;
+}
+
 /* Hashes the keys of the block at off (len bytes, the last of the input when last) into h (room for
  * len + 1 hashes: a block holds at most len delimiters, and one more key at the end of an input). */
 static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool last, uint64_t *h, size_t *n)
@@ -198,8 +229,7 @@ static bool ph_block(ph_worker *w, size_t file, uint64_t off, size_t len, bool l
         return false;
     *n = 1;
     if (!q) return true; /* the input ends inside that key */
-    size_t k = 1;
-    for (s = q + 1; (q = memchr(s, delim, (size_t)(e - s))); s = q + 1) h[k++] = ph_hash(p, s, (size_t)(q - s));
+    size_t k = ph_keys(p, q + 1, e, delim, h, 1, &s);
     if (last && s < e) h[k++] = ph_hash(p, s, (size_t)(e - s)); /* the last key, without a delimiter */
     *n = k;
     return true;
