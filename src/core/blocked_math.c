@@ -101,6 +101,58 @@ static double log_gamma(double x)
 }
 
 /*
+ * inner(L) at whole loads L, tabulated. The summed mixture asks for the same (layout, k, L) values over
+ * and over (every sizing's fallback, every FPR it reports), and each costs k exponentials of long
+ * double; the table keeps what inner_fpr returned, so every sum is bit for bit what it was without
+ * the table. Rows: the split layout (k is always 8), then k = 1 .. BK_BLOCKED_MAX_K of the 512-bit,
+ * the 1024-bit (mean form) and the 1024-bit exact layouts. Each row is filled in chunks on first use:
+ * a chunk's state goes 0 (empty) -> 1 (one thread filling it) -> 2 (ready, release); a thread that
+ * finds a chunk being filled computes its value itself rather than wait. The weights of inner() of
+ * every row are made once per process.
+ */
+#define TAB_LOADS 2048
+#define TAB_CHUNK 64
+#define TAB_ROWS (1 + 3 * BK_BLOCKED_MAX_K)
+static inner_terms g_terms[TAB_ROWS];
+static double g_tab[TAB_ROWS][TAB_LOADS];
+static int g_tab_state[TAB_ROWS][TAB_LOADS / TAB_CHUNK];
+static pthread_once_t g_terms_once = PTHREAD_ONCE_INIT;
+
+static int tab_row(bk_blocked_layout layout, uint32_t k)
+{
+    if (layout == BK_BLOCKED_SPLIT256) return 0;
+    if (k < 1 || k > BK_BLOCKED_MAX_K) return -1;
+    int base = layout == BK_BLOCKED_512 ? 0 : layout == LAYOUT_1024 ? 1 : layout == LAYOUT_1024_EXACT ? 2 : -1;
+    return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
+}
+
+static void terms_build_all(void)
+{
+    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8);
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k);
+        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k);
+        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k);
+    }
+}
+
+/* inner_fpr(T, load) for a whole load, from the table where it can */
+static double tab_inner(int row, const inner_terms *T, double load)
+{
+    if (row < 0 || !(load >= 0 && load < TAB_LOADS)) return inner_fpr(T, load);
+    const uint32_t L = (uint32_t)load, c = L / TAB_CHUNK;
+    int *state = &g_tab_state[row][c];
+    if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2) {
+        int expect = 0;
+        if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return inner_fpr(T, load);
+        for (uint32_t j = 0; j < TAB_CHUNK; j++) g_tab[row][c * TAB_CHUNK + j] = inner_fpr(T, (double)(c * TAB_CHUNK + j));
+        __atomic_store_n(state, 2, __ATOMIC_RELEASE);
+    }
+    return g_tab[row][L];
+}
+
+/*
  * Sum of pmf(L) * inner(L), walking outwards from the mode with the pmf's ratio recurrence so that no
  * term needs a factorial. binomial: L ~ Binomial(n, q); otherwise L ~ Poisson(n * q).
  */
@@ -108,9 +160,16 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
 {
     double mean = n * q;
     if (mean <= 0) return 0.0;
-    inner_terms T;
-    inner_init(&T, layout, k);
-    if (binomial && q >= 1.0) return inner_fpr(&T, n);
+    const int row = tab_row(layout, k);
+    inner_terms own;
+    const inner_terms *T = &own;
+    if (row >= 0) {
+        pthread_once(&g_terms_once, terms_build_all);
+        T = &g_terms[row];
+    } else {
+        inner_init(&own, layout, k);
+    }
+    if (binomial && q >= 1.0) return inner_fpr(T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
     double mode = floor(binomial ? (n + 1) * q : mean);
@@ -124,7 +183,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
     double p = p0;
     for (double i = mode; !binomial || i <= n; i += 1) {
-        sum += p * inner_fpr(&T, i);
+        sum += p * tab_inner(row, T, i);
         p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
         if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * sum)) break;
     }
@@ -132,7 +191,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     p = p0;
     for (double i = mode; i > 0; i -= 1) {
         p *= binomial ? i / (n - i + 1) / odds : i / mean;
-        double t = p * inner_fpr(&T, i - 1);
+        double t = p * tab_inner(row, T, i - 1);
         sum += t;
         if (p < 1e-300 || t < 1e-17 * sum) break;
     }
@@ -296,13 +355,12 @@ static pthread_once_t g_series_once = PTHREAD_ONCE_INIT;
 static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
 {
     if (layout == BK_BLOCKED_512) {
-        inner_terms T;
-        inner_init(&T, layout, k);
+        const inner_terms *T = &g_terms[tab_row(layout, k)];
         S->inner_err = 0;
         for (uint32_t i = 0; i <= k; i++) {
-            S->c[i] = T.w[i];
-            S->d[i] = -expm1l((long double)k * T.lq[i]);
-            S->inner_err += fabsl(T.w[i]) * 16.0L * LDBL_EPSILON;
+            S->c[i] = T->w[i];
+            S->d[i] = -expm1l((long double)k * T->lq[i]);
+            S->inner_err += fabsl(T->w[i]) * 16.0L * LDBL_EPSILON;
         }
     } else {
         S->inner_err = 0; /* pow and expm1 of double: relative errors, in the summed mixture's bound */
@@ -320,6 +378,7 @@ static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
 
 static void series_build_all(void)
 {
+    pthread_once(&g_terms_once, terms_build_all);
     series_build(&g_series[0][8], BK_BLOCKED_SPLIT256, 8);
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
         series_build(&g_series[1][k], BK_BLOCKED_512, k);
