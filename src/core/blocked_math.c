@@ -26,6 +26,7 @@
 #include <float.h>
 #include <pthread.h>
 #include <math.h>
+#include <string.h>
 #include "core/base.h"
 #include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
@@ -427,45 +428,107 @@ static int certain_cmp(long double a, long double ta, long double b, long double
     return 0;
 }
 
+/* The FPR of one block count at each k asked for: the closed form with its bound, and the summed
+ * mixture's value (tol 0) once a comparison needed it. */
+typedef struct {
+    sizing *z;
+    uint64_t blocks;
+    uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, 1 closed form, 2 summed */
+    long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
+} kvals;
+
+static void kv_summed(kvals *v, uint32_t k)
+{
+    v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
+    v->t[k] = 0;
+    v->have[k] = 2;
+}
+
+static void kv_get(kvals *v, uint32_t k)
+{
+    if (v->have[k]) return;
+    long double t, f = series_fpr(v->z, v->blocks, k, &t);
+    if (!(f >= 0 && f <= 1 && t >= 0 && t < 1)) { /* no use: the summed mixture's */
+        kv_summed(v, k);
+        return;
+    }
+    v->f[k] = f, v->t[k] = t, v->have[k] = 1;
+}
+
+/* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
+ * bounds where they settle it (the summed values then differ the same way), else by the summed values
+ * themselves. */
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b)
+{
+    kv_get(v, a);
+    kv_get(v, b);
+    int c = certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
+    if (c != 0) return c;
+    if (v->have[a] != 2) kv_summed(v, a);
+    if (v->have[b] != 2) kv_summed(v, b);
+    return v->f[a] < v->f[b] ? -1 : v->f[a] > v->f[b] ? 1 : 0;
+}
+
+/* Whether the bounds settle FPR(a) against FPR(b): -1, 1, or 0 when they do not. */
+static int kv_settled(kvals *v, uint32_t a, uint32_t b)
+{
+    kv_get(v, a);
+    kv_get(v, b);
+    return certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
+}
+
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
- * gives) and its FPR (*fpr): from the closed form when its bounds settle every comparison, from the
- * summed mixture otherwise. Walking from the guess to the nearest local minimum finds fpr_best_k's k,
- * which walks up from k = 1 to the first local minimum, because the FPR is unimodal in k. */
+ * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
+ * nearest local minimum, every step settled by the bounds: that is fpr_best_k's k, which walks up from
+ * k = 1 to the first local minimum, because the FPR is unimodal in k. A step the bounds cannot settle
+ * (two k with nearly the same FPR, or FPRs within rounding of 0) replays fpr_best_k's own walk, each of
+ * its comparisons taken by the bounds where they settle it and by the summed mixture of just the two k
+ * compared otherwise, so it gives fpr_best_k's k whatever the shape of the FPR in k. Then FPR <= p, by
+ * the bounds or by the summed mixture (a few hundred terms, inner() from the table). */
 static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double *fpr, double *tol)
 {
     const double mean = (double)z->n / (double)blocks;
-    if (mean <= 20000) {
-        uint32_t kk = z->layout == BK_BLOCKED_SPLIT256 ? 8 : *k < 1 ? 1 : *k > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : *k;
-        long double tk, f = series_fpr(z, blocks, kk, &tk);
-        bool settled = true;
-        if (z->layout != BK_BLOCKED_SPLIT256) {
-            bool moved = false;
-            while (settled && kk > 1) { /* downhill towards smaller k */
-                long double tm, fm = series_fpr(z, blocks, kk - 1, &tm);
-                int c = certain_cmp(fm, tm, f, tk);
-                if (c == 0) settled = false;
-                if (c >= 0) break;
-                kk--, f = fm, tk = tm, moved = true;
-            }
-            while (settled && !moved && kk < BK_BLOCKED_MAX_K) { /* or towards larger k */
-                long double tp, fp = series_fpr(z, blocks, kk + 1, &tp);
-                int c = certain_cmp(fp, tp, f, tk);
-                if (c == 0) settled = false;
-                if (c >= 0) break;
-                kk++, f = fp, tk = tp;
-            }
+    if (mean > 20000) { /* every k's FPR is 1 */
+        *fpr = fpr_best_k(blocks, z->n, z->layout, k);
+        *tol = 0;
+        return *fpr <= p;
+    }
+    kvals v;
+    v.z = z;
+    v.blocks = blocks;
+    memset(v.have, 0, sizeof v.have);
+    uint32_t kk = z->layout == BK_BLOCKED_SPLIT256 ? 8 : *k < 1 ? 1 : *k > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : *k;
+    if (z->layout != BK_BLOCKED_SPLIT256) {
+        bool moved = false, settled = true;
+        int c;
+        while (kk > 1) { /* downhill towards smaller k */
+            if ((c = kv_settled(&v, kk - 1, kk)) == 0) settled = false;
+            if (c != -1) break;
+            kk--, moved = true;
         }
-        int c = certain_cmp(f, tk, (long double)p, 0);
-        if (settled && c != 0 && f >= 0 && f <= 1) {
-            *k = kk;
-            *fpr = (double)f;
-            *tol = (double)tk;
-            return c < 0;
+        while (settled && !moved && kk < BK_BLOCKED_MAX_K) { /* or towards larger k */
+            if ((c = kv_settled(&v, kk + 1, kk)) == 0) settled = false;
+            if (c != -1) break;
+            kk++;
+        }
+        if (!settled) { /* fpr_best_k's walk */
+            kk = 1;
+            for (uint32_t j = 2; j <= BK_BLOCKED_MAX_K; j++) {
+                if ((c = kv_cmp(&v, j, kk)) < 0) kk = j;
+                else if (c > 0) break;
+            }
         }
     }
-    *fpr = fpr_best_k(blocks, z->n, z->layout, k);
-    *tol = 0;
-    return *fpr <= p;
+    kv_get(&v, kk);
+    int c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0);
+    if (c == 0 && v.have[kk] != 2) {
+        kv_summed(&v, kk);
+        c = certain_cmp(v.f[kk], 0, (long double)p, 0);
+    }
+    *k = kk;
+    *fpr = (double)v.f[kk];
+    *tol = (double)v.t[kk];
+    return c <= 0;
 }
 
 /* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound). */
