@@ -531,15 +531,21 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
     return c <= 0;
 }
 
-/* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound). */
-static double series_fpr_d(const sizing *z, double blocks, uint32_t k)
+/* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound);
+ * *noise (may be NULL): its rounding relative to its value, roughly (the terms' sizes times their
+ * exponents' size, in ulps, over the sum). */
+static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *noise)
 {
     const series *S = &z->S[k];
     const double n = (double)z->n, q = 1.0 / blocks, mean = n * q;
     const bool binomial = blocks < 4096;
-    double sum = 0;
-    for (uint32_t j = 0; j < S->terms; j++)
-        sum += (double)S->c[j] * (binomial ? exp(n * log1p(-q * (double)S->d[j])) : exp(-mean * (double)S->d[j]));
+    double sum = 0, mag = 0;
+    for (uint32_t j = 0; j < S->terms; j++) {
+        double t = (double)S->c[j] * (binomial ? exp(n * log1p(-q * (double)S->d[j])) : exp(-mean * (double)S->d[j]));
+        sum += t;
+        mag += fabs(t);
+    }
+    if (noise) *noise = mag * (mean + 16.0) * DBL_EPSILON / fabs(sum);
     return sum;
 }
 
@@ -547,19 +553,69 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k)
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
-    double f = series_fpr_d(z, blocks, k);
+    double f = series_fpr_d(z, blocks, k, NULL);
     bool moved = false;
     while (k > 1) {
-        double fm = series_fpr_d(z, blocks, k - 1);
+        double fm = series_fpr_d(z, blocks, k - 1, NULL);
         if (!(fm < f)) break;
         k--, f = fm, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
-        double fp = series_fpr_d(z, blocks, k + 1);
+        double fp = series_fpr_d(z, blocks, k + 1, NULL);
         if (!(fp < f)) break;
         k++, f = fp;
     }
     return k;
+}
+
+/* The Poisson mixture at `mean` and its derivative in the mean, dF/dmean = E[inner(L + 1) - inner(L)]
+ * (for the guess only): every term positive, so no digits lost however small the FPR. */
+static double mixture_slope(double mean, bk_blocked_layout layout, uint32_t k, double *dfdmean)
+{
+    const int row = tab_row(layout, k);
+    *dfdmean = 0;
+    if (row < 0 || !(mean > 0) || mean > 20000) return NAN;
+    const inner_terms *T = &g_terms[row];
+    const double mode = floor(mean), p0 = exp(-mean + mode * log(mean) - log_gamma(mode + 1));
+    double f = 0, d = 0, p = p0, cur = tab_inner(row, T, mode);
+    for (double i = mode;; i += 1) {
+        double next = tab_inner(row, T, i + 1);
+        f += p * cur;
+        d += p * (next - cur);
+        cur = next;
+        p *= mean / (i + 1);
+        if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * f)) break;
+    }
+    p = p0;
+    cur = tab_inner(row, T, mode);
+    for (double i = mode; i > 0; i -= 1) {
+        p *= i / mean;
+        double prev = tab_inner(row, T, i - 1);
+        f += p * prev;
+        d += p * (cur - prev);
+        if (p < 1e-300 || p * cur < 1e-17 * f) break;
+        cur = prev;
+    }
+    *dfdmean = d;
+    return f;
+}
+
+/* Newton steps on ln FPR(blocks) - ln p with the Poisson mixture (the guess only), k fixed. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t k)
+{
+    const double lp = log(p), n = (double)z->n;
+    for (int it = 0; it < 4; it++) {
+        double d, mean = n / x, f = mixture_slope(mean, z->layout, k, &d);
+        if (!(f > 0) || !(d > 0)) break;
+        double x2 = x + (log(f) - lp) * f * x / (mean * d); /* d ln F / d blocks = -(mean / blocks) F' / F */
+        if (!(x2 >= 1)) x2 = 1;
+        if (x2 > 2 * x) x2 = 2 * x;
+        if (x2 < x / 2) x2 = x / 2;
+        double dx = fabs(x2 - x);
+        x = x2;
+        if (dx < 0.05) break;
+    }
+    return x;
 }
 
 /* A first guess of the block count: the secant method on ln FPR(blocks) - ln p, in double precision,
@@ -571,20 +627,23 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
     const double lp = log(p);
     double x0 = classic, x1 = classic * 1.25 + 1;
     k = guess_k(z, x0, k);
-    double h0 = log(series_fpr_d(z, x0, k)) - lp;
+    double h0 = log(series_fpr_d(z, x0, k, NULL)) - lp;
     k = guess_k(z, x1, k);
-    double h1 = log(series_fpr_d(z, x1, k)) - lp;
+    double noise = 0, h1 = log(series_fpr_d(z, x1, k, &noise)) - lp;
     for (int it = 0; it < 12 && isfinite(h0) && isfinite(h1) && h1 != h0; it++) {
         double x2 = x1 - h1 * (x1 - x0) / (h1 - h0);
         if (!(x2 >= 1)) x2 = 1;
         if (x2 > 4 * x1) x2 = 4 * x1;
         x0 = x1, h0 = h1, x1 = x2;
         k = guess_k(z, x1, k);
-        h1 = log(series_fpr_d(z, x1, k)) - lp;
+        h1 = log(series_fpr_d(z, x1, k, &noise)) - lp;
         if (fabs(x1 - x0) < 0.25) break;
     }
     *kg = k;
-    return isfinite(h1) ? x1 : classic;
+    if (!isfinite(h1)) return classic;
+    /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
+     * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    return noise * x1 > 0.1 ? refine_guess(z, x1, p, k) : x1;
 }
 
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
