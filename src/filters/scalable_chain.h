@@ -108,6 +108,11 @@ BK_INLINE layer *const *sc_list(const bk_scalable *f, layer **one)
 /* The same as an expression: the one-slot array is a compound literal of the enclosing block. */
 #define SC_LAYERS(f) sc_list((f), (layer *[1]){ NULL })
 
+/* Each layer's sizing error (bk__sc_error), kept in a layers array after its slots: errs[i] is written
+ * with slot i, before the n that publishes the layer, and copied when a larger array replaces it, so a
+ * new sub-filter's spent budget is a sum of stored figures, not one FPR mixture per earlier layer. */
+BK_INLINE double *sc_errs(layer *const *a) { return (double *)(uintptr_t)(a + (uintptr_t)a[-2]); }
+
 /* The growth lock of atomic inserts: one word instead of a pthread mutex (40 bytes more in every
  * chain, and most small chains never grow). Held only while a layer is appended, so a waiter yields
  * rather than sleeps. */
