@@ -344,6 +344,7 @@ bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geom
  */
 typedef struct {
     long double c[BK_BLOCKED_MAX_K + 1], d[BK_BLOCKED_MAX_K + 1];
+    double cd[BK_BLOCKED_MAX_K + 1], dd[BK_BLOCKED_MAX_K + 1]; /* c and d rounded to double */
     long double inner_err; /* the summed mixture's absolute error in inner() (512: its alternating sum) */
     uint32_t terms;
 } series;
@@ -375,6 +376,7 @@ static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
         }
     }
     S->terms = k + 1;
+    for (uint32_t j = 0; j <= k; j++) S->cd[j] = (double)S->c[j], S->dd[j] = (double)S->d[j];
 }
 
 static void series_build_all(void)
@@ -428,54 +430,94 @@ static int certain_cmp(long double a, long double ta, long double b, long double
     return 0;
 }
 
-/* The FPR of one block count at each k asked for: the closed form with its bound, and the summed
- * mixture's value (tol 0) once a comparison needed it. */
+/* The closed form in double precision with its bound (the same two parts as series_fpr's; here the
+ * closed form's own rounding: each exponent x_j off by up to 6 ulps of |x_j| (n, 1/blocks, d_j and
+ * their product or log1p rounded), exp by one, the product and the k + 1 additions by one each, all
+ * taken 8 times over). Several times cheaper than series_fpr, and its bound settles most comparisons:
+ * the search asks series_fpr only where it does not. */
+static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, double *tol)
+{
+    const series *S = &z->S[k];
+    const bool binomial = blocks < 4096;
+    const double q = 1.0 / (double)blocks, n = (double)z->n, mean = n * q;
+    double sum = 0, err = 0;
+    for (uint32_t j = 0; j < S->terms; j++) {
+        double x = binomial ? n * log1p(-q * S->dd[j]) : -mean * S->dd[j];
+        double t = S->cd[j] * exp(x);
+        sum += t;
+        err += fabs(t) * (6.0 * fabs(x) + (double)S->terms + 4.0);
+    }
+    double x = binomial ? n : mean;
+    double old_digits = 3.0 * (x + 2.0) * (log(x + 2.0) + 1.0) + 4096.0;
+    *tol = err * 8.0 * DBL_EPSILON + fabs(sum) * old_digits * 8.0 * DBL_EPSILON + (double)S->inner_err + 1e-300;
+    return sum;
+}
+
+/* The FPR of one block count at each k asked for, at one of three levels: 1 the closed form in double
+ * (series_fpr_bounded), 2 in long double (series_fpr), both with a bound on their distance from the
+ * summed mixture's value, 3 the summed mixture's value itself (tol 0). A comparison the bounds cannot
+ * settle raises the level of the values compared. */
 typedef struct {
     sizing *z;
     uint64_t blocks;
-    uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, 1 closed form, 2 summed */
+    uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, else the level */
     long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
 } kvals;
 
-static void kv_summed(kvals *v, uint32_t k)
+/* Raise k's value one level (from none to 1); a value of no use (out of [0, 1], or its bound) goes up
+ * again. */
+static void kv_up(kvals *v, uint32_t k)
 {
-    v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
-    v->t[k] = 0;
-    v->have[k] = 2;
+    for (;;) {
+        uint32_t level = v->have[k] + 1;
+        if (level >= 3) {
+            v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
+            v->t[k] = 0;
+            v->have[k] = 3;
+            return;
+        }
+        long double f, t;
+        if (level == 1) {
+            double td;
+            f = series_fpr_bounded(v->z, v->blocks, k, &td);
+            t = td;
+        } else {
+            f = series_fpr(v->z, v->blocks, k, &t);
+        }
+        v->f[k] = f, v->t[k] = t, v->have[k] = level;
+        if (f >= 0 && f <= 1 && t >= 0 && t < 1) return;
+    }
 }
 
 static void kv_get(kvals *v, uint32_t k)
 {
-    if (v->have[k]) return;
-    long double t, f = series_fpr(v->z, v->blocks, k, &t);
-    if (!(f >= 0 && f <= 1 && t >= 0 && t < 1)) { /* no use: the summed mixture's */
-        kv_summed(v, k);
-        return;
+    if (!v->have[k]) kv_up(v, k);
+}
+
+/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
+ * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
+ * equal). */
+static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level)
+{
+    kv_get(v, a);
+    kv_get(v, b);
+    for (;;) {
+        int c = certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
+        if (c != 0) return c;
+        uint32_t la = v->have[a], lb = v->have[b];
+        if (la >= max_level && lb >= max_level) return 0;
+        if (la <= lb && la < max_level) kv_up(v, a);
+        if (lb <= la && lb < max_level) kv_up(v, b);
     }
-    v->f[k] = f, v->t[k] = t, v->have[k] = 1;
 }
 
 /* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
  * bounds where they settle it (the summed values then differ the same way), else by the summed values
  * themselves. */
-static int kv_cmp(kvals *v, uint32_t a, uint32_t b)
-{
-    kv_get(v, a);
-    kv_get(v, b);
-    int c = certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
-    if (c != 0) return c;
-    if (v->have[a] != 2) kv_summed(v, a);
-    if (v->have[b] != 2) kv_summed(v, b);
-    return v->f[a] < v->f[b] ? -1 : v->f[a] > v->f[b] ? 1 : 0;
-}
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3); }
 
-/* Whether the bounds settle FPR(a) against FPR(b): -1, 1, or 0 when they do not. */
-static int kv_settled(kvals *v, uint32_t a, uint32_t b)
-{
-    kv_get(v, a);
-    kv_get(v, b);
-    return certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
-}
+/* Whether the closed form's bounds settle FPR(a) against FPR(b): -1, 1, or 0 when they do not. */
+static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 2); }
 
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
  * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
@@ -520,11 +562,8 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
         }
     }
     kv_get(&v, kk);
-    int c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0);
-    if (c == 0 && v.have[kk] != 2) {
-        kv_summed(&v, kk);
-        c = certain_cmp(v.f[kk], 0, (long double)p, 0);
-    }
+    int c;
+    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3) kv_up(&v, kk);
     *k = kk;
     *fpr = (double)v.f[kk];
     *tol = (double)v.t[kk];
