@@ -572,19 +572,23 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
 
 /* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound);
  * *noise (may be NULL): its rounding relative to its value, roughly (the terms' sizes times their
- * exponents' size, in ulps, over the sum). */
-static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *noise)
+ * exponents' size, in ulps, over the sum); *slope (may be NULL): dFPR/dblocks. */
+static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *noise, double *slope)
 {
     const series *S = &z->S[k];
     const double n = (double)z->n, q = 1.0 / blocks, mean = n * q;
     const bool binomial = blocks < 4096;
-    double sum = 0, mag = 0;
+    double sum = 0, mag = 0, dsum = 0;
     for (uint32_t j = 0; j < S->terms; j++) {
-        double t = (double)S->c[j] * (binomial ? exp(n * log1p(-q * (double)S->d[j])) : exp(-mean * (double)S->d[j]));
+        const double d = S->dd[j];
+        double t = S->cd[j] * (binomial ? exp(n * log1p(-q * d)) : exp(-mean * d));
         sum += t;
         mag += fabs(t);
+        /* d/dblocks of (1 - d / blocks)^n and of exp(-n d / blocks) */
+        dsum += t * (binomial ? n * d / (blocks * (blocks - d)) : mean * d / blocks);
     }
     if (noise) *noise = mag * (mean + 16.0) * DBL_EPSILON / fabs(sum);
+    if (slope) *slope = dsum;
     return sum;
 }
 
@@ -592,15 +596,15 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
-    double f = series_fpr_d(z, blocks, k, NULL);
+    double f = series_fpr_d(z, blocks, k, NULL, NULL);
     bool moved = false;
     while (k > 1) {
-        double fm = series_fpr_d(z, blocks, k - 1, NULL);
+        double fm = series_fpr_d(z, blocks, k - 1, NULL, NULL);
         if (!(fm < f)) break;
         k--, f = fm, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
-        double fp = series_fpr_d(z, blocks, k + 1, NULL);
+        double fp = series_fpr_d(z, blocks, k + 1, NULL, NULL);
         if (!(fp < f)) break;
         k++, f = fp;
     }
@@ -657,32 +661,40 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t k)
     return x;
 }
 
-/* A first guess of the block count: the secant method on ln FPR(blocks) - ln p, in double precision,
- * with the best k at each step. The search below corrects it. */
+/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
+ * double precision, from the classic size (a lower bound), with k fixed until the steps settle, then
+ * the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
+ * the steps approach the root from below without overshooting. The search below corrects the guess. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t bbits, uint32_t *kg)
 {
     double kf = floor(0.69314718055994530942 * classic * (double)bbits / (double)z->n + 0.5);
     uint32_t k = kf < 1 ? 1 : kf > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)kf;
     const double lp = log(p);
-    double x0 = classic, x1 = classic * 1.25 + 1;
-    k = guess_k(z, x0, k);
-    double h0 = log(series_fpr_d(z, x0, k, NULL)) - lp;
-    k = guess_k(z, x1, k);
-    double noise = 0, h1 = log(series_fpr_d(z, x1, k, &noise)) - lp;
-    for (int it = 0; it < 12 && isfinite(h0) && isfinite(h1) && h1 != h0; it++) {
-        double x2 = x1 - h1 * (x1 - x0) / (h1 - h0);
-        if (!(x2 >= 1)) x2 = 1;
-        if (x2 > 4 * x1) x2 = 4 * x1;
-        x0 = x1, h0 = h1, x1 = x2;
-        k = guess_k(z, x1, k);
-        h1 = log(series_fpr_d(z, x1, k, &noise)) - lp;
-        if (fabs(x1 - x0) < 0.25) break;
+    double x = classic, noise = 0;
+    bool any = false;
+    k = guess_k(z, x, k);
+    for (int it = 0; it < 32; it++) {
+        double slope, f = series_fpr_d(z, x, k, &noise, &slope);
+        if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
+        any = true;
+        const double hp = slope / f; /* d ln FPR / d blocks */
+        double x2 = x - (log(f) - lp) / hp;
+        if (!(x2 >= x / 2)) x2 = x / 2;
+        if (x2 > 4 * x) x2 = 4 * x;
+        if (x2 < 1) x2 = 1;
+        const double dx = fabs(x2 - x);
+        x = x2;
+        if (dx < 0.25 || dx < 4 * noise / -hp) { /* settled, or within the closed form's rounding */
+            uint32_t k2 = guess_k(z, x, k);
+            if (k2 == k) break;
+            k = k2;
+        }
     }
     *kg = k;
-    if (!isfinite(h1)) return classic;
+    if (!any) return classic;
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
-    return noise * x1 > 0.1 ? refine_guess(z, x1, p, k) : x1;
+    return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
 }
 
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
