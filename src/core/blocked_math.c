@@ -494,6 +494,15 @@ static void kv_get(kvals *v, uint32_t k)
     if (!v->have[k]) kv_up(v, k);
 }
 
+/* Raise k's value for a comparison whose two sides are `gap` apart: straight to the summed mixture
+ * when even long double could not settle it (its bound is at least 1/1536 of the double one's: the
+ * same summed-mixture part, and (2048 / 8) (6 x + 21) / (x + 16) <= 1536 times less for the rest). */
+static void kv_raise(kvals *v, uint32_t k, long double gap)
+{
+    if (v->have[k] == 1 && gap < v->t[k] / 1536) v->have[k] = 2;
+    kv_up(v, k);
+}
+
 /* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
  * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
  * equal). */
@@ -506,8 +515,15 @@ static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level)
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
         if (la >= max_level && lb >= max_level) return 0;
-        if (la <= lb && la < max_level) kv_up(v, a);
-        if (lb <= la && lb < max_level) kv_up(v, b);
+        const long double gap = fabsl(v->f[a] - v->f[b]);
+        if (la <= lb && la < max_level) {
+            if (max_level == 3) kv_raise(v, a, gap);
+            else kv_up(v, a);
+        }
+        if (lb <= la && lb < max_level) {
+            if (max_level == 3) kv_raise(v, b, gap);
+            else kv_up(v, b);
+        }
     }
 }
 
@@ -563,7 +579,8 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
     }
     kv_get(&v, kk);
     int c;
-    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3) kv_up(&v, kk);
+    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3)
+        kv_raise(&v, kk, fabsl(v.f[kk] - (long double)p));
     *k = kk;
     *fpr = (double)v.f[kk];
     *tol = (double)v.t[kk];
