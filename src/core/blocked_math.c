@@ -137,20 +137,27 @@ static void terms_build_all(void)
     }
 }
 
-/* inner_fpr(T, load) for a whole load, from the table where it can */
-static double tab_inner(int row, const inner_terms *T, double load)
+/* tab_inner's way when the chunk is not ready: fill it, or compute the value if another thread is */
+static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, double load)
 {
     if (row < 0 || !(load >= 0 && load < TAB_LOADS)) return inner_fpr(T, load);
     const uint32_t L = (uint32_t)load, c = L / TAB_CHUNK;
-    int *state = &g_tab_state[row][c];
-    if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2) {
-        int expect = 0;
-        if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return inner_fpr(T, load);
-        for (uint32_t j = 0; j < TAB_CHUNK; j++) g_tab[row][c * TAB_CHUNK + j] = inner_fpr(T, (double)(c * TAB_CHUNK + j));
-        __atomic_store_n(state, 2, __ATOMIC_RELEASE);
-    }
+    int *state = &g_tab_state[row][c], expect = 0;
+    if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return expect == 2 ? g_tab[row][L] : inner_fpr(T, load);
+    for (uint32_t j = 0; j < TAB_CHUNK; j++) g_tab[row][c * TAB_CHUNK + j] = inner_fpr(T, (double)(c * TAB_CHUNK + j));
+    __atomic_store_n(state, 2, __ATOMIC_RELEASE);
     return g_tab[row][L];
+}
+
+/* inner_fpr(T, load) for a whole load, from the table where it can */
+static inline double tab_inner(int row, const inner_terms *T, double load)
+{
+    if (row >= 0 && load >= 0 && load < TAB_LOADS) {
+        const uint32_t L = (uint32_t)load;
+        if (__atomic_load_n(&g_tab_state[row][L / TAB_CHUNK], __ATOMIC_ACQUIRE) == 2) return g_tab[row][L];
+    }
+    return tab_fill(row, T, load);
 }
 
 /*
