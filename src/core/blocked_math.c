@@ -342,12 +342,13 @@ bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geom
  *   512:      the weights above,                     c_i = w_i,           1 - d_i = (1 - i/512)^k
  * so the mixture over L has a closed form through the load's generating function E[(1-d)^L]:
  * exp(-mean d) for Poisson(mean), (1 - q d)^n for Binomial(n, q). That is k + 1 exponentials where the
- * summed mixture takes a few hundred terms of pow and expm1 (0.6-3.9 ms per sizing with its bisection).
- * The closed form alternates and loses digits to cancellation, and the summed mixture has rounding
- * errors of its own, so each fast value carries a bound covering both; a decision of the search (is the
- * FPR within p, which k is better) that the bounds cannot settle is taken with the summed mixture
- * (fpr_best_k above). So size_for returns exactly the blocks and k the summed mixture's search gives, as
- * long as that FPR falls with every added block and is unimodal in k (which that search assumes too).
+ * summed mixture takes a few hundred terms (of pow and expm1 before the table above: 0.6-3.9 ms per
+ * sizing with its bisection). The closed form alternates and loses digits to cancellation, and the
+ * summed mixture has rounding errors of its own, so each fast value carries a bound covering both; a
+ * decision of the search (is the FPR within p, which k is better) that the bounds cannot settle is
+ * taken with the summed mixture of the k it compares (the value fpr_best_k would use). So size_for
+ * returns exactly the blocks and k the summed mixture's search gives, as long as that FPR falls with
+ * every added block and is unimodal in k (which that search assumes too).
  */
 typedef struct {
     long double c[BK_BLOCKED_MAX_K + 1], d[BK_BLOCKED_MAX_K + 1];

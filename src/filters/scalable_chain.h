@@ -18,8 +18,9 @@
  * published. A blocked layer owns (or borrows) its words itself; a small classic layer (sc_small: the
  * first sub-filter of a compact chain, BK_SCALABLE_COMPACT) has its words in the chain's own
  * allocation; a classic layer wraps a bk_bloom (`wrapped`: the layer is then the head of a
- * wrapped_layer, which holds the bk_bloom). 32 bytes: what can be derived is not stored (the block
- * count, m / 1024; the exact error, sc_error), and m, k and the flags share one word (m < 2^41:
+ * wrapped_layer, which holds the bk_bloom). 32 bytes: what can be derived is not stored here (the
+ * block count, m / 1024; the sizing error, bk__sc_error, which the layers array keeps beside the slot
+ * once the chain has one: sc_errs), and m, k and the flags share one word (m < 2^41:
  * BK_MAX_FILTER_BYTES is 2^38; k <= BK_MAX_K = 64), since small filters by the thousand each carry
  * one. */
 typedef struct layer {
