@@ -461,6 +461,15 @@ static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, d
     return sum;
 }
 
+/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr's part for
+ * it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
+static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long double f)
+{
+    const long double x = blocks < 4096 ? (long double)z->n : (long double)z->n / (long double)blocks;
+    const long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
+    return fabsl(f) * old_digits * 8.0L * DBL_EPSILON + z->S[k].inner_err + 1e-300L;
+}
+
 /* The FPR of one block count at each k asked for, at one of three levels: 1 the closed form in double
  * (series_fpr_bounded), 2 in long double (series_fpr), both with a bound on their distance from the
  * summed mixture's value, 3 the summed mixture's value itself (tol 0). A comparison the bounds cannot
@@ -470,6 +479,7 @@ typedef struct {
     uint64_t blocks;
     uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, else the level */
     long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
+    long double e[BK_BLOCKED_MAX_K + 1]; /* level 3: a bound on the summed value's own distance from the exact FPR */
 } kvals;
 
 /* Raise k's value one level (from none to 1); a value of no use (out of [0, 1], or its bound) goes up
@@ -481,6 +491,7 @@ static void kv_up(kvals *v, uint32_t k)
         if (level >= 3) {
             v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
             v->t[k] = 0;
+            v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
             v->have[k] = 3;
             return;
         }
@@ -514,12 +525,14 @@ static void kv_raise(kvals *v, uint32_t k, long double gap)
 /* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
  * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
  * equal). */
-static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level)
+static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level, bool margin)
 {
     kv_get(v, a);
     kv_get(v, b);
     for (;;) {
-        int c = certain_cmp(v->f[a], v->t[a], v->f[b], v->t[b]);
+        const long double ta = margin && v->have[a] == 3 ? v->e[a] : v->t[a];
+        const long double tb = margin && v->have[b] == 3 ? v->e[b] : v->t[b];
+        int c = certain_cmp(v->f[a], ta, v->f[b], tb);
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
         if (la >= max_level && lb >= max_level) return 0;
@@ -538,16 +551,19 @@ static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level)
 /* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
  * bounds where they settle it (the summed values then differ the same way), else by the summed values
  * themselves. */
-static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3); }
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, false); }
 
-/* Whether the closed form's bounds settle FPR(a) against FPR(b): -1, 1, or 0 when they do not. */
-static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 2); }
+/* FPR(a) against FPR(b) for the walk from the guess: -1 or 1 when the bounds settle it for the exact
+ * FPRs as well as for the summed values (a summed value counts with its own error bound), 0 when they
+ * do not even with both values summed. */
+static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, true); }
 
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
  * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
- * nearest local minimum, every step settled by the bounds: that is fpr_best_k's k, which walks up from
- * k = 1 to the first local minimum, because the FPR is unimodal in k. A step the bounds cannot settle
- * (two k with nearly the same FPR, or FPRs within rounding of 0) replays fpr_best_k's own walk, each of
+ * nearest local minimum, every step settled by the bounds (a summed value counting with its own error
+ * bound, so the step holds for the exact FPRs too): that is fpr_best_k's k, which walks up from k = 1
+ * to the first local minimum, because the FPR is unimodal in k. A step that not even the summed values
+ * settle (two k with nearly the same FPR, or FPRs within rounding of 0) replays fpr_best_k's own walk, each of
  * its comparisons taken by the bounds where they settle it and by the summed mixture of just the two k
  * compared otherwise, so it gives fpr_best_k's k whatever the shape of the FPR in k. Then FPR <= p, by
  * the bounds or by the summed mixture (a few hundred terms, inner() from the table). */
