@@ -684,14 +684,56 @@ static double mixture_slope(double mean, bk_blocked_layout layout, uint32_t k, d
     return f;
 }
 
-/* Newton steps on ln FPR(blocks) - ln p with the Poisson mixture (the guess only), k fixed. */
+/* The binomial mixture at x blocks (q = 1/x) and its derivative in x, for the guess only: the same
+ * walk as mixture(), with dP(L)/dq = P(L) (L/q - (n - L)/(1 - q)). */
+static double binomial_slope(double n, double x, bk_blocked_layout layout, uint32_t k, double *dfdx)
+{
+    const int row = tab_row(layout, k);
+    const double q = 1.0 / x;
+    *dfdx = 0;
+    if (row < 0 || !(q > 0 && q < 1) || n * q > 20000) return NAN;
+    const inner_terms *T = &g_terms[row];
+    double mode = floor((n + 1) * q);
+    if (mode > n) mode = n;
+    const double odds = q / (1 - q);
+    const double p0 = exp(log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) +
+                          (n - mode) * log1p(-q));
+    double f = 0, dq = 0, p = p0;
+    for (double i = mode; i <= n; i += 1) {
+        const double t = p * tab_inner(row, T, i);
+        f += t;
+        dq += t * (i / q - (n - i) / (1 - q));
+        p *= (n - i) / (i + 1) * odds;
+        if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * f)) break;
+    }
+    p = p0;
+    for (double i = mode; i > 0; i -= 1) {
+        p *= i / (n - i + 1) / odds;
+        const double t = p * tab_inner(row, T, i - 1);
+        f += t;
+        dq += t * ((i - 1) / q - (n - i + 1) / (1 - q));
+        if (p < 1e-300 || t < 1e-17 * f) break;
+    }
+    *dfdx = -dq / (x * x);
+    return f;
+}
+
+/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (binomial below 4096
+ * blocks, Poisson above; the guess only), k fixed. */
 static double refine_guess(const sizing *z, double x, double p, uint32_t k)
 {
     const double lp = log(p), n = (double)z->n;
     for (int it = 0; it < 4; it++) {
-        double d, mean = n / x, f = mixture_slope(mean, z->layout, k, &d);
-        if (!(f > 0) || !(d > 0)) break;
-        double x2 = x + (log(f) - lp) * f * x / (mean * d); /* d ln F / d blocks = -(mean / blocks) F' / F */
+        double f, dfdx;
+        if (x < 4096) {
+            f = binomial_slope(n, x, z->layout, k, &dfdx);
+        } else {
+            double d, mean = n / x;
+            f = mixture_slope(mean, z->layout, k, &d);
+            dfdx = -(mean / x) * d;
+        }
+        if (!(f > 0) || !(dfdx < 0)) break;
+        double x2 = x - (log(f) - lp) * f / dfdx;
         if (!(x2 >= 1)) x2 = 1;
         if (x2 > 2 * x) x2 = 2 * x;
         if (x2 < x / 2) x2 = x / 2;
