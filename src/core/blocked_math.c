@@ -755,6 +755,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
     const double lp = log(p);
     double x = classic, noise = 0;
     bool any = false;
+    int moves = 0;
     k = guess_k(z, x, k);
     for (int it = 0; it < 32; it++) {
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
@@ -769,7 +770,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
         x = x2;
         if (dx < 0.25 || dx < 4 * noise / -hp) { /* settled, or within the closed form's rounding */
             uint32_t k2 = guess_k(z, x, k);
-            if (k2 == k) break;
+            if (k2 == k || ++moves > 2) break; /* (two k within the rounding: either will do) */
             k = k2;
         }
     }
