@@ -2,12 +2,23 @@
  * sizing: the cost of one blocked sizing call (for the split and 512-bit layouts what bk_blocked_new
  * sizes with, and bk_blocked_size, which also sums the mixture once for its exact FPR; the scalable
  * chain's 1024-bit sizing) against the search over the summed mixture alone, which the library used
- * before and now calls only where the fast path's bounds cannot decide.
+ * before and now calls only where the fast path's bounds cannot decide; then what a scalable chain
+ * pays for each new sub-filter.
  *
- *   sizing [-r rounds]
+ *   sizing [-r rounds] [-L layers]
  *
- * For each (layout, n, p): CPU microseconds per call of the fast search, of bk_blocked_size, of the
- * summed mixture's search (the thread's CPU clock), and whether all give the same geometry. Figures only: nothing here passes or fails.
+ * For each (layout, n, p), n = 1e3 .. 1e10 and p = 0.5 .. 1e-9: CPU microseconds per call of the fast
+ * search, of bk_blocked_size, of the summed mixture's search (the thread's CPU clock), and whether all
+ * give the same geometry; then each layout's slowest cell. The first call of a process also fills the
+ * tables the sizing keeps (weights and in-block terms): printed apart, once.
+ *
+ * The chain (capacity 10, p = 1%, growth 2, the default blocked sub-filters; and compact, as the
+ * Redis module's BF keys): for sub-filter i = 1 .. 32, the sizing of sub-filter i (one call, given the
+ * budget spent so far), and the sum of the sizing errors of sub-filters 0 .. i-1 recomputed from their
+ * geometry (one FPR mixture each, what every new sub-filter paid before the chain kept them; it now
+ * adds i stored figures). Then a real chain grown from 1 key to `layers` (16) sub-filters by inserts:
+ * the CPU time of each insert that appends a sub-filter (its sizing, its allocation, the insert).
+ * Figures only: nothing here passes or fails.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,6 +31,9 @@
 bk_status bk__blocked1024_size(uint64_t n, double p, bk_geometry *out);
 bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geometry *out);
 bk_status bk__blocked_size_mk(uint64_t n, double p, int layout_code, bk_geometry *out);
+bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
+                                bool compact, uint32_t i, double spent, bk_geometry *g, uint64_t *bytes, bool *small);
+double bk__sc_layer_error(bool classic, const bk_geometry *g);
 
 static bk_status fast(uint64_t n, double p, int code, bk_geometry *g)
 {
@@ -45,22 +59,84 @@ static double per_call_us(int which, uint64_t n, double p, int code, int rounds,
     return (bu_cpu_ns() - t0) / 1e3 / rounds;
 }
 
+/* The chain's per-sub-filter costs for i = 1 .. 32 (see the header). */
+static void chain_costs(bool compact, int rounds)
+{
+    const double p = 0.01, r = BK_SCALABLE_DEFAULT_TIGHTENING;
+    bk_geometry g[33];
+    bool small[33];
+    double spent = 0, spent_at[33];
+    uint32_t have = 0;
+    for (uint32_t i = 0; i <= 32; i++, have++) {
+        spent_at[i] = spent;
+        if (bk__sc_layer_geometry(10, p, 2, r, false, true, compact, i, spent, &g[i], NULL, &small[i]) != BK_OK) break;
+        spent += bk__sc_layer_error(small[i], &g[i]);
+    }
+    printf("\nchain: capacity 10, p = 1%%, growth 2, %s; per new sub-filter i (us)\n", compact ? "compact" : "default");
+    printf("%4s %14s %10s %12s %12s\n", "i", "capacity", "sizing", "re-sum 0..i-1", "before/now");
+    for (uint32_t i = 1; i < have; i++) {
+        bk_geometry x;
+        double t0 = bu_cpu_ns();
+        for (int j = 0; j < rounds; j++)
+            bk__sc_layer_geometry(10, p, 2, r, false, true, compact, i, spent_at[i], &x, NULL, NULL);
+        double ts = (bu_cpu_ns() - t0) / 1e3 / rounds;
+        volatile double sink = 0;
+        t0 = bu_cpu_ns();
+        for (int j = 0; j < rounds; j++)
+            for (uint32_t q = 0; q < i; q++) sink += bk__sc_layer_error(small[q], &g[q]);
+        double tr = (bu_cpu_ns() - t0) / 1e3 / rounds;
+        printf("%4u %14llu %10.2f %12.2f %12.1f\n", i, (unsigned long long)g[i].n, ts, tr, (ts + tr) / ts);
+    }
+}
+
+/* A real chain grown by inserts from 1 key: the CPU time of each insert that appends a sub-filter. */
+static void chain_growth(uint32_t layers)
+{
+    bk_scalable_options o = bk_scalable_default_options();
+    o.growth = 2;
+    bk_scalable *f;
+    if (bk_scalable_new(1, 0.01, &o, &f) != BK_OK) return;
+    printf("\nchain grown from 1 key by inserts (p = 1%%, growth 2): us of the insert appending sub-filter i\n");
+    uint64_t s = 1, k = 0;
+    for (uint32_t have = bk_scalable_filters(f); have < layers;) {
+        double t0 = bu_cpu_ns();
+        if (bk_scalable_add_hash(f, bu_splitmix64(&s)) != BK_OK) break;
+        double t = bu_cpu_ns() - t0;
+        k++;
+        uint32_t now = bk_scalable_filters(f);
+        if (now != have) printf("  i = %2u after %10llu keys: %8.2f us\n", now - 1, (unsigned long long)k, t / 1e3);
+        have = now;
+    }
+    bk_scalable_free(f);
+}
+
 int main(int argc, char **argv)
 {
-    int rounds = 20;
+    int rounds = 20, layers = 16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-r") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-L") && i + 1 < argc) layers = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: sizing [-r rounds]\n");
+            fprintf(stderr, "usage: sizing [-r rounds] [-L layers]\n");
             return 2;
         }
     }
+    if (rounds < 1) rounds = 1;
+    {
+        bk_geometry g;
+        double t0 = bu_cpu_ns();
+        bk_blocked_size(1000000, 0.01, BK_BLOCKED_512, &g);
+        printf("first sizing of the process (fills its tables): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
+    }
     static const char *names[3] = { "split", "512", "1024" };
-    static const uint64_t ns[] = { 1000, 100000, 10000000, 1000000000 };
-    static const double ps[] = { 0.01, 0.001, 1e-4, 1e-6 };
+    static const uint64_t ns[] = { 1000, 100000, 10000000, 1000000000, UINT64_C(10000000000) };
+    static const double ps[] = { 0.5, 0.01, 0.001, 1e-4, 1e-6, 1e-9 };
     bu_print_loadavg("before");
     printf("%-5s %11s %7s %10s %10s %12s %8s %s\n", "block", "n", "p", "fast us", "size() us", "summed us", "ratio",
            "geometry");
+    double worst[3] = { 0, 0, 0 };
+    uint64_t worst_n[3] = { 0, 0, 0 };
+    double worst_p[3] = { 0, 0, 0 };
     for (int code = 0; code < 3; code++)
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
             for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
@@ -73,7 +149,14 @@ int main(int argc, char **argv)
                 double ts = per_call_us(2, ns[i], ps[j], code, rounds, &b);
                 printf("%-5s %11llu %7g %10.2f %10.2f %12.1f %8.0f %s\n", names[code], (unsigned long long)ns[i], ps[j], tf,
                        tp, ts, ts / tf, a.m == b.m && a.k == b.k && c.m == b.m && c.k == b.k ? "same" : "DIFFERENT");
+                if (tf > worst[code]) worst[code] = tf, worst_n[code] = ns[i], worst_p[code] = ps[j];
             }
+    for (int code = 0; code < 3; code++)
+        printf("slowest %-5s cell: n = %llu, p = %g: %.2f us (fast search)\n", names[code], (unsigned long long)worst_n[code],
+               worst_p[code], worst[code]);
+    chain_costs(false, rounds * 10);
+    chain_costs(true, rounds * 10);
+    chain_growth((uint32_t)layers);
     bu_print_loadavg("after");
     return 0;
 }

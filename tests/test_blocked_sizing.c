@@ -1,7 +1,8 @@
 /* Blocked sizing: the fast search (closed-form mixture with error bounds, falling back to the summed
  * mixture where the bounds cannot decide) returns exactly the geometry of the search over the summed
  * mixture alone, for both public layouts and the scalable chain's 1024-bit blocks, over a wide grid of
- * (n, p) and at the edges (one block, the largest filter). */
+ * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9) and at the edges (one block, the largest filter, p
+ * next to 1 and far below 1e-9). No cell differs: none is smaller or larger. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
@@ -49,8 +50,9 @@ static void grid(int code, const uint64_t *ns, size_t nn, const double *ps, size
 }
 
 static const uint64_t NS[] = { 1, 2, 3, 7, 10, 31, 100, 333, 800, 1000, 1024, 4095, 10000, 54321, 100000,
-                               1000000, 3141593, 10000000, 100000000, 1000000000 };
-static const double PS[] = { 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001, 3e-4, 1e-4, 1e-5, 1e-6, 1e-7 };
+                               1000000, 3141593, 10000000, 100000000, 1000000000, 3000000000,
+                               UINT64_C(10000000000) };
+static const double PS[] = { 0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001, 3e-4, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9 };
 
 static void split256_grid(void **state)
 {
@@ -86,6 +88,11 @@ static void chain_and_random_points(void **state)
         uint64_t n = 1 + tu_splitmix(&s) % 50000000;
         double p = exp(-0.5 - (double)(tu_splitmix(&s) % 1000000) / 1000000.0 * 15.0);
         check_same(n, p, (int)(i % 3));
+    }
+    /* n log-uniform in [1, 1e10], p log-uniform in [1e-9, 0.5] */
+    for (int i = 0; i < 300; i++) {
+        double u = (double)(tu_splitmix(&s) % 1000000) / 1000000.0, v = (double)(tu_splitmix(&s) % 1000000) / 1000000.0;
+        check_same((uint64_t)llround(pow(10.0, 10.0 * u)), 0.5 * pow(2e-9, v), (int)(i % 3));
     }
 }
 

@@ -26,6 +26,7 @@
 #include <float.h>
 #include <pthread.h>
 #include <math.h>
+#include <string.h>
 #include "core/base.h"
 #include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
@@ -101,6 +102,65 @@ static double log_gamma(double x)
 }
 
 /*
+ * inner(L) at whole loads L, tabulated. The summed mixture asks for the same (layout, k, L) values over
+ * and over (every sizing's fallback, every FPR it reports), and each costs k exponentials of long
+ * double; the table keeps what inner_fpr returned, so every sum is bit for bit what it was without
+ * the table. Rows: the split layout (k is always 8), then k = 1 .. BK_BLOCKED_MAX_K of the 512-bit,
+ * the 1024-bit (mean form) and the 1024-bit exact layouts. Each row is filled in chunks on first use:
+ * a chunk's state goes 0 (empty) -> 1 (one thread filling it) -> 2 (ready, release); a thread that
+ * finds a chunk being filled computes its value itself rather than wait. The weights of inner() of
+ * every row are made once per process.
+ */
+#define TAB_LOADS 2048
+#define TAB_CHUNK 64
+#define TAB_ROWS (1 + 3 * BK_BLOCKED_MAX_K)
+static inner_terms g_terms[TAB_ROWS];
+static double g_tab[TAB_ROWS][TAB_LOADS];
+static int g_tab_state[TAB_ROWS][TAB_LOADS / TAB_CHUNK];
+static pthread_once_t g_terms_once = PTHREAD_ONCE_INIT;
+
+static int tab_row(bk_blocked_layout layout, uint32_t k)
+{
+    if (layout == BK_BLOCKED_SPLIT256) return 0;
+    if (k < 1 || k > BK_BLOCKED_MAX_K) return -1;
+    int base = layout == BK_BLOCKED_512 ? 0 : layout == LAYOUT_1024 ? 1 : layout == LAYOUT_1024_EXACT ? 2 : -1;
+    return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
+}
+
+static void terms_build_all(void)
+{
+    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8);
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k);
+        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k);
+        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k);
+    }
+}
+
+/* tab_inner's way when the chunk is not ready: fill it, or compute the value if another thread is */
+static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, double load)
+{
+    if (row < 0 || !(load >= 0 && load < TAB_LOADS)) return inner_fpr(T, load);
+    const uint32_t L = (uint32_t)load, c = L / TAB_CHUNK;
+    int *state = &g_tab_state[row][c], expect = 0;
+    if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return expect == 2 ? g_tab[row][L] : inner_fpr(T, load);
+    for (uint32_t j = 0; j < TAB_CHUNK; j++) g_tab[row][c * TAB_CHUNK + j] = inner_fpr(T, (double)(c * TAB_CHUNK + j));
+    __atomic_store_n(state, 2, __ATOMIC_RELEASE);
+    return g_tab[row][L];
+}
+
+/* inner_fpr(T, load) for a whole load, from the table where it can */
+static inline double tab_inner(int row, const inner_terms *T, double load)
+{
+    if (row >= 0 && load >= 0 && load < TAB_LOADS) {
+        const uint32_t L = (uint32_t)load;
+        if (__atomic_load_n(&g_tab_state[row][L / TAB_CHUNK], __ATOMIC_ACQUIRE) == 2) return g_tab[row][L];
+    }
+    return tab_fill(row, T, load);
+}
+
+/*
  * Sum of pmf(L) * inner(L), walking outwards from the mode with the pmf's ratio recurrence so that no
  * term needs a factorial. binomial: L ~ Binomial(n, q); otherwise L ~ Poisson(n * q).
  */
@@ -108,9 +168,16 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
 {
     double mean = n * q;
     if (mean <= 0) return 0.0;
-    inner_terms T;
-    inner_init(&T, layout, k);
-    if (binomial && q >= 1.0) return inner_fpr(&T, n);
+    const int row = tab_row(layout, k);
+    inner_terms own;
+    const inner_terms *T = &own;
+    if (row >= 0) {
+        pthread_once(&g_terms_once, terms_build_all);
+        T = &g_terms[row];
+    } else {
+        inner_init(&own, layout, k);
+    }
+    if (binomial && q >= 1.0) return inner_fpr(T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
     double mode = floor(binomial ? (n + 1) * q : mean);
@@ -124,7 +191,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
     double p = p0;
     for (double i = mode; !binomial || i <= n; i += 1) {
-        sum += p * inner_fpr(&T, i);
+        sum += p * tab_inner(row, T, i);
         p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
         if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * sum)) break;
     }
@@ -132,7 +199,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     p = p0;
     for (double i = mode; i > 0; i -= 1) {
         p *= binomial ? i / (n - i + 1) / odds : i / mean;
-        double t = p * inner_fpr(&T, i - 1);
+        double t = p * tab_inner(row, T, i - 1);
         sum += t;
         if (p < 1e-300 || t < 1e-17 * sum) break;
     }
@@ -275,15 +342,17 @@ bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geom
  *   512:      the weights above,                     c_i = w_i,           1 - d_i = (1 - i/512)^k
  * so the mixture over L has a closed form through the load's generating function E[(1-d)^L]:
  * exp(-mean d) for Poisson(mean), (1 - q d)^n for Binomial(n, q). That is k + 1 exponentials where the
- * summed mixture takes a few hundred terms of pow and expm1 (0.6-3.9 ms per sizing with its bisection).
- * The closed form alternates and loses digits to cancellation, and the summed mixture has rounding
- * errors of its own, so each fast value carries a bound covering both; a decision of the search (is the
- * FPR within p, which k is better) that the bounds cannot settle is taken with the summed mixture
- * (fpr_best_k above). So size_for returns exactly the blocks and k the summed mixture's search gives, as
- * long as that FPR falls with every added block and is unimodal in k (which that search assumes too).
+ * summed mixture takes a few hundred terms (of pow and expm1 before the table above: 0.6-3.9 ms per
+ * sizing with its bisection). The closed form alternates and loses digits to cancellation, and the
+ * summed mixture has rounding errors of its own, so each fast value carries a bound covering both; a
+ * decision of the search (is the FPR within p, which k is better) that the bounds cannot settle is
+ * taken with the summed mixture of the k it compares (the value fpr_best_k would use). So size_for
+ * returns exactly the blocks and k the summed mixture's search gives, as long as that FPR falls with
+ * every added block and is unimodal in k (which that search assumes too).
  */
 typedef struct {
     long double c[BK_BLOCKED_MAX_K + 1], d[BK_BLOCKED_MAX_K + 1];
+    double cd[BK_BLOCKED_MAX_K + 1], dd[BK_BLOCKED_MAX_K + 1]; /* c and d rounded to double */
     long double inner_err; /* the summed mixture's absolute error in inner() (512: its alternating sum) */
     uint32_t terms;
 } series;
@@ -296,13 +365,12 @@ static pthread_once_t g_series_once = PTHREAD_ONCE_INIT;
 static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
 {
     if (layout == BK_BLOCKED_512) {
-        inner_terms T;
-        inner_init(&T, layout, k);
+        const inner_terms *T = &g_terms[tab_row(layout, k)];
         S->inner_err = 0;
         for (uint32_t i = 0; i <= k; i++) {
-            S->c[i] = T.w[i];
-            S->d[i] = -expm1l((long double)k * T.lq[i]);
-            S->inner_err += fabsl(T.w[i]) * 16.0L * LDBL_EPSILON;
+            S->c[i] = T->w[i];
+            S->d[i] = -expm1l((long double)k * T->lq[i]);
+            S->inner_err += fabsl(T->w[i]) * 16.0L * LDBL_EPSILON;
         }
     } else {
         S->inner_err = 0; /* pow and expm1 of double: relative errors, in the summed mixture's bound */
@@ -316,10 +384,12 @@ static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
         }
     }
     S->terms = k + 1;
+    for (uint32_t j = 0; j <= k; j++) S->cd[j] = (double)S->c[j], S->dd[j] = (double)S->d[j];
 }
 
 static void series_build_all(void)
 {
+    pthread_once(&g_terms_once, terms_build_all);
     series_build(&g_series[0][8], BK_BLOCKED_SPLIT256, 8);
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
         series_build(&g_series[1][k], BK_BLOCKED_512, k);
@@ -368,56 +438,198 @@ static int certain_cmp(long double a, long double ta, long double b, long double
     return 0;
 }
 
+/* The closed form in double precision with its bound (the same two parts as series_fpr's; here the
+ * closed form's own rounding: each exponent x_j off by up to 6 ulps of |x_j| (n, 1/blocks, d_j and
+ * their product or log1p rounded), exp by one, the product and the k + 1 additions by one each, all
+ * taken 8 times over). Several times cheaper than series_fpr, and its bound settles most comparisons:
+ * the search asks series_fpr only where it does not. */
+static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, double *tol)
+{
+    const series *S = &z->S[k];
+    const bool binomial = blocks < 4096;
+    const double q = 1.0 / (double)blocks, n = (double)z->n, mean = n * q;
+    double sum = 0, err = 0;
+    for (uint32_t j = 0; j < S->terms; j++) {
+        double x = binomial ? n * log1p(-q * S->dd[j]) : -mean * S->dd[j];
+        double t = S->cd[j] * exp(x);
+        sum += t;
+        err += fabs(t) * (6.0 * fabs(x) + (double)S->terms + 4.0);
+    }
+    double x = binomial ? n : mean;
+    double old_digits = 3.0 * (x + 2.0) * (log(x + 2.0) + 1.0) + 4096.0;
+    *tol = err * 8.0 * DBL_EPSILON + fabs(sum) * old_digits * 8.0 * DBL_EPSILON + (double)S->inner_err + 1e-300;
+    return sum;
+}
+
+/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr's part for
+ * it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
+static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long double f)
+{
+    const long double x = blocks < 4096 ? (long double)z->n : (long double)z->n / (long double)blocks;
+    const long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
+    return fabsl(f) * old_digits * 8.0L * DBL_EPSILON + z->S[k].inner_err + 1e-300L;
+}
+
+/* The FPR of one block count at each k asked for, at one of three levels: 1 the closed form in double
+ * (series_fpr_bounded), 2 in long double (series_fpr), both with a bound on their distance from the
+ * summed mixture's value, 3 the summed mixture's value itself (tol 0). A comparison the bounds cannot
+ * settle raises the level of the values compared. */
+typedef struct {
+    sizing *z;
+    uint64_t blocks;
+    uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, else the level */
+    long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
+    long double e[BK_BLOCKED_MAX_K + 1]; /* level 3: a bound on the summed value's own distance from the exact FPR */
+} kvals;
+
+/* Raise k's value one level (from none to 1); a value of no use (out of [0, 1], or its bound) goes up
+ * again. */
+static void kv_up(kvals *v, uint32_t k)
+{
+    for (;;) {
+        uint32_t level = v->have[k] + 1;
+        if (level >= 3) {
+            v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
+            v->t[k] = 0;
+            v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
+            v->have[k] = 3;
+            return;
+        }
+        long double f, t;
+        if (level == 1) {
+            double td;
+            f = series_fpr_bounded(v->z, v->blocks, k, &td);
+            t = td;
+        } else {
+            f = series_fpr(v->z, v->blocks, k, &t);
+        }
+        v->f[k] = f, v->t[k] = t, v->have[k] = level;
+        if (f >= 0 && f <= 1 && t >= 0 && t < 1) return;
+    }
+}
+
+static void kv_get(kvals *v, uint32_t k)
+{
+    if (!v->have[k]) kv_up(v, k);
+}
+
+/* Raise k's value for a comparison whose two sides are `gap` apart: straight to the summed mixture
+ * when even long double could not settle it (its bound is at least 1/1536 of the double one's: the
+ * same summed-mixture part, and (2048 / 8) (6 x + 21) / (x + 16) <= 1536 times less for the rest). */
+static void kv_raise(kvals *v, uint32_t k, long double gap)
+{
+    if (v->have[k] == 1 && gap < v->t[k] / 1536) v->have[k] = 2;
+    kv_up(v, k);
+}
+
+/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
+ * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
+ * equal). */
+static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level, bool margin)
+{
+    kv_get(v, a);
+    kv_get(v, b);
+    for (;;) {
+        const long double ta = margin && v->have[a] == 3 ? v->e[a] : v->t[a];
+        const long double tb = margin && v->have[b] == 3 ? v->e[b] : v->t[b];
+        int c = certain_cmp(v->f[a], ta, v->f[b], tb);
+        if (c != 0) return c;
+        uint32_t la = v->have[a], lb = v->have[b];
+        if (la >= max_level && lb >= max_level) return 0;
+        const long double gap = fabsl(v->f[a] - v->f[b]);
+        if (la <= lb && la < max_level) {
+            if (max_level == 3) kv_raise(v, a, gap);
+            else kv_up(v, a);
+        }
+        if (lb <= la && lb < max_level) {
+            if (max_level == 3) kv_raise(v, b, gap);
+            else kv_up(v, b);
+        }
+    }
+}
+
+/* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
+ * bounds where they settle it (the summed values then differ the same way), else by the summed values
+ * themselves. */
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, false); }
+
+/* FPR(a) against FPR(b) for the walk from the guess: -1 or 1 when the bounds settle it for the exact
+ * FPRs as well as for the summed values (a summed value counts with its own error bound), 0 when they
+ * do not even with both values summed. */
+static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, true); }
+
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
- * gives) and its FPR (*fpr): from the closed form when its bounds settle every comparison, from the
- * summed mixture otherwise. Walking from the guess to the nearest local minimum finds fpr_best_k's k,
- * which walks up from k = 1 to the first local minimum, because the FPR is unimodal in k. */
+ * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
+ * nearest local minimum, every step settled by the bounds (a summed value counting with its own error
+ * bound, so the step holds for the exact FPRs too): that is fpr_best_k's k, which walks up from k = 1
+ * to the first local minimum, because the FPR is unimodal in k. A step that not even the summed values
+ * settle (two k with nearly the same FPR, or FPRs within rounding of 0) replays fpr_best_k's own walk, each of
+ * its comparisons taken by the bounds where they settle it and by the summed mixture of just the two k
+ * compared otherwise, so it gives fpr_best_k's k whatever the shape of the FPR in k. Then FPR <= p, by
+ * the bounds or by the summed mixture (a few hundred terms, inner() from the table). */
 static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double *fpr, double *tol)
 {
     const double mean = (double)z->n / (double)blocks;
-    if (mean <= 20000) {
-        uint32_t kk = z->layout == BK_BLOCKED_SPLIT256 ? 8 : *k < 1 ? 1 : *k > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : *k;
-        long double tk, f = series_fpr(z, blocks, kk, &tk);
-        bool settled = true;
-        if (z->layout != BK_BLOCKED_SPLIT256) {
-            bool moved = false;
-            while (settled && kk > 1) { /* downhill towards smaller k */
-                long double tm, fm = series_fpr(z, blocks, kk - 1, &tm);
-                int c = certain_cmp(fm, tm, f, tk);
-                if (c == 0) settled = false;
-                if (c >= 0) break;
-                kk--, f = fm, tk = tm, moved = true;
-            }
-            while (settled && !moved && kk < BK_BLOCKED_MAX_K) { /* or towards larger k */
-                long double tp, fp = series_fpr(z, blocks, kk + 1, &tp);
-                int c = certain_cmp(fp, tp, f, tk);
-                if (c == 0) settled = false;
-                if (c >= 0) break;
-                kk++, f = fp, tk = tp;
-            }
+    if (mean > 20000) { /* every k's FPR is 1 */
+        *fpr = fpr_best_k(blocks, z->n, z->layout, k);
+        *tol = 0;
+        return *fpr <= p;
+    }
+    kvals v;
+    v.z = z;
+    v.blocks = blocks;
+    memset(v.have, 0, sizeof v.have);
+    uint32_t kk = z->layout == BK_BLOCKED_SPLIT256 ? 8 : *k < 1 ? 1 : *k > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : *k;
+    if (z->layout != BK_BLOCKED_SPLIT256) {
+        bool moved = false, settled = true;
+        int c;
+        while (kk > 1) { /* downhill towards smaller k */
+            if ((c = kv_settled(&v, kk - 1, kk)) == 0) settled = false;
+            if (c != -1) break;
+            kk--, moved = true;
         }
-        int c = certain_cmp(f, tk, (long double)p, 0);
-        if (settled && c != 0 && f >= 0 && f <= 1) {
-            *k = kk;
-            *fpr = (double)f;
-            *tol = (double)tk;
-            return c < 0;
+        while (settled && !moved && kk < BK_BLOCKED_MAX_K) { /* or towards larger k */
+            if ((c = kv_settled(&v, kk + 1, kk)) == 0) settled = false;
+            if (c != -1) break;
+            kk++;
+        }
+        if (!settled) { /* fpr_best_k's walk */
+            kk = 1;
+            for (uint32_t j = 2; j <= BK_BLOCKED_MAX_K; j++) {
+                if ((c = kv_cmp(&v, j, kk)) < 0) kk = j;
+                else if (c > 0) break;
+            }
         }
     }
-    *fpr = fpr_best_k(blocks, z->n, z->layout, k);
-    *tol = 0;
-    return *fpr <= p;
+    kv_get(&v, kk);
+    int c;
+    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3)
+        kv_raise(&v, kk, fabsl(v.f[kk] - (long double)p));
+    *k = kk;
+    *fpr = (double)v.f[kk];
+    *tol = (double)v.t[kk];
+    return c <= 0;
 }
 
-/* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound). */
-static double series_fpr_d(const sizing *z, double blocks, uint32_t k)
+/* The FPR at (blocks, k) by the closed form in double precision, for the guess only (no bound);
+ * *noise (may be NULL): its rounding relative to its value, roughly (the terms' sizes times their
+ * exponents' size, in ulps, over the sum); *slope (may be NULL): dFPR/dblocks. */
+static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *noise, double *slope)
 {
     const series *S = &z->S[k];
     const double n = (double)z->n, q = 1.0 / blocks, mean = n * q;
     const bool binomial = blocks < 4096;
-    double sum = 0;
-    for (uint32_t j = 0; j < S->terms; j++)
-        sum += (double)S->c[j] * (binomial ? exp(n * log1p(-q * (double)S->d[j])) : exp(-mean * (double)S->d[j]));
+    double sum = 0, mag = 0, dsum = 0;
+    for (uint32_t j = 0; j < S->terms; j++) {
+        const double d = S->dd[j];
+        double t = S->cd[j] * (binomial ? exp(n * log1p(-q * d)) : exp(-mean * d));
+        sum += t;
+        mag += fabs(t);
+        /* d/dblocks of (1 - d / blocks)^n and of exp(-n d / blocks) */
+        dsum += t * (binomial ? n * d / (blocks * (blocks - d)) : mean * d / blocks);
+    }
+    if (noise) *noise = mag * (mean + 16.0) * DBL_EPSILON / fabs(sum);
+    if (slope) *slope = dsum;
     return sum;
 }
 
@@ -425,44 +637,148 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k)
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
-    double f = series_fpr_d(z, blocks, k);
+    double f = series_fpr_d(z, blocks, k, NULL, NULL);
     bool moved = false;
     while (k > 1) {
-        double fm = series_fpr_d(z, blocks, k - 1);
+        double fm = series_fpr_d(z, blocks, k - 1, NULL, NULL);
         if (!(fm < f)) break;
         k--, f = fm, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
-        double fp = series_fpr_d(z, blocks, k + 1);
+        double fp = series_fpr_d(z, blocks, k + 1, NULL, NULL);
         if (!(fp < f)) break;
         k++, f = fp;
     }
     return k;
 }
 
-/* A first guess of the block count: the secant method on ln FPR(blocks) - ln p, in double precision,
- * with the best k at each step. The search below corrects it. */
+/* The Poisson mixture at `mean` and its derivative in the mean, dF/dmean = E[inner(L + 1) - inner(L)]
+ * (for the guess only): every term positive, so no digits lost however small the FPR. */
+static double mixture_slope(double mean, bk_blocked_layout layout, uint32_t k, double *dfdmean)
+{
+    const int row = tab_row(layout, k);
+    *dfdmean = 0;
+    if (row < 0 || !(mean > 0) || mean > 20000) return NAN;
+    const inner_terms *T = &g_terms[row];
+    const double mode = floor(mean), p0 = exp(-mean + mode * log(mean) - log_gamma(mode + 1));
+    double f = 0, d = 0, p = p0, cur = tab_inner(row, T, mode);
+    for (double i = mode;; i += 1) {
+        double next = tab_inner(row, T, i + 1);
+        f += p * cur;
+        d += p * (next - cur);
+        cur = next;
+        p *= mean / (i + 1);
+        if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * f)) break;
+    }
+    p = p0;
+    cur = tab_inner(row, T, mode);
+    for (double i = mode; i > 0; i -= 1) {
+        p *= i / mean;
+        double prev = tab_inner(row, T, i - 1);
+        f += p * prev;
+        d += p * (cur - prev);
+        if (p < 1e-300 || p * cur < 1e-17 * f) break;
+        cur = prev;
+    }
+    *dfdmean = d;
+    return f;
+}
+
+/* The binomial mixture at x blocks (q = 1/x) and its derivative in x, for the guess only: the same
+ * walk as mixture(), with dP(L)/dq = P(L) (L/q - (n - L)/(1 - q)). */
+static double binomial_slope(double n, double x, bk_blocked_layout layout, uint32_t k, double *dfdx)
+{
+    const int row = tab_row(layout, k);
+    const double q = 1.0 / x;
+    *dfdx = 0;
+    if (row < 0 || !(q > 0 && q < 1) || n * q > 20000) return NAN;
+    const inner_terms *T = &g_terms[row];
+    double mode = floor((n + 1) * q);
+    if (mode > n) mode = n;
+    const double odds = q / (1 - q);
+    const double p0 = exp(log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) +
+                          (n - mode) * log1p(-q));
+    double f = 0, dq = 0, p = p0;
+    for (double i = mode; i <= n; i += 1) {
+        const double t = p * tab_inner(row, T, i);
+        f += t;
+        dq += t * (i / q - (n - i) / (1 - q));
+        p *= (n - i) / (i + 1) * odds;
+        if (p < 1e-300 || (i > mode + 1 && p < 1e-17 * f)) break;
+    }
+    p = p0;
+    for (double i = mode; i > 0; i -= 1) {
+        p *= i / (n - i + 1) / odds;
+        const double t = p * tab_inner(row, T, i - 1);
+        f += t;
+        dq += t * ((i - 1) / q - (n - i + 1) / (1 - q));
+        if (p < 1e-300 || t < 1e-17 * f) break;
+    }
+    *dfdx = -dq / (x * x);
+    return f;
+}
+
+/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (binomial below 4096
+ * blocks, Poisson above; the guess only), k fixed. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t k)
+{
+    const double lp = log(p), n = (double)z->n;
+    for (int it = 0; it < 4; it++) {
+        double f, dfdx;
+        if (x < 4096) {
+            f = binomial_slope(n, x, z->layout, k, &dfdx);
+        } else {
+            double d, mean = n / x;
+            f = mixture_slope(mean, z->layout, k, &d);
+            dfdx = -(mean / x) * d;
+        }
+        if (!(f > 0) || !(dfdx < 0)) break;
+        double x2 = x - (log(f) - lp) * f / dfdx;
+        if (!(x2 >= 1)) x2 = 1;
+        if (x2 > 2 * x) x2 = 2 * x;
+        if (x2 < x / 2) x2 = x / 2;
+        double dx = fabs(x2 - x);
+        x = x2;
+        if (dx < 0.05) break;
+    }
+    return x;
+}
+
+/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
+ * double precision, from the classic size (a lower bound), with k fixed until the steps settle, then
+ * the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
+ * the steps approach the root from below without overshooting. The search below corrects the guess. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t bbits, uint32_t *kg)
 {
     double kf = floor(0.69314718055994530942 * classic * (double)bbits / (double)z->n + 0.5);
     uint32_t k = kf < 1 ? 1 : kf > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)kf;
     const double lp = log(p);
-    double x0 = classic, x1 = classic * 1.25 + 1;
-    k = guess_k(z, x0, k);
-    double h0 = log(series_fpr_d(z, x0, k)) - lp;
-    k = guess_k(z, x1, k);
-    double h1 = log(series_fpr_d(z, x1, k)) - lp;
-    for (int it = 0; it < 12 && isfinite(h0) && isfinite(h1) && h1 != h0; it++) {
-        double x2 = x1 - h1 * (x1 - x0) / (h1 - h0);
-        if (!(x2 >= 1)) x2 = 1;
-        if (x2 > 4 * x1) x2 = 4 * x1;
-        x0 = x1, h0 = h1, x1 = x2;
-        k = guess_k(z, x1, k);
-        h1 = log(series_fpr_d(z, x1, k)) - lp;
-        if (fabs(x1 - x0) < 0.25) break;
+    double x = classic, noise = 0;
+    bool any = false;
+    int moves = 0;
+    k = guess_k(z, x, k);
+    for (int it = 0; it < 32; it++) {
+        double slope, f = series_fpr_d(z, x, k, &noise, &slope);
+        if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
+        any = true;
+        const double hp = slope / f; /* d ln FPR / d blocks */
+        double x2 = x - (log(f) - lp) / hp;
+        if (!(x2 >= x / 2)) x2 = x / 2;
+        if (x2 > 4 * x) x2 = 4 * x;
+        if (x2 < 1) x2 = 1;
+        const double dx = fabs(x2 - x);
+        x = x2;
+        if (dx < 0.25 || dx < 4 * noise / -hp) { /* settled, or within the closed form's rounding */
+            uint32_t k2 = guess_k(z, x, k);
+            if (k2 == k || ++moves > 2) break; /* (two k within the rounding: either will do) */
+            k = k2;
+        }
     }
     *kg = k;
-    return isfinite(h1) ? x1 : classic;
+    if (!any) return classic;
+    /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
+     * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
 }
 
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)

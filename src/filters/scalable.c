@@ -66,9 +66,11 @@ double bk__sc_true_error(const layer *L)
 
 double bk__sc_spent(const bk_scalable *f, uint32_t i)
 {
+    layer **ls = __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE);
+    if (!ls) return i == 0 ? 0.0 : bk__sc_error(&f->first); /* no array: i <= 1 */
+    const double *errs = sc_errs(ls);
     double spent = 0;
-    layer *const *ls = SC_LAYERS(f);
-    for (uint32_t j = 0; j < i; j++) spent += bk__sc_error(ls[j]);
+    for (uint32_t j = 0; j < i; j++) spent += errs[j];
     return spent;
 }
 
@@ -281,6 +283,7 @@ bk_status bk__sc_add_layer(bk_scalable *f, uint32_t i, uint64_t bytes_now, doubl
     if (b > sc_max_bytes(f) || bytes_now > sc_max_bytes(f) - b) return BK_ETOOBIG;
     if (small) { /* sub-filter 0 of a compact chain: its room was made with the chain */
         bk__sc_small_layer(f, &g, 0);
+        if (f->layers) sc_errs(f->layers)[0] = bk__sc_error(&f->first);
         *out = &f->first;
         return BK_OK;
     }
@@ -299,7 +302,10 @@ bk_status bk__sc_add_layer(bk_scalable *f, uint32_t i, uint64_t bytes_now, doubl
         bk__sc_drop_slot(f, L);
         return s;
     }
-    if (f->layers) f->layers[i] = L;
+    if (f->layers) {
+        f->layers[i] = L;
+        sc_errs(f->layers)[i] = bk__sc_error(L);
+    }
     *out = L;
     return BK_OK;
 }
@@ -356,13 +362,19 @@ bk_status bk__sc_reserve(bk_scalable *f, uint32_t n)
     uint32_t cap = old ? (uint32_t)(uintptr_t)old[-2] : 0;
     if (n <= cap) return BK_OK;
     cap = n <= SC_SMALL_SLOTS ? SC_SMALL_SLOTS : BK_SCALABLE_MAX_FILTERS;
-    layer **a = bk__calloc(f->alloc, SC_HEAD + cap, sizeof *a);
+    /* SC_HEAD words, cap slots, cap errors (sc_errs) */
+    layer **a = bk__calloc(f->alloc, SC_HEAD + 2 * (size_t)cap, sizeof *a);
     if (!a) return BK_ENOMEM;
     a[0] = (layer *)(uintptr_t)cap;
     a[1] = (layer *)old;
     a += SC_HEAD;
-    if (old) memcpy(a, old, (size_t)f->n * sizeof *a);
-    else a[0] = &f->first;
+    if (old) {
+        memcpy(a, old, (size_t)f->n * sizeof *a);
+        memcpy(sc_errs(a), sc_errs(old), (size_t)f->n * sizeof(double));
+    } else {
+        a[0] = &f->first;
+        if (f->n) sc_errs(a)[0] = bk__sc_error(&f->first);
+    }
     /* a reader that sees the new array sees its contents; the old one stays for a reader holding it */
     __atomic_store_n(&f->layers, a, __ATOMIC_RELEASE);
     return BK_OK;
@@ -441,7 +453,10 @@ bk_status bk_scalable_clone(const bk_scalable *f, bk_scalable **out)
             bk_scalable_free(c);
             return s;
         }
-        if (c->layers) c->layers[i] = C;
+        if (c->layers) {
+            c->layers[i] = C;
+            sc_errs(c->layers)[i] = bk__sc_error(C);
+        }
         c->n = (uint8_t)(i + 1);
     }
     *out = c;
@@ -510,7 +525,7 @@ bk_status bk_scalable_union(bk_scalable *dst, const bk_scalable *src)
     double spent = bk__sc_spent(dst, dst->n);
     for (uint32_t i = dst->n; i < sn; i++) {
         s = bk__sc_add_layer(dst, i, bytes, spent, &fresh[i]);
-        if (s == BK_OK) spent += bk__sc_error(fresh[i]);
+        if (s == BK_OK) spent += sc_errs(dst->layers)[i]; /* dst has its array (reserved above) */
         const layer *y = sl[i];
         if (s == BK_OK && (fresh[i]->wrapped ? !y->wrapped || bk_bloom_compatible(sc_bf(fresh[i]), sc_bf(y)) != BK_OK
                                              : y->wrapped || fresh[i]->m != y->m || fresh[i]->k != y->k))
@@ -643,7 +658,7 @@ uint64_t bk_scalable_memory_usage(const bk_scalable *f)
     layer *const *ls = SC_LAYERS(f);
     uint64_t b = sizeof *f;
     for (layer **a = __atomic_load_n(&f->layers, __ATOMIC_ACQUIRE); a; a = (layer **)a[-1])
-        b += (SC_HEAD + (uint64_t)(uintptr_t)a[-2]) * sizeof *a;
+        b += (SC_HEAD + 2 * (uint64_t)(uintptr_t)a[-2]) * sizeof *a;
     for (uint32_t i = 0; i < n; i++) {
         const layer *L = ls[i];
         b += sc_bytes(L);
@@ -685,3 +700,4 @@ bk_status bk_scalable_set_max_bytes(bk_scalable *f, uint64_t max_bytes)
 /* A compact chain for 100 keys at 1% is this plus 144 bytes of words: one allocator block of 224. */
 _Static_assert(sizeof(bk_scalable) == 80, "the chain struct is 80 bytes");
 _Static_assert(sizeof(layer) == 32, "a layer is 32 bytes");
+_Static_assert(sizeof(double) == sizeof(layer *), "a layers array's errors take one slot each");

@@ -18,8 +18,9 @@
  * published. A blocked layer owns (or borrows) its words itself; a small classic layer (sc_small: the
  * first sub-filter of a compact chain, BK_SCALABLE_COMPACT) has its words in the chain's own
  * allocation; a classic layer wraps a bk_bloom (`wrapped`: the layer is then the head of a
- * wrapped_layer, which holds the bk_bloom). 32 bytes: what can be derived is not stored (the block
- * count, m / 1024; the exact error, sc_error), and m, k and the flags share one word (m < 2^41:
+ * wrapped_layer, which holds the bk_bloom). 32 bytes: what can be derived is not stored here (the
+ * block count, m / 1024; the sizing error, bk__sc_error, which the layers array keeps beside the slot
+ * once the chain has one: sc_errs), and m, k and the flags share one word (m < 2^41:
  * BK_MAX_FILTER_BYTES is 2^38; k <= BK_MAX_K = 64), since small filters by the thousand each carry
  * one. */
 typedef struct layer {
@@ -107,6 +108,11 @@ BK_INLINE layer *const *sc_list(const bk_scalable *f, layer **one)
 }
 /* The same as an expression: the one-slot array is a compound literal of the enclosing block. */
 #define SC_LAYERS(f) sc_list((f), (layer *[1]){ NULL })
+
+/* Each layer's sizing error (bk__sc_error), kept in a layers array after its slots: errs[i] is written
+ * with slot i, before the n that publishes the layer, and copied when a larger array replaces it, so a
+ * new sub-filter's spent budget is a sum of stored figures, not one FPR mixture per earlier layer. */
+BK_INLINE double *sc_errs(layer *const *a) { return (double *)(uintptr_t)(a + (uintptr_t)a[-2]); }
 
 /* The growth lock of atomic inserts: one word instead of a pthread mutex (40 bytes more in every
  * chain, and most small chains never grow). Held only while a layer is appended, so a waiter yields

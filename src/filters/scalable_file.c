@@ -136,9 +136,13 @@ static bk_status v_decode(bk_reader *r, void **out)
             bk_scalable_free(f);
             return s;
         }
-        if (f->layers) f->layers[i] = L;
+        const double err = bk__sc_error(L);
+        if (f->layers) {
+            f->layers[i] = L;
+            sc_errs(f->layers)[i] = err;
+        }
         f->n = (uint8_t)(i + 1);
-        spent += bk__sc_error(L);
+        spent += err;
     }
     *out = f;
     return BK_OK;
