@@ -85,9 +85,11 @@ BK_API const uint8_t *bk_parquet_filter_bits(const bk_parquet_column *c, size_t 
  * false-positive rate fpp: bits = -8 ndv / ln(1 - fpp^(1/8)), rounded up to a power of two, at least
  * 32 bytes and at most 128 MiB. 0 when fpp is not in (0, 1). */
 BK_API size_t bk_parquet_sbbf_bytes(uint64_t ndv, double fpp);
-/* [excl] Sets h's eight bits (one per 32-bit word of its block). */
+/* [excl] Sets h's eight bits (one per 32-bit word of its block). A bitset under 32 bytes is left as it
+ * is (it has no block); bytes past the last whole block are never touched. */
 BK_API void bk_parquet_sbbf_insert(void *bits, size_t bytes, uint64_t h);
-/* [query] 1 when every one of h's bits is set (maybe present), 0 when one is clear (absent). */
+/* [query] 1 when every one of h's bits is set (maybe present), 0 when one is clear (absent); 1 for a
+ * bitset under 32 bytes, which cannot exclude anything. */
 BK_API int bk_parquet_sbbf_check(const void *bits, size_t bytes, uint64_t h);
 /* [any] Writes the Thrift compact-protocol BloomFilterHeader of a bitset of `bytes` bytes (numBytes;
  * algorithm BLOCK, hash XXHASH, compression UNCOMPRESSED) into out; returns its length (at most
