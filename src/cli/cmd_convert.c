@@ -25,8 +25,8 @@ static const char help[] =
     "parquet query`, `bloomkit bip37 query`, bloomkit.compat.load_pybloom_live).\n"
     "\n"
     "FILE's format is recognised (a Parquet file by its magic, a Parquet filter blob as `bloomkit\n"
-    "parquet export` writes, a bloomkit filter, a BIP 37 payload, a pybloom_live BloomFilter file by its\n"
-    "header); --from names it (a pybloom_live ScalableBloomFilter file needs it).\n"
+    "parquet export` writes, a bloomkit filter, a BIP 37 payload, a pybloom_live file by its layout);\n"
+    "--from names it.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT   the bloomkit filter wanted (never written: see above)\n"
@@ -88,6 +88,29 @@ static bool looks_pybloom(const uint8_t *b, size_t n, uint64_t size)
     return size == 40 + (k * bits + 7) / 8;
 }
 
+/* pybloom_live's ScalableBloomFilter.tofile: "<idQd" (scale, ratio, initial capacity, error rate), the
+ * number of sub-filters ("<l"), their sizes ("<Q" each), then the sub-filters, to the end. */
+static bool looks_pybloom_scalable(const uint8_t *b, size_t n, uint64_t size)
+{
+    if (n < 32) return false;
+    int32_t scale, count;
+    double ratio, p;
+    memcpy(&scale, b, 4);
+    memcpy(&ratio, b + 4, 8);
+    memcpy(&p, b + 20, 8);
+    memcpy(&count, b + 28, 4);
+    if (scale < 1 || !(ratio > 0.0 && ratio <= 1.0) || !(p > 0.0 && p < 1.0) || count < 0) return false;
+    uint64_t need = 32 + 8 * (uint64_t)count;
+    if (need > n) return false; /* a size table longer than the head read: not told apart */
+    for (int32_t i = 0; i < count; i++) {
+        uint64_t sz;
+        memcpy(&sz, b + 32 + 8 * (size_t)i, 8);
+        if (sz > size) return false;
+        need += sz;
+    }
+    return need == size;
+}
+
 static enum fmt parse_from(const char *s)
 {
     if (strcmp(s, "parquet") == 0) return F_PARQUET;
@@ -119,7 +142,7 @@ static int run(int argc, char **argv)
     enum fmt f = F_UNKNOWN;
     if (from && (f = parse_from(from)) == F_UNKNOWN)
         return cli_err("unknown --from '%s': parquet, bip37 or pybloom_live", from);
-    uint8_t head[64];
+    uint8_t head[4096];
     size_t n;
     uint64_t size;
     if (!read_head(path, head, sizeof head, &n, &size)) return CLI_EXIT_ERR;
@@ -128,7 +151,7 @@ static int run(int argc, char **argv)
     if (f == F_UNKNOWN) {
         if (n >= 4 && memcmp(head, "PAR1", 4) == 0) f = F_PARQUET;
         else if (n >= 8 && memcmp(head, magic, 8) == 0) f = F_NATIVE;
-        else if (looks_pybloom(head, n, size)) f = F_PYBLOOM;
+        else if (looks_pybloom(head, n, size) || looks_pybloom_scalable(head, n, size)) f = F_PYBLOOM;
     }
     if (f == F_UNKNOWN || (f == F_PARQUET && !column) || f == F_BIP37) {
         /* the whole file, for the BIP 37 parser and the Parquet blob's */
@@ -183,8 +206,9 @@ static int run(int argc, char **argv)
                        "with XXH3-64 only. Rebuild from the keys: bloomkit build %s < keys; query it where it "
                        "is: bloomkit bip37 query %s", path, to, path);
     case F_PYBLOOM:
-        if (!from && !looks_pybloom(head, n, size))
-            return cli_err("%s: not a format convert knows; name it with --from", path);
+        if (!looks_pybloom(head, n, size) && !looks_pybloom_scalable(head, n, size))
+            return cli_err("%s: not a pybloom_live file (neither a BloomFilter's nor a ScalableBloomFilter's layout)",
+                           path);
         return cli_err("%s: a pybloom_live filter cannot become a bloomkit filter: its bits were set by "
                        "pybloom_live's hashes (MD5, XXH3-128 or the SHA family, by its size), and bloomkit's file "
                        "format 1.x hashes with XXH3-64 only. Rebuild from the keys: in Python, "
