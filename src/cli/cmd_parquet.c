@@ -34,9 +34,10 @@ static const char help[] =
     "export makes a filter blob a Parquet writer can embed: the Thrift BloomFilterHeader and the\n"
     "bitset (with --bits-only the bitset alone), holding the keys as values of physical type T,\n"
     "hashed with XXH64 of their plain encoding. It is sized as Parquet's writers size one: for N\n"
-    "distinct values (default: the distinct keys given) at false-positive rate P (default 0.01), or\n"
-    "exactly B bytes (a multiple of 32). query and info read such a blob (a file that is not\n"
-    "Parquet) as one filter; query needs its --type.\n"
+    "distinct values (default: the distinct keys given, counted first) at false-positive rate P\n"
+    "(default 0.01), or exactly B bytes (a multiple of 32); with -n or --bytes the keys go straight\n"
+    "into the filter, unkept. query and info read such a blob (a file that is not Parquet) as one\n"
+    "filter; query needs its --type.\n"
     "\n"
     "Options:\n"
     "  -c, --column C        the column of a Parquet file\n"
@@ -426,7 +427,9 @@ static int do_info(const source *src, const char *path, const char *column, bool
 
 typedef struct {
     keyconv *kc;
-    uint64_t *h;
+    uint8_t *bits; /* the bitset, when its size is known before the keys (-n, --bytes) */
+    size_t bytes;
+    uint64_t *h;   /* else every key's hash, to count the distinct ones first */
     size_t n, cap;
 } export_ctx;
 
@@ -436,14 +439,20 @@ static int export_one(void *ctx, const uint8_t *raw, size_t len, uint64_t index)
     size_t n;
     const uint8_t *p = to_plain(e->kc, raw, len, &n, index);
     if (!p) return -1;
-    if (e->n == e->cap) {
+    uint64_t h = bk_parquet_hash(p, n);
+    e->n++;
+    if (e->bits) {
+        bk_parquet_sbbf_insert(e->bits, e->bytes, h);
+        return 0;
+    }
+    if (e->n > e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 4096;
         uint64_t *nh = realloc(e->h, cap * sizeof *nh);
-        if (!nh) return cli_err("out of memory"), -1;
+        if (!nh) return cli_err("out of memory (-n N sizes the filter without keeping the keys)"), -1;
         e->h = nh;
         e->cap = cap;
     }
-    e->h[e->n++] = bk_parquet_hash(p, n);
+    e->h[e->n - 1] = h;
     return 0;
 }
 
@@ -467,27 +476,43 @@ static int do_export(const char *out, keyconv *kc, const export_opts *o, char **
     struct stat st;
     if (!to_stdout && !o->force && stat(out, &st) == 0)
         return cli_err("%s: exists; refusing to replace it (use --force)", out);
-    export_ctx e = { kc, NULL, 0, 0 };
+    /* sized by -n or --bytes: the keys go straight into the bitset; else they are counted first */
+    size_t bytes = o->bytes ? (size_t)o->bytes : o->values ? bk_parquet_sbbf_bytes(o->values, o->fpr) : 0;
+    uint8_t hdr[BK_PARQUET_HEADER_MAX];
+    size_t hlen = 0;
+    uint8_t *blob = NULL;
+    export_ctx e = { kc, NULL, 0, NULL, 0, 0 };
+    if (bytes) {
+        hlen = o->bits_only ? 0 : bk_parquet_sbbf_header(bytes, hdr, sizeof hdr);
+        if (!(blob = calloc(1, hlen + bytes))) return cli_err("out of memory");
+        e.bits = blob + hlen;
+        e.bytes = bytes;
+    }
     int rc = each_key(keys, nkeys, ro, export_one, &e);
     if (rc) {
         free(e.h);
+        free(blob);
         return rc;
     }
-    if (e.n) qsort(e.h, e.n, sizeof *e.h, cmp_u64);
-    size_t distinct = 0;
-    for (size_t i = 0; i < e.n; i++)
-        if (!i || e.h[i] != e.h[i - 1]) distinct++;
-    size_t bytes = o->bytes ? (size_t)o->bytes : bk_parquet_sbbf_bytes(o->values ? o->values : distinct, o->fpr);
-    uint8_t hdr[BK_PARQUET_HEADER_MAX];
-    size_t hlen = o->bits_only ? 0 : bk_parquet_sbbf_header(bytes, hdr, sizeof hdr);
-    uint8_t *blob = calloc(1, hlen + bytes);
+    char values[64];
     if (!blob) {
+        if (e.n) qsort(e.h, e.n, sizeof *e.h, cmp_u64);
+        size_t distinct = 0;
+        for (size_t i = 0; i < e.n; i++)
+            if (!i || e.h[i] != e.h[i - 1]) distinct++;
+        bytes = bk_parquet_sbbf_bytes(distinct, o->fpr);
+        hlen = o->bits_only ? 0 : bk_parquet_sbbf_header(bytes, hdr, sizeof hdr);
+        if (!(blob = calloc(1, hlen + bytes))) {
+            free(e.h);
+            return cli_err("out of memory");
+        }
+        for (size_t i = 0; i < e.n; i++) bk_parquet_sbbf_insert(blob + hlen, bytes, e.h[i]);
         free(e.h);
-        return cli_err("out of memory");
+        snprintf(values, sizeof values, "%zu distinct values", distinct);
+    } else {
+        snprintf(values, sizeof values, "%zu values", e.n);
     }
     memcpy(blob, hdr, hlen);
-    for (size_t i = 0; i < e.n; i++) bk_parquet_sbbf_insert(blob + hlen, bytes, e.h[i]);
-    free(e.h);
     bk_parquet_stats s;
     bk_parquet_sbbf_stats(blob + hlen, bytes, &s);
     bool ok = to_stdout ? cli_write_fd(1, blob, hlen + bytes, "standard output")
@@ -495,9 +520,8 @@ static int do_export(const char *out, keyconv *kc, const export_opts *o, char **
     free(blob);
     if (!ok) return CLI_EXIT_ERR;
     char fpr[32];
-    fprintf(stderr, "bloomkit parquet: %s: %zu distinct values of %s in %zu bytes (%zu blocks)%s; "
-                    "false-positive rate %s\n",
-            to_stdout ? "standard output" : out, distinct, type_name(kc->type), bytes, bytes / 32,
+    fprintf(stderr, "bloomkit parquet: %s: %s of %s in %zu bytes (%zu blocks)%s; false-positive rate %s\n",
+            to_stdout ? "standard output" : out, values, type_name(kc->type), bytes, bytes / 32,
             o->bits_only ? ", no header" : "", cli_percent(s.fpr, fpr, sizeof fpr));
     return CLI_EXIT_OK;
 }

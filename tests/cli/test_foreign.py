@@ -254,6 +254,10 @@ def test_parquet_export():
                             expect=0)
         check(data.count(blob) == 2, "%s: the export (%d bytes) is not DuckDB's filter: %s" % (col, len(blob), err))
         check(("%d distinct values" % len(values)) in err, err)
+        # sized up front (-n: the keys go straight into the filter, unkept): the same bytes
+        rc, same, err = run(["parquet", "export", "-", "--type", kind, "-n", len(values)] + hexopt,
+                            input=b"\n".join(values + values[:7]) + b"\n", expect=0)
+        check(same == blob and ("%d values" % (len(values) + 7)) in err, "%s: -n: %s" % (col, err))
         # the same bytes written to a file, read back as a blob: every value present
         run(["parquet", "export", col + ".sbbf", "-t", kind] + hexopt, input=b"\n".join(values) + b"\n", expect=0)
         check(read(col + ".sbbf") == blob, "%s: the file and standard output differ" % col)
