@@ -323,7 +323,8 @@ static bk_status scan_footer(const uint8_t *b, size_t len, pq_scan *s, const bk_
             int et;
             uint64_t n;
             tr_list_header(&t, &et, &n);
-            if (t.bad || et != T_STRUCT) break;
+            if (et != T_STRUCT || s->chunks) t.bad = true; /* not structs, or a second list of row groups */
+            if (t.bad) break;
             s->chunks = bk__calloc(a, n ? (size_t)n : 1, sizeof *s->chunks);
             if (!s->chunks) return say(why, cap, BK_ENOMEM, "out of memory");
             s->row_groups = (size_t)n;
