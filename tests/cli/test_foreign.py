@@ -276,6 +276,15 @@ def test_parquet_export():
         for st in json.loads(out)["row_group_filters"]:
             check(st["bytes"] == nbytes and abs(st["est_values"] - len(values)) < 0.1 * len(values), (col, st))
             check(0 < st["fpr"] < 0.05 and 0 < st["fill"] < 0.6, (col, st))
+    # larger filters (512 and 256 blocks; numBytes in three bytes of the header), one row group
+    large = os.path.join(FIXTURES, "parquet-duckdb", "large-filters.parquet")
+    for col, kind, values, nbytes in (("k", "INT64", [b"%d" % i for i in range(10000)], 16384),
+                                      ("s", "BYTE_ARRAY", [b"key-%d" % i for i in range(6000)], 8192)):
+        rc, blob, err = run(["parquet", "export", "-", "-t", kind], input=b"\n".join(values) + b"\n", expect=0)
+        check(len(blob) > nbytes and read(large).count(blob) == 1, "%s: not DuckDB's filter: %s" % (col, err))
+        rc, out, err = run(["info", large, "-c", col, "--json"], expect=0)
+        st = json.loads(out)["row_group_filters"][0]
+        check(st["bytes"] == nbytes and abs(st["est_values"] - len(values)) < 0.05 * len(values), (col, st))
     # values never written: few answer present; the estimated rate is near the measured one
     absent = [b"https://example.com/absent/%d" % j for j in range(20000)]
     rc, out, err = run(["parquet", "query", "url.sbbf", "-t", "BYTE_ARRAY"], input=b"\n".join(absent) + b"\n",
