@@ -57,7 +57,7 @@ lib_sources, lib_includes = library_sources()
 
 ext = Extension(
     "bloomkit._bloomkit",
-    sources=["ext/_bloomkit.c", "ext/keys.c", "ext/filter.c", "ext/filter_ops.c", "ext/filter_io.c", "ext/sketch.c"] + lib_sources,
+    sources=["ext/_bloomkit.c", "ext/keys.c", "ext/filter.c", "ext/filter_ops.c", "ext/filter_io.c", "ext/sketch.c", "ext/parquet.c"] + lib_sources,
     include_dirs=[INCLUDE] + lib_includes,
     define_macros=[("_DEFAULT_SOURCE", None), ("_GNU_SOURCE", None), ("BK_STATIC_LINKING_ONLY", None)],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden"],

@@ -216,6 +216,113 @@ static void test_damaged_files(void **state)
     free(b);
 }
 
+/* The writer's side: a filter made from the same values, sized by Parquet's rule for their distinct
+ * count at DuckDB's 0.01, is DuckDB's filter byte for byte, header included; both row groups. (Column b,
+ * md5 bytes, is checked the same way by the CLI tests, where an MD5 is at hand.) */
+static void test_export_equals_duckdb(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = read_all(DIR "data.parquet", &len);
+    static const struct { const char *col; uint64_t n; } v[] = {
+        { "url", 1000 }, { "id", 700 }, { "n32", 900 }, { "d", 800 }, { "f", 600 }, { "u", 400 },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        bk_parquet_column *c = open_col(b, len, v[i].col);
+        size_t bytes = bk_parquet_sbbf_bytes(v[i].n, 0.01);
+        assert_int_equal(bytes, bk_parquet_filter_bytes(c, 0));
+        uint8_t *blob = calloc(1, BK_PARQUET_HEADER_MAX + bytes);
+        assert_non_null(blob);
+        size_t h = bk_parquet_sbbf_header(bytes, blob, BK_PARQUET_HEADER_MAX);
+        assert_true(h > 0);
+        for (uint64_t j = 0; j < v[i].n; j++) {
+            uint8_t k[64];
+            size_t kl = plain(v[i].col, false, j, k);
+            bk_parquet_sbbf_insert(blob + h, bytes, bk_parquet_hash(k, kl));
+        }
+        for (size_t rg = 0; rg < 2; rg++)
+            if (memcmp(blob + h, bk_parquet_filter_bits(c, rg), bytes) != 0)
+                fail_msg("%s: row group %zu: the exported bitset differs from DuckDB's", v[i].col, rg);
+        /* the header too: header and bitset occur in the file as written, once per row group */
+        size_t found = 0;
+        for (size_t at = 0; at + h + bytes <= len; at++) found += memcmp(b + at, blob, h + bytes) == 0;
+        assert_int_equal(found, 2);
+        /* and read back as a blob */
+        size_t off = 0, nb = 0;
+        char why[200];
+        assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_OK);
+        assert_int_equal(off, h);
+        assert_int_equal(nb, bytes);
+        free(blob);
+        bk_parquet_free(c);
+    }
+    free(b);
+}
+
+/* Sizing as Parquet's writers do, the header's bytes, refusals of damaged blobs, statistics. */
+static void test_sbbf(void **state)
+{
+    (void)state;
+    assert_int_equal(bk_parquet_sbbf_bytes(0, 0.01), 32);
+    assert_int_equal(bk_parquet_sbbf_bytes(1000, 0.01), 2048); /* 9,683 bits, rounded up to 2^14 */
+    assert_int_equal(bk_parquet_sbbf_bytes(700, 0.01), 1024);
+    assert_int_equal(bk_parquet_sbbf_bytes(UINT64_C(1) << 40, 0.01), (size_t)128 << 20);
+    assert_int_equal(bk_parquet_sbbf_bytes(10, 0.0), 0);
+    assert_int_equal(bk_parquet_sbbf_bytes(10, 1.0), 0);
+    uint8_t hdr[BK_PARQUET_HEADER_MAX];
+    static const uint8_t want[] = { 0x15, 0x80, 0x20, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0 };
+    assert_int_equal(bk_parquet_sbbf_header(2048, hdr, sizeof hdr), sizeof want);
+    assert_memory_equal(hdr, want, sizeof want);
+    assert_int_equal(bk_parquet_sbbf_header(INT32_MAX - 31, hdr, sizeof hdr), 19);
+    assert_int_equal(bk_parquet_sbbf_header(2048, hdr, 15), 0);
+    assert_int_equal(bk_parquet_sbbf_header(2047, hdr, sizeof hdr), 0);
+    assert_int_equal(bk_parquet_sbbf_header(0, hdr, sizeof hdr), 0);
+
+    /* a blob of 64 blocks holding 2,000 keys; every key found, the statistics near the truth */
+    size_t bytes = 2048, h = bk_parquet_sbbf_header(bytes, hdr, sizeof hdr);
+    uint8_t *blob = calloc(1, h + bytes + 1);
+    assert_non_null(blob);
+    memcpy(blob, hdr, h);
+    uint64_t seed = 7;
+    for (int i = 0; i < 2000; i++) bk_parquet_sbbf_insert(blob + h, bytes, tu_splitmix(&seed));
+    seed = 7;
+    for (int i = 0; i < 2000; i++) assert_int_equal(bk_parquet_sbbf_check(blob + h, bytes, tu_splitmix(&seed)), 1);
+    uint64_t fp = 0;
+    for (int i = 0; i < 100000; i++) fp += (uint64_t)bk_parquet_sbbf_check(blob + h, bytes, tu_splitmix(&seed));
+    bk_parquet_stats st;
+    assert_int_equal(bk_parquet_sbbf_stats(blob + h, bytes, &st), BK_OK);
+    assert_int_equal(st.blocks, 64);
+    assert_true(st.est_values > 1800 && st.est_values < 2200);
+    assert_true(st.bits_per_value > 7.0 && st.bits_per_value < 9.5);
+    /* the estimated rate against the measured one (100,000 random hashes): within 25% */
+    double measured = (double)fp / 100000.0;
+    assert_true(measured > 0.0 && st.fpr > measured * 0.75 && st.fpr < measured * 1.25);
+    memset(&st, 0xff, sizeof st);
+    assert_int_equal(bk_parquet_sbbf_stats(blob + h, 33, &st), BK_EINVAL);
+    assert_int_equal(bk_parquet_sbbf_stats(blob + h, 32, &st), BK_OK);
+
+    size_t off, nb;
+    char why[200];
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_OK);
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes - 1, &off, &nb, why, sizeof why), BK_ETRUNCATED);
+    assert_non_null(strstr(why, "run past the end"));
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes + 1, &off, &nb, why, sizeof why), BK_ECORRUPT);
+    assert_non_null(strstr(why, "1 bytes follow"));
+    for (size_t cut = 0; cut < h; cut++) {
+        why[0] = '\0';
+        assert_int_not_equal(bk_parquet_sbbf_parse(blob, cut, &off, &nb, why, sizeof why), BK_OK);
+        assert_true(why[0] != '\0');
+    }
+    blob[8] = 0x2c; /* the hash union's member 2: not XXHASH */
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_ENOTSUP);
+    assert_non_null(strstr(why, "not split-block, XXH64 and uncompressed"));
+    blob[8] = 0x1c;
+    blob[1] = 0x82; /* numBytes 2049 */
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_ECORRUPT);
+    assert_non_null(strstr(why, "not a positive multiple of 32"));
+    free(blob);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +330,8 @@ int main(void)
         cmocka_unit_test(test_written_values_found),
         cmocka_unit_test(test_absent_values_as_duckdb),
         cmocka_unit_test(test_damaged_files),
+        cmocka_unit_test(test_export_equals_duckdb),
+        cmocka_unit_test(test_sbbf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,13 +20,15 @@ What differs:
 
 BIP37Filter is a Bitcoin BIP 37 (filterload) filter, byte for byte as Bitcoin Core makes and reads
 it, and murmur3_32 the hash it probes with (docs/PYTHON.md, "Bitcoin BIP 37 filters");
-ParquetBloomFilters reads the Bloom filters of a Parquet file's column (docs/PYTHON.md).
+ParquetBloomFilters reads the Bloom filters of a Parquet file's column with the library's reader, and
+parquet_filter makes one a Parquet writer can embed (docs/PYTHON.md).
 """
 
 import bloomkit
 
 __all__ = ["BloomFilter", "ScalableBloomFilter", "BIP37Filter", "murmur3_32", "load_pybloom_live",
-           "PybloomLiveBloomFilter", "PybloomLiveScalableBloomFilter", "ParquetBloomFilters"]
+           "PybloomLiveBloomFilter", "PybloomLiveScalableBloomFilter", "ParquetBloomFilters",
+           "parquet_filter", "parquet_filter_size"]
 
 
 def _key(key):
@@ -549,267 +551,108 @@ def _pybloom_scalable(b, version):
 
 
 # ---- Parquet split-block Bloom filters ----
+# Read, checked and made by the library (bloomkit/parquet.h) through bloomkit._bloomkit._ParquetFilters;
+# only a value's PLAIN encoding is made here.
 
-_PQ_SALT = (0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31)
 _PQ_TYPES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
-_XXH64 = None
 
 
-def _xxh64(data):
-    global _XXH64
-    if _XXH64 is None:
-        try:
-            import ctypes
-            import ctypes.util
-            try:
-                lib = ctypes.CDLL("libxxhash.so.0")
-            except OSError:
-                lib = ctypes.CDLL(ctypes.util.find_library("xxhash"))
-            fn = lib.XXH64
-            fn.restype = ctypes.c_uint64
-            fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
-            _XXH64 = lambda b: fn(b, len(b), 0)  # noqa: E731
-        except (OSError, TypeError, AttributeError):
-            import xxhash
-            _XXH64 = lambda b: xxhash.xxh64_intdigest(b)  # noqa: E731
-    return _XXH64(data)
+def _pq_plain(physical_type, type_length, value):
+    import struct
+    t = physical_type
+    if t in ("INT32", "INT64", "FLOAT", "DOUBLE"):
+        if isinstance(value, (bytes, bytearray, str)):
+            raise TypeError("a %s column takes a number" % t)
+        return struct.pack({"INT32": "<i", "INT64": "<q", "FLOAT": "<f", "DOUBLE": "<d"}[t], value)
+    if t in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        v = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        if t == "FIXED_LEN_BYTE_ARRAY" and len(v) != type_length:
+            raise ValueError("%d bytes; the column's values have %d" % (len(v), type_length))
+        return v
+    raise TypeError("a %s column has no Bloom filter a value can be checked against" % t)
 
 
-class _Thrift:
-    """Thrift compact protocol, bounded: every read checks the buffer; damage raises ValueError."""
-
-    def __init__(self, b, pos, end):
-        self.b, self.p, self.end, self.depth = b, pos, end, 0
-
-    def byte(self):
-        if self.p >= self.end:
-            raise ValueError("truncated")
-        self.p += 1
-        return self.b[self.p - 1]
-
-    def varint(self):
-        v = shift = 0
-        while shift < 64:
-            c = self.byte()
-            v |= (c & 0x7f) << shift
-            if not c & 0x80:
-                return v
-            shift += 7
-        raise ValueError("varint too long")
-
-    def zigzag(self):
-        v = self.varint()
-        return (v >> 1) ^ -(v & 1)
-
-    def binary(self):
-        n = self.varint()
-        if n > self.end - self.p:
-            raise ValueError("truncated")
-        self.p += n
-        return self.b[self.p - n:self.p]
-
-    def fields(self):
-        last = 0
-        while True:
-            c = self.byte()
-            if c == 0:
-                return
-            last = last + (c >> 4) if c >> 4 else self.zigzag()
-            yield last, c & 0x0f
-
-    def list_header(self):
-        c = self.byte()
-        n = c >> 4
-        if n == 15:
-            n = self.varint()
-        if n > self.end - self.p:
-            raise ValueError("list longer than its input")
-        return c & 0x0f, n
-
-    def skip(self, t):
-        self.depth += 1
-        if self.depth > 64:
-            raise ValueError("nested too deep")
-        if t in (1, 2):
-            pass
-        elif t == 3:
-            self.byte()
-        elif t in (4, 5, 6):
-            self.varint()
-        elif t == 7:
-            if self.end - self.p < 8:
-                raise ValueError("truncated")
-            self.p += 8
-        elif t == 8:
-            self.binary()
-        elif t in (9, 10):
-            et, n = self.list_header()
-            for _ in range(n):
-                self.byte() if et in (1, 2) else self.skip(et)
-        elif t == 11:
-            n = self.varint()
-            if n:
-                kv = self.byte()
-                if n > self.end - self.p:
-                    raise ValueError("map longer than its input")
-                for _ in range(n):
-                    self.skip(kv >> 4)
-                    self.skip(kv & 0x0f)
-        elif t == 12:
-            for _, ft in self.fields():
-                self.skip(ft)
-        else:
-            raise ValueError("unknown type %d" % t)
-        self.depth -= 1
+def _pq_type(physical_type, type_length):
+    if physical_type not in _PQ_TYPES or physical_type in ("BOOLEAN", "INT96"):
+        raise ValueError("physical_type must be BYTE_ARRAY, INT32, INT64, FLOAT, DOUBLE or FIXED_LEN_BYTE_ARRAY, "
+                         "not %r" % (physical_type,))
+    if (physical_type == "FIXED_LEN_BYTE_ARRAY") != (type_length > 0):
+        raise ValueError("type_length is FIXED_LEN_BYTE_ARRAY's length (and 0 for the other types)")
+    return _PQ_TYPES.index(physical_type)
 
 
 class ParquetBloomFilters:
-    """The split-block Bloom filters of one column of a Parquet file, as bloomkit/parquet.h and
-    `bloomkit parquet` read them: ParquetBloomFilters(source, column), source bytes-like, a path or a
-    binary file object, column its names joined by '.'. `value in f` is False when every row group's
-    filter excludes the value (a row group without a filter cannot); contains(value, row_group) is one
-    row group's answer (None: no filter). Values: int for INT32/INT64, float for FLOAT/DOUBLE, bytes
-    (or str as UTF-8) for the byte-array types. A damaged file raises ValueError naming what."""
+    """The split-block Bloom filters of one column of a Parquet file, read by the library's reader
+    (bloomkit/parquet.h, as `bloomkit parquet` reads them): ParquetBloomFilters(source, column), source
+    bytes-like, a path or a binary file object, column its names joined by '.'. `value in f` is False
+    when every row group's filter excludes the value (a row group without a filter cannot);
+    contains(value, row_group) is one row group's answer (None: no filter). Values: int for INT32/INT64,
+    float for FLOAT/DOUBLE, bytes (or str as UTF-8) for the byte-array types. A damaged file raises
+    ValueError naming what. from_blob reads one filter blob (a BloomFilterHeader and its bitset, as
+    parquet_filter or `bloomkit parquet export` make it)."""
 
     def __init__(self, source, column):
         import os
-        import struct
         if isinstance(source, (bytes, bytearray, memoryview)):
-            b = bytes(source)
+            b = source
         elif isinstance(source, (str, os.PathLike)):
             with open(source, "rb") as fp:
                 b = fp.read()
         else:
             b = source.read()
-        if len(b) < 12 or b[:4] != b"PAR1":
-            raise ValueError("not a Parquet file (no PAR1 magic at its start)")
-        if b[-4:] == b"PARE":
-            raise ValueError("the footer is encrypted")
-        if b[-4:] != b"PAR1":
-            raise ValueError("no PAR1 magic at the end: the file is truncated or not Parquet")
-        flen = struct.unpack("<I", b[-8:-4])[0]
-        if flen > len(b) - 12:
-            raise ValueError("the footer's length %d is past the file's start" % flen)
-        path = column.split(".")
-        leaf = path[-1].encode()
-        t = _Thrift(b, len(b) - 8 - flen, len(b) - 8)
-        self.column, self.type_length, chunks, ptype = column, 0, [], None
-        try:
-            for fid, ft in t.fields():
-                if fid == 2 and ft == 9:  # schema
-                    et, n = t.list_header()
-                    for _ in range(n):
-                        ty, tl, name = None, 0, None
-                        for f2, t2 in t.fields():
-                            if f2 == 1 and t2 == 5:
-                                ty = t.zigzag()
-                            elif f2 == 2 and t2 == 5:
-                                tl = t.zigzag()
-                            elif f2 == 4 and t2 == 8:
-                                name = t.binary()
-                            else:
-                                t.skip(t2)
-                        if name == leaf and ty is not None:
-                            self.type_length = tl
-                elif fid == 4 and ft == 9:  # row groups
-                    et, n = t.list_header()
-                    for _ in range(n):
-                        found = None
-                        for f2, t2 in t.fields():
-                            if f2 == 1 and t2 == 9:
-                                _, ncol = t.list_header()
-                                for _ in range(ncol):
-                                    for f3, t3 in t.fields():
-                                        if f3 == 3 and t3 == 12:
-                                            meta = {}
-                                            for f4, t4 in t.fields():
-                                                if f4 in (1, 14, 15) and t4 in (5, 6):
-                                                    meta[f4] = t.zigzag()
-                                                elif f4 == 3 and t4 == 9:
-                                                    _, np_ = t.list_header()
-                                                    meta[3] = [t.binary().decode("utf-8", "replace")
-                                                               for _ in range(np_)]
-                                                else:
-                                                    t.skip(t4)
-                                            if meta.get(3) == path:
-                                                found = meta
-                                        else:
-                                            t.skip(t3)
-                            else:
-                                t.skip(t2)
-                        chunks.append(found)
-                else:
-                    t.skip(ft)
-        except ValueError as e:
-            raise ValueError("the footer (FileMetaData) is damaged: %s" % e) from None
-        if not any(chunks):
-            raise ValueError("no column '%s' in the file" % column)
-        ptype = next(c[1] for c in chunks if c and 1 in c)
-        self.physical_type = _PQ_TYPES[ptype] if 0 <= ptype < 8 else "unknown"
-        self._filters = [self._read_filter(b, c, i) if c and c.get(14, -1) >= 0 else None
-                         for i, c in enumerate(chunks)]
-        if not any(f is not None for f in self._filters):
-            raise ValueError("column '%s' has no Bloom filter in any of its %d row groups" % (column, len(chunks)))
+        self._c = bloomkit._bloomkit._ParquetFilters(b, column)
+        self.column = column
 
-    @staticmethod
-    def _read_filter(b, meta, rg):
-        off, flen = meta[14], meta.get(15, -1)
-        if off < 4 or off >= len(b) - 8:
-            raise ValueError("row group %d: the filter's offset %d is outside the file" % (rg, off))
-        end = len(b) - 8
-        if 0 < flen < end - off:
-            end = off + flen
-        t = _Thrift(b, off, end)
-        nbytes, which = None, {}
-        try:
-            for fid, ft in t.fields():
-                if fid == 1 and ft == 5:
-                    nbytes = t.zigzag()
-                elif fid in (2, 3, 4) and ft == 12:
-                    for f2, t2 in t.fields():
-                        which[fid] = f2
-                        t.skip(t2)
-                else:
-                    t.skip(ft)
-        except ValueError as e:
-            raise ValueError("row group %d: the filter's header is damaged: %s" % (rg, e)) from None
-        if (which.get(2), which.get(3), which.get(4)) != (1, 1, 1):
-            raise ValueError("row group %d: the filter is not split-block, XXH64 and uncompressed" % rg)
-        if not nbytes or nbytes < 0 or nbytes % 32:
-            raise ValueError("row group %d: the filter's size %r is not a positive multiple of 32" % (rg, nbytes))
-        if nbytes > end - t.p:
-            raise ValueError("row group %d: the filter's %d bytes run past its end" % (rg, nbytes))
-        return b[t.p:t.p + nbytes]
+    @classmethod
+    def from_blob(cls, blob, physical_type, type_length=0):
+        """One filter blob (header and bitset) holding values of physical_type."""
+        self = cls.__new__(cls)
+        self._c = bloomkit._bloomkit._ParquetFilters.from_blob(blob, _pq_type(physical_type, type_length),
+                                                                type_length)
+        self.column = None
+        return self
 
-    row_groups = property(lambda self: len(self._filters))
-    filter_bytes = property(lambda self: [len(f) if f is not None else 0 for f in self._filters])
+    physical_type = property(lambda self: self._c.physical_type)
+    type_length = property(lambda self: self._c.type_length)
+    row_groups = property(lambda self: self._c.row_groups)
+    filter_bytes = property(lambda self: self._c.filter_bytes)
 
     def plain(self, value):
         """The value's PLAIN encoding in this column's physical type (what the filters hash)."""
-        import struct
-        t = self.physical_type
-        if t in ("INT32", "INT64", "FLOAT", "DOUBLE"):
-            if isinstance(value, (bytes, bytearray, str)):
-                raise TypeError("a %s column takes a number" % t)
-            return struct.pack({"INT32": "<i", "INT64": "<q", "FLOAT": "<f", "DOUBLE": "<d"}[t], value)
-        if t in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-            v = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-            if t == "FIXED_LEN_BYTE_ARRAY" and len(v) != self.type_length:
-                raise ValueError("%d bytes; the column's values have %d" % (len(v), self.type_length))
-            return v
-        raise TypeError("a %s column has no Bloom filter a value can be checked against" % t)
+        return _pq_plain(self._c.physical_type, self._c.type_length, value)
 
     def contains(self, value, row_group):
         """Row group's answer: True maybe present, False certainly absent, None no filter."""
-        import struct
-        f = self._filters[row_group]
-        if f is None:
-            return None
-        h = _xxh64(self.plain(value))
-        i = ((h >> 32) * (len(f) // 32)) >> 32
-        words = struct.unpack_from("<8I", f, 32 * i)
-        x = h & 0xffffffff
-        return all(w >> (((x * s) & 0xffffffff) >> 27) & 1 for w, s in zip(words, _PQ_SALT))
+        return self._c.contains_plain(self.plain(value), row_group)
 
     def __contains__(self, value):
-        return any(self.contains(value, rg) is not False for rg in range(self.row_groups))
+        return self._c.any_plain(self.plain(value))
+
+    def stats(self, row_group):
+        """What row group's filter's bits say (None: no filter): bytes, blocks, bits_set, fill,
+        est_values (distinct values estimated from the fill), bits_per_value, fpr (the rate at which a
+        value never written answers present)."""
+        return self._c.stats(row_group)
+
+    def bits(self, row_group):
+        """Row group's bitset as stored (None: no filter)."""
+        return self._c.bits(row_group)
+
+
+def parquet_filter_size(ndv, fpp=0.01):
+    """The bytes Parquet's writers (parquet-mr, Arrow, DuckDB) give a filter for ndv distinct values at
+    false-positive rate fpp: -8 ndv / ln(1 - fpp**(1/8)) bits, rounded up to a power of two, 32 bytes
+    to 128 MiB."""
+    return bloomkit._bloomkit._ParquetFilters.size(ndv, fpp)
+
+
+def parquet_filter(values, physical_type, type_length=0, ndv=None, fpp=0.01, nbytes=None, header=True):
+    """A split-block filter blob a Parquet writer can embed (a Thrift BloomFilterHeader, then the bitset;
+    with header=False the bitset alone) holding values of physical_type, as `bloomkit parquet export`
+    makes it. Sized by parquet_filter_size(ndv, fpp), ndv by default the distinct values given, or
+    exactly nbytes (a multiple of 32)."""
+    _pq_type(physical_type, type_length)
+    plains = [_pq_plain(physical_type, type_length, v) for v in values]
+    if nbytes is None:
+        nbytes = parquet_filter_size(len(set(plains)) if ndv is None else ndv, fpp)
+    return bloomkit._bloomkit._ParquetFilters.make(plains, nbytes, header)

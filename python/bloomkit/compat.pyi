@@ -1,5 +1,5 @@
 from os import PathLike
-from typing import Any, BinaryIO, ClassVar, Iterable, TypeVar
+from typing import Any, BinaryIO, ClassVar, Iterable, TypedDict, TypeVar
 
 from . import Bloom, Scalable
 
@@ -119,12 +119,26 @@ class PybloomLiveScalableBloomFilter:
 def load_pybloom_live(source: bytes | bytearray | memoryview | str | PathLike[str] | BinaryIO,
                       version: int = 4) -> PybloomLiveBloomFilter | PybloomLiveScalableBloomFilter: ...
 
+class ParquetStats(TypedDict):
+    bytes: int
+    blocks: int
+    bits_set: int
+    fill: float
+    est_values: float
+    bits_per_value: float
+    fpr: float
+
 class ParquetBloomFilters:
-    column: str
-    physical_type: str
-    type_length: int
+    column: str | None
     def __init__(self, source: bytes | bytearray | memoryview | str | PathLike[str] | BinaryIO,
                  column: str) -> None: ...
+    @classmethod
+    def from_blob(cls, blob: bytes | bytearray | memoryview, physical_type: str,
+                  type_length: int = ...) -> ParquetBloomFilters: ...
+    @property
+    def physical_type(self) -> str: ...
+    @property
+    def type_length(self) -> int: ...
     @property
     def row_groups(self) -> int: ...
     @property
@@ -132,3 +146,10 @@ class ParquetBloomFilters:
     def plain(self, value: int | float | bytes | bytearray | str) -> bytes: ...
     def contains(self, value: int | float | bytes | bytearray | str, row_group: int) -> bool | None: ...
     def __contains__(self, value: object) -> bool: ...
+    def stats(self, row_group: int) -> ParquetStats | None: ...
+    def bits(self, row_group: int) -> bytes | None: ...
+
+def parquet_filter_size(ndv: int, fpp: float = ...) -> int: ...
+def parquet_filter(values: Iterable[int | float | bytes | bytearray | str], physical_type: str,
+                   type_length: int = ..., ndv: int | None = ..., fpp: float = ..., nbytes: int | None = ...,
+                   header: bool = ...) -> bytes: ...

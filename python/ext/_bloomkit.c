@@ -640,6 +640,9 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
         PyModule_AddObjectRef(m, "CountMinSketch", (PyObject *)&bkpy_CmsType) < 0 ||
         PyModule_AddObjectRef(m, "TopK", (PyObject *)&bkpy_TopkType) < 0)
         goto fail;
+    /* Parquet's filters (parquet.c), for bloomkit.compat */
+    if (PyType_Ready(&bkpy_ParquetType) < 0 || PyModule_AddObjectRef(m, "_ParquetFilters", (PyObject *)&bkpy_ParquetType) < 0)
+        goto fail;
     if (PyModule_AddStringConstant(m, "library_version", bk_version_string()) < 0) goto fail;
     if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_FORMAT_VERSION_MAJOR) < 0) goto fail;
     bkpy_fork_install();

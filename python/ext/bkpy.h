@@ -7,6 +7,7 @@
  *   filter_ops.c   queries, inserts and batches, statistics and properties
  *   filter_io.c    copies, set operations, clear and close, files and bytes, the Fuse and Ribbon
  *                  constructors
+ *   parquet.c      Parquet's split-block filters over bloomkit/parquet.h (bloomkit.compat's)
  *
  * Names shared between the files carry the bkpy_ prefix; everything else stays static in its file.
  * The module exports PyInit__bloomkit only (exports.map).
@@ -153,6 +154,7 @@ static inline int bkpy_use_check(FilterObject *o, int write)
 void bkpy_fork_install(void);
 
 extern PyTypeObject bkpy_CmsType, bkpy_TopkType; /* sketch.c */
+extern PyTypeObject bkpy_ParquetType;            /* parquet.c: bloomkit.compat's Parquet filters */
 extern PyTypeObject bkpy_FilterType, bkpy_BloomType, bkpy_BlockedType, bkpy_CountingType, bkpy_ScalableType,
     bkpy_CuckooType, bkpy_FuseType, bkpy_AgingType, bkpy_QuotientType, bkpy_RibbonType;
 

@@ -259,3 +259,86 @@ def test_parquet_bad_files():
         except ValueError:
             continue
         assert ("x" in f) in (True, False)
+
+
+def test_parquet_reads_with_the_library():
+    # ParquetBloomFilters is the library's reader (bloomkit/parquet.h), not a second parser: the same
+    # bits and statistics the bloomkit command reads
+    import subprocess
+    f = ParquetBloomFilters(PARQUET, "url")
+    assert type(f._c).__name__ == "_ParquetFilters"
+    with open(PARQUET, "rb") as fp:
+        data = fp.read()
+    for rg in range(2):
+        bits = f.bits(rg)
+        assert len(bits) == f.filter_bytes[rg] and data.count(bits) == 2
+        st = f.stats(rg)
+        assert st["bytes"] == 2048 and st["blocks"] == 64 and 950 < st["est_values"] < 1050
+        assert 0 < st["fpr"] < 0.01 and st["bits_set"] == sum(bin(b).count("1") for b in bits)
+    cli = os.environ.get("BK_CLI")
+    if cli:
+        out = subprocess.run([cli, "info", PARQUET, "--column", "url", "--json"], capture_output=True, check=True)
+        for rg, st in enumerate(json.loads(out.stdout)["row_group_filters"]):
+            mine = f.stats(rg)
+            assert st["bits_set"] == mine["bits_set"] and abs(st["fpr"] - mine["fpr"]) < 1e-6 * max(st["fpr"], 1)
+        keys = ["https://example.com/absent/%d" % j for j in range(3000)]
+        out = subprocess.run([cli, "parquet", "query", PARQUET, "-c", "url"], input="\n".join(keys).encode(),
+                             capture_output=True)
+        assert [l.endswith(b"\tpresent") for l in out.stdout.splitlines()] == [k in f for k in keys]
+    with pytest.raises(IndexError):
+        f.contains("x", 2)
+    with pytest.raises(IndexError):
+        f.stats(5)
+
+
+def test_parquet_filter_equals_duckdb():
+    # parquet_filter makes what a Parquet writer embeds: for the values of a file DuckDB wrote, sized by
+    # the same rule, DuckDB's filter byte for byte (header and bitset), found once per row group
+    import hashlib
+    from bloomkit.compat import parquet_filter, parquet_filter_size
+    with open(PARQUET, "rb") as fp:
+        data = fp.read()
+    cols = {
+        "url": ("BYTE_ARRAY", 0, ["https://example.com/page/%d" % i for i in range(1000)]),
+        "id": ("INT64", 0, list(range(700))),
+        "n32": ("INT32", 0, list(range(900))),
+        "d": ("DOUBLE", 0, [i * 0.5 for i in range(800)]),
+        "f": ("FLOAT", 0, [i * 0.25 for i in range(600)]),
+        "b": ("BYTE_ARRAY", 0, [hashlib.md5(b"%d" % i).digest() for i in range(500)]),
+        "u": ("FIXED_LEN_BYTE_ARRAY", 16, [_uuid(i) for i in range(400)]),
+    }
+    for col, (ptype, tlen, values) in cols.items():
+        blob = parquet_filter(values, ptype, tlen)
+        assert data.count(blob) == 2, col
+        bits = parquet_filter(values + values[:10], ptype, tlen, header=False)  # duplicates change nothing
+        assert blob.endswith(bits) and bits == ParquetBloomFilters(PARQUET, col).bits(0), col
+        g = ParquetBloomFilters.from_blob(blob, ptype, tlen)
+        assert (g.row_groups, g.filter_bytes, g.physical_type) == (1, [len(bits)], ptype)
+        assert all(v in g and g.contains(v, 0) for v in values), col
+    assert parquet_filter_size(1000) == 2048 and parquet_filter_size(1000, 0.0001) == 4096
+    assert parquet_filter_size(0) == 32
+    assert len(parquet_filter([1, 2], "INT64", nbytes=96, header=False)) == 96
+    assert len(parquet_filter([1, 2], "INT64", ndv=10 ** 6)) > 2 ** 20
+    g = ParquetBloomFilters.from_blob(parquet_filter(range(2000), "INT32"), "INT32")
+    assert sum(j in g for j in range(10 ** 6, 10 ** 6 + 20000)) < 20000 * 0.02
+
+
+def test_parquet_blob_refusals():
+    from bloomkit.compat import parquet_filter, parquet_filter_size
+    blob = parquet_filter([b"a", b"b"], "BYTE_ARRAY")
+    for bad, words in ((blob[:-1], "run past the end"), (blob + b"\0", "1 bytes follow"), (b"", "damaged"),
+                       (blob[:3], "damaged")):
+        with pytest.raises(ValueError, match=words):
+            ParquetBloomFilters.from_blob(bad, "BYTE_ARRAY")
+    for args, words in ((("BOOLEAN",), "physical_type"), (("FIXED_LEN_BYTE_ARRAY",), "type_length"),
+                        (("INT32", 4), "type_length")):
+        with pytest.raises(ValueError, match=words):
+            ParquetBloomFilters.from_blob(blob, *args)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        parquet_filter([1], "INT32", nbytes=33)
+    with pytest.raises(ValueError, match="fpp"):
+        parquet_filter_size(10, 1.5)
+    with pytest.raises(ValueError, match="the column's values have 4"):
+        parquet_filter([b"abc"], "FIXED_LEN_BYTE_ARRAY", 4)
+    with pytest.raises(TypeError):
+        parquet_filter([b"abc"], "INT64")

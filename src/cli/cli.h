@@ -413,6 +413,11 @@ typedef struct cli_lock {
  * the file does not exist and `exists` is not NULL, *exists is false and nothing is locked (fd -1);
  * with `exists` NULL a missing file is an error. False with a message on error. */
 bool cli_lock_path(const char *path, int mode, cli_lock *l, bool *exists);
+/* Writes n bytes to path through a temporary file beside it, fsync and rename (a file of another
+ * format: a BIP 37 payload, a Parquet filter blob). False with a message naming path. */
+bool cli_write_file(const char *path, const void *buf, size_t n);
+/* Writes n bytes to fd (what: its name in a message). False with a message. */
+bool cli_write_fd(int fd, const void *buf, size_t n, const char *what);
 void cli_unlock(cli_lock *l);
 
 /* What is wrong with the file at path, given the status of opening or loading it (errno for BK_EIO). */
@@ -527,9 +532,11 @@ extern const cli_command cli_cmd_calc, cli_cmd_create, cli_cmd_build, cli_cmd_ad
     cli_cmd_filter, cli_cmd_remove, cli_cmd_info, cli_cmd_merge, cli_cmd_verify, cli_cmd_grow;
 /* The sketches (count-min, Top-K): cmd_count.c, cmd_top.c; their option ids start at 2000. */
 extern const cli_command cli_cmd_count, cli_cmd_top;
-extern const cli_command cli_cmd_bip37, cli_cmd_parquet;
-/* `bloomkit query FILE --column C ...`: the same as `bloomkit parquet query FILE --column C ...`. */
-int cli_parquet_query(int argc, char **argv);
+extern const cli_command cli_cmd_bip37, cli_cmd_parquet, cli_cmd_convert;
+/* `bloomkit query|info FILE --column C ...` handed to `bloomkit parquet query|info` (action). */
+int cli_parquet_action(const char *action, int argc, char **argv);
+/* Whether path is a Parquet file whose column has a filter that reads; false after printing why. */
+bool cli_parquet_check(const char *path, const char *column);
 
 /* Prints the command's help on stdout and returns 0. */
 int cli_help(const char *name);

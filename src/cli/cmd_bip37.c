@@ -138,33 +138,7 @@ static bool store(const bk_bip37 *f, const char *path)
     static uint8_t buf[B_MAX_PAYLOAD];
     size_t n = 0;
     if (bk_bip37_serialize(f, buf, sizeof buf, &n) != BK_OK) return cli_err("%s: cannot serialize", path), false;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) return cli_err("out of memory"), false;
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        cli_err_errno(path, "cannot create a temporary file beside it");
-        free(tmp);
-        return false;
-    }
-    bool ok = true;
-    for (size_t off = 0; off < n && ok;) {
-        ssize_t w = write(fd, buf + off, n - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) ok = false;
-        else off += (size_t)w;
-    }
-    if (ok && fchmod(fd, 0644) != 0) ok = false;
-    if (ok && fsync(fd) != 0) ok = false;
-    if (close(fd) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        cli_err_errno(path, "write failed");
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok;
+    return cli_write_file(path, buf, n);
 }
 
 static int hexval(int c)

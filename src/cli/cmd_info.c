@@ -9,6 +9,7 @@
 
 static const char help[] =
     "Usage: bloomkit info FILE [--json]\n"
+    "       bloomkit info FILE.parquet --column C [--json]\n"
     "\n"
     "Shows a filter file's type, parameters, memory, inserted count, fill ratio, estimated number of\n"
     "distinct keys, the false-positive rate it was sized for and the one expected at its current fill.\n"
@@ -20,7 +21,11 @@ static const char help[] =
     "\"warning\" in the JSON): rebuild it larger, or use a scalable filter. A quotient filter is\n"
     "saturated when its false-positive rate is past its target or its slots are nearly full.\n"
     "\n"
+    "With --column, FILE is a Parquet file: info describes column C's split-block Bloom filters, one\n"
+    "per row group (see: bloomkit parquet --help).\n"
+    "\n"
     "Options:\n"
+    "  -c, --column C  FILE is a Parquet file: its column C's filters\n"
     "      --json      one JSON object with the same fields (numbers unformatted)\n"
     "  -h, --help      this help\n"
     "\n"
@@ -125,6 +130,9 @@ static void sketch_info(const bk_filter *f, const bk_stats *st, const char *path
 
 static int run(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--column") == 0 || strncmp(argv[i], "--column=", 9) == 0 || strcmp(argv[i], "-c") == 0)
+            return cli_parquet_action("info", argc, argv); /* a Parquet file's column filters */
     cli_getopt g;
     cli_getopt_init(&g, argc, argv, opts);
     bool json = false;

@@ -38,7 +38,7 @@ static int run(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--column") == 0 || strncmp(argv[i], "--column=", 9) == 0 || strcmp(argv[i], "-c") == 0)
-            return cli_parquet_query(argc, argv); /* a Parquet file's column filters */
+            return cli_parquet_action("query", argc, argv); /* a Parquet file's column filters */
     cli_file_keys a; /* a.keys is freed here */
     int done = cli_parse_file_keys(argc, argv, "query", &a);
     if (done >= 0) return done;

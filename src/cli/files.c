@@ -273,3 +273,45 @@ int cli_close_error(const char *path, bk_status s)
                        "new one over it (as bloomkit does), never by writing into it", path);
     return cli_err("%s: closing the shared mapping failed: %s", path, cli_status_words(s));
 }
+
+bool cli_write_fd(int fd, const void *buf, size_t n, const char *what)
+{
+    const uint8_t *b = buf;
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, b + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return cli_err_errno(what, "write failed"), false;
+        off += (size_t)w;
+    }
+    return true;
+}
+
+bool cli_write_file(const char *path, const void *buf, size_t n)
+{
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp) return cli_err("out of memory"), false;
+    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        cli_err_errno(path, "cannot create a temporary file beside it");
+        free(tmp);
+        return false;
+    }
+    bool ok = cli_write_fd(fd, buf, n, path);
+    if (ok && (fchmod(fd, 0644) != 0 || fsync(fd) != 0)) {
+        cli_err_errno(path, "write failed");
+        ok = false;
+    }
+    if (close(fd) != 0 && ok) {
+        cli_err_errno(path, "write failed");
+        ok = false;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        cli_err_errno(path, "cannot rename the temporary file over it");
+        ok = false;
+    }
+    if (!ok) unlink(tmp);
+    free(tmp);
+    return ok;
+}

@@ -14,7 +14,7 @@ static const cli_command *const commands[] = {
     &cli_cmd_filter, &cli_cmd_remove, &cli_cmd_info, &cli_cmd_merge, &cli_cmd_verify,
     &cli_cmd_grow,
     &cli_cmd_count, &cli_cmd_top,
-    &cli_cmd_bip37, &cli_cmd_parquet,
+    &cli_cmd_bip37, &cli_cmd_parquet, &cli_cmd_convert,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

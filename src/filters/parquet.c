@@ -1,10 +1,13 @@
 /* Parquet's split-block Bloom filters (include/bloomkit/parquet.h): the footer and the filter headers
  * read with a bounded Thrift compact-protocol reader, the filters answered with the format's own
- * salts and XXH64. Not a bk_filter type: no vtable, no bloomkit file format. */
+ * salts and XXH64; and the bitset on its own (made, checked, measured) with the header a writer embeds.
+ * Not a bk_filter type: no vtable, no bloomkit file format. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/simd.h"
 #include "filters/internal.h"
 #include "bloomkit/parquet.h"
 
@@ -320,7 +323,8 @@ static bk_status scan_footer(const uint8_t *b, size_t len, pq_scan *s, const bk_
             int et;
             uint64_t n;
             tr_list_header(&t, &et, &n);
-            if (t.bad || et != T_STRUCT) break;
+            if (et != T_STRUCT || s->chunks) t.bad = true; /* not structs, or a second list of row groups */
+            if (t.bad) break;
             s->chunks = bk__calloc(a, n ? (size_t)n : 1, sizeof *s->chunks);
             if (!s->chunks) return say(why, cap, BK_ENOMEM, "out of memory");
             s->row_groups = (size_t)n;
@@ -335,17 +339,13 @@ static bk_status scan_footer(const uint8_t *b, size_t len, pq_scan *s, const bk_
     return BK_OK;
 }
 
-/* BloomFilterHeader at off: numBytes (1), algorithm (2: BLOCK = 1), hash (3: XXHASH = 1), compression
- * (4: UNCOMPRESSED = 1); each union holds one empty struct. Sets the bitset's start and size. */
-static bk_status read_filter_header(const uint8_t *b, size_t len, int64_t off, int64_t flen, size_t rg,
-                                    size_t *start, size_t *bytes, char *why, size_t cap)
+/* The BloomFilterHeader in [p, end): numBytes (1), algorithm (2: BLOCK = 1), hash (3: XXHASH = 1),
+ * compression (4: UNCOMPRESSED = 1); each union holds one empty struct. `where` starts the messages
+ * ("row group 3: ", or ""). Sets the bitset's size and where it starts. */
+static bk_status parse_header(const uint8_t *p, const uint8_t *end, const char *where, int64_t *nbytes_out,
+                              const uint8_t **bits, char *why, size_t cap)
 {
-    if (off < 4 || (uint64_t)off >= len - 8)
-        return say(why, cap, BK_ETRUNCATED, "row group %zu: the filter's offset %lld is outside the file", rg,
-                   (long long)off);
-    size_t end = len - 8;
-    if (flen > 0 && (uint64_t)flen < (uint64_t)(end - (size_t)off)) end = (size_t)off + (size_t)flen;
-    tr t = { b + off, b + end, 0, false };
+    tr t = { p, end, 0, false };
     int16_t last = 0, id;
     int type;
     int64_t nbytes = -1;
@@ -368,19 +368,61 @@ static bk_status read_filter_header(const uint8_t *b, size_t len, int64_t off, i
         }
         if (t.bad) break;
     }
-    if (t.bad) return say(why, cap, BK_ECORRUPT, "row group %zu: the filter's header is damaged", rg);
+    if (t.bad) return say(why, cap, BK_ECORRUPT, "%sthe filter's header is damaged", where);
     if (alg != 1 || hash != 1 || comp != 1)
         return say(why, cap, BK_ENOTSUP,
-                   "row group %zu: the filter is not split-block, XXH64 and uncompressed (algorithm %d, hash %d, "
-                   "compression %d)", rg, alg, hash, comp);
+                   "%sthe filter is not split-block, XXH64 and uncompressed (algorithm %d, hash %d, compression %d)",
+                   where, alg, hash, comp);
     if (nbytes <= 0 || nbytes % 32)
-        return say(why, cap, BK_ECORRUPT, "row group %zu: the filter's size %lld is not a positive multiple of 32",
-                   rg, (long long)nbytes);
-    size_t s = (size_t)(t.p - b);
+        return say(why, cap, BK_ECORRUPT, "%sthe filter's size %lld is not a positive multiple of 32", where,
+                   (long long)nbytes);
+    *nbytes_out = nbytes;
+    *bits = t.p;
+    return BK_OK;
+}
+
+/* BloomFilterHeader at off, the bitset within bloom_filter_length (flen, when given) and before the
+ * footer. Sets the bitset's start and size. */
+static bk_status read_filter_header(const uint8_t *b, size_t len, int64_t off, int64_t flen, size_t rg,
+                                    size_t *start, size_t *bytes, char *why, size_t cap)
+{
+    if (off < 4 || (uint64_t)off >= len - 8)
+        return say(why, cap, BK_ETRUNCATED, "row group %zu: the filter's offset %lld is outside the file", rg,
+                   (long long)off);
+    size_t end = len - 8;
+    if (flen > 0 && (uint64_t)flen < (uint64_t)(end - (size_t)off)) end = (size_t)off + (size_t)flen;
+    char where[48];
+    snprintf(where, sizeof where, "row group %zu: ", rg);
+    int64_t nbytes;
+    const uint8_t *bits;
+    bk_status st = parse_header(b + off, b + end, where, &nbytes, &bits, why, cap);
+    if (st != BK_OK) return st;
+    size_t s = (size_t)(bits - b);
     if ((uint64_t)nbytes > (uint64_t)(end - s))
         return say(why, cap, BK_ETRUNCATED, "row group %zu: the filter's %lld bytes run past %s", rg,
                    (long long)nbytes, end == len - 8 ? "the footer" : "its bloom_filter_length");
     *start = s;
+    *bytes = (size_t)nbytes;
+    return BK_OK;
+}
+
+bk_status bk_parquet_sbbf_parse(const void *buf, size_t len, size_t *offset, size_t *bytes, char *why, size_t cap)
+{
+    if (why && cap) why[0] = '\0';
+    if (!offset || !bytes || (!buf && len)) return say(why, cap, BK_EINVAL, "no input");
+    const uint8_t *b = buf ? buf : (const uint8_t *)"";
+    int64_t nbytes;
+    const uint8_t *bits;
+    bk_status st = parse_header(b, b + len, "", &nbytes, &bits, why, cap);
+    if (st != BK_OK) return st;
+    size_t start = (size_t)(bits - b);
+    if ((uint64_t)nbytes > (uint64_t)(len - start))
+        return say(why, cap, BK_ETRUNCATED, "the filter's %lld bytes run past the end (%zu bytes after its header)",
+                   (long long)nbytes, len - start);
+    if ((uint64_t)nbytes < (uint64_t)(len - start))
+        return say(why, cap, BK_ECORRUPT, "%zu bytes follow the filter's %lld", len - start - (size_t)nbytes,
+                   (long long)nbytes);
+    *offset = start;
     *bytes = (size_t)nbytes;
     return BK_OK;
 }
@@ -491,17 +533,120 @@ uint64_t bk_parquet_hash(const void *plain, size_t len)
     return XXH64(plain, len, 0);
 }
 
-int bk_parquet_contains_hash(const bk_parquet_column *c, size_t rg, uint64_t h)
+static size_t pq_block(uint64_t h, size_t bytes)
 {
-    if (!c || rg >= c->row_groups || !c->f[rg].bits) return -1;
-    uint64_t blocks = c->f[rg].bytes / 32;
-    const uint8_t *blk = c->f[rg].bits + (size_t)(((h >> 32) * blocks) >> 32) * 32;
+    return (size_t)(((h >> 32) * (uint64_t)(bytes / 32)) >> 32) * 32;
+}
+
+int bk_parquet_sbbf_check(const void *bits, size_t bytes, uint64_t h)
+{
+    if (!bits || bytes < 32) return 1;
+    const uint8_t *blk = (const uint8_t *)bits + pq_block(h, bytes);
     uint32_t x = (uint32_t)h;
     for (int i = 0; i < 8; i++) {
         uint32_t w = bk__get_le32(blk + 4 * i);
         if (!(w & (UINT32_C(1) << ((x * pq_salt[i]) >> 27)))) return 0;
     }
     return 1;
+}
+
+void bk_parquet_sbbf_insert(void *bits, size_t bytes, uint64_t h)
+{
+    if (!bits || bytes < 32) return;
+    uint8_t *blk = (uint8_t *)bits + pq_block(h, bytes);
+    uint32_t x = (uint32_t)h;
+    for (int i = 0; i < 8; i++) {
+        uint32_t w = bk__get_le32(blk + 4 * i) | UINT32_C(1) << ((x * pq_salt[i]) >> 27);
+        bk__put_le32(blk + 4 * i, w);
+    }
+}
+
+#define PQ_MIN_BYTES 32
+#define PQ_MAX_BYTES ((size_t)128 << 20)
+
+size_t bk_parquet_sbbf_bytes(uint64_t ndv, double fpp)
+{
+    if (!(fpp > 0.0 && fpp < 1.0)) return 0;
+    double m = -8.0 * (double)ndv / log(1.0 - pow(fpp, 1.0 / 8.0));
+    if (!(m >= 0.0) || m > (double)PQ_MAX_BYTES * 8.0) return PQ_MAX_BYTES;
+    size_t bytes = PQ_MIN_BYTES;
+    while ((double)bytes * 8.0 < m) bytes *= 2;
+    return bytes;
+}
+
+static uint8_t *w_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+size_t bk_parquet_sbbf_header(size_t bytes, void *out, size_t cap)
+{
+    if (!out || bytes == 0 || bytes % 32 || bytes > (size_t)INT32_MAX) return 0;
+    uint8_t h[BK_PARQUET_HEADER_MAX], *p = h;
+    *p++ = 0x15;                           /* field 1, i32: numBytes (zigzag varint) */
+    p = w_varint(p, (uint64_t)bytes << 1);
+    /* fields 2, 3, 4: structs (algorithm, hash, compression), each a union whose member 1 (BLOCK,
+     * XXHASH, UNCOMPRESSED) is an empty struct: member header, its stop, the union's stop */
+    for (int f = 0; f < 3; f++) {
+        *p++ = 0x1c;
+        *p++ = 0x1c;
+        *p++ = 0x00;
+        *p++ = 0x00;
+    }
+    *p++ = 0x00; /* the header's stop */
+    size_t n = (size_t)(p - h);
+    if (n > cap) return 0;
+    memcpy(out, h, n);
+    return n;
+}
+
+bk_status bk_parquet_sbbf_stats(const void *bits, size_t bytes, bk_parquet_stats *out)
+{
+    if (!out) return BK_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!bits || bytes == 0 || bytes % 32) return BK_EINVAL;
+    const uint8_t *b = bits;
+    size_t blocks = bytes / 32;
+    uint64_t set = 0;
+    double fpr = 0.0, values = 0.0;
+    const double per_insert = log(31.0 / 32.0); /* a word keeps a given bit clear with chance 31/32 */
+    for (size_t i = 0; i < blocks; i++) {
+        double p = 1.0, k = 0.0;
+        for (int j = 0; j < 8; j++) {
+            uint32_t w = bk__get_le32(b + 32 * i + 4 * j);
+            unsigned c = bk__popcount_swar(w);
+            set += c;
+            p *= c / 32.0;
+            /* a full word says "many": counted as 31.5 bits set, the estimate's finite ceiling */
+            k += log(1.0 - (c == 32 ? 31.5 : (double)c) / 32.0) / per_insert;
+        }
+        fpr += p;
+        values += k / 8.0;
+    }
+    out->bytes = bytes;
+    out->blocks = blocks;
+    out->bits_set = set;
+    out->fill = (double)set / ((double)bytes * 8.0);
+    out->fpr = fpr / (double)blocks;
+    out->est_values = values;
+    out->bits_per_value = values > 0.0 ? (double)bytes * 8.0 / values : 0.0;
+    return BK_OK;
+}
+
+const uint8_t *bk_parquet_filter_bits(const bk_parquet_column *c, size_t rg)
+{
+    return c && rg < c->row_groups ? c->f[rg].bits : NULL;
+}
+
+int bk_parquet_contains_hash(const bk_parquet_column *c, size_t rg, uint64_t h)
+{
+    if (!c || rg >= c->row_groups || !c->f[rg].bits) return -1;
+    return bk_parquet_sbbf_check(c->f[rg].bits, c->f[rg].bytes, h);
 }
 
 int bk_parquet_contains(const bk_parquet_column *c, size_t rg, const void *plain, size_t len)

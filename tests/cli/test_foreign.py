@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The bloomkit command on filters other systems made: `bloomkit bip37` against Bitcoin Core's published
 vectors and the filters of the npm package bloom-filter (tests/foreign/bip37_bloom_filter.json), and its
-refusals of bad payloads. Usage: test_foreign.py BLOOMKIT GROUP"""
+refusals of bad payloads; `bloomkit parquet` on a file DuckDB wrote (tests/foreign/parquet-duckdb/), and its
+export compared byte for byte with DuckDB's filters; `bloomkit convert`'s refusals, each with its reason.
+Usage: test_foreign.py BLOOMKIT GROUP"""
 import json
 import os
 import subprocess
@@ -229,8 +231,156 @@ def test_parquet_errors():
     check(out.startswith(b"Usage: bloomkit parquet"), out[:40])
 
 
+WRITTEN = {  # each column's distinct values as the CLI reads them, and the --type export takes
+    "url": ("BYTE_ARRAY", [b"https://example.com/page/%d" % i for i in range(1000)]),
+    "id": ("INT64", [b"%d" % i for i in range(700)]),
+    "n32": ("int32", [b"%d" % i for i in range(900)]),
+    "d": ("DOUBLE", [repr(i * 0.5).encode() for i in range(800)]),
+    "f": ("FLOAT", [repr(i * 0.25).encode() for i in range(600)]),
+    "b": ("BYTE_ARRAY", None),
+    "u": ("FIXED_LEN_BYTE_ARRAY:16", [b"00000000-0000-4000-8000-%012d" % i for i in range(400)]),
+}
+
+
+def test_parquet_export():
+    import hashlib
+    data = read(PARQUET)
+    WRITTEN["b"] = ("BYTE_ARRAY", [hashlib.md5(b"%d" % i).hexdigest().encode() for i in range(500)])
+    for col, (kind, values) in WRITTEN.items():
+        hexopt = ["--hex"] if col == "b" else []
+        # sized as Parquet's writers size a filter (distinct values at 0.01): DuckDB's filter byte for
+        # byte, header included, once per row group
+        rc, blob, err = run(["parquet", "export", "-", "--type", kind] + hexopt, input=b"\n".join(values) + b"\n",
+                            expect=0)
+        check(data.count(blob) == 2, "%s: the export (%d bytes) is not DuckDB's filter: %s" % (col, len(blob), err))
+        check(("%d distinct values" % len(values)) in err, err)
+        # sized up front (-n: the keys go straight into the filter, unkept): the same bytes
+        rc, same, err = run(["parquet", "export", "-", "--type", kind, "-n", len(values)] + hexopt,
+                            input=b"\n".join(values + values[:7]) + b"\n", expect=0)
+        check(same == blob and ("%d values" % (len(values) + 7)) in err, "%s: -n: %s" % (col, err))
+        # the same bytes written to a file, read back as a blob: every value present
+        run(["parquet", "export", col + ".sbbf", "-t", kind] + hexopt, input=b"\n".join(values) + b"\n", expect=0)
+        check(read(col + ".sbbf") == blob, "%s: the file and standard output differ" % col)
+        run(["parquet", "query", col + ".sbbf", "--type", kind, "-q"] + hexopt, input=b"\n".join(values) + b"\n",
+            expect=0)
+        rc, out, err = run(["parquet", "info", col + ".sbbf", "--json"], expect=0)
+        info = json.loads(out)
+        nbytes = info["filter"]["bytes"]
+        check(info["blob"] and info["header_bytes"] + nbytes == len(blob), info)
+        # --bits-only: the bitset alone, the tail of the blob
+        rc, bits, err = run(["parquet", "export", "-", "-t", kind, "--bits-only"] + hexopt,
+                            input=b"\n".join(values) + b"\n", expect=0)
+        check(bits == blob[-nbytes:] and len(bits) == nbytes, "%s: --bits-only" % col)
+        # the column's info: each row group's estimates near the truth
+        rc, out, err = run(["info", PARQUET, "--column", col, "--json"], expect=0)
+        for st in json.loads(out)["row_group_filters"]:
+            check(st["bytes"] == nbytes and abs(st["est_values"] - len(values)) < 0.1 * len(values), (col, st))
+            check(0 < st["fpr"] < 0.05 and 0 < st["fill"] < 0.6, (col, st))
+    # larger filters (512 and 256 blocks; numBytes in three bytes of the header), one row group
+    large = os.path.join(FIXTURES, "parquet-duckdb", "large-filters.parquet")
+    for col, kind, values, nbytes in (("k", "INT64", [b"%d" % i for i in range(10000)], 16384),
+                                      ("s", "BYTE_ARRAY", [b"key-%d" % i for i in range(6000)], 8192)):
+        rc, blob, err = run(["parquet", "export", "-", "-t", kind], input=b"\n".join(values) + b"\n", expect=0)
+        check(len(blob) > nbytes and read(large).count(blob) == 1, "%s: not DuckDB's filter: %s" % (col, err))
+        rc, out, err = run(["info", large, "-c", col, "--json"], expect=0)
+        st = json.loads(out)["row_group_filters"][0]
+        check(st["bytes"] == nbytes and abs(st["est_values"] - len(values)) < 0.05 * len(values), (col, st))
+    # values never written: few answer present; the estimated rate is near the measured one
+    absent = [b"https://example.com/absent/%d" % j for j in range(20000)]
+    rc, out, err = run(["parquet", "query", "url.sbbf", "-t", "BYTE_ARRAY"], input=b"\n".join(absent) + b"\n",
+                       expect=1)
+    present = sum(l.endswith(b"\tpresent") for l in out.splitlines())
+    rc, out, err = run(["parquet", "info", "url.sbbf", "--json"], expect=0)
+    fpr = json.loads(out)["filter"]["fpr"]
+    check(0 < present < 0.01 * len(absent) and 0.5 * fpr < present / len(absent) < 2 * fpr, (present, fpr))
+    rc, out, err = run(["parquet", "info", "url.sbbf"], expect=0)
+    check(b"header and bitset" in out and b"2048 bytes (64 blocks)" in out, out)
+    rc, out, err = run(["info", PARQUET, "-c", "url"], expect=0)
+    check(b"row group 1:" in out and b"distinct values" in out and b"false-positive rate" in out, out)
+    # sizes: -n and -p as Parquet's rule has them, --bytes exactly
+    for args, nbytes in ((["-n", "1000"], 2048), (["-n", "1000", "-p", "0.001"], 2048), (["-n", "1000", "-p", "0.0001"], 4096), (["--bytes", "96"], 96),
+                         (["-n", "1"], 32)):
+        run(["parquet", "export", "sized.sbbf", "-f", "-t", "INT64"] + args, input=b"1\n2\n3\n", expect=0)
+        rc, out, err = run(["parquet", "info", "sized.sbbf", "--json"], expect=0)
+        check(json.loads(out)["filter"]["bytes"] == nbytes, (args, out))
+        run(["parquet", "query", "sized.sbbf", "-t", "INT64", "1", "2", "3"], expect=0)
+    # keys from the arguments
+    run(["parquet", "export", "args.sbbf", "-t", "DOUBLE", "--", "0.5", "-0.0", "1e300"], expect=0)
+    run(["parquet", "query", "args.sbbf", "-t", "DOUBLE", "-q", "--", "0.5", "-0.0", "1e300"], expect=0)
+    # refusals: exit 2, a clear message, nothing written
+    write("keep.sbbf", b"keep")
+    for args, inp, words in ((["parquet", "export", "keep.sbbf", "-t", "INT64"], b"1\n", "refusing to replace"),
+                             (["parquet", "export", "x.sbbf"], b"1\n", "needs --type"),
+                             (["parquet", "export", "x.sbbf", "-t", "INT96"], b"1\n", "unknown --type 'INT96'"),
+                             (["parquet", "export", "x.sbbf", "-t", "FIXED_LEN_BYTE_ARRAY"], b"1\n", "needs its length"),
+                             (["parquet", "export", "x.sbbf", "-t", "FIXED_LEN_BYTE_ARRAY:4"], b"abc\n",
+                              "the column's values have 4"),
+                             (["parquet", "export", "x.sbbf", "-t", "INT32"], b"1\n99999999999\n", "key 2"),
+                             (["parquet", "export", "x.sbbf", "-t", "INT32", "--bytes", "33"], b"1\n", "multiple of 32"),
+                             (["parquet", "export", "x.sbbf", "-t", "INT32", "--bytes", "64", "-p", "0.1"], b"1\n",
+                              "--bytes gives the size"),
+                             (["parquet", "export", "x.sbbf", "-t", "INT32", "-c", "url"], b"1\n", "not --column"),
+                             (["parquet", "info", PARQUET, "-c", "url", "--bytes", "64"], b"", "options of export"),
+                             (["parquet", "query", "url.sbbf", "x"], b"", "or --type T"),
+                             (["parquet", "query", PARQUET, "-c", "url", "-t", "INT32", "x"], b"", "a column's type"),
+                             (["parquet", "info", PARQUET], b"", "name the column with --column"),
+                             (["parquet", "info", "keep.sbbf"], b"", "nor a Parquet filter blob")):
+        rc, out, err = run(args, input=inp, expect=2)
+        check(words in err, "%s: %s" % (args, err))
+        check(not os.path.exists("x.sbbf") and read("keep.sbbf") == b"keep", args)
+    # damaged blobs: a clear message (exit 2) or an answer, never a signal
+    blob = read("url.sbbf")
+    for name, b, words in (("cut.sbbf", blob[:-1], "run past the end"), ("long.sbbf", blob + b"\0", "1 bytes follow"),
+                           ("head.sbbf", blob[:5], "damaged"), ("empty.sbbf", b"", "damaged")):
+        write(name, b)
+        rc, out, err = run(["parquet", "info", name], expect=2)
+        check(words in err and name in err, "%s: %s" % (name, err))
+    for i in range(200):
+        b = bytearray(blob)
+        b[i % 16] ^= 1 + i % 255
+        write("flip.sbbf", bytes(b))
+        rc, out, err = run(["parquet", "query", "flip.sbbf", "-t", "BYTE_ARRAY", "x"])
+        check(rc in (0, 1) or "flip.sbbf" in err, err)
+
+
+def test_convert():
+    rc, out, err = run(["parquet", "export", "url.sbbf", "-t", "BYTE_ARRAY"], input=b"a\nb\n", expect=0)
+    run(["bip37", "create", "w.bip37", "-n", "10", "-p", "0.01"], expect=0)
+    run(["create", "native.bkf", "-n", "100", "-p", "0.01"], expect=0)
+    py = os.path.join(FIXTURES, "pybloom_live-4.0.0")
+    for args, words in (([PARQUET, "--column", "url"], ["XXH64", "XXH3-64 only", "bloomkit build out.bf",
+                                                         "bloomkit parquet query"]),
+                        (["url.sbbf"], ["Parquet split-block filter", "XXH3-64 only", "bloomkit build out.bf"]),
+                        (["w.bip37"], ["BIP 37", "MurmurHash3", "bloomkit build out.bf", "bloomkit bip37 query"]),
+                        ([os.path.join(py, "bf-1000-0.01.bin")], ["pybloom_live", "to_bloomkit(keys)"]),
+                        ([os.path.join(py, "sbf-small.bin")], ["pybloom_live", "to_bloomkit"]),
+                        ([os.path.join(py, "sbf-large.bin"), "--from", "pybloom_live"], ["pybloom_live"]),
+                        ([os.path.join(py, "sbf-empty.bin")], ["pybloom_live"]),
+                        (["w.bip37", "--from", "pybloom_live"], ["not a pybloom_live file"]),
+                        ([os.path.join(FIXTURES, "pybloom_live-3.1.0", "bf-empty.bin")], ["pybloom_live"]),
+                        (["native.bkf"], ["already a bloomkit filter"]),
+                        ([PARQUET], ["name the column with --column"]),
+                        ([PARQUET, "-c", "uniq"], ["no Bloom filter"]),
+                        ([PARQUET, "-c", "nope"], ["no column 'nope'"]),
+                        ([os.path.join(py, "answers.json")], ["not a format convert knows", "--from"]),
+                        (["url.sbbf", "--from", "bip37"], ["not a valid BIP 37 filter"]),
+                        (["native.bkf", "-c", "url"], ["--column is for a Parquet file"]),
+                        (["w.bip37", "--from", "orc"], ["unknown --from 'orc'"]),
+                        (["missing.bin"], ["missing.bin"])):
+        rc, out, err = run(["convert"] + args + ["-o", "out.bf"], expect=2)
+        for w in words:
+            check(w in err, "convert %s: %r not in %s" % (args, w, err))
+        check(not os.path.exists("out.bf"), "convert %s wrote out.bf" % args)
+    data = read(PARQUET)
+    write("cut.parquet", data[:-1])
+    rc, out, err = run(["convert", "cut.parquet", "-c", "url"], expect=2)
+    check("cut.parquet" in err and "no PAR1 magic at the end" in err, err)
+    rc, out, err = run(["convert", "--help"], expect=0)
+    check(out.startswith(b"Usage: bloomkit convert"), out[:40])
+
+
 GROUPS = {"bip37": test_bip37, "bip37_errors": test_bip37_errors, "parquet": test_parquet,
-          "parquet_errors": test_parquet_errors}
+          "parquet_errors": test_parquet_errors, "parquet_export": test_parquet_export, "convert": test_convert}
 
 
 def main():
