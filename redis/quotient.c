@@ -166,9 +166,6 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bk_status g = qf_grow(v, !inplace);
         if (g != BK_OK) {
             if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
-            if (g == BK_EFULL)
-                return RedisModule_ReplyWithError(ctx, "ERR filter is full and past its error rate (BK.QF.GROW "
-                                                       "spent it): it cannot grow at it; BK.QF.GROW doubles it anyway");
             return g == BK_ETOOBIG ? RedisModule_ReplyWithError(ctx, "ERR filter is full and cannot grow further")
                                    : bkr_reply_status(ctx, g);
         }

@@ -195,11 +195,20 @@ static void planned_room_first(void **state)
     assert_int_equal(bk_quotient_stages(q), 2);
     assert_true(bk_quotient_contains_hash(q, key_hash(1, 0)));
     assert_int_equal(bk_quotient_foreach(q, visit, NULL), -1);
-    /* a filter grown past its error rate by bk_quotient_grow has nothing left to keep */
+    /* a filter bk_quotient_grow took past p: the stages add at most 0.1 p to its first table's bound */
     bk_quotient *s = make(1000, 0.01, 0);
     assert_int_equal(bk_quotient_grow(s), BK_OK);
-    assert_int_equal(bk_quotient_expand(s), BK_EFULL);
-    assert_int_equal(bk_quotient_stages(s), 1);
+    double b0 = bk_quotient_grown_fpr(s, 0);
+    assert_true(b0 > 0.011);
+    for (int i = 0; i < 6; i++) assert_int_equal(bk_quotient_expand(s), BK_OK);
+    assert_int_equal(bk_quotient_stages(s), 7);
+    assert_true(bk_quotient_grown_fpr(s, 0) <= b0 + 0.001);
+    /* so does a small filter whose 128 slots take more keys than it was made for */
+    bk_quotient *t = make(30, 0.01, 0);
+    b0 = bk_quotient_grown_fpr(t, 0);
+    for (int i = 0; i < 6; i++) assert_int_equal(bk_quotient_expand(t), BK_OK);
+    assert_true(bk_quotient_grown_fpr(t, 0) <= (b0 > 0.01 ? b0 : 0.01) + 0.001 + 1e-12);
+    bk_quotient_free(t);
     assert_int_equal(bk_quotient_expand(NULL), BK_EINVAL);
     bk_quotient_free(s);
     bk_quotient_free(q);

@@ -43,11 +43,13 @@
  * Growth past the planned room (bk_quotient_expand) keeps the error rate however often it runs: the
  * first table doubles in place while its bound at the load limit stays within p; after that each
  * expansion adds a stage, a new table as large as all before it together (the capacity doubles),
- * sized for the error rate 4 (1.1 p - b0) / ((i + 3)(i + 4)) for stage i = 1, 2, ..., where b0 is the
- * first table's bound at its load limit. Those targets sum to 1.1 p - b0, so the filter's bound stays
- * within 1.1 p at any size. Inserts go to the newest stage (constant time); queries, counts and removals
+ * sized for the error rate 4 B / ((i + 3)(i + 4)) for stage i = 1, 2, ..., where B = 1.1 p - min(b0, p)
+ * and b0 is the first table's bound at its load limit. Those targets sum to B, so the filter's bound
+ * stays within 1.1 p at any size when b0 <= p (a filter filled to the capacity it was sized for), and
+ * within b0 + 0.1 p otherwise (a small filter whose 128 slots take more keys than it was sized for,
+ * or one bk_quotient_grow took past p: the stages add at most 0.1 p). Inserts go to the newest stage (constant time); queries, counts and removals
  * look in every stage: 1 + log2(N / N0) tables once past the planned room (N0: the capacity where it ran
- * out). A later stage needs more remainder bits (about 2 log2(i) + log2(1 / (1.1 p - b0))): at p = 1%
+ * out). A later stage needs more remainder bits (about 2 log2(i + 3.5) - 2 + log2(1 / B)): at p = 1%
  * a filter grown 2^10 times takes about 1.7 times the bits per key of one made for its size
  * (docs/MATH.md). A filter of stages saves as body 3 (docs/FORMAT.md), counts, removes, clones and
  * grows further; it cannot be merged (BK_ENOTSUP) or enumerated (foreach returns -1), having no
@@ -198,9 +200,10 @@ BK_API void bk_quotient_clear(bk_quotient *f);
  * the error rate holds, compare bk_quotient_grown_fpr(f, 1) with the target first.
  * Errors: BK_ETOOBIG (the limits above, or too many bytes), BK_ENOMEM; on error f is unchanged. [excl] */
 BK_API bk_status bk_quotient_grow(bk_quotient *f);
-/* The FPR bound at the load limit after `doublings` more doublings (0: at the load limit now):
- * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g). NAN when g >= r. Remainder bits planned
- * beyond the fewest (options.remainder_bits) keep it within the target for as many doublings.
+/* The FPR bound at the load limit after `doublings` more doublings in place (0: at the load limit now):
+ * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g), plus, for a filter of stages, the
+ * earlier stages' bounds at their load limits. NAN when g >= r. Remainder bits planned beyond the
+ * fewest (options.remainder_bits) keep it within the target for as many doublings.
  * [query] (since 1.1) */
 BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
 /* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound
@@ -212,7 +215,6 @@ BK_API bk_status bk_quotient_grow_keep_fpr(bk_quotient *f);
 
 /* Double the capacity keeping the FPR bound within 1.1 x the target at any size (the header
  * comment): in place while the first table's planned remainder bits last, else a new stage. Errors:
- * BK_EFULL (the first table was grown past 1.1 p by bk_quotient_grow: nothing left to keep),
  * BK_ETOOBIG (64 stages, or a stage beyond the slot and remainder-bit limits), BK_ENOMEM; on error f
  * is unchanged. [excl] (since 1.1) */
 BK_API bk_status bk_quotient_expand(bk_quotient *f);

@@ -443,8 +443,7 @@ static PyMethodDef Quotient_methods[] = {
     M_NOARGS("expand", bkpy_Quotient_expand,
              "expand($self)\n--\n\nDouble the capacity without the keys, keeping the error rate within 1.1 x "
              "error_rate however often: in place while remainder_bits leave room, then by a stage (queries look in "
-             "every stage; a filter of stages cannot be merged). FullError when grow() already spent the error "
-             "rate."),
+             "every stage; a filter of stages cannot be merged). FullError at the size limits."),
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef Aging_getset[] = {
     GS("mode", bkpy_Aging_get, "'count' (the last `window` insertions) or 'time' (the last `window` ms).", AG_MODE),

@@ -93,11 +93,6 @@ static int run(int argc, char **argv)
                 break;
             }
             bk_status s = spend || in_place ? bk_quotient_grow(q) : bk_quotient_expand(q);
-            if (s == BK_EFULL) {
-                rc = cli_err("%s: the filter is already past its error rate (grown with --spend-fpr): it cannot "
-                             "grow at it; nothing was written (--spend-fpr grows anyway)", path);
-                break;
-            }
             if (s != BK_OK)
                 rc = cli_err("%s: cannot grow %s(%llu slots, %u remainder bits): %s; nothing was written", path,
                              i ? "further " : "", (unsigned long long)bk_quotient_slots(q),

@@ -180,7 +180,7 @@ bk_status bk_quotient_expand(bk_quotient *f)
     if (!f->nolder && bk_quotient_grown_fpr(f, 1) <= p && (s = bk_quotient_grow(f)) != BK_ETOOBIG) return s;
     if (f->nolder + 1 >= QF_MAX_STAGES) return BK_ETOOBIG;
     double t = bk__qf_stage_target(p, bk__qf_bound(f->nolder ? f->older[0] : f), f->nolder + 1);
-    if (!(t > 0)) return BK_EFULL; /* the first table is already past 1.1 p (bk_quotient_grow spent it) */
+    if (!(t > 0)) return BK_EINVAL; /* only for a target outside (0, 1], which no filter has */
     uint64_t cap = f->capacity;
     for (uint32_t i = 0; i < f->nolder; i++) cap = sat_add(cap, f->older[i]->capacity);
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;

@@ -57,10 +57,13 @@ struct bk_quotient {
 #define QF_MAX_STAGES 64 /* stages of one filter (1 + doublings past the planned room) */
 
 /* Stage i >= 1 of a filter made for p whose first stage's bound at its load limit is b0 targets
- * (1.1 p - b0) 4 / ((i + 3)(i + 4)): the targets sum to 1.1 p - b0 over all i (docs/MATH.md). */
+ * B 4 / ((i + 3)(i + 4)), B = 1.1 p - min(b0, p): the targets sum to B over all i (docs/MATH.md). A
+ * first table past p at its load limit (a small filter whose 128 slots take more keys than it was
+ * sized for, or one grown in place past p) leaves the stages 0.1 p. */
 BK_INLINE double bk__qf_stage_target(double p, double b0, uint32_t i)
 {
-    return (BK_QUOTIENT_KEEP_FPR * p - b0) * 4.0 / (((double)i + 3.0) * ((double)i + 4.0));
+    double b = BK_QUOTIENT_KEEP_FPR * p - (b0 < p ? b0 : p);
+    return b * 4.0 / (((double)i + 3.0) * ((double)i + 4.0));
 }
 /* The FPR bound of one table at its load limit. */
 BK_INLINE double bk__qf_bound(const bk_quotient *f) { return bk_quotient_fpr_slots(f->max_used, f->nslots, f->rbits); }
