@@ -6,6 +6,10 @@
  *                   (the error rate kept), and made for n/1024 with 10 bits of room, grown 10 times;
  *                   "spent": made for n/8 without room, grown 3 times (the old growth)
  *   aging           a count window of n keys, after 2n insertions (every generation in use)
+ *   (second table)  growth past the planned room (bk_quotient_expand, stages): made for 1,000 keys
+ *                   with no room, filled to 2^10 times that (expanding whenever full), FPR measured;
+ *                   and 2^20 growth from 121 keys (128 slots) by geometry alone (the stages made
+ *                   empty: bits per key at capacity and the FPR bound); beside a filter sized right
  *   cuckoo          bk_cuckoo_new(n, p), filled with n keys
  *   classic         bk_bloom_new(n, p), filled with n keys
  * Memory is the filter's arrays (bk_stats.memory_bytes) over n (for aging: over the window's n keys);
@@ -33,19 +37,22 @@ static uint64_t key_hash(uint64_t set, uint64_t i)
 typedef struct {
     double bpk, fpr;
     bool ok;
+    double qns; /* thread CPU ns per absent-key query (where measured) */
 } cell;
 
 /* FPR of a contains-by-hash function over the absent keys (set 999). */
 #define MEASURE_FPR(fn, f)                                                                          \
     do {                                                                                            \
         uint64_t fp_ = 0;                                                                           \
+        double t0_ = bu_cpu_ns();                                                                   \
         for (uint64_t i_ = 0; i_ < ABSENT_KEYS; i_++) fp_ += fn(f, key_hash(999, i_));              \
+        c.qns = (bu_cpu_ns() - t0_) / ABSENT_KEYS;                                                  \
         c.fpr = (double)fp_ / ABSENT_KEYS;                                                          \
     } while (0)
 
 static cell run_quotient(uint64_t n, double p)
 {
-    cell c = { 0, 0, false };
+    cell c = { 0, 0, false, 0 };
     bk_quotient *f;
     if (bk_quotient_new(n, p, NULL, &f) != BK_OK) return c;
     for (uint64_t i = 0; i < n; i++)
@@ -61,7 +68,7 @@ static cell run_quotient(uint64_t n, double p)
  * planned for the doublings (times: the error rate kept; 0: the old growth, spent). */
 static cell run_grown(uint64_t n, double p, uint32_t times, uint32_t room)
 {
-    cell c = { 0, 0, false };
+    cell c = { 0, 0, false, 0 };
     bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
     bk_quotient_geometry g;
     uint64_t first = n >> times ? n >> times : 1;
@@ -86,7 +93,7 @@ static cell run_grown(uint64_t n, double p, uint32_t times, uint32_t room)
 
 static cell run_aging(uint64_t n, double p)
 {
-    cell c = { 0, 0, false };
+    cell c = { 0, 0, false, 0 };
     bk_aging *f;
     if (bk_aging_new_count(n, p, NULL, &f) != BK_OK) return c;
     for (uint64_t i = 0; i < 2 * n; i++) (void)bk_aging_add_hash(f, key_hash(1, i));
@@ -101,7 +108,7 @@ static cell run_aging(uint64_t n, double p)
 
 static cell run_cuckoo(uint64_t n, double p)
 {
-    cell c = { 0, 0, false };
+    cell c = { 0, 0, false, 0 };
     bk_cuckoo *f;
     if (bk_cuckoo_new(n, p, NULL, &f) != BK_OK) return c;
     for (uint64_t i = 0; i < n; i++)
@@ -117,7 +124,7 @@ static cell run_cuckoo(uint64_t n, double p)
 
 static cell run_classic(uint64_t n, double p)
 {
-    cell c = { 0, 0, false };
+    cell c = { 0, 0, false, 0 };
     bk_bloom *f;
     if (bk_bloom_new(n, p, NULL, &f) != BK_OK) return c;
     for (uint64_t i = 0; i < n; i++) (void)bk_bloom_add_hash(f, key_hash(1, i));
@@ -128,6 +135,70 @@ static cell run_classic(uint64_t n, double p)
     c.ok = true;
     bk_bloom_free(f);
     return c;
+}
+
+/* Growth past the planned room: made for n0 keys at p without room, expanded `times` times; with
+ * `fill`, the n0 2^times keys added (expanding whenever full) and the FPR measured; else the stages
+ * made empty and the FPR the bound at capacity. Bits per key at capacity. */
+static void print_cell(cell c);
+static cell run_expand(uint64_t n0, double p, uint32_t times, bool fill, uint32_t *stages)
+{
+    cell c = { 0, 0, false, 0 };
+    bk_quotient *f;
+    if (bk_quotient_new(n0, p, NULL, &f) != BK_OK) return c;
+    uint64_t n = n0 << times;
+    if (fill) {
+        for (uint64_t i = 0; i < n; i++) {
+            bk_status s = bk_quotient_add_hash(f, key_hash(1, i));
+            if (s == BK_EFULL) {
+                if (bk_quotient_expand(f) != BK_OK) return bk_quotient_free(f), c;
+                s = bk_quotient_add_hash(f, key_hash(1, i));
+            }
+            if (s != BK_OK) return bk_quotient_free(f), c;
+        }
+        MEASURE_FPR(bk_quotient_contains_hash, f);
+    } else {
+        for (uint32_t i = 0; i < times; i++)
+            if (bk_quotient_expand(f) != BK_OK) return bk_quotient_free(f), c;
+        c.fpr = bk_quotient_grown_fpr(f, 0);
+    }
+    bk_stats st;
+    bk_quotient_stats(f, &st);
+    c.bpk = (double)bk_quotient_memory(f) * 8.0 / (double)st.capacity;
+    *stages = bk_quotient_stages(f);
+    c.ok = true;
+    bk_quotient_free(f);
+    return c;
+}
+
+static void expand_table(const double *ps, size_t np)
+{
+    printf("growth past the planned room (bk_quotient_expand): bits/key at capacity and FPR, beside a filter "
+           "sized right\n(query: thread CPU ns per absent key, filled rows only)\n\n"
+           "| growth | n | p | stages | grown | right-sized | bits/key ratio | query grown / sized |\n"
+           "|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < 2; k++)
+        for (size_t j = 0; j < np; j++) {
+            double p = ps[j];
+            uint32_t times = k ? 20 : 10, stages = 0;
+            uint64_t n0 = k ? 121 : 1000, n = n0 << times;
+            cell g = run_expand(n0, p, times, k == 0, &stages), r = { 0, 0, false, 0 };
+            if (k == 0) {
+                r = run_quotient(n, p);
+            } else {
+                bk_quotient_geometry geo;
+                if (bk_quotient_size(n, p, NULL, &geo) == BK_OK) r = (cell){ geo.bits_per_key, geo.fpr, true, 0 };
+            }
+            printf("| 2^%u%s | %llu | %g%% | %u |", times, k ? " (geometry, FPR bound)" : " (filled, FPR measured)",
+                   (unsigned long long)n, p * 100, stages);
+            print_cell(g);
+            print_cell(r);
+            if (g.ok && r.ok) printf(" %.2f |", g.bpk / r.bpk);
+            if (g.qns > 0 && r.qns > 0) printf(" %.0f / %.0f ns |", g.qns, r.qns);
+            printf("\n");
+            fflush(stdout);
+        }
+    printf("\n");
 }
 
 static void print_cell(cell c)
@@ -197,6 +268,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     printf("\n(each cell: bits per key, FPR; aging: bits per window key)\n\n");
+    expand_table(ps, sizeof ps / sizeof ps[0]);
     insert_bands(1000000, 0.95);
     insert_bands(1000000, 1.0);
     bu_print_loadavg("after");

@@ -7,10 +7,13 @@
  * filter is), so RDB, AOF rewrite, DUMP/RESTORE, COPY and MEMORY USAGE work as for the others.
  *
  *   BK.QF.RESERVE key capacity error_rate [REMAINDER r]    an empty filter (r: room to grow)
- *   BK.QF.ADD key item [COUNT n]   add n occurrences (1); creates the key (capacity INITIAL_SIZE,
- *                                  ERROR_RATE, room for QF_IMPLICIT_ROOM doublings); a full filter is
- *                                  doubled first when the doubled one keeps the key's error rate at
- *                                  capacity (within QF_KEEP_FPR of it), else refused. Reply: the count
+ *   BK.QF.ADD key item [COUNT n] [INPLACE]
+ *                                  add n occurrences (1); creates the key (capacity INITIAL_SIZE,
+ *                                  ERROR_RATE, room for QF_IMPLICIT_ROOM doublings); a full filter
+ *                                  doubles first at the key's error rate: in place while its planned
+ *                                  room lasts, then by a stage (bk_quotient_expand: the error rate at
+ *                                  capacity stays within QF_KEEP_FPR of the target however often).
+ *                                  INPLACE: the older rule, only in place, else refused. Reply: the count
  *   BK.QF.EXISTS key item          1 if probably present, else 0
  *   BK.QF.COUNT key item           occurrences added (0: certainly absent)
  *   BK.QF.DEL key item [COUNT n]   remove n occurrences: 1, or 0 when fewer are present
@@ -70,13 +73,15 @@ static int reply_lookup(RedisModuleCtx *ctx, bkr_lookup st)
     return RedisModule_ReplyWithError(ctx, "ERR not found");
 }
 
-/* Doubles v's filter, keeping its memory accounting. */
-static bk_status qf_grow(bkr_value *v)
+/* Doubles v's filter (in place, or with `keep`, bk_quotient_expand's growth at the error rate),
+ * keeping its memory accounting. A stage may take more than the memory so far (longer remainders):
+ * the limit is checked on three times it. */
+static bk_status qf_grow(bkr_value *v, bool keep)
 {
     bk_quotient *q = bkr_typed(v);
-    if ((double)bk_quotient_memory(q) * 2 > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
+    if ((double)bk_quotient_memory(q) * (keep ? 3 : 2) > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     size_t heap0 = bkr_heap_now();
-    bk_status s = bk_quotient_grow(q);
+    bk_status s = keep ? bk_quotient_expand(q) : bk_quotient_grow(q);
     v->heap += bkr_heap_now() - heap0; /* modular: the old array is freed, the new one is larger */
     return s;
 }
@@ -108,13 +113,18 @@ static int QF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
-/* [COUNT n] at argv[3..4] */
-static bool count_arg(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, long long *n)
+/* [COUNT n] at argv[3..4]; with `inplace`, BK.QF.ADD's [INPLACE] too (last) */
+static bool count_arg(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, long long *n, bool *inplace)
 {
     *n = 1;
+    if (inplace) {
+        *inplace = argc > 3 && bkr_arg_is(argv[argc - 1], "INPLACE");
+        if (*inplace) argc--;
+    }
     if (argc == 3) return true;
     if (argc == 5 && bkr_arg_is(argv[3], "COUNT") && bkr_arg_ll(argv[4], n) && *n > 0) return true;
-    RedisModule_ReplyWithError(ctx, "ERR syntax: [COUNT n] with n >= 1");
+    RedisModule_ReplyWithError(ctx, inplace ? "ERR syntax: [COUNT n] with n >= 1, then [INPLACE]"
+                                            : "ERR syntax: [COUNT n] with n >= 1");
     return false;
 }
 
@@ -122,9 +132,10 @@ BKR_GUARDED(QF_Add)
 static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
-    if (argc != 3 && argc != 5) return RedisModule_WrongArity(ctx);
+    if (argc < 3 || argc > 6) return RedisModule_WrongArity(ctx);
     long long n;
-    if (!count_arg(ctx, argv, argc, &n)) return REDISMODULE_OK;
+    bool inplace;
+    if (!count_arg(ctx, argv, argc, &n, &inplace)) return REDISMODULE_OK;
     RedisModuleKey *key;
     bkr_value *v;
     bk_quotient *q = NULL;
@@ -142,16 +153,17 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_status s = bk_quotient_add_count_hash(q, h, (uint64_t)n);
     while (s == BK_EFULL) { /* double, then retry: no item is lost either way */
         double now = bk_quotient_fpr_target(q), then = bk_quotient_grown_fpr(q, 1);
-        if (!(then <= QF_KEEP_FPR * now)) { /* NAN (no remainder bit left) too */
+        if (inplace && !(then <= QF_KEEP_FPR * now)) { /* NAN (no remainder bit left) too */
             if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx);
-            char msg[256];
+            char msg[320];
             snprintf(msg, sizeof msg,
-                     "ERR filter is full: doubling it would raise its error rate at capacity to %.3g, above its "
-                     "target %.3g (BK.QF.GROW doubles it anyway; BK.QF.RESERVE with REMAINDER leaves room to grow)",
+                     "ERR filter is full: doubling it in place would raise its error rate at capacity to %.3g, "
+                     "above its target %.3g (without INPLACE it grows by a stage at its error rate; BK.QF.GROW "
+                     "doubles it in place anyway; BK.QF.RESERVE with REMAINDER leaves room to grow)",
                      then == then ? then : 1.0, now);
             return RedisModule_ReplyWithError(ctx, msg);
         }
-        bk_status g = qf_grow(v);
+        bk_status g = qf_grow(v, !inplace);
         if (g != BK_OK) {
             if (st == BKR_EMPTY) RedisModule_ReplicateVerbatim(ctx); /* the key was created */
             return g == BK_ETOOBIG ? RedisModule_ReplyWithError(ctx, "ERR filter is full and cannot grow further")
@@ -199,7 +211,7 @@ static int QF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_AutoMemory(ctx);
     if (argc != 3 && argc != 5) return RedisModule_WrongArity(ctx);
     long long n;
-    if (!count_arg(ctx, argv, argc, &n)) return REDISMODULE_OK;
+    if (!count_arg(ctx, argv, argc, &n, NULL)) return REDISMODULE_OK;
     RedisModuleKey *key;
     bkr_value *v;
     bk_quotient *q;
@@ -224,7 +236,7 @@ static int QF_Grow_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_quotient *q;
     bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v, &q);
     if (st != BKR_OK) return reply_lookup(ctx, st);
-    bk_status s = qf_grow(v);
+    bk_status s = qf_grow(v, false);
     if (s == BK_ETOOBIG) return RedisModule_ReplyWithError(ctx, "ERR cannot grow further (limit of the remainder bits or size)");
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplicateVerbatim(ctx);
@@ -251,6 +263,8 @@ static int QF_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "ERR incompatible filters (seed, or source grown fewer times than "
                                                "destination: merge into the more grown one)");
     if (s == BK_EFULL) return RedisModule_ReplyWithError(ctx, "ERR the union does not fit: BK.QF.GROW the destination");
+    if (s == BK_ENOTSUP)
+        return RedisModule_ReplyWithError(ctx, "ERR a filter grown by stages (past its planned room) cannot be merged");
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
@@ -267,7 +281,7 @@ static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     bk_stats s;
     bk_quotient_stats(q, &s);
-    RedisModule_ReplyWithArray(ctx, 24);
+    RedisModule_ReplyWithArray(ctx, 26);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
     RedisModule_ReplyWithLongLong(ctx, (long long)s.capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
@@ -292,6 +306,8 @@ static int QF_Info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithDouble(ctx, bk_quotient_grown_fpr(q, 0));
     RedisModule_ReplyWithSimpleString(ctx, "Slots");
     RedisModule_ReplyWithLongLong(ctx, (long long)bk_quotient_slots(q));
+    RedisModule_ReplyWithSimpleString(ctx, "Stages");
+    RedisModule_ReplyWithLongLong(ctx, bk_quotient_stages(q));
     return REDISMODULE_OK;
 }
 
@@ -299,10 +315,12 @@ static const bkr_command qf_commands[] = {
     { "bk.qf.reserve", QF_Reserve, "write deny-oom", -4, BKR_KEY_CREATE,
       "Creates an empty quotient filter for a capacity and error rate", "O(1)" },
     { "bk.qf.add", QF_Add, "write deny-oom", -3, BKR_KEY_WRITE,
-      "Adds occurrences of an item, creating or doubling the filter when needed", "O(1) amortized" },
-    { "bk.qf.exists", QF_Exists, "readonly fast", 3, BKR_KEY_READ, "Whether an item may be in the filter", "O(1)" },
-    { "bk.qf.count", QF_Count, "readonly fast", 3, BKR_KEY_READ, "How many times an item was added", "O(1)" },
-    { "bk.qf.del", QF_Del, "write fast", -3, BKR_KEY_DELETE_ITEM, "Removes occurrences of an item", "O(1)" },
+      "Adds occurrences of an item, creating or doubling the filter when needed",
+      "O(1) amortized (a filter of stages: O(stages) to count the reply)" },
+    { "bk.qf.exists", QF_Exists, "readonly fast", 3, BKR_KEY_READ, "Whether an item may be in the filter",
+      "O(stages)" },
+    { "bk.qf.count", QF_Count, "readonly fast", 3, BKR_KEY_READ, "How many times an item was added", "O(stages)" },
+    { "bk.qf.del", QF_Del, "write fast", -3, BKR_KEY_DELETE_ITEM, "Removes occurrences of an item", "O(stages)" },
     { "bk.qf.grow", QF_Grow, "write deny-oom", 2, BKR_KEY_WRITE, "Doubles a quotient filter without its items",
       "O(n)" },
     { "bk.qf.merge", QF_Merge, "write deny-oom", 3, BKR_KEY_MERGE, "Adds one quotient filter into another",

@@ -309,6 +309,34 @@ static bk_filter *tf_quotient_slots(uint64_t capacity, uint64_t nkeys, uint64_t 
     return tf_quotient_make(capacity, nkeys, seed, false);
 }
 
+/* A quotient filter of stages (bk_quotient_expand, body 3): made for a quarter of the capacity, the
+ * keys added one by one with an expansion whenever the newest stage is full, then the counter key as
+ * above; then expansions until the newest stage has room for the capacity (stages of capacity/4 + 8,
+ * the same, twice, four times: 4 tables). */
+static bk_filter *tf_quotient_stages(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.seed = seed;
+    o.allocator = tf_allocator;
+    bk_quotient *q;
+    if (bk_quotient_new(capacity / 4 + 8, 0.01, &o, &q) != BK_OK) return NULL;
+    bk_status s = BK_OK;
+    for (uint64_t i = 0; i < nkeys + (nkeys > 0) && s == BK_OK; i++) {
+        tf_key k = i < nkeys ? tf_make_key(1, i) : tf_make_key(3, 0);
+        uint64_t h = bk_hash64(k.b, sizeof k.b, seed), c = i < nkeys ? 1 : 1000;
+        s = bk_quotient_add_count_hash(q, h, c);
+        if (s == BK_EFULL && (s = bk_quotient_expand(q)) == BK_OK) s = bk_quotient_add_count_hash(q, h, c);
+    }
+    bk_stats st;
+    for (bk_quotient_stats(q, &st); s == BK_OK && st.capacity < 2 * capacity; bk_quotient_stats(q, &st))
+        s = bk_quotient_expand(q);
+    if (s != BK_OK) {
+        bk_quotient_free(q);
+        return NULL;
+    }
+    return tf_wrap_fill(BK_TYPE_QUOTIENT, q, tf_quotient_free, 0);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
@@ -330,6 +358,7 @@ static const tf_factory tf_factories[] = {
     { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
     { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
     { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },
+    { "quotient-stages", BK_TYPE_QUOTIENT, false, tf_quotient_stages, false },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

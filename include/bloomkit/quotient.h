@@ -40,6 +40,22 @@
  * refused (BK_ETOOBIG) when r would drop below BK_QUOTIENT_MIN_RBITS or the slots exceed
  * 2^BK_QUOTIENT_MAX_QBITS.
  *
+ * Growth past the planned room (bk_quotient_expand) keeps the error rate however often it runs: the
+ * first table doubles in place while its bound at the load limit stays within p; after that each
+ * expansion adds a stage, a new table as large as all before it together (the capacity doubles),
+ * sized for the error rate 4 B / ((i + 3)(i + 4)) for stage i = 1, 2, ..., where B = 1.1 p - min(b0, p)
+ * and b0 is the first table's bound at its load limit. Those targets sum to B, so the filter's bound
+ * stays within 1.1 p at any size when b0 <= p (a filter filled to the capacity it was sized for), and
+ * within b0 + 0.1 p otherwise (a small filter whose 128 slots take more keys than it was sized for,
+ * or one bk_quotient_grow took past p: the stages add at most 0.1 p). Inserts go to the newest stage (constant time); queries, counts and removals
+ * look in every stage: 1 + log2(N / N0) tables once past the planned room (N0: the capacity where it ran
+ * out). A later stage needs more remainder bits (about 2 log2(i + 3.5) - 2 + log2(1 / B)): at p = 1%
+ * a filter grown 2^10 times takes about 1.7 times the bits per key of one made for its size
+ * (docs/MATH.md). A filter of stages saves as body 3 (docs/FORMAT.md), counts, removes, clones and
+ * grows further; it cannot be merged (BK_ENOTSUP) or enumerated (foreach returns -1), having no
+ * one fingerprint space. bk_quotient_grow (spend the error rate) and bk_quotient_grow_keep_fpr
+ * (refuse past the planned room) keep their behaviour.
+ *
  * Full load: inserts that would use more than max_load x S slots, or need a slot past the
  * physical end (the runs of the last quotients spill into a few hundred spare slots; docs/FORMAT.md), return
  * BK_EFULL and change nothing; every key added before stays present.
@@ -184,9 +200,10 @@ BK_API void bk_quotient_clear(bk_quotient *f);
  * the error rate holds, compare bk_quotient_grown_fpr(f, 1) with the target first.
  * Errors: BK_ETOOBIG (the limits above, or too many bytes), BK_ENOMEM; on error f is unchanged. [excl] */
 BK_API bk_status bk_quotient_grow(bk_quotient *f);
-/* The FPR bound at the load limit after `doublings` more doublings (0: at the load limit now):
- * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g). NAN when g >= r. Remainder bits planned
- * beyond the fewest (options.remainder_bits) keep it within the target for as many doublings.
+/* The FPR bound at the load limit after `doublings` more doublings in place (0: at the load limit now):
+ * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g), plus, for a filter of stages, the
+ * earlier stages' bounds at their load limits. NAN when g >= r. Remainder bits planned beyond the
+ * fewest (options.remainder_bits) keep it within the target for as many doublings.
  * [query] (since 1.1) */
 BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
 /* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound
@@ -196,6 +213,14 @@ BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
  * bk_quotient_grow. [excl] (since 1.1) */
 BK_API bk_status bk_quotient_grow_keep_fpr(bk_quotient *f);
 
+/* Double the capacity keeping the FPR bound within 1.1 x the target at any size (the header
+ * comment): in place while the first table's planned remainder bits last, else a new stage. Errors:
+ * BK_ETOOBIG (64 stages, or a stage beyond the slot and remainder-bit limits), BK_ENOMEM; on error f
+ * is unchanged. [excl] (since 1.1) */
+BK_API bk_status bk_quotient_expand(bk_quotient *f);
+/* The tables a query looks in: 1, or 1 + the stages bk_quotient_expand added. [query] (since 1.1) */
+BK_API uint32_t bk_quotient_stages(const bk_quotient *f);
+
 /* dst += src by one linear sweep over both: counts of equal fingerprints add up. Both need the same
  * seed; src's fingerprints are converted to dst's, which needs src's fingerprint space S_s 2^r_s to
  * be dst's S 2^r times a power of two (filters sized alike, or one grown from the other), and
@@ -203,16 +228,18 @@ BK_API bk_status bk_quotient_grow_keep_fpr(bk_quotient *f);
  * the filter it grew from (or a copy of it), not the other way round (the stored remainder 1 may
  * stand for 0, and that last bit cannot move into a longer remainder). To merge two filters grown a
  * different number of times, merge into the more grown one. Errors: BK_EINCOMPAT (seed, fingerprint
- * lengths), BK_EFULL (the union does not fit in dst's load limit: grow dst first), BK_ENOMEM; on
+ * lengths), BK_ENOTSUP (either is a filter of stages), BK_EFULL (the union does not fit in dst's load limit: grow dst first), BK_ENOMEM; on
  * error dst is unchanged. [excl] on dst, [query] on src. */
 BK_API bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src);
-/* BK_OK if src could be merged into dst, else BK_EINCOMPAT (BK_EINVAL for NULL). [query] */
+/* BK_OK if src could be merged into dst, else BK_EINCOMPAT (BK_ENOTSUP for a filter of stages,
+ * BK_EINVAL for NULL). [query] */
 BK_API bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src);
 
 /* Enumeration in increasing fingerprint order: fn(fingerprint, count, ctx) once per distinct
  * fingerprint, where fingerprint = quotient << r | remainder (floor(h S 2^r / 2^64) for the key's hash
  * h: the top q + r bits of h when S = 2^q; a remainder of 0 stored as 1). fn returns 0 to go on,
- * anything else to stop (returned). 0, with nothing visited, when f or fn is NULL.
+ * anything else to stop (returned). 0, with nothing visited, when f or fn is NULL; -1, with nothing
+ * visited, for a filter of stages (bk_quotient_stages above 1).
  * [query] */
 typedef int (*bk_quotient_visit_fn)(uint64_t fingerprint, uint64_t count, void *ctx);
 BK_API int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx);
@@ -227,13 +254,15 @@ BK_API bk_status bk_quotient_add_fingerprint(bk_quotient *f, uint64_t fingerprin
 BK_API bk_status bk_quotient_add_fingerprint_slots(bk_quotient *f, uint64_t fingerprint, uint64_t slots,
                                                    uint32_t rbits, uint64_t count);
 
-/* Statistics: k = remainder bits, bits = S slots, fill_ratio the load (slots used / S), count the
+/* Statistics (for a filter of stages, sums over its stages: bits, capacity, count, memory, fill as
+ * slots used over slots, fpr_now; k is the newest stage's): k = remainder bits, bits = S slots, fill_ratio the load (slots used / S), count the
  * occurrences added (sum of counts), est_cardinality the distinct keys estimated from the distinct
  * fingerprints, fpr_now the bound at the distinct fingerprints, saturated when the load is within 2%
  * of max_load or fpr_now is above the target. [query] */
 BK_API void bk_quotient_stats(const bk_quotient *f, bk_stats *out);
 
-/* Accessors; f must not be NULL. [query] */
+/* Accessors; f must not be NULL. For a filter of stages the geometry (bits, slots, slots used) is the
+ * newest stage's, distinct, total and memory the sums, fpr_target the first stage's. [query] */
 BK_API uint32_t bk_quotient_quotient_bits(const bk_quotient *f);
 BK_API uint32_t bk_quotient_remainder_bits(const bk_quotient *f);
 BK_API uint64_t bk_quotient_slots(const bk_quotient *f); /* S, the home slots (since 1.1) */

@@ -440,6 +440,10 @@ static PyMethodDef Quotient_methods[] = {
     M_NOARGS("grow", bkpy_Quotient_grow,
              "grow($self)\n--\n\nDouble the slots without the keys (q + 1, r - 1). FullError when r would "
              "drop below 2."),
+    M_NOARGS("expand", bkpy_Quotient_expand,
+             "expand($self)\n--\n\nDouble the capacity without the keys, keeping the error rate within 1.1 x "
+             "error_rate however often: in place while remainder_bits leave room, then by a stage (queries look in "
+             "every stage; a filter of stages cannot be merged). FullError at the size limits."),
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef Aging_getset[] = {
     GS("mode", bkpy_Aging_get, "'count' (the last `window` insertions) or 'time' (the last `window` ms).", AG_MODE),
@@ -447,7 +451,8 @@ static PyGetSetDef Aging_getset[] = {
     GS("generations", bkpy_Aging_get, "Generations g of the ring.", AG_GENERATIONS),
     {NULL, NULL, NULL, NULL, NULL}};
 static PyGetSetDef Quotient_getset[] = {
-    GS("remainder_bits", bkpy_Quotient_get_remainder_bits, "Bits of each slot's remainder.", 0),
+    GS("remainder_bits", bkpy_Quotient_get_remainder_bits, "Bits of each slot's remainder (the newest stage's).", 0),
+    GS("stages", bkpy_Quotient_get_stages, "Tables a query looks in: 1, or more after expand() past the room.", 0),
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyGetSetDef Fingerprint_getset[] = {

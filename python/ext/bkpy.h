@@ -249,6 +249,8 @@ PyObject *bkpy_Aging_info(FilterObject *o, PyObject *unused);
 PyObject *bkpy_Aging_advance(FilterObject *o, PyObject *unused);
 PyObject *bkpy_Aging_get(FilterObject *o, void *which);
 PyObject *bkpy_Quotient_get_remainder_bits(FilterObject *o, void *c);
+PyObject *bkpy_Quotient_get_stages(FilterObject *o, void *c);
+PyObject *bkpy_Quotient_expand(FilterObject *o, PyObject *unused);
 PyObject *bkpy_Quotient_grow(FilterObject *o, PyObject *unused);
 
 /* Copies, set operations, files and bytes, Fuse (filter_io.c) */

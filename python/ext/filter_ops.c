@@ -606,6 +606,28 @@ PyObject *bkpy_Quotient_get_remainder_bits(FilterObject *o, void *c)
     return r;
 }
 
+PyObject *bkpy_Quotient_get_stages(FilterObject *o, void *c)
+{
+    (void)c;
+    int held = bkpy_enter_read(o);
+    if (held < 0) return NULL;
+    PyObject *r = PyLong_FromUnsignedLong(bk_quotient_stages(bk_filter_get(o->f, BK_TYPE_QUOTIENT)));
+    bkpy_leave(o, held);
+    return r;
+}
+
+PyObject *bkpy_Quotient_expand(FilterObject *o, PyObject *unused)
+{
+    (void)unused;
+    int held = bkpy_enter_write(o);
+    if (held < 0) return NULL;
+    bk_status s = bk_filter_backing(o->f) == BK_BACKING_MEMORY
+                      ? bk_quotient_expand(bk_filter_get(o->f, BK_TYPE_QUOTIENT)) : BK_ENOTSUP;
+    bkpy_leave(o, held);
+    if (s != BK_OK) return bkpy_raise_bk(s, CTX_ADD, "expand");
+    Py_RETURN_NONE;
+}
+
 PyObject *bkpy_Quotient_grow(FilterObject *o, PyObject *unused)
 {
     (void)unused;

@@ -219,8 +219,8 @@ static int run(int argc, char **argv)
         if (layers) printf(",\"subfilter_kind\":\"%s\"", layers);
         if (first_kind) printf(",\"compact\":true,\"first_subfilter_kind\":\"%s\"", first_kind);
         if (qf)
-            printf(",\"slots\":%llu,\"quotient_bits\":%u,\"remainder_bits\":%u", (unsigned long long)st.bits,
-                   bk_quotient_quotient_bits(qf), st.k);
+            printf(",\"slots\":%llu,\"quotient_bits\":%u,\"remainder_bits\":%u,\"stages\":%u",
+                   (unsigned long long)st.bits, bk_quotient_quotient_bits(qf), st.k, bk_quotient_stages(qf));
         if (ag)
             printf(",\"window\":%llu,\"window_unit\":\"%s\",\"generations\":%u,\"live_generations\":%u"
                    ",\"slack\":%llu,\"covered\":%llu,\"inserted\":%llu",
@@ -251,6 +251,10 @@ static int run(int argc, char **argv)
         }
         if (st.type == BK_TYPE_CUCKOO)
             printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
+        else if (st.type == BK_TYPE_QUOTIENT && qf && bk_quotient_stages(qf) > 1)
+            printf("geometry:           %u stages, %s slots in all; the newest has %s slots of %u-bit remainders\n",
+                   bk_quotient_stages(qf), cli_group(st.bits, a, sizeof a),
+                   cli_group(bk_quotient_slots(qf), b, sizeof b), st.k);
         else if (st.type == BK_TYPE_QUOTIENT && qf)
             printf("geometry:           %s slots (2^%u) of %u-bit remainders: %u-bit fingerprints\n",
                    cli_group(st.bits, a, sizeof a), bk_quotient_quotient_bits(qf), st.k,

@@ -119,6 +119,9 @@ static int run(int argc, char **argv)
         else
         if (s == BK_EINCOMPAT) {
             rc = incompatible(in[0], acc, in[i], src);
+        } else if (s == BK_ENOTSUP && qa && qs) {
+            rc = cli_err("%s: a quotient filter grown by stages (bloomkit grow past its planned room) cannot be "
+                         "merged; nothing was written", bk_quotient_stages(qs) > 1 ? in[i] : in[0]);
         } else if (s == BK_ENOTSUP) {
             const cli_type *t = cli_type_of(acc);
             rc = cli_err("%s: %s filters cannot be merged; nothing was written", in[i], t ? t->name : "these");

@@ -644,9 +644,18 @@ bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options *opts,
     return BK_OK;
 }
 
+static void free_stages(bk_quotient *f)
+{
+    for (uint32_t i = 0; i < f->nolder; i++) bk_quotient_free(f->older[i]);
+    bk__free(f->alloc, f->older);
+    f->older = NULL;
+    f->nolder = 0;
+}
+
 void bk_quotient_free(bk_quotient *f)
 {
     if (!f) return;
+    free_stages(f);
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
     bk__free(f->alloc, f);
 }
@@ -667,6 +676,17 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     c->fpr_target = f->fpr_target;
     c->path_asked = f->path_asked;
     c->bmi2 = f->bmi2;
+    if (f->nolder) {
+        if (!(c->older = bk__calloc(c->alloc, f->nolder, sizeof *c->older))) {
+            bk_quotient_free(c);
+            return BK_ENOMEM;
+        }
+        for (uint32_t i = 0; i < f->nolder; i++, c->nolder++)
+            if ((s = bk_quotient_clone(f->older[i], &c->older[i]))) {
+                bk_quotient_free(c);
+                return s;
+            }
+    }
     *out = c;
     return BK_OK;
 }
@@ -687,12 +707,45 @@ bk_status bk_quotient_add(bk_quotient *f, const void *key, size_t len)
     return bk_quotient_add_count_hash(f, bk__hash(key, len, f->seed), 1);
 }
 
-bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t h, uint64_t count)
+/* One table's count of h. */
+static uint64_t table_count(const bk_quotient *f, uint64_t h)
 {
-    if (!f || count == 0) return BK_EINVAL;
+    uint64_t q, x;
+    split(f, h, &q, &x);
+    return bk__qf_ops(f)->count(f, q, x);
+}
+
+/* A filter of stages: the count is the sum over the tables (a key added before and after an
+ * expansion has entries in both); with `any`, the first nonzero one. */
+static uint64_t staged_count(const bk_quotient *f, uint64_t h, bool any)
+{
+    uint64_t c = table_count(f, h);
+    for (uint32_t i = f->nolder; i-- > 0 && !(any && c);) {
+        uint64_t o = table_count(f->older[i], h);
+        c = c > UINT64_MAX - o ? UINT64_MAX : c + o;
+    }
+    return c;
+}
+
+static bk_status table_remove(bk_quotient *f, uint64_t h, uint64_t count)
+{
     uint64_t q, x;
     split(f, h, &q, &x);
     return bk__qf_ops(f)->remove(f, q, x, count);
+}
+
+bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t h, uint64_t count)
+{
+    if (!f || count == 0) return BK_EINVAL;
+    if (!f->nolder) return table_remove(f, h, count);
+    /* newest table first; nothing changes unless all `count` occurrences are there */
+    if (staged_count(f, h, false) < count) return BK_ENOTFOUND;
+    for (uint32_t i = f->nolder + 1; i-- > 0 && count;) {
+        bk_quotient *t = i == f->nolder ? f : f->older[i];
+        uint64_t c = table_count(t, h), m = c < count ? c : count;
+        if (m && table_remove(t, h, m) == BK_OK) count -= m;
+    }
+    return BK_OK;
 }
 bk_status bk_quotient_remove_hash(bk_quotient *f, uint64_t h) { return bk_quotient_remove_count_hash(f, h, 1); }
 bk_status bk_quotient_remove(bk_quotient *f, const void *key, size_t len)
@@ -704,19 +757,21 @@ bk_status bk_quotient_remove(bk_quotient *f, const void *key, size_t len)
 uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t h)
 {
     if (!f) return 0;
-    uint64_t q, x;
-    split(f, h, &q, &x);
-    return bk__qf_ops(f)->count(f, q, x);
+    if (f->nolder) return staged_count(f, h, false);
+    return table_count(f, h);
 }
 uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len)
 {
     if (!f || (!key && len)) return 0;
     return bk_quotient_count_hash(f, bk__hash(key, len, f->seed));
 }
-bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t h) { return bk_quotient_count_hash(f, h) != 0; }
+bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t h)
+{
+    return f->nolder ? staged_count(f, h, true) != 0 : table_count(f, h) != 0;
+}
 bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len)
 {
-    return bk_quotient_count_hash(f, bk__hash(key, len, f->seed)) != 0;
+    return bk_quotient_contains_hash(f, bk__hash(key, len, f->seed));
 }
 
 bk_status bk_quotient_add_u64(bk_quotient *f, uint64_t key)
@@ -733,7 +788,7 @@ bk_status bk_quotient_remove_u64(bk_quotient *f, uint64_t key)
 
 bool bk_quotient_contains_u64(const bk_quotient *f, uint64_t key)
 {
-    return bk_quotient_count_hash(f, bk__hash_u64(key, f->seed)) != 0;
+    return bk_quotient_contains_hash(f, bk__hash_u64(key, f->seed));
 }
 
 /* ---- batches ---- */
@@ -762,15 +817,29 @@ bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *h, size_t n,
 {
     if (!f || (!h && n)) return bk__batch_refused(done);
     if (done) *done = 0;
-    const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0; i < n; i++) {
-        uint64_t q, x;
-        split(f, h[i], &q, &x);
-        bk_status s = ops->remove(f, q, x, 1);
+        bk_status s = bk_quotient_remove_count_hash(f, h[i], 1);
         if (s) return s;
         if (done) *done = i + 1;
     }
     return BK_OK;
+}
+
+/* The batch contains of a filter of stages: key by key over the tables. */
+static size_t staged_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool hit = staged_count(f, h[i], true) != 0;
+        c += hit;
+        if (res) res[i] = hit;
+    }
+    return c;
+}
+
+static size_t contains_chunk(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
+{
+    return f->nolder ? staged_contains_hashes(f, h, n, res) : bk__qf_ops(f)->contains_hashes(f, h, n, res);
 }
 
 /* Byte keys a chunk at a time through a hashed batch form; *done counts across chunks. */
@@ -806,7 +875,7 @@ bk_status bk_quotient_contains_hashes(const bk_quotient *f, const uint64_t *h, s
                                       size_t *hits)
 {
     if (!f || (!h && n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, bk__qf_ops(f)->contains_hashes(f, h, n, res));
+    return bk__batch_done(hits, contains_chunk(f, h, n, res));
 }
 
 bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *keys, const size_t *lens, size_t n,
@@ -815,10 +884,9 @@ bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *key
     if (!f || !bk__keys_valid(keys, lens, n)) return bk__batch_refused(hits);
     uint64_t hb[QF_BATCH];
     size_t c = 0;
-    const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0, m = 0; i < n; i += m) {
         m = bk__hash_chunk(hb, QF_BATCH, keys, lens, i, n, f->seed);
-        c += ops->contains_hashes(f, hb, m, res ? res + i : NULL);
+        c += contains_chunk(f, hb, m, res ? res + i : NULL);
     }
     return bk__batch_done(hits, c);
 }
@@ -826,6 +894,10 @@ bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *key
 bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint64_t *counts)
 {
     if (!f || (n && (!h || !counts))) return BK_EINVAL;
+    if (f->nolder) {
+        for (size_t i = 0; i < n; i++) counts[i] = staged_count(f, h[i], false);
+        return BK_OK;
+    }
     const qf_ops *ops = bk__qf_ops(f);
     for (size_t i = 0; i < n; i++) {
         uint64_t q, x;
@@ -838,55 +910,95 @@ bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size
 void bk_quotient_clear(bk_quotient *f)
 {
     if (!f) return;
+    /* the stages stay: they are the filter's geometry (capacity and error rate) */
+    for (uint32_t i = 0; i < f->nolder; i++) bk_quotient_clear(f->older[i]);
     memset(f->words, 0, (size_t)f->nwords * 8);
     f->used = f->distinct = f->total = 0;
 }
 
 /* ---- statistics and accessors ---- */
 
+/* One table's distinct keys (estimated from its distinct fingerprints) and FPR now. */
+static void table_estimates(const bk_quotient *f, double *card, double *fpr_now)
+{
+    /* distinct keys from distinct fingerprints: d = M (1 - e^(-n/M)), M = 1 / P(two keys collide) */
+    double r2 = ldexp(1.0, (int)f->rbits);
+    double M = (double)f->nslots * r2 * r2 / (r2 + 2.0);
+    double d = (double)f->distinct;
+    *card = d < M ? -M * log1p(-d / M) : d;
+    /* an absent key is caught by each distinct stored fingerprint with chance 1 / (S 2^r), twice that
+     * for the stored remainder 1 (a share 2 / 2^r of them): d (2^r + 2) / (S 4^r), linear in d. The
+     * 1 - exp form of bk_quotient_fpr_slots is the FPR at n keys, whose collisions d has already
+     * taken out (docs/MATH.md) */
+    *fpr_now = d / M;
+}
+
 void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->type = BK_TYPE_QUOTIENT;
     out->k = f->rbits;
-    out->capacity = f->capacity;
-    out->count = f->total;
-    out->bits = f->nslots;
-    out->memory_bytes = f->nwords * 8;
-    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(f->total ? f->total : 1);
-    out->fill_ratio = (double)f->used / (double)f->nslots;
-    /* distinct keys from distinct fingerprints: d = M (1 - e^(-n/M)), M = 1 / P(two keys collide) */
-    double r2 = ldexp(1.0, (int)f->rbits);
-    double M = (double)f->nslots * r2 * r2 / (r2 + 2.0);
-    double d = (double)f->distinct;
-    out->est_cardinality = d < M ? -M * log1p(-d / M) : d;
-    out->fpr_target = f->fpr_target;
-    /* an absent key is caught by each distinct stored fingerprint with chance 1 / (S 2^r), twice that
-     * for the stored remainder 1 (a share 2 / 2^r of them): d (2^r + 2) / (S 4^r), linear in d. The
-     * 1 - exp form of bk_quotient_fpr_slots is the FPR at n keys, whose collisions d has already
-     * taken out (docs/MATH.md) */
-    out->fpr_now = fmin(1.0, d / M);
-    out->saturated = (double)f->used >= 0.98 * (double)f->max_used || out->fpr_now > f->fpr_target;
+    uint64_t used = 0;
+    double card = 0, fpr = 0;
+    /* a filter of stages: the sums over its tables (a query looks in each) */
+    for (uint32_t i = 0; i <= f->nolder; i++) {
+        const bk_quotient *t = i == f->nolder ? f : f->older[i];
+        double c, p;
+        table_estimates(t, &c, &p);
+        card += c;
+        fpr += p;
+        out->capacity += t->capacity;
+        out->count = out->count > UINT64_MAX - t->total ? UINT64_MAX : out->count + t->total;
+        out->bits += t->nslots;
+        out->memory_bytes += t->nwords * 8;
+        used += t->used;
+    }
+    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
+    out->fill_ratio = (double)used / (double)out->bits;
+    out->est_cardinality = card;
+    out->fpr_target = bk_quotient_fpr_target(f);
+    out->fpr_now = fmin(1.0, fpr);
+    out->saturated = (double)f->used >= 0.98 * (double)f->max_used || out->fpr_now > out->fpr_target;
     out->seed = f->seed;
 }
 
 uint32_t bk_quotient_quotient_bits(const bk_quotient *f) { return f->qbits; }
 uint32_t bk_quotient_remainder_bits(const bk_quotient *f) { return f->rbits; }
 uint64_t bk_quotient_slots(const bk_quotient *f) { return f->nslots; }
-double bk_quotient_fpr_target(const bk_quotient *f) { return f->fpr_target; }
+/* a filter of stages was made for its first stage's target */
+double bk_quotient_fpr_target(const bk_quotient *f) { return f->nolder ? f->older[0]->fpr_target : f->fpr_target; }
 
 double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings)
 {
     if (doublings >= f->rbits || doublings > 32) return NAN;
     uint64_t s = f->nslots << doublings;
-    return bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);
+    double b = bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);
+    for (uint32_t i = 0; i < f->nolder; i++) b += bk__qf_bound(f->older[i]); /* the full stages */
+    return b;
 }
 uint64_t bk_quotient_slots_used(const bk_quotient *f) { return f->used; }
-uint64_t bk_quotient_distinct(const bk_quotient *f) { return f->distinct; }
-uint64_t bk_quotient_total(const bk_quotient *f) { return f->total; }
+uint32_t bk_quotient_stages(const bk_quotient *f) { return f->nolder + 1; }
+/* sums over the stages */
+uint64_t bk_quotient_distinct(const bk_quotient *f)
+{
+    uint64_t d = f->distinct;
+    for (uint32_t i = 0; i < f->nolder; i++) d += f->older[i]->distinct;
+    return d;
+}
+uint64_t bk_quotient_total(const bk_quotient *f)
+{
+    uint64_t t = f->total;
+    for (uint32_t i = 0; i < f->nolder; i++) t = t > UINT64_MAX - f->older[i]->total ? UINT64_MAX : t + f->older[i]->total;
+    return t;
+}
 uint64_t bk_quotient_seed(const bk_quotient *f) { return f->seed; }
 double bk_quotient_max_load(const bk_quotient *f) { return f->max_load; }
-uint64_t bk_quotient_memory(const bk_quotient *f) { return f->nwords * 8; }
+uint64_t bk_quotient_memory(const bk_quotient *f)
+{
+    uint64_t m = f->nwords * 8;
+    for (uint32_t i = 0; i < f->nolder; i++) m += f->older[i]->nwords * 8;
+    return m;
+}
 bk_quotient_path bk_quotient_path_of(const bk_quotient *f)
 {
     return f->bmi2 ? BK_QUOTIENT_BMI2 : BK_QUOTIENT_PORTABLE;

@@ -11,6 +11,9 @@
  *            u32 0, u64 slots, u64 physical slots, f64 max_load, u64 capacity, f64 fpr_target,
  *            u64 slots used, u64 distinct, u64 total, u64 array bytes, zeros up to 128
  * then the slot array (64-byte aligned): little-endian u64 words, the groups described above.
+ * Body 3 (a filter of stages, bk_quotient_expand):
+ * offset 0   u32 0, u32 body version 3, u32 stages K (2..64), u32 0
+ *            then K stage bodies, oldest first, each a whole body 1 or 2 (the last takes inserts).
  * Decoding checks every invariant listed at the top of this file, and that the three counters match
  * the array, before the filter is used. */
 
@@ -71,9 +74,8 @@ static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct
     return BK_OK;
 }
 
-static bk_status v_encode(const void *vf, bk_writer *w)
+static bk_status encode_table(const bk_quotient *f, bk_writer *w)
 {
-    const bk_quotient *f = vf;
     bk_status s;
     if (f->layout10) {
         if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits))) return s;
@@ -90,7 +92,55 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return BK_OK;
 }
 
+static bk_status v_encode(const void *vf, bk_writer *w)
+{
+    const bk_quotient *f = vf;
+    bk_status s;
+    if (!f->nolder) return encode_table(f, w);
+    if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, 3)) || (s = bk__w_u32(w, f->nolder + 1)) || (s = bk__w_u32(w, 0)))
+        return s;
+    for (uint32_t i = 0; i < f->nolder; i++)
+        if ((s = encode_table(f->older[i], w))) return s;
+    return encode_table(f, w);
+}
+
+/* One table (body 1 or 2); with `staged`, a body 3 of stages is taken too. */
+static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out);
+
+static bk_status decode_stages(bk_reader *r, bk_quotient **out)
+{
+    uint32_t k, zero;
+    bk_status s;
+    if ((s = bk__r_u32(r, &k)) || (s = bk__r_u32(r, &zero))) return s;
+    if (k < 2 || k > QF_MAX_STAGES || zero) return BK_ECORRUPT;
+    bk_quotient *t[QF_MAX_STAGES] = { 0 };
+    for (uint32_t i = 0; i < k && s == BK_OK; i++) {
+        s = decode_table(r, false, &t[i]);
+        /* every stage has the first one's seed (the reader's) and max_load */
+        if (s == BK_OK && t[i]->max_load != t[0]->max_load) s = BK_ECORRUPT;
+    }
+    bk_quotient **arr = s ? NULL : bk__calloc(t[0]->alloc, k - 1, sizeof *arr);
+    if (!s && !arr) s = BK_ENOMEM;
+    if (s) {
+        for (uint32_t i = 0; i < k; i++) bk_quotient_free(t[i]);
+        return s;
+    }
+    for (uint32_t i = 0; i + 1 < k; i++) arr[i] = t[i];
+    t[k - 1]->older = arr;
+    t[k - 1]->nolder = k - 1;
+    *out = t[k - 1];
+    return BK_OK;
+}
+
 static bk_status v_decode(bk_reader *r, void **out)
+{
+    bk_quotient *f = NULL;
+    bk_status s = decode_table(r, true, &f);
+    *out = f;
+    return s;
+}
+
+static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
 {
     uint32_t qb, rb, version = 1, zero = 0;
     double ml, fpr;
@@ -99,7 +149,9 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u32(r, &qb))) return s;
     if (qb == 0) { /* a later body: its version, then its fields */
-        if ((s = bk__r_u32(r, &version)) || (s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
+        if ((s = bk__r_u32(r, &version))) return s;
+        if (version == 3 && staged) return decode_stages(r, out);
+        if ((s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
             (s = bk__r_u64(r, &slots)) || (s = bk__r_u64(r, &xslots)))
             return s;
         if (version != 2 || zero != 0 || slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) ||
@@ -179,6 +231,7 @@ static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done
 static bk_status v_merge(void *d, const void *s)
 {
     const bk_quotient *a = d, *b = s;
+    if (a->nolder || b->nolder) return BK_ENOTSUP; /* a filter of stages has no one fingerprint space */
     if (a->nslots != b->nslots || a->rbits != b->rbits) return BK_EINCOMPAT;
     return bk_quotient_union(d, s);
 }

@@ -168,6 +168,52 @@ bk_status bk_quotient_grow_keep_fpr(bk_quotient *f)
     return bk_quotient_grow(f);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+bk_status bk_quotient_expand(bk_quotient *f)
+{
+    if (!f) return BK_EINVAL;
+    double p = bk_quotient_fpr_target(f);
+    bk_status s;
+    /* the first table doubles in place while its bound at the load limit stays within p (the
+     * remainder bits planned for growth); past that, a new stage */
+    if (!f->nolder && bk_quotient_grown_fpr(f, 1) <= p && (s = bk_quotient_grow(f)) != BK_ETOOBIG) return s;
+    if (f->nolder + 1 >= QF_MAX_STAGES) return BK_ETOOBIG;
+    double t = bk__qf_stage_target(p, bk__qf_bound(f->nolder ? f->older[0] : f), f->nolder + 1);
+    if (!(t > 0)) return BK_EINVAL; /* only for a target outside (0, 1], which no filter has */
+    uint64_t cap = f->capacity;
+    for (uint32_t i = 0; i < f->nolder; i++) cap = sat_add(cap, f->older[i]->capacity);
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.allocator = f->alloc;
+    o.seed = f->seed;
+    o.max_load = f->max_load;
+    bk_quotient *nf, *old;
+    if ((s = bk_quotient_new(cap, t, &o, &nf))) return s;
+    bk_quotient **arr = bk__calloc(f->alloc, f->nolder + 1, sizeof *arr);
+    old = bk__calloc(f->alloc, 1, sizeof *old);
+    if (!arr || !old) {
+        bk__free(f->alloc, arr);
+        bk__free(f->alloc, old);
+        bk_quotient_free(nf);
+        return BK_ENOMEM;
+    }
+    nf->path_asked = f->path_asked;
+    nf->bmi2 = f->bmi2;
+    /* f's table becomes the newest full stage; f takes the new table */
+    for (uint32_t i = 0; i < f->nolder; i++) arr[i] = f->older[i];
+    uint32_t n = f->nolder;
+    bk__free(f->alloc, f->older);
+    *old = *f;
+    old->older = NULL;
+    old->nolder = 0;
+    arr[n] = old;
+    *f = *nf;
+    f->older = arr;
+    f->nolder = n + 1;
+    bk__free(nf->alloc, nf);
+    return BK_OK;
+}
+
 /* Fingerprints of a filter of S_s = odd_s 2^t_s slots and r_s remainder bits (fbits_s = t_s + r_s)
  * convert to one of odd 2^t slots and r bits when the source's fingerprint space S_s 2^r_s is the
  * target's times a power of two 2^cut (the same odd part, fbits_s >= fbits), and either at least one
@@ -184,6 +230,8 @@ bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src)
 {
     if (!dst || !src) return BK_EINVAL;
     uint32_t cut;
+    /* a filter of stages has no one fingerprint space */
+    if (dst->nolder || src->nolder) return BK_ENOTSUP;
     if (dst->seed != src->seed || !convertible(src->odd, src->fbits, src->rbits, dst, &cut)) return BK_EINCOMPAT;
     return BK_OK;
 }
@@ -229,6 +277,7 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
 int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx)
 {
     if (!f || !fn) return 0;
+    if (f->nolder) return -1; /* no one fingerprint space */
     qf_iter it;
     it_init(&it, f);
     uint64_t q, x, c;

@@ -47,7 +47,26 @@ struct bk_quotient {
     bool owns_words;
     bool layout10;        /* S = 2^q and the 1.0 rule's spare slots: saved as the 1.0 body */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
+    /* Stages (bk_quotient_expand): the earlier, full tables, oldest first, each a whole filter of its
+     * own geometry with this seed and max_load and no stages of its own; this struct is the newest
+     * stage, the one inserts go to. NULL and 0 for a filter of one table. */
+    struct bk_quotient **older;
+    uint32_t nolder;
 };
+
+#define QF_MAX_STAGES 64 /* stages of one filter (1 + doublings past the planned room) */
+
+/* Stage i >= 1 of a filter made for p whose first stage's bound at its load limit is b0 targets
+ * B 4 / ((i + 3)(i + 4)), B = 1.1 p - min(b0, p): the targets sum to B over all i (docs/MATH.md). A
+ * first table past p at its load limit (a small filter whose 128 slots take more keys than it was
+ * sized for, or one grown in place past p) leaves the stages 0.1 p. */
+BK_INLINE double bk__qf_stage_target(double p, double b0, uint32_t i)
+{
+    double b = BK_QUOTIENT_KEEP_FPR * p - (b0 < p ? b0 : p);
+    return b * 4.0 / (((double)i + 3.0) * ((double)i + 4.0));
+}
+/* The FPR bound of one table at its load limit. */
+BK_INLINE double bk__qf_bound(const bk_quotient *f) { return bk_quotient_fpr_slots(f->max_used, f->nslots, f->rbits); }
 
 #define QF_ENC_MAX 48 /* slots of the longest entry: 3 + 41 base-3 digits of 2^64 */
 #define QF_NONE UINT64_MAX

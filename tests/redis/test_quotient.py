@@ -88,18 +88,18 @@ def test_growth_keeps_the_error_rate(r):
     assert float(i["Error rate now"]) <= 0.011 and float(i["Error rate at capacity"]) <= 0.011
     assert absent_fpr(r, "imp", 40000) <= 0.011
     assert all(r.execute_command("BK.QF.EXISTS", "imp", "i%d" % k) == 1 for k in range(0, 6000, 7))
-    # A reserved key without room: full, the add that would need a doubling past the error rate is
-    # refused with a clear error, and nothing is lost or changed.
+    # A reserved key without room, added to with INPLACE (the older rule): full, the add that would
+    # need a doubling past the error rate is refused with a clear error, and nothing is lost or changed.
     r.execute_command("BK.QF.RESERVE", "tight", 1000, 0.01)
     added, refusal = 0, None
     for k in range(2000):
         try:
-            r.execute_command("BK.QF.ADD", "tight", "t%d" % k)
+            r.execute_command("BK.QF.ADD", "tight", "t%d" % k, "INPLACE")
             added += 1
         except redis.ResponseError as e:
             refusal = str(e)
             break
-    assert refusal is not None and "error rate" in refusal and "BK.QF.GROW" in refusal, refusal
+    assert refusal is not None and "error rate" in refusal and "INPLACE" in refusal, refusal
     assert 1000 <= added < 1100
     i = info(r, "tight")
     assert i["Number of items inserted"] == added
@@ -111,6 +111,37 @@ def test_growth_keeps_the_error_rate(r):
     assert float(i["Error rate target"]) == 0.01 and float(i["Error rate at capacity"]) > 0.011
     assert i["Slots"] == 2 * 1053  # ceil(1000 / 0.95) doubled
     assert r.execute_command("BK.QF.ADD", "tight", "after-grow") == 1
+
+
+def test_growth_by_stages_keeps_the_error_rate(r):
+    # Without INPLACE, a key without room grows by stages: 1,000 items reserved, 16,000 added (four
+    # stages past the first table), every item present, the error rate at capacity and the FPR
+    # measured on 40,000 absent items within 1.1 x 1%; DEBUG RELOAD keeps it; merge is refused.
+    r.execute_command("BK.QF.RESERVE", "st", 1000, 0.01)
+    p = r.pipeline(transaction=False)
+    for i in range(16000):
+        p.execute_command("BK.QF.ADD", "st", "s%d" % i)
+    assert all(c >= 1 for c in p.execute())  # above 1 where an earlier item shares the fingerprint
+    i = info(r, "st")
+    assert i["Stages"] == 5 and i["Capacity"] == 16000, i
+    assert float(i["Error rate at capacity"]) <= 0.011 and float(i["Error rate now"]) <= 0.011
+    assert absent_fpr(r, "st", 40000) <= 0.011
+    p = r.pipeline(transaction=False)
+    for k in range(16000):
+        p.execute_command("BK.QF.EXISTS", "st", "s%d" % k)
+    assert all(x == 1 for x in p.execute())
+    c5 = r.execute_command("BK.QF.COUNT", "st", "s5")
+    assert r.execute_command("BK.QF.ADD", "st", "s5", "COUNT", 2) == c5 + 2  # counts add over the stages
+    assert r.execute_command("BK.QF.DEL", "st", "s5", "COUNT", c5 + 3) == 0  # fewer present: nothing removed
+    assert r.execute_command("BK.QF.DEL", "st", "s5", "COUNT", c5 + 2) == 1
+    assert r.execute_command("BK.QF.EXISTS", "st", "s5") == 0
+    stages = info(r, "st")["Stages"]  # 5, or 6 when the counter's slots filled the newest stage
+    assert r.execute_command("DEBUG", "RELOAD") in (b"OK", True)
+    assert info(r, "st")["Stages"] == stages
+    assert r.execute_command("BK.QF.EXISTS", "st", "s15999") == 1
+    r.execute_command("BK.QF.RESERVE", "other", 1000, 0.01)
+    assert "stages" in err(r, "BK.QF.MERGE", "other", "st")
+    assert "syntax" in err(r, "BK.QF.ADD", "st", "x", "INPLACE", "COUNT", 2)
 
 
 def test_merge(r):
