@@ -1,4 +1,5 @@
-/* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key. */
+/* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key; sets of
+ * SHARD_MIN keys and more are solved in shards of about SHARD_KEYS keys (body 2). */
 #include <math.h>
 #include "filters/internal.h"
 #include "core/simd.h"
@@ -18,6 +19,31 @@
 #define W 128
 #define MAX_COLS 30 /* lo + 1 at BK_RIBBON_MIN_FPR */
 
+/*
+ * Shards. The slots a standard Ribbon needs per key grow with log n (more stretches where rows can
+ * pile up past the band), so a large set is cut into S independent systems by the high bits of the
+ * hash (shard = range(h, S)), about SHARD_KEYS keys each, each with its own blocks, columns split and
+ * internal seed: the overhead stays the small-n value at any n, and a failed attempt retries one
+ * shard, not the whole set. Measured with width 128 (first attempts that succeed): 32,768 keys at
+ * slack 0.0125, about 72%; the spare block and the rounding add 0.6%, so the slots are about 1.019
+ * per key. Below SHARD_MIN keys one system (body 1) as before.
+ */
+#define SHARD_KEYS 32768
+#define SHARD_SLACK 0.0125
+#define BODY2 2u /* body 2's leading field, where body 1 has its width (128) */
+
+uint64_t bk__ribbon_shard_keys = 0;
+
+static uint64_t shard_keys(void) { return bk__ribbon_shard_keys ? bk__ribbon_shard_keys : SHARD_KEYS; }
+static bool sharded_for(uint64_t n) { return n >= 2 * shard_keys(); }
+static uint64_t shards_for(uint64_t n) { return (n + shard_keys() / 2) / shard_keys(); }
+
+/* A shard as the query reads it: its first word, internal seed, the range of its rows' first slots
+ * ((blocks - 1) * 128) and its first block with lo + 1 columns. */
+typedef struct rb_shard {
+    uint64_t off, seed, nstarts, upper;
+} rb_shard;
+
 __extension__ typedef unsigned __int128 u128;
 
 typedef struct rb_geom {
@@ -36,6 +62,10 @@ struct bk_ribbon {
     uint64_t seed;        /* hash seed of bytes keys */
     uint64_t u64_flip;    /* bk__hash_u64_flip(seed) */
     uint64_t count;       /* distinct keys */
+    rb_shard *shards;     /* body 2: nshards shards (owned); NULL for one system (body 1) */
+    uint64_t nshards;
+    uint64_t nslots;      /* slots of all blocks */
+    double fpr;           /* the geometry's FPR */
     uint32_t lo;
     bool owns_words;
     /* The one-key query and the batch loop for this CPU (pick_paths): portable or with POPCNT */
@@ -115,6 +145,24 @@ static bk_status geom_check(const rb_geom *g)
     return BK_OK;
 }
 
+/* A shard of n keys: 1 + SHARD_SLACK slots per key, plus one block. */
+static void shard_geom(uint64_t n, double p, rb_geom *g)
+{
+    double e = bk__ribbon_slack != 0.0 ? (bk__ribbon_slack < 0 ? 0.0 : bk__ribbon_slack) : SHARD_SLACK;
+    g->nblocks = (uint64_t)ceil((double)n * (1.0 + e) / W) + 1;
+    if (g->nblocks < 2) g->nblocks = 2;
+    g->lo = lo_for(p);
+    set_upper(g, p);
+}
+
+/* The words of a sharded filter of n keys when every shard holds its share (n / S, rounded up). */
+static uint64_t sharded_words(uint64_t n, double p, rb_geom *one)
+{
+    uint64_t S = shards_for(n);
+    shard_geom((n + S - 1) / S, p, one);
+    return S * words_of(one);
+}
+
 bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
 {
     if (!out) return BK_EINVAL;
@@ -122,10 +170,17 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     if (n == 0 || bad_fpr(p)) return BK_EINVAL;
     if (n > BK_RIBBON_MAX_KEYS) return BK_ETOOBIG;
     rb_geom g;
-    geom_for(n, p, &g);
-    bk_status s = geom_check(&g);
-    if (s != BK_OK) return s;
-    out->m = words_of(&g) * W;
+    uint64_t words;
+    if (sharded_for(n)) {
+        words = sharded_words(n, p, &g);
+        if (words * 16 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+    } else {
+        geom_for(n, p, &g);
+        bk_status s = geom_check(&g);
+        if (s != BK_OK) return s;
+        words = words_of(&g);
+    }
+    out->m = words * W;
     out->k = g.lo + (g.upper < g.nblocks);
     out->n = n;
     out->fpr = geom_fpr(&g);
@@ -133,17 +188,28 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     return BK_OK;
 }
 
-/* The build's scratch for L slots: 16 bytes of row and 4 of result per slot, the sorted keys and a
- * copy of the hashes (8 n each), the block starts; and the filter. */
+/* The build's scratch: the hashes twice (8 n each: ours, and grouped by shard), a shard's or the one
+ * system's keys twice (8 each), 16 bytes of row and 4 of result per slot, the block starts; and the
+ * filter. */
 uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 {
     if (bad_fpr(p) || n > BK_RIBBON_MAX_KEYS) return 0;
     rb_geom g;
-    geom_for(n, p, &g);
-    if (geom_check(&g) != BK_OK) return 0;
+    uint64_t words, keys;
+    if (sharded_for(n)) {
+        words = sharded_words(n, p, &g);
+        if (words * 16 > BK_MAX_FILTER_BYTES) return 0;
+        keys = 2 * ((n + shards_for(n) - 1) / shards_for(n)); /* a shard's share, and room for more */
+        words += words / 64;
+    } else {
+        geom_for(n, p, &g);
+        if (geom_check(&g) != BK_OK) return 0;
+        words = words_of(&g);
+        keys = n;
+    }
     uint64_t slots = g.nblocks * W;
-    return 16 * n + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words_of(&g) * 16 + 4 * 64 +
-           sizeof(bk_ribbon);
+    return 16 * n + 16 * keys + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words * 16 +
+           (shards_for(n) + 1) * (sizeof(rb_shard) + sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
 }
 
 /* ---- a key's row ---- */
@@ -180,8 +246,11 @@ typedef struct rb_build {
     rb_geom g;
     uint64_t cap_slots;  /* slots the row arrays have room for */
     uint64_t cap_blocks; /* bucket entries - 1 */
-    uint64_t *sorted;    /* the mixed keys, by starting block; the sort's scratch when deduplicating */
+    uint64_t cap_keys;   /* values keys and xs have room for */
+    uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
+    uint64_t *keys;      /* an attempt's mixed keys, by starting block */
+    uint64_t *xs;        /* an attempt's mixed keys, in input order */
     size_t *bucket;
     u128 *coef;          /* per slot: the row whose first slot it is (0: none) */
     uint32_t *res;       /* per slot: that row's right-hand side */
@@ -192,20 +261,23 @@ static void build_release(rb_build *b)
 {
     bk__free_aligned(b->al, b->sorted);
     bk__free_aligned(b->al, b->vals);
+    bk__free_aligned(b->al, b->keys);
+    bk__free_aligned(b->al, b->xs);
     bk__free(b->al, b->bucket);
     bk__free_aligned(b->al, b->coef);
     bk__free_aligned(b->al, b->res);
-    b->sorted = b->vals = NULL;
+    b->sorted = b->vals = b->keys = b->xs = NULL;
     b->bucket = NULL;
     b->coef = NULL;
     b->res = NULL;
+    b->cap_slots = b->cap_blocks = b->cap_keys = 0;
 }
 
-/* Room for the row arrays and buckets of geometry b->g (kept when it fits). */
-static bk_status build_room(rb_build *b)
+/* Room for the row arrays and buckets of geometry b->g and an attempt of n keys (kept when it fits). */
+static bk_status build_room(rb_build *b, size_t n)
 {
     uint64_t slots = b->g.nblocks * W;
-    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t)) return BK_ETOOBIG;
+    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t) || n > SIZE_MAX / 8) return BK_ETOOBIG;
     if (slots > b->cap_slots) {
         bk__free_aligned(b->al, b->coef);
         bk__free_aligned(b->al, b->res);
@@ -219,6 +291,14 @@ static bk_status build_room(rb_build *b)
         b->bucket = bk__malloc(b->al, (size_t)(b->g.nblocks + 1) * sizeof(size_t));
         b->cap_blocks = b->bucket ? b->g.nblocks : 0;
         if (!b->bucket) return BK_ENOMEM;
+    }
+    if (n > b->cap_keys) {
+        bk__free_aligned(b->al, b->keys);
+        bk__free_aligned(b->al, b->xs);
+        b->keys = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
+        b->xs = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
+        b->cap_keys = b->keys && b->xs ? n : 0;
+        if (!b->keys || !b->xs) return BK_ENOMEM;
     }
     return BK_OK;
 }
@@ -234,18 +314,25 @@ enum { ATTEMPT_OK, ATTEMPT_FAILED, ATTEMPT_REDUNDANT };
  * counting sort), then add each row to the band. A row meets the row already kept at its first slot:
  * subtract it (XOR of rows and right-hand sides) and move to the new first one-bit, until a free slot
  * takes it. A row that vanishes was a combination of rows before it: with the same right-hand side
- * it adds nothing (a duplicate always does this), with another the system has no solution.
+ * it adds nothing (a duplicate always does this), with another the system has no solution. A shard
+ * (body 2) always remixes (its shard came from the hash's high bits); one system only from the
+ * second attempt on.
  */
-static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s)
+static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
 {
     const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W, slots = nb * W;
     size_t *bucket = b->bucket;
+    uint64_t *xs = b->xs;
     memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_mix(h[i], s), nstarts) >> 7) + 1]++;
-    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
-    uint64_t *keys = b->sorted;
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = rb_mix(h[i], s);
+        uint64_t x = shard ? bk__remix(h[i] + s) : rb_mix(h[i], s);
+        xs[i] = x;
+        bucket[(bk__range64(x, nstarts) >> 7) + 1]++;
+    }
+    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
+    uint64_t *keys = b->keys;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = xs[i];
         keys[bucket[bk__range64(x, nstarts) >> 7]++] = x;
     }
     memset(b->coef, 0, (size_t)slots * 16);
@@ -281,16 +368,17 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s)
     return outcome;
 }
 
-/* Back-substitution, last slot first, all columns at once: window[j] holds column j's solution at the
- * 128 slots from the current one on. A slot whose row is kept gets the value that satisfies the row
- * (its right-hand side XOR the dot product of the rest of the row with the slots after it); a slot
- * without a row is free and gets 0. At the first slot of a block the windows are the block's columns. */
-BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
+/* Back-substitution of geometry g into dst, last slot first, all columns at once: window[j] holds
+ * column j's solution at the 128 slots from the current one on. A slot whose row is kept gets the
+ * value that satisfies the row (its right-hand side XOR the dot product of the rest of the row with
+ * the slots after it); a slot without a row is free and gets 0. At the first slot of a block the
+ * windows are the block's columns. */
+BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst)
 {
-    const uint32_t hi = f->lo + 1;
+    const uint32_t hi = g->lo + 1;
     u128 window[MAX_COLS + 1];
     memset(window, 0, sizeof window);
-    for (uint64_t blk = f->nblocks; blk-- > 0;) {
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
             u128 rest = b->coef[i] >> 1;
             uint32_t r = b->res[i];
@@ -299,19 +387,22 @@ BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
                 window[j] = (window[j] << 1) | bit;
             }
         }
-        uint32_t cols = f->lo + (blk >= f->upper);
-        uint64_t off = blk * f->lo + (blk > f->upper ? blk - f->upper : 0);
-        memcpy(&f->words[off], window, cols * sizeof(u128));
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        memcpy(&dst[off], window, cols * sizeof(u128));
     }
 }
 
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
-static void solve_portable(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
+static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst) { solve_body(b, g, dst); }
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define RB_HW_POPCNT 1
-__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
+__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst)
+{
+    solve_body(b, g, dst);
+}
 #endif
 
 bool bk__ribbon_portable = false;
@@ -325,15 +416,15 @@ static bool use_popcnt(void)
 #endif
 }
 
-static void build_solve(const rb_build *b, bk_ribbon *f)
+static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst)
 {
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        solve_popcnt(b, f);
+        solve_popcnt(b, g, dst);
         return;
     }
 #endif
-    solve_portable(b, f);
+    solve_portable(b, g, dst);
 }
 
 /* Sort 64-bit values ascending (LSD radix, 8 passes through tmp, skipping digits equal everywhere),
@@ -393,9 +484,55 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g,
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
     f->count = n;
+    f->nslots = g->nblocks * W;
+    f->fpr = n ? geom_fpr(g) : 0.0;
     pick_paths(f);
     *out = f;
     return BK_OK;
+}
+
+/* A sharded filter's struct and shard table (S shards, lo), without words. */
+static bk_status new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
+                             bk_ribbon **out)
+{
+    const bk_allocator *al = bk__allocator(a);
+    if (S > SIZE_MAX / sizeof(rb_shard)) return BK_ETOOBIG;
+    bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    f->alloc = al;
+    f->shards = bk__calloc(al, (size_t)S, sizeof(rb_shard));
+    if (!f->shards) {
+        bk__free(al, f);
+        return BK_ENOMEM;
+    }
+    f->nshards = S;
+    f->lo = lo;
+    f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
+    f->count = n;
+    *out = f;
+    return BK_OK;
+}
+
+/* A shard's geometry as its table entry has it. */
+static rb_geom shard_geom_of(const bk_ribbon *f, const rb_shard *sh)
+{
+    rb_geom g = { sh->nstarts / W + 1, sh->upper, f->lo };
+    return g;
+}
+
+/* The FPR and slots of a sharded filter: a query key lands in each shard alike. */
+static void sharded_totals(bk_ribbon *f)
+{
+    double sum = 0;
+    uint64_t slots = 0;
+    for (uint64_t i = 0; i < f->nshards; i++) {
+        rb_geom g = shard_geom_of(f, &f->shards[i]);
+        sum += geom_fpr(&g);
+        slots += g.nblocks * W;
+    }
+    f->fpr = sum / (double)f->nshards;
+    f->nslots = slots;
 }
 
 /* The internal seed of attempt i: 0 (no remix) for the first, then a splitmix64 stream from the hash
@@ -409,10 +546,113 @@ static uint64_t attempt_seed(uint64_t seed, uint32_t i)
     return z ^ (z >> 31);
 }
 
-/* Failed attempts between two growths of the array by 1/64. */
+/* Failed attempts between two growths of the array (or a shard) by 1/64. */
 #define GROW_EVERY 4
 
 enum { FROM_HASHES, FROM_BYTES, FROM_U64 };
+
+/* build_sharded's answer when a shard met a vanished row before the input was deduplicated */
+#define NEED_DEDUP ((bk_status)1000)
+
+/* Words of f grown to hold at least need (the words so far kept). */
+static bk_status words_room(bk_ribbon *f, uint64_t *cap, uint64_t need)
+{
+    if (need <= *cap) return BK_OK;
+    uint64_t ncap = need + need / 16;
+    if (ncap > SIZE_MAX / 16) return BK_ETOOBIG;
+    u128 *w = bk__calloc_aligned(f->alloc, (size_t)ncap * 16);
+    if (!w) return BK_ENOMEM;
+    if (f->words) memcpy(w, f->words, (size_t)*cap * 16);
+    bk__free_aligned(f->alloc, f->words);
+    f->words = w;
+    f->owns_words = true;
+    *cap = ncap;
+    return BK_OK;
+}
+
+/*
+ * Body 2: the n values h grouped by shard (range(h, S), a counting sort into b->sorted, in input
+ * order within a shard), then each shard built as one system of its own keys, with its own attempts
+ * and growth, and solved into the words after the shard before it.
+ */
+static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double p, uint32_t attempts,
+                               const bk_ribbon_options *o, bool deduplicated, bk_ribbon **out)
+{
+    const uint64_t S = shards_for(n);
+    if (S + 1 > SIZE_MAX / sizeof(size_t)) return BK_ETOOBIG;
+    size_t *start = bk__calloc(b->al, (size_t)S + 1, sizeof(size_t));
+    if (!start) return BK_ENOMEM;
+    for (size_t i = 0; i < n; i++) start[bk__range64(h[i], S) + 1]++;
+    size_t most = 0;
+    uint64_t cap = 0;
+    rb_geom g;
+    for (uint64_t i = 1; i <= S; i++) {
+        if (start[i] > most) most = start[i];
+        shard_geom(start[i], p, &g);
+        cap += words_of(&g);
+        start[i] += start[i - 1];
+    }
+    {
+        size_t *fill = bk__malloc(b->al, (size_t)S * sizeof(size_t));
+        if (!fill) {
+            bk__free(b->al, start);
+            return BK_ENOMEM;
+        }
+        memcpy(fill, start, (size_t)S * sizeof(size_t));
+        for (size_t i = 0; i < n; i++) b->sorted[fill[bk__range64(h[i], S)]++] = h[i];
+        bk__free(b->al, fill);
+    }
+    bk_ribbon *f;
+    bk_status s = new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
+    uint64_t have = 0, off = 0;
+    if (s == BK_OK) s = words_room(f, &have, cap);
+    for (uint64_t i = 0; i < S && s == BK_OK; i++) {
+        const uint64_t *hs = b->sorted + start[i];
+        size_t m = start[i + 1] - start[i];
+        shard_geom(m, p, &b->g);
+        uint32_t attempt = 0, grown = 0;
+        uint64_t mix_seed;
+        for (;;) {
+            if ((s = build_room(b, m)) != BK_OK) break;
+            mix_seed = attempt_seed(o->seed, attempt);
+            int r = build_attempt(b, hs, m, mix_seed, true);
+            if (r == ATTEMPT_REDUNDANT && !deduplicated) {
+                s = NEED_DEDUP; /* the input may hold duplicates */
+                break;
+            }
+            if (r != ATTEMPT_FAILED) break;
+            if (++attempt >= attempts) {
+                s = BK_EFULL;
+                break;
+            }
+            if (++grown == GROW_EVERY) {
+                grown = 0;
+                b->g.nblocks += b->g.nblocks / 64 + 1;
+                set_upper(&b->g, p);
+            }
+        }
+        if (s != BK_OK) break;
+        if (b->g.nblocks > UINT32_MAX || b->g.upper > UINT32_MAX) {
+            s = BK_ETOOBIG;
+            break;
+        }
+        if ((s = words_room(f, &have, off + words_of(&b->g))) != BK_OK) break;
+        build_solve(b, &b->g, f->words + off);
+        f->shards[i] = (rb_shard){ off, mix_seed, (b->g.nblocks - 1) * W, b->g.upper };
+        off += words_of(&b->g);
+    }
+    bk__free(b->al, start);
+    if (s == BK_OK && off * 16 > BK_MAX_FILTER_BYTES) s = BK_ETOOBIG;
+    if (s != BK_OK) {
+        if (f) bk_ribbon_free(f);
+        return s;
+    }
+    f->nwords = off;
+    sharded_totals(f);
+    pick_paths(f);
+    *out = f;
+    return BK_OK;
+}
 
 static bk_status build(const uint64_t *in, const void *const *keys, const size_t *lens, size_t n, int form,
                        const bk_ribbon_options *opts, bk_ribbon **out)
@@ -450,9 +690,17 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     bool deduplicated = false;
     uint32_t attempt = 0, grown = 0;
     for (;;) {
-        if ((s = build_room(&b)) != BK_OK) break;
-        uint64_t mix_seed = attempt_seed(o.seed, attempt);
-        int r = build_attempt(&b, src, n, mix_seed);
+        int r;
+        uint64_t mix_seed = 0;
+        if (sharded_for(n)) {
+            s = build_sharded(&b, src, n, p, attempts, &o, deduplicated, out);
+            if (s != NEED_DEDUP) break;
+            r = ATTEMPT_REDUNDANT;
+        } else {
+            if ((s = build_room(&b, n)) != BK_OK) break;
+            mix_seed = attempt_seed(o.seed, attempt);
+            r = build_attempt(&b, src, n, mix_seed, false);
+        }
         if (r != ATTEMPT_OK && !deduplicated) {
             /* A vanished row: the input may hold duplicates. Keep the distinct values (sorted, which
              * changes no bit of the result: the solution does not depend on the order of the rows) and,
@@ -468,7 +716,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
                 src = b.vals;
             }
             size_t distinct = sort_unique(b.vals, b.sorted, n);
-            if (distinct < n) {
+            if (distinct < n || sharded_for(n)) {
                 n = distinct;
                 geom_for(n, p, &b.g);
                 attempt = 0;
@@ -479,7 +727,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         if (r != ATTEMPT_FAILED) {
             bk_ribbon *f;
             if ((s = new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
-                build_solve(&b, f);
+                build_solve(&b, &b.g, f->words);
                 *out = f;
             }
             break;
@@ -528,6 +776,7 @@ void bk_ribbon_free(bk_ribbon *f)
 {
     if (!f) return;
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f->shards);
     bk__free(f->alloc, f);
 }
 
@@ -536,63 +785,102 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
+    bk_status s;
+    if (f->shards) {
+        bk_ribbon *c;
+        if ((s = new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
+        uint64_t have = 0;
+        if ((s = words_room(c, &have, f->nwords ? f->nwords : 1)) != BK_OK) {
+            bk_ribbon_free(c);
+            return s;
+        }
+        memcpy(c->shards, f->shards, (size_t)f->nshards * sizeof(rb_shard));
+        memcpy(c->words, f->words, (size_t)f->nwords * 16);
+        c->nwords = f->nwords;
+        c->fpr = f->fpr;
+        c->nslots = f->nslots;
+        pick_paths(c);
+        *out = c;
+        return BK_OK;
+    }
     rb_geom g = { f->nblocks, f->upper, f->lo };
-    bk_status s = new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
+    s = new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
     if (s == BK_OK) memcpy((*out)->words, f->words, (size_t)f->nwords * 16);
     return s;
 }
 
 /* ---- queries ---- */
 
-/* Where a key's check reads: its first slot's block and the offset in it. */
-BK_INLINE const u128 *rb_block(const bk_ribbon *f, uint64_t blk, uint32_t *cols)
+/* Where a key's check reads: its first slot's block in a system whose words start at base, and the
+ * columns there. */
+BK_INLINE const u128 *rb_block(const u128 *base, uint32_t lo, uint64_t upper, uint64_t blk, uint32_t *cols)
 {
-    *cols = f->lo + (blk >= f->upper);
-    return f->words + blk * f->lo + (blk > f->upper ? blk - f->upper : 0);
+    *cols = lo + (blk >= upper);
+    return base + blk * lo + (blk > upper ? blk - upper : 0);
 }
 
 /* The dot products of x's row with the solution's columns, compared with its fingerprint: block
- * blk's word j holds slots [blk * 128, +128) of column j, and the next block's word j the 128 after. */
-BK_INLINE bool rb_match(const bk_ribbon *f, uint64_t x, uint64_t start)
+ * blk's word j holds slots [blk * 128, +128) of column j, and the next block's word j the 128 after.
+ * The row, shifted to the key's offset in the block, is four 64-bit words; each column's parity goes
+ * to its bit of one word, compared with the fingerprint once at the end. */
+BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
     uint64_t blk = start >> 7;
-    const uint32_t lo = f->lo;
-    const bool extra = blk >= f->upper;
-    const u128 *a = f->words + blk * lo + (blk > f->upper ? blk - f->upper : 0), *next = a + lo + extra;
+    const bool extra = blk >= upper;
+    const uint64_t *a = (const uint64_t *)(const void *)(base + blk * lo + (blk > upper ? blk - upper : 0));
+    const uint64_t *next = a + 2 * (lo + extra);
     unsigned o = (unsigned)(start & 127);
     u128 c = rb_coef(x);
     u128 ca = c << o, cb = o ? c >> (128 - o) : 0;
-    uint32_t fp = rb_fp(x), diff = 0;
-    /* lo columns in a loop whose length is the filter's (well predicted), then the extra column of
-     * an upper block without a branch: a lower block reads a word that exists (its next block's
-     * first) and masks the answer away. */
-    uint32_t j = 0;
-    for (; j < lo; j++) diff |= (rb_parity((a[j] & ca) ^ (next[j] & cb)) ^ (fp >> j)) & 1u;
-    const u128 *ax = extra ? a + lo : a, *nx = extra ? next + lo : next;
-    diff |= (rb_parity((*ax & ca) ^ (*nx & cb)) ^ (fp >> lo)) & 1u & (0u - (uint32_t)extra);
-    return diff == 0;
+    const uint64_t c0 = (uint64_t)ca, c1 = (uint64_t)(ca >> 64), c2 = (uint64_t)cb, c3 = (uint64_t)(cb >> 64);
+    const uint32_t cols = lo + extra;
+    uint64_t got = 0;
+    for (uint32_t j = 0; j < cols; j++) {
+        uint64_t v = (a[2 * j] & c0) ^ (a[2 * j + 1] & c1) ^ (next[2 * j] & c2) ^ (next[2 * j + 1] & c3);
+        got |= (uint64_t)__builtin_parityll(v) << j;
+    }
+    uint64_t mask = (UINT64_C(1) << cols) - 1;
+    return ((got ^ rb_fp(x)) & mask) == 0;
 }
 
-BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash)
+/* Body 1: one system; body 2: the key's shard first. */
+BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded)
 {
+    if (sharded) {
+        const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
+        uint64_t x = bk__remix(hash + sh->seed);
+        return rb_match(f->words + sh->off, f->lo, sh->upper, x, bk__range64(x, sh->nstarts));
+    }
     uint64_t x = rb_mix(hash, f->mix_seed);
-    return rb_match(f, x, bk__range64(x, f->nstarts));
+    return rb_match(f->words, f->lo, f->upper, x, bk__range64(x, f->nstarts));
 }
 
 #define RB_BATCH 32
 
-BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
+BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, bool sharded)
 {
     size_t present = 0;
     uint64_t x[RB_BATCH], st[RB_BATCH];
+    const u128 *base[RB_BATCH];
+    uint64_t up[RB_BATCH];
     for (size_t i = 0; i < n; i += RB_BATCH) {
         size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
         for (size_t j = i; j < e; j++) {
             size_t k = j - i;
-            x[k] = rb_mix(hashes[j], f->mix_seed);
-            st[k] = bk__range64(x[k], f->nstarts);
+            if (sharded) {
+                const rb_shard *sh = &f->shards[bk__range64(hashes[j], f->nshards)];
+                x[k] = bk__remix(hashes[j] + sh->seed);
+                st[k] = bk__range64(x[k], sh->nstarts);
+                base[k] = f->words + sh->off;
+                up[k] = sh->upper;
+            } else {
+                x[k] = rb_mix(hashes[j], f->mix_seed);
+                st[k] = bk__range64(x[k], f->nstarts);
+                base[k] = f->words;
+                up[k] = f->upper;
+            }
             uint32_t cols;
-            const uint8_t *p = (const uint8_t *)rb_block(f, st[k] >> 7, &cols);
+            const uint8_t *p = (const uint8_t *)rb_block(base[k], f->lo, up[k], st[k] >> 7, &cols);
             /* the key reads 2 * cols words from p on: its first and last line, and one between */
             size_t len = (size_t)cols * 32;
             BK_PREFETCH(p);
@@ -601,7 +889,7 @@ BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n
         }
         for (size_t j = i; j < e; j++) {
             size_t k = j - i;
-            bool r = rb_match(f, x[k], st[k]);
+            bool r = rb_match(base[k], f->lo, up[k], x[k], st[k]);
             if (results) results[j] = r;
             present += r;
         }
@@ -609,13 +897,33 @@ BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n
     return present;
 }
 
-static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
-static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r) { return batch_body(f, h, n, r); }
+static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, false); }
+static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return batch_body(f, h, n, r, false);
+}
+static bool has2_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, true); }
+static size_t batch2_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
+{
+    return batch_body(f, h, n, r, true);
+}
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
+__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash)
+{
+    return has_body(f, hash, false);
+}
 __attribute__((target("popcnt"))) static size_t batch_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
 {
-    return batch_body(f, h, n, r);
+    return batch_body(f, h, n, r, false);
+}
+__attribute__((target("popcnt"))) static bool has2_popcnt(const bk_ribbon *f, uint64_t hash)
+{
+    return has_body(f, hash, true);
+}
+__attribute__((target("popcnt"))) static size_t batch2_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n,
+                                                              uint8_t *r)
+{
+    return batch_body(f, h, n, r, true);
 }
 #endif
 static bool has_none(const bk_ribbon *f, uint64_t hash)
@@ -640,12 +948,13 @@ static void pick_paths(bk_ribbon *f)
         f->batch = batch_none;
         return;
     }
-    f->has = has_portable;
-    f->batch = batch_portable;
+    const bool sharded = f->shards != NULL;
+    f->has = sharded ? has2_portable : has_portable;
+    f->batch = sharded ? batch2_portable : batch_portable;
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        f->has = has_popcnt;
-        f->batch = batch_popcnt;
+        f->has = sharded ? has2_popcnt : has_popcnt;
+        f->batch = sharded ? batch2_popcnt : batch_popcnt;
     }
 #endif
 }
@@ -687,22 +996,22 @@ bk_status bk_ribbon_contains_many(const bk_ribbon *f, const void *const *keys, c
 
 double bk_ribbon_fpr(const bk_ribbon *f)
 {
-    if (f->count == 0) return 0.0;
-    rb_geom g = { f->nblocks, f->upper, f->lo };
-    return geom_fpr(&g);
+    return f->count == 0 ? 0.0 : f->fpr;
 }
 
 void bk_ribbon_stats(const bk_ribbon *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->type = BK_TYPE_RIBBON;
-    out->k = f->lo + (f->upper < f->nblocks);
+    bool any_hi = f->upper < f->nblocks;
+    for (uint64_t i = 0; i < f->nshards && !any_hi; i++) any_hi = f->shards[i].upper < f->shards[i].nstarts / W + 1;
+    out->k = f->lo + any_hi;
     out->capacity = f->count;
     out->count = f->count;
     out->bits = f->nwords * W;
     out->memory_bytes = f->nwords * 16;
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(f->count ? f->count : 1);
-    out->fill_ratio = (double)f->count / (double)(f->nblocks * W);
+    out->fill_ratio = (double)f->count / (double)f->nslots;
     out->est_cardinality = (double)f->count;
     out->fpr_target = bk_ribbon_fpr(f);
     out->fpr_now = out->fpr_target;
@@ -718,15 +1027,38 @@ const uint8_t *bk_ribbon_data(const bk_ribbon *f, size_t *len)
     return (const uint8_t *)f->words;
 }
 
-/* ---- serialization (body layout in docs/FORMAT.md) ----
+/* ---- serialization (body layouts in docs/FORMAT.md) ----
+ * Body 1 (one system):
  * offset 0  u32 ribbon width (128), u32 lo (columns of the first blocks), u64 blocks, u64 upper (first
  *           block with lo + 1 columns; = blocks when none), u64 count (distinct keys), u64 mix_seed
  *           (internal seed of the construction)                                          (40 bytes)
- * then zero padding to 64, then the words: (blocks * lo + blocks - upper) * 16 bytes. */
+ * then zero padding to 64, then the words: (blocks * lo + blocks - upper) * 16 bytes.
+ * Body 2 (shards):
+ * offset 0  u32 2 (body 1's width field: body 1 readers refuse it), u32 lo, u64 shards S, u64 count,
+ *           u64 words N                                                                   (32 bytes)
+ * then zero padding to 64, then S records of 16 bytes (u32 blocks, u32 upper, u64 mix_seed), zero
+ * padding to 64, then the words: N * 16 bytes, shard after shard. */
+
+static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
+{
+    bk_status s;
+    if ((s = bk__w_u32(w, BODY2)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nshards)) ||
+        (s = bk__w_u64(w, f->count)) || (s = bk__w_u64(w, f->nwords)) || (s = bk__w_align(w, 64)))
+        return s;
+    for (uint64_t i = 0; i < f->nshards; i++) {
+        const rb_shard *sh = &f->shards[i];
+        if ((s = bk__w_u32(w, (uint32_t)(sh->nstarts / W + 1))) || (s = bk__w_u32(w, (uint32_t)sh->upper)) ||
+            (s = bk__w_u64(w, sh->seed)))
+            return s;
+    }
+    if ((s = bk__w_align(w, 64))) return s;
+    return bk__w_bytes(w, f->words, (size_t)f->nwords * 16);
+}
 
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_ribbon *f = vf;
+    if (f->shards) return encode_sharded(f, w);
     bk_status s;
     if ((s = bk__w_u32(w, W)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nblocks)) ||
         (s = bk__w_u64(w, f->upper)) || (s = bk__w_u64(w, f->count)) || (s = bk__w_u64(w, f->mix_seed)) ||
@@ -735,15 +1067,70 @@ static bk_status v_encode(const void *vf, bk_writer *w)
     return bk__w_bytes(w, f->words, (size_t)f->nwords * 16);
 }
 
+/* Body 2 after its leading field: every shard's geometry checked and the words summed before the
+ * words are touched. */
+static bk_status decode_sharded(bk_reader *r, void **out)
+{
+    uint32_t lo;
+    uint64_t S, count, nwords;
+    bk_status s;
+    if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &S)) || (s = bk__r_u64(r, &count)) ||
+        (s = bk__r_u64(r, &nwords)) || (s = bk__r_align(r, 64)))
+        return s;
+    /* at least two shards of at least two blocks each, hence at most (body size / 64) of them */
+    if (lo >= MAX_COLS || S < 2 || count == 0 || S > (r->len - r->off) / 16 || nwords > BK_MAX_FILTER_BYTES / 16)
+        return BK_ECORRUPT;
+    bk_ribbon *f;
+    if ((s = new_sharded(r->alloc, count, S, lo, r->seed, &f))) return s;
+    uint64_t off = 0, slots = 0;
+    for (uint64_t i = 0; i < S; i++) {
+        uint32_t nb, up;
+        uint64_t seed;
+        if ((s = bk__r_u32(r, &nb)) || (s = bk__r_u32(r, &up)) || (s = bk__r_u64(r, &seed))) break;
+        rb_geom g = { nb, up, lo };
+        if (nb < 2 || up > nb || (lo == 0 && up == nb) || off + words_of(&g) > nwords) {
+            s = BK_ECORRUPT;
+            break;
+        }
+        f->shards[i] = (rb_shard){ off, seed, (uint64_t)(nb - 1) * W, up };
+        off += words_of(&g);
+        slots += (uint64_t)nb * W;
+    }
+    if (s == BK_OK && (off != nwords || count > slots)) s = BK_ECORRUPT;
+    if (s == BK_OK) s = bk__r_align(r, 64);
+    const uint8_t *data = NULL;
+    uint64_t bytes = nwords * 16;
+    if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
+    if (s == BK_OK && !r->borrow) {
+        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
+        f->owns_words = f->words != NULL;
+        if (!f->words) s = BK_ENOMEM;
+    }
+    if (s == BK_OK) {
+        uint64_t *words = (uint64_t *)(void *)f->words;
+        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) f->words = (u128 *)(void *)words;
+    }
+    if (s != BK_OK) {
+        bk_ribbon_free(f);
+        return s;
+    }
+    f->nwords = nwords;
+    sharded_totals(f);
+    pick_paths(f);
+    *out = f;
+    return BK_OK;
+}
+
 static bk_status v_decode(bk_reader *r, void **out)
 {
     uint32_t width, lo;
     uint64_t nblocks, upper, count, mix_seed;
     bk_status s;
     *out = NULL;
-    if ((s = bk__r_u32(r, &width)) || (s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &nblocks)) ||
-        (s = bk__r_u64(r, &upper)) || (s = bk__r_u64(r, &count)) || (s = bk__r_u64(r, &mix_seed)) ||
-        (s = bk__r_align(r, 64)))
+    if ((s = bk__r_u32(r, &width))) return s;
+    if (width == BODY2) return decode_sharded(r, out);
+    if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &nblocks)) || (s = bk__r_u64(r, &upper)) ||
+        (s = bk__r_u64(r, &count)) || (s = bk__r_u64(r, &mix_seed)) || (s = bk__r_align(r, 64)))
         return s;
     /* lo + 1 columns at most MAX_COLS; at least two blocks (a row starts in one and may reach the
      * next); upper a block index or the count; some column somewhere; no more keys than slots. */
