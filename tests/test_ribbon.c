@@ -488,6 +488,79 @@ static void decode_refuses_damage(void **state)
     free(h);
 }
 
+/* Body 2 (shards): truncation and each field out of range or inconsistent, refused before the words */
+static void decode_refuses_damage_sharded(void **state)
+{
+    (void)state;
+    const size_t n = 5000;
+    uint64_t *h = random_hashes(43, n);
+    bk__ribbon_shard_keys = 700;
+    bk_ribbon *f = build_h(h, n, 0.01, 0);
+    bk__ribbon_shard_keys = 0;
+    membuf m = encode(f);
+    uint8_t *b = aligned_alloc(64, (m.len + 63) / 64 * 64);
+    bk_ribbon *g;
+    assert_int_equal(m.buf[0], 2);
+    uint64_t S = 0;
+    memcpy(&S, m.buf + 8, 8);
+    assert_int_equal(S, 7);
+    for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
+        assert_int_equal(decode(m.buf, cut, cut & 1, 0, &g), BK_ETRUNCATED);
+    const size_t rec = 64, words_at = 64 + (7 * 16 + 63) / 64 * 64;
+    struct { size_t off; int width; uint64_t value; } bad[] = {
+        { 0, 4, 1 }, { 0, 4, 3 },                                   /* neither body 1 nor body 2 */
+        { 4, 4, 30 }, { 4, 4, 7 }, { 4, 4, 5 },                     /* columns */
+        { 8, 8, 0 }, { 8, 8, 1 }, { 8, 8, 6 }, { 8, 8, 8 }, { 8, 8, UINT64_MAX }, /* shards */
+        { 16, 8, 0 }, { 16, 8, UINT64_MAX },                        /* count: none, more than slots */
+        { 24, 8, 0 }, { 24, 8, 1 }, { 24, 8, UINT64_MAX },          /* words */
+        { 32, 8, 1 }, { 56, 8, 1 },                                 /* padding */
+        { rec, 4, 0 }, { rec, 4, 1 }, { rec, 4, UINT32_MAX },       /* a shard's blocks */
+        { rec + 4, 4, UINT32_MAX },                                 /* its upper past its blocks */
+        { rec + 16 * 6, 4, 2 },                                     /* the last shard's blocks */
+        { 64 + 7 * 16, 8, 1 },                                      /* padding after the records */
+    };
+    (void)words_at;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memcpy(b, m.buf, m.len);
+        if (bad[i].width == 4) put32(b + bad[i].off, (uint32_t)bad[i].value);
+        else put64(b + bad[i].off, bad[i].value);
+        bk_status s = decode(b, m.len, i & 1, 0, &g);
+        if (s == BK_OK) {
+            bk_ribbon_free(g);
+            fail_msg("damage %zu accepted", i);
+        }
+        if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG)
+            fail_msg("damage %zu gave %s", i, bk_strerror(s));
+    }
+    /* a longer body */
+    uint8_t *l = aligned_alloc(64, (m.len + 64 + 63) / 64 * 64);
+    memcpy(l, m.buf, m.len);
+    memset(l + m.len, 0, 64);
+    assert_int_equal(decode(l, m.len + 64, false, 0, &g), BK_ECORRUPT);
+    free(l);
+    /* borrowed and copied: the same answers */
+    for (int borrow = 0; borrow <= 1; borrow++) {
+        assert_int_equal(decode(m.buf, m.len, borrow, 0, &g), BK_OK);
+        assert_same_data(f, g);
+        assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
+        assert_all_present(g, h, n);
+        membuf m2 = encode(g);
+        assert_int_equal(m2.len, m.len);
+        assert_memory_equal(m2.buf, m.buf, m.len);
+        free(m2.buf);
+        bk_ribbon *c;
+        assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
+        bk_ribbon_free(g);
+        assert_same_data(f, c);
+        assert_all_present(c, h, n);
+        bk_ribbon_free(c);
+    }
+    free(b);
+    free(m.buf);
+    bk_ribbon_free(f);
+    free(h);
+}
+
 static void static_set_has_no_updates(void **state)
 {
     (void)state;
@@ -643,6 +716,7 @@ int main(void)
         cmocka_unit_test(portable_path_agrees),
         cmocka_unit_test(round_trip),
         cmocka_unit_test(decode_refuses_damage),
+        cmocka_unit_test(decode_refuses_damage_sharded),
         cmocka_unit_test(static_set_has_no_updates),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocator_and_out_of_memory),

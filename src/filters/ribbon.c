@@ -1077,9 +1077,9 @@ static bk_status decode_sharded(bk_reader *r, void **out)
     if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &S)) || (s = bk__r_u64(r, &count)) ||
         (s = bk__r_u64(r, &nwords)) || (s = bk__r_align(r, 64)))
         return s;
-    /* at least two shards of at least two blocks each, hence at most (body size / 64) of them */
-    if (lo >= MAX_COLS || S < 2 || count == 0 || S > (r->len - r->off) / 16 || nwords > BK_MAX_FILTER_BYTES / 16)
-        return BK_ECORRUPT;
+    if (lo >= MAX_COLS || S < 2 || count == 0 || nwords > BK_MAX_FILTER_BYTES / 16) return BK_ECORRUPT;
+    /* the records must be there before the table is allocated */
+    if (S > (r->len - r->off) / 16) return BK_ETRUNCATED;
     bk_ribbon *f;
     if ((s = new_sharded(r->alloc, count, S, lo, r->seed, &f))) return s;
     uint64_t off = 0, slots = 0;
