@@ -31,6 +31,9 @@
 #define SHARD_KEYS 32768
 #define SHARD_SLACK 0.0125
 #define BODY2 2u /* body 2's leading field, where body 1 has its width (128) */
+/* Body 2's words end with 64 zero bytes, so the vector query may read a few words past a shard's end
+ * (into the next shard or the tail) and mask them away. */
+#define TAIL_WORDS 4
 
 uint64_t bk__ribbon_shard_keys = 0;
 
@@ -223,6 +226,12 @@ BK_INLINE uint64_t rb_mix(uint64_t h, uint64_t mix_seed)
 
 #define COEF_MUL UINT64_C(0x9e3779b97f4a7c15)
 
+/* x of hash h in a shard (body 2) with internal seed s: one multiply by an odd constant (h is a
+ * well-mixed hash; its shard came from its high bits, and the product's high bits, the row's start,
+ * depend on all of h's bits). */
+#define SHARD_MUL UINT64_C(0xd6e8feb86659fd93)
+BK_INLINE uint64_t rb_x2(uint64_t h, uint64_t s) { return (h ^ s) * SHARD_MUL; }
+
 /* The row of x: 128 coefficient bits (bit 0, the row's first slot, always 1) from a full mix of x;
  * its first slot from the high bits of x (multiply-shift); its fingerprint from the low 32 bits. */
 BK_INLINE u128 rb_coef(uint64_t x)
@@ -325,7 +334,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
     uint64_t *xs = b->xs;
     memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = shard ? bk__remix(h[i] + s) : rb_mix(h[i], s);
+        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
         xs[i] = x;
         bucket[(bk__range64(x, nstarts) >> 7) + 1]++;
     }
@@ -373,7 +382,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
  * value that satisfies the row (its right-hand side XOR the dot product of the rest of the row with
  * the slots after it); a slot without a row is free and gets 0. At the first slot of a block the
  * windows are the block's columns. */
-BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst)
+BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     const uint32_t hi = g->lo + 1;
     u128 window[MAX_COLS + 1];
@@ -389,19 +398,28 @@ BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst)
         }
         uint32_t cols = g->lo + (blk >= g->upper);
         uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
-        memcpy(&dst[off], window, cols * sizeof(u128));
+        if (!seg) {
+            memcpy(&dst[off], window, cols * sizeof(u128));
+            continue;
+        }
+        /* body 2: the block's first 64 slots of every column, then its last 64 */
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = (uint64_t)window[j];
+            d[cols + j] = (uint64_t)(window[j] >> 64);
+        }
     }
 }
 
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
-static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst) { solve_body(b, g, dst); }
+static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define RB_HW_POPCNT 1
-__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst)
+__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
-    solve_body(b, g, dst);
+    solve_body(b, g, dst, seg);
 }
 #endif
 
@@ -416,15 +434,15 @@ static bool use_popcnt(void)
 #endif
 }
 
-static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst)
+static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        solve_popcnt(b, g, dst);
+        solve_popcnt(b, g, dst, seg);
         return;
     }
 #endif
-    solve_portable(b, g, dst);
+    solve_portable(b, g, dst, seg);
 }
 
 /* Sort 64-bit values ascending (LSD radix, 8 passes through tmp, skipping digits equal everywhere),
@@ -605,7 +623,7 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
     bk_ribbon *f;
     bk_status s = new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
     uint64_t have = 0, off = 0;
-    if (s == BK_OK) s = words_room(f, &have, cap);
+    if (s == BK_OK) s = words_room(f, &have, cap + TAIL_WORDS);
     for (uint64_t i = 0; i < S && s == BK_OK; i++) {
         const uint64_t *hs = b->sorted + start[i];
         size_t m = start[i + 1] - start[i];
@@ -636,8 +654,9 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
             s = BK_ETOOBIG;
             break;
         }
-        if ((s = words_room(f, &have, off + words_of(&b->g))) != BK_OK) break;
-        build_solve(b, &b->g, f->words + off);
+        /* TAIL_WORDS zero words after the last shard (body 2's tail) */
+        if ((s = words_room(f, &have, off + words_of(&b->g) + TAIL_WORDS)) != BK_OK) break;
+        build_solve(b, &b->g, f->words + off, true);
         f->shards[i] = (rb_shard){ off, mix_seed, (b->g.nblocks - 1) * W, b->g.upper };
         off += words_of(&b->g);
     }
@@ -727,7 +746,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         if (r != ATTEMPT_FAILED) {
             bk_ribbon *f;
             if ((s = new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
-                build_solve(&b, &b.g, f->words);
+                build_solve(&b, &b.g, f->words, false);
                 *out = f;
             }
             break;
@@ -790,7 +809,7 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
         bk_ribbon *c;
         if ((s = new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
         uint64_t have = 0;
-        if ((s = words_room(c, &have, f->nwords ? f->nwords : 1)) != BK_OK) {
+        if ((s = words_room(c, &have, f->nwords + TAIL_WORDS)) != BK_OK) {
             bk_ribbon_free(c);
             return s;
         }
@@ -843,13 +862,87 @@ BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t 
     return ((got ^ rb_fp(x)) & mask) == 0;
 }
 
+/*
+ * Body 2: block b's words are its first 64 slots of each of its c columns, then its last 64 (one u64
+ * per column each). A row starting at offset o of block b covers 128 slots from there: three 64-slot
+ * segments, the first the one o falls in, each read at the same column index, with the row cut into
+ * three 64-bit masks (shifted by o mod 64). The dot product of column j is the parity of the three
+ * masked words' XOR.
+ */
+typedef struct rb_seg {
+    const uint64_t *s0, *s1, *s2;
+    uint64_t m0, m1, m2;
+    uint32_t cols;
+} rb_seg;
+
+BK_INLINE rb_seg rb_segments(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+{
+    rb_seg g;
+    uint64_t b = start >> 7;
+    unsigned o = (unsigned)(start & 127), h = o >> 6, r = o & 63;
+    const uint32_t c = lo + (b >= upper), c1 = lo + (b + 1 >= upper);
+    const uint64_t *blk = base + 2 * (b * lo + (b > upper ? b - upper : 0)), *nb = blk + 2 * c;
+    g.s0 = blk + h * c;
+    g.s1 = h ? nb : blk + c;
+    g.s2 = nb + h * c1;
+    uint64_t a = bk__remix(x), L = a | 1, H = a * COEF_MUL;
+    g.m0 = L << r;
+    g.m1 = r ? (H << r) | (L >> (64 - r)) : H;
+    g.m2 = (H >> 1) >> (63 - r);
+    g.cols = c;
+    return g;
+}
+
+BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+{
+    rb_seg g = rb_segments(base, lo, upper, x, start);
+    uint64_t got = 0;
+    for (uint32_t j = 0; j < g.cols; j++)
+        got |= (uint64_t)__builtin_parityll((g.s0[j] & g.m0) ^ (g.s1[j] & g.m1) ^ (g.s2[j] & g.m2)) << j;
+    return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
+}
+
+#ifdef BK_X86
+/* The same with AVX2, eight columns a round: four columns' words per vector, the two vectors' 64-bit
+ * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
+ * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
+ * column (of the next segment, the next shard or the tail) are read and masked away. */
+BK_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+{
+    rb_seg g = rb_segments(base, lo, upper, x, start);
+    const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
+                  M2 = _mm256_set1_epi64x((long long)g.m2);
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7), nib = _mm256_set1_epi32(15),
+                  table = _mm256_set1_epi32(0x6996);
+    uint64_t got = 0;
+    for (uint32_t j = 0; j < g.cols; j += 8) {
+        __m256i p = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s0 + j)), M0);
+        p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s1 + j)), M1));
+        p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s2 + j)), M2));
+        __m256i q = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s0 + j + 4)), M0);
+        q = _mm256_xor_si256(q, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s1 + j + 4)), M1));
+        q = _mm256_xor_si256(q, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s2 + j + 4)), M2));
+        p = _mm256_xor_si256(p, _mm256_srli_epi64(p, 32)); /* columns j..j+3 in the low halves */
+        q = _mm256_xor_si256(q, _mm256_slli_epi64(q, 32)); /* columns j+4..j+7 in the high halves */
+        __m256i v = _mm256_permutevar8x32_epi32(_mm256_blend_epi32(p, q, 0xAA), order);
+        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 16));
+        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 8));
+        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 4));
+        v = _mm256_slli_epi32(_mm256_srlv_epi32(table, _mm256_and_si256(v, nib)), 31);
+        got |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(v)) << j;
+    }
+    return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
+}
+#endif
+
 /* Body 1: one system; body 2: the key's shard first. */
 BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded)
 {
     if (sharded) {
         const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
-        uint64_t x = bk__remix(hash + sh->seed);
-        return rb_match(f->words + sh->off, f->lo, sh->upper, x, bk__range64(x, sh->nstarts));
+        uint64_t x = rb_x2(hash, sh->seed);
+        return rb_match2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
+                         bk__range64(x, sh->nstarts));
     }
     uint64_t x = rb_mix(hash, f->mix_seed);
     return rb_match(f->words, f->lo, f->upper, x, bk__range64(x, f->nstarts));
@@ -857,40 +950,49 @@ BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded)
 
 #define RB_BATCH 32
 
+/* A batch chunk's first pass: each key's x, first slot, system and columns split, and its words
+ * prefetched (from its first block's start to the end of the next block's columns). */
+typedef struct rb_chunk {
+    uint64_t x[RB_BATCH], st[RB_BATCH], up[RB_BATCH];
+    const u128 *base[RB_BATCH];
+} rb_chunk;
+
+BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, rb_chunk *c, bool sharded)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (sharded) {
+            const rb_shard *sh = &f->shards[bk__range64(hashes[k], f->nshards)];
+            c->x[k] = rb_x2(hashes[k], sh->seed);
+            c->st[k] = bk__range64(c->x[k], sh->nstarts);
+            c->base[k] = f->words + sh->off;
+            c->up[k] = sh->upper;
+        } else {
+            c->x[k] = rb_mix(hashes[k], f->mix_seed);
+            c->st[k] = bk__range64(c->x[k], f->nstarts);
+            c->base[k] = f->words;
+            c->up[k] = f->upper;
+        }
+        uint32_t cols;
+        const uint8_t *p = (const uint8_t *)rb_block(c->base[k], f->lo, c->up[k], c->st[k] >> 7, &cols);
+        /* the key reads 2 * cols words from p on: its first and last line, and one between */
+        size_t len = (size_t)cols * 32;
+        BK_PREFETCH(p);
+        BK_PREFETCH(p + len / 2);
+        BK_PREFETCH(p + (len ? len - 1 : 0));
+    }
+}
+
 BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, bool sharded)
 {
     size_t present = 0;
-    uint64_t x[RB_BATCH], st[RB_BATCH];
-    const u128 *base[RB_BATCH];
-    uint64_t up[RB_BATCH];
+    rb_chunk c;
     for (size_t i = 0; i < n; i += RB_BATCH) {
         size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        for (size_t j = i; j < e; j++) {
-            size_t k = j - i;
-            if (sharded) {
-                const rb_shard *sh = &f->shards[bk__range64(hashes[j], f->nshards)];
-                x[k] = bk__remix(hashes[j] + sh->seed);
-                st[k] = bk__range64(x[k], sh->nstarts);
-                base[k] = f->words + sh->off;
-                up[k] = sh->upper;
-            } else {
-                x[k] = rb_mix(hashes[j], f->mix_seed);
-                st[k] = bk__range64(x[k], f->nstarts);
-                base[k] = f->words;
-                up[k] = f->upper;
-            }
-            uint32_t cols;
-            const uint8_t *p = (const uint8_t *)rb_block(base[k], f->lo, up[k], st[k] >> 7, &cols);
-            /* the key reads 2 * cols words from p on: its first and last line, and one between */
-            size_t len = (size_t)cols * 32;
-            BK_PREFETCH(p);
-            BK_PREFETCH(p + len / 2);
-            BK_PREFETCH(p + (len ? len - 1 : 0));
-        }
-        for (size_t j = i; j < e; j++) {
-            size_t k = j - i;
-            bool r = rb_match(base[k], f->lo, up[k], x[k], st[k]);
-            if (results) results[j] = r;
+        chunk_prep(f, hashes + i, e - i, &c, sharded);
+        for (size_t k = 0; k < e - i; k++) {
+            bool r = sharded ? rb_match2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k])
+                             : rb_match(c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
+            if (results) results[i + k] = r;
             present += r;
         }
     }
@@ -926,6 +1028,30 @@ __attribute__((target("popcnt"))) static size_t batch2_popcnt(const bk_ribbon *f
     return batch_body(f, h, n, r, true);
 }
 #endif
+#ifdef BK_X86
+BK_T_AVX2 static bool has2_avx2(const bk_ribbon *f, uint64_t hash)
+{
+    const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
+    uint64_t x = rb_x2(hash, sh->seed);
+    return rb_match2_avx2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
+                          bk__range64(x, sh->nstarts));
+}
+BK_T_AVX2 static size_t batch2_avx2(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    size_t present = 0;
+    rb_chunk c;
+    for (size_t i = 0; i < n; i += RB_BATCH) {
+        size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
+        chunk_prep(f, hashes + i, e - i, &c, true);
+        for (size_t k = 0; k < e - i; k++) {
+            bool r = rb_match2_avx2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
+            if (results) results[i + k] = r;
+            present += r;
+        }
+    }
+    return present;
+}
+#endif
 static bool has_none(const bk_ribbon *f, uint64_t hash)
 {
     (void)f;
@@ -955,6 +1081,12 @@ static void pick_paths(bk_ribbon *f)
     if (use_popcnt()) {
         f->has = sharded ? has2_popcnt : has_popcnt;
         f->batch = sharded ? batch2_popcnt : batch_popcnt;
+    }
+#endif
+#ifdef BK_X86
+    if (sharded && !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_AVX2)) {
+        f->has = has2_avx2;
+        f->batch = batch2_avx2;
     }
 #endif
 }
@@ -1037,7 +1169,8 @@ const uint8_t *bk_ribbon_data(const bk_ribbon *f, size_t *len)
  * offset 0  u32 2 (body 1's width field: body 1 readers refuse it), u32 lo, u64 shards S, u64 count,
  *           u64 words N                                                                   (32 bytes)
  * then zero padding to 64, then S records of 16 bytes (u32 blocks, u32 upper, u64 mix_seed), zero
- * padding to 64, then the words: N * 16 bytes, shard after shard. */
+ * padding to 64, then the words: N * 16 bytes, shard after shard, a block's first 64 slots of each
+ * column (one u64 each), then its last 64; then 64 zero bytes. */
 
 static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
 {
@@ -1052,7 +1185,7 @@ static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
             return s;
     }
     if ((s = bk__w_align(w, 64))) return s;
-    return bk__w_bytes(w, f->words, (size_t)f->nwords * 16);
+    return bk__w_bytes(w, f->words, (size_t)(f->nwords + TAIL_WORDS) * 16); /* the tail is zero */
 }
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -1099,7 +1232,7 @@ static bk_status decode_sharded(bk_reader *r, void **out)
     if (s == BK_OK && (off != nwords || count > slots)) s = BK_ECORRUPT;
     if (s == BK_OK) s = bk__r_align(r, 64);
     const uint8_t *data = NULL;
-    uint64_t bytes = nwords * 16;
+    uint64_t bytes = (nwords + TAIL_WORDS) * 16;
     if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
     if (s == BK_OK && !r->borrow) {
         f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
@@ -1108,7 +1241,10 @@ static bk_status decode_sharded(bk_reader *r, void **out)
     }
     if (s == BK_OK) {
         uint64_t *words = (uint64_t *)(void *)f->words;
-        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) f->words = (u128 *)(void *)words;
+        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) {
+            f->words = (u128 *)(void *)words;
+            if (!bk__tail_zero(words, bytes / 8, nwords * 128)) s = BK_ECORRUPT;
+        }
     }
     if (s != BK_OK) {
         bk_ribbon_free(f);
