@@ -903,11 +903,12 @@ BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint
 }
 
 #ifdef BK_X86
+#  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
 /* The same with AVX2, eight columns a round: four columns' words per vector, the two vectors' 64-bit
  * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
  * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
  * column (of the next segment, the next shard or the tail) are read and masked away. */
-BK_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
     rb_seg g = rb_segments(base, lo, upper, x, start);
     const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
@@ -1029,14 +1030,14 @@ __attribute__((target("popcnt"))) static size_t batch2_popcnt(const bk_ribbon *f
 }
 #endif
 #ifdef BK_X86
-BK_T_AVX2 static bool has2_avx2(const bk_ribbon *f, uint64_t hash)
+RB_T_AVX2 static bool has2_avx2(const bk_ribbon *f, uint64_t hash)
 {
     const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
     uint64_t x = rb_x2(hash, sh->seed);
     return rb_match2_avx2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
                           bk__range64(x, sh->nstarts));
 }
-BK_T_AVX2 static size_t batch2_avx2(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
+RB_T_AVX2 static size_t batch2_avx2(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     size_t present = 0;
     rb_chunk c;
@@ -1084,7 +1085,8 @@ static void pick_paths(bk_ribbon *f)
     }
 #endif
 #ifdef BK_X86
-    if (sharded && !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_AVX2)) {
+    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
+    if (sharded && !bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
         f->has = has2_avx2;
         f->batch = batch2_avx2;
     }
