@@ -243,11 +243,6 @@ BK_INLINE uint32_t rb_fp(uint64_t x) { return (uint32_t)x; }
 
 BK_INLINE unsigned rb_parity(u128 v) { return (unsigned)__builtin_parityll((uint64_t)v ^ (uint64_t)(v >> 64)); }
 
-BK_INLINE unsigned rb_ctz(u128 v)
-{
-    uint64_t l = (uint64_t)v;
-    return l ? (unsigned)__builtin_ctzll(l) : 64u + (unsigned)__builtin_ctzll((uint64_t)(v >> 64));
-}
 
 /* ---- construction ---- */
 
@@ -353,24 +348,36 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
         if (BK_LIKELY(k + INSERT_AHEAD < n)) BK_PREFETCH_W(&coef[bk__range64(keys[k + INSERT_AHEAD], nstarts)]);
         uint64_t x = keys[k];
         uint64_t i = bk__range64(x, nstarts);
-        u128 c = rb_coef(x);
+        u128 c0 = rb_coef(x);
+        /* the row as two words: the common step (the next one-bit in the low word) shifts by less
+         * than 64 without the 128-bit shift's cases */
+        uint64_t cl = (uint64_t)c0, ch = (uint64_t)(c0 >> 64);
         uint32_t r = rb_fp(x);
         for (;;) {
             u128 e = coef[i];
             if (e == 0) {
-                coef[i] = c;
+                coef[i] = ((u128)ch << 64) | cl;
                 res[i] = r;
                 break;
             }
-            c ^= e;
+            cl ^= (uint64_t)e;
+            ch ^= (uint64_t)(e >> 64);
             r ^= res[i];
-            if (c == 0) {
-                if (r != 0) return ATTEMPT_FAILED;
-                outcome = ATTEMPT_REDUNDANT;
-                break;
+            unsigned t;
+            if (BK_LIKELY(cl != 0)) {
+                t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
+                cl = (cl >> t) | (ch << (63 - t) << 1);
+                ch >>= t;
+            } else {
+                if (ch == 0) {
+                    if (r != 0) return ATTEMPT_FAILED;
+                    outcome = ATTEMPT_REDUNDANT;
+                    break;
+                }
+                t = 64 + (unsigned)__builtin_ctzll(ch);
+                cl = ch >> (t - 64);
+                ch = 0;
             }
-            unsigned t = rb_ctz(c);
-            c >>= t;
             i += t;
         }
     }
