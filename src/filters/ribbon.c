@@ -19,6 +19,10 @@
 #define W 128
 #define MAX_COLS 30 /* lo + 1 at BK_RIBBON_MIN_FPR */
 
+#ifdef BK_X86
+#  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+#endif
+
 /*
  * Shards. The slots a standard Ribbon needs per key grow with log n (more stretches where rows can
  * pile up past the band), so a large set is cut into S independent systems by the high bits of the
@@ -441,8 +445,69 @@ static bool use_popcnt(void)
 #endif
 }
 
+#ifdef BK_X86
+/* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
+ * bits apart), each slot's four dot products folded to one bit per lane and taken by one movemask,
+ * the new bits spread back to the lanes. Columns past the last (up to the vector's fourth) are
+ * computed and never stored. */
+RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    const uint32_t hi = g->lo + 1, nv = (hi + 3) / 4;
+    __m256i wl[(MAX_COLS + 3) / 4], wh[(MAX_COLS + 3) / 4];
+    for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm256_setzero_si256();
+    const __m256i nib = _mm256_set1_epi64x(15), table = _mm256_set1_epi64x(0x6996), one = _mm256_set1_epi64x(1),
+                  lane = _mm256_setr_epi64x(0, 1, 2, 3);
+    uint64_t lo_w[4 * ((MAX_COLS + 3) / 4)], hi_w[4 * ((MAX_COLS + 3) / 4)];
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
+        for (uint64_t i = blk * W + W; i-- > blk * W;) {
+            u128 rest = b->coef[i] >> 1;
+            const __m256i RL = _mm256_set1_epi64x((long long)(uint64_t)rest),
+                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64));
+            uint64_t bits = 0;
+            for (uint32_t v = 0; v < nv; v++) {
+                __m256i x = _mm256_xor_si256(_mm256_and_si256(wl[v], RL), _mm256_and_si256(wh[v], RH));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 32));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 16));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 8));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 4));
+                x = _mm256_slli_epi64(_mm256_srlv_epi64(table, _mm256_and_si256(x, nib)), 63);
+                bits |= (uint64_t)(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(x)) << (4 * v);
+            }
+            bits ^= b->res[i];
+            for (uint32_t v = 0; v < nv; v++) {
+                __m256i nb = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((long long)(bits >> (4 * v))), lane), one);
+                wh[v] = _mm256_or_si256(_mm256_slli_epi64(wh[v], 1), _mm256_srli_epi64(wl[v], 63));
+                wl[v] = _mm256_or_si256(_mm256_slli_epi64(wl[v], 1), nb);
+            }
+        }
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        for (uint32_t v = 0; v < nv; v++) {
+            _mm256_storeu_si256((__m256i *)(void *)(lo_w + 4 * v), wl[v]);
+            _mm256_storeu_si256((__m256i *)(void *)(hi_w + 4 * v), wh[v]);
+        }
+        if (!seg) {
+            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
+            continue;
+        }
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = lo_w[j];
+            d[cols + j] = hi_w[j];
+        }
+    }
+}
+#endif
+
 static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
+#ifdef BK_X86
+    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
+    if (!bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
+        solve_avx2(b, g, dst, seg);
+        return;
+    }
+#endif
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
         solve_popcnt(b, g, dst, seg);
@@ -910,7 +975,6 @@ BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint
 }
 
 #ifdef BK_X86
-#  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
 /* The same with AVX2, eight columns a round: four columns' words per vector, the two vectors' 64-bit
  * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
  * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
