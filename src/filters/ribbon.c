@@ -1046,6 +1046,14 @@ BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
         }
         uint32_t cols;
         const uint8_t *p = (const uint8_t *)rb_block(c->base[k], f->lo, c->up[k], c->st[k] >> 7, &cols);
+        if (sharded) {
+            /* body 2 reads three segments in a row: 3 cols (or 3 cols + 1) words from the key's
+             * segment on, every line of them */
+            const uint8_t *s = p + ((c->st[k] >> 6) & 1) * cols * 8, *end = s + (size_t)cols * 24 + 8;
+            for (const uint8_t *l = s; l < end; l += 64) BK_PREFETCH(l);
+            BK_PREFETCH(end - 1);
+            continue;
+        }
         /* the key reads 2 * cols words from p on: its first and last line, and one between */
         size_t len = (size_t)cols * 32;
         BK_PREFETCH(p);
