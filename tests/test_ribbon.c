@@ -506,7 +506,7 @@ static void decode_refuses_damage_sharded(void **state)
     assert_int_equal(S, 7);
     for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
         assert_int_equal(decode(m.buf, cut, cut & 1, 0, &g), BK_ETRUNCATED);
-    const size_t rec = 64, words_at = 64 + (7 * 16 + 63) / 64 * 64;
+    const size_t rec = 64;
     struct { size_t off; int width; uint64_t value; } bad[] = {
         { 0, 4, 1 }, { 0, 4, 3 },                                   /* neither body 1 nor body 2 */
         { 4, 4, 30 }, { 4, 4, 7 }, { 4, 4, 5 },                     /* columns */
@@ -519,7 +519,6 @@ static void decode_refuses_damage_sharded(void **state)
         { rec + 16 * 6, 4, 2 },                                     /* the last shard's blocks */
         { 64 + 7 * 16, 8, 1 },                                      /* padding after the records */
     };
-    (void)words_at;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         memcpy(b, m.buf, m.len);
         if (bad[i].width == 4) put32(b + bad[i].off, (uint32_t)bad[i].value);
