@@ -207,7 +207,7 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
         words = sharded_words(n, p, &g);
         if (words * 16 > BK_MAX_FILTER_BYTES) return 0;
         keys = 2 * ((n + shards_for(n) - 1) / shards_for(n)); /* a shard's share, and room for more */
-        words += words / 64;
+        words += words / 32 + TAIL_WORDS + 1;
     } else {
         geom_for(n, p, &g);
         if (geom_check(&g) != BK_OK) return 0;
@@ -216,7 +216,7 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
     }
     uint64_t slots = g.nblocks * W;
     return 16 * n + 16 * keys + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words * 16 +
-           (shards_for(n) + 1) * (sizeof(rb_shard) + sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
+           (shards_for(n) + 1) * (sizeof(rb_shard) + 2 * sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
 }
 
 /* ---- a key's row ---- */
@@ -644,11 +644,12 @@ enum { FROM_HASHES, FROM_BYTES, FROM_U64 };
 /* build_sharded's answer when a shard met a vanished row before the input was deduplicated */
 #define NEED_DEDUP ((bk_status)1000)
 
-/* Words of f grown to hold at least need (the words so far kept). */
+/* Words of f grown to hold at least need (the words so far kept), with 1/32 more for the shards'
+ * growth (1/64 of a shard each time, rare), so the first allocation is normally the only one. */
 static bk_status words_room(bk_ribbon *f, uint64_t *cap, uint64_t need)
 {
     if (need <= *cap) return BK_OK;
-    uint64_t ncap = need + need / 16;
+    uint64_t ncap = need + need / 32;
     if (ncap > SIZE_MAX / 16) return BK_ETOOBIG;
     u128 *w = bk__calloc_aligned(f->alloc, (size_t)ncap * 16);
     if (!w) return BK_ENOMEM;
@@ -692,7 +693,7 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
         for (size_t i = 0; i < n; i++) b->sorted[fill[bk__range64(h[i], S)]++] = h[i];
         bk__free(b->al, fill);
     }
-    bk_ribbon *f;
+    bk_ribbon *f = NULL;
     bk_status s = new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
     uint64_t have = 0, off = 0;
     if (s == BK_OK) s = words_room(f, &have, cap + TAIL_WORDS);
