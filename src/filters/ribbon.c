@@ -1,89 +1,14 @@
 /* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key; sets of
- * SHARD_MIN keys and more are solved in shards of about SHARD_KEYS keys (body 2). */
-#include <math.h>
-#include "filters/internal.h"
-#include "core/simd.h"
-#include "bloomkit/ribbon.h"
-#include "filters/testing.h"
-
-/*
- * Geometry. The slots are cut into blocks of 128 (the ribbon width). A key's row starts at a slot of
- * the first nblocks - 1 blocks and covers 128 slots, so it reaches at most into the next block. Blocks
- * [0, upper) store `lo` columns of the solution, blocks [upper, nblocks) lo + 1 (upper = nblocks: all
- * lo). Columns only grow from one block to the next, so a key starting in a block with c columns
- * finds c columns in the next block too and is checked on c bits.
- *
- * A block's columns are stored one after the other, each as one 128-bit word (bit t: slot t of the
- * block, as two little-endian 64-bit halves); block b's words start at word b * lo + max(0, b - upper).
- */
-#define W 128
-#define MAX_COLS 30 /* lo + 1 at BK_RIBBON_MIN_FPR */
-
-#ifdef BK_X86
-#  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
-#endif
-
-/*
- * Shards. The slots a standard Ribbon needs per key grow with log n (more stretches where rows can
- * pile up past the band), so a large set is cut into S independent systems by the high bits of the
- * hash (shard = range(h, S)), about SHARD_KEYS keys each, each with its own blocks, columns split and
- * internal seed: the overhead stays the small-n value at any n, and a failed attempt retries one
- * shard, not the whole set. Measured with width 128 (first attempts that succeed): 32,768 keys at
- * slack 0.0125, about 72%; the spare block and the rounding add 0.6%, so the slots are about 1.019
- * per key. Below SHARD_MIN keys one system (body 1) as before.
- */
-#define SHARD_KEYS 32768
-#define SHARD_SLACK 0.0125
-#define BODY2 2u /* body 2's leading field, where body 1 has its width (128) */
-/* Body 2's words end with 64 zero bytes, so the vector query may read a few words past a shard's end
- * (into the next shard or the tail) and mask them away. */
-#define TAIL_WORDS 4
+ * 2 * SHARD_KEYS keys and more are solved in shards of about SHARD_KEYS keys (body 2). Geometry and
+ * sizing, construction, lifetime and statistics; the queries are in ribbon_query.c, the bodies in
+ * ribbon_file.c, the layout they share in ribbon_impl.h. */
+#include "filters/ribbon_impl.h"
 
 uint64_t bk__ribbon_shard_keys = 0;
 
 static uint64_t shard_keys(void) { return bk__ribbon_shard_keys ? bk__ribbon_shard_keys : SHARD_KEYS; }
 static bool sharded_for(uint64_t n) { return n >= 2 * shard_keys(); }
 static uint64_t shards_for(uint64_t n) { return (n + shard_keys() / 2) / shard_keys(); }
-
-/* A shard as the query reads it: its first word, internal seed, the range of its rows' first slots
- * ((blocks - 1) * 128) and its first block with lo + 1 columns. */
-typedef struct rb_shard {
-    uint64_t off, seed, nstarts, upper;
-} rb_shard;
-
-__extension__ typedef unsigned __int128 u128;
-
-typedef struct rb_geom {
-    uint64_t nblocks;
-    uint64_t upper;   /* first block with lo + 1 columns */
-    uint32_t lo;
-} rb_geom;
-
-struct bk_ribbon {
-    u128 *words;          /* the solution, interleaved */
-    uint64_t nwords;
-    uint64_t nblocks;
-    uint64_t upper;
-    uint64_t nstarts;     /* (nblocks - 1) * 128: the range of a row's first slot */
-    uint64_t mix_seed;    /* the internal seed of the attempt that succeeded */
-    uint64_t seed;        /* hash seed of bytes keys */
-    uint64_t u64_flip;    /* bk__hash_u64_flip(seed) */
-    uint64_t count;       /* distinct keys */
-    rb_shard *shards;     /* body 2: nshards shards (owned); NULL for one system (body 1) */
-    uint64_t nshards;
-    uint64_t nslots;      /* slots of all blocks */
-    double fpr;           /* the geometry's FPR */
-    uint32_t lo;
-    bool owns_words;
-    /* The one-key query and the batch loop for this CPU (pick_paths): portable or with POPCNT */
-    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
-    size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
-    const bk_allocator *alloc;
-};
-
-static void pick_paths(struct bk_ribbon *f);
-
-static uint64_t words_of(const rb_geom *g) { return g->nblocks * g->lo + (g->nblocks - g->upper); }
 
 /* lo = floor(log2(1/p)), computed with exact powers of two: 2^-(lo+1) < p <= 2^-lo. */
 static uint32_t lo_for(double p)
@@ -94,16 +19,6 @@ static uint32_t lo_for(double p)
 }
 
 static bool bad_fpr(double p) { return !(p >= BK_RIBBON_MIN_FPR && p < 1.0); }
-
-/* The FPR of a geometry: a key starts in each of the nblocks - 1 first blocks alike and is checked on
- * that block's columns. */
-static double geom_fpr(const rb_geom *g)
-{
-    uint64_t starts = g->nblocks - 1, low = g->upper < starts ? g->upper : starts;
-    return ((double)low * ldexp(1.0, -(int)g->lo) + (double)(starts - low) * ldexp(1.0, -(int)(g->lo + 1))) /
-           (double)starts;
-}
-
 /* The blocks with lo columns: as many as keep the mixture at or below p. */
 static void set_upper(rb_geom *g, double p)
 {
@@ -144,7 +59,7 @@ static void geom_for(uint64_t n, double p, rb_geom *g)
     set_upper(g, p);
 }
 
-static bk_status geom_check(const rb_geom *g)
+bk_status bk__ribbon_geom_check(const rb_geom *g)
 {
     if (g->nblocks > (UINT64_C(1) << 40)) return BK_ETOOBIG;
     uint64_t bytes = words_of(g) * 16;
@@ -183,7 +98,7 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
         if (words * 16 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
     } else {
         geom_for(n, p, &g);
-        bk_status s = geom_check(&g);
+        bk_status s = bk__ribbon_geom_check(&g);
         if (s != BK_OK) return s;
         words = words_of(&g);
     }
@@ -210,7 +125,7 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
         words += words / 32 + TAIL_WORDS + 1;
     } else {
         geom_for(n, p, &g);
-        if (geom_check(&g) != BK_OK) return 0;
+        if (bk__ribbon_geom_check(&g) != BK_OK) return 0;
         words = words_of(&g);
         keys = n;
     }
@@ -218,36 +133,6 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
     return 16 * n + 16 * keys + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words * 16 +
            (shards_for(n) + 1) * (sizeof(rb_shard) + 2 * sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
 }
-
-/* ---- a key's row ---- */
-
-/* x of hash h: attempt 0 takes the hash as it is (already well mixed); later attempts remix it with
- * their own seed, which gives every key a new row. */
-BK_INLINE uint64_t rb_mix(uint64_t h, uint64_t mix_seed)
-{
-    return BK_LIKELY(mix_seed == 0) ? h : bk__remix(h + mix_seed);
-}
-
-#define COEF_MUL UINT64_C(0x9e3779b97f4a7c15)
-
-/* x of hash h in a shard (body 2) with internal seed s: one multiply by an odd constant (h is a
- * well-mixed hash; its shard came from its high bits, and the product's high bits, the row's start,
- * depend on all of h's bits). */
-#define SHARD_MUL UINT64_C(0xd6e8feb86659fd93)
-BK_INLINE uint64_t rb_x2(uint64_t h, uint64_t s) { return (h ^ s) * SHARD_MUL; }
-
-/* The row of x: 128 coefficient bits (bit 0, the row's first slot, always 1) from a full mix of x;
- * its first slot from the high bits of x (multiply-shift); its fingerprint from the low 32 bits. */
-BK_INLINE u128 rb_coef(uint64_t x)
-{
-    uint64_t a = bk__remix(x);
-    return ((u128)(a * COEF_MUL) << 64) | (a | 1);
-}
-BK_INLINE uint32_t rb_fp(uint64_t x) { return (uint32_t)x; }
-
-BK_INLINE unsigned rb_parity(u128 v) { return (unsigned)__builtin_parityll((uint64_t)v ^ (uint64_t)(v >> 64)); }
-
-
 /* ---- construction ---- */
 
 typedef struct rb_build {
@@ -426,8 +311,7 @@ BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool s
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
 static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
-#if defined(__x86_64__) && defined(__GNUC__)
-#  define RB_HW_POPCNT 1
+#ifdef RB_HW_POPCNT
 __attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     solve_body(b, g, dst, seg);
@@ -435,15 +319,6 @@ __attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, co
 #endif
 
 bool bk__ribbon_portable = false;
-
-static bool use_popcnt(void)
-{
-#ifdef RB_HW_POPCNT
-    return !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_POPCNT);
-#else
-    return false;
-#endif
-}
 
 #ifdef BK_X86
 /* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
@@ -548,10 +423,10 @@ static size_t sort_unique(uint64_t *v, uint64_t *tmp, size_t n)
     return j;
 }
 
-static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed, uint64_t mix_seed,
-                            bool alloc_words, bk_ribbon **out)
+bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed,
+                                uint64_t mix_seed, bool alloc_words, bk_ribbon **out)
 {
-    bk_status s = geom_check(g);
+    bk_status s = bk__ribbon_geom_check(g);
     if (s != BK_OK) return s;
     const bk_allocator *al = bk__allocator(a);
     bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
@@ -576,14 +451,14 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g,
     f->count = n;
     f->nslots = g->nblocks * W;
     f->fpr = n ? geom_fpr(g) : 0.0;
-    pick_paths(f);
+    bk__ribbon_pick_paths(f);
     *out = f;
     return BK_OK;
 }
 
 /* A sharded filter's struct and shard table (S shards, lo), without words. */
-static bk_status new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
-                             bk_ribbon **out)
+bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
+                                 bk_ribbon **out)
 {
     const bk_allocator *al = bk__allocator(a);
     if (S > SIZE_MAX / sizeof(rb_shard)) return BK_ETOOBIG;
@@ -604,15 +479,9 @@ static bk_status new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint
     return BK_OK;
 }
 
-/* A shard's geometry as its table entry has it. */
-static rb_geom shard_geom_of(const bk_ribbon *f, const rb_shard *sh)
-{
-    rb_geom g = { sh->nstarts / W + 1, sh->upper, f->lo };
-    return g;
-}
 
 /* The FPR and slots of a sharded filter: a query key lands in each shard alike. */
-static void sharded_totals(bk_ribbon *f)
+void bk__ribbon_sharded_totals(bk_ribbon *f)
 {
     double sum = 0;
     uint64_t slots = 0;
@@ -694,7 +563,7 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
         bk__free(b->al, fill);
     }
     bk_ribbon *f = NULL;
-    bk_status s = new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
+    bk_status s = bk__ribbon_new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
     uint64_t have = 0, off = 0;
     if (s == BK_OK) s = words_room(f, &have, cap + TAIL_WORDS);
     for (uint64_t i = 0; i < S && s == BK_OK; i++) {
@@ -740,8 +609,8 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
         return s;
     }
     f->nwords = off;
-    sharded_totals(f);
-    pick_paths(f);
+    bk__ribbon_sharded_totals(f);
+    bk__ribbon_pick_paths(f);
     *out = f;
     return BK_OK;
 }
@@ -760,8 +629,8 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     memset(&b, 0, sizeof b);
     b.al = bk__allocator(o.allocator);
     geom_for(n, p, &b.g);
-    if ((s = geom_check(&b.g)) != BK_OK) return s;
-    if (n == 0) return new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
+    if ((s = bk__ribbon_geom_check(&b.g)) != BK_OK) return s;
+    if (n == 0) return bk__ribbon_new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
     if (n > SIZE_MAX / 8) return BK_ETOOBIG;
 
     b.sorted = bk__calloc_aligned(b.al, n * 8);
@@ -818,7 +687,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         }
         if (r != ATTEMPT_FAILED) {
             bk_ribbon *f;
-            if ((s = new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
+            if ((s = bk__ribbon_new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
                 build_solve(&b, &b.g, f->words, false);
                 *out = f;
             }
@@ -832,7 +701,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
             grown = 0;
             b.g.nblocks += b.g.nblocks / 64 + 1;
             set_upper(&b.g, p);
-            if ((s = geom_check(&b.g)) != BK_OK) break;
+            if ((s = bk__ribbon_geom_check(&b.g)) != BK_OK) break;
         }
     }
     build_release(&b);
@@ -880,7 +749,7 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
     bk_status s;
     if (f->shards) {
         bk_ribbon *c;
-        if ((s = new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
+        if ((s = bk__ribbon_new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
         uint64_t have = 0;
         if ((s = words_room(c, &have, f->nwords + TAIL_WORDS)) != BK_OK) {
             bk_ribbon_free(c);
@@ -891,321 +760,15 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
         c->nwords = f->nwords;
         c->fpr = f->fpr;
         c->nslots = f->nslots;
-        pick_paths(c);
+        bk__ribbon_pick_paths(c);
         *out = c;
         return BK_OK;
     }
     rb_geom g = { f->nblocks, f->upper, f->lo };
-    s = new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
+    s = bk__ribbon_new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
     if (s == BK_OK) memcpy((*out)->words, f->words, (size_t)f->nwords * 16);
     return s;
 }
-
-/* ---- queries ---- */
-
-/* Where a key's check reads: its first slot's block in a system whose words start at base, and the
- * columns there. */
-BK_INLINE const u128 *rb_block(const u128 *base, uint32_t lo, uint64_t upper, uint64_t blk, uint32_t *cols)
-{
-    *cols = lo + (blk >= upper);
-    return base + blk * lo + (blk > upper ? blk - upper : 0);
-}
-
-/* The dot products of x's row with the solution's columns, compared with its fingerprint: block
- * blk's word j holds slots [blk * 128, +128) of column j, and the next block's word j the 128 after.
- * The row, shifted to the key's offset in the block, is four 64-bit words; each column's parity goes
- * to its bit of one word, compared with the fingerprint once at the end. */
-BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
-{
-    uint64_t blk = start >> 7;
-    const bool extra = blk >= upper;
-    const uint64_t *a = (const uint64_t *)(const void *)(base + blk * lo + (blk > upper ? blk - upper : 0));
-    const uint64_t *next = a + 2 * (lo + extra);
-    unsigned o = (unsigned)(start & 127);
-    u128 c = rb_coef(x);
-    u128 ca = c << o, cb = o ? c >> (128 - o) : 0;
-    const uint64_t c0 = (uint64_t)ca, c1 = (uint64_t)(ca >> 64), c2 = (uint64_t)cb, c3 = (uint64_t)(cb >> 64);
-    const uint32_t cols = lo + extra;
-    uint64_t got = 0;
-    for (uint32_t j = 0; j < cols; j++) {
-        uint64_t v = (a[2 * j] & c0) ^ (a[2 * j + 1] & c1) ^ (next[2 * j] & c2) ^ (next[2 * j + 1] & c3);
-        got |= (uint64_t)__builtin_parityll(v) << j;
-    }
-    uint64_t mask = (UINT64_C(1) << cols) - 1;
-    return ((got ^ rb_fp(x)) & mask) == 0;
-}
-
-/*
- * Body 2: block b's words are its first 64 slots of each of its c columns, then its last 64 (one u64
- * per column each). A row starting at offset o of block b covers 128 slots from there: three 64-slot
- * segments, the first the one o falls in, each read at the same column index, with the row cut into
- * three 64-bit masks (shifted by o mod 64). The dot product of column j is the parity of the three
- * masked words' XOR.
- */
-typedef struct rb_seg {
-    const uint64_t *s0, *s1, *s2;
-    uint64_t m0, m1, m2;
-    uint32_t cols;
-} rb_seg;
-
-BK_INLINE rb_seg rb_segments(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
-{
-    rb_seg g;
-    uint64_t b = start >> 7;
-    unsigned o = (unsigned)(start & 127), h = o >> 6, r = o & 63;
-    const uint32_t c = lo + (b >= upper), c1 = lo + (b + 1 >= upper);
-    const uint64_t *blk = base + 2 * (b * lo + (b > upper ? b - upper : 0)), *nb = blk + 2 * c;
-    g.s0 = blk + h * c;
-    g.s1 = h ? nb : blk + c;
-    g.s2 = nb + h * c1;
-    uint64_t a = bk__remix(x), L = a | 1, H = a * COEF_MUL;
-    g.m0 = L << r;
-    g.m1 = r ? (H << r) | (L >> (64 - r)) : H;
-    g.m2 = (H >> 1) >> (63 - r);
-    g.cols = c;
-    return g;
-}
-
-BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
-{
-    rb_seg g = rb_segments(base, lo, upper, x, start);
-    uint64_t got = 0;
-    for (uint32_t j = 0; j < g.cols; j++)
-        got |= (uint64_t)__builtin_parityll((g.s0[j] & g.m0) ^ (g.s1[j] & g.m1) ^ (g.s2[j] & g.m2)) << j;
-    return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
-}
-
-#ifdef BK_X86
-/* The same with AVX2, eight columns a round: four columns' words per vector, the two vectors' 64-bit
- * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
- * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
- * column (of the next segment, the next shard or the tail) are read and masked away. */
-RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
-{
-    rb_seg g = rb_segments(base, lo, upper, x, start);
-    const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
-                  M2 = _mm256_set1_epi64x((long long)g.m2);
-    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7), nib = _mm256_set1_epi32(15),
-                  table = _mm256_set1_epi32(0x6996);
-    uint64_t got = 0;
-    for (uint32_t j = 0; j < g.cols; j += 8) {
-        __m256i p = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s0 + j)), M0);
-        p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s1 + j)), M1));
-        p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s2 + j)), M2));
-        __m256i q = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s0 + j + 4)), M0);
-        q = _mm256_xor_si256(q, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s1 + j + 4)), M1));
-        q = _mm256_xor_si256(q, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s2 + j + 4)), M2));
-        p = _mm256_xor_si256(p, _mm256_srli_epi64(p, 32)); /* columns j..j+3 in the low halves */
-        q = _mm256_xor_si256(q, _mm256_slli_epi64(q, 32)); /* columns j+4..j+7 in the high halves */
-        __m256i v = _mm256_permutevar8x32_epi32(_mm256_blend_epi32(p, q, 0xAA), order);
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 16));
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 8));
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 4));
-        v = _mm256_slli_epi32(_mm256_srlv_epi32(table, _mm256_and_si256(v, nib)), 31);
-        got |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(v)) << j;
-    }
-    return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
-}
-#endif
-
-/* Body 1: one system; body 2: the key's shard first. */
-BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded)
-{
-    if (sharded) {
-        const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
-        uint64_t x = rb_x2(hash, sh->seed);
-        return rb_match2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
-                         bk__range64(x, sh->nstarts));
-    }
-    uint64_t x = rb_mix(hash, f->mix_seed);
-    return rb_match(f->words, f->lo, f->upper, x, bk__range64(x, f->nstarts));
-}
-
-#define RB_BATCH 32
-
-/* A batch chunk's first pass: each key's x, first slot, system and columns split, and its words
- * prefetched (from its first block's start to the end of the next block's columns). */
-typedef struct rb_chunk {
-    uint64_t x[RB_BATCH], st[RB_BATCH], up[RB_BATCH];
-    const u128 *base[RB_BATCH];
-} rb_chunk;
-
-BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, rb_chunk *c, bool sharded)
-{
-    for (size_t k = 0; k < n; k++) {
-        if (sharded) {
-            const rb_shard *sh = &f->shards[bk__range64(hashes[k], f->nshards)];
-            c->x[k] = rb_x2(hashes[k], sh->seed);
-            c->st[k] = bk__range64(c->x[k], sh->nstarts);
-            c->base[k] = f->words + sh->off;
-            c->up[k] = sh->upper;
-        } else {
-            c->x[k] = rb_mix(hashes[k], f->mix_seed);
-            c->st[k] = bk__range64(c->x[k], f->nstarts);
-            c->base[k] = f->words;
-            c->up[k] = f->upper;
-        }
-        uint32_t cols;
-        const uint8_t *p = (const uint8_t *)rb_block(c->base[k], f->lo, c->up[k], c->st[k] >> 7, &cols);
-        if (sharded) {
-            /* body 2 reads three segments in a row: 3 cols (or 3 cols + 1) words from the key's
-             * segment on, every line of them */
-            const uint8_t *s = p + ((c->st[k] >> 6) & 1) * cols * 8, *end = s + (size_t)cols * 24 + 8;
-            for (const uint8_t *l = s; l < end; l += 64) BK_PREFETCH(l);
-            BK_PREFETCH(end - 1);
-            continue;
-        }
-        /* the key reads 2 * cols words from p on: its first and last line, and one between */
-        size_t len = (size_t)cols * 32;
-        BK_PREFETCH(p);
-        BK_PREFETCH(p + len / 2);
-        BK_PREFETCH(p + (len ? len - 1 : 0));
-    }
-}
-
-BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, bool sharded)
-{
-    size_t present = 0;
-    rb_chunk c;
-    for (size_t i = 0; i < n; i += RB_BATCH) {
-        size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        chunk_prep(f, hashes + i, e - i, &c, sharded);
-        for (size_t k = 0; k < e - i; k++) {
-            bool r = sharded ? rb_match2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k])
-                             : rb_match(c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
-            if (results) results[i + k] = r;
-            present += r;
-        }
-    }
-    return present;
-}
-
-static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, false); }
-static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, false);
-}
-static bool has2_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, true); }
-static size_t batch2_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, true);
-}
-#ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash)
-{
-    return has_body(f, hash, false);
-}
-__attribute__((target("popcnt"))) static size_t batch_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, false);
-}
-__attribute__((target("popcnt"))) static bool has2_popcnt(const bk_ribbon *f, uint64_t hash)
-{
-    return has_body(f, hash, true);
-}
-__attribute__((target("popcnt"))) static size_t batch2_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n,
-                                                              uint8_t *r)
-{
-    return batch_body(f, h, n, r, true);
-}
-#endif
-#ifdef BK_X86
-RB_T_AVX2 static bool has2_avx2(const bk_ribbon *f, uint64_t hash)
-{
-    const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
-    uint64_t x = rb_x2(hash, sh->seed);
-    return rb_match2_avx2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
-                          bk__range64(x, sh->nstarts));
-}
-RB_T_AVX2 static size_t batch2_avx2(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    size_t present = 0;
-    rb_chunk c;
-    for (size_t i = 0; i < n; i += RB_BATCH) {
-        size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        chunk_prep(f, hashes + i, e - i, &c, true);
-        for (size_t k = 0; k < e - i; k++) {
-            bool r = rb_match2_avx2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
-            if (results) results[i + k] = r;
-            present += r;
-        }
-    }
-    return present;
-}
-#endif
-static bool has_none(const bk_ribbon *f, uint64_t hash)
-{
-    (void)f;
-    (void)hash;
-    return false;
-}
-static size_t batch_none(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    (void)f;
-    (void)h;
-    if (r) memset(r, 0, n);
-    return 0;
-}
-
-/* The empty filter answers false without looking; the others by the CPU's best parity. */
-static void pick_paths(bk_ribbon *f)
-{
-    if (f->count == 0) {
-        f->has = has_none;
-        f->batch = batch_none;
-        return;
-    }
-    const bool sharded = f->shards != NULL;
-    f->has = sharded ? has2_portable : has_portable;
-    f->batch = sharded ? batch2_portable : batch_portable;
-#ifdef RB_HW_POPCNT
-    if (use_popcnt()) {
-        f->has = sharded ? has2_popcnt : has_popcnt;
-        f->batch = sharded ? batch2_popcnt : batch_popcnt;
-    }
-#endif
-#ifdef BK_X86
-    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
-    if (sharded && !bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
-        f->has = has2_avx2;
-        f->batch = batch2_avx2;
-    }
-#endif
-}
-
-bool bk_ribbon_contains_hash(const bk_ribbon *f, uint64_t hash) { return f->has(f, hash); }
-
-bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
-{
-    return f->has(f, bk__hash(key, len, f->seed));
-}
-
-bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
-{
-    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
-}
-
-/* The batch query of the path chosen when the filter was made (bk__contains_many's chunk function). */
-static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
-{
-    const bk_ribbon *r = f;
-    return r->batch(r, h, n, results);
-}
-
-bk_status bk_ribbon_contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results,
-                                    size_t *hits)
-{
-    if (!f || (!hashes && n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, query_chunk(f, hashes, n, results));
-}
-
-bk_status bk_ribbon_contains_many(const bk_ribbon *f, const void *const *keys, const size_t *lens, size_t n,
-                                  uint8_t *results, size_t *hits)
-{
-    if (!f) return bk__batch_refused(hits);
-    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
-}
-
 /* ---- statistics and accessors ---- */
 
 double bk_ribbon_fpr(const bk_ribbon *f)
@@ -1240,147 +803,3 @@ const uint8_t *bk_ribbon_data(const bk_ribbon *f, size_t *len)
     if (len) *len = (size_t)(f->nwords * 16);
     return (const uint8_t *)f->words;
 }
-
-/* ---- serialization (body layouts in docs/FORMAT.md) ----
- * Body 1 (one system):
- * offset 0  u32 ribbon width (128), u32 lo (columns of the first blocks), u64 blocks, u64 upper (first
- *           block with lo + 1 columns; = blocks when none), u64 count (distinct keys), u64 mix_seed
- *           (internal seed of the construction)                                          (40 bytes)
- * then zero padding to 64, then the words: (blocks * lo + blocks - upper) * 16 bytes.
- * Body 2 (shards):
- * offset 0  u32 2 (body 1's width field: body 1 readers refuse it), u32 lo, u64 shards S, u64 count,
- *           u64 words N                                                                   (32 bytes)
- * then zero padding to 64, then S records of 16 bytes (u32 blocks, u32 upper, u64 mix_seed), zero
- * padding to 64, then the words: N * 16 bytes, shard after shard, a block's first 64 slots of each
- * column (one u64 each), then its last 64; then 64 zero bytes. */
-
-static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
-{
-    bk_status s;
-    if ((s = bk__w_u32(w, BODY2)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nshards)) ||
-        (s = bk__w_u64(w, f->count)) || (s = bk__w_u64(w, f->nwords)) || (s = bk__w_align(w, 64)))
-        return s;
-    for (uint64_t i = 0; i < f->nshards; i++) {
-        const rb_shard *sh = &f->shards[i];
-        if ((s = bk__w_u32(w, (uint32_t)(sh->nstarts / W + 1))) || (s = bk__w_u32(w, (uint32_t)sh->upper)) ||
-            (s = bk__w_u64(w, sh->seed)))
-            return s;
-    }
-    if ((s = bk__w_align(w, 64))) return s;
-    return bk__w_bytes(w, f->words, (size_t)(f->nwords + TAIL_WORDS) * 16); /* the tail is zero */
-}
-
-static bk_status v_encode(const void *vf, bk_writer *w)
-{
-    const bk_ribbon *f = vf;
-    if (f->shards) return encode_sharded(f, w);
-    bk_status s;
-    if ((s = bk__w_u32(w, W)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nblocks)) ||
-        (s = bk__w_u64(w, f->upper)) || (s = bk__w_u64(w, f->count)) || (s = bk__w_u64(w, f->mix_seed)) ||
-        (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_bytes(w, f->words, (size_t)f->nwords * 16);
-}
-
-/* Body 2 after its leading field: every shard's geometry checked and the words summed before the
- * words are touched. */
-static bk_status decode_sharded(bk_reader *r, void **out)
-{
-    uint32_t lo;
-    uint64_t S, count, nwords;
-    bk_status s;
-    if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &S)) || (s = bk__r_u64(r, &count)) ||
-        (s = bk__r_u64(r, &nwords)) || (s = bk__r_align(r, 64)))
-        return s;
-    if (lo >= MAX_COLS || S < 2 || count == 0 || nwords > BK_MAX_FILTER_BYTES / 16) return BK_ECORRUPT;
-    /* the records must be there before the table is allocated */
-    if (S > (r->len - r->off) / 16) return BK_ETRUNCATED;
-    bk_ribbon *f;
-    if ((s = new_sharded(r->alloc, count, S, lo, r->seed, &f))) return s;
-    uint64_t off = 0, slots = 0;
-    for (uint64_t i = 0; i < S; i++) {
-        uint32_t nb, up;
-        uint64_t seed;
-        if ((s = bk__r_u32(r, &nb)) || (s = bk__r_u32(r, &up)) || (s = bk__r_u64(r, &seed))) break;
-        rb_geom g = { nb, up, lo };
-        if (nb < 2 || up > nb || (lo == 0 && up == nb) || off + words_of(&g) > nwords) {
-            s = BK_ECORRUPT;
-            break;
-        }
-        f->shards[i] = (rb_shard){ off, seed, (uint64_t)(nb - 1) * W, up };
-        off += words_of(&g);
-        slots += (uint64_t)nb * W;
-    }
-    if (s == BK_OK && (off != nwords || count > slots)) s = BK_ECORRUPT;
-    if (s == BK_OK) s = bk__r_align(r, 64);
-    const uint8_t *data = NULL;
-    uint64_t bytes = (nwords + TAIL_WORDS) * 16;
-    if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
-    if (s == BK_OK && !r->borrow) {
-        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        f->owns_words = f->words != NULL;
-        if (!f->words) s = BK_ENOMEM;
-    }
-    if (s == BK_OK) {
-        uint64_t *words = (uint64_t *)(void *)f->words;
-        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) {
-            f->words = (u128 *)(void *)words;
-            if (!bk__tail_zero(words, bytes / 8, nwords * 128)) s = BK_ECORRUPT;
-        }
-    }
-    if (s != BK_OK) {
-        bk_ribbon_free(f);
-        return s;
-    }
-    f->nwords = nwords;
-    sharded_totals(f);
-    pick_paths(f);
-    *out = f;
-    return BK_OK;
-}
-
-static bk_status v_decode(bk_reader *r, void **out)
-{
-    uint32_t width, lo;
-    uint64_t nblocks, upper, count, mix_seed;
-    bk_status s;
-    *out = NULL;
-    if ((s = bk__r_u32(r, &width))) return s;
-    if (width == BODY2) return decode_sharded(r, out);
-    if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &nblocks)) || (s = bk__r_u64(r, &upper)) ||
-        (s = bk__r_u64(r, &count)) || (s = bk__r_u64(r, &mix_seed)) || (s = bk__r_align(r, 64)))
-        return s;
-    /* lo + 1 columns at most MAX_COLS; at least two blocks (a row starts in one and may reach the
-     * next); upper a block index or the count; some column somewhere; no more keys than slots. */
-    if (width != W || lo >= MAX_COLS || nblocks < 2 || nblocks > (UINT64_C(1) << 40) || upper > nblocks ||
-        (lo == 0 && upper == nblocks) || count > nblocks * W)
-        return BK_ECORRUPT;
-    rb_geom g = { nblocks, upper, lo };
-    if ((s = geom_check(&g)) != BK_OK) return s;
-    uint64_t bytes = words_of(&g) * 16;
-    const uint8_t *data;
-    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
-    bk_ribbon *f;
-    if ((s = new_filter(r->alloc, count, &g, r->seed, mix_seed, !r->borrow, &f))) return s;
-    uint64_t *words = (uint64_t *)(void *)f->words;
-    if ((s = bk__r_array_end(r, bytes, data, &words))) {
-        bk_ribbon_free(f);
-        return s;
-    }
-    f->words = (u128 *)(void *)words;
-    /* The empty filter's solution is zero: a file claiming no keys with anything else is not ours. */
-    if (count == 0 && !bk__tail_zero(words, bytes / 8, 0)) {
-        bk_ribbon_free(f);
-        return BK_ECORRUPT;
-    }
-    *out = f;
-    return BK_OK;
-}
-
-BK__VT_ADAPTERS(ribbon)
-
-/* A static set: no add, remove, merge or clear (NULL entries: BK_ENOTSUP through bk_filter). */
-BK_HIDDEN const bk_vtable bk__ribbon_vtable = {
-    .type = BK_TYPE_RIBBON,
-    BK__VT_ENTRIES,
-};
