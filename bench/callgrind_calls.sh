@@ -1,7 +1,7 @@
 #!/bin/sh
 # Instructions per plain one-key call (8-byte keys, p = 1%), counted by callgrind over the profiled
 # loop of bench/profile_calls (exact and independent of the machine's load), for the byte calls and
-# the uint64-key calls of the classic, blocked, fuse and cuckoo filters.
+# the uint64-key calls of the classic, blocked, fuse (8- and 16-bit), Ribbon and cuckoo filters.
 #   usage: sh bench/callgrind_calls.sh [build-dir] [n]     (n: keys, default 200000)
 set -e
 prog=${1:-build}/bench/profile_calls
@@ -11,7 +11,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-8s %-7s %12s %12s\n' type op "bytes" "u64"
-for case in "blocked query" "blocked insert" "fuse query" "cuckoo query" "bloom query" "bloom insert"; do
+for case in "blocked query" "blocked insert" "fuse query" "fuse16 query" "ribbon query" "cuckoo query" "bloom query" "bloom insert"; do
     set -- $case
     loop=query_loop; calls=$((2 * n))
     [ "$2" = insert ] && { loop=insert_loop; calls=$n; }

@@ -3,10 +3,11 @@
  * in the loop -- the program to run under a profiler (perf record, valgrind --tool=callgrind).
  *
  *   profile_calls TYPE OP [-n N] [-r ROUNDS] [--u64]
- *     TYPE: blocked | fuse | cuckoo | bloom        OP: query | insert   (fuse: query only)
+ *     TYPE: blocked | fuse | fuse16 | ribbon | cuckoo | bloom   OP: query | insert   (fuse, ribbon: query only)
  *     --u64: the uint64-key calls (bk_<type>_contains_u64 / _add_u64) instead of the byte calls
  *
- * The filter is created for N keys (default 1,000,000) at p = 1% and filled with the N keys
+ * The filter is created for N keys (default 1,000,000) at p = 1% (-p P: another p, for the ribbon and the
+ * classic filter) and filled with the N keys
  * (insert: that fill is the profiled part, ROUNDS times on a cleared filter); query asks the N keys
  * and N absent ones ROUNDS times (default 1). The keys are made before the profiled part. Prints the
  * ns per call (meaningless under a profiler that slows the code; kept to check the run).
@@ -36,8 +37,10 @@ __attribute__((noinline)) static uint64_t query_loop(const char *type, void *f, 
     if (use_u64) {
         if (!strcmp(type, "blocked"))
             for (size_t i = 0; i < n; i++) hits += bk_blocked_contains_u64(f, keys[i]);
-        else if (!strcmp(type, "fuse"))
+        else if (!strncmp(type, "fuse", 4))
             for (size_t i = 0; i < n; i++) hits += bk_fuse_contains_u64(f, keys[i]);
+        else if (!strcmp(type, "ribbon"))
+            for (size_t i = 0; i < n; i++) hits += bk_ribbon_contains_u64(f, keys[i]);
         else if (!strcmp(type, "cuckoo"))
             for (size_t i = 0; i < n; i++) hits += bk_cuckoo_contains_u64(f, keys[i]);
         else
@@ -46,8 +49,10 @@ __attribute__((noinline)) static uint64_t query_loop(const char *type, void *f, 
     }
     if (!strcmp(type, "blocked"))
         for (size_t i = 0; i < n; i++) hits += bk_blocked_contains(f, &keys[i], 8);
-    else if (!strcmp(type, "fuse"))
+    else if (!strncmp(type, "fuse", 4))
         for (size_t i = 0; i < n; i++) hits += bk_fuse_contains(f, &keys[i], 8);
+    else if (!strcmp(type, "ribbon"))
+        for (size_t i = 0; i < n; i++) hits += bk_ribbon_contains(f, &keys[i], 8);
     else if (!strcmp(type, "cuckoo"))
         for (size_t i = 0; i < n; i++) hits += bk_cuckoo_contains(f, &keys[i], 8);
     else
@@ -74,8 +79,16 @@ __attribute__((noinline)) static void insert_loop(const char *type, void *f, con
         for (size_t i = 0; i < n; i++) bk_bloom_add(f, &keys[i], 8);
 }
 
+static double fpr = 0.01;
+
 static void *create(const char *type, uint64_t n, const uint64_t *keys)
 {
+    if (!strcmp(type, "ribbon")) {
+        bk_ribbon *f;
+        bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+        o.fpr = fpr;
+        return bk_ribbon_build_u64(keys, n, &o, &f) == BK_OK ? f : NULL;
+    }
     if (!strcmp(type, "blocked")) {
         bk_blocked *f;
         return bk_blocked_new(n, 0.01, NULL, &f) == BK_OK ? f : NULL;
@@ -86,9 +99,9 @@ static void *create(const char *type, uint64_t n, const uint64_t *keys)
     }
     if (!strcmp(type, "bloom")) {
         bk_bloom *f;
-        return bk_bloom_new(n, 0.01, NULL, &f) == BK_OK ? f : NULL;
+        return bk_bloom_new(n, fpr, NULL, &f) == BK_OK ? f : NULL;
     }
-    if (!strcmp(type, "fuse")) {
+    if (!strncmp(type, "fuse", 4)) {
         const void **ptrs = malloc(n * sizeof *ptrs);
         size_t *lens = malloc(n * sizeof *lens);
         bk_fuse *f = NULL;
@@ -97,7 +110,7 @@ static void *create(const char *type, uint64_t n, const uint64_t *keys)
                 ptrs[i] = &keys[i];
                 lens[i] = 8;
             }
-            bk_fuse_options o = { .fingerprint_bits = 8, .max_attempts = 0, .seed = 0 };
+            bk_fuse_options o = { .fingerprint_bits = strcmp(type, "fuse16") ? 8 : 16, .max_attempts = 0, .seed = 0 };
             if (bk_fuse_build(ptrs, lens, n, &o, &f) != BK_OK) f = NULL;
         }
         free(ptrs);
@@ -112,13 +125,14 @@ static void destroy(const char *type, void *f)
     if (!strcmp(type, "blocked")) bk_blocked_free(f);
     else if (!strcmp(type, "cuckoo")) bk_cuckoo_free(f);
     else if (!strcmp(type, "bloom")) bk_bloom_free(f);
+    else if (!strcmp(type, "ribbon")) bk_ribbon_free(f);
     else bk_fuse_free(f);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: profile_calls blocked|fuse|cuckoo|bloom query|insert [-n N] [-r ROUNDS] [--u64]\n");
+        fprintf(stderr, "usage: profile_calls blocked|fuse|fuse16|ribbon|cuckoo|bloom query|insert [-n N] [-r ROUNDS] [-p P] [--u64]\n");
         return 2;
     }
     const char *type = argv[1], *op = argv[2];
@@ -127,11 +141,13 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) n = (uint64_t)strtod(argv[++i], NULL);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc) fpr = strtod(argv[++i], NULL);
         else if (!strcmp(argv[i], "--u64")) use_u64 = true;
     }
     bool insert = !strcmp(op, "insert");
-    if (insert && !strcmp(type, "fuse")) {
-        fprintf(stderr, "fuse: query only (a static filter)\n");
+    bool is_static = !strncmp(type, "fuse", 4) || !strcmp(type, "ribbon");
+    if (insert && is_static) {
+        fprintf(stderr, "%s: query only (a static filter)\n", type);
         return 2;
     }
     uint64_t *keys = malloc(2 * n * sizeof *keys), st = 42;
@@ -156,7 +172,7 @@ int main(int argc, char **argv)
             calls += (double)n;
         }
     } else {
-        if (strcmp(type, "fuse")) insert_loop(type, f, keys, n);
+        if (!is_static) insert_loop(type, f, keys, n);
         for (int r = 0; r < rounds; r++) {
             double t0 = now();
             hits += query_loop(type, f, keys, 2 * n);

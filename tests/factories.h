@@ -216,9 +216,13 @@ static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_fuse(16, n, s);
 }
 
-static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+/* The library's test hook (src/filters/testing.h): keys per shard of the Ribbon filter's sharded
+ * construction, 0 for the default. */
+extern uint64_t bk__ribbon_shard_keys;
+
+/* "ribbon": one system (body 1); "ribbon-sharded": the same keys in shards of about 128 (body 2) */
+static inline bk_filter *tf_ribbon_make(uint64_t nkeys, uint64_t seed, uint64_t shard_keys)
 {
-    (void)capacity;
     const void **ptrs = (const void **)malloc((nkeys ? nkeys : 1) * sizeof *ptrs);
     size_t *lens = (size_t *)malloc((nkeys ? nkeys : 1) * sizeof *lens);
     tf_key *keys = (tf_key *)malloc((nkeys ? nkeys : 1) * sizeof *keys);
@@ -234,13 +238,25 @@ static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t s
         o.seed = seed;
         o.allocator = tf_allocator;
         bk_ribbon *r;
+        bk__ribbon_shard_keys = shard_keys;
         if (bk_ribbon_build(ptrs, lens, (size_t)nkeys, &o, &r) == BK_OK && bk_filter_wrap(BK_TYPE_RIBBON, r, &f) != BK_OK)
             bk_ribbon_free(r);
+        bk__ribbon_shard_keys = 0;
     }
     free(ptrs);
     free(lens);
     free(keys);
     return f;
+}
+static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    (void)capacity;
+    return tf_ribbon_make(nkeys, seed, 0);
+}
+static inline bk_filter *tf_ribbon_sharded(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    (void)capacity;
+    return tf_ribbon_make(nkeys, seed, nkeys / 4 > 2 ? nkeys / 4 : 2);
 }
 
 /* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (A time
@@ -357,6 +373,7 @@ static const tf_factory tf_factories[] = {
     { "aging-time-long", BK_TYPE_AGING, false, tf_aging_time, false },
     { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
     { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
+    { "ribbon-sharded", BK_TYPE_RIBBON, false, tf_ribbon_sharded, true },
     { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },
     { "quotient-stages", BK_TYPE_QUOTIENT, false, tf_quotient_stages, false },
 };

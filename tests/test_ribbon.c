@@ -214,16 +214,17 @@ static void fpr_at_rates(void **state)
     free(h);
 }
 
-/* ---- space: at most 1.05 log2(1/p) bits per key for n >= 1e5 ---- */
+/* ---- space: at most 1.05 log2(1/p) bits per key for n >= 1e5 (larger n: bench/ribbon_space) ---- */
 
 static void space_near_the_bound(void **state)
 {
     (void)state;
     static const size_t sizes[] = { 100000, 1000000 };
-    static const double rates[] = { 0.01, 0.001 };
+    /* 0.09: near the worst p of the columns' mixture (2^-(lo + 0.47)) */
+    static const double rates[] = { 0.1, 0.09, 0.01, 0.001, 3e-5, 1e-6 };
     for (size_t si = 0; si < 2; si++) {
         uint64_t *h = random_hashes(99 + si, sizes[si]);
-        for (size_t pi = 0; pi < 2; pi++) {
+        for (size_t pi = 0; pi < sizeof rates / sizeof *rates; pi++) {
             double p = rates[pi], bound = 1.05 * log2(1.0 / p);
             bk_ribbon *f = build_h(h, sizes[si], p, 3);
             bk_stats s;
@@ -231,17 +232,61 @@ static void space_near_the_bound(void **state)
             print_message("n=%zu p=%g: %.3f bits/key (bound %.3f, 1.05x bound %.3f), %.4f slots/key\n", sizes[si],
                           p, s.bits_per_key, log2(1.0 / p), bound, 1.0 / s.fill_ratio);
             assert_true(s.bits_per_key <= bound);
+            assert_true(bk_ribbon_fpr(f) <= p);
             assert_int_equal(s.count, sizes[si]);
             assert_all_present(f, h, sizes[si]);
-            /* the sizing call agrees with the filter (no growth was needed here) */
+            /* the sizing call agrees with the filter: a sharded filter's shards hold n / S keys each
+             * only on average, so its size is within 0.5% of the sizing's */
             bk_geometry g;
             assert_int_equal(bk_ribbon_size(sizes[si], p, &g), BK_OK);
             assert_true(g.bits_per_key <= bound);
-            assert_int_equal(g.m / 8, s.memory_bytes);
+            TU_ASSERT_WITHIN((double)(g.m / 8), (double)s.memory_bytes, 0.005);
             bk_ribbon_free(f);
         }
         free(h);
     }
+}
+
+/* ---- sharded filters (body 2), made small by the test hook: duplicates, paths, round trips ---- */
+
+static void sharded_small(void **state)
+{
+    (void)state;
+    bk__ribbon_shard_keys = 700;
+    static const size_t sizes[] = { 1399, 1400, 5000, 33333 };
+    static const double rates[] = { 0.5, 0.1, 0.01, 1.0 / 1024, 1e-6, 1e-9 };
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        uint64_t *h = random_hashes(500 + n, n);
+        for (size_t pi = 0; pi < sizeof rates / sizeof *rates; pi++) {
+            bk_ribbon *f = build_h(h, n, rates[pi], si);
+            assert_int_equal(bk_ribbon_count(f), n);
+            assert_true(bk_ribbon_fpr(f) <= rates[pi]);
+            assert_all_present(f, h, n);
+            /* duplicates and their order change no bit */
+            size_t m;
+            uint64_t *d = with_duplicates(h, n, &m, 9 + pi);
+            bk_ribbon *g = build_h(d, m, rates[pi], si);
+            assert_int_equal(bk_ribbon_count(g), n);
+            assert_same_data(f, g);
+            free(d);
+            bk_ribbon_free(g);
+            /* the portable path solves and answers alike */
+            bk__ribbon_portable = true;
+            g = build_h(h, n, rates[pi], si);
+            bk__ribbon_portable = false;
+            assert_same_data(f, g);
+            uint64_t st = 5 + pi;
+            for (int i = 0; i < 20000; i++) {
+                uint64_t x = tu_splitmix(&st);
+                assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
+            }
+            bk_ribbon_free(g);
+            bk_ribbon_free(f);
+        }
+        free(h);
+    }
+    bk__ribbon_shard_keys = 0;
 }
 
 /* ---- a set the first sizing cannot hold: retries with new seeds, then more room ---- */
@@ -443,6 +488,78 @@ static void decode_refuses_damage(void **state)
     free(h);
 }
 
+/* Body 2 (shards): truncation and each field out of range or inconsistent, refused before the words */
+static void decode_refuses_damage_sharded(void **state)
+{
+    (void)state;
+    const size_t n = 5000;
+    uint64_t *h = random_hashes(43, n);
+    bk__ribbon_shard_keys = 700;
+    bk_ribbon *f = build_h(h, n, 0.01, 0);
+    bk__ribbon_shard_keys = 0;
+    membuf m = encode(f);
+    uint8_t *b = aligned_alloc(64, (m.len + 63) / 64 * 64);
+    bk_ribbon *g;
+    assert_int_equal(m.buf[0], 2);
+    uint64_t S = 0;
+    memcpy(&S, m.buf + 8, 8);
+    assert_int_equal(S, 7);
+    for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
+        assert_int_equal(decode(m.buf, cut, cut & 1, 0, &g), BK_ETRUNCATED);
+    const size_t rec = 64;
+    struct { size_t off; int width; uint64_t value; } bad[] = {
+        { 0, 4, 1 }, { 0, 4, 3 },                                   /* neither body 1 nor body 2 */
+        { 4, 4, 30 }, { 4, 4, 7 }, { 4, 4, 5 },                     /* columns */
+        { 8, 8, 0 }, { 8, 8, 1 }, { 8, 8, 6 }, { 8, 8, 8 }, { 8, 8, UINT64_MAX }, /* shards */
+        { 16, 8, 0 }, { 16, 8, UINT64_MAX },                        /* count: none, more than slots */
+        { 24, 8, 0 }, { 24, 8, 1 }, { 24, 8, UINT64_MAX },          /* words */
+        { 32, 8, 1 }, { 56, 8, 1 },                                 /* padding */
+        { rec, 4, 0 }, { rec, 4, 1 }, { rec, 4, UINT32_MAX },       /* a shard's blocks */
+        { rec + 4, 4, UINT32_MAX },                                 /* its upper past its blocks */
+        { rec + 16 * 6, 4, 2 },                                     /* the last shard's blocks */
+        { 64 + 7 * 16, 8, 1 },                                      /* padding after the records */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memcpy(b, m.buf, m.len);
+        if (bad[i].width == 4) put32(b + bad[i].off, (uint32_t)bad[i].value);
+        else put64(b + bad[i].off, bad[i].value);
+        bk_status s = decode(b, m.len, i & 1, 0, &g);
+        if (s == BK_OK) {
+            bk_ribbon_free(g);
+            fail_msg("damage %zu accepted", i);
+        }
+        if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG)
+            fail_msg("damage %zu gave %s", i, bk_strerror(s));
+    }
+    /* a longer body */
+    uint8_t *l = aligned_alloc(64, (m.len + 64 + 63) / 64 * 64);
+    memcpy(l, m.buf, m.len);
+    memset(l + m.len, 0, 64);
+    assert_int_equal(decode(l, m.len + 64, false, 0, &g), BK_ECORRUPT);
+    free(l);
+    /* borrowed and copied: the same answers */
+    for (int borrow = 0; borrow <= 1; borrow++) {
+        assert_int_equal(decode(m.buf, m.len, borrow, 0, &g), BK_OK);
+        assert_same_data(f, g);
+        assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
+        assert_all_present(g, h, n);
+        membuf m2 = encode(g);
+        assert_int_equal(m2.len, m.len);
+        assert_memory_equal(m2.buf, m.buf, m.len);
+        free(m2.buf);
+        bk_ribbon *c;
+        assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
+        bk_ribbon_free(g);
+        assert_same_data(f, c);
+        assert_all_present(c, h, n);
+        bk_ribbon_free(c);
+    }
+    free(b);
+    free(m.buf);
+    bk_ribbon_free(f);
+    free(h);
+}
+
 static void static_set_has_no_updates(void **state)
 {
     (void)state;
@@ -477,7 +594,9 @@ static void bad_input(void **state)
     assert_int_equal(bk_ribbon_size(10, 0.01, NULL), BK_EINVAL);
     assert_int_equal(bk_ribbon_size(BK_RIBBON_MAX_KEYS + 1, 0.01, &g), BK_ETOOBIG);
     assert_int_equal(bk_ribbon_build_memory(10, 2.0), 0);
-    assert_true(bk_ribbon_build_memory(1000000, 0.01) > 30000000);
+    /* at least the hashes twice (byte keys), not much more: the shards' scratch is small */
+    assert_true(bk_ribbon_build_memory(1000000, 0.01) > 16000000);
+    assert_true(bk_ribbon_build_memory(1000000, 0.01) < 22000000);
     assert_int_equal(bk_ribbon_size(1000000, 0.01, &g), BK_OK);
     assert_int_equal(g.k, 7);
     assert_true(g.fpr <= 0.01 && g.fpr > 0.0099);
@@ -560,8 +679,11 @@ static void allocator_and_out_of_memory(void **state)
     uint64_t *h = random_hashes(61, n);
     size_t m;
     uint64_t *d = with_duplicates(h, n, &m, 3);
+    /* one system, then shards (the test hook: about 700 keys a shard) */
+    for (int sharded = 0; sharded <= 1; sharded++) {
+    bk__ribbon_shard_keys = sharded ? 700 : 0;
     bool succeeded = false;
-    for (long budget = 0; budget < 40 && !succeeded; budget++) {
+    for (long budget = 0; budget < 60 && !succeeded; budget++) {
         g_budget = budget;
         bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
         o.allocator = &a;
@@ -579,6 +701,8 @@ static void allocator_and_out_of_memory(void **state)
         assert_int_equal(g_live, 0);
     }
     assert_true(succeeded);
+    }
+    bk__ribbon_shard_keys = 0;
     free(d);
     free(h);
 }
@@ -591,10 +715,12 @@ int main(void)
         cmocka_unit_test(bytes_and_u64_forms_equal_prehashed),
         cmocka_unit_test(fpr_at_rates),
         cmocka_unit_test(space_near_the_bound),
+        cmocka_unit_test(sharded_small),
         cmocka_unit_test(retries_and_growth),
         cmocka_unit_test(portable_path_agrees),
         cmocka_unit_test(round_trip),
         cmocka_unit_test(decode_refuses_damage),
+        cmocka_unit_test(decode_refuses_damage_sharded),
         cmocka_unit_test(static_set_has_no_updates),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(allocator_and_out_of_memory),

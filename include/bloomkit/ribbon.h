@@ -4,8 +4,8 @@
  * Like the binary fuse filter it is built in one call from all keys and never changes afterwards
  * (through the generic handle, add, remove and clear return BK_ENOTSUP). Unlike it, the error rate is
  * not tied to a fingerprint width: any p from 10% to 1e-6 and beyond (down to BK_RIBBON_MIN_FPR) costs
- * about 1.04 x log2(1/p) bits per key for large n (1%: about 7.0 bits/key where the bound is 6.64 and
- * an 8-bit fuse filter takes 9.0; 0.1%: about 10.3 where the fuse filter takes 18.0).
+ * at most 1.05 x log2(1/p) bits per key for n >= 1e5, whatever n (1%: about 6.85 bits/key where the
+ * bound is 6.64 and an 8-bit fuse filter takes 9.0; 0.1%: about 10.16 where the fuse filter takes 18.0).
  *
  * Construction (Dillinger & Walzer, "Ribbon filter: practically smaller than Bloom and Xor", 2021,
  * the standard variant with ribbon width w = 128): each key gives one linear equation over GF(2),
@@ -17,22 +17,26 @@
  * slots, column by column ("interleaved"), and the blocks of the first part of the array store
  * floor(log2(1/p)) columns, the rest one more: a key whose row starts in a block with c columns is
  * checked on c bits, so the filter's FPR is the mixture of 2^-c and 2^-(c+1) that equals p (or just
- * below it), which is how p needs not be a power of two. The array has about 1.04 slots per key
- * (more for small n); docs/MATH.md gives the formulas.
+ * below it), which is how p needs not be a power of two. A set of 65,536 keys or more is cut by hash
+ * into shards of about 32,768 keys, each solved on its own (its own blocks, column split and internal
+ * seed), so the array keeps about 1.018 slots per key at any n (one system needs more as n grows);
+ * smaller sets are one system (1.02 to 1.03 slots per key, more for very small n). docs/MATH.md gives
+ * the formulas.
  *
  * Elimination can fail (a set of rows that is linearly dependent with inconsistent right-hand sides);
- * the build then retries with a new internal seed, and every few failed attempts with 1/64 more slots,
- * so a set of distinct keys always builds within the default attempts (each attempt succeeds with
- * high probability).
+ * the build then retries (the one system, or just the shard) with a new internal seed, and every few
+ * failed attempts with 1/64 more slots, so a set of distinct keys always builds within the default
+ * attempts (max_attempts counts per shard; an attempt succeeds with probability about 0.7 or more).
  *
  * Duplicates: the input may contain the same key (or pre-hashed value) several times; they are
  * detected and removed, count() is the number of distinct values, and the filter equals the one
- * built from the distinct values in their first occurrence's order. The filter is a pure function of
- * the sequence of 64-bit hashes and the options.
+ * built from the distinct values (in any order). The filter is a pure function of the set of 64-bit
+ * hashes and the options.
  *
- * Peak memory while building from n values, with L slots (L ~ 1.04 n for large n), is about
- *     16 n + 20 L  bytes  (~ 37 bytes per key)
- * plus the finished filter (bk_ribbon_build_memory() computes it).
+ * Peak memory while building from n values: from 65,536 keys on about 16 n bytes (the hashes grouped
+ * by shard, and their copy for byte keys) plus about 1 MB for one shard's rows plus the finished
+ * filter; below, with L slots, 24 n + 20 L bytes plus the filter (bk_ribbon_build_memory() computes
+ * an upper bound).
  *
  * Thread-safety: see the legend in common.h. A built filter never changes, so queries are safe from
  * any number of threads.
@@ -72,7 +76,8 @@ typedef struct bk_ribbon_options {
 /* ---- sizing. Pure functions: [any] ---- */
 
 /* The geometry a filter of n distinct keys at false-positive rate p gets (before any growth a failed
- * attempt may add, which the default attempts make rare): out->m = bits of the solution array (bytes
+ * attempt may add, which the default attempts make rare; from 65,536 keys on, for shards that hold
+ * n / S keys each: a filter's own shards vary around that, its size within about 0.3% of m): out->m = bits of the solution array (bytes
  * = m / 8), out->k = the most fingerprint bits a key is checked on (ceil(log2(1/p))), out->n = n,
  * out->fpr = the FPR that geometry really gives (at most p), out->bits_per_key = m / n.
  * Errors: BK_EINVAL (n = 0, p outside [BK_RIBBON_MIN_FPR, 1) or NaN, out NULL), BK_ETOOBIG (n above

@@ -170,6 +170,20 @@ def test_ribbon_any_error_rate_from_any_iterable():
     assert r.seed == 7 and all(i in r for i in range(1000))
 
 
+def test_ribbon_large_set_in_shards():
+    # 150,000 keys: solved in shards, at most 1.05 log2(1/p) bits per key, bytes round-trip
+    np = pytest.importorskip("numpy")
+    keys = np.arange(150000, dtype=np.uint64) * np.uint64(2654435761)
+    for p in (0.1, 0.01):
+        f = bloomkit.Ribbon(keys, p)
+        assert f.count == 150000
+        assert f.contains_many(keys).count(1) == 150000
+        assert f.stats()["bits_per_key"] <= 1.05 * math.log2(1 / p)
+        g = bloomkit.from_bytes(bytes(f))
+        assert bytes(g) == bytes(f) and g.type_name == "ribbon"
+        assert g.contains_many(keys).count(1) == 150000
+
+
 def test_scalable_grows_and_keeps_its_bound():
     f = bloomkit.Scalable(100, 0.01)
     keys = keys_of("str", 20000)

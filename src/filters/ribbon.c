@@ -1,52 +1,14 @@
-/* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key. */
-#include <math.h>
-#include "filters/internal.h"
-#include "core/simd.h"
-#include "bloomkit/ribbon.h"
-#include "filters/testing.h"
+/* Ribbon filter: standard Ribbon, width 128, interleaved solution with fractional bits per key; sets of
+ * 2 * SHARD_KEYS keys and more are solved in shards of about SHARD_KEYS keys (body 2). Geometry and
+ * sizing, construction, lifetime and statistics; the queries are in ribbon_query.c, the bodies in
+ * ribbon_file.c, the layout they share in ribbon_impl.h. */
+#include "filters/ribbon_impl.h"
 
-/*
- * Geometry. The slots are cut into blocks of 128 (the ribbon width). A key's row starts at a slot of
- * the first nblocks - 1 blocks and covers 128 slots, so it reaches at most into the next block. Blocks
- * [0, upper) store `lo` columns of the solution, blocks [upper, nblocks) lo + 1 (upper = nblocks: all
- * lo). Columns only grow from one block to the next, so a key starting in a block with c columns
- * finds c columns in the next block too and is checked on c bits.
- *
- * A block's columns are stored one after the other, each as one 128-bit word (bit t: slot t of the
- * block, as two little-endian 64-bit halves); block b's words start at word b * lo + max(0, b - upper).
- */
-#define W 128
-#define MAX_COLS 30 /* lo + 1 at BK_RIBBON_MIN_FPR */
+uint64_t bk__ribbon_shard_keys = 0;
 
-__extension__ typedef unsigned __int128 u128;
-
-typedef struct rb_geom {
-    uint64_t nblocks;
-    uint64_t upper;   /* first block with lo + 1 columns */
-    uint32_t lo;
-} rb_geom;
-
-struct bk_ribbon {
-    u128 *words;          /* the solution, interleaved */
-    uint64_t nwords;
-    uint64_t nblocks;
-    uint64_t upper;
-    uint64_t nstarts;     /* (nblocks - 1) * 128: the range of a row's first slot */
-    uint64_t mix_seed;    /* the internal seed of the attempt that succeeded */
-    uint64_t seed;        /* hash seed of bytes keys */
-    uint64_t u64_flip;    /* bk__hash_u64_flip(seed) */
-    uint64_t count;       /* distinct keys */
-    uint32_t lo;
-    bool owns_words;
-    /* The one-key query and the batch loop for this CPU (pick_paths): portable or with POPCNT */
-    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
-    size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
-    const bk_allocator *alloc;
-};
-
-static void pick_paths(struct bk_ribbon *f);
-
-static uint64_t words_of(const rb_geom *g) { return g->nblocks * g->lo + (g->nblocks - g->upper); }
+static uint64_t shard_keys(void) { return bk__ribbon_shard_keys ? bk__ribbon_shard_keys : SHARD_KEYS; }
+static bool sharded_for(uint64_t n) { return n >= 2 * shard_keys(); }
+static uint64_t shards_for(uint64_t n) { return (n + shard_keys() / 2) / shard_keys(); }
 
 /* lo = floor(log2(1/p)), computed with exact powers of two: 2^-(lo+1) < p <= 2^-lo. */
 static uint32_t lo_for(double p)
@@ -57,16 +19,6 @@ static uint32_t lo_for(double p)
 }
 
 static bool bad_fpr(double p) { return !(p >= BK_RIBBON_MIN_FPR && p < 1.0); }
-
-/* The FPR of a geometry: a key starts in each of the nblocks - 1 first blocks alike and is checked on
- * that block's columns. */
-static double geom_fpr(const rb_geom *g)
-{
-    uint64_t starts = g->nblocks - 1, low = g->upper < starts ? g->upper : starts;
-    return ((double)low * ldexp(1.0, -(int)g->lo) + (double)(starts - low) * ldexp(1.0, -(int)(g->lo + 1))) /
-           (double)starts;
-}
-
 /* The blocks with lo columns: as many as keep the mixture at or below p. */
 static void set_upper(rb_geom *g, double p)
 {
@@ -107,12 +59,30 @@ static void geom_for(uint64_t n, double p, rb_geom *g)
     set_upper(g, p);
 }
 
-static bk_status geom_check(const rb_geom *g)
+bk_status bk__ribbon_geom_check(const rb_geom *g)
 {
     if (g->nblocks > (UINT64_C(1) << 40)) return BK_ETOOBIG;
     uint64_t bytes = words_of(g) * 16;
     if (bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
     return BK_OK;
+}
+
+/* A shard of n keys: 1 + SHARD_SLACK slots per key, plus one block. */
+static void shard_geom(uint64_t n, double p, rb_geom *g)
+{
+    double e = bk__ribbon_slack != 0.0 ? (bk__ribbon_slack < 0 ? 0.0 : bk__ribbon_slack) : SHARD_SLACK;
+    g->nblocks = (uint64_t)ceil((double)n * (1.0 + e) / W) + 1;
+    if (g->nblocks < 2) g->nblocks = 2;
+    g->lo = lo_for(p);
+    set_upper(g, p);
+}
+
+/* The words of a sharded filter of n keys when every shard holds its share (n / S, rounded up). */
+static uint64_t sharded_words(uint64_t n, double p, rb_geom *one)
+{
+    uint64_t S = shards_for(n);
+    shard_geom((n + S - 1) / S, p, one);
+    return S * words_of(one);
 }
 
 bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
@@ -122,10 +92,17 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     if (n == 0 || bad_fpr(p)) return BK_EINVAL;
     if (n > BK_RIBBON_MAX_KEYS) return BK_ETOOBIG;
     rb_geom g;
-    geom_for(n, p, &g);
-    bk_status s = geom_check(&g);
-    if (s != BK_OK) return s;
-    out->m = words_of(&g) * W;
+    uint64_t words;
+    if (sharded_for(n)) {
+        words = sharded_words(n, p, &g);
+        if (words * 16 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+    } else {
+        geom_for(n, p, &g);
+        bk_status s = bk__ribbon_geom_check(&g);
+        if (s != BK_OK) return s;
+        words = words_of(&g);
+    }
+    out->m = words * W;
     out->k = g.lo + (g.upper < g.nblocks);
     out->n = n;
     out->fpr = geom_fpr(&g);
@@ -133,55 +110,40 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     return BK_OK;
 }
 
-/* The build's scratch for L slots: 16 bytes of row and 4 of result per slot, the sorted keys and a
- * copy of the hashes (8 n each), the block starts; and the filter. */
+/* The build's scratch: the hashes twice (8 n each: ours, and grouped by shard), a shard's or the one
+ * system's keys twice (8 each), 16 bytes of row and 4 of result per slot, the block starts; and the
+ * filter. */
 uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 {
     if (bad_fpr(p) || n > BK_RIBBON_MAX_KEYS) return 0;
     rb_geom g;
-    geom_for(n, p, &g);
-    if (geom_check(&g) != BK_OK) return 0;
+    uint64_t words, keys;
+    if (sharded_for(n)) {
+        words = sharded_words(n, p, &g);
+        if (words * 16 > BK_MAX_FILTER_BYTES) return 0;
+        keys = 2 * ((n + shards_for(n) - 1) / shards_for(n)); /* a shard's share, and room for more */
+        words += words / 32 + TAIL_WORDS + 1;
+    } else {
+        geom_for(n, p, &g);
+        if (bk__ribbon_geom_check(&g) != BK_OK) return 0;
+        words = words_of(&g);
+        keys = n;
+    }
     uint64_t slots = g.nblocks * W;
-    return 16 * n + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words_of(&g) * 16 + 4 * 64 +
-           sizeof(bk_ribbon);
+    return 16 * n + 16 * keys + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words * 16 +
+           (shards_for(n) + 1) * (sizeof(rb_shard) + 2 * sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
 }
-
-/* ---- a key's row ---- */
-
-/* x of hash h: attempt 0 takes the hash as it is (already well mixed); later attempts remix it with
- * their own seed, which gives every key a new row. */
-BK_INLINE uint64_t rb_mix(uint64_t h, uint64_t mix_seed)
-{
-    return BK_LIKELY(mix_seed == 0) ? h : bk__remix(h + mix_seed);
-}
-
-#define COEF_MUL UINT64_C(0x9e3779b97f4a7c15)
-
-/* The row of x: 128 coefficient bits (bit 0, the row's first slot, always 1) from a full mix of x;
- * its first slot from the high bits of x (multiply-shift); its fingerprint from the low 32 bits. */
-BK_INLINE u128 rb_coef(uint64_t x)
-{
-    uint64_t a = bk__remix(x);
-    return ((u128)(a * COEF_MUL) << 64) | (a | 1);
-}
-BK_INLINE uint32_t rb_fp(uint64_t x) { return (uint32_t)x; }
-
-BK_INLINE unsigned rb_parity(u128 v) { return (unsigned)__builtin_parityll((uint64_t)v ^ (uint64_t)(v >> 64)); }
-
-BK_INLINE unsigned rb_ctz(u128 v)
-{
-    uint64_t l = (uint64_t)v;
-    return l ? (unsigned)__builtin_ctzll(l) : 64u + (unsigned)__builtin_ctzll((uint64_t)(v >> 64));
-}
-
 /* ---- construction ---- */
 
 typedef struct rb_build {
     rb_geom g;
     uint64_t cap_slots;  /* slots the row arrays have room for */
     uint64_t cap_blocks; /* bucket entries - 1 */
-    uint64_t *sorted;    /* the mixed keys, by starting block; the sort's scratch when deduplicating */
+    uint64_t cap_keys;   /* values keys and xs have room for */
+    uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
+    uint64_t *keys;      /* an attempt's mixed keys, by starting block */
+    uint64_t *xs;        /* an attempt's mixed keys, in input order */
     size_t *bucket;
     u128 *coef;          /* per slot: the row whose first slot it is (0: none) */
     uint32_t *res;       /* per slot: that row's right-hand side */
@@ -192,20 +154,23 @@ static void build_release(rb_build *b)
 {
     bk__free_aligned(b->al, b->sorted);
     bk__free_aligned(b->al, b->vals);
+    bk__free_aligned(b->al, b->keys);
+    bk__free_aligned(b->al, b->xs);
     bk__free(b->al, b->bucket);
     bk__free_aligned(b->al, b->coef);
     bk__free_aligned(b->al, b->res);
-    b->sorted = b->vals = NULL;
+    b->sorted = b->vals = b->keys = b->xs = NULL;
     b->bucket = NULL;
     b->coef = NULL;
     b->res = NULL;
+    b->cap_slots = b->cap_blocks = b->cap_keys = 0;
 }
 
-/* Room for the row arrays and buckets of geometry b->g (kept when it fits). */
-static bk_status build_room(rb_build *b)
+/* Room for the row arrays and buckets of geometry b->g and an attempt of n keys (kept when it fits). */
+static bk_status build_room(rb_build *b, size_t n)
 {
     uint64_t slots = b->g.nblocks * W;
-    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t)) return BK_ETOOBIG;
+    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t) || n > SIZE_MAX / 8) return BK_ETOOBIG;
     if (slots > b->cap_slots) {
         bk__free_aligned(b->al, b->coef);
         bk__free_aligned(b->al, b->res);
@@ -219,6 +184,14 @@ static bk_status build_room(rb_build *b)
         b->bucket = bk__malloc(b->al, (size_t)(b->g.nblocks + 1) * sizeof(size_t));
         b->cap_blocks = b->bucket ? b->g.nblocks : 0;
         if (!b->bucket) return BK_ENOMEM;
+    }
+    if (n > b->cap_keys) {
+        bk__free_aligned(b->al, b->keys);
+        bk__free_aligned(b->al, b->xs);
+        b->keys = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
+        b->xs = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
+        b->cap_keys = b->keys && b->xs ? n : 0;
+        if (!b->keys || !b->xs) return BK_ENOMEM;
     }
     return BK_OK;
 }
@@ -234,18 +207,25 @@ enum { ATTEMPT_OK, ATTEMPT_FAILED, ATTEMPT_REDUNDANT };
  * counting sort), then add each row to the band. A row meets the row already kept at its first slot:
  * subtract it (XOR of rows and right-hand sides) and move to the new first one-bit, until a free slot
  * takes it. A row that vanishes was a combination of rows before it: with the same right-hand side
- * it adds nothing (a duplicate always does this), with another the system has no solution.
+ * it adds nothing (a duplicate always does this), with another the system has no solution. A shard
+ * (body 2) always remixes (its shard came from the hash's high bits); one system only from the
+ * second attempt on.
  */
-static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s)
+static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
 {
     const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W, slots = nb * W;
     size_t *bucket = b->bucket;
+    uint64_t *xs = b->xs;
     memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_mix(h[i], s), nstarts) >> 7) + 1]++;
-    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
-    uint64_t *keys = b->sorted;
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = rb_mix(h[i], s);
+        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
+        xs[i] = x;
+        bucket[(bk__range64(x, nstarts) >> 7) + 1]++;
+    }
+    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
+    uint64_t *keys = b->keys;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = xs[i];
         keys[bucket[bk__range64(x, nstarts) >> 7]++] = x;
     }
     memset(b->coef, 0, (size_t)slots * 16);
@@ -257,40 +237,53 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s)
         if (BK_LIKELY(k + INSERT_AHEAD < n)) BK_PREFETCH_W(&coef[bk__range64(keys[k + INSERT_AHEAD], nstarts)]);
         uint64_t x = keys[k];
         uint64_t i = bk__range64(x, nstarts);
-        u128 c = rb_coef(x);
+        u128 c0 = rb_coef(x);
+        /* the row as two words: the common step (the next one-bit in the low word) shifts by less
+         * than 64 without the 128-bit shift's cases */
+        uint64_t cl = (uint64_t)c0, ch = (uint64_t)(c0 >> 64);
         uint32_t r = rb_fp(x);
         for (;;) {
             u128 e = coef[i];
             if (e == 0) {
-                coef[i] = c;
+                coef[i] = ((u128)ch << 64) | cl;
                 res[i] = r;
                 break;
             }
-            c ^= e;
+            cl ^= (uint64_t)e;
+            ch ^= (uint64_t)(e >> 64);
             r ^= res[i];
-            if (c == 0) {
-                if (r != 0) return ATTEMPT_FAILED;
-                outcome = ATTEMPT_REDUNDANT;
-                break;
+            unsigned t;
+            if (BK_LIKELY(cl != 0)) {
+                t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
+                cl = (cl >> t) | (ch << (63 - t) << 1);
+                ch >>= t;
+            } else {
+                if (ch == 0) {
+                    if (r != 0) return ATTEMPT_FAILED;
+                    outcome = ATTEMPT_REDUNDANT;
+                    break;
+                }
+                t = 64 + (unsigned)__builtin_ctzll(ch);
+                cl = ch >> (t - 64);
+                ch = 0;
             }
-            unsigned t = rb_ctz(c);
-            c >>= t;
             i += t;
         }
     }
     return outcome;
 }
 
-/* Back-substitution, last slot first, all columns at once: window[j] holds column j's solution at the
- * 128 slots from the current one on. A slot whose row is kept gets the value that satisfies the row
- * (its right-hand side XOR the dot product of the rest of the row with the slots after it); a slot
- * without a row is free and gets 0. At the first slot of a block the windows are the block's columns. */
-BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
+/* Back-substitution of geometry g into dst, last slot first, all columns at once: window[j] holds
+ * column j's solution at the 128 slots from the current one on. A slot whose row is kept gets the
+ * value that satisfies the row (its right-hand side XOR the dot product of the rest of the row with
+ * the slots after it); a slot without a row is free and gets 0. At the first slot of a block the
+ * windows are the block's columns. */
+BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
-    const uint32_t hi = f->lo + 1;
+    const uint32_t hi = g->lo + 1;
     u128 window[MAX_COLS + 1];
     memset(window, 0, sizeof window);
-    for (uint64_t blk = f->nblocks; blk-- > 0;) {
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
             u128 rest = b->coef[i] >> 1;
             uint32_t r = b->res[i];
@@ -299,41 +292,104 @@ BK_INLINE void solve_body(const rb_build *b, bk_ribbon *f)
                 window[j] = (window[j] << 1) | bit;
             }
         }
-        uint32_t cols = f->lo + (blk >= f->upper);
-        uint64_t off = blk * f->lo + (blk > f->upper ? blk - f->upper : 0);
-        memcpy(&f->words[off], window, cols * sizeof(u128));
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        if (!seg) {
+            memcpy(&dst[off], window, cols * sizeof(u128));
+            continue;
+        }
+        /* body 2: the block's first 64 slots of every column, then its last 64 */
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = (uint64_t)window[j];
+            d[cols + j] = (uint64_t)(window[j] >> 64);
+        }
     }
 }
 
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
-static void solve_portable(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
-#if defined(__x86_64__) && defined(__GNUC__)
-#  define RB_HW_POPCNT 1
-__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, bk_ribbon *f) { solve_body(b, f); }
+static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
+#ifdef RB_HW_POPCNT
+__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    solve_body(b, g, dst, seg);
+}
 #endif
 
 bool bk__ribbon_portable = false;
 
-static bool use_popcnt(void)
+#ifdef BK_X86
+/* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
+ * bits apart), each slot's four dot products folded to one bit per lane and taken by one movemask,
+ * the new bits spread back to the lanes. Columns past the last (up to the vector's fourth) are
+ * computed and never stored. */
+RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
-#ifdef RB_HW_POPCNT
-    return !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_POPCNT);
-#else
-    return false;
-#endif
+    const uint32_t hi = g->lo + 1, nv = (hi + 3) / 4;
+    __m256i wl[(MAX_COLS + 3) / 4], wh[(MAX_COLS + 3) / 4];
+    for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm256_setzero_si256();
+    const __m256i nib = _mm256_set1_epi64x(15), table = _mm256_set1_epi64x(0x6996), one = _mm256_set1_epi64x(1),
+                  lane = _mm256_setr_epi64x(0, 1, 2, 3);
+    uint64_t lo_w[4 * ((MAX_COLS + 3) / 4)], hi_w[4 * ((MAX_COLS + 3) / 4)];
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
+        for (uint64_t i = blk * W + W; i-- > blk * W;) {
+            u128 rest = b->coef[i] >> 1;
+            const __m256i RL = _mm256_set1_epi64x((long long)(uint64_t)rest),
+                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64));
+            uint64_t bits = 0;
+            for (uint32_t v = 0; v < nv; v++) {
+                __m256i x = _mm256_xor_si256(_mm256_and_si256(wl[v], RL), _mm256_and_si256(wh[v], RH));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 32));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 16));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 8));
+                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 4));
+                x = _mm256_slli_epi64(_mm256_srlv_epi64(table, _mm256_and_si256(x, nib)), 63);
+                bits |= (uint64_t)(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(x)) << (4 * v);
+            }
+            bits ^= b->res[i];
+            for (uint32_t v = 0; v < nv; v++) {
+                __m256i nb = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((long long)(bits >> (4 * v))), lane), one);
+                wh[v] = _mm256_or_si256(_mm256_slli_epi64(wh[v], 1), _mm256_srli_epi64(wl[v], 63));
+                wl[v] = _mm256_or_si256(_mm256_slli_epi64(wl[v], 1), nb);
+            }
+        }
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        for (uint32_t v = 0; v < nv; v++) {
+            _mm256_storeu_si256((__m256i *)(void *)(lo_w + 4 * v), wl[v]);
+            _mm256_storeu_si256((__m256i *)(void *)(hi_w + 4 * v), wh[v]);
+        }
+        if (!seg) {
+            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
+            continue;
+        }
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = lo_w[j];
+            d[cols + j] = hi_w[j];
+        }
+    }
 }
+#endif
 
-static void build_solve(const rb_build *b, bk_ribbon *f)
+static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
-#ifdef RB_HW_POPCNT
-    if (use_popcnt()) {
-        solve_popcnt(b, f);
+#ifdef BK_X86
+    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
+    if (!bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
+        solve_avx2(b, g, dst, seg);
         return;
     }
 #endif
-    solve_portable(b, f);
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        solve_popcnt(b, g, dst, seg);
+        return;
+    }
+#endif
+    solve_portable(b, g, dst, seg);
 }
 
 /* Sort 64-bit values ascending (LSD radix, 8 passes through tmp, skipping digits equal everywhere),
@@ -367,10 +423,10 @@ static size_t sort_unique(uint64_t *v, uint64_t *tmp, size_t n)
     return j;
 }
 
-static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed, uint64_t mix_seed,
-                            bool alloc_words, bk_ribbon **out)
+bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed,
+                                uint64_t mix_seed, bool alloc_words, bk_ribbon **out)
 {
-    bk_status s = geom_check(g);
+    bk_status s = bk__ribbon_geom_check(g);
     if (s != BK_OK) return s;
     const bk_allocator *al = bk__allocator(a);
     bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
@@ -393,9 +449,49 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g,
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
     f->count = n;
-    pick_paths(f);
+    f->nslots = g->nblocks * W;
+    f->fpr = n ? geom_fpr(g) : 0.0;
+    bk__ribbon_pick_paths(f);
     *out = f;
     return BK_OK;
+}
+
+/* A sharded filter's struct and shard table (S shards, lo), without words. */
+bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
+                                 bk_ribbon **out)
+{
+    const bk_allocator *al = bk__allocator(a);
+    if (S > SIZE_MAX / sizeof(rb_shard)) return BK_ETOOBIG;
+    bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    f->alloc = al;
+    f->shards = bk__calloc(al, (size_t)S, sizeof(rb_shard));
+    if (!f->shards) {
+        bk__free(al, f);
+        return BK_ENOMEM;
+    }
+    f->nshards = S;
+    f->lo = lo;
+    f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
+    f->count = n;
+    *out = f;
+    return BK_OK;
+}
+
+
+/* The FPR and slots of a sharded filter: a query key lands in each shard alike. */
+void bk__ribbon_sharded_totals(bk_ribbon *f)
+{
+    double sum = 0;
+    uint64_t slots = 0;
+    for (uint64_t i = 0; i < f->nshards; i++) {
+        rb_geom g = shard_geom_of(f, &f->shards[i]);
+        sum += geom_fpr(&g);
+        slots += g.nblocks * W;
+    }
+    f->fpr = sum / (double)f->nshards;
+    f->nslots = slots;
 }
 
 /* The internal seed of attempt i: 0 (no remix) for the first, then a splitmix64 stream from the hash
@@ -409,10 +505,115 @@ static uint64_t attempt_seed(uint64_t seed, uint32_t i)
     return z ^ (z >> 31);
 }
 
-/* Failed attempts between two growths of the array by 1/64. */
+/* Failed attempts between two growths of the array (or a shard) by 1/64. */
 #define GROW_EVERY 4
 
 enum { FROM_HASHES, FROM_BYTES, FROM_U64 };
+
+/* build_sharded's answer when a shard met a vanished row before the input was deduplicated */
+#define NEED_DEDUP ((bk_status)1000)
+
+/* Words of f grown to hold at least need (the words so far kept), with 1/32 more for the shards'
+ * growth (1/64 of a shard each time, rare), so the first allocation is normally the only one. */
+static bk_status words_room(bk_ribbon *f, uint64_t *cap, uint64_t need)
+{
+    if (need <= *cap) return BK_OK;
+    uint64_t ncap = need + need / 32;
+    if (ncap > SIZE_MAX / 16) return BK_ETOOBIG;
+    u128 *w = bk__calloc_aligned(f->alloc, (size_t)ncap * 16);
+    if (!w) return BK_ENOMEM;
+    if (f->words) memcpy(w, f->words, (size_t)*cap * 16);
+    bk__free_aligned(f->alloc, f->words);
+    f->words = w;
+    f->owns_words = true;
+    *cap = ncap;
+    return BK_OK;
+}
+
+/*
+ * Body 2: the n values h grouped by shard (range(h, S), a counting sort into b->sorted, in input
+ * order within a shard), then each shard built as one system of its own keys, with its own attempts
+ * and growth, and solved into the words after the shard before it.
+ */
+static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double p, uint32_t attempts,
+                               const bk_ribbon_options *o, bool deduplicated, bk_ribbon **out)
+{
+    const uint64_t S = shards_for(n);
+    if (S + 1 > SIZE_MAX / sizeof(size_t)) return BK_ETOOBIG;
+    size_t *start = bk__calloc(b->al, (size_t)S + 1, sizeof(size_t));
+    if (!start) return BK_ENOMEM;
+    for (size_t i = 0; i < n; i++) start[bk__range64(h[i], S) + 1]++;
+    size_t most = 0;
+    uint64_t cap = 0;
+    rb_geom g;
+    for (uint64_t i = 1; i <= S; i++) {
+        if (start[i] > most) most = start[i];
+        shard_geom(start[i], p, &g);
+        cap += words_of(&g);
+        start[i] += start[i - 1];
+    }
+    {
+        size_t *fill = bk__malloc(b->al, (size_t)S * sizeof(size_t));
+        if (!fill) {
+            bk__free(b->al, start);
+            return BK_ENOMEM;
+        }
+        memcpy(fill, start, (size_t)S * sizeof(size_t));
+        for (size_t i = 0; i < n; i++) b->sorted[fill[bk__range64(h[i], S)]++] = h[i];
+        bk__free(b->al, fill);
+    }
+    bk_ribbon *f = NULL;
+    bk_status s = bk__ribbon_new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
+    uint64_t have = 0, off = 0;
+    if (s == BK_OK) s = words_room(f, &have, cap + TAIL_WORDS);
+    for (uint64_t i = 0; i < S && s == BK_OK; i++) {
+        const uint64_t *hs = b->sorted + start[i];
+        size_t m = start[i + 1] - start[i];
+        shard_geom(m, p, &b->g);
+        uint32_t attempt = 0, grown = 0;
+        uint64_t mix_seed;
+        for (;;) {
+            if ((s = build_room(b, m)) != BK_OK) break;
+            mix_seed = attempt_seed(o->seed, attempt);
+            int r = build_attempt(b, hs, m, mix_seed, true);
+            if (r == ATTEMPT_REDUNDANT && !deduplicated) {
+                s = NEED_DEDUP; /* the input may hold duplicates */
+                break;
+            }
+            if (r != ATTEMPT_FAILED) break;
+            if (++attempt >= attempts) {
+                s = BK_EFULL;
+                break;
+            }
+            if (++grown == GROW_EVERY) {
+                grown = 0;
+                b->g.nblocks += b->g.nblocks / 64 + 1;
+                set_upper(&b->g, p);
+            }
+        }
+        if (s != BK_OK) break;
+        if (b->g.nblocks > UINT32_MAX || b->g.upper > UINT32_MAX) {
+            s = BK_ETOOBIG;
+            break;
+        }
+        /* TAIL_WORDS zero words after the last shard (body 2's tail) */
+        if ((s = words_room(f, &have, off + words_of(&b->g) + TAIL_WORDS)) != BK_OK) break;
+        build_solve(b, &b->g, f->words + off, true);
+        f->shards[i] = (rb_shard){ off, mix_seed, (b->g.nblocks - 1) * W, b->g.upper };
+        off += words_of(&b->g);
+    }
+    bk__free(b->al, start);
+    if (s == BK_OK && off * 16 > BK_MAX_FILTER_BYTES) s = BK_ETOOBIG;
+    if (s != BK_OK) {
+        if (f) bk_ribbon_free(f);
+        return s;
+    }
+    f->nwords = off;
+    bk__ribbon_sharded_totals(f);
+    bk__ribbon_pick_paths(f);
+    *out = f;
+    return BK_OK;
+}
 
 static bk_status build(const uint64_t *in, const void *const *keys, const size_t *lens, size_t n, int form,
                        const bk_ribbon_options *opts, bk_ribbon **out)
@@ -428,8 +629,8 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     memset(&b, 0, sizeof b);
     b.al = bk__allocator(o.allocator);
     geom_for(n, p, &b.g);
-    if ((s = geom_check(&b.g)) != BK_OK) return s;
-    if (n == 0) return new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
+    if ((s = bk__ribbon_geom_check(&b.g)) != BK_OK) return s;
+    if (n == 0) return bk__ribbon_new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
     if (n > SIZE_MAX / 8) return BK_ETOOBIG;
 
     b.sorted = bk__calloc_aligned(b.al, n * 8);
@@ -450,9 +651,17 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     bool deduplicated = false;
     uint32_t attempt = 0, grown = 0;
     for (;;) {
-        if ((s = build_room(&b)) != BK_OK) break;
-        uint64_t mix_seed = attempt_seed(o.seed, attempt);
-        int r = build_attempt(&b, src, n, mix_seed);
+        int r;
+        uint64_t mix_seed = 0;
+        if (sharded_for(n)) {
+            s = build_sharded(&b, src, n, p, attempts, &o, deduplicated, out);
+            if (s != NEED_DEDUP) break;
+            r = ATTEMPT_REDUNDANT;
+        } else {
+            if ((s = build_room(&b, n)) != BK_OK) break;
+            mix_seed = attempt_seed(o.seed, attempt);
+            r = build_attempt(&b, src, n, mix_seed, false);
+        }
         if (r != ATTEMPT_OK && !deduplicated) {
             /* A vanished row: the input may hold duplicates. Keep the distinct values (sorted, which
              * changes no bit of the result: the solution does not depend on the order of the rows) and,
@@ -468,7 +677,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
                 src = b.vals;
             }
             size_t distinct = sort_unique(b.vals, b.sorted, n);
-            if (distinct < n) {
+            if (distinct < n || sharded_for(n)) {
                 n = distinct;
                 geom_for(n, p, &b.g);
                 attempt = 0;
@@ -478,8 +687,8 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         }
         if (r != ATTEMPT_FAILED) {
             bk_ribbon *f;
-            if ((s = new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
-                build_solve(&b, f);
+            if ((s = bk__ribbon_new_filter(o.allocator, n, &b.g, o.seed, mix_seed, true, &f)) == BK_OK) {
+                build_solve(&b, &b.g, f->words, false);
                 *out = f;
             }
             break;
@@ -492,7 +701,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
             grown = 0;
             b.g.nblocks += b.g.nblocks / 64 + 1;
             set_upper(&b.g, p);
-            if ((s = geom_check(&b.g)) != BK_OK) break;
+            if ((s = bk__ribbon_geom_check(&b.g)) != BK_OK) break;
         }
     }
     build_release(&b);
@@ -528,6 +737,7 @@ void bk_ribbon_free(bk_ribbon *f)
 {
     if (!f) return;
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f->shards);
     bk__free(f->alloc, f);
 }
 
@@ -536,173 +746,49 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
     if (!out) return BK_EINVAL;
     *out = NULL;
     if (!f) return BK_EINVAL;
+    bk_status s;
+    if (f->shards) {
+        bk_ribbon *c;
+        if ((s = bk__ribbon_new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
+        uint64_t have = 0;
+        if ((s = words_room(c, &have, f->nwords + TAIL_WORDS)) != BK_OK) {
+            bk_ribbon_free(c);
+            return s;
+        }
+        memcpy(c->shards, f->shards, (size_t)f->nshards * sizeof(rb_shard));
+        memcpy(c->words, f->words, (size_t)f->nwords * 16);
+        c->nwords = f->nwords;
+        c->fpr = f->fpr;
+        c->nslots = f->nslots;
+        bk__ribbon_pick_paths(c);
+        *out = c;
+        return BK_OK;
+    }
     rb_geom g = { f->nblocks, f->upper, f->lo };
-    bk_status s = new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
+    s = bk__ribbon_new_filter(f->alloc, f->count, &g, f->seed, f->mix_seed, true, out);
     if (s == BK_OK) memcpy((*out)->words, f->words, (size_t)f->nwords * 16);
     return s;
 }
-
-/* ---- queries ---- */
-
-/* Where a key's check reads: its first slot's block and the offset in it. */
-BK_INLINE const u128 *rb_block(const bk_ribbon *f, uint64_t blk, uint32_t *cols)
-{
-    *cols = f->lo + (blk >= f->upper);
-    return f->words + blk * f->lo + (blk > f->upper ? blk - f->upper : 0);
-}
-
-/* The dot products of x's row with the solution's columns, compared with its fingerprint: block
- * blk's word j holds slots [blk * 128, +128) of column j, and the next block's word j the 128 after. */
-BK_INLINE bool rb_match(const bk_ribbon *f, uint64_t x, uint64_t start)
-{
-    uint64_t blk = start >> 7;
-    const uint32_t lo = f->lo;
-    const bool extra = blk >= f->upper;
-    const u128 *a = f->words + blk * lo + (blk > f->upper ? blk - f->upper : 0), *next = a + lo + extra;
-    unsigned o = (unsigned)(start & 127);
-    u128 c = rb_coef(x);
-    u128 ca = c << o, cb = o ? c >> (128 - o) : 0;
-    uint32_t fp = rb_fp(x), diff = 0;
-    /* lo columns in a loop whose length is the filter's (well predicted), then the extra column of
-     * an upper block without a branch: a lower block reads a word that exists (its next block's
-     * first) and masks the answer away. */
-    uint32_t j = 0;
-    for (; j < lo; j++) diff |= (rb_parity((a[j] & ca) ^ (next[j] & cb)) ^ (fp >> j)) & 1u;
-    const u128 *ax = extra ? a + lo : a, *nx = extra ? next + lo : next;
-    diff |= (rb_parity((*ax & ca) ^ (*nx & cb)) ^ (fp >> lo)) & 1u & (0u - (uint32_t)extra);
-    return diff == 0;
-}
-
-BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash)
-{
-    uint64_t x = rb_mix(hash, f->mix_seed);
-    return rb_match(f, x, bk__range64(x, f->nstarts));
-}
-
-#define RB_BATCH 32
-
-BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    size_t present = 0;
-    uint64_t x[RB_BATCH], st[RB_BATCH];
-    for (size_t i = 0; i < n; i += RB_BATCH) {
-        size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        for (size_t j = i; j < e; j++) {
-            size_t k = j - i;
-            x[k] = rb_mix(hashes[j], f->mix_seed);
-            st[k] = bk__range64(x[k], f->nstarts);
-            uint32_t cols;
-            const uint8_t *p = (const uint8_t *)rb_block(f, st[k] >> 7, &cols);
-            /* the key reads 2 * cols words from p on: its first and last line, and one between */
-            size_t len = (size_t)cols * 32;
-            BK_PREFETCH(p);
-            BK_PREFETCH(p + len / 2);
-            BK_PREFETCH(p + (len ? len - 1 : 0));
-        }
-        for (size_t j = i; j < e; j++) {
-            size_t k = j - i;
-            bool r = rb_match(f, x[k], st[k]);
-            if (results) results[j] = r;
-            present += r;
-        }
-    }
-    return present;
-}
-
-static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
-static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r) { return batch_body(f, h, n, r); }
-#ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash); }
-__attribute__((target("popcnt"))) static size_t batch_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r);
-}
-#endif
-static bool has_none(const bk_ribbon *f, uint64_t hash)
-{
-    (void)f;
-    (void)hash;
-    return false;
-}
-static size_t batch_none(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    (void)f;
-    (void)h;
-    if (r) memset(r, 0, n);
-    return 0;
-}
-
-/* The empty filter answers false without looking; the others by the CPU's best parity. */
-static void pick_paths(bk_ribbon *f)
-{
-    if (f->count == 0) {
-        f->has = has_none;
-        f->batch = batch_none;
-        return;
-    }
-    f->has = has_portable;
-    f->batch = batch_portable;
-#ifdef RB_HW_POPCNT
-    if (use_popcnt()) {
-        f->has = has_popcnt;
-        f->batch = batch_popcnt;
-    }
-#endif
-}
-
-bool bk_ribbon_contains_hash(const bk_ribbon *f, uint64_t hash) { return f->has(f, hash); }
-
-bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
-{
-    return f->has(f, bk__hash(key, len, f->seed));
-}
-
-bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
-{
-    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
-}
-
-/* The batch query of the path chosen when the filter was made (bk__contains_many's chunk function). */
-static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)
-{
-    const bk_ribbon *r = f;
-    return r->batch(r, h, n, results);
-}
-
-bk_status bk_ribbon_contains_hashes(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results,
-                                    size_t *hits)
-{
-    if (!f || (!hashes && n)) return bk__batch_refused(hits);
-    return bk__batch_done(hits, query_chunk(f, hashes, n, results));
-}
-
-bk_status bk_ribbon_contains_many(const bk_ribbon *f, const void *const *keys, const size_t *lens, size_t n,
-                                  uint8_t *results, size_t *hits)
-{
-    if (!f) return bk__batch_refused(hits);
-    return bk__contains_many(f, f->seed, keys, lens, n, results, hits, query_chunk);
-}
-
 /* ---- statistics and accessors ---- */
 
 double bk_ribbon_fpr(const bk_ribbon *f)
 {
-    if (f->count == 0) return 0.0;
-    rb_geom g = { f->nblocks, f->upper, f->lo };
-    return geom_fpr(&g);
+    return f->count == 0 ? 0.0 : f->fpr;
 }
 
 void bk_ribbon_stats(const bk_ribbon *f, bk_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->type = BK_TYPE_RIBBON;
-    out->k = f->lo + (f->upper < f->nblocks);
+    bool any_hi = f->upper < f->nblocks;
+    for (uint64_t i = 0; i < f->nshards && !any_hi; i++) any_hi = f->shards[i].upper < f->shards[i].nstarts / W + 1;
+    out->k = f->lo + any_hi;
     out->capacity = f->count;
     out->count = f->count;
     out->bits = f->nwords * W;
     out->memory_bytes = f->nwords * 16;
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(f->count ? f->count : 1);
-    out->fill_ratio = (double)f->count / (double)(f->nblocks * W);
+    out->fill_ratio = (double)f->count / (double)f->nslots;
     out->est_cardinality = (double)f->count;
     out->fpr_target = bk_ribbon_fpr(f);
     out->fpr_now = out->fpr_target;
@@ -717,65 +803,3 @@ const uint8_t *bk_ribbon_data(const bk_ribbon *f, size_t *len)
     if (len) *len = (size_t)(f->nwords * 16);
     return (const uint8_t *)f->words;
 }
-
-/* ---- serialization (body layout in docs/FORMAT.md) ----
- * offset 0  u32 ribbon width (128), u32 lo (columns of the first blocks), u64 blocks, u64 upper (first
- *           block with lo + 1 columns; = blocks when none), u64 count (distinct keys), u64 mix_seed
- *           (internal seed of the construction)                                          (40 bytes)
- * then zero padding to 64, then the words: (blocks * lo + blocks - upper) * 16 bytes. */
-
-static bk_status v_encode(const void *vf, bk_writer *w)
-{
-    const bk_ribbon *f = vf;
-    bk_status s;
-    if ((s = bk__w_u32(w, W)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nblocks)) ||
-        (s = bk__w_u64(w, f->upper)) || (s = bk__w_u64(w, f->count)) || (s = bk__w_u64(w, f->mix_seed)) ||
-        (s = bk__w_align(w, 64)))
-        return s;
-    return bk__w_bytes(w, f->words, (size_t)f->nwords * 16);
-}
-
-static bk_status v_decode(bk_reader *r, void **out)
-{
-    uint32_t width, lo;
-    uint64_t nblocks, upper, count, mix_seed;
-    bk_status s;
-    *out = NULL;
-    if ((s = bk__r_u32(r, &width)) || (s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &nblocks)) ||
-        (s = bk__r_u64(r, &upper)) || (s = bk__r_u64(r, &count)) || (s = bk__r_u64(r, &mix_seed)) ||
-        (s = bk__r_align(r, 64)))
-        return s;
-    /* lo + 1 columns at most MAX_COLS; at least two blocks (a row starts in one and may reach the
-     * next); upper a block index or the count; some column somewhere; no more keys than slots. */
-    if (width != W || lo >= MAX_COLS || nblocks < 2 || nblocks > (UINT64_C(1) << 40) || upper > nblocks ||
-        (lo == 0 && upper == nblocks) || count > nblocks * W)
-        return BK_ECORRUPT;
-    rb_geom g = { nblocks, upper, lo };
-    if ((s = geom_check(&g)) != BK_OK) return s;
-    uint64_t bytes = words_of(&g) * 16;
-    const uint8_t *data;
-    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
-    bk_ribbon *f;
-    if ((s = new_filter(r->alloc, count, &g, r->seed, mix_seed, !r->borrow, &f))) return s;
-    uint64_t *words = (uint64_t *)(void *)f->words;
-    if ((s = bk__r_array_end(r, bytes, data, &words))) {
-        bk_ribbon_free(f);
-        return s;
-    }
-    f->words = (u128 *)(void *)words;
-    /* The empty filter's solution is zero: a file claiming no keys with anything else is not ours. */
-    if (count == 0 && !bk__tail_zero(words, bytes / 8, 0)) {
-        bk_ribbon_free(f);
-        return BK_ECORRUPT;
-    }
-    *out = f;
-    return BK_OK;
-}
-
-BK__VT_ADAPTERS(ribbon)
-
-/* A static set: no add, remove, merge or clear (NULL entries: BK_ENOTSUP through bk_filter). */
-BK_HIDDEN const bk_vtable bk__ribbon_vtable = {
-    .type = BK_TYPE_RIBBON,
-    BK__VT_ENTRIES,
-};

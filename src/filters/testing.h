@@ -21,5 +21,8 @@ BK_HIDDEN extern double bk__ribbon_slack;
 /* True: Ribbon filters made from now on query and solve without the POPCNT instruction (the tests
  * compare both paths bit for bit). */
 BK_HIDDEN extern bool bk__ribbon_portable;
+/* When nonzero, the keys per shard the Ribbon filter's sharded construction aims at (sets of twice as
+ * many keys and more are sharded): the tests' way to make small sharded filters. */
+BK_HIDDEN extern uint64_t bk__ribbon_shard_keys;
 
 #endif

@@ -1,0 +1,151 @@
+/* The Ribbon filter's private layout, shared by ribbon.c (geometry, construction, lifetime),
+ * ribbon_query.c (the query paths) and ribbon_file.c (the two bodies). */
+#ifndef BLOOMKIT_RIBBON_IMPL_H
+#define BLOOMKIT_RIBBON_IMPL_H
+
+#include <math.h>
+#include "filters/internal.h"
+#include "core/simd.h"
+#include "bloomkit/ribbon.h"
+#include "filters/testing.h"
+
+/*
+ * Geometry. The slots are cut into blocks of 128 (the ribbon width). A key's row starts at a slot of
+ * the first nblocks - 1 blocks and covers 128 slots, so it reaches at most into the next block. Blocks
+ * [0, upper) store `lo` columns of the solution, blocks [upper, nblocks) lo + 1 (upper = nblocks: all
+ * lo). Columns only grow from one block to the next, so a key starting in a block with c columns
+ * finds c columns in the next block too and is checked on c bits.
+ *
+ * A block's columns are stored one after the other, each as one 128-bit word (bit t: slot t of the
+ * block, as two little-endian 64-bit halves); block b's words start at word b * lo + max(0, b - upper).
+ */
+#define W 128
+#define MAX_COLS 30 /* lo + 1 at BK_RIBBON_MIN_FPR */
+
+#ifdef BK_X86
+#  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+#endif
+
+/*
+ * Shards. The slots a standard Ribbon needs per key grow with log n (more stretches where rows can
+ * pile up past the band), so a large set is cut into S independent systems by the high bits of the
+ * hash (shard = range(h, S)), about SHARD_KEYS keys each, each with its own blocks, columns split and
+ * internal seed: the overhead stays the small-n value at any n, and a failed attempt retries one
+ * shard, not the whole set. Measured with width 128 (first attempts that succeed): 32,768 keys at
+ * slack 0.0125, about 72%; the spare block and the rounding add 0.6%, so the slots are about 1.019
+ * per key. Below 2 * SHARD_KEYS keys one system (body 1).
+ */
+#define SHARD_KEYS 32768
+#define SHARD_SLACK 0.0125
+#define BODY2 2u /* body 2's leading field, where body 1 has its width (128) */
+/* Body 2's words end with 64 zero bytes, so the vector query may read a few words past a shard's end
+ * (into the next shard or the tail) and mask them away. */
+#define TAIL_WORDS 4
+
+/* A shard as the query reads it: its first word, internal seed, the range of its rows' first slots
+ * ((blocks - 1) * 128) and its first block with lo + 1 columns. */
+typedef struct rb_shard {
+    uint64_t off, seed, nstarts, upper;
+} rb_shard;
+
+__extension__ typedef unsigned __int128 u128;
+
+typedef struct rb_geom {
+    uint64_t nblocks;
+    uint64_t upper;   /* first block with lo + 1 columns */
+    uint32_t lo;
+} rb_geom;
+
+struct bk_ribbon {
+    u128 *words;          /* the solution, interleaved */
+    uint64_t nwords;
+    uint64_t nblocks;
+    uint64_t upper;
+    uint64_t nstarts;     /* (nblocks - 1) * 128: the range of a row's first slot */
+    uint64_t mix_seed;    /* the internal seed of the attempt that succeeded */
+    uint64_t seed;        /* hash seed of bytes keys */
+    uint64_t u64_flip;    /* bk__hash_u64_flip(seed) */
+    uint64_t count;       /* distinct keys */
+    rb_shard *shards;     /* body 2: nshards shards (owned); NULL for one system (body 1) */
+    uint64_t nshards;
+    uint64_t nslots;      /* slots of all blocks */
+    double fpr;           /* the geometry's FPR */
+    uint32_t lo;
+    bool owns_words;
+    /* The one-key query and the batch loop for this CPU (bk__ribbon_pick_paths) */
+    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
+    const bk_allocator *alloc;
+};
+
+BK_INLINE uint64_t words_of(const rb_geom *g) { return g->nblocks * g->lo + (g->nblocks - g->upper); }
+
+/* The FPR of a geometry: a key starts in each of the nblocks - 1 first blocks alike and is checked on
+ * that block's columns. */
+BK_INLINE double geom_fpr(const rb_geom *g)
+{
+    uint64_t starts = g->nblocks - 1, low = g->upper < starts ? g->upper : starts;
+    return ((double)low * ldexp(1.0, -(int)g->lo) + (double)(starts - low) * ldexp(1.0, -(int)(g->lo + 1))) /
+           (double)starts;
+}
+
+/* A shard's geometry as its table entry has it. */
+BK_INLINE rb_geom shard_geom_of(const bk_ribbon *f, const rb_shard *sh)
+{
+    rb_geom g = { sh->nstarts / W + 1, sh->upper, f->lo };
+    return g;
+}
+
+/* ---- a key's row ---- */
+
+/* x of hash h: attempt 0 takes the hash as it is (already well mixed); later attempts remix it with
+ * their own seed, which gives every key a new row. */
+BK_INLINE uint64_t rb_mix(uint64_t h, uint64_t mix_seed)
+{
+    return BK_LIKELY(mix_seed == 0) ? h : bk__remix(h + mix_seed);
+}
+
+#define COEF_MUL UINT64_C(0x9e3779b97f4a7c15)
+
+/* x of hash h in a shard (body 2) with internal seed s: one multiply by an odd constant (h is a
+ * well-mixed hash; its shard came from its high bits, and the product's high bits, the row's start,
+ * depend on all of h's bits). */
+#define SHARD_MUL UINT64_C(0xd6e8feb86659fd93)
+BK_INLINE uint64_t rb_x2(uint64_t h, uint64_t s) { return (h ^ s) * SHARD_MUL; }
+
+/* The row of x: 128 coefficient bits (bit 0, the row's first slot, always 1) from a full mix of x;
+ * its first slot from the high bits of x (multiply-shift); its fingerprint from the low 32 bits. */
+BK_INLINE u128 rb_coef(uint64_t x)
+{
+    uint64_t a = bk__remix(x);
+    return ((u128)(a * COEF_MUL) << 64) | (a | 1);
+}
+BK_INLINE uint32_t rb_fp(uint64_t x) { return (uint32_t)x; }
+
+BK_INLINE unsigned rb_parity(u128 v) { return (unsigned)__builtin_parityll((uint64_t)v ^ (uint64_t)(v >> 64)); }
+
+
+/* Whether this CPU's POPCNT paths are taken (not when the tests ask for the portable ones). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define RB_HW_POPCNT 1
+#endif
+BK_INLINE bool use_popcnt(void)
+{
+#ifdef RB_HW_POPCNT
+    return !bk__ribbon_portable && (bk__cpu_usable() & BK_CPU_POPCNT);
+#else
+    return false;
+#endif
+}
+
+/* ribbon.c */
+BK_HIDDEN bk_status bk__ribbon_geom_check(const rb_geom *g);
+BK_HIDDEN bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed,
+                                          uint64_t mix_seed, bool alloc_words, bk_ribbon **out);
+BK_HIDDEN bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo,
+                                           uint64_t seed, bk_ribbon **out);
+BK_HIDDEN void bk__ribbon_sharded_totals(bk_ribbon *f);
+/* ribbon_query.c: the query paths of f for this CPU (the empty filter's, one system's, shards') */
+BK_HIDDEN void bk__ribbon_pick_paths(bk_ribbon *f);
+
+#endif
