@@ -186,6 +186,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(aging)
 BK__VT_WRITE_ADAPTERS(aging)
+static bk_status v_add_if_absent_hash(void *f, uint64_t h) { return bk_aging_add_if_absent_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk__vt_all_or_none(bk_aging_add_hashes(f, h, n), n, done);
@@ -198,4 +199,5 @@ BK_HIDDEN const bk_vtable bk__aging_vtable = {
     BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
+    .add_if_absent_hash = v_add_if_absent_hash,
 };

@@ -473,6 +473,8 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(blocked)
 BK__VT_WRITE_ADAPTERS(blocked)
+static uint64_t v_count(const void *f) { return bk_blocked_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_blocked_compatible(a, b); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk__vt_all_or_none(bk_blocked_add_hashes(f, h, n), n, done);
@@ -499,4 +501,6 @@ BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
     .set_count = v_set_count,
+    .count = v_count,
+    .compatible = v_compatible,
 };

@@ -471,6 +471,8 @@ static bk_status v_decode(bk_reader *r, void **out)
 BK__VT_WRITE_ADAPTERS(counting)
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 BK__VT_ADAPTERS(counting)
+static uint64_t v_count(const void *f) { return bk_counting_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_counting_compatible(a, b); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
@@ -486,4 +488,6 @@ BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .add_hashes = v_add_hashes,
     .merge = v_merge,
     .add_hash_atomic = v_add_hash_atomic,
+    .count = v_count,
+    .compatible = v_compatible,
 };

@@ -190,6 +190,8 @@ fail:
 
 BK__VT_ADAPTERS(cuckoo)
 BK__VT_WRITE_ADAPTERS(cuckoo)
+static uint64_t v_count(const void *f) { return bk_cuckoo_items(f); }
+static bk_status v_add_if_absent_hash(void *f, uint64_t h) { return bk_cuckoo_add_if_absent_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
@@ -203,6 +205,8 @@ BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     /* no merge (union): two tables' fingerprints cannot be merged without the keys */
+    .count = v_count,
+    .add_if_absent_hash = v_add_if_absent_hash,
 };
 
 /* For tests: where hash h lives in table t (fingerprint and both buckets). */
