@@ -44,8 +44,7 @@ struct bk_bloom {
                 bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         } else {                                                               \
-            uint64_t base_ = 0;                                                \
-            const uint64_t s_ = (f)->slice;                                    \
+            uint64_t base_ = 0, s_ = (f)->slice;                               \
             for (uint32_t i_ = 0; i_ < k_; i_++, base_ += s_) {                \
                 uint64_t bit = base_ + bk__probe_at(&p_, s_);                  \
                 BODY;                                                          \
