@@ -355,12 +355,13 @@ static double fpr_of_bits(const bk_blocked *f)
 {
     double sum = 0.0;
     if (f->layout == BK_BLOCKED_SPLIT256) {
+        const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
         for (uint64_t b = 0; b < f->e.blocks; b++) {
             const uint64_t *w = f->e.words + b * 4;
             double p = 1.0;
             for (int j = 0; j < 4; j++) {
                 uint64_t v = load_relaxed(&w[j]);
-                p *= (double)__builtin_popcount((uint32_t)v) * (double)__builtin_popcount((uint32_t)(v >> 32));
+                p *= (double)bk__popcount64((uint32_t)v, hw) * (double)bk__popcount64(v >> 32, hw);
             }
             sum += p;
         }

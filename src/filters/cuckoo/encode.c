@@ -60,9 +60,10 @@ static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
     for (uint32_t l = 0; l < lanes; l++) lo |= UINT64_C(1) << (l * f);
     uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
     uint64_t used = 0, s = 0;
+    const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
     for (; s + lanes <= slots; s += lanes) {
         uint64_t x = read_plain(w, s * f);
-        used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
+        used += lanes - bk__popcount64(~(((x & low) + low) | x | low) & hi, hw);
     }
     for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
     return used;
