@@ -617,28 +617,25 @@ void bkr_digest(RedisModuleDigest *md, void *value)
 bk_status bkr_clone_filter(const bkr_value *v, bk_filter **out)
 {
     bk_status s;
-    void *c = NULL;
-    switch (v->type) {
-    case BK_TYPE_SCALABLE: s = bk_scalable_clone(v->obj, (bk_scalable **)&c); break;
-    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(v->obj, (bk_cuckoo **)&c); break;
-    case BKR_CF_PACKED: {
+    if (v->type == BKR_CF_PACKED) {
         bk_cuckoo *cf;
         if ((s = bkr_cf_unpack(v, &cf)) != BK_OK) return s;
         if ((s = bk_filter_wrap(BK_TYPE_CUCKOO, cf, out)) != BK_OK) bk_cuckoo_free(cf);
         return s;
     }
-    default: {
-        /* Any other type: through its saved form. */
-        uint8_t *buf;
-        size_t len;
-        if ((s = bkr_save_alloc(v->obj, &buf, &len)) != BK_OK) return s;
-        s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
-        RedisModule_Free(buf);
+    if (bkr_bare(v->type)) { /* the library's clone, through a handle made for the call */
+        bk_filter *h = bkr_handle(v);
+        if (!h) return BK_ENOMEM;
+        s = bk_filter_clone(h, out);
+        bkr_handle_done(v, h);
         return s;
     }
-    }
-    if (s != BK_OK) return s;
-    if ((s = bk_filter_wrap(v->type, c, out)) != BK_OK) free_typed(v->type, c);
+    /* Any other type: through its saved form. */
+    uint8_t *buf;
+    size_t len;
+    if ((s = bkr_save_alloc(v->obj, &buf, &len)) != BK_OK) return s;
+    s = bk_filter_load_buffer(buf, len, BK_LOAD_DEFAULT, out);
+    RedisModule_Free(buf);
     return s;
 }
 

@@ -39,6 +39,23 @@ bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len)
     return f->vt->remove_hash(f->obj, bk__hash(key, len, f->vt->seed(f->obj)));
 }
 
+/* Insert unless probably present: the type's one pass where it has one (scalable, cuckoo, aging), in
+ * memory; else (other types, mappings) a query, then an add. */
+bk_status bk_filter_add_if_absent_hash(bk_filter *f, uint64_t hash)
+{
+    if (BK_UNLIKELY(!f)) return BK_EINVAL;
+    if (f->vt->add_if_absent_hash && f->backing == BK_BACKING_MEMORY) return f->vt->add_if_absent_hash(f->obj, hash);
+    if (f->vt->contains_hash(f->obj, hash)) return BK_EEXISTS;
+    if (BK_UNLIKELY(!f->add_one)) return BK_ENOTSUP;
+    return f->add_one(f->obj, hash);
+}
+
+bk_status bk_filter_add_if_absent(bk_filter *f, const void *key, size_t len)
+{
+    if (BK_UNLIKELY(!f || (!key && len))) return BK_EINVAL;
+    return bk_filter_add_if_absent_hash(f, bk__hash(key, len, f->vt->seed(f->obj)));
+}
+
 /* ---- uint64 keys: the byte forms on the key's 8 little-endian bytes ---- */
 
 bk_status bk_filter_add_u64(bk_filter *f, uint64_t key)
@@ -130,6 +147,36 @@ bk_status bk_filter_stats(const bk_filter *f, bk_stats *out)
     if (!f || !out) return BK_EINVAL;
     f->vt->stats(f->obj, out);
     return BK_OK;
+}
+
+uint64_t bk_filter_count(const bk_filter *f)
+{
+    if (!f) return 0;
+    if (f->vt->count) return f->vt->count(f->obj);
+    bk_stats st;
+    f->vt->stats(f->obj, &st);
+    return st.count;
+}
+
+bk_status bk_filter_clone(const bk_filter *f, bk_filter **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    if (!f) return BK_EINVAL;
+    void *copy = NULL;
+    bk_status s = f->vt->clone(f->obj, &copy);
+    if (s != BK_OK) return s;
+    s = bk__filter_make(f->vt, copy, BK_BACKING_MEMORY, f->vt->allocator(copy), out);
+    if (s != BK_OK) f->vt->destroy(copy);
+    return s;
+}
+
+bk_status bk_filter_compatible(const bk_filter *a, const bk_filter *b)
+{
+    if (!a || !b) return BK_EINVAL;
+    if (a->vt != b->vt) return BK_EINCOMPAT;
+    if (!a->vt->compatible) return BK_ENOTSUP;
+    return a->vt->compatible(a->obj, b->obj);
 }
 
 bk_status bk_filter_merge(bk_filter *dst, const bk_filter *src)

@@ -7,7 +7,9 @@ and counts bits with one popcount.
   popcount's constants and the inline POPCNT instruction in one header, core/simd.h.
 - static library: exactly one object refers to the compiler's CPU model (__cpu_model, __cpu_features2,
   __cpu_indicator_init, what __builtin_cpu_supports and ifunc resolvers read), simd.c.o, so no macro or
-  attribute hides a second detection.
+  attribute hides a second detection; and no object calls libgcc's popcount (__popcountdi2 and kin: a
+  plain __builtin_popcount* outside code built under a popcnt target attribute), which counts bits
+  by neither the module's POPCNT nor its inlined shift-and-mask popcount.
 Usage: check_cpu.py REPO_ROOT STATIC_LIBRARY
 """
 import os
@@ -19,6 +21,7 @@ DETECT = re.compile(r"\b(__builtin_cpu_supports|__builtin_cpu_init|__get_cpuid\w
 SWAR = re.compile(r"0x5555555555555555|0x3333333333333333", re.I)
 ASM_POPCNT = re.compile(r"__asm__[^;]*\"popcnt")
 CPU_MODEL = {"__cpu_model", "__cpu_features2", "__cpu_indicator_init"}
+LIBGCC_POPCOUNT = re.compile(r"^__popcount[sdt]i2$")
 NM_LINE = re.compile(r"^.*:([^:/]+\.o):\s*[0-9a-fA-F]*\s+(\S)\s+(\S+)$")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
@@ -51,13 +54,18 @@ def main():
         if hits != [home]:
             problems.append(f"{what} in {', '.join(hits) or 'no file'}: expected in src/{home} only")
     out = subprocess.run(["nm", "-A", "--undefined-only", lib], check=True, capture_output=True, text=True).stdout
-    readers = set()
+    readers, plain_popcount = set(), set()
     for line in out.splitlines():
         m = NM_LINE.match(line)
         if m and m.group(3) in CPU_MODEL:
             readers.add(m.group(1))
+        if m and LIBGCC_POPCOUNT.match(m.group(3)):
+            plain_popcount.add(m.group(1))
     if readers != {"simd.c.o"}:
         problems.append(f"objects reading the CPU model: {', '.join(sorted(readers)) or 'none'}: expected simd.c.o only")
+    if plain_popcount:
+        problems.append(f"objects calling libgcc's popcount (a plain __builtin_popcount*): {', '.join(sorted(plain_popcount))}: "
+                        f"count bits with bk__popcount64 or bk__popcount_swar (src/{POPCOUNT_FILE})")
     if problems:
         print("FAIL: more than one CPU module:")
         for p in problems:

@@ -88,6 +88,15 @@ BK_API bool bk_filter_contains_hash(const bk_filter *f, uint64_t hash);
 BK_API bk_status bk_filter_remove(bk_filter *f, const void *key, size_t len);
 BK_API bk_status bk_filter_remove_hash(bk_filter *f, uint64_t hash);
 
+/* Insert unless the key is probably present: BK_OK (added) or BK_EEXISTS (probably present, nothing
+ * changed; also on a filter that cannot take keys). In memory, a scalable, cuckoo or aging filter
+ * uses its own add_if_absent (a scalable chain then tests every sub-filter, as a plain add does not);
+ * every other type and every mapping, a query then an add. Errors: as bk_filter_add (BK_ENOTSUP for
+ * an absent key on a fuse or Ribbon filter or a read-only mapping). [excl]; [query] on a shared
+ * mapping (the query and the atomic insert are two steps: two racing callers may both add) */
+BK_API bk_status bk_filter_add_if_absent(bk_filter *f, const void *key, size_t len);
+BK_API bk_status bk_filter_add_if_absent_hash(bk_filter *f, uint64_t hash);
+
 /* uint64 keys: the same answers as the byte forms on the key's 8 little-endian bytes
  * (bk_filter_add_u64(f, k) is bk_filter_add(f, &k_le, 8)), so the two forms mix on one filter and
  * in files. The hash is XXH3 at the constant length 8 (bk_hash64 of those bytes) without the byte
@@ -111,6 +120,24 @@ BK_API bk_status bk_filter_contains_hashes(const bk_filter *f, const uint64_t *h
 
 /* Statistics of the filter inside (the type's own stats call). Errors: BK_EINVAL. [query] */
 BK_API bk_status bk_filter_stats(const bk_filter *f, bk_stats *out);
+
+/* Keys inserted: bk_stats.count without the rest of the statistics (no pass over the filter's
+ * arrays: the type's own counter, e.g. bk_bloom_count, bk_cuckoo_items, bk_quotient_total). For
+ * the bit-setting types after a union, the estimate the union left (see bk_filter_merge). 0 for a
+ * NULL f. [query] */
+BK_API uint64_t bk_filter_count(const bk_filter *f);
+
+/* A deep copy of the filter in a new handle, in owned memory (BK_BACKING_MEMORY) even when f is a
+ * mapping, with f's allocator: the type's own clone (bk_bloom_clone, ...). Errors: BK_EINVAL (NULL;
+ * *out is set to NULL on any error), BK_ENOMEM. [query] */
+BK_API bk_status bk_filter_clone(const bk_filter *f, bk_filter **out);
+
+/* Could a and b be merged (bk_filter_merge)? BK_OK when the type has a union and the two have the
+ * same geometry, layout and seed (the type's own _compatible); BK_EINCOMPAT (different types or
+ * geometry), BK_ENOTSUP (the type has no union test: cuckoo, fuse, Ribbon, aging and the sketches),
+ * BK_EINVAL (NULL). It looks at the filters only, not at their backing (a mapped dst still refuses
+ * the merge itself). [query] on both */
+BK_API bk_status bk_filter_compatible(const bk_filter *a, const bk_filter *b);
 
 /* dst becomes the union of dst and src. Errors: BK_EINVAL (NULL), BK_EINCOMPAT (different types, or
  * geometry/layout/seed differ: dst unchanged), BK_ENOTSUP (the type has no union: cuckoo filters (their

@@ -6,30 +6,6 @@
 /* Copies, set operations, clear, close                                                           */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* A deep copy in owned memory (also of a mapped filter), as a new handle. */
-static bk_status clone_handle(const bk_filter *f, bk_type t, bk_filter **out)
-{
-    void *src = bk_filter_get(f, t), *dst = NULL;
-    bk_status s;
-    typed_free_fn fr;
-    switch (t) {
-    case BK_TYPE_BLOOM: s = bk_bloom_clone(src, (bk_bloom **)&dst); fr = bkpy_free_bloom; break;
-    case BK_TYPE_BLOCKED: s = bk_blocked_clone(src, (bk_blocked **)&dst); fr = bkpy_free_blocked; break;
-    case BK_TYPE_COUNTING: s = bk_counting_clone(src, (bk_counting **)&dst); fr = bkpy_free_counting; break;
-    case BK_TYPE_SCALABLE: s = bk_scalable_clone(src, (bk_scalable **)&dst); fr = bkpy_free_scalable; break;
-    case BK_TYPE_CUCKOO: s = bk_cuckoo_clone(src, (bk_cuckoo **)&dst); fr = bkpy_free_cuckoo; break;
-    case BK_TYPE_FUSE: s = bk_fuse_clone(src, (bk_fuse **)&dst); fr = bkpy_free_fuse; break;
-    case BK_TYPE_RIBBON: s = bk_ribbon_clone(src, (bk_ribbon **)&dst); fr = bkpy_free_ribbon; break;
-    case BK_TYPE_AGING: s = bk_aging_clone(src, (bk_aging **)&dst); fr = bkpy_free_aging; break;
-    case BK_TYPE_QUOTIENT: s = bk_quotient_clone(src, (bk_quotient **)&dst); fr = bkpy_free_quotient; break;
-    default: return BK_ETYPE;
-    }
-    if (s != BK_OK) return s;
-    s = bk_filter_wrap(t, dst, out);
-    if (s != BK_OK) fr(dst);
-    return s;
-}
-
 static PyObject *new_like(FilterObject *o, bk_filter *h)
 {
     FilterObject *c = bkpy_filter_alloc(Py_TYPE(o));
@@ -48,7 +24,7 @@ PyObject *bkpy_Filter_copy(FilterObject *o, PyObject *unused)
     int held = bkpy_enter_read(o);
     if (held < 0) return NULL;
     bk_filter *h;
-    bk_status s = clone_handle(o->f, o->type, &h);
+    bk_status s = bk_filter_clone(o->f, &h);
     bkpy_leave(o, held);
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_OTHER, "copy");
     return new_like(o, h);
@@ -181,16 +157,7 @@ PyObject *bkpy_Filter_compatible(FilterObject *o, PyObject *other)
         bkpy_leave(o, h1);
         return NULL;
     }
-    void *x = bk_filter_get(o->f, o->type), *y = bk_filter_get(b->f, b->type);
-    bk_status s;
-    switch (o->type) {
-    case BK_TYPE_BLOOM: s = bk_bloom_compatible(x, y); break;
-    case BK_TYPE_BLOCKED: s = bk_blocked_compatible(x, y); break;
-    case BK_TYPE_COUNTING: s = bk_counting_compatible(x, y); break;
-    case BK_TYPE_SCALABLE: s = bk_scalable_compatible(x, y); break;
-    case BK_TYPE_QUOTIENT: s = bk_quotient_compatible(x, y); break;
-    default: s = BK_ENOTSUP; break;
-    }
+    bk_status s = bk_filter_compatible(o->f, b->f);
     if (o != b) bkpy_leave(b, h2);
     bkpy_leave(o, h1);
     return PyBool_FromLong(s == BK_OK);

@@ -42,18 +42,7 @@ PyObject *bkpy_Filter_add_if_absent(FilterObject *o, PyObject *k)
     key_t_ key;
     int held = bkpy_key_enter(o, k, &key, 1);
     if (held < 0) return NULL;
-    bk_status s;
-    void *typed;
-    if ((typed = bk_filter_get(o->f, BK_TYPE_AGING)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
-        s = bk_aging_add_if_absent(typed, key.p, key.n);
-    else if ((typed = bk_filter_get(o->f, BK_TYPE_SCALABLE)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
-        s = bk_scalable_add_if_absent(typed, key.p, key.n);
-    else if ((typed = bk_filter_get(o->f, BK_TYPE_CUCKOO)) && bk_filter_backing(o->f) == BK_BACKING_MEMORY)
-        s = bk_cuckoo_add_if_absent(typed, key.p, key.n);
-    else if (bk_filter_contains(o->f, key.p, key.n))
-        s = BK_EEXISTS;
-    else
-        s = bk_filter_add(o->f, key.p, key.n);
+    bk_status s = bk_filter_add_if_absent(o->f, key.p, key.n);
     int bad = bkpy_leave(o, held);
     bkpy_key_done(&key);
     if (bad < 0) return NULL;
@@ -356,34 +345,12 @@ Py_ssize_t bkpy_Filter_len(FilterObject *o)
     return (Py_ssize_t)(e + 0.5);
 }
 
-/* The count of keys inserted, from the type's own O(1) accessor. */
-static uint64_t inserted_count(const bk_filter *f, bk_type t)
-{
-    void *p = bk_filter_get(f, t);
-    switch (t) {
-    case BK_TYPE_BLOOM: return bk_bloom_count(p);
-    case BK_TYPE_BLOCKED: return bk_blocked_count(p);
-    case BK_TYPE_COUNTING: return bk_counting_count(p);
-    case BK_TYPE_SCALABLE: return bk_scalable_count(p);
-    case BK_TYPE_CUCKOO: return bk_cuckoo_items(p);
-    case BK_TYPE_FUSE: return bk_fuse_count(p);
-    case BK_TYPE_RIBBON: return bk_ribbon_count(p);
-    case BK_TYPE_QUOTIENT: return bk_quotient_total(p);
-    case BK_TYPE_AGING: {
-        bk_stats st;
-        bk_aging_stats(p, &st);
-        return st.count;
-    }
-    default: return 0;
-    }
-}
-
 PyObject *bkpy_Filter_get_count(FilterObject *o, void *c)
 {
     (void)c;
     int held = bkpy_enter_read(o);
     if (held < 0) return NULL;
-    uint64_t n = inserted_count(o->f, o->type);
+    uint64_t n = bk_filter_count(o->f);
     bkpy_leave(o, held);
     return PyLong_FromUnsignedLongLong(n);
 }
@@ -392,7 +359,7 @@ int bkpy_Filter_bool(FilterObject *o)
 {
     int held = bkpy_enter_read(o);
     if (held < 0) return -1;
-    uint64_t n = inserted_count(o->f, o->type);
+    uint64_t n = bk_filter_count(o->f);
     bkpy_leave(o, held);
     return n != 0;
 }

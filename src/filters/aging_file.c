@@ -10,10 +10,11 @@ static uint64_t slot_bits_set(const bk_aging *f, uint32_t slot)
 {
     uint64_t stride = (uint64_t)f->g * 4, set = 0;
     const uint64_t *w = f->words;
+    const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
     for (uint64_t b = 0; b < f->blocks; b++, w += stride) {
         const uint64_t *x = w + 4 * slot_pos(slot, b, f->g);
-        set += (uint64_t)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]) + __builtin_popcountll(x[2]) +
-                          __builtin_popcountll(x[3]));
+        set += (uint64_t)bk__popcount64(x[0], hw) + bk__popcount64(x[1], hw) + bk__popcount64(x[2], hw) +
+               bk__popcount64(x[3], hw);
     }
     return set;
 }
@@ -186,6 +187,7 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(aging)
 BK__VT_WRITE_ADAPTERS(aging)
+static bk_status v_add_if_absent_hash(void *f, uint64_t h) { return bk_aging_add_if_absent_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk__vt_all_or_none(bk_aging_add_hashes(f, h, n), n, done);
@@ -198,4 +200,5 @@ BK_HIDDEN const bk_vtable bk__aging_vtable = {
     BK__VT_WRITE_ENTRIES,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
+    .add_if_absent_hash = v_add_if_absent_hash,
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/bip37.h"
 
 struct bk_bip37 {
@@ -280,7 +281,14 @@ const uint8_t *bk_bip37_data(const bk_bip37 *f)
 uint64_t bk_bip37_popcount(const bk_bip37 *f)
 {
     uint64_t c = 0;
-    if (f)
-        for (size_t i = 0; i < f->bytes; i++) c += (uint64_t)__builtin_popcount(f->data[i]);
+    if (!f) return 0;
+    const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
+    size_t i = 0;
+    for (; i + 8 <= f->bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, f->data + i, 8);
+        c += bk__popcount64(w, hw);
+    }
+    for (; i < f->bytes; i++) c += bk__popcount64(f->data[i], hw);
     return c;
 }

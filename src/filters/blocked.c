@@ -356,12 +356,13 @@ static double fpr_of_bits(const bk_blocked *f)
 {
     double sum = 0.0;
     if (f->layout == BK_BLOCKED_SPLIT256) {
+        const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
         for (uint64_t b = 0; b < f->e.blocks; b++) {
             const uint64_t *w = f->e.words + b * 4;
             double p = 1.0;
             for (int j = 0; j < 4; j++) {
                 uint64_t v = load_relaxed(&w[j]);
-                p *= (double)__builtin_popcount((uint32_t)v) * (double)__builtin_popcount((uint32_t)(v >> 32));
+                p *= (double)bk__popcount64((uint32_t)v, hw) * (double)bk__popcount64(v >> 32, hw);
             }
             sum += p;
         }
@@ -484,6 +485,8 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(blocked)
 BK__VT_WRITE_ADAPTERS(blocked)
+static uint64_t v_count(const void *f) { return bk_blocked_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_blocked_compatible(a, b); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk__vt_all_or_none(bk_blocked_add_hashes(f, h, n), n, done);
@@ -510,4 +513,6 @@ BK_HIDDEN const bk_vtable bk__blocked_vtable = {
     .add_hash_atomic = v_add_hash_atomic,
     .add_hashes_atomic = v_add_hashes_atomic,
     .set_count = v_set_count,
+    .count = v_count,
+    .compatible = v_compatible,
 };

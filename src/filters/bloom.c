@@ -44,8 +44,7 @@ struct bk_bloom {
                 bk__probe_next(&p_, i_);                                       \
             }                                                                  \
         } else {                                                               \
-            uint64_t base_ = 0;                                                \
-            const uint64_t s_ = (f)->slice;                                    \
+            uint64_t base_ = 0, s_ = (f)->slice;                               \
             for (uint32_t i_ = 0; i_ < k_; i_++, base_ += s_) {                \
                 uint64_t bit = base_ + bk__probe_at(&p_, s_);                  \
                 BODY;                                                          \
@@ -763,6 +762,8 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(bloom)
 BK__VT_WRITE_ADAPTERS(bloom)
+static uint64_t v_count(const void *f) { return bk_bloom_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_bloom_compatible(a, b); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk__vt_all_or_none(bk_bloom_add_hashes(f, h, n), n, done);
@@ -784,4 +785,6 @@ BK_HIDDEN const bk_vtable bk__bloom_vtable = {
     .merge = v_merge,
     .add_hash_atomic = v_add_hash_atomic,
     .set_count = v_set_count,
+    .count = v_count,
+    .compatible = v_compatible,
 };

@@ -1,6 +1,7 @@
 /* Counting Bloom filter: packed 4- or 8-bit counters, sticky saturation. */
 #include <math.h>
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/counting.h"
 #include "bloomkit/filter.h"
 
@@ -369,15 +370,15 @@ bk_status bk_counting_union(bk_counting *dst, const bk_counting *src)
 }
 
 /* Non-zero and saturated counters of one word, SWAR: fold each counter's bits onto its lowest bit. */
-static void count_word(uint64_t w, uint32_t bits, uint64_t *nonzero, uint64_t *full)
+BK_INLINE void count_word(uint64_t w, uint32_t bits, bool hw, uint64_t *nonzero, uint64_t *full)
 {
     if (bits == 4) {
         const uint64_t lo = UINT64_C(0x1111111111111111);
         uint64_t any = w | (w >> 1), all = w & (w >> 1);
         any |= any >> 2;
         all &= all >> 2;
-        *nonzero += (uint64_t)__builtin_popcountll(any & lo);
-        *full += (uint64_t)__builtin_popcountll(all & lo);
+        *nonzero += bk__popcount64(any & lo, hw);
+        *full += bk__popcount64(all & lo, hw);
     } else {
         const uint64_t lo = UINT64_C(0x0101010101010101);
         uint64_t any = w | (w >> 1), all = w & (w >> 1);
@@ -385,8 +386,8 @@ static void count_word(uint64_t w, uint32_t bits, uint64_t *nonzero, uint64_t *f
         all &= all >> 2;
         any |= any >> 4;
         all &= all >> 4;
-        *nonzero += (uint64_t)__builtin_popcountll(any & lo);
-        *full += (uint64_t)__builtin_popcountll(all & lo);
+        *nonzero += bk__popcount64(any & lo, hw);
+        *full += bk__popcount64(all & lo, hw);
     }
 }
 
@@ -400,8 +401,9 @@ static double estimate_cardinality(uint64_t m, uint32_t k, uint64_t set)
 void bk_counting_stats(const bk_counting *f, bk_stats *out)
 {
     uint64_t nonzero = 0, full = 0;
+    const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
     for (uint64_t i = 0; i < f->nwords; i++)
-        count_word(__atomic_load_n(&f->words[i], __ATOMIC_RELAXED), f->bits, &nonzero, &full);
+        count_word(__atomic_load_n(&f->words[i], __ATOMIC_RELAXED), f->bits, hw, &nonzero, &full);
     uint64_t count = bk_counting_count(f);
     bk__stats_bits(out, BK_TYPE_COUNTING, f->k, f->capacity, count, f->m, f->nwords * 8, nonzero);
     out->est_cardinality = estimate_cardinality(f->m, f->k, nonzero);
@@ -471,6 +473,8 @@ static bk_status v_decode(bk_reader *r, void **out)
 BK__VT_WRITE_ADAPTERS(counting)
 static bk_status v_add_hash_atomic(void *f, uint64_t h) { return bk_counting_add_hash_atomic(f, h); }
 BK__VT_ADAPTERS(counting)
+static uint64_t v_count(const void *f) { return bk_counting_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_counting_compatible(a, b); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_counting_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
@@ -486,4 +490,6 @@ BK_HIDDEN const bk_vtable bk__counting_vtable = {
     .add_hashes = v_add_hashes,
     .merge = v_merge,
     .add_hash_atomic = v_add_hash_atomic,
+    .count = v_count,
+    .compatible = v_compatible,
 };

@@ -636,38 +636,39 @@ bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
 
 #define FUSE_BATCH 32
 
-/* One batch loop per fingerprint width, so the width is tested once per call, not per key. */
-#define FUSE_CONTAINS_LOOP(MATCH, T)                                                              \
-    do {                                                                                          \
-        const T *v_ = (const T *)(const void *)f->cells;                                          \
-        uint64_t x_[FUSE_BATCH], c0_[FUSE_BATCH], c1_[FUSE_BATCH], c2_[FUSE_BATCH];              \
-        for (size_t i = 0; i < n; i += FUSE_BATCH) {                                              \
-            size_t e = i + FUSE_BATCH < n ? i + FUSE_BATCH : n;                                   \
-            for (size_t j = i; j < e; j++) {                                                      \
-                size_t k = j - i;                                                                 \
-                x_[k] = fuse_mix(hashes[j], f->mix_seed);                                         \
-                fuse_cells(x_[k], f->span, f->seglen, f->segmask, &c0_[k], &c1_[k], &c2_[k]);     \
-                BK_PREFETCH(&v_[c0_[k]]);                                                         \
-                BK_PREFETCH(&v_[c1_[k]]);                                                         \
-                BK_PREFETCH(&v_[c2_[k]]);                                                         \
-            }                                                                                     \
-            for (size_t j = i; j < e; j++) {                                                      \
-                size_t k = j - i;                                                                 \
-                bool r = MATCH(f, x_[k], c0_[k], c1_[k], c2_[k]);                                 \
-                if (results) results[j] = r;                                                      \
-                present += r;                                                                     \
-            }                                                                                     \
-        }                                                                                         \
-    } while (0)
+/* The batch loop, written once: hash and prefetch a group of keys, then test them. Both widths inline
+ * their own copy (bits is a constant at each call), so the width is tested once per call, not per key. */
+BK_INLINE size_t contains_loop(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results,
+                               uint32_t bits)
+{
+    const uint8_t *cells = f->cells;
+    const size_t width = bits / 8;
+    uint64_t x[FUSE_BATCH], c0[FUSE_BATCH], c1[FUSE_BATCH], c2[FUSE_BATCH];
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += FUSE_BATCH) {
+        size_t e = i + FUSE_BATCH < n ? i + FUSE_BATCH : n;
+        for (size_t j = i; j < e; j++) {
+            size_t k = j - i;
+            x[k] = fuse_mix(hashes[j], f->mix_seed);
+            fuse_cells(x[k], f->span, f->seglen, f->segmask, &c0[k], &c1[k], &c2[k]);
+            BK_PREFETCH(cells + c0[k] * width);
+            BK_PREFETCH(cells + c1[k] * width);
+            BK_PREFETCH(cells + c2[k] * width);
+        }
+        for (size_t j = i; j < e; j++) {
+            size_t k = j - i;
+            bool r = bits == 8 ? match8(f, x[k], c0[k], c1[k], c2[k]) : match16(f, x[k], c0[k], c1[k], c2[k]);
+            if (results) results[j] = r;
+            present += r;
+        }
+    }
+    return present;
+}
 
 static size_t contains_hashes(const bk_fuse *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    size_t present = 0;
-    if (f->fp_bits == 8)
-        FUSE_CONTAINS_LOOP(match8, uint8_t);
-    else
-        FUSE_CONTAINS_LOOP(match16, uint16_t);
-    return present;
+    if (f->fp_bits == 8) return contains_loop(f, hashes, n, results, 8);
+    return contains_loop(f, hashes, n, results, 16);
 }
 
 static size_t query_chunk(const void *f, const uint64_t *h, size_t n, uint8_t *results)

@@ -221,6 +221,7 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
 
 BK__VT_ADAPTERS(quotient)
 BK__VT_WRITE_ADAPTERS(quotient)
+static bk_status v_compatible(const void *a, const void *b) { return bk_quotient_compatible(a, b); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_quotient_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
@@ -243,6 +244,7 @@ BK_HIDDEN const bk_vtable bk__quotient_vtable = {
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     .merge = v_merge,
+    .compatible = v_compatible,
 };
 
 /* For tests: every invariant of the layout and the counters (BK_OK or BK_ECORRUPT), and the array. */

@@ -150,6 +150,9 @@ static bk_status v_decode(bk_reader *r, void **out)
 
 BK__VT_ADAPTERS(scalable)
 BK__VT_WRITE_ADAPTERS(scalable)
+static uint64_t v_count(const void *f) { return bk_scalable_count(f); }
+static bk_status v_compatible(const void *a, const void *b) { return bk_scalable_compatible(a, b); }
+static bk_status v_add_if_absent_hash(void *f, uint64_t h) { return bk_scalable_add_if_absent_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
     return bk_scalable_add_hashes(f, h, n, done);
@@ -163,4 +166,7 @@ BK_HIDDEN const bk_vtable bk__scalable_vtable = {
     .add_hashes = v_add_hashes,
     .merge = v_merge,
     /* no atomic insert: a shared writable mapping cannot grow; scalable files are loaded, added to and saved */
+    .count = v_count,
+    .compatible = v_compatible,
+    .add_if_absent_hash = v_add_if_absent_hash,
 };

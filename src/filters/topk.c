@@ -606,6 +606,13 @@ static size_t v_contains_hashes(const void *f, const uint64_t *h, size_t n, uint
 static uint64_t v_seed(const void *f) { return ((const bk_topk *)f)->seed; }
 static void v_stats(const void *f, bk_stats *s) { bk_topk_stats(f, s); }
 static void v_destroy(void *f) { bk_topk_free(f); }
+static bk_status v_clone(const void *f, void **out)
+{
+    bk_topk *c = NULL;
+    bk_status s = bk_topk_clone(f, &c);
+    *out = c;
+    return s;
+}
 static const bk_allocator *v_allocator(const void *f) { return ((const bk_topk *)f)->alloc; }
 static bk_status v_add_hash(void *f, uint64_t h) { return bk_topk_incrby_hash(f, h, 1, NULL); }
 static void v_clear(void *f) { bk_topk_clear(f); }

@@ -37,12 +37,22 @@ typedef struct bk_vtable {
     void (*set_count)(void *f, uint64_t n);
     /* The allocator the filter keeps (its options' or its load's): bk_filter_wrap's handle uses it. */
     const bk_allocator *(*allocator)(const void *f);
+    /* What programs ask of any filter without switching on its type (bk_filter_count, _clone,
+     * _compatible, _add_if_absent). clone is every type's (a deep copy in owned memory, also of a
+     * mapped filter); count is the inserted-key count of bk_stats without the rest of the statistics
+     * (NULL: the type's stats are cheap, the count is taken from them); compatible answers whether a
+     * union would be accepted (NULL: BK_ENOTSUP); add_if_absent_hash inserts unless probably present
+     * in one pass (NULL: a query then an add), BK_EEXISTS when present. */
+    bk_status (*clone)(const void *f, void **out);
+    uint64_t (*count)(const void *f);
+    bk_status (*compatible)(const void *a, const void *b);
+    bk_status (*add_if_absent_hash)(void *f, uint64_t h);
 } bk_vtable;
 
 /*
  * What every type's table has alike. BK__VT_ADAPTERS(T) defines, in the type's source, the adapters
- * of the five calls every type has under the same names (bk_T_contains_hash, bk_T_contains_hashes,
- * bk_T_seed, bk_T_stats, bk_T_free) and of the allocator every type keeps in its `alloc` field;
+ * of the six calls every type has under the same names (bk_T_contains_hash, bk_T_contains_hashes,
+ * bk_T_seed, bk_T_stats, bk_T_clone, bk_T_free) and of the allocator every type keeps in its `alloc` field;
  * BK__VT_ENTRIES names them and the source's v_encode and v_decode in the table.
  * BK__VT_WRITE_ADAPTERS/BK__VT_WRITE_ENTRIES (below) do the same for add and clear. The rest of a
  * table (batch add, remove, merge, atomic insert, set_count) is the type's own:
@@ -62,10 +72,17 @@ typedef struct bk_vtable {
     static uint64_t v_seed(const void *f) { return bk_##T##_seed(f); }                                           \
     static void v_stats(const void *f, bk_stats *s) { bk_##T##_stats(f, s); }                                   \
     static void v_destroy(void *f) { bk_##T##_free(f); }                                                       \
+    static bk_status v_clone(const void *f, void **out)                                                          \
+    {                                                                                                            \
+        struct bk_##T *c = NULL;                                                                                 \
+        bk_status s = bk_##T##_clone(f, &c);                                                                     \
+        *out = c;                                                                                                \
+        return s;                                                                                                \
+    }                                                                                                            \
     static const bk_allocator *v_allocator(const void *f) { return ((const struct bk_##T *)f)->alloc; }
 #define BK__VT_ENTRIES                                                                                           \
     .contains_hash = v_contains_hash, .contains_hashes = v_contains_hashes, .seed = v_seed, .stats = v_stats,    \
-    .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator
+    .encode = v_encode, .decode = v_decode, .destroy = v_destroy, .allocator = v_allocator, .clone = v_clone
 /* The same for the two calls every type that takes keys after it is made has alike (all but the
  * static fuse and Ribbon filters): bk_T_add_hash and bk_T_clear. */
 #define BK__VT_WRITE_ADAPTERS(T)                                                                                 \

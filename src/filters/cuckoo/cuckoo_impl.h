@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/cuckoo.h"
 
 /*
@@ -345,7 +346,7 @@ BK_INLINE uint32_t bucket_count(const bk_cuckoo *F, const cf_table *T, uint64_t 
     uint64_t pat = fp * F->lane_lo;
     uint32_t c = 0;
     for (uint32_t g = 0; g < F->groups; g++)
-        c += (uint32_t)__builtin_popcountll(group_match(F, T, bucket, g, pat, atomic));
+        c += bk__popcount_swar(group_match(F, T, bucket, g, pat, atomic));
     return c;
 }
 

@@ -60,9 +60,10 @@ static uint64_t count_used(uint32_t f, const uint64_t *w, uint64_t slots)
     for (uint32_t l = 0; l < lanes; l++) lo |= UINT64_C(1) << (l * f);
     uint64_t hi = lo << (f - 1), low = hi - lo, mask = (UINT64_C(1) << f) - 1;
     uint64_t used = 0, s = 0;
+    const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
     for (; s + lanes <= slots; s += lanes) {
         uint64_t x = read_plain(w, s * f);
-        used += lanes - (uint64_t)__builtin_popcountll(~(((x & low) + low) | x | low) & hi);
+        used += lanes - bk__popcount64(~(((x & low) + low) | x | low) & hi, hw);
     }
     for (; s < slots; s++) used += (read_plain(w, s * f) & mask) != 0;
     return used;
@@ -190,6 +191,8 @@ fail:
 
 BK__VT_ADAPTERS(cuckoo)
 BK__VT_WRITE_ADAPTERS(cuckoo)
+static uint64_t v_count(const void *f) { return bk_cuckoo_items(f); }
+static bk_status v_add_if_absent_hash(void *f, uint64_t h) { return bk_cuckoo_add_if_absent_hash(f, h); }
 static bk_status v_remove_hash(void *f, uint64_t h) { return bk_cuckoo_remove_hash(f, h); }
 static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done)
 {
@@ -203,6 +206,8 @@ BK_HIDDEN const bk_vtable bk__cuckoo_vtable = {
     .remove_hash = v_remove_hash,
     .add_hashes = v_add_hashes,
     /* no merge (union): two tables' fingerprints cannot be merged without the keys */
+    .count = v_count,
+    .add_if_absent_hash = v_add_if_absent_hash,
 };
 
 /* For tests: where hash h lives in table t (fingerprint and both buckets). */
