@@ -98,7 +98,8 @@ static double wide_ring_fpr(double lambda, uint32_t bits, uint32_t k, uint32_t g
 
 /*
  * The wide body's sizing (docs/MATH.md, "Aging filter"): blocks of 512 bits for p >= 0.1% and 1024
- * below (one or two cache lines a generation), and the g (when not given) and k that make the
+ * below (one or two cache lines a generation), and the g (when not given: 3 to 16, and at most
+ * capacity + 1) and k that make the
  * fewest bits per window key, g / (g - 1) * bits / lambda, where lambda is the largest load per
  * block at which g full generations answer at most 0.9 p: the tenth kept back covers the distance
  * between the formula (independent probe positions) and the engine's probes, so that a measured rate
@@ -109,7 +110,9 @@ static bk_status wide_size(uint64_t capacity, double p, uint32_t generations, bk
 {
     uint32_t bw = p >= 0.001 ? 8 : 16, bits = bw * 64;
     double aim = 0.9 * p;
-    uint32_t g_lo = generations ? generations : 3, g_hi = generations ? generations : BK_AGING_MAX_GENERATIONS;
+    /* g - 1 at most the window: more generations would hold one key each and only add slack */
+    uint32_t g_max = capacity + 1 < BK_AGING_MAX_GENERATIONS ? (uint32_t)capacity + 1 : BK_AGING_MAX_GENERATIONS;
+    uint32_t g_lo = generations ? generations : (g_max < 3 ? g_max : 3), g_hi = generations ? generations : g_max;
     double best = HUGE_VAL, best_lambda = 0;
     uint32_t best_g = 0, best_k = 0;
     for (uint32_t g = g_lo; g <= g_hi; g++) {
