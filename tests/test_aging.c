@@ -894,33 +894,42 @@ static void test_wide_body_layout_as_documented(void **state)
 static void test_union(void **state)
 {
     (void)state;
-    fake_clock ca = { 100000 }, cb = { 100000 };
-    bk_aging_options oa = { .seed = 3, .clock = fake_now, .clock_ctx = &ca };
-    bk_aging_options ob = { .seed = 3, .clock = fake_now, .clock_ctx = &cb };
-    bk_aging *a = NULL, *b = NULL;
-    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &oa, &a), BK_OK);
-    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &ob, &b), BK_OK);
-    for (uint64_t i = 0; i < 6000; i++) {
-        bk_aging_add_hash(a, key_hash(1, i, 3));
-        bk_aging_add_hash(b, key_hash(2, i, 3));
-        ca.now++;
-        cb.now++;
+    /* SPLIT256 blocks, then the wide ones */
+    for (int wide = 0; wide < 2; wide++) {
+        fake_clock ca = { 100000 }, cb = { 100000 };
+        bk_aging_options oa = { .seed = 3, .clock = fake_now, .clock_ctx = &ca };
+        bk_aging_options ob = { .seed = 3, .clock = fake_now, .clock_ctx = &cb };
+        bk_aging *a = NULL, *b = NULL, *other = NULL;
+        double p = wide ? 0.0001 : 0.01;
+        assert_int_equal(bk_aging_new_time(3000, 30000, p, &oa, &a), BK_OK);
+        assert_int_equal(bk_aging_new_time(3000, 30000, p, &ob, &b), BK_OK);
+        /* the other block shape, same window and g: not the same geometry */
+        oa.generations = bk_aging_generations(a);
+        assert_int_equal(bk_aging_new_time(3000, 30000, wide ? 0.01 : 0.0001, &oa, &other), BK_OK);
+        assert_int_equal(bk_aging_union(a, other), BK_EINCOMPAT);
+        bk_aging_free(other);
+        for (uint64_t i = 0; i < 6000; i++) {
+            bk_aging_add_hash(a, key_hash(1, i, 3));
+            bk_aging_add_hash(b, key_hash(2, i, 3));
+            ca.now++;
+            cb.now++;
+        }
+        assert_int_equal(bk_aging_union(a, b), BK_OK);
+        /* Keys of the last T ms of both are present. */
+        for (uint64_t i = 3000; i < 6000; i++) {
+            assert_true(bk_aging_contains_hash(a, key_hash(1, i, 3)));
+            assert_true(bk_aging_contains_hash(a, key_hash(2, i, 3)));
+        }
+        bk_aging *c1 = count_filter(1000, 0.01, 4), *c2 = count_filter(1000, 0.01, 4), *c3 = count_filter(2000, 0.01, 4);
+        assert_int_equal(bk_aging_union(c1, c2), BK_ENOTSUP);
+        assert_int_equal(bk_aging_union(c1, c3), BK_ENOTSUP);
+        assert_int_equal(bk_aging_union(a, c1), BK_EINCOMPAT);
+        bk_aging_free(a);
+        bk_aging_free(b);
+        bk_aging_free(c1);
+        bk_aging_free(c2);
+        bk_aging_free(c3);
     }
-    assert_int_equal(bk_aging_union(a, b), BK_OK);
-    /* Keys of the last T ms of both are present. */
-    for (uint64_t i = 3000; i < 6000; i++) {
-        assert_true(bk_aging_contains_hash(a, key_hash(1, i, 3)));
-        assert_true(bk_aging_contains_hash(a, key_hash(2, i, 3)));
-    }
-    bk_aging *c1 = count_filter(1000, 0.01, 4), *c2 = count_filter(1000, 0.01, 4), *c3 = count_filter(2000, 0.01, 4);
-    assert_int_equal(bk_aging_union(c1, c2), BK_ENOTSUP);
-    assert_int_equal(bk_aging_union(c1, c3), BK_ENOTSUP);
-    assert_int_equal(bk_aging_union(a, c1), BK_EINCOMPAT);
-    bk_aging_free(a);
-    bk_aging_free(b);
-    bk_aging_free(c1);
-    bk_aging_free(c2);
-    bk_aging_free(c3);
 }
 
 /* The golden file of a time window (count windows have theirs in test_persist's list): made with a
