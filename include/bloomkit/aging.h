@@ -25,7 +25,7 @@
  * period its FPR rises above p (bk_stats.fpr_now says by how much, and .saturated turns true).
  *
  * Memory: g / (g - 1) times a blocked filter sized for W / (g - 1) keys at p / g. Bits per window key
- * at p = 10%, 1%, 0.1%, 0.01%: 11.3, 18.8, 24.7, 30.1, against 12.5, 22.1, 31.6, 41.2 for the usual two
+ * at p = 10%, 1%, 0.1%, 0.01%: 11.4, 18.8, 24.7, 30.1, against 12.5, 22.1, 31.6, 41.2 for the usual two
  * rotating classic filters (each sized for W keys at p / 2) and 12.4, 19.7, 25.7, 31.5 for the best
  * Age-Partitioned Bloom Filter (docs/MATH.md, "Aging filter").
  *
