@@ -9,6 +9,7 @@
  */
 #include "filters/aging_impl.h"
 #include "core/blocked_engine.h"
+#include "core/simd.h"
 
 /* Keys ahead whose bucket a batch loop prefetches. */
 #define WIDE_PF 8
@@ -35,6 +36,23 @@ BK_INLINE slot_set wide_found(const uint64_t *b, uint32_t g, uint32_t bw, const 
     return found;
 }
 
+#ifdef BK_X86
+/* The same answer with 256-bit tests: a block holds the key when no probe bit is missing from it. */
+BK_T_AVX2 BK_INLINE slot_set wide_found_avx2(const uint64_t *b, uint32_t g, uint32_t bw, const uint64_t m[16])
+{
+    __m256i mv[4];
+    for (uint32_t v = 0; v < bw / 4; v++) mv[v] = _mm256_loadu_si256((const __m256i *)(const void *)(m + 4 * v));
+    slot_set found = 0;
+    for (uint32_t j = 0; j < g; j++, b += bw) {
+        const __m256i *w = (const __m256i *)(const void *)b;
+        __m256i miss = _mm256_andnot_si256(_mm256_load_si256(w), mv[0]);
+        for (uint32_t v = 1; v < bw / 4; v++) miss = _mm256_or_si256(miss, _mm256_andnot_si256(_mm256_load_si256(w + v), mv[v]));
+        found |= (slot_set)_mm256_testz_si256(miss, miss) << j;
+    }
+    return found;
+}
+#endif
+
 BK_INLINE void wide_insert(uint64_t *block, uint32_t bw, const uint64_t m[16])
 {
     for (uint32_t i = 0; i < bw; i++) block[i] |= m[i];
@@ -48,6 +66,8 @@ BK_INLINE slot_set wide_blocks_of(slot_set slots, uint32_t r, uint32_t g)
     return ((slots << r) | (slots >> (g - r))) & all;
 }
 
+typedef slot_set (*wide_found_fn)(const uint64_t *b, uint32_t g, uint32_t bw, const uint64_t m[16]);
+
 BK_INLINE void prefetch_lines(const uint64_t *p, size_t bytes)
 {
     for (size_t o = 0; o < bytes; o += 64) BK_PREFETCH((const char *)p + o);
@@ -55,24 +75,24 @@ BK_INLINE void prefetch_lines(const uint64_t *p, size_t bytes)
 
 /* ---- one key ---- */
 
-BK_INLINE bool contains_bw(const bk_aging *f, uint64_t h, slot_set live, uint32_t bw)
+BK_INLINE bool contains_bw(const bk_aging *f, uint64_t h, slot_set live, uint32_t bw, wide_found_fn found)
 {
     uint64_t m[16];
     uint64_t bi = bk__range64(h, f->blocks);
     wide_mask((uint32_t)h, f->k, bw, m);
-    slot_set hit = wide_found(f->words + bi * f->g * bw, f->g, bw, m);
+    slot_set hit = found(f->words + bi * f->g * bw, f->g, bw, m);
     return (hit & wide_blocks_of(live, rot_of(bi, f->g), f->g)) != 0;
 }
 
-static bool wide_contains1(const bk_aging *f, uint64_t h)
+BK_INLINE bool contains1(const bk_aging *f, uint64_t h, wide_found_fn found)
 {
     slot_set live = live_now(f);
     if (!live) return false;
-    return f->bw == 8 ? contains_bw(f, h, live, 8) : contains_bw(f, h, live, 16);
+    return f->bw == 8 ? contains_bw(f, h, live, 8, found) : contains_bw(f, h, live, 16, found);
 }
 
 /* Insert (and, with hit, first test every slot): the current slot's block takes the key. */
-BK_INLINE bool add_bw(bk_aging *f, uint64_t h, uint32_t bw, bool test)
+BK_INLINE bool add_bw(bk_aging *f, uint64_t h, uint32_t bw, bool test, wide_found_fn found)
 {
     turn_if_full(f);
     uint64_t m[16];
@@ -80,7 +100,7 @@ BK_INLINE bool add_bw(bk_aging *f, uint64_t h, uint32_t bw, bool test)
     uint64_t bi = bk__range64(h, f->blocks);
     uint64_t *b = f->words + bi * g * bw;
     wide_mask((uint32_t)h, f->k, bw, m);
-    bool hit = test && wide_found(b, g, bw, m) != 0;
+    bool hit = test && found(b, g, bw, m) != 0;
     wide_insert(b + (uint64_t)bw * slot_pos(s, bi, g), bw, m);
     f->count[s]++;
     f->inserted++;
@@ -91,17 +111,17 @@ static bk_status wide_add1(bk_aging *f, uint64_t h)
 {
     advance_time(f);
     if (f->bw == 8)
-        add_bw(f, h, 8, false);
+        add_bw(f, h, 8, false, wide_found);
     else
-        add_bw(f, h, 16, false);
+        add_bw(f, h, 16, false, wide_found);
     return BK_OK;
 }
 
 /* After advance_time every slot is live (a time window's insert turns the ring to now first). */
-static bk_status wide_aia1(bk_aging *f, uint64_t h)
+BK_INLINE bk_status aia1(bk_aging *f, uint64_t h, wide_found_fn found)
 {
     advance_time(f);
-    bool hit = f->bw == 8 ? add_bw(f, h, 8, true) : add_bw(f, h, 16, true);
+    bool hit = f->bw == 8 ? add_bw(f, h, 8, true, found) : add_bw(f, h, 16, true, found);
     return hit ? BK_EEXISTS : BK_OK;
 }
 
@@ -138,7 +158,7 @@ static void wide_add_hashes(bk_aging *f, const uint64_t *hs, size_t n)
 }
 
 BK_INLINE size_t contains_run_bw(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live,
-                                 uint32_t bw)
+                                 uint32_t bw, wide_found_fn found)
 {
     const uint64_t *words = f->words;
     uint64_t blocks = f->blocks;
@@ -150,20 +170,21 @@ BK_INLINE size_t contains_run_bw(const bk_aging *f, const uint64_t *hs, size_t n
         uint64_t m[16];
         uint64_t bi = bk__range64(hs[i], blocks);
         wide_mask((uint32_t)hs[i], k, bw, m);
-        bool r = (wide_found(words + bi * g * bw, g, bw, m) & wide_blocks_of(live, rot_of(bi, g), g)) != 0;
+        bool r = (found(words + bi * g * bw, g, bw, m) & wide_blocks_of(live, rot_of(bi, g), g)) != 0;
         if (res) res[i] = r;
         present += r;
     }
     return present;
 }
 
-static size_t wide_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live)
+BK_INLINE size_t contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live,
+                                 wide_found_fn found)
 {
-    return f->bw == 8 ? contains_run_bw(f, hs, n, res, live, 8) : contains_run_bw(f, hs, n, res, live, 16);
+    return f->bw == 8 ? contains_run_bw(f, hs, n, res, live, 8, found) : contains_run_bw(f, hs, n, res, live, 16, found);
 }
 
 /* Every slot is live here (the caller advanced a time window to now), as in the one-key form. */
-BK_INLINE size_t aia_run_bw(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, uint32_t bw)
+BK_INLINE size_t aia_run_bw(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, uint32_t bw, wide_found_fn found)
 {
     uint64_t *words = f->words, blocks = f->blocks;
     uint32_t g = f->g, k = f->k;
@@ -178,7 +199,7 @@ BK_INLINE size_t aia_run_bw(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *
             uint64_t bi = bk__range64(hs[i], blocks);
             uint64_t *b = words + bi * g * bw;
             wide_mask((uint32_t)hs[i], k, bw, m);
-            bool r = wide_found(b, g, bw, m) != 0;
+            bool r = found(b, g, bw, m) != 0;
             wide_insert(b + (uint64_t)bw * slot_pos(s, bi, g), bw, m);
             if (res) res[i] = r;
             present += r;
@@ -189,18 +210,60 @@ BK_INLINE size_t aia_run_bw(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *
     return present;
 }
 
-static size_t wide_aia_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live)
+BK_INLINE size_t aia_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, wide_found_fn found)
 {
-    (void)live;
-    return f->bw == 8 ? aia_run_bw(f, hs, n, res, 8) : aia_run_bw(f, hs, n, res, 16);
+    return f->bw == 8 ? aia_run_bw(f, hs, n, res, 8, found) : aia_run_bw(f, hs, n, res, 16, found);
 }
 
-static const aging_ops wide_ops = {
-    .any = { wide_contains1, wide_add1, wide_aia1 },
-    .count4 = { wide_contains1, wide_add1, wide_aia1 },
+/* ---- the paths: the tests of a block in 64-bit words, or (AVX2) in 256-bit vectors; the inserts
+ * are the same code on both (an or of the mask's words) ---- */
+
+static bool scalar_contains1(const bk_aging *f, uint64_t h) { return contains1(f, h, wide_found); }
+static bk_status scalar_aia1(bk_aging *f, uint64_t h) { return aia1(f, h, wide_found); }
+static size_t scalar_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live)
+{
+    return contains_hashes(f, hs, n, res, live, wide_found);
+}
+static size_t scalar_aia_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live)
+{
+    (void)live; /* every slot: the caller advanced a time window to now */
+    return aia_hashes(f, hs, n, res, wide_found);
+}
+static const aging_ops wide_scalar_ops = {
+    .any = { scalar_contains1, wide_add1, scalar_aia1 },
+    .count4 = { scalar_contains1, wide_add1, scalar_aia1 },
     .add_hashes = wide_add_hashes,
-    .contains_hashes = wide_contains_hashes,
-    .add_if_absent_hashes = wide_aia_hashes,
+    .contains_hashes = scalar_contains_hashes,
+    .add_if_absent_hashes = scalar_aia_hashes,
 };
 
-const aging_ops *bk__aging_wide_ops(void) { return &wide_ops; }
+#ifdef BK_X86
+#  define BK_T_WIDE_AVX2 __attribute__((target("avx2")))
+BK_T_WIDE_AVX2 static bool avx2_contains1(const bk_aging *f, uint64_t h) { return contains1(f, h, wide_found_avx2); }
+BK_T_WIDE_AVX2 static bk_status avx2_aia1(bk_aging *f, uint64_t h) { return aia1(f, h, wide_found_avx2); }
+BK_T_WIDE_AVX2 static size_t avx2_contains_hashes(const bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res,
+                                                  slot_set live)
+{
+    return contains_hashes(f, hs, n, res, live, wide_found_avx2);
+}
+BK_T_WIDE_AVX2 static size_t avx2_aia_hashes(bk_aging *f, const uint64_t *hs, size_t n, uint8_t *res, slot_set live)
+{
+    (void)live;
+    return aia_hashes(f, hs, n, res, wide_found_avx2);
+}
+static const aging_ops wide_avx2_ops = {
+    .any = { avx2_contains1, wide_add1, avx2_aia1 },
+    .count4 = { avx2_contains1, wide_add1, avx2_aia1 },
+    .add_hashes = wide_add_hashes,
+    .contains_hashes = avx2_contains_hashes,
+    .add_if_absent_hashes = avx2_aia_hashes,
+};
+#endif
+
+const aging_ops *bk__aging_wide_ops(void)
+{
+#ifdef BK_X86
+    if (bk__simd_resolve(BK_SIMD_AUTO) >= BK_SIMD_AVX2) return &wide_avx2_ops;
+#endif
+    return &wide_scalar_ops;
+}
