@@ -5,7 +5,9 @@
  * 1% (aging.c). A bucket is the g blocks of one block index side by side, so a key still costs one
  * bucket per query: g lines (or line pairs) in a row, which the CPU's prefetchers fetch together.
  * The ring, its turns and the epoch arithmetic are those of every aging filter (aging_impl.h); the
- * code here is written once for both block sizes, each loop instantiated with bw a constant.
+ * code here is written once for both block sizes, each loop instantiated with bw a constant, and
+ * for two paths that differ only in the block test (64-bit words, or AVX2's 256-bit andnot and
+ * testz), chosen once per filter like the SPLIT256 rings' paths.
  */
 #include "filters/aging_impl.h"
 #include "core/blocked_engine.h"
