@@ -116,9 +116,10 @@ static bk_status wide_size(uint64_t capacity, double p, uint32_t generations, bk
     double best = HUGE_VAL, best_lambda = 0;
     uint32_t best_g = 0, best_k = 0;
     for (uint32_t g = g_lo; g <= g_hi; g++) {
-        int k0 = (int)lround(log2(g / aim));
-        for (int k = k0 - 4; k <= k0 + 1; k++) {
-            if (k < 1 || k > 16) continue;
+        /* k near log2(g / aim), the classic optimum, within the engine's 16 probes */
+        int k_hi = (int)lround(log2(g / aim)) + 1;
+        if (k_hi > 16) k_hi = 16;
+        for (int k = k_hi - 5 > 1 ? k_hi - 5 : 1; k <= k_hi; k++) {
             double lo = 0, hi = bits;
             for (int it = 0; it < 40; it++) {
                 double mid = (lo + hi) / 2;
