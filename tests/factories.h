@@ -263,14 +263,23 @@ static inline bk_filter *tf_ribbon_sharded(uint64_t capacity, uint64_t nkeys, ui
  * window of minutes, saved and loaded at chosen times, is tests/test_aging.c's golden file, with its
  * own clock.) */
 static void tf_aging_free(void *p) { bk_aging_free(p); }
-static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+static bk_filter *tf_aging_count_p(uint64_t capacity, uint64_t nkeys, uint64_t seed, double p)
 {
     bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.seed = seed;
     o.allocator = tf_allocator;
     bk_aging *a;
-    if (bk_aging_new_count(capacity, 0.01, &o, &a) != BK_OK) return NULL;
+    if (bk_aging_new_count(capacity, p, &o, &a) != BK_OK) return NULL;
     return tf_wrap_fill(BK_TYPE_AGING, a, tf_aging_free, nkeys);
+}
+static bk_filter *tf_aging_count(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_aging_count_p(capacity, nkeys, seed, 0.01);
+}
+/* "aging-wide": p = 0.1%, the later body of 512-bit blocks (docs/FORMAT.md 6.7, body 2). */
+static bk_filter *tf_aging_wide(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    return tf_aging_count_p(capacity, nkeys, seed, 0.001);
 }
 
 /* A time window whose clock stands at a fixed instant (TF_AGING_T0, in 2023) while the factory fills
@@ -376,6 +385,7 @@ static const tf_factory tf_factories[] = {
     { "ribbon-sharded", BK_TYPE_RIBBON, false, tf_ribbon_sharded, true },
     { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },
     { "quotient-stages", BK_TYPE_QUOTIENT, false, tf_quotient_stages, false },
+    { "aging-wide", BK_TYPE_AGING, false, tf_aging_wide, false },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

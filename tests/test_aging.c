@@ -4,6 +4,7 @@
 #include <time.h>
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
+#include "core/blocked_engine.h"
 
 /* A clock the test moves by hand (ms). */
 typedef struct { uint64_t now; } fake_clock;
@@ -53,20 +54,28 @@ static void assert_all_present(const bk_aging *f, uint64_t from, uint64_t to)
 static void test_sizing(void **state)
 {
     (void)state;
-    const double ps[2] = { 0.01, 0.001 };
-    for (int i = 0; i < 2; i++) {
+    /* The best Age-Partitioned Bloom Filter's bits per window key at each p (bench/aging_space.c
+     * computes them from the paper's formulas). */
+    const double ps[4] = { 0.1, 0.01, 0.001, 0.0001 };
+    const double apbf[4] = { 12.37, 19.66, 25.72, 31.45 };
+    for (int i = 0; i < 4; i++) {
         bk_aging_geometry geo;
         assert_int_equal(bk_aging_size(10000000, ps[i], 0, &geo), BK_OK);
-        assert_int_equal(geo.generations, BK_AGING_DEFAULT_GENERATIONS);
+        if (ps[i] >= 0.01) /* SPLIT256 blocks, the default g */
+            assert_int_equal(geo.generations, BK_AGING_DEFAULT_GENERATIONS);
+        else /* wide blocks: g chosen by p, 512 bits a block from 0.1%, 1024 below */
+            assert_int_equal(geo.bytes, geo.blocks * geo.generations * (ps[i] >= 0.001 ? 64 : 128));
         assert_true(geo.gen_capacity * (geo.generations - 1) >= 10000000);
         assert_true(geo.fpr <= ps[i]);
         assert_true(geo.fpr > ps[i] * 0.8); /* not oversized */
-        /* Less memory than two rotating classic filters, each sized for W keys at p / 2. */
+        /* Less memory than two rotating classic filters, each sized for W keys at p / 2, and than the
+         * best APBF. */
         bk_geometry two;
         assert_int_equal(bk_bloom_size(10000000, ps[i] / 2, &two), BK_OK);
         assert_true(geo.bytes * 8 < 2 * two.m);
-        print_message("p = %g: %.2f bits per window key (two classic filters: %.2f), FPR %.5f\n", ps[i],
-                      geo.bits_per_key, 2.0 * (double)two.m / 1e7, geo.fpr);
+        assert_true(geo.bits_per_key < apbf[i]);
+        print_message("p = %g: %.2f bits per window key, g = %u (two classic filters: %.2f, APBF %.2f), FPR %.6f\n",
+                      ps[i], geo.bits_per_key, geo.generations, 2.0 * (double)two.m / 1e7, apbf[i], geo.fpr);
     }
     bk_aging_geometry geo;
     assert_int_equal(bk_aging_size(0, 0.01, 0, &geo), BK_EINVAL);
@@ -222,6 +231,47 @@ static void test_count_fpr(void **state)
         }
         print_message("p = %g: FPR averaged over the window's phases %.5f\n", ps[i], sum / 4);
         assert_true(sum / 4 <= 1.15 * ps[i]);
+        bk_aging_free(f);
+    }
+}
+
+/* Every p from 10% to 0.01% (SPLIT256 blocks down to 1%, the wide blocks of 512 and 1024 bits
+ * below): no false negative inside the window at any phase of a generation, and at the window's worst
+ * moment (every generation full, the next insert turns the ring) the FPR measured on a million
+ * never-inserted keys is at most 1.15 p (a window of 1e5 keys has few buckets: the spread of their
+ * loads moves the rate more than at 1e6, where bench/aging_space measures it under p). */
+static void test_fpr_by_p(void **state)
+{
+    (void)state;
+    const double ps[4] = { 0.1, 0.01, 0.001, 0.0001 };
+    for (int i = 0; i < 4; i++) {
+        const uint64_t w = 100000;
+        bk_aging *f = count_filter(w, ps[i], 0);
+        bk_aging_info info;
+        bk_aging_get_info(f, &info);
+        uint64_t c = info.gen_capacity, id = 0, g = info.generations;
+        /* g + 1 generations in steps of C / 3 + 1 keys: the checks land at every phase */
+        uint64_t h[1024];
+        while (id < (g + 1) * c) {
+            uint64_t n = c / 3 + 1;
+            if (n > (g + 1) * c - id) n = (g + 1) * c - id;
+            for (uint64_t j = 0; j < n; j += 1024) {
+                size_t m = n - j < 1024 ? (size_t)(n - j) : 1024;
+                for (size_t x = 0; x < m; x++) h[x] = key_hash(1, id + j + x, 7);
+                assert_int_equal(bk_aging_add_hashes(f, h, m), BK_OK);
+            }
+            id += n;
+            assert_all_present(f, id > w ? id - w : 0, id);
+        }
+        double worst = measure_fpr(f, 1000000, 0);
+        bk_aging_get_info(f, &info);
+        bk_stats st;
+        bk_aging_stats(f, &st);
+        print_message("p = %g: g = %llu, %.2f bits per window key, worst-moment FPR %.6f (%.3f p), fpr_now %.6f\n",
+                      ps[i], (unsigned long long)g, (double)st.memory_bytes * 8.0 / (double)w, worst, worst / ps[i],
+                      info.fpr_now);
+        assert_true(worst <= 1.15 * ps[i]);
+        assert_true(info.fpr_now <= ps[i]);
         bk_aging_free(f);
     }
 }
@@ -431,43 +481,59 @@ static void test_forms_and_paths_agree(void **state)
         lens[i] = sizeof k[i].b;
         h[i] = bk_hash64(k[i].b, sizeof k[i].b, 7);
     }
-    void *ref = NULL;
-    size_t ref_len = 0;
-    for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best() && s <= BK_SIMD_AVX2; s++) {
-        assert_int_equal(bk_simd_force(s), BK_OK);
-        bk_aging *a = count_filter(20000, 0.01, 4), *b = count_filter(20000, 0.01, 4), *c = count_filter(20000, 0.01, 4);
-        for (size_t i = 0; i < N; i++) bk_aging_add(a, k[i].b, sizeof k[i].b);
-        assert_int_equal(bk_aging_add_hashes(b, h, N), BK_OK);
-        assert_int_equal(bk_aging_add_many(c, ptrs, lens, N), BK_OK);
-        size_t la, lb, lc;
-        void *sa = save(a, &la), *sb = save(b, &lb), *sc = save(c, &lc);
-        assert_int_equal(la, lb);
-        assert_memory_equal(sa, sb, la);
-        assert_memory_equal(sa, sc, la);
-        if (!ref) {
-            ref = sa;
-            ref_len = la;
-        } else {
-            assert_int_equal(ref_len, la);
-            assert_memory_equal(ref, sa, la); /* scalar and AVX2 set identical bits */
-            free(sa);
+    /* SPLIT256 blocks, and the wide blocks of 512 and 1024 bits */
+    const double ps[3] = { 0.01, 0.001, 0.0001 };
+    for (int pi = 0; pi < 3; pi++) {
+        void *ref = NULL, *ref_answers = NULL;
+        size_t ref_len = 0;
+        for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best() && s <= BK_SIMD_AVX2; s++) {
+            assert_int_equal(bk_simd_force(s), BK_OK);
+            bk_aging *a = count_filter(20000, ps[pi], 4), *b = count_filter(20000, ps[pi], 4),
+                     *c = count_filter(20000, ps[pi], 4);
+            for (size_t i = 0; i < N; i++) bk_aging_add(a, k[i].b, sizeof k[i].b);
+            assert_int_equal(bk_aging_add_hashes(b, h, N), BK_OK);
+            assert_int_equal(bk_aging_add_many(c, ptrs, lens, N), BK_OK);
+            size_t la, lb, lc;
+            void *sa = save(a, &la), *sb = save(b, &lb), *sc = save(c, &lc);
+            assert_int_equal(la, lb);
+            assert_memory_equal(sa, sb, la);
+            assert_memory_equal(sa, sc, la);
+            if (!ref) {
+                ref = sa;
+                ref_len = la;
+            } else {
+                assert_int_equal(ref_len, la);
+                assert_memory_equal(ref, sa, la); /* scalar and AVX2 set identical bits */
+                free(sa);
+            }
+            free(sb);
+            free(sc);
+            uint8_t *r1 = malloc(N), *r2 = malloc(N);
+            size_t n1 = TU_HITS(bk_aging_contains_hashes, a, h, N, r1), n2 = TU_HITS(bk_aging_contains_many, a, ptrs, lens, N, r2);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(r1, r2, N);
+            for (size_t i = 0; i < N; i += 97) assert_int_equal(bk_aging_contains(a, k[i].b, sizeof k[i].b), r1[i]);
+            for (size_t i = N - 20000; i < N; i++) assert_true(r1[i]);
+            /* absent keys (the first ones aged out, and flipped hashes): both paths answer alike */
+            for (size_t i = 0; i < N; i++) h[i] ^= UINT64_C(0x5bd1e995) << 20;
+            (void)TU_HITS(bk_aging_contains_hashes, a, h, N, r1);
+            for (size_t i = 0; i < N; i++) h[i] ^= UINT64_C(0x5bd1e995) << 20;
+            if (!ref_answers) {
+                ref_answers = r1;
+                r1 = NULL;
+            } else {
+                assert_memory_equal(ref_answers, r1, N);
+            }
+            free(r1);
+            free(r2);
+            bk_aging_free(a);
+            bk_aging_free(b);
+            bk_aging_free(c);
         }
-        free(sb);
-        free(sc);
-        uint8_t *r1 = malloc(N), *r2 = malloc(N);
-        size_t n1 = TU_HITS(bk_aging_contains_hashes, a, h, N, r1), n2 = TU_HITS(bk_aging_contains_many, a, ptrs, lens, N, r2);
-        assert_int_equal(n1, n2);
-        assert_memory_equal(r1, r2, N);
-        for (size_t i = 0; i < N; i += 97) assert_int_equal(bk_aging_contains(a, k[i].b, sizeof k[i].b), r1[i]);
-        for (size_t i = N - 20000; i < N; i++) assert_true(r1[i]);
-        free(r1);
-        free(r2);
-        bk_aging_free(a);
-        bk_aging_free(b);
-        bk_aging_free(c);
+        assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+        free(ref);
+        free(ref_answers);
     }
-    assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
-    free(ref);
     free(k);
     free(ptrs);
     free(lens);
@@ -488,12 +554,16 @@ static void test_batches_match_single_keys(void **state)
     /* Half the stream repeats a key of the last ~800 (add_if_absent finds some, not all, of them). */
     for (size_t i = 0; i < N; i++) h[i] = i % 2 && i > 800 ? h[i - 1 - (i * 7919) % 800] : key_hash(1, i, 7);
     const uint32_t gs[] = { 2, 3, 4, 5, 16 };
+    /* 1%: SPLIT256 blocks (scalar and AVX2 paths); 0.1% and 0.01%: the wide blocks of 512 and 1024 bits */
+    const double ps[] = { 0.01, 0.001, 0.0001 };
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
     for (bk_simd s = BK_SIMD_SCALAR; s <= bk_simd_best() && s <= BK_SIMD_AVX2; s++) {
         assert_int_equal(bk_simd_force(s), BK_OK);
+        const double bp = ps[pi];
         for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++) {
             uint32_t g = gs[gi];
-            bk_aging *one = count_filter(3000, 0.01, g), *bat = count_filter(3000, 0.01, g);
-            bk_aging *aone = count_filter(3000, 0.01, g), *abat = count_filter(3000, 0.01, g);
+            bk_aging *one = count_filter(3000, bp, g), *bat = count_filter(3000, bp, g);
+            bk_aging *aone = count_filter(3000, bp, g), *abat = count_filter(3000, bp, g);
             bk_aging_info info;
             bk_aging_get_info(one, &info);
             uint64_t c = info.gen_capacity;
@@ -554,7 +624,7 @@ static void test_batches_match_single_keys(void **state)
         fake_clock clk = { 500000 };
         bk_aging_options o = { .seed = 7, .clock = fake_now, .clock_ctx = &clk, .generations = 5 };
         bk_aging *t = NULL;
-        assert_int_equal(bk_aging_new_time(4000, 8000, 0.01, &o, &t), BK_OK); /* period 1000 ms */
+        assert_int_equal(bk_aging_new_time(4000, 8000, bp, &o, &t), BK_OK); /* period 1000 ms */
         for (size_t i = 0; i < 6000; i += 100, clk.now += 100) bk_aging_add_hashes(t, h + i, 100);
         for (uint64_t later = 0; later <= 5000; later += 700) {
             clk.now += 700;
@@ -655,14 +725,16 @@ static void test_advance(void **state)
 static void test_persist_round_trip(void **state)
 {
     (void)state;
-    for (int mode = 0; mode < 2; mode++) {
+    for (int run = 0; run < 6; run++) {
+        int mode = run % 2;
+        double p = run < 2 ? 0.01 : run < 4 ? 0.001 : 0.0001; /* body 1, body 2 of 512- and 1024-bit blocks */
         fake_clock clk = { 5000000 };
         bk_aging_options o = { .seed = 11, .clock = fake_now, .clock_ctx = &clk };
         bk_aging *f = NULL;
         if (mode == 0)
-            assert_int_equal(bk_aging_new_count(9000, 0.01, &o, &f), BK_OK);
+            assert_int_equal(bk_aging_new_count(9000, p, &o, &f), BK_OK);
         else
-            assert_int_equal(bk_aging_new_time(9000, 9000, 0.01, &o, &f), BK_OK);
+            assert_int_equal(bk_aging_new_time(9000, 9000, p, &o, &f), BK_OK);
         for (uint64_t i = 0; i < 16500; i++) {
             bk_aging_add_hash(f, key_hash(1, i, 11));
             if (i % 3 == 0) clk.now++;
@@ -698,6 +770,25 @@ static void test_persist_round_trip(void **state)
         bad[64 + 4] = 1; /* g = 1 */
         bk_filter *x = NULL;
         assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        assert_null(x);
+        memcpy(bad, buf, len);
+        bad[64] = 4; /* a mode no body has */
+        assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        memcpy(bad, buf, len);
+        if (p < 0.01) {
+            bad[64 + 208] = 0; /* block bits 0 (512 is 0x200, 1024 0x400: the low byte is 0 already) */
+            bad[64 + 209] = 3;
+            assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+            memcpy(bad, buf, len);
+            bad[64 + 212] = 17; /* k above 16 */
+            assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+            memcpy(bad, buf, len);
+            bad[64] -= 2; /* a wide body read as body 1: its padding is not zero */
+            assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        } else {
+            bad[64 + 212] = 1; /* body 1's padding must be zero */
+            assert_int_equal(bk_filter_load_buffer(bad, len, BK_LOAD_NO_CHECKSUM, &x), BK_ECORRUPT);
+        }
         assert_null(x);
         free(bad);
         free(buf);
@@ -759,37 +850,102 @@ static void test_body_layout_as_documented(void **state)
     }
 }
 
+/* docs/FORMAT.md 6.7, body 2, computed here from the saved body: mode + 2 leads, block_bits and k sit
+ * at 208 and 212, and the key's block (bucket range(h, B), slot j at block (j + popcount(b)) mod g)
+ * holds its first k probes of the blocked engine's 512-bit (salt row 0, top 9 bits) or 1024-bit
+ * (salt row 1, top 10 bits) mask. */
+static void test_wide_body_layout_as_documented(void **state)
+{
+    (void)state;
+    const double ps[2] = { 0.001, 0.0001 };
+    for (int t = 0; t < 2; t++) {
+        bk_aging *f = count_filter(5000, ps[t], 0);
+        bk_aging_info in;
+        assert_int_equal(bk_aging_get_info(f, &in), BK_OK);
+        uint64_t c = in.gen_capacity, g = in.generations, n = (2 * g + 3) * c / 2;
+        for (uint64_t i = 0; i < n; i++) bk_aging_add_hash(f, key_hash(1, i, 7));
+        size_t len;
+        uint8_t *buf = save(f, &len);
+        uint32_t header_size, mode, bg, bits, k;
+        memcpy(&header_size, buf + 24, 4);
+        const uint8_t *body = buf + header_size;
+        uint64_t blocks, epoch;
+        memcpy(&mode, body, 4);
+        memcpy(&bg, body + 4, 4);
+        memcpy(&blocks, body + 8, 8);
+        memcpy(&epoch, body + 56, 8);
+        memcpy(&bits, body + 208, 4);
+        memcpy(&k, body + 212, 4);
+        assert_int_equal(mode, 2); /* a count window in body 2 */
+        assert_int_equal(bg, g);
+        assert_int_equal(bits, t == 0 ? 512 : 1024);
+        assert_true(k >= 1 && k <= 16);
+        for (int x = 216; x < 256; x++) assert_int_equal(body[x], 0);
+        assert_int_equal(len, header_size + 256 + blocks * g * bits / 8);
+        const uint8_t *ring = body + 256;
+        const uint32_t *salt = bk__blk_salt[bits == 512 ? 0 : 1];
+        unsigned top = bits == 512 ? 23 : 22;
+        uint64_t checked = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t e = i / c;
+            if (e + g <= epoch) continue;
+            uint64_t h = key_hash(1, i, 7);
+            uint64_t b = bk__range64(h, blocks);
+            uint64_t slot = e % g, pos = (slot + (uint64_t)__builtin_popcountll(b)) % g;
+            const uint8_t *block = ring + (b * g + pos) * (bits / 8);
+            for (uint32_t q = 0; q < k; q++) {
+                uint32_t bit = ((uint32_t)h * salt[q]) >> top;
+                if (!(block[bit >> 3] >> (bit & 7) & 1))
+                    fail_msg("%u-bit blocks: key %llu: probe %u unset", bits, (unsigned long long)i, q);
+            }
+            checked++;
+        }
+        assert_true(checked >= (g - 1) * c);
+        free(buf);
+        bk_aging_free(f);
+    }
+}
+
 /* Union of time windows: keys of both hosts, period by period; count windows refuse. */
 static void test_union(void **state)
 {
     (void)state;
-    fake_clock ca = { 100000 }, cb = { 100000 };
-    bk_aging_options oa = { .seed = 3, .clock = fake_now, .clock_ctx = &ca };
-    bk_aging_options ob = { .seed = 3, .clock = fake_now, .clock_ctx = &cb };
-    bk_aging *a = NULL, *b = NULL;
-    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &oa, &a), BK_OK);
-    assert_int_equal(bk_aging_new_time(3000, 30000, 0.01, &ob, &b), BK_OK);
-    for (uint64_t i = 0; i < 6000; i++) {
-        bk_aging_add_hash(a, key_hash(1, i, 3));
-        bk_aging_add_hash(b, key_hash(2, i, 3));
-        ca.now++;
-        cb.now++;
+    /* SPLIT256 blocks, then the wide ones */
+    for (int wide = 0; wide < 2; wide++) {
+        fake_clock ca = { 100000 }, cb = { 100000 };
+        bk_aging_options oa = { .seed = 3, .clock = fake_now, .clock_ctx = &ca };
+        bk_aging_options ob = { .seed = 3, .clock = fake_now, .clock_ctx = &cb };
+        bk_aging *a = NULL, *b = NULL, *other = NULL;
+        double p = wide ? 0.0001 : 0.01;
+        assert_int_equal(bk_aging_new_time(3000, 30000, p, &oa, &a), BK_OK);
+        assert_int_equal(bk_aging_new_time(3000, 30000, p, &ob, &b), BK_OK);
+        /* the other block shape, same window and g: not the same geometry */
+        oa.generations = bk_aging_generations(a);
+        assert_int_equal(bk_aging_new_time(3000, 30000, wide ? 0.01 : 0.0001, &oa, &other), BK_OK);
+        assert_int_equal(bk_aging_union(a, other), BK_EINCOMPAT);
+        bk_aging_free(other);
+        for (uint64_t i = 0; i < 6000; i++) {
+            bk_aging_add_hash(a, key_hash(1, i, 3));
+            bk_aging_add_hash(b, key_hash(2, i, 3));
+            ca.now++;
+            cb.now++;
+        }
+        assert_int_equal(bk_aging_union(a, b), BK_OK);
+        /* Keys of the last T ms of both are present. */
+        for (uint64_t i = 3000; i < 6000; i++) {
+            assert_true(bk_aging_contains_hash(a, key_hash(1, i, 3)));
+            assert_true(bk_aging_contains_hash(a, key_hash(2, i, 3)));
+        }
+        bk_aging *c1 = count_filter(1000, 0.01, 4), *c2 = count_filter(1000, 0.01, 4), *c3 = count_filter(2000, 0.01, 4);
+        assert_int_equal(bk_aging_union(c1, c2), BK_ENOTSUP);
+        assert_int_equal(bk_aging_union(c1, c3), BK_ENOTSUP);
+        assert_int_equal(bk_aging_union(a, c1), BK_EINCOMPAT);
+        bk_aging_free(a);
+        bk_aging_free(b);
+        bk_aging_free(c1);
+        bk_aging_free(c2);
+        bk_aging_free(c3);
     }
-    assert_int_equal(bk_aging_union(a, b), BK_OK);
-    /* Keys of the last T ms of both are present. */
-    for (uint64_t i = 3000; i < 6000; i++) {
-        assert_true(bk_aging_contains_hash(a, key_hash(1, i, 3)));
-        assert_true(bk_aging_contains_hash(a, key_hash(2, i, 3)));
-    }
-    bk_aging *c1 = count_filter(1000, 0.01, 4), *c2 = count_filter(1000, 0.01, 4), *c3 = count_filter(2000, 0.01, 4);
-    assert_int_equal(bk_aging_union(c1, c2), BK_ENOTSUP);
-    assert_int_equal(bk_aging_union(c1, c3), BK_ENOTSUP);
-    assert_int_equal(bk_aging_union(a, c1), BK_EINCOMPAT);
-    bk_aging_free(a);
-    bk_aging_free(b);
-    bk_aging_free(c1);
-    bk_aging_free(c2);
-    bk_aging_free(c3);
 }
 
 /* The golden file of a time window (count windows have theirs in test_persist's list): made with a
@@ -857,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_count_no_false_negatives),
         cmocka_unit_test(test_count_slack),
         cmocka_unit_test(test_count_fpr),
+        cmocka_unit_test(test_fpr_by_p),
         cmocka_unit_test(test_time_no_false_negatives),
         cmocka_unit_test(test_time_fpr),
         cmocka_unit_test(test_add_if_absent),
@@ -867,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_advance),
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_body_layout_as_documented),
+        cmocka_unit_test(test_wide_body_layout_as_documented),
         cmocka_unit_test(test_union),
         cmocka_unit_test(test_golden_time_window),
     };

@@ -56,9 +56,9 @@ static bk_filter *wrap(bk_type t, void *typed)
 }
 
 /* Checks fpr_now at 50%, 100% and 150% of n. */
-static void check(const char *name, bk_filter *f)
+static void check_n(const char *name, bk_filter *f, uint64_t n)
 {
-    static const uint64_t fills[] = { N / 2, N, N + N / 2 };
+    const uint64_t fills[] = { n / 2, n, n + n / 2 };
     uint64_t done = 0;
     for (size_t i = 0; i < 3; i++) {
         add_range(f, done, fills[i]);
@@ -66,12 +66,14 @@ static void check(const char *name, bk_filter *f)
         bk_stats st;
         assert_int_equal(bk_filter_stats(f, &st), BK_OK);
         double got = measure(f);
-        print_message("%-22s %3u%%: measured %.5f, fpr_now %.5f (%+.2f%%)\n", name, (unsigned)(100 * done / N), got,
+        print_message("%-22s %3u%%: measured %.5f, fpr_now %.5f (%+.2f%%)\n", name, (unsigned)(100 * done / n), got,
                       st.fpr_now, 100 * (st.fpr_now - got) / got);
         TU_ASSERT_WITHIN(st.fpr_now, got, TOL);
     }
     bk_filter_free(f);
 }
+
+static void check(const char *name, bk_filter *f) { check_n(name, f, N); }
 
 static void bloom(void **state)
 {
@@ -125,8 +127,11 @@ static void aging(void **state)
     bk_aging_options o = BK_AGING_OPTIONS_INIT;
     o.seed = 13;
     bk_aging *a = NULL;
-    assert_int_equal(bk_aging_new_count(N, P, &o, &a), BK_OK);
-    check("aging (count window)", wrap(BK_TYPE_AGING, a));
+    /* A window of 10 n: at n the ring has some 220 buckets of 4 generations, few enough that the
+     * spread of the keys' bucket loads around the formula's mean moves the rate by about the
+     * tolerance itself. */
+    assert_int_equal(bk_aging_new_count(10 * N, P, &o, &a), BK_OK);
+    check_n("aging (count window)", wrap(BK_TYPE_AGING, a), 10 * N);
 }
 
 /* FPR on `count` absent keys of another stream, made as they are queried. */

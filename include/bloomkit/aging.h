@@ -8,7 +8,10 @@
  * blocks a key can live in sit side by side in one bucket of g * 32 bytes (128 bytes, two adjacent
  * cache lines, for g = 4). An insert sets 8 bits in the current generation's block; a query tests
  * the blocks of every live generation of the bucket, so it costs about one memory access, like the
- * blocked filter. When the current generation is complete (C insertions of a count window, or a
+ * blocked filter. Below p = 1% the blocks widen (512 bits a generation for p >= 0.1%, 1024 below,
+ * with k and g chosen by p when g is not given): a bucket is then g (or 2g) lines in a row, still
+ * one bucket per query, and a ring takes fewer bits than the alternatives at every p (below).
+ * When the current generation is complete (C insertions of a count window, or a
  * period of T / (g - 1) ms of a time window) the ring turns: the oldest generation is cleared and
  * becomes the current one.
  *
@@ -21,9 +24,10 @@
  * it keeps no false negatives at any rate, but while more than capacity / (g - 1) keys arrive per
  * period its FPR rises above p (bk_stats.fpr_now says by how much, and .saturated turns true).
  *
- * Memory: g / (g - 1) times a split-block filter sized for W / (g - 1) keys at p / g: at p = 1%, 18.8
- * bits per window key for g = 4, against 22.1 for the usual two rotating classic filters (each sized
- * for W keys at p / 2) and 24.4 for two rotating blocked ones.
+ * Memory: g / (g - 1) times a blocked filter sized for W / (g - 1) keys at p / g. Bits per window key
+ * at p = 10%, 1%, 0.1%, 0.01%: 11.4, 18.8, 24.7, 30.1, against 12.5, 22.1, 31.6, 41.2 for the usual two
+ * rotating classic filters (each sized for W keys at p / 2) and 12.4, 19.7, 25.7, 31.5 for the best
+ * Age-Partitioned Bloom Filter (docs/MATH.md, "Aging filter").
  *
  * Clock: time windows read a clock in milliseconds, the caller's (options.clock: tests and hosts such
  * as a Redis server supply their own, for determinism) or, by default, the wall clock
@@ -66,7 +70,8 @@ typedef uint64_t (*bk_aging_clock)(void *ctx);
 typedef struct bk_aging_options {
     size_t struct_size;   /* BK_AGING_OPTIONS_INIT sets it; 0 means this header's size (common.h) */
     const bk_allocator *allocator; /* NULL: the default (malloc); see common.h */
-    uint32_t generations;   /* g in [2, BK_AGING_MAX_GENERATIONS]; 0: BK_AGING_DEFAULT_GENERATIONS */
+    uint32_t generations;   /* g in [2, BK_AGING_MAX_GENERATIONS]; 0: BK_AGING_DEFAULT_GENERATIONS at
+                               p >= 1%, below it the g of the fewest bits per window key */
     uint64_t seed;          /* hash seed; 0 is a fine default, a secret one resists crafted keys */
     bk_aging_clock clock;   /* time windows; NULL: the wall clock in ms (CLOCK_REALTIME) */
     void *clock_ctx;        /* passed to clock */
@@ -77,16 +82,18 @@ typedef struct bk_aging_options {
 typedef struct bk_aging_geometry {
     uint32_t generations;   /* g */
     uint64_t gen_capacity;  /* C = ceil(capacity / (g - 1)): keys per generation */
-    uint64_t blocks;        /* 256-bit blocks per generation (buckets of the ring) */
-    uint64_t bytes;         /* memory of the ring: blocks * g * 32 */
+    uint64_t blocks;        /* blocks per generation (buckets of the ring): 256 bits at p >= 1%, 512 or
+                               1024 below (bytes / (blocks * g) says which) */
+    uint64_t bytes;         /* memory of the ring: blocks * g * block bytes */
     double fpr;             /* the FPR with every generation holding C keys (at most p) */
     double bits_per_key;    /* bytes * 8 / capacity */
 } bk_aging_geometry;
 
 /* ---- sizing. Pure: [any] ---- */
 
-/* Smallest ring of g generations (0: the default) whose FPR with g full generations of
- * ceil(capacity / (g - 1)) keys is at most p. BK_EINVAL for capacity 0, p not in (0, 1), a bad g;
+/* Smallest ring of g generations (0: the default, or below p = 1% the g of the fewest bits) whose FPR
+ * with g full generations of ceil(capacity / (g - 1)) keys is at most p (below 1%: at most 0.9 p, so
+ * that measured rates stay under p). BK_EINVAL for capacity 0, p not in (0, 1), a bad g;
  * BK_ETOOBIG. */
 BK_API bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out);
 

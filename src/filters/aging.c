@@ -49,9 +49,9 @@ uint64_t bk_aging_monotonic_ms(void *ctx)
 
 static void clear_slot(bk_aging *f, uint32_t slot)
 {
-    uint64_t stride = (uint64_t)f->g * 4;
+    uint64_t bw = f->bw, stride = (uint64_t)f->g * bw;
     uint64_t *w = f->words;
-    for (uint64_t b = 0; b < f->blocks; b++, w += stride) memset(w + 4 * slot_pos(slot, b, f->g), 0, 32);
+    for (uint64_t b = 0; b < f->blocks; b++, w += stride) memset(w + bw * slot_pos(slot, b, f->g), 0, bw * 8);
     f->count[slot] = 0;
 }
 
@@ -70,13 +70,110 @@ void bk__aging_turn_to(bk_aging *f, uint64_t e)
 
 /* ================= sizing and lifetime ================= */
 
-bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out)
+/* One generation of blocks of `bits` bits holding Poisson(lambda) keys each, k probes anywhere in
+ * the block: the mean over block loads j of (1 - (1 - 1/bits)^(k j))^k. */
+static double wide_fpr_at(double lambda, uint32_t bits, uint32_t k)
 {
+    double sum = 0, pj = exp(-lambda), miss = log1p(-1.0 / bits);
+    for (uint32_t j = 0;; j++) {
+        if (j) pj *= lambda / j;
+        sum += pj * pow(-expm1((double)k * j * miss), k);
+        if ((double)j > lambda && pj < 1e-18) break;
+        if (j > 100000) break;
+    }
+    return sum;
+}
+
+double bk__aging_gen_fpr(uint64_t blocks, uint64_t n, uint32_t bw, uint32_t k)
+{
+    if (bw == 4) return bk_blocked_fpr(blocks * 256, n, BK_BLOCKED_SPLIT256, 8);
+    return wide_fpr_at((double)n / (double)blocks, bw * 64, k);
+}
+
+/* The FPR of g full generations at load lambda per block. */
+static double wide_ring_fpr(double lambda, uint32_t bits, uint32_t k, uint32_t g)
+{
+    return -expm1(g * log1p(-wide_fpr_at(lambda, bits, k)));
+}
+
+/*
+ * The wide body's sizing (docs/MATH.md, "Aging filter"): blocks of 512 bits for p >= 0.1% and 1024
+ * below (one or two cache lines a generation), and the g (when not given: 3 to 16, and at most
+ * capacity + 1) and k that make the
+ * fewest bits per window key, g / (g - 1) * bits / lambda, where lambda is the largest load per
+ * block at which g full generations answer at most 0.9 p: the tenth kept back covers the distance
+ * between the formula (independent probe positions) and the engine's probes, so that a measured rate
+ * stays under p (about 0.2 bits per key).
+ */
+static bk_status wide_size(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out, uint32_t *bw_out,
+                           uint32_t *k_out)
+{
+    uint32_t bw = p >= 0.001 ? 8 : 16, bits = bw * 64;
+    double aim = 0.9 * p;
+    /* g - 1 at most the window: more generations would hold one key each and only add slack */
+    uint32_t g_max = capacity + 1 < BK_AGING_MAX_GENERATIONS ? (uint32_t)capacity + 1 : BK_AGING_MAX_GENERATIONS;
+    uint32_t g_lo = generations ? generations : (g_max < 3 ? g_max : 3), g_hi = generations ? generations : g_max;
+    double best = HUGE_VAL, best_lambda = 0;
+    uint32_t best_g = 0, best_k = 0;
+    for (uint32_t g = g_lo; g <= g_hi; g++) {
+        /* k near log2(g / aim), the classic optimum, within the engine's 16 probes */
+        int k_hi = (int)lround(log2(g / aim)) + 1;
+        if (k_hi > 16) k_hi = 16;
+        for (int k = k_hi - 5 > 1 ? k_hi - 5 : 1; k <= k_hi; k++) {
+            double lo = 0, hi = bits;
+            for (int it = 0; it < 40; it++) {
+                double mid = (lo + hi) / 2;
+                if (wide_ring_fpr(mid, bits, (uint32_t)k, g) <= aim)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            if (lo <= 0) continue;
+            double cost = (double)g / (g - 1) * bits / lo;
+            if (cost < best) {
+                best = cost;
+                best_lambda = lo;
+                best_g = g;
+                best_k = (uint32_t)k;
+            }
+        }
+    }
+    if (!best_g) return BK_EINVAL;
+    uint64_t c = capacity / (best_g - 1) + (capacity % (best_g - 1) != 0);
+    double bl = ceil((double)c / best_lambda);
+    if (!(bl < 0x1p62)) return BK_ETOOBIG;
+    uint64_t blocks = (uint64_t)bl, bytes;
+    if (blocks == 0) blocks = 1;
+    /* the load rounds down with the block count: the FPR stays at most the aim */
+    while (-expm1(best_g * log1p(-bk__aging_gen_fpr(blocks, c, bw, best_k))) > aim) blocks++;
+    if (bk__mul_overflow(blocks, (uint64_t)best_g * bw * 8, &bytes) || bytes > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+    out->generations = best_g;
+    out->gen_capacity = c;
+    out->blocks = blocks;
+    out->bytes = bytes;
+    out->fpr = -expm1(best_g * log1p(-bk__aging_gen_fpr(blocks, c, bw, best_k)));
+    out->bits_per_key = (double)bytes * 8.0 / (double)capacity;
+    *bw_out = bw;
+    *k_out = best_k;
+    return BK_OK;
+}
+
+/* The geometry and the block shape (bw words, k probes) of a ring for capacity keys at p. */
+static bk_status size_ring(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out, uint32_t *bw,
+                           uint32_t *k)
+{
+    if (!out || capacity == 0 || !(p > 0 && p < 1) || (generations && (generations < 2 || generations > BK_AGING_MAX_GENERATIONS)))
+        return BK_EINVAL;
+    if (p < BK_AGING_WIDE_BELOW) return wide_size(capacity, p, generations, out, bw, k);
     uint32_t g = generations ? generations : BK_AGING_DEFAULT_GENERATIONS;
-    if (!out || capacity == 0 || !(p > 0 && p < 1) || g < 2 || g > BK_AGING_MAX_GENERATIONS) return BK_EINVAL;
+    *bw = 4;
+    *k = 8;
     uint64_t c = capacity / (g - 1) + (capacity % (g - 1) != 0);
-    /* Each generation gets p_g with 1 - (1 - p_g)^g = p. */
-    double pg = -expm1(log1p(-p) / g);
+    /* Each generation gets p_g with 1 - (1 - p_g)^g = p (above 1%: 0.985 p, so that a rate measured
+     * on a million keys, whose spread there is about 0.5% of p, stays under p; at 1% and below
+     * the split-block formula's rounding keeps it under, and those rings are sized as always). */
+    double aim = p > 0.01 ? 0.985 * p : p;
+    double pg = -expm1(log1p(-aim) / g);
     bk_geometry geo;
     bk_status s = bk_blocked_size(c, pg, BK_BLOCKED_SPLIT256, &geo);
     if (s != BK_OK) return s;
@@ -91,8 +188,14 @@ bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_ag
     return BK_OK;
 }
 
-bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g, uint64_t blocks, bool own_words,
-                          bk_aging **out)
+bk_status bk_aging_size(uint64_t capacity, double p, uint32_t generations, bk_aging_geometry *out)
+{
+    uint32_t bw, k;
+    return size_ring(capacity, p, generations, out, &bw, &k);
+}
+
+bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g, uint64_t blocks, uint32_t bw,
+                          uint32_t k, bool own_words, bk_aging **out)
 {
     const bk_allocator *al = bk__allocator(a);
     bk_aging *f = bk__calloc(al, 1, sizeof *f);
@@ -101,7 +204,9 @@ bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g,
     f->mode = mode;
     f->g = g;
     f->blocks = blocks;
-    f->nwords = blocks * g * 4;
+    f->bw = bw;
+    f->k = k;
+    f->nwords = blocks * g * bw;
     f->owns_words = own_words;
     /* A bucket of the default g = 4 is two cache lines: aligned to 128 bytes they are the pair the
      * CPU's adjacent-line prefetcher fetches together, so a one-key query's two misses overlap. */
@@ -112,7 +217,7 @@ bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g,
         }
         f->words = (uint64_t *)(void *)(((uintptr_t)f->block + 127) & ~(uintptr_t)127);
     }
-    f->ops = bk__aging_ops_for_cpu();
+    f->ops = bw == 4 ? bk__aging_ops_for_cpu() : bk__aging_wide_ops();
     f->one = mode == BK_AGING_COUNT && g == 4 ? f->ops->count4 : f->ops->any;
     f->clock = wall_clock_ms;
     *out = f;
@@ -129,11 +234,12 @@ static bk_status make(bk_aging_mode mode, uint64_t window, uint64_t capacity, do
     if (os_ != BK_OK) return os_;
     const bk_aging_options *o = &o_;
     bk_aging_geometry geo;
-    bk_status s = bk_aging_size(capacity, p, o->generations, &geo);
+    uint32_t bw, k;
+    bk_status s = size_ring(capacity, p, o->generations, &geo, &bw, &k);
     if (s != BK_OK) return s;
     if (mode == BK_AGING_TIME && window < geo.generations - 1) return BK_EINVAL;
     bk_aging *f;
-    if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, true, &f)) != BK_OK) return s;
+    if ((s = bk__aging_alloc(o->allocator, mode, geo.generations, geo.blocks, bw, k, true, &f)) != BK_OK) return s;
     f->seed = o->seed;
     f->flip = bk__hash_u64_flip(f->seed);
     f->window = window;
@@ -182,7 +288,7 @@ bk_status bk_aging_clone(const bk_aging *f, bk_aging **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_aging *c;
-    bk_status s = bk__aging_alloc(f->alloc, f->mode, f->g, f->blocks, true, &c);
+    bk_status s = bk__aging_alloc(f->alloc, f->mode, f->g, f->blocks, f->bw, f->k, true, &c);
     if (s != BK_OK) return s;
     uint64_t *words = c->words;
     void *block = c->block;
@@ -351,7 +457,8 @@ void bk_aging_clear(bk_aging *f)
 
 static bool same_geometry(const bk_aging *a, const bk_aging *b)
 {
-    return a->mode == b->mode && a->g == b->g && a->blocks == b->blocks && a->seed == b->seed &&
+    return a->mode == b->mode && a->g == b->g && a->blocks == b->blocks && a->bw == b->bw && a->k == b->k &&
+           a->seed == b->seed &&
            a->window == b->window && a->period == b->period && a->gen_cap == b->gen_cap;
 }
 
@@ -366,12 +473,12 @@ bk_status bk_aging_union(bk_aging *dst, const bk_aging *src)
         uint64_t e = src->epoch - a;
         if (e + dst->g <= dst->epoch) break;
         uint32_t slot = (uint32_t)(e % dst->g);
-        uint64_t stride = (uint64_t)dst->g * 4;
+        uint64_t bw = dst->bw, stride = (uint64_t)dst->g * bw;
         uint64_t *d = dst->words;
         const uint64_t *s = src->words;
         for (uint64_t b = 0; b < dst->blocks; b++, d += stride, s += stride) {
-            uint32_t q = 4 * slot_pos(slot, b, dst->g);
-            for (uint32_t x = q; x < q + 4; x++) d[x] |= s[x];
+            uint64_t q = bw * slot_pos(slot, b, dst->g);
+            for (uint64_t x = q; x < q + bw; x++) d[x] |= s[x];
         }
         dst->count[slot] += src->count[slot];
     }

@@ -8,24 +8,23 @@
 
 static uint64_t slot_bits_set(const bk_aging *f, uint32_t slot)
 {
-    uint64_t stride = (uint64_t)f->g * 4, set = 0;
+    uint64_t bw = f->bw, stride = (uint64_t)f->g * bw, set = 0;
     const uint64_t *w = f->words;
     const bool hw = (bk__cpu_usable() & BK_CPU_POPCNT) != 0;
     for (uint64_t b = 0; b < f->blocks; b++, w += stride) {
-        const uint64_t *x = w + 4 * slot_pos(slot, b, f->g);
-        set += (uint64_t)bk__popcount64(x[0], hw) + bk__popcount64(x[1], hw) + bk__popcount64(x[2], hw) +
-               bk__popcount64(x[3], hw);
+        const uint64_t *x = w + bw * slot_pos(slot, b, f->g);
+        for (uint64_t i = 0; i < bw; i++) set += (uint64_t)bk__popcount64(x[i], hw);
     }
     return set;
 }
 
-/* FPR of the live slots from their key counts (exact split-block formula per generation). */
+/* FPR of the live slots from their key counts (per generation: the exact split-block formula, or
+ * the wide blocks' Poisson sum). */
 static double fpr_of(const bk_aging *f, slot_set live)
 {
     double log_miss = 0;
     for (uint32_t j = 0; j < f->g; j++)
-        if ((live >> j & 1) && f->count[j]) log_miss += log1p(-bk_blocked_fpr(f->blocks * 256, f->count[j],
-                                                                              BK_BLOCKED_SPLIT256, 8));
+        if ((live >> j & 1) && f->count[j]) log_miss += log1p(-bk__aging_gen_fpr(f->blocks, f->count[j], f->bw, f->k));
     return log_miss < 0 ? -expm1(log_miss) : 0.0;
 }
 
@@ -46,7 +45,7 @@ bk_status bk_aging_get_info(const bk_aging *f, bk_aging_info *out)
         if (!(live >> slot & 1)) continue;
         out->live++;
         out->gen_count[a] = f->count[slot];
-        out->gen_fill[a] = (double)slot_bits_set(f, slot) / ((double)f->blocks * 256.0);
+        out->gen_fill[a] = (double)slot_bits_set(f, slot) / ((double)f->blocks * 64.0 * f->bw);
     }
     if (f->mode == BK_AGING_COUNT) {
         out->slack = f->g * f->gen_cap - 1 - f->window;
@@ -76,7 +75,7 @@ void bk_aging_stats(const bk_aging *f, bk_stats *out)
         count += f->count[j];
         over |= f->count[j] > f->gen_cap;
     }
-    bk__stats_bits(out, BK_TYPE_AGING, 8, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
+    bk__stats_bits(out, BK_TYPE_AGING, f->k, f->capacity, count, f->nwords * 64, f->nwords * 8, set);
     out->est_cardinality = (double)count;
     out->fpr_target = f->fpr_target;
     out->fpr_now = fpr_of(f, live);
@@ -106,24 +105,35 @@ uint64_t bk_aging_memory(const bk_aging *f) { return f->nwords * 8; }
  *   offset 72   u64 start         time windows: ms of creation or clear; count windows: 0
  *   offset 80   u64 count[16]     insertions per slot since it was cleared (slots >= g: 0; count
  *                                 windows: at most C)
- *   offset 208  zero padding to offset 256
+ *   offset 208  zero padding to offset 256 (body 1)
  *   offset 256  the ring: blocks * g * 4 little-endian u64 words; bucket b is words [b*g*4, (b+1)*g*4),
  *               its 4-word block (j + popcount(b)) mod g is slot j (the generation of epoch e is slot
  *               e mod g);
  *               each slot holds the SPLIT256 bits of a blocked filter of `blocks` blocks.
+ * Body 2 (the wide blocks) is body 1 with these differences:
+ *   offset 0    u32 mode + 2      2 = count window, 3 = time window (body 1 readers refuse it)
+ *   offset 208  u32 block_bits    512 or 1024
+ *   offset 212  u32 k             probes per key, in [1, 16]
+ *   offset 216  zero padding to offset 256
+ *   offset 256  the ring: blocks * g * block_bits / 64 words, block q of bucket b at words
+ *               [(b*g + q) * block_bits/64, ...), slot j in block (j + popcount(b)) mod g; a slot
+ *               holds the first k probes of the blocked engine's 512-bit (salt row 0) or 1024-bit
+ *               (salt row 1) mask of the low 32 bits of the hash.
  * The hash seed is in the container header.
  */
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_aging *f = vf;
     bk_status s;
-    if ((s = bk__w_u32(w, (uint32_t)f->mode)) || (s = bk__w_u32(w, f->g)) || (s = bk__w_u64(w, f->blocks)) ||
+    bool wide = f->bw != 4;
+    if ((s = bk__w_u32(w, (uint32_t)f->mode + (wide ? 2u : 0u))) || (s = bk__w_u32(w, f->g)) || (s = bk__w_u64(w, f->blocks)) ||
         (s = bk__w_u64(w, f->window)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_u64(w, f->gen_cap)) ||
         (s = bk__w_u64(w, f->period)) || (s = bk__w_f64(w, f->fpr_target)) || (s = bk__w_u64(w, f->epoch)) ||
         (s = bk__w_u64(w, f->inserted)) || (s = bk__w_u64(w, f->start)))
         return s;
     for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
         if ((s = bk__w_u64(w, f->count[j]))) return s;
+    if (wide && ((s = bk__w_u32(w, f->bw * 64)) || (s = bk__w_u32(w, f->k)))) return s;
     if ((s = bk__w_align(w, 256))) return s;
     return bk__w_u64_array(w, f->words, (size_t)f->nwords);
 }
@@ -142,11 +152,19 @@ static bk_status v_decode(bk_reader *r, void **out)
         return s;
     for (uint32_t j = 0; j < BK_AGING_MAX_GENERATIONS; j++)
         if ((s = bk__r_u64(r, &count[j]))) return s;
+    uint32_t bw = 4, k = 8;
+    if (mode >= 2 && mode <= 3) { /* body 2: wide blocks */
+        uint32_t bits;
+        if ((s = bk__r_u32(r, &bits)) || (s = bk__r_u32(r, &k))) return s;
+        if ((bits != 512 && bits != 1024) || k < 1 || k > 16) return BK_ECORRUPT;
+        bw = bits / 64;
+        mode -= 2;
+    }
     if ((s = bk__r_align(r, 256))) return s;
     if (mode > BK_AGING_TIME || g < 2 || g > BK_AGING_MAX_GENERATIONS || blocks == 0 || window == 0 || cap == 0 ||
         !(fpr > 0 && fpr < 1))
         return BK_ECORRUPT;
-    if (blocks > BK_MAX_FILTER_BYTES / 32 / g) return BK_ECORRUPT;
+    if (blocks > BK_MAX_FILTER_BYTES / (8 * bw) / g) return BK_ECORRUPT;
     if (gen_cap != cap / (g - 1) + (cap % (g - 1) != 0)) return BK_ECORRUPT;
     if (mode == BK_AGING_COUNT) {
         if (window != cap || period != 0 || start != 0) return BK_ECORRUPT;
@@ -157,14 +175,14 @@ static bk_status v_decode(bk_reader *r, void **out)
     }
     for (uint32_t j = g; j < BK_AGING_MAX_GENERATIONS; j++)
         if (count[j]) return BK_ECORRUPT;
-    uint64_t bytes = blocks * g * 32;
+    uint64_t bytes = blocks * g * bw * 8;
     if (bytes > r->len - r->off) return BK_ETRUNCATED;
     /* the ring goes straight from the body into the filter's own array (a pulled body, an RDB load,
      * never sits in memory beside it) */
     const uint8_t *data;
     if ((s = bk__r_array_begin(r, bytes, &data))) return s;
     bk_aging *f;
-    if ((s = bk__aging_alloc(r->alloc, (bk_aging_mode)mode, g, blocks, !r->borrow, &f)) != BK_OK) return s;
+    if ((s = bk__aging_alloc(r->alloc, (bk_aging_mode)mode, g, blocks, bw, k, !r->borrow, &f)) != BK_OK) return s;
     if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK) {
         bk_aging_free(f);
         return s;

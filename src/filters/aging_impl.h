@@ -13,6 +13,10 @@
 
 typedef uint32_t slot_set; /* bit j set: slot j */
 
+/* The wide body (docs/FORMAT.md 6.7, body 2): the sizing picks it for p below this, where SPLIT256
+ * blocks with k = 8 would take more bits per window key than the blocked alternatives. */
+#define BK_AGING_WIDE_BELOW 0.01
+
 /* The one-key calls of a filter: whole calls (a time window's advance and live slots included), so
  * that the public call is a test and a jump. In a loop of one-key calls that miss the cache, fewer
  * instructions per call and no branch on the loaded bits leave more calls' loads in flight at once. */
@@ -32,11 +36,13 @@ typedef struct aging_ops {
 
 struct bk_aging {
     aging_one one;        /* the one-key calls of this path, window and g (chosen with ops) */
-    uint64_t *words;      /* blocks * g * 4 words, 128-byte aligned when owned (see alloc_aging) */
+    uint64_t *words;      /* blocks * g * bw words, 128-byte aligned when owned (see alloc_aging) */
     void *block;          /* what bk__calloc_aligned returned for words (owned words only) */
     uint64_t blocks;
     uint64_t nwords;
     uint32_t g;
+    uint32_t bw;          /* 64-bit words per block: 4 (SPLIT256, body 1), 8 or 16 (512 or 1024 bits, body 2) */
+    uint32_t k;           /* probes per key: 8 (SPLIT256) or the wide body's k in [1, 16] */
     bk_aging_mode mode;
     const struct aging_ops *ops; /* the scalar or AVX2 path (chosen once, at creation or load) */
     bool owns_words;      /* false: borrowed from a read-only mapping */
@@ -145,10 +151,18 @@ BK_INLINE size_t chunk_of(bk_aging *f, size_t left)
 
 /* The scalar or AVX2 path of this CPU (aging_paths.c). */
 BK_HIDDEN const aging_ops *bk__aging_ops_for_cpu(void);
+/* The wide body's path (aging_wide.c): blocks of bw = 8 or 16 words, k probes of the blocked
+ * engine's 512- or 1024-bit masks. */
+BK_HIDDEN const aging_ops *bk__aging_wide_ops(void);
 
-/* The struct and (own_words) its 128-byte aligned ring, for the scalar or AVX2 path of this CPU, the
+/* FPR of one generation of n keys in `blocks` blocks of bw words with k probes (the exact
+ * split-block formula for bw = 4, the Poisson sum over block loads for wide blocks). */
+BK_HIDDEN double bk__aging_gen_fpr(uint64_t blocks, uint64_t n, uint32_t bw, uint32_t k);
+
+/* The struct and (own_words) its 128-byte aligned ring of blocks of bw words (k probes), for the scalar
+ * or AVX2 path of this CPU (bw = 4) or the wide path, the
  * one-key calls of that path for `mode` and g, and the wall clock; the caller fills in the rest. */
 BK_HIDDEN bk_status bk__aging_alloc(const bk_allocator *a, bk_aging_mode mode, uint32_t g, uint64_t blocks,
-                                    bool own_words, bk_aging **out);
+                                    uint32_t bw, uint32_t k, bool own_words, bk_aging **out);
 
 #endif
