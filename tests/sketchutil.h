@@ -51,6 +51,15 @@ static inline uint64_t su_zipf_next(su_zipf *z)
 /* The key of rank r: a fixed scramble, so that ranks do not sit next to each other as integers. */
 static inline uint64_t su_key(uint64_t r) { return r * UINT64_C(0x9e3779b97f4a7c15) + 12345; }
 
+/* The text item of rank r (the streams fed to servers and to the byte-key calls): the decimal digits of
+ * a 32-bit scramble of r (a bijection on 32 bits, so distinct ranks give distinct items); returns its
+ * length. buf holds at least 11 bytes. */
+#include <stdio.h>
+static inline int su_item(uint64_t r, char *buf)
+{
+    return snprintf(buf, 11, "%u", (unsigned)((uint32_t)r * UINT32_C(2654435761)));
+}
+
 /* The golden file `name` of tests/golden: with BK_WRITE_GOLDEN=<repo>/tests in the environment, write
  * bytes[0..n) there and return 1; else read it into a new buffer (*len its size; NULL if missing). */
 #include <stdio.h>

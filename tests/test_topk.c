@@ -91,6 +91,23 @@ static void zipf_top100(void **state)
     bk_topk_free(f);
 }
 
+/* TOPK.RESERVE's bare defaults (8 x 7, decay 0.9: 56 buckets for a list of 100) on the same kind of
+ * stream: a key in the list keeps the largest estimate it reached, so the list is not handed to lighter
+ * keys whose buckets happened to survive the heavy keys' decay. With the estimate taken as it falls
+ * (RedisBloom's rule) the first of these streams gives 28; kept, 72 to 74. Far from 95: the geometry is too
+ * small for a list of 100 (docs/REDIS.md), which is why the library's default is k ln k x ln k. */
+static void zipf_top100_small(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 21; seed < 24; seed++) {
+        bk_topk *f = make(100, 8, 7, 0.9, seed);
+        size_t hit = zipf_run(f, 100000, 1000000, seed, 100);
+        print_message("8 x 7, 0.9, seed %llu: %zu of the true top 100\n", (unsigned long long)seed, hit);
+        assert_true(hit >= 60);
+        bk_topk_free(f);
+    }
+}
+
 static void heap_behaviour(void **state)
 {
     (void)state;
@@ -351,6 +368,7 @@ int main(void)
         cmocka_unit_test(forms_and_reproducible),
         cmocka_unit_test(saved_form),
         cmocka_unit_test(zipf_top100),
+        cmocka_unit_test(zipf_top100_small),
         cmocka_unit_test(golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
