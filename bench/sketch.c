@@ -12,6 +12,9 @@
 #include "benchutil.h"
 #include "../tests/sketchutil.h"
 
+/* The best of three runs of each loop (the machine is shared: the least disturbed run is the figure). */
+#define CMS_ROUNDS 3
+
 static void cms_bench(void)
 {
     const size_t n = (size_t)1 << 22;
@@ -24,32 +27,43 @@ static void cms_bench(void)
             o.conservative = cons;
             bk_cms *c = NULL;
             if (bk_cms_new(dims[t].w, dims[t].d, &o, &c) != BK_OK) return;
-            double t0 = bu_cpu_ns();
-            for (size_t i = 0; i < n; i++) bk_cms_incrby_hash(c, h[i], 1, NULL);
-            double t1 = bu_cpu_ns();
-            bk_cms_incrby_hashes(c, h, NULL, n, NULL);
-            double t2 = bu_cpu_ns();
+            double one = 1e300, batch = 1e300;
+            for (int round = 0; round < CMS_ROUNDS; round++) {
+                double t0 = bu_cpu_ns();
+                for (size_t i = 0; i < n; i++) bk_cms_incrby_hash(c, h[i], 1, NULL);
+                double t1 = bu_cpu_ns();
+                bk_cms_incrby_hashes(c, h, NULL, n, NULL);
+                double t2 = bu_cpu_ns();
+                if (t1 - t0 < one) one = t1 - t0;
+                if (t2 - t1 < batch) batch = t2 - t1;
+            }
             printf("cms %8llu x %u (%7.1f MiB) %-12s one key %6.1f ns/op   batch %6.1f ns/op\n",
                    (unsigned long long)dims[t].w, dims[t].d, (double)bk_cms_bytes(dims[t].w, dims[t].d) / 1048576,
-                   cons ? "conservative" : "plain", (t1 - t0) / n, (t2 - t1) / n);
+                   cons ? "conservative" : "plain", one / n, batch / n);
             bk_cms_free(c);
         }
-        /* the floor: depth random 32-bit increments per key in an array of the same size, prefetched */
+        /* the floor: depth random 32-bit increments per key in an array of the same size, prefetched 16
+         * keys ahead, the positions from a cheaper mix than the sketch's probe sequence */
         uint64_t cells = dims[t].w * dims[t].d;
         __extension__ typedef unsigned __int128 u128;
         uint32_t *a = malloc(cells * 4);
         memset(a, 0, cells * 4); /* touched first, as the sketch is */
-        double t0 = bu_cpu_ns();
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x = h[i];
-            for (uint32_t r = 0; r < dims[t].d; r++) {
-                if (i + 16 < n) __builtin_prefetch(&a[(uint64_t)(((u128)(h[i + 16] + r * 0x9e3779b97f4a7c15ULL) * cells) >> 64)], 1);
-                a[(uint64_t)(((u128)(x + r * 0x9e3779b97f4a7c15ULL) * cells) >> 64)]++;
+        double best = 1e300;
+        for (int round = 0; round < CMS_ROUNDS; round++) {
+            double t0 = bu_cpu_ns();
+            for (size_t i = 0; i < n; i++) {
+                uint64_t x = h[i];
+                for (uint32_t r = 0; r < dims[t].d; r++) {
+                    if (i + 16 < n)
+                        __builtin_prefetch(&a[(uint64_t)(((u128)(h[i + 16] + r * 0x9e3779b97f4a7c15ULL) * cells) >> 64)], 1);
+                    a[(uint64_t)(((u128)(x + r * 0x9e3779b97f4a7c15ULL) * cells) >> 64)]++;
+                }
             }
+            double t1 = bu_cpu_ns();
+            if (t1 - t0 < best) best = t1 - t0;
         }
-        double t1 = bu_cpu_ns();
         printf("    floor: %u prefetched random increments per key in the same array %6.1f ns/op\n", dims[t].d,
-               (t1 - t0) / n);
+               best / n);
         free(a);
     }
     free(h);
