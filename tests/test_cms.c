@@ -174,6 +174,52 @@ static void forms_agree(void **state)
     bk_cms_free(c);
 }
 
+/* A sketch past the cache (2^17 x 5: 2.5 MiB) takes the batch path that locates each key's cells ahead
+ * of its update: the batch must agree with one key at a time, estimates and every cell, plain and
+ * conservative, for batch sizes around the window's (keys repeat within it, so a later key must see an
+ * earlier one's increment), with and without values and estimates. */
+static void batch_far(void **state)
+{
+    (void)state;
+    enum { N = 700 };
+    uint64_t hs[N], est[N], q[N];
+    uint32_t vals[N];
+    uint64_t s = 99;
+    for (int i = 0; i < N; i++) {
+        hs[i] = bk_hash64(&(uint64_t){ su_splitmix(&s) % 50 }, 8, 7); /* 50 distinct keys */
+        vals[i] = (uint32_t)(su_splitmix(&s) % 1000);
+    }
+    static const size_t sizes[] = { 0, 1, 15, 16, 17, 33, N };
+    for (int cons = 0; cons < 2; cons++) {
+        for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+            size_t n = sizes[t];
+            bk_cms_options o = BK_CMS_OPTIONS_INIT;
+            o.conservative = cons;
+            o.seed = 7;
+            bk_cms *a = NULL, *b = NULL;
+            assert_int_equal(bk_cms_new((uint64_t)1 << 17, 5, &o, &a), BK_OK);
+            assert_int_equal(bk_cms_new((uint64_t)1 << 17, 5, &o, &b), BK_OK);
+            for (int with_values = 0; with_values < 2; with_values++) {
+                const uint32_t *v = with_values ? vals : NULL;
+                assert_int_equal(bk_cms_incrby_hashes(a, hs, v, n, with_values ? est : NULL), BK_OK);
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t e;
+                    assert_int_equal(bk_cms_incrby_hash(b, hs[i], v ? v[i] : 1, &e), BK_OK);
+                    if (with_values) assert_int_equal(e, est[i]);
+                }
+            }
+            assert_int_equal(bk_cms_total(a), bk_cms_total(b));
+            assert_int_equal(bk_cms_query_hashes(a, hs, n, q), BK_OK);
+            for (size_t i = 0; i < n; i++) assert_int_equal(q[i], bk_cms_query_hash(b, hs[i]));
+            for (uint32_t r = 0; r < 5; r++)
+                for (uint64_t col = 0; col < ((uint64_t)1 << 17); col++)
+                    if (bk_cms_counter(a, r, col) != bk_cms_counter(b, r, col)) fail_msg("cell %u %llu", r, (unsigned long long)col);
+            bk_cms_free(a);
+            bk_cms_free(b);
+        }
+    }
+}
+
 static void saturation(void **state)
 {
     (void)state;
@@ -387,6 +433,7 @@ int main(void)
         cmocka_unit_test(sizing),
         cmocka_unit_test(error_bound),
         cmocka_unit_test(forms_agree),
+        cmocka_unit_test(batch_far),
         cmocka_unit_test(saturation),
         cmocka_unit_test(merge),
         cmocka_unit_test(saved_form),
