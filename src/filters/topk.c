@@ -594,6 +594,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         tk_entry *e = &f->heap[i];
         if (!e->count || e->len == TK_NOKEY) continue;
         const uint8_t *p = NULL;
+        /* the body's length is known: a key running past it is a damaged length, not a short file */
+        if (e->len > r->len - r->off) goto corrupt;
         if (e->len && (s = bk__r_take(r, e->len, &p))) goto fail;
         /* the key must hash to its entry's hash: anything else was not written by bloomkit */
         if (bk__hash(p ? (const void *)p : "", e->len, f->seed) != e->hash) goto corrupt;
