@@ -86,4 +86,42 @@ static inline unsigned char *su_golden(const char *dir, const char *name, const 
     return buf;
 }
 
+/* The golden-file check both sketch tests make: `sketch` (of `type`, which the handle *h takes over) saved
+ * now must be the bytes of tests/golden/<name>; *loaded is that recorded file loaded (NULL when the
+ * environment asked for writing it instead). Returns NULL, or what went wrong. */
+#include <string.h>
+#include <bloomkit/bloomkit.h>
+static inline const char *su_golden_sketch(const char *dir, const char *name, bk_type type, void *sketch,
+                                           bk_filter **h, bk_filter **loaded)
+{
+    static char msg[256];
+    *loaded = NULL;
+    if (bk_filter_wrap(type, sketch, h) != BK_OK) return "the sketch cannot be wrapped";
+    size_t size = 0, w = 0, len = 0;
+    if (bk_filter_save_size(*h, &size) != BK_OK) return "no save size";
+    unsigned char *now = malloc(size);
+    if (!now || bk_filter_save_buffer(*h, now, size, &w) != BK_OK) {
+        free(now);
+        return "the sketch cannot be saved";
+    }
+    int wrote;
+    unsigned char *rec = su_golden(dir, name, now, size, &len, &wrote);
+    const char *err = NULL;
+    if (!wrote) {
+        if (!rec) {
+            snprintf(msg, sizeof msg, "missing tests/golden/%s: run the test with BK_WRITE_GOLDEN=<tests dir>", name);
+            err = msg;
+        } else if (len != size || memcmp(rec, now, size) != 0) {
+            snprintf(msg, sizeof msg, "%s: today's bytes differ from the recorded ones", name);
+            err = msg;
+        } else if (bk_filter_load_buffer(rec, len, 0, loaded) != BK_OK) {
+            snprintf(msg, sizeof msg, "%s does not load", name);
+            err = msg;
+        }
+    }
+    free(rec);
+    free(now);
+    return err;
+}
+
 #endif
