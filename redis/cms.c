@@ -38,6 +38,19 @@ int bkr_sk_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisMod
     return -2;
 }
 
+bool bkr_sk_open_family(RedisModuleCtx *ctx, RedisModuleString *name, int mode, int bk_kind, int rb_kind,
+                        const char *missing, void **bk, void **rb)
+{
+    RedisModuleKey *key;
+    void *obj = NULL;
+    int sk = bkr_sk_open(ctx, name, mode, &key, &obj);
+    *bk = sk == bk_kind ? obj : NULL;
+    *rb = sk == rb_kind ? obj : NULL;
+    if (sk == -1) RedisModule_ReplyWithError(ctx, missing);
+    else if (!*bk && !*rb) bkr_reply_wrongtype(ctx);
+    return *bk || *rb;
+}
+
 void bkr_sk_reply_item(RedisModuleCtx *ctx, const void *p, size_t n)
 {
     if (memchr(p, '\r', n) || memchr(p, '\n', n)) {
@@ -254,22 +267,11 @@ typedef struct cms_ref {
 /* Open a CMS key; replies and returns false when it is missing or of another type. */
 static bool open_cms(RedisModuleCtx *ctx, RedisModuleString *name, int mode, cms_ref *r)
 {
-    RedisModuleKey *key;
-    void *obj = NULL;
-    int sk = bkr_sk_open(ctx, name, mode, &key, &obj);
-    r->bk = NULL;
-    r->rb = NULL;
-    if (sk == -1) {
-        CMS_ERR(ctx, "CMS: key does not exist");
-        return false;
-    }
-    if (sk == BKR_SK_CMS) r->bk = obj;
-    else if (sk == BKR_SK_RB_CMS) r->rb = obj;
-    else {
-        bkr_reply_wrongtype(ctx);
-        return false;
-    }
-    return true;
+    void *bk, *rb;
+    bool ok = bkr_sk_open_family(ctx, name, mode, BKR_SK_CMS, BKR_SK_RB_CMS, "CMS: key does not exist", &bk, &rb);
+    r->bk = bk;
+    r->rb = rb;
+    return ok;
 }
 
 static uint64_t ref_width(const cms_ref *r) { return r->bk ? bk_cms_width(r->bk) : r->rb->width; }

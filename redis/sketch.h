@@ -24,6 +24,11 @@ extern RedisModuleType *bkr_sk_type[4];
 
 /* What the key holds: SK index (-1: empty, -2: another type). */
 int bkr_sk_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key, void **obj);
+/* Open a key of one family for a command: a bloomkit sketch (*bk, of kind bk_kind) or a migrated one in
+ * RedisBloom's layout (*rb, of kind rb_kind), the other NULL. Replies `missing` (an empty key) or
+ * WRONGTYPE and returns false otherwise. */
+bool bkr_sk_open_family(RedisModuleCtx *ctx, RedisModuleString *name, int mode, int bk_kind, int rb_kind,
+                        const char *missing, void **bk, void **rb);
 
 /* The largest saved form a sketch may have (one AOF argument, below proto-max-bulk-len's default). */
 #define BKR_SK_MAX_BYTES ((uint64_t)256 << 20)

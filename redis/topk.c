@@ -27,22 +27,11 @@ typedef struct topk_ref {
 
 static bool open_topk(RedisModuleCtx *ctx, RedisModuleString *name, int mode, topk_ref *r)
 {
-    RedisModuleKey *key;
-    void *obj = NULL;
-    int sk = bkr_sk_open(ctx, name, mode, &key, &obj);
-    r->bk = NULL;
-    r->rb = NULL;
-    if (sk == -1) {
-        TOPK_ERR(ctx, "TopK: key does not exist");
-        return false;
-    }
-    if (sk == BKR_SK_TOPK) r->bk = obj;
-    else if (sk == BKR_SK_RB_TOPK) r->rb = obj;
-    else {
-        bkr_reply_wrongtype(ctx);
-        return false;
-    }
-    return true;
+    void *bk, *rb;
+    bool ok = bkr_sk_open_family(ctx, name, mode, BKR_SK_TOPK, BKR_SK_RB_TOPK, "TopK: key does not exist", &bk, &rb);
+    r->bk = bk;
+    r->rb = rb;
+    return ok;
 }
 
 static bool arg_u32(RedisModuleString *s, uint32_t *out)
@@ -143,7 +132,8 @@ static int Topk_IncrBy(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-static int Topk_Query(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+/* TOPK.QUERY and TOPK.COUNT: one integer per item, from the item's answer of the one or the other call. */
+static int per_item(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool count)
 {
     RedisModule_AutoMemory(ctx);
     if (argc < 3) return RedisModule_WrongArity(ctx);
@@ -153,27 +143,16 @@ static int Topk_Query(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     for (int i = 2; i < argc; i++) {
         size_t n;
         const char *item = RedisModule_StringPtrLen(argv[i], &n);
-        bool in = r.bk ? bk_topk_query(r.bk, item, n) : rb_topk_query(r.rb, item, n);
-        RedisModule_ReplyWithLongLong(ctx, in);
+        uint64_t v;
+        if (count) v = r.bk ? bk_topk_count(r.bk, item, n) : rb_topk_count(r.rb, item, n);
+        else v = r.bk ? bk_topk_query(r.bk, item, n) : rb_topk_query(r.rb, item, n);
+        RedisModule_ReplyWithLongLong(ctx, (long long)v);
     }
     return REDISMODULE_OK;
 }
 
-static int Topk_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    RedisModule_AutoMemory(ctx);
-    if (argc < 3) return RedisModule_WrongArity(ctx);
-    topk_ref r;
-    if (!open_topk(ctx, argv[1], REDISMODULE_READ, &r)) return REDISMODULE_OK;
-    RedisModule_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        size_t n;
-        const char *item = RedisModule_StringPtrLen(argv[i], &n);
-        uint64_t c = r.bk ? bk_topk_count(r.bk, item, n) : rb_topk_count(r.rb, item, n);
-        RedisModule_ReplyWithLongLong(ctx, (long long)c);
-    }
-    return REDISMODULE_OK;
-}
+static int Topk_Query(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return per_item(ctx, argv, argc, false); }
+static int Topk_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return per_item(ctx, argv, argc, true); }
 
 static int Topk_List(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {

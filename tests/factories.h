@@ -58,7 +58,14 @@ typedef struct tf_factory {
     /* true for static sets (fuse): built once from all keys; add, remove, merge and clear through the
      * handle return BK_ENOTSUP */
     bool static_set;
+    /* the sketches (count-min, Top-K): an add counts 1. A count-min sketch keeps the filter contract
+     * (contains = estimate > 0: no false negatives); a Top-K's contains is "in the current top k", not
+     * membership, so tests asserting no false negatives skip it (tf_membership) */
+    bool sketch;
 } tf_factory;
+
+/* Whether contains answers membership with no false negatives (every type but Top-K). */
+static inline bool tf_membership(const struct tf_factory *f) { return f->type != BK_TYPE_TOPK; }
 
 static inline bk_filter *tf_wrap_fill(bk_type t, void *typed, void (*free_typed)(void *), uint64_t nkeys)
 {
@@ -259,6 +266,32 @@ static inline bk_filter *tf_ribbon_sharded(uint64_t capacity, uint64_t nkeys, ui
     return tf_ribbon_make(nkeys, seed, nkeys / 4 > 2 ? nkeys / 4 : 2);
 }
 
+/* Sketches: a count-min sketch of max(64, capacity) counters in each of 4 rows, and a Top-K of the 32
+ * heaviest on 64 x 4 buckets. */
+static void tf_cms_free(void *p) { bk_cms_free(p); }
+static bk_filter *tf_cms(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_cms_options o = BK_CMS_OPTIONS_INIT;
+    o.seed = seed;
+    o.allocator = tf_allocator;
+    bk_cms *c;
+    if (bk_cms_new(capacity < 64 ? 64 : capacity, 4, &o, &c) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_CMS, c, tf_cms_free, nkeys);
+}
+static void tf_topk_free(void *p) { bk_topk_free(p); }
+static bk_filter *tf_topk(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    (void)capacity;
+    bk_topk_options o = BK_TOPK_OPTIONS_INIT;
+    o.seed = seed;
+    o.allocator = tf_allocator;
+    o.width = 64;
+    o.depth = 4;
+    bk_topk *t;
+    if (bk_topk_new(32, &o, &t) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_TOPK, t, tf_topk_free, nkeys);
+}
+
 /* A count window of `capacity` insertions: the nkeys <= capacity keys are all inside it. (A time
  * window of minutes, saved and loaded at chosen times, is tests/test_aging.c's golden file, with its
  * own clock.) */
@@ -364,28 +397,30 @@ static bk_filter *tf_quotient_stages(uint64_t capacity, uint64_t nkeys, uint64_t
 
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
-    { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false },
-    { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned, false },
-    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split, false },
-    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512, false },
-    { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4, false },
-    { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8, false },
-    { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false },
-    { "scalable-blocked", BK_TYPE_SCALABLE, false, tf_scalable_blocked, false },
-    { "scalable-carry", BK_TYPE_SCALABLE, false, tf_scalable_carry, false },
-    { "scalable-compact", BK_TYPE_SCALABLE, false, tf_scalable_compact, false },
-    { "scalable-compact-classic", BK_TYPE_SCALABLE, false, tf_scalable_compact_classic, false },
-    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false }, /* shared writing: needs the process's writer lock */
-    { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true },
-    { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true },
-    { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false },
-    { "aging-time-long", BK_TYPE_AGING, false, tf_aging_time, false },
-    { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false },
-    { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true },
-    { "ribbon-sharded", BK_TYPE_RIBBON, false, tf_ribbon_sharded, true },
-    { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false },
-    { "quotient-stages", BK_TYPE_QUOTIENT, false, tf_quotient_stages, false },
-    { "aging-wide", BK_TYPE_AGING, false, tf_aging_wide, false },
+    { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false, false },
+    { "bloom-partitioned", BK_TYPE_BLOOM, true, tf_bloom_partitioned, false, false },
+    { "blocked-split256", BK_TYPE_BLOCKED, true, tf_blocked_split, false, false },
+    { "blocked-512", BK_TYPE_BLOCKED, true, tf_blocked_512, false, false },
+    { "counting-4bit", BK_TYPE_COUNTING, true, tf_counting4, false, false },
+    { "counting-8bit", BK_TYPE_COUNTING, true, tf_counting8, false, false },
+    { "scalable", BK_TYPE_SCALABLE, false, tf_scalable, false, false },
+    { "scalable-blocked", BK_TYPE_SCALABLE, false, tf_scalable_blocked, false, false },
+    { "scalable-carry", BK_TYPE_SCALABLE, false, tf_scalable_carry, false, false },
+    { "scalable-compact", BK_TYPE_SCALABLE, false, tf_scalable_compact, false, false },
+    { "scalable-compact-classic", BK_TYPE_SCALABLE, false, tf_scalable_compact_classic, false, false },
+    { "cuckoo", BK_TYPE_CUCKOO, false, tf_cuckoo, false, false }, /* shared writing: needs the process's writer lock */
+    { "fuse8", BK_TYPE_FUSE, false, tf_fuse8, true, false },
+    { "fuse16", BK_TYPE_FUSE, false, tf_fuse16, true, false },
+    { "aging-count", BK_TYPE_AGING, false, tf_aging_count, false, false },
+    { "aging-time-long", BK_TYPE_AGING, false, tf_aging_time, false, false },
+    { "quotient", BK_TYPE_QUOTIENT, false, tf_quotient, false, false },
+    { "ribbon", BK_TYPE_RIBBON, false, tf_ribbon, true, false },
+    { "quotient-slots", BK_TYPE_QUOTIENT, false, tf_quotient_slots, false, false },
+    { "ribbon-sharded", BK_TYPE_RIBBON, false, tf_ribbon_sharded, true, false },
+    { "quotient-stages", BK_TYPE_QUOTIENT, false, tf_quotient_stages, false, false },
+    { "aging-wide", BK_TYPE_AGING, false, tf_aging_wide, false, false },
+    { "sketch-cms", BK_TYPE_CMS, false, tf_cms, false, true },
+    { "sketch-topk", BK_TYPE_TOPK, false, tf_topk, false, true },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

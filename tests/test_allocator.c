@@ -131,10 +131,29 @@ static void more_quotient(void *f)
     bk_quotient_free(c);
 }
 
+static void more_cms(void *f)
+{
+    for (uint64_t i = 0; i < KEYS; i++) assert_int_equal(bk_cms_incrby(f, &i, sizeof i, 2, NULL), BK_OK);
+    bk_cms *c;
+    assert_int_equal(bk_cms_clone(f, &c), BK_OK);
+    const bk_cms *src[1] = { f };
+    assert_int_equal(bk_cms_merge(c, src, NULL, 1), BK_OK);
+    bk_cms_free(c);
+}
+static void more_topk(void *f)
+{
+    /* byte keys: the heap copies them */
+    for (uint64_t i = 0; i < KEYS; i++) assert_int_equal(bk_topk_incrby(f, &i, sizeof i, 1 + (uint32_t)(i % 7), NULL), BK_OK);
+    bk_topk *c;
+    assert_int_equal(bk_topk_clone(f, &c), BK_OK);
+    bk_topk_free(c);
+}
+
 static void (*const more[])(void *) = {
     [BK_TYPE_BLOOM] = more_bloom,       [BK_TYPE_BLOCKED] = more_blocked, [BK_TYPE_COUNTING] = more_counting,
     [BK_TYPE_SCALABLE] = more_scalable, [BK_TYPE_CUCKOO] = more_cuckoo,   [BK_TYPE_FUSE] = more_fuse,
     [BK_TYPE_AGING] = more_aging,       [BK_TYPE_QUOTIENT] = more_quotient, [BK_TYPE_RIBBON] = more_ribbon,
+    [BK_TYPE_CMS] = more_cms,           [BK_TYPE_TOPK] = more_topk,
 };
 
 static void every_factory(void **st)
@@ -200,6 +219,7 @@ static ptrdiff_t pull_fn(void *ctx, void *buf, size_t len)
 
 static void check_answers(const bk_filter *f)
 {
+    if (bk_filter_type(f) == BK_TYPE_TOPK) return; /* "in the top k", not membership: test_persist compares answers */
     for (uint64_t i = 0; i < LOAD_KEYS; i++) {
         tf_key k = tf_make_key(1, i);
         assert_true(bk_filter_contains(f, k.b, sizeof k.b));
@@ -371,11 +391,121 @@ static void large_arrays(void **st)
     bk_blocked_free(g);
 }
 
+/* ---- allocation failures: the sketches' allocating calls, the allocator refusing its n-th request ----
+ * Every n from the first request on: the call answers BK_ENOMEM (never crashes), what was made is
+ * freed, and no block is left (a Top-K that could not copy a key keeps its count in the buckets and
+ * its heap unchanged). */
+
+static long g_budget; /* requests left before the allocator refuses; negative: no limit */
+static counter lim;
+static void *l_malloc(void *o, size_t n)
+{
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    return c_malloc(o, n);
+}
+static void *l_calloc(void *o, size_t k, size_t n)
+{
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    return c_calloc(o, k, n);
+}
+static const bk_allocator LIMITED = { l_malloc, l_calloc, c_free, &lim };
+
+static void sketch_failures(void **st)
+{
+    (void)st;
+    uint8_t *saved[2] = { NULL, NULL };
+    size_t saved_len[2] = { 0, 0 };
+    { /* what the loads below read: a count-min sketch and a Top-K with key copies */
+        bk_cms *c;
+        bk_topk *t;
+        assert_int_equal(bk_cms_new(1000, 4, NULL, &c), BK_OK);
+        bk_topk_options to = BK_TOPK_OPTIONS_INIT;
+        to.decay = 0.8; /* not the default: the sketch makes its own power table */
+        assert_int_equal(bk_topk_new(16, &to, &t), BK_OK);
+        for (uint64_t i = 0; i < 500; i++) {
+            assert_int_equal(bk_cms_incrby(c, &i, sizeof i, 1, NULL), BK_OK);
+            assert_int_equal(bk_topk_incrby(t, &i, sizeof i, (uint32_t)(i % 13) + 1, NULL), BK_OK);
+        }
+        bk_filter *fc, *ft;
+        assert_int_equal(bk_filter_wrap(BK_TYPE_CMS, c, &fc), BK_OK);
+        assert_int_equal(bk_filter_wrap(BK_TYPE_TOPK, t, &ft), BK_OK);
+        void *b;
+        assert_int_equal(bk_filter_save_alloc(fc, &b, &saved_len[0]), BK_OK);
+        saved[0] = b;
+        assert_int_equal(bk_filter_save_alloc(ft, &b, &saved_len[1]), BK_OK);
+        saved[1] = b;
+        bk_filter_free(fc);
+        bk_filter_free(ft);
+    }
+    size_t refused = 0;
+    for (long n = 0; n < 40; n++) {
+        memset(&lim, 0, sizeof lim);
+        g_budget = n;
+        bk_cms_options co = BK_CMS_OPTIONS_INIT;
+        co.allocator = &LIMITED;
+        bk_cms *c = NULL, *cc = NULL;
+        bk_status s = bk_cms_new(1000, 4, &co, &c);
+        if (s == BK_OK) {
+            s = bk_cms_clone(c, &cc);
+            if (s != BK_OK) assert_null(cc);
+        } else {
+            assert_null(c);
+        }
+        refused += s == BK_ENOMEM;
+        assert_true(s == BK_OK || s == BK_ENOMEM);
+        bk_cms_free(cc);
+        bk_cms_free(c);
+
+        bk_topk_options to = BK_TOPK_OPTIONS_INIT;
+        to.allocator = &LIMITED;
+        to.decay = 0.8;
+        bk_topk *t = NULL, *tc = NULL;
+        s = bk_topk_new(16, &to, &t);
+        if (s == BK_OK) {
+            for (uint64_t i = 0; i < 64 && s == BK_OK; i++) {
+                size_t before = bk_topk_list(t, NULL, 0);
+                s = bk_topk_incrby(t, &i, sizeof i, 5, NULL);
+                if (s == BK_ENOMEM) assert_int_equal(bk_topk_list(t, NULL, 0), before);
+            }
+            assert_true(s == BK_OK || s == BK_ENOMEM);
+            refused += s == BK_ENOMEM;
+            s = bk_topk_clone(t, &tc);
+            if (s != BK_OK) assert_null(tc);
+        } else {
+            assert_null(t);
+        }
+        refused += s == BK_ENOMEM;
+        assert_true(s == BK_OK || s == BK_ENOMEM);
+        bk_topk_free(tc);
+        bk_topk_free(t);
+
+        bk_load_options lo = BK_LOAD_OPTIONS_INIT;
+        lo.allocator = &LIMITED;
+        for (int k = 0; k < 2; k++) {
+            bk_filter *f = NULL;
+            s = bk_filter_load_buffer_ex(saved[k], saved_len[k], &lo, &f);
+            assert_true(s == BK_OK || s == BK_ENOMEM);
+            if (s != BK_OK) assert_null(f);
+            refused += s == BK_ENOMEM;
+            bk_filter_free(f);
+        }
+        if (lim.live != 0) print_message("budget %ld: %ld blocks left\n", n, lim.live);
+        assert_int_equal(lim.live, 0);
+    }
+    g_budget = -1;
+    assert_true(refused > 40); /* the budgets did reach the calls */
+    free(saved[0]);
+    free(saved[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_factory), cmocka_unit_test(cuckoo_chain), cmocka_unit_test(loads),
         cmocka_unit_test(unwrap_and_wrap), cmocka_unit_test(load_options_rule), cmocka_unit_test(large_arrays),
+        cmocka_unit_test(sketch_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,7 +109,8 @@ static void check_one(const tf_factory *ft, const char *dir, bool write)
     bk_filter *g;
     assert_int_equal(bk_filter_load_buffer(gold, len, BK_LOAD_REQUIRE_CLEAN, &g), BK_OK);
     assert_int_equal(bk_filter_type(g), ft->type);
-    for (uint64_t i = 0; i < GOLDEN_KEYS; i++) {
+    /* (a Top-K answers "in the top k", not membership: its answers are held by the digest below) */
+    for (uint64_t i = 0; i < GOLDEN_KEYS && tf_membership(ft); i++) {
         tf_key k = tf_make_key(1, i);
         if (!bk_filter_contains(g, k.b, sizeof k.b)) fail_msg("%s: key %llu missing", p, (unsigned long long)i);
     }

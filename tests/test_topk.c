@@ -91,6 +91,23 @@ static void zipf_top100(void **state)
     bk_topk_free(f);
 }
 
+/* TOPK.RESERVE's bare defaults (8 x 7, decay 0.9: 56 buckets for a list of 100) on the same kind of
+ * stream: a key in the list keeps the largest estimate it reached, so the list is not handed to lighter
+ * keys whose buckets happened to survive the heavy keys' decay. With the estimate taken as it falls
+ * (RedisBloom's rule) the first of these streams gives 28; kept, 72 to 74. Far from 95: the geometry is too
+ * small for a list of 100 (docs/REDIS.md), which is why the library's default is k ln k x ln k. */
+static void zipf_top100_small(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 21; seed < 24; seed++) {
+        bk_topk *f = make(100, 8, 7, 0.9, seed);
+        size_t hit = zipf_run(f, 100000, 1000000, seed, 100);
+        print_message("8 x 7, 0.9, seed %llu: %zu of the true top 100\n", (unsigned long long)seed, hit);
+        assert_true(hit >= 60);
+        bk_topk_free(f);
+    }
+}
+
 static void heap_behaviour(void **state)
 {
     (void)state;
@@ -308,20 +325,10 @@ static void golden(void **state)
 {
     (void)state;
     bk_topk *t = golden_sketch();
-    bk_filter *h = NULL;
-    assert_int_equal(bk_filter_wrap(BK_TYPE_TOPK, t, &h), BK_OK);
-    size_t size = 0, w = 0, len = 0;
-    assert_int_equal(bk_filter_save_size(h, &size), BK_OK);
-    unsigned char *now = malloc(size);
-    assert_int_equal(bk_filter_save_buffer(h, now, size, &w), BK_OK);
-    int wrote;
-    unsigned char *rec = su_golden(BK_TEST_SOURCE_DIR, "topk-v1.0.bkf", now, size, &len, &wrote);
-    if (!wrote) {
-        if (!rec) fail_msg("missing tests/golden/topk-v1.0.bkf: run test_topk with BK_WRITE_GOLDEN=<tests dir>");
-        assert_int_equal(len, size);
-        assert_memory_equal(rec, now, size);
-        bk_filter *l = NULL;
-        assert_int_equal(bk_filter_load_buffer(rec, len, 0, &l), BK_OK);
+    bk_filter *h = NULL, *l = NULL;
+    const char *err = su_golden_sketch(BK_TEST_SOURCE_DIR, "topk-v1.0.bkf", BK_TYPE_TOPK, t, &h, &l);
+    if (err) fail_msg("%s", err);
+    if (l) {
         bk_topk *lt = bk_filter_get(l, BK_TYPE_TOPK);
         bk_topk_item a[8], b[8];
         assert_int_equal(bk_topk_list(lt, a, 8), 8);
@@ -336,9 +343,7 @@ static void golden(void **state)
         bk_topk_list(lt, a, 8);
         for (int i = 0; i < 8; i++) assert_int_equal(a[i].hash, b[i].hash);
         bk_filter_free(l);
-        free(rec);
     }
-    free(now);
     bk_filter_free(h);
 }
 
@@ -351,6 +356,7 @@ int main(void)
         cmocka_unit_test(forms_and_reproducible),
         cmocka_unit_test(saved_form),
         cmocka_unit_test(zipf_top100),
+        cmocka_unit_test(zipf_top100_small),
         cmocka_unit_test(golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,8 @@
  * the increment. Heavy keys keep their buckets, light ones are decayed out. The key's estimate is the
  * largest count among its buckets that carry its fingerprint; a key whose estimate reaches the smallest
  * count of the heap of the k heaviest enters the heap (pushing that smallest one out: the "expelled"
- * key), or updates its place there.
+ * key). A key in the heap keeps the largest estimate it reached there: its count in the heap rises with
+ * its estimate and does not fall when its buckets decay (docs/MATH.md).
  *
  * The decay draws from a pseudo-random generator kept in the sketch and seeded from the options' seed, so
  * a run is reproducible: the same keys in the same order give the same list, and a saved and reloaded

@@ -3,17 +3,47 @@
  * short), saved and loaded through the library's saved form. */
 #include "bkpy.h"
 
+/* One object layout for both: the typed sketch. */
 typedef struct {
     PyObject_HEAD
-    bk_cms *c;
-} CmsObject;
-
-typedef struct {
-    PyObject_HEAD
-    bk_topk *t;
-} TopkObject;
+    union {
+        bk_cms *c;
+        bk_topk *t;
+        void *p;
+    };
+} SketchObject;
+typedef SketchObject CmsObject;
+typedef SketchObject TopkObject;
 
 PyTypeObject bkpy_CmsType, bkpy_TopkType;
+
+/* What the shared calls need of each: its type in the saved form, free and clear, and one key's
+ * increment (the object's answer: CMS's estimate, Top-K's expelled key) and query. */
+typedef struct sk_kind {
+    bk_type type;
+    void (*free)(void *);
+    void (*clear)(void *);
+    PyObject *(*incr)(SketchObject *o, const key_t_ *key, uint32_t n, bool answer);
+    PyObject *(*query)(SketchObject *o, const key_t_ *key);
+} sk_kind;
+static const sk_kind cms_kind, topk_kind;
+
+static const sk_kind *kind_of(PyTypeObject *tp)
+{
+    return PyType_IsSubtype(tp, &bkpy_CmsType) ? &cms_kind : &topk_kind;
+}
+
+/* A new object of type tp holding typed (freed when the object cannot be made). */
+static PyObject *sk_wrap(PyTypeObject *tp, void *typed)
+{
+    SketchObject *self = (SketchObject *)tp->tp_alloc(tp, 0);
+    if (!self) {
+        kind_of(tp)->free(typed);
+        return NULL;
+    }
+    self->p = typed;
+    return (PyObject *)self;
+}
 
 /* ---- the saved form of either ---- */
 
@@ -81,18 +111,12 @@ static PyObject *Cms_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         s = bk_cms_new_prob(e, p, &o, &c);
     }
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ARGS, NULL);
-    CmsObject *self = (CmsObject *)tp->tp_alloc(tp, 0);
-    if (!self) {
-        bk_cms_free(c);
-        return NULL;
-    }
-    self->c = c;
-    return (PyObject *)self;
+    return sk_wrap(tp, c);
 }
 
-static void Cms_dealloc(CmsObject *o)
+static void Sketch_dealloc(SketchObject *o)
 {
-    bk_cms_free(o->c);
+    kind_of(Py_TYPE(o))->free(o->p);
     Py_TYPE(o)->tp_free((PyObject *)o);
 }
 
@@ -109,7 +133,8 @@ static int get_count(PyObject *v, uint32_t *out)
     return 0;
 }
 
-static PyObject *Cms_incrby(CmsObject *o, PyObject *args)
+/* incrby(key, n=1) of either: the kind's answer. */
+static PyObject *Sketch_incrby(SketchObject *o, PyObject *args)
 {
     PyObject *k, *nobj = NULL;
     if (!PyArg_ParseTuple(args, "O|O", &k, &nobj)) return NULL;
@@ -117,14 +142,15 @@ static PyObject *Cms_incrby(CmsObject *o, PyObject *args)
     if (nobj && get_count(nobj, &n) < 0) return NULL;
     key_t_ key;
     if (bkpy_key_get(k, &key) < 0) return NULL;
-    uint64_t est = 0;
-    bk_cms_incrby(o->c, key.p, key.n, n, &est);
+    PyObject *r = kind_of(Py_TYPE(o))->incr(o, &key, n, true);
     bkpy_key_done(&key);
-    return PyLong_FromUnsignedLongLong(est);
+    return r;
 }
 
-static PyObject *Cms_update(CmsObject *o, PyObject *iterable)
+/* update(keys) of either: each key counted once. */
+static PyObject *Sketch_update(SketchObject *o, PyObject *iterable)
 {
+    const sk_kind *kd = kind_of(Py_TYPE(o));
     PyObject *it = PyObject_GetIter(iterable);
     if (!it) return NULL;
     PyObject *k;
@@ -133,21 +159,36 @@ static PyObject *Cms_update(CmsObject *o, PyObject *iterable)
         int rc = bkpy_key_get(k, &key);
         Py_DECREF(k);
         if (rc < 0) break;
-        bk_cms_incrby(o->c, key.p, key.n, 1, NULL);
+        PyObject *r = kd->incr(o, &key, 1, false);
         bkpy_key_done(&key);
+        if (!r) break;
+        Py_DECREF(r);
     }
     Py_DECREF(it);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *Cms_query(CmsObject *o, PyObject *k)
+/* query(key) of either: the kind's answer. */
+static PyObject *Sketch_query(SketchObject *o, PyObject *k)
 {
     key_t_ key;
     if (bkpy_key_get(k, &key) < 0) return NULL;
-    uint64_t est = bk_cms_query(o->c, key.p, key.n);
+    PyObject *r = kind_of(Py_TYPE(o))->query(o, &key);
     bkpy_key_done(&key);
-    return PyLong_FromUnsignedLongLong(est);
+    return r;
+}
+
+static PyObject *cms_incr(SketchObject *o, const key_t_ *key, uint32_t n, bool answer)
+{
+    uint64_t est = 0;
+    bk_cms_incrby(o->c, key->p, key->n, n, answer ? &est : NULL);
+    return answer ? PyLong_FromUnsignedLongLong(est) : Py_NewRef(Py_None);
+}
+
+static PyObject *cms_query(SketchObject *o, const key_t_ *key)
+{
+    return PyLong_FromUnsignedLongLong(bk_cms_query(o->c, key->p, key->n));
 }
 
 static PyObject *Cms_merge(CmsObject *o, PyObject *args, PyObject *kw)
@@ -202,30 +243,23 @@ done:
     return ret;
 }
 
-static PyObject *Cms_clear(CmsObject *o, PyObject *unused)
+static PyObject *Sketch_clear(SketchObject *o, PyObject *unused)
 {
     (void)unused;
-    bk_cms_clear(o->c);
+    kind_of(Py_TYPE(o))->clear(o->p);
     Py_RETURN_NONE;
 }
 
-static PyObject *Cms_to_bytes(CmsObject *o, PyObject *unused)
+static PyObject *Sketch_to_bytes(SketchObject *o, PyObject *unused)
 {
     (void)unused;
-    return saved_bytes(BK_TYPE_CMS, o->c);
+    return saved_bytes(kind_of(Py_TYPE(o))->type, o->p);
 }
 
-static PyObject *Cms_from_bytes(PyObject *cls, PyObject *data)
+static PyObject *Sketch_from_bytes(PyObject *cls, PyObject *data)
 {
-    bk_cms *c = from_saved(data, BK_TYPE_CMS);
-    if (!c) return NULL;
-    CmsObject *self = (CmsObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (!self) {
-        bk_cms_free(c);
-        return NULL;
-    }
-    self->c = c;
-    return (PyObject *)self;
+    void *typed = from_saved(data, kind_of((PyTypeObject *)cls)->type);
+    return typed ? sk_wrap((PyTypeObject *)cls, typed) : NULL;
 }
 
 static PyObject *Cms_get(CmsObject *o, void *which)
@@ -239,22 +273,22 @@ static PyObject *Cms_get(CmsObject *o, void *which)
     }
 }
 
-static PyObject *Cms_subscript(CmsObject *o, PyObject *k) { return Cms_query(o, k); }
+static PyObject *Cms_subscript(CmsObject *o, PyObject *k) { return Sketch_query(o, k); }
 
 static PyMethodDef cms_methods[] = {
-    {"incrby", (PyCFunction)Cms_incrby, METH_VARARGS,
+    {"incrby", (PyCFunction)Sketch_incrby, METH_VARARGS,
      "incrby(key, n=1) -> int: add n to key's count; returns its estimate after the change."},
-    {"add", (PyCFunction)Cms_incrby, METH_VARARGS, "add(key, n=1) -> int: the same as incrby."},
-    {"update", (PyCFunction)Cms_update, METH_O, "update(keys): count each key of an iterable once."},
-    {"query", (PyCFunction)Cms_query, METH_O,
+    {"add", (PyCFunction)Sketch_incrby, METH_VARARGS, "add(key, n=1) -> int: the same as incrby."},
+    {"update", (PyCFunction)Sketch_update, METH_O, "update(keys): count each key of an iterable once."},
+    {"query", (PyCFunction)Sketch_query, METH_O,
      "query(key) -> int: the key's estimated count (never below the true count; sketch[key] too)."},
     {"merge", (PyCFunction)(void (*)(void))Cms_merge, METH_VARARGS | METH_KEYWORDS,
      "merge(sketches, weights=None): this sketch becomes the weighted sum of the sketches (it may be one of "
      "them); all of the same width, depth and seed (IncompatibleError otherwise). A negative result is "
      "refused with ValueError and changes nothing."},
-    {"clear", (PyCFunction)Cms_clear, METH_NOARGS, "clear(): every count back to 0."},
-    {"to_bytes", (PyCFunction)Cms_to_bytes, METH_NOARGS, "to_bytes() -> bytes: the saved form (a bloomkit file)."},
-    {"from_bytes", (PyCFunction)Cms_from_bytes, METH_O | METH_CLASS,
+    {"clear", (PyCFunction)Sketch_clear, METH_NOARGS, "clear(): every count back to 0."},
+    {"to_bytes", (PyCFunction)Sketch_to_bytes, METH_NOARGS, "to_bytes() -> bytes: the saved form (a bloomkit file)."},
+    {"from_bytes", (PyCFunction)Sketch_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> CountMinSketch: a sketch from its saved form (bloomkit count writes such files)."},
     {NULL, NULL, 0, NULL}};
 
@@ -271,7 +305,7 @@ static PyMappingMethods cms_mapping = {0, (binaryfunc)Cms_subscript, 0};
 PyTypeObject bkpy_CmsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bloomkit.CountMinSketch",
     .tp_basicsize = sizeof(CmsObject),
-    .tp_dealloc = (destructor)Cms_dealloc,
+    .tp_dealloc = (destructor)Sketch_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "CountMinSketch(width=None, depth=None, *, error=None, prob=None, conservative=False, seed=0)\n--\n\n"
               "A count-min sketch: approximate counts of keys in fixed memory. Size it by width and depth, or by "
@@ -307,19 +341,7 @@ static PyObject *Topk_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     bk_topk *t = NULL;
     bk_status s = bk_topk_new(k, &o, &t);
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ARGS, NULL);
-    TopkObject *self = (TopkObject *)tp->tp_alloc(tp, 0);
-    if (!self) {
-        bk_topk_free(t);
-        return NULL;
-    }
-    self->t = t;
-    return (PyObject *)self;
-}
-
-static void Topk_dealloc(TopkObject *o)
-{
-    bk_topk_free(o->t);
-    Py_TYPE(o)->tp_free((PyObject *)o);
+    return sk_wrap(tp, t);
 }
 
 static PyObject *item_bytes(const bk_topk_item *it)
@@ -328,42 +350,13 @@ static PyObject *item_bytes(const bk_topk_item *it)
     return PyBytes_FromStringAndSize(it->key, (Py_ssize_t)it->len);
 }
 
-static PyObject *Topk_add(TopkObject *o, PyObject *args)
+static PyObject *topk_incr(SketchObject *o, const key_t_ *key, uint32_t n, bool answer)
 {
-    PyObject *k, *nobj = NULL;
-    if (!PyArg_ParseTuple(args, "O|O", &k, &nobj)) return NULL;
-    uint32_t n = 1;
-    if (nobj && get_count(nobj, &n) < 0) return NULL;
-    key_t_ key;
-    if (bkpy_key_get(k, &key) < 0) return NULL;
     bk_topk_item ex;
-    bk_status s = bk_topk_incrby(o->t, key.p, key.n, n, &ex);
-    bkpy_key_done(&key);
+    bk_status s = bk_topk_incrby(o->t, key->p, key->n, n, &ex);
     if (s != BK_OK) return bkpy_raise_bk(s, CTX_ADD, NULL);
-    if (!ex.count) Py_RETURN_NONE;
+    if (!answer || !ex.count) Py_RETURN_NONE;
     return item_bytes(&ex);
-}
-
-static PyObject *Topk_update(TopkObject *o, PyObject *iterable)
-{
-    PyObject *it = PyObject_GetIter(iterable);
-    if (!it) return NULL;
-    PyObject *k;
-    while ((k = PyIter_Next(it))) {
-        key_t_ key;
-        int rc = bkpy_key_get(k, &key);
-        Py_DECREF(k);
-        if (rc < 0) break;
-        bk_status s = bk_topk_incrby(o->t, key.p, key.n, 1, NULL);
-        bkpy_key_done(&key);
-        if (s != BK_OK) {
-            bkpy_raise_bk(s, CTX_ADD, NULL);
-            break;
-        }
-    }
-    Py_DECREF(it);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
 }
 
 static int Topk_contains(TopkObject *o, PyObject *k)
@@ -381,14 +374,12 @@ static PyObject *Topk_query(TopkObject *o, PyObject *k)
     return in < 0 ? NULL : PyBool_FromLong(in);
 }
 
-static PyObject *Topk_count(TopkObject *o, PyObject *k)
+static PyObject *topk_count(SketchObject *o, const key_t_ *key)
 {
-    key_t_ key;
-    if (bkpy_key_get(k, &key) < 0) return NULL;
-    uint64_t c = bk_topk_count(o->t, key.p, key.n);
-    bkpy_key_done(&key);
-    return PyLong_FromUnsignedLongLong(c);
+    return PyLong_FromUnsignedLongLong(bk_topk_count(o->t, key->p, key->n));
 }
+
+static PyObject *Topk_count(TopkObject *o, PyObject *k) { return Sketch_query(o, k); }
 
 static PyObject *Topk_list(TopkObject *o, PyObject *args, PyObject *kw)
 {
@@ -413,32 +404,6 @@ static PyObject *Topk_list(TopkObject *o, PyObject *args, PyObject *kw)
     return out;
 }
 
-static PyObject *Topk_clear(TopkObject *o, PyObject *unused)
-{
-    (void)unused;
-    bk_topk_clear(o->t);
-    Py_RETURN_NONE;
-}
-
-static PyObject *Topk_to_bytes(TopkObject *o, PyObject *unused)
-{
-    (void)unused;
-    return saved_bytes(BK_TYPE_TOPK, o->t);
-}
-
-static PyObject *Topk_from_bytes(PyObject *cls, PyObject *data)
-{
-    bk_topk *t = from_saved(data, BK_TYPE_TOPK);
-    if (!t) return NULL;
-    TopkObject *self = (TopkObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (!self) {
-        bk_topk_free(t);
-        return NULL;
-    }
-    self->t = t;
-    return (PyObject *)self;
-}
-
 static PyObject *Topk_get(TopkObject *o, void *which)
 {
     switch ((int)(intptr_t)which) {
@@ -451,17 +416,17 @@ static PyObject *Topk_get(TopkObject *o, void *which)
 }
 
 static PyMethodDef topk_methods[] = {
-    {"add", (PyCFunction)Topk_add, METH_VARARGS,
+    {"add", (PyCFunction)Sketch_incrby, METH_VARARGS,
      "add(key, n=1) -> bytes | None: add n to key's count; returns the key it pushed out of the top k, or None."},
-    {"incrby", (PyCFunction)Topk_add, METH_VARARGS, "incrby(key, n=1): the same as add."},
-    {"update", (PyCFunction)Topk_update, METH_O, "update(keys): add each key of an iterable once."},
+    {"incrby", (PyCFunction)Sketch_incrby, METH_VARARGS, "incrby(key, n=1): the same as add."},
+    {"update", (PyCFunction)Sketch_update, METH_O, "update(keys): add each key of an iterable once."},
     {"query", (PyCFunction)Topk_query, METH_O, "query(key) -> bool: whether the key is in the top k (key in topk too)."},
     {"count", (PyCFunction)Topk_count, METH_O, "count(key) -> int: the key's estimated count."},
     {"list", (PyCFunction)(void (*)(void))Topk_list, METH_VARARGS | METH_KEYWORDS,
      "list(withcount=False) -> list: the top keys, heaviest first (as (key, count) pairs with withcount)."},
-    {"clear", (PyCFunction)Topk_clear, METH_NOARGS, "clear(): empty the sketch."},
-    {"to_bytes", (PyCFunction)Topk_to_bytes, METH_NOARGS, "to_bytes() -> bytes: the saved form (a bloomkit file)."},
-    {"from_bytes", (PyCFunction)Topk_from_bytes, METH_O | METH_CLASS,
+    {"clear", (PyCFunction)Sketch_clear, METH_NOARGS, "clear(): empty the sketch."},
+    {"to_bytes", (PyCFunction)Sketch_to_bytes, METH_NOARGS, "to_bytes() -> bytes: the saved form (a bloomkit file)."},
+    {"from_bytes", (PyCFunction)Sketch_from_bytes, METH_O | METH_CLASS,
      "from_bytes(data) -> TopK: a sketch from its saved form; it continues exactly as the original would."},
     {NULL, NULL, 0, NULL}};
 
@@ -478,7 +443,7 @@ static PySequenceMethods topk_sequence = {.sq_contains = (objobjproc)Topk_contai
 PyTypeObject bkpy_TopkType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bloomkit.TopK",
     .tp_basicsize = sizeof(TopkObject),
-    .tp_dealloc = (destructor)Topk_dealloc,
+    .tp_dealloc = (destructor)Sketch_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "TopK(k, width=None, depth=None, decay=0.9, *, seed=0)\n--\n\n"
               "The k heaviest keys of a stream (HeavyKeeper and a min-heap), in fixed memory. width and depth "
@@ -489,3 +454,10 @@ PyTypeObject bkpy_TopkType = {
     .tp_as_sequence = &topk_sequence,
     .tp_new = Topk_new,
 };
+
+static void cms_free(void *p) { bk_cms_free(p); }
+static void cms_clear(void *p) { bk_cms_clear(p); }
+static void topk_free(void *p) { bk_topk_free(p); }
+static void topk_clear(void *p) { bk_topk_clear(p); }
+static const sk_kind cms_kind = { BK_TYPE_CMS, cms_free, cms_clear, cms_incr, cms_query };
+static const sk_kind topk_kind = { BK_TYPE_TOPK, topk_free, topk_clear, topk_incr, topk_count };

@@ -382,3 +382,43 @@ int cli_parse_file_keys(int argc, char **argv, const char *cmd, cli_file_keys *a
     }
     return rc;
 }
+
+bool cli_sketch_begin(cli_sketch_args *a, int argc, char **argv, const cli_opt *opts, uint64_t max_width,
+                      uint64_t max_depth)
+{
+    memset(a, 0, sizeof *a);
+    a->max_width = max_width;
+    a->max_depth = max_depth;
+    if (!(a->operands = calloc((size_t)argc, sizeof *a->operands))) {
+        cli_err("out of memory");
+        return false;
+    }
+    cli_getopt_init(&a->g, argc, argv, opts);
+    return true;
+}
+
+/* One option of CLI_OPTS_SKETCH (or an operand): 1 taken, 0 not one of them, -1 bad value (said). */
+static int sketch_option(cli_sketch_args *a, int id, const char *val)
+{
+    switch (id) {
+    case OPT_NULL: a->ro.null_delim = true; return 1;
+    case OPT_KEEP_CR: a->ro.keep_cr = true; return 1;
+    case OPT_QUIET: a->quiet = true; return 1;
+    case OPT_SK_WIDTH: return cli_parse_count("--width", val, 1, a->max_width, &a->width) ? 1 : -1;
+    case OPT_SK_DEPTH: return cli_parse_count("--depth", val, 1, a->max_depth, &a->depth) ? 1 : -1;
+    case OPT_SEED: return cli_parse_u64("--seed", val, &a->seed) ? 1 : -1;
+    case CLI_OPT_OPERAND: a->operands[a->n++] = (char *)val; return 1;
+    default: return 0;
+    }
+}
+
+int cli_sketch_next(cli_sketch_args *a, const char **val)
+{
+    for (;;) {
+        int id = cli_getopt_next(&a->g, val);
+        if (id == CLI_OPT_END || id == CLI_OPT_ERROR) return id;
+        int took = sketch_option(a, id, *val);
+        if (took < 0) return CLI_OPT_ERROR;
+        if (took == 0) return id;
+    }
+}

@@ -493,6 +493,29 @@ enum {
  * -1 bad value (message printed). `given` collects the CLI_TOPT_* bits of the options seen. */
 int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given);
 
+/* What the sketch commands (count, top) read alike: the key reader's options (-0, --keep-cr), -q,
+ * --width, --depth and --seed of a new sketch, and the operands. */
+enum { OPT_SK_WIDTH = 1900, OPT_SK_DEPTH };
+typedef struct {
+    cli_reader_opts ro;
+    bool quiet;
+    uint64_t width, depth, seed; /* 0: not given */
+    uint64_t max_width, max_depth;
+    char **operands;             /* argc of them allocated */
+    size_t n;
+    cli_getopt g;
+} cli_sketch_args;
+/* Starts reading argv with the command's options (which include CLI_OPTS_SKETCH); false: out of
+ * memory (said). Free a->operands after. */
+bool cli_sketch_begin(cli_sketch_args *a, int argc, char **argv, const cli_opt *opts, uint64_t max_width,
+                      uint64_t max_depth);
+/* The next option of the command's own (CLI_OPT_END at the end, CLI_OPT_ERROR after a message), those
+ * of CLI_OPTS_SKETCH and the operands taken into *a on the way. */
+int cli_sketch_next(cli_sketch_args *a, const char **val);
+#define CLI_OPTS_SKETCH                                                                             \
+    { "quiet", 'q', false, OPT_QUIET }, { "width", 0, true, OPT_SK_WIDTH },                         \
+    { "depth", 0, true, OPT_SK_DEPTH }, { "seed", 0, true, OPT_SEED }
+
 /* What calc and create read to size a filter: -n, -p, --type and the type options. */
 typedef struct {
     uint64_t n;

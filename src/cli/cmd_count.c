@@ -41,19 +41,18 @@ static const char help[] =
     "Example: zcat access.log.gz | cut -d' ' -f7 | bloomkit count --add hits.bkf\n"
     "         bloomkit count hits.bkf /index.html /favicon.ico\n";
 
-enum { OPT_ERROR = 2000, OPT_PROB, OPT_WIDTH, OPT_DEPTH, OPT_CONSERVATIVE };
+enum { OPT_ERROR = 2000, OPT_PROB, OPT_CONSERVATIVE };
+#define MAX_WIDTH (UINT64_C(1) << 36)
+#define MAX_DEPTH BK_CMS_MAX_DEPTH
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
     CLI_OPTS_KEYS,
+    CLI_OPTS_SKETCH,
     { "add", 'a', false, OPT_ADD },
     { "error", 'e', true, OPT_ERROR },
     { "prob", 'd', true, OPT_PROB },
-    { "width", 0, true, OPT_WIDTH },
-    { "depth", 0, true, OPT_DEPTH },
     { "conservative", 0, false, OPT_CONSERVATIVE },
-    { "seed", 0, true, OPT_SEED },
-    { "quiet", 'q', false, OPT_QUIET },
     CLI_OPTS_END,
 };
 
@@ -105,48 +104,36 @@ static int query(const char *path, char **keys, size_t nkeys, const cli_reader_o
 
 static int run(int argc, char **argv)
 {
-    bool add = false, quiet = false, conservative = false, have_dims = false;
+    bool add = false, conservative = false;
     double error = 0.001, prob = 0.01;
-    uint64_t width = 0, depth = 0, seed = 0;
-    cli_reader_opts ro = { 0 };
-    char **ops = calloc((size_t)argc, sizeof *ops);
-    size_t nops = 0;
-    if (!ops) return cli_err("out of memory");
-    cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
+    cli_sketch_args a;
+    if (!cli_sketch_begin(&a, argc, argv, opts, MAX_WIDTH, MAX_DEPTH)) return CLI_EXIT_ERR;
     const char *val;
     int id, rc = CLI_EXIT_ERR;
-    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+    while ((id = cli_sketch_next(&a, &val)) != CLI_OPT_END) {
         switch (id) {
         case CLI_OPT_ERROR: goto out;
         case OPT_HELP: rc = cli_help("count"); goto out;
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
         case OPT_ADD: add = true; break;
         case OPT_CONSERVATIVE: conservative = true; break;
         case OPT_ERROR: if (!cli_parse_prob("-e", val, &error)) goto out; break;
         case OPT_PROB: if (!cli_parse_prob("-d", val, &prob)) goto out; break;
-        case OPT_WIDTH: if (!cli_parse_count("--width", val, 1, UINT64_C(1) << 36, &width)) goto out; have_dims = true; break;
-        case OPT_DEPTH: if (!cli_parse_count("--depth", val, 1, BK_CMS_MAX_DEPTH, &depth)) goto out; have_dims = true; break;
-        case OPT_SEED: if (!cli_parse_u64("--seed", val, &seed)) goto out; break;
-        case CLI_OPT_OPERAND: ops[nops++] = (char *)val; break;
         default: break;
         }
     }
-    if (nops == 0) {
+    if (a.n == 0) {
         rc = cli_err("a SKETCH file is needed (see: bloomkit count --help)");
         goto out;
     }
-    if (have_dims && (!width || !depth)) {
+    if (!a.width != !a.depth) {
         rc = cli_err("--width and --depth go together");
         goto out;
     }
     if (!add) {
-        rc = query(ops[0], ops + 1, nops - 1, &ro);
+        rc = query(a.operands[0], a.operands + 1, a.n - 1, &a.ro);
         goto out;
     }
-    const char *path = ops[0];
+    const char *path = a.operands[0];
     bk_filter *f = NULL;
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -161,12 +148,12 @@ static int run(int argc, char **argv)
             goto out;
         }
     } else {
-        if (!cli_may_replace(path, false, ops + 1, nops - 1)) goto out;
+        if (!cli_may_replace(path, false, a.operands + 1, a.n - 1)) goto out;
         bk_cms_options co = BK_CMS_OPTIONS_INIT;
-        co.seed = seed;
+        co.seed = a.seed;
         co.conservative = conservative;
         bk_cms *c = NULL;
-        bk_status s = have_dims ? bk_cms_new(width, (uint32_t)depth, &co, &c) : bk_cms_new_prob(error, prob, &co, &c);
+        bk_status s = (a.width || a.depth) ? bk_cms_new(a.width, (uint32_t)a.depth, &co, &c) : bk_cms_new_prob(error, prob, &co, &c);
         if (s == BK_OK && (s = bk_filter_wrap(BK_TYPE_CMS, c, &f)) != BK_OK) bk_cms_free(c);
         if (s != BK_OK) {
             rc = cli_err_status(path, s);
@@ -174,13 +161,13 @@ static int run(int argc, char **argv)
         }
     }
     bk_cms *c = bk_filter_get(f, BK_TYPE_CMS);
-    cli_reader *r = cli_reader_open(ops + 1, nops - 1, &ro);
+    cli_reader *r = cli_reader_open(a.operands + 1, a.n - 1, &a.ro);
     if (!r) {
         bk_filter_free(f);
         goto out;
     }
     cli_progress pr;
-    cli_progress_start(&pr, quiet, "count", cli_reader_total_bytes(r));
+    cli_progress_start(&pr, a.quiet, "count", cli_reader_total_bytes(r));
     cli_batch b;
     int got;
     uint64_t lines = 0;
@@ -194,7 +181,7 @@ static int run(int argc, char **argv)
     if (got == 0 && cli_save_locked(f, path)) rc = CLI_EXIT_OK;
     bk_filter_free(f);
 out:
-    free(ops);
+    free(a.operands);
     return rc;
 }
 

@@ -32,70 +32,57 @@ static const char help[] =
     "\n"
     "Example: cut -d' ' -f1 access.log | bloomkit top -k 20   # the 20 busiest clients\n";
 
-enum { OPT_TOP = 2000, OPT_WIDTH, OPT_DEPTH, OPT_DECAY };
+enum { OPT_TOP = 2000, OPT_DECAY };
+#define MAX_WIDTH UINT32_MAX
+#define MAX_DEPTH BK_TOPK_MAX_DEPTH
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,
     CLI_OPTS_KEYS,
+    CLI_OPTS_SKETCH,
     { "top", 'k', true, OPT_TOP },
-    { "width", 0, true, OPT_WIDTH },
-    { "depth", 0, true, OPT_DEPTH },
     { "decay", 0, true, OPT_DECAY },
-    { "seed", 0, true, OPT_SEED },
-    { "quiet", 'q', false, OPT_QUIET },
     CLI_OPTS_END,
 };
 
 static int run(int argc, char **argv)
 {
-    uint64_t k = 10, width = 0, depth = 0, seed = 0;
+    uint64_t k = 10;
     double decay = 0.9;
-    bool quiet = false;
-    cli_reader_opts ro = { 0 };
-    char **inputs = calloc((size_t)argc, sizeof *inputs);
-    size_t ninputs = 0;
-    if (!inputs) return cli_err("out of memory");
-    cli_getopt g;
-    cli_getopt_init(&g, argc, argv, opts);
+    cli_sketch_args a;
+    if (!cli_sketch_begin(&a, argc, argv, opts, MAX_WIDTH, MAX_DEPTH)) return CLI_EXIT_ERR;
     const char *val;
     int id, rc = CLI_EXIT_ERR;
-    while ((id = cli_getopt_next(&g, &val)) != CLI_OPT_END) {
+    while ((id = cli_sketch_next(&a, &val)) != CLI_OPT_END) {
         switch (id) {
         case CLI_OPT_ERROR: goto out;
         case OPT_HELP: rc = cli_help("top"); goto out;
-        case OPT_NULL: ro.null_delim = true; break;
-        case OPT_KEEP_CR: ro.keep_cr = true; break;
-        case OPT_QUIET: quiet = true; break;
         case OPT_TOP: if (!cli_parse_count("-k", val, 1, 1000000, &k)) goto out; break;
-        case OPT_WIDTH: if (!cli_parse_count("--width", val, 1, UINT32_MAX, &width)) goto out; break;
-        case OPT_DEPTH: if (!cli_parse_count("--depth", val, 1, BK_TOPK_MAX_DEPTH, &depth)) goto out; break;
         case OPT_DECAY: if (!cli_parse_double("--decay", val, 1e-9, 1, &decay)) goto out; break;
-        case OPT_SEED: if (!cli_parse_u64("--seed", val, &seed)) goto out; break;
-        case CLI_OPT_OPERAND: inputs[ninputs++] = (char *)val; break;
         default: break;
         }
     }
     bk_topk_options to = BK_TOPK_OPTIONS_INIT;
-    to.width = (uint32_t)width;
-    if (!width) {
+    to.width = (uint32_t)a.width;
+    if (!a.width) {
         bk_topk *probe = NULL;
         if (bk_topk_new((uint32_t)k, NULL, &probe) == BK_OK) to.width = bk_topk_width(probe);
         bk_topk_free(probe);
         if (to.width < 64) to.width = 64;
     }
-    to.depth = (uint32_t)depth;
+    to.depth = (uint32_t)a.depth;
     to.decay = decay;
-    to.seed = seed;
+    to.seed = a.seed;
     bk_topk *t = NULL;
     bk_status s = bk_topk_new((uint32_t)k, &to, &t);
     if (s != BK_OK) {
         rc = cli_err_status("top", s);
         goto out;
     }
-    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
+    cli_reader *r = cli_reader_open(a.operands, a.n, &a.ro);
     if (!r) goto out_t;
     cli_progress pr;
-    cli_progress_start(&pr, quiet, "top", cli_reader_total_bytes(r));
+    cli_progress_start(&pr, a.quiet, "top", cli_reader_total_bytes(r));
     cli_batch b;
     int got;
     uint64_t lines = 0;
@@ -120,7 +107,7 @@ static int run(int argc, char **argv)
         goto out_t;
     }
     n = bk_topk_list(t, items, n);
-    char end = ro.null_delim ? '\0' : '\n';
+    char end = a.ro.null_delim ? '\0' : '\n';
     for (size_t i = 0; i < n; i++) {
         char num[32];
         int w = snprintf(num, sizeof num, "%7llu ", (unsigned long long)items[i].count);
@@ -134,7 +121,7 @@ static int run(int argc, char **argv)
 out_t:
     bk_topk_free(t);
 out:
-    free(inputs);
+    free(a.operands);
     return rc;
 }
 

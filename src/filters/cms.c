@@ -133,6 +133,10 @@ static inline uint32_t sat_add32(uint32_t a, uint64_t b)
     return s > CMS_SAT ? CMS_SAT : (uint32_t)s;
 }
 
+/* Conservative update's step, without a branch (which the random counters would mispredict half the
+ * time): the cell raised to target, or left when it is already there. */
+static inline uint32_t raise_to(uint32_t c, uint32_t target) { return c < target ? target : c; }
+
 static inline uint64_t cms_min(const bk_cms *f, uint64_t h)
 {
     uint32_t m = CMS_SAT;
@@ -145,7 +149,7 @@ static inline uint64_t cms_incr(bk_cms *f, uint64_t h, uint32_t v)
     f->total = f->total + v < f->total ? UINT64_MAX : f->total + v;
     if (f->flags & CMS_FLAG_CONSERVATIVE) {
         uint32_t target = sat_add32((uint32_t)cms_min(f, h), v);
-        CMS_FOR_EACH_CELL(f, h, if (*cell < target) *cell = target);
+        CMS_FOR_EACH_CELL(f, h, *cell = raise_to(*cell, target));
         return target;
     }
     uint32_t m = CMS_SAT;
@@ -186,26 +190,84 @@ uint64_t bk_cms_query(const bk_cms *f, const void *key, size_t len)
 
 uint64_t bk_cms_query_u64(const bk_cms *f, uint64_t key) { return f ? cms_min(f, bk__hash_u64(key, f->seed)) : 0; }
 
-/* ---- batches: each key's cells are prefetched CMS_AHEAD keys before it is updated ---- */
+/* ---- batches ----
+ * A sketch past the cache: each key's cells are located once (the probe sequence computed once per key),
+ * their lines prefetched CMS_WIN keys before the key is updated, and the located cells kept in a ring of
+ * CMS_WIN slots until then, so the update reads no hash and computes no position; up to CMS_WIN * depth
+ * lines are in flight. A sketch in the cache (or deeper than CMS_WIN_DEPTH rows) takes the one-key loop. */
 
-#define CMS_AHEAD 8
+#define CMS_WIN 16u /* a power of two */
+#define CMS_WIN_DEPTH 8u
+#define CMS_FAR(f) ((f)->bytes > ((uint64_t)1 << 20) && (f)->depth <= CMS_WIN_DEPTH)
 
-static inline void prefetch_key(const bk_cms *f, uint64_t h, bool write)
+static inline void locate(const bk_cms *f, uint64_t h, uint32_t **slot, bool write)
 {
-    if (write) CMS_FOR_EACH_CELL(f, h, BK_PREFETCH_W(cell));
-    else CMS_FOR_EACH_CELL(f, h, BK_PREFETCH(cell));
+    uint32_t t = 0;
+    CMS_FOR_EACH_CELL(f, h, {
+        if (write) BK_PREFETCH_W(cell);
+        else BK_PREFETCH(cell);
+        slot[t++] = cell;
+    });
+}
+
+static inline uint32_t slot_min(uint32_t *const *slot, uint32_t depth)
+{
+    uint32_t m = CMS_SAT;
+    for (uint32_t r = 0; r < depth; r++)
+        if (*slot[r] < m) m = *slot[r];
+    return m;
+}
+
+static inline uint32_t slot_incr(bk_cms *f, uint32_t *const *slot, uint32_t v)
+{
+    const uint32_t d = f->depth;
+    f->total = f->total + v < f->total ? UINT64_MAX : f->total + v;
+    if (f->flags & CMS_FLAG_CONSERVATIVE) {
+        uint32_t target = sat_add32(slot_min(slot, d), v);
+        for (uint32_t r = 0; r < d; r++) *slot[r] = raise_to(*slot[r], target);
+        return target;
+    }
+    uint32_t m = CMS_SAT;
+    for (uint32_t r = 0; r < d; r++) {
+        uint32_t c = sat_add32(*slot[r], v);
+        *slot[r] = c;
+        if (c < m) m = c;
+    }
+    return m;
+}
+
+static void incr_far(bk_cms *f, const uint64_t *hashes, const uint32_t *values, size_t n, uint64_t *estimates)
+{
+    uint32_t *ring[CMS_WIN][CMS_WIN_DEPTH];
+    for (size_t j = 0; j < n && j < CMS_WIN; j++) locate(f, hashes[j], ring[j], true);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t **slot = ring[i & (CMS_WIN - 1)];
+        uint64_t e = slot_incr(f, slot, values ? values[i] : 1);
+        if (estimates) estimates[i] = e;
+        if (i + CMS_WIN < n) locate(f, hashes[i + CMS_WIN], slot, true);
+    }
+}
+
+static void query_far(const bk_cms *f, const uint64_t *hashes, size_t n, uint64_t *estimates)
+{
+    uint32_t *ring[CMS_WIN][CMS_WIN_DEPTH];
+    for (size_t j = 0; j < n && j < CMS_WIN; j++) locate(f, hashes[j], ring[j], false);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t **slot = ring[i & (CMS_WIN - 1)];
+        estimates[i] = slot_min(slot, f->depth);
+        if (i + CMS_WIN < n) locate(f, hashes[i + CMS_WIN], slot, false);
+    }
 }
 
 bk_status bk_cms_incrby_hashes(bk_cms *f, const uint64_t *hashes, const uint32_t *values, size_t n,
                                uint64_t *estimates)
 {
     if (!f || (n && !hashes)) return BK_EINVAL;
-    /* a sketch that fits in the cache gains nothing from prefetching */
-    const bool far = f->bytes > ((uint64_t)1 << 20);
-    if (far)
-        for (size_t j = 0; j < n && j < CMS_AHEAD; j++) prefetch_key(f, hashes[j], true);
+    if (CMS_FAR(f)) {
+        incr_far(f, hashes, values, n, estimates);
+        return BK_OK;
+    }
     for (size_t i = 0; i < n; i++) {
-        if (far && i + CMS_AHEAD < n) prefetch_key(f, hashes[i + CMS_AHEAD], true);
         uint64_t e = cms_incr(f, hashes[i], values ? values[i] : 1);
         if (estimates) estimates[i] = e;
     }
@@ -227,13 +289,11 @@ bk_status bk_cms_incrby_many(bk_cms *f, const void *const *keys, const size_t *l
 bk_status bk_cms_query_hashes(const bk_cms *f, const uint64_t *hashes, size_t n, uint64_t *estimates)
 {
     if (!f || (n && (!hashes || !estimates))) return BK_EINVAL;
-    const bool far = f->bytes > ((uint64_t)1 << 20);
-    if (far)
-        for (size_t j = 0; j < n && j < CMS_AHEAD; j++) prefetch_key(f, hashes[j], false);
-    for (size_t i = 0; i < n; i++) {
-        if (far && i + CMS_AHEAD < n) prefetch_key(f, hashes[i + CMS_AHEAD], false);
-        estimates[i] = cms_min(f, hashes[i]);
+    if (CMS_FAR(f)) {
+        query_far(f, hashes, n, estimates);
+        return BK_OK;
     }
+    for (size_t i = 0; i < n; i++) estimates[i] = cms_min(f, hashes[i]);
     return BK_OK;
 }
 

@@ -1,5 +1,6 @@
 /* Top-K: HeavyKeeper buckets with count decay, and a min-heap of the k heaviest keys. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include "filters/internal.h"
 #include "bloomkit/topk.h"
@@ -33,8 +34,8 @@ struct bk_topk {
     uint64_t seed;
     uint64_t key_bytes; /* bytes held by the heap's key copies */
     uint8_t *gone;      /* the last expelled key's bytes (freed at the next change) */
-    double table[TK_TABLE]; /* decay^i */
-    double ln_decay;        /* ln(decay): decay^i = exp(i ln(decay)) past the table */
+    const double *table; /* decay^i for i < TK_TABLE: the shared table of the default decay, else own */
+    double ln_decay;     /* ln(decay): decay^i = exp(i ln(decay)) past the table */
     const bk_allocator *alloc;
 };
 
@@ -48,11 +49,42 @@ static bk_status check_dims(uint32_t k, uint32_t width, uint32_t depth, double d
     return BK_OK;
 }
 
-static void fill_table(bk_topk *f)
+static void fill_powers(double *t, double decay)
 {
-    f->table[0] = 1;
-    for (int i = 1; i < TK_TABLE; i++) f->table[i] = f->table[i - 1] * f->decay;
+    t[0] = 1;
+    for (int i = 1; i < TK_TABLE; i++) t[i] = t[i - 1] * decay;
+}
+
+/* The default decay's table, made once per process and shared by every sketch that uses it: 2 KiB a
+ * sketch saved, which is most of a small sketch's own memory (a Redis key with the default geometry). */
+#define TK_DEFAULT_DECAY 0.9
+static double g_default_table[TK_TABLE];
+static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
+static void fill_default(void) { fill_powers(g_default_table, TK_DEFAULT_DECAY); }
+
+static bool fill_table(bk_topk *f)
+{
     f->ln_decay = log(f->decay);
+    if (f->decay == TK_DEFAULT_DECAY) {
+        pthread_once(&g_default_once, fill_default);
+        f->table = g_default_table;
+        return true;
+    }
+    double *t = bk__malloc(f->alloc, TK_TABLE * sizeof *t);
+    if (!t) return false;
+    fill_powers(t, f->decay);
+    f->table = t;
+    return true;
+}
+
+static void free_table(bk_topk *f)
+{
+    if (f->table != g_default_table) bk__free(f->alloc, (void *)(uintptr_t)f->table);
+}
+
+static uint64_t table_bytes(const bk_topk *f)
+{
+    return f->table == g_default_table ? 0 : TK_TABLE * sizeof(double);
 }
 
 static bk_status tk_alloc(const bk_allocator *a, uint32_t k, uint32_t width, uint32_t depth, double decay,
@@ -67,7 +99,9 @@ static bk_status tk_alloc(const bk_allocator *a, uint32_t k, uint32_t width, uin
     f->alloc = al;
     f->buckets = (tk_bucket *)b;
     f->heap = bk__calloc(al, k, sizeof(tk_entry));
-    if (!f->heap) {
+    f->decay = decay;
+    if (!f->heap || !fill_table(f)) {
+        bk__free(al, f->heap);
         bk__free_aligned(al, b);
         bk__free(al, f);
         return BK_ENOMEM;
@@ -75,8 +109,6 @@ static bk_status tk_alloc(const bk_allocator *a, uint32_t k, uint32_t width, uin
     f->k = k;
     f->width = width;
     f->depth = depth;
-    f->decay = decay;
-    fill_table(f);
     *out = f;
     return BK_OK;
 }
@@ -121,6 +153,7 @@ void bk_topk_free(bk_topk *f)
 {
     if (!f) return;
     free_keys(f);
+    free_table(f);
     bk__free(f->alloc, f->heap);
     bk__free_aligned(f->alloc, f->buckets);
     bk__free(f->alloc, f);
@@ -280,18 +313,6 @@ static void sift_down(tk_entry *hp, uint32_t n, uint32_t i)
     hp[i] = e;
 }
 
-static void sift_up(tk_entry *hp, uint32_t i)
-{
-    tk_entry e = hp[i];
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!heap_less(&e, &hp[parent])) break;
-        hp[i] = hp[parent];
-        i = parent;
-    }
-    hp[i] = e;
-}
-
 static tk_entry *heap_find(const bk_topk *f, uint64_t h)
 {
     for (uint32_t i = 0; i < f->k; i++)
@@ -316,12 +337,14 @@ static bk_status tk_incr(bk_topk *f, uint64_t h, const void *key, size_t len, ui
     if (est == 0 || est < f->heap[0].count) return BK_OK;
     tk_entry *e = heap_find(f, h);
     if (e) {
-        uint32_t old = e->count;
-        if (est != old) e->stamp = ++f->clock;
-        e->count = est;
-        uint32_t i = (uint32_t)(e - f->heap);
-        if (est > old) sift_down(f->heap, f->k, i);
-        else sift_up(f->heap, i);
+        /* a key in the heap keeps the largest estimate it reached: its buckets may have decayed since
+         * (an estimate only ever falls by decay, never below the key's own later arrivals), and letting
+         * its count fall with them hands its place to a lighter key whose bucket happened to survive */
+        if (est > e->count) {
+            e->count = est;
+            e->stamp = ++f->clock;
+            sift_down(f->heap, f->k, (uint32_t)(e - f->heap));
+        }
         return BK_OK;
     }
     uint8_t *copy = NULL;
@@ -499,7 +522,8 @@ uint64_t bk_topk_seed(const bk_topk *f) { return f ? f->seed : 0; }
 uint64_t bk_topk_memory(const bk_topk *f)
 {
     if (!f) return 0;
-    return sizeof *f + bucket_bytes(f->width, f->depth) + (uint64_t)f->k * sizeof(tk_entry) + f->key_bytes;
+    return sizeof *f + bucket_bytes(f->width, f->depth) + (uint64_t)f->k * sizeof(tk_entry) + table_bytes(f) +
+           f->key_bytes;
 }
 
 /* ---- body (docs/FORMAT.md, type 11): k, width, depth, 0, decay, the generator's state, the total,
@@ -570,6 +594,8 @@ static bk_status v_decode(bk_reader *r, void **out)
         tk_entry *e = &f->heap[i];
         if (!e->count || e->len == TK_NOKEY) continue;
         const uint8_t *p = NULL;
+        /* the body's length is known: a key running past it is a damaged length, not a short file */
+        if (e->len > r->len - r->off) goto corrupt;
         if (e->len && (s = bk__r_take(r, e->len, &p))) goto fail;
         /* the key must hash to its entry's hash: anything else was not written by bloomkit */
         if (bk__hash(p ? (const void *)p : "", e->len, f->seed) != e->hash) goto corrupt;
