@@ -120,8 +120,11 @@ static void clone_is_a_deep_copy(void **state)
     assert_int_equal(bk_filter_clone(NULL, NULL), BK_EINVAL);
 }
 
-static bool has_union_test(bk_type t)
+/* A quotient filter of stages neither merges nor says it could (bk_quotient_merge refuses it). */
+static bool has_union_test(const tf_factory *f)
 {
+    const bk_type t = f->type;
+    if (strcmp(f->name, "quotient-stages") == 0) return false;
     return t == BK_TYPE_BLOOM || t == BK_TYPE_BLOCKED || t == BK_TYPE_COUNTING || t == BK_TYPE_SCALABLE ||
            t == BK_TYPE_QUOTIENT;
 }
@@ -133,7 +136,7 @@ static void compatible_answers_as_the_type(void **state)
     for (size_t i = 0; i < TF_NFACTORIES; i++) {
         const tf_factory *t = &tf_factories[i];
         bk_filter *f = make(t, 13), *g = make(t, 13), *other_seed = make(t, 14);
-        if (has_union_test(t->type)) {
+        if (has_union_test(t)) {
             assert_int_equal(bk_filter_compatible(f, g), BK_OK);
             assert_int_equal(bk_filter_compatible(f, f), BK_OK);
             assert_int_equal(bk_filter_compatible(f, other_seed), BK_EINCOMPAT);
@@ -177,6 +180,7 @@ static void add_if_absent_as_the_type(void **state)
     (void)state;
     for (size_t i = 0; i < TF_NFACTORIES; i++) {
         const tf_factory *t = &tf_factories[i];
+        if (!tf_membership(t)) continue; /* Top-K answers "listed", not "added": its keys need not be */
         bk_filter *f = make(t, 17);
         tf_key present = tf_make_key(1, 3);
         assert_int_equal(bk_filter_add_if_absent(f, present.b, sizeof present.b), BK_EEXISTS);
