@@ -143,7 +143,7 @@ static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, 
     if (row < 0 || !(load >= 0 && load < TAB_LOADS)) return inner_fpr(T, load);
     const uint32_t L = (uint32_t)load, c = L / TAB_CHUNK;
     int *state = &g_tab_state[row][c], expect = 0;
-    if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(state, &expect, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
         return expect == 2 ? g_tab[row][L] : inner_fpr(T, load);
     for (uint32_t j = 0; j < TAB_CHUNK; j++) g_tab[row][c * TAB_CHUNK + j] = inner_fpr(T, (double)(c * TAB_CHUNK + j));
     __atomic_store_n(state, 2, __ATOMIC_RELEASE);
