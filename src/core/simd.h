@@ -22,6 +22,7 @@ enum {
     BK_CPU_AVX2 = 1u << 3,
     BK_CPU_AVX512F = 1u << 4,
     BK_CPU_AVX512DQ = 1u << 5,
+    BK_CPU_AVX512POPCNT = 1u << 6, /* AVX512_VPOPCNTDQ: a popcount per 64-bit lane */
 };
 
 /* The features this CPU (and OS: the vector state is saved) has, read once per process. */

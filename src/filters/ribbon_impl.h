@@ -24,6 +24,7 @@
 
 #ifdef BK_X86
 #  define RB_T_AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+#  define RB_T_AVX512 __attribute__((target("avx2,bmi2,popcnt,avx512f,avx512vpopcntdq")))
 #endif
 
 /*

@@ -49,25 +49,31 @@ typedef struct rb_seg {
     uint32_t cols;
 } rb_seg;
 
-BK_INLINE rb_seg rb_segments(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+BK_INLINE rb_seg rb_segments(const u128 *words, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
     rb_seg g;
-    uint64_t b = start >> 7;
-    unsigned o = (unsigned)(start & 127), h = o >> 6, r = o & 63;
-    const uint32_t c = lo + (b >= upper), c1 = lo + (b + 1 >= upper);
-    const uint64_t *blk = base + 2 * (b * lo + (b > upper ? b - upper : 0)), *nb = blk + 2 * c;
-    g.s0 = blk + h * c;
-    g.s1 = h ? nb : blk + c;
-    g.s2 = nb + h * c1;
+    const uint64_t *base = (const uint64_t *)(const void *)words;
+    const uint64_t b = start >> 7;
+    const unsigned r = (unsigned)start & 63;
+    const uint64_t h = (start >> 6) & 1;
+    /* the key's block has c columns, the next c1; block b's words start at 2 * (b * lo + max(0, b - upper)) */
+    const bool ex = b >= upper;
+    const uint32_t c = lo + ex, c1 = lo + (b + 1 >= upper);
+    const uint64_t off = b * lo + (ex ? b - upper : 0);
+    /* the segments in a row: the key's (half h of block b), the next, and the one after (of block
+     * b + 1: its first half after the second half of b, its second after its first) */
+    g.s0 = base + 2 * off + h * c;
+    g.s1 = g.s0 + c;
+    g.s2 = g.s1 + (c + ((c1 - c) & (0u - (uint32_t)h))); /* no branch: h is a coin flip */
     uint64_t a = bk__remix(x), L = a | 1, H = a * COEF_MUL;
     g.m0 = L << r;
-    g.m1 = r ? (H << r) | (L >> (64 - r)) : H;
+    g.m1 = (H << r) | ((L >> 1) >> (63 - r));
     g.m2 = (H >> 1) >> (63 - r);
     g.cols = c;
     return g;
 }
 
-BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+BK_INLINE bool rb_match2(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
     rb_seg g = rb_segments(base, lo, upper, x, start);
     uint64_t got = 0;
@@ -81,7 +87,7 @@ BK_INLINE bool rb_match2(const uint64_t *base, uint32_t lo, uint64_t upper, uint
  * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
  * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
  * column (of the next segment, the next shard or the tail) are read and masked away. */
-RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
     rb_seg g = rb_segments(base, lo, upper, x, start);
     const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
@@ -89,7 +95,8 @@ RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint6
     const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7), nib = _mm256_set1_epi32(15),
                   table = _mm256_set1_epi32(0x6996);
     uint64_t got = 0;
-    for (uint32_t j = 0; j < g.cols; j += 8) {
+    uint32_t j = 0;
+    do {
         __m256i p = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s0 + j)), M0);
         p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s1 + j)), M1));
         p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(g.s2 + j)), M2));
@@ -104,54 +111,88 @@ RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const uint64_t *base, uint32_t lo, uint6
         v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 4));
         v = _mm256_slli_epi32(_mm256_srlv_epi32(table, _mm256_and_si256(v, nib)), 31);
         got |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(v)) << j;
-    }
+        j += 8;
+    } while (j < g.cols);
+    return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
+}
+/* The same with AVX-512 and its per-lane popcount: eight columns' words in one vector per segment,
+ * the three masked words XORed by two ternary-logic steps, each lane's popcount tested on bit 0 into
+ * a mask register whose eight bits are the columns' parities. Reads as far past the last column as
+ * the AVX2 path. */
+RB_T_AVX512 BK_INLINE bool rb_match2_avx512(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x,
+                                            uint64_t start)
+{
+    rb_seg g = rb_segments(base, lo, upper, x, start);
+    const __m512i M0 = _mm512_set1_epi64((long long)g.m0), M1 = _mm512_set1_epi64((long long)g.m1),
+                  M2 = _mm512_set1_epi64((long long)g.m2), one = _mm512_set1_epi64(1);
+    uint64_t got = 0;
+    uint32_t j = 0;
+    do {
+        __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(g.s0 + j)), M0);
+        /* 0x78: a ^ (b & c) */
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s1 + j)), M1, 0x78);
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s2 + j)), M2, 0x78);
+        got |= (uint64_t)_mm512_test_epi64_mask(_mm512_popcnt_epi64(v), one) << j;
+        j += 8;
+    } while (j < g.cols);
     return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
 }
 #endif
 
-/* Body 1: one system; body 2: the key's shard first. */
-BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded)
+/* A path's dot products: one of the rb_match functions, inlined where a path passes it. */
+typedef bool rb_match_fn(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start);
+
+/* A key's system: body 1, the one system; body 2, its shard. Its x, first slot, words and columns
+ * split. */
+typedef struct rb_key {
+    uint64_t x, st, up;
+    const u128 *base;
+} rb_key;
+
+BK_INLINE rb_key key_of(const bk_ribbon *f, uint64_t hash, bool sharded)
 {
+    rb_key k;
     if (sharded) {
         const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
-        uint64_t x = rb_x2(hash, sh->seed);
-        return rb_match2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
-                         bk__range64(x, sh->nstarts));
+        k.x = rb_x2(hash, sh->seed);
+        k.st = bk__range64(k.x, sh->nstarts);
+        k.base = f->words + sh->off;
+        k.up = sh->upper;
+    } else {
+        k.x = rb_mix(hash, f->mix_seed);
+        k.st = bk__range64(k.x, f->nstarts);
+        k.base = f->words;
+        k.up = f->upper;
     }
-    uint64_t x = rb_mix(hash, f->mix_seed);
-    return rb_match(f->words, f->lo, f->upper, x, bk__range64(x, f->nstarts));
+    return k;
+}
+
+/* The step of every path: a key's answer. */
+BK_INLINE bool key_step(const bk_ribbon *f, const rb_key *k, rb_match_fn *match)
+{
+    return match(k->base, f->lo, k->up, k->x, k->st);
+}
+
+BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded, rb_match_fn *match)
+{
+    rb_key k = key_of(f, hash, sharded);
+    return key_step(f, &k, match);
 }
 
 #define RB_BATCH 32
 
-/* A batch chunk's first pass: each key's x, first slot, system and columns split, and its words
- * prefetched (from its first block's start to the end of the next block's columns). */
-typedef struct rb_chunk {
-    uint64_t x[RB_BATCH], st[RB_BATCH], up[RB_BATCH];
-    const u128 *base[RB_BATCH];
-} rb_chunk;
-
-BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, rb_chunk *c, bool sharded)
+/* A batch chunk's first pass: each key's system and first slot, and its words prefetched (from its
+ * first block's start to the end of the next block's columns). */
+BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, rb_key *c, bool sharded)
 {
     for (size_t k = 0; k < n; k++) {
-        if (sharded) {
-            const rb_shard *sh = &f->shards[bk__range64(hashes[k], f->nshards)];
-            c->x[k] = rb_x2(hashes[k], sh->seed);
-            c->st[k] = bk__range64(c->x[k], sh->nstarts);
-            c->base[k] = f->words + sh->off;
-            c->up[k] = sh->upper;
-        } else {
-            c->x[k] = rb_mix(hashes[k], f->mix_seed);
-            c->st[k] = bk__range64(c->x[k], f->nstarts);
-            c->base[k] = f->words;
-            c->up[k] = f->upper;
-        }
+        c[k] = key_of(f, hashes[k], sharded);
         uint32_t cols;
-        const uint8_t *p = (const uint8_t *)rb_block(c->base[k], f->lo, c->up[k], c->st[k] >> 7, &cols);
+        const uint8_t *p = (const uint8_t *)rb_block(c[k].base, f->lo, c[k].up, c[k].st >> 7, &cols);
         if (sharded) {
             /* body 2 reads three segments in a row: 3 cols (or 3 cols + 1) words from the key's
              * segment on, every line of them */
-            const uint8_t *s = p + ((c->st[k] >> 6) & 1) * cols * 8, *end = s + (size_t)cols * 24 + 8;
+            const uint8_t *s = p + ((c[k].st >> 6) & 1) * cols * 8, *end = s + (size_t)cols * 24 + 8;
             for (const uint8_t *l = s; l < end; l += 64) BK_PREFETCH(l);
             BK_PREFETCH(end - 1);
             continue;
@@ -164,16 +205,16 @@ BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
     }
 }
 
-BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, bool sharded)
+BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, bool sharded,
+                            rb_match_fn *match)
 {
     size_t present = 0;
-    rb_chunk c;
+    rb_key c[RB_BATCH];
     for (size_t i = 0; i < n; i += RB_BATCH) {
         size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        chunk_prep(f, hashes + i, e - i, &c, sharded);
+        chunk_prep(f, hashes + i, e - i, c, sharded);
         for (size_t k = 0; k < e - i; k++) {
-            bool r = sharded ? rb_match2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k])
-                             : rb_match(c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
+            bool r = key_step(f, &c[k], match);
             if (results) results[i + k] = r;
             present += r;
         }
@@ -181,58 +222,23 @@ BK_INLINE size_t batch_body(const bk_ribbon *f, const uint64_t *hashes, size_t n
     return present;
 }
 
-static bool has_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, false); }
-static size_t batch_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, false);
-}
-static bool has2_portable(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, true); }
-static size_t batch2_portable(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, true);
-}
+/* One path: its one-key query and its batch loop, for one body (1: one system, 2: shards). */
+#define RB_PATH(name, attr, sharded, match)                                                                  \
+    attr static bool has_##name(const bk_ribbon *f, uint64_t hash) { return has_body(f, hash, sharded, match); } \
+    attr static size_t batch_##name(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)                \
+    {                                                                                                        \
+        return batch_body(f, h, n, r, sharded, match);                                                       \
+    }
+
+RB_PATH(portable, , false, rb_match)
+RB_PATH(portable2, , true, rb_match2)
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static bool has_popcnt(const bk_ribbon *f, uint64_t hash)
-{
-    return has_body(f, hash, false);
-}
-__attribute__((target("popcnt"))) static size_t batch_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)
-{
-    return batch_body(f, h, n, r, false);
-}
-__attribute__((target("popcnt"))) static bool has2_popcnt(const bk_ribbon *f, uint64_t hash)
-{
-    return has_body(f, hash, true);
-}
-__attribute__((target("popcnt"))) static size_t batch2_popcnt(const bk_ribbon *f, const uint64_t *h, size_t n,
-                                                              uint8_t *r)
-{
-    return batch_body(f, h, n, r, true);
-}
+RB_PATH(popcnt, __attribute__((target("popcnt"))), false, rb_match)
+RB_PATH(popcnt2, __attribute__((target("popcnt"))), true, rb_match2)
 #endif
 #ifdef BK_X86
-RB_T_AVX2 static bool has2_avx2(const bk_ribbon *f, uint64_t hash)
-{
-    const rb_shard *sh = &f->shards[bk__range64(hash, f->nshards)];
-    uint64_t x = rb_x2(hash, sh->seed);
-    return rb_match2_avx2((const uint64_t *)(const void *)(f->words + sh->off), f->lo, sh->upper, x,
-                          bk__range64(x, sh->nstarts));
-}
-RB_T_AVX2 static size_t batch2_avx2(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    size_t present = 0;
-    rb_chunk c;
-    for (size_t i = 0; i < n; i += RB_BATCH) {
-        size_t e = i + RB_BATCH < n ? i + RB_BATCH : n;
-        chunk_prep(f, hashes + i, e - i, &c, true);
-        for (size_t k = 0; k < e - i; k++) {
-            bool r = rb_match2_avx2((const uint64_t *)(const void *)c.base[k], f->lo, c.up[k], c.x[k], c.st[k]);
-            if (results) results[i + k] = r;
-            present += r;
-        }
-    }
-    return present;
-}
+RB_PATH(avx2, RB_T_AVX2, true, rb_match2_avx2)
+RB_PATH(avx512, RB_T_AVX512, true, rb_match2_avx512)
 #endif
 static bool has_none(const bk_ribbon *f, uint64_t hash)
 {
@@ -257,19 +263,24 @@ void bk__ribbon_pick_paths(bk_ribbon *f)
         return;
     }
     const bool sharded = f->shards != NULL;
-    f->has = sharded ? has2_portable : has_portable;
-    f->batch = sharded ? batch2_portable : batch_portable;
+    f->has = sharded ? has_portable2 : has_portable;
+    f->batch = sharded ? batch_portable2 : batch_portable;
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        f->has = sharded ? has2_popcnt : has_popcnt;
-        f->batch = sharded ? batch2_popcnt : batch_popcnt;
+        f->has = sharded ? has_popcnt2 : has_popcnt;
+        f->batch = sharded ? batch_popcnt2 : batch_popcnt;
     }
 #endif
 #ifdef BK_X86
-    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
-    if (sharded && !bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
-        f->has = has2_avx2;
-        f->batch = batch2_avx2;
+    const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable();
+    const unsigned avx2 = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT,
+                   avx512 = avx2 | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    if (sharded && (cpu & avx512) == avx512) {
+        f->has = has_avx512;
+        f->batch = batch_avx512;
+    } else if (sharded && (cpu & avx2) == avx2) {
+        f->has = has_avx2;
+        f->batch = batch_avx2;
     }
 #endif
 }
