@@ -276,11 +276,30 @@ static void sharded_small(void **state)
             g = build_h(h, n, rates[pi], si);
             bk__ribbon_portable = false;
             assert_same_data(f, g);
+            /* and the vector paths: the best this CPU has (f), AVX2 at most (a clone made under that
+             * cap), the portable one (g), one key and batched */
+            bk_ribbon *v;
+            assert_int_equal(bk_simd_force(BK_SIMD_AVX2), BK_OK);
+            assert_int_equal(bk_ribbon_clone(f, &v), BK_OK);
+            assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+            enum { Q = 20000 };
+            static uint64_t q[Q];
+            static uint8_t rf[Q], rg[Q], rv[Q];
             uint64_t st = 5 + pi;
-            for (int i = 0; i < 20000; i++) {
-                uint64_t x = tu_splitmix(&st);
-                assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
+            for (int i = 0; i < Q; i++) q[i] = tu_splitmix(&st);
+            assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, q, Q, rf),
+                             TU_HITS(bk_ribbon_contains_hashes, g, q, Q, rg));
+            assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, v, q, Q, rv),
+                             TU_HITS(bk_ribbon_contains_hashes, g, q, Q, rg));
+            assert_memory_equal(rf, rg, Q);
+            assert_memory_equal(rv, rg, Q);
+            for (int i = 0; i < Q; i++) {
+                bool a = bk_ribbon_contains_hash(g, q[i]);
+                assert_int_equal(bk_ribbon_contains_hash(f, q[i]), a);
+                assert_int_equal(bk_ribbon_contains_hash(v, q[i]), a);
+                assert_int_equal(rg[i], a);
             }
+            bk_ribbon_free(v);
             bk_ribbon_free(g);
             bk_ribbon_free(f);
         }
@@ -400,6 +419,35 @@ static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t se
     return s;
 }
 
+/* m (the encoding of f, built from the n distinct hashes h with seed), decoded borrowed or copied, is
+ * f: the same data, count and FPR, every key present, the same answers on `probes` random hashes; it
+ * encodes to m again, and its clone is f too. */
+static void check_decoded(const membuf *m, const bk_ribbon *f, const uint64_t *h, size_t n, uint64_t seed,
+                          int borrow, int probes)
+{
+    bk_ribbon *g;
+    assert_int_equal(decode(m->buf, m->len, borrow, seed, &g), BK_OK);
+    assert_same_data(f, g);
+    assert_int_equal(bk_ribbon_count(g), n);
+    assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
+    assert_all_present(g, h, n);
+    uint64_t st = 3;
+    for (int i = 0; i < probes; i++) {
+        uint64_t x = tu_splitmix(&st);
+        assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
+    }
+    membuf m2 = encode(g);
+    assert_int_equal(m2.len, m->len);
+    assert_memory_equal(m2.buf, m->buf, m->len);
+    free(m2.buf);
+    bk_ribbon *c;
+    assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
+    bk_ribbon_free(g);
+    assert_same_data(f, c);
+    assert_all_present(c, h, n);
+    bk_ribbon_free(c);
+}
+
 static void round_trip(void **state)
 {
     (void)state;
@@ -408,27 +456,7 @@ static void round_trip(void **state)
     bk_ribbon *f = build_h(h, n, 0.002, 0xabc);
     membuf m = encode(f);
     for (int borrow = 0; borrow <= 1; borrow++) {
-        bk_ribbon *g;
-        assert_int_equal(decode(m.buf, m.len, borrow, 0xabc, &g), BK_OK);
-        assert_same_data(f, g);
-        assert_int_equal(bk_ribbon_count(g), n);
-        assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
-        assert_all_present(g, h, n);
-        uint64_t st = 3;
-        for (int i = 0; i < 200000; i++) {
-            uint64_t x = tu_splitmix(&st);
-            assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
-        }
-        membuf m2 = encode(g);
-        assert_int_equal(m2.len, m.len);
-        assert_memory_equal(m2.buf, m.buf, m.len);
-        free(m2.buf);
-        bk_ribbon *c;
-        assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
-        bk_ribbon_free(g);
-        assert_same_data(f, c);
-        assert_all_present(c, h, n);
-        bk_ribbon_free(c);
+        check_decoded(&m, f, h, n, 0xabc, borrow, 200000);
     }
     free(m.buf);
     bk_ribbon_free(f);
@@ -539,20 +567,7 @@ static void decode_refuses_damage_sharded(void **state)
     free(l);
     /* borrowed and copied: the same answers */
     for (int borrow = 0; borrow <= 1; borrow++) {
-        assert_int_equal(decode(m.buf, m.len, borrow, 0, &g), BK_OK);
-        assert_same_data(f, g);
-        assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
-        assert_all_present(g, h, n);
-        membuf m2 = encode(g);
-        assert_int_equal(m2.len, m.len);
-        assert_memory_equal(m2.buf, m.buf, m.len);
-        free(m2.buf);
-        bk_ribbon *c;
-        assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
-        bk_ribbon_free(g);
-        assert_same_data(f, c);
-        assert_all_present(c, h, n);
-        bk_ribbon_free(c);
+        check_decoded(&m, f, h, n, 0, borrow, 1000);
     }
     free(b);
     free(m.buf);
