@@ -199,6 +199,17 @@ static bk_status build_room(rb_build *b, size_t n)
 /* Outcome of an attempt. */
 enum { ATTEMPT_OK, ATTEMPT_FAILED, ATTEMPT_REDUNDANT };
 
+/* The low word of the 128-bit row (ch:cl) shifted right by t in [1, 63]: one SHRD on x86-64. */
+BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__("shrdq %%cl, %2, %0" : "+r"(cl) : "c"(t), "r"(ch) : "cc");
+    return cl;
+#else
+    return (cl >> t) | (ch << (64 - t));
+#endif
+}
+
 /* keys ahead whose first slot the elimination loop prefetches */
 #define INSERT_AHEAD 8
 
@@ -255,7 +266,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
             unsigned t;
             if (BK_LIKELY(cl != 0)) {
                 t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
-                cl = (cl >> t) | (ch << (63 - t) << 1);
+                cl = shift_pair(cl, ch, t);
                 ch >>= t;
             } else {
                 if (ch == 0) {
