@@ -84,16 +84,17 @@ BK_INLINE bool rb_match2(const u128 *base, uint32_t lo, uint64_t upper, uint64_t
 
 #ifdef BK_X86
 /* The same with AVX2, eight columns a round: four columns' words per vector, the two vectors' 64-bit
- * lanes folded to 32 bits and merged into one vector of eight in column order, folded to 4 bits, the
- * parity of each looked up in 0x6996 and its eight bits taken by one movemask. Words past the last
- * column (of the next segment, the next shard or the tail) are read and masked away. */
-RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
+ * lanes folded to 32 bits and merged into one vector of eight in column order, each lane's parity
+ * folded up into its top bit and the eight bits taken by one movemask. Words past the last column (of
+ * the next segment, the next shard or the tail) are read and masked away. `one`: the filter's keys
+ * have at most eight columns (lo < 8), one round and no loop. */
+RB_T_AVX2 BK_INLINE bool avx2_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start,
+                                    bool one)
 {
     rb_seg g = rb_segments(base, lo, upper, x, start);
     const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
                   M2 = _mm256_set1_epi64x((long long)g.m2);
-    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7), nib = _mm256_set1_epi32(15),
-                  table = _mm256_set1_epi32(0x6996);
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     uint64_t got = 0;
     uint32_t j = 0;
     do {
@@ -106,25 +107,32 @@ RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const u128 *base, uint32_t lo, uint64_t 
         p = _mm256_xor_si256(p, _mm256_srli_epi64(p, 32)); /* columns j..j+3 in the low halves */
         q = _mm256_xor_si256(q, _mm256_slli_epi64(q, 32)); /* columns j+4..j+7 in the high halves */
         __m256i v = _mm256_permutevar8x32_epi32(_mm256_blend_epi32(p, q, 0xAA), order);
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 16));
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 8));
-        v = _mm256_xor_si256(v, _mm256_srli_epi32(v, 4));
-        v = _mm256_slli_epi32(_mm256_srlv_epi32(table, _mm256_and_si256(v, nib)), 31);
-        got |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(v)) << j;
+        v = _mm256_xor_si256(v, _mm256_slli_epi32(v, 16));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32(v, 8));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32(v, 4));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32(v, 2));
+        v = _mm256_xor_si256(v, _mm256_slli_epi32(v, 1)); /* bit 31: the lane's parity */
+        uint64_t m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(v));
+        if (one) {
+            got = m;
+            break;
+        }
+        got |= m << j;
         j += 8;
     } while (j < g.cols);
     return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
 }
+
 /* The same with AVX-512 and its per-lane popcount: eight columns' words in one vector per segment,
  * the three masked words XORed by two ternary-logic steps, each lane's popcount tested on bit 0 into
  * a mask register whose eight bits are the columns' parities. Reads as far past the last column as
  * the AVX2 path. */
-RB_T_AVX512 BK_INLINE bool rb_match2_avx512(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x,
-                                            uint64_t start)
+RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start,
+                                        bool one)
 {
     rb_seg g = rb_segments(base, lo, upper, x, start);
     const __m512i M0 = _mm512_set1_epi64((long long)g.m0), M1 = _mm512_set1_epi64((long long)g.m1),
-                  M2 = _mm512_set1_epi64((long long)g.m2), one = _mm512_set1_epi64(1);
+                  M2 = _mm512_set1_epi64((long long)g.m2), bit0 = _mm512_set1_epi64(1);
     uint64_t got = 0;
     uint32_t j = 0;
     do {
@@ -132,10 +140,33 @@ RB_T_AVX512 BK_INLINE bool rb_match2_avx512(const u128 *base, uint32_t lo, uint6
         /* 0x78: a ^ (b & c) */
         v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s1 + j)), M1, 0x78);
         v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s2 + j)), M2, 0x78);
-        got |= (uint64_t)_mm512_test_epi64_mask(_mm512_popcnt_epi64(v), one) << j;
+        uint64_t m = _mm512_test_epi64_mask(_mm512_popcnt_epi64(v), bit0);
+        if (one) {
+            got = m;
+            break;
+        }
+        got |= m << j;
         j += 8;
     } while (j < g.cols);
     return ((got ^ rb_fp(x)) & ((UINT64_C(1) << g.cols) - 1)) == 0;
+}
+
+/* The kernels as the paths take them: any columns, or at most eight. */
+RB_T_AVX2 BK_INLINE bool rb_match2_avx2(const u128 *b, uint32_t lo, uint64_t up, uint64_t x, uint64_t st)
+{
+    return avx2_match(b, lo, up, x, st, false);
+}
+RB_T_AVX2 BK_INLINE bool rb_match2_avx2_8(const u128 *b, uint32_t lo, uint64_t up, uint64_t x, uint64_t st)
+{
+    return avx2_match(b, lo, up, x, st, true);
+}
+RB_T_AVX512 BK_INLINE bool rb_match2_avx512(const u128 *b, uint32_t lo, uint64_t up, uint64_t x, uint64_t st)
+{
+    return avx512_match(b, lo, up, x, st, false);
+}
+RB_T_AVX512 BK_INLINE bool rb_match2_avx512_8(const u128 *b, uint32_t lo, uint64_t up, uint64_t x, uint64_t st)
+{
+    return avx512_match(b, lo, up, x, st, true);
 }
 #endif
 
@@ -238,7 +269,9 @@ RB_PATH(popcnt2, __attribute__((target("popcnt"))), true, rb_match2)
 #endif
 #ifdef BK_X86
 RB_PATH(avx2, RB_T_AVX2, true, rb_match2_avx2)
+RB_PATH(avx2_8, RB_T_AVX2, true, rb_match2_avx2_8)
 RB_PATH(avx512, RB_T_AVX512, true, rb_match2_avx512)
+RB_PATH(avx512_8, RB_T_AVX512, true, rb_match2_avx512_8)
 #endif
 static bool has_none(const bk_ribbon *f, uint64_t hash)
 {
@@ -275,12 +308,13 @@ void bk__ribbon_pick_paths(bk_ribbon *f)
     const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable();
     const unsigned avx2 = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT,
                    avx512 = avx2 | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    const bool eight = f->lo < 8; /* lo + 1 columns at most: one round */
     if (sharded && (cpu & avx512) == avx512) {
-        f->has = has_avx512;
-        f->batch = batch_avx512;
+        f->has = eight ? has_avx512_8 : has_avx512;
+        f->batch = eight ? batch_avx512_8 : batch_avx512;
     } else if (sharded && (cpu & avx2) == avx2) {
-        f->has = has_avx2;
-        f->batch = batch_avx2;
+        f->has = eight ? has_avx2_8 : has_avx2;
+        f->batch = eight ? batch_avx2_8 : batch_avx2;
     }
 #endif
 }
