@@ -255,7 +255,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
         uint32_t r = rb_fp(x);
         for (;;) {
             u128 e = coef[i];
-            if (e == 0) {
+            if (!((uint64_t)e & 1)) { /* a kept row has bit 0 set: the slot is free */
                 coef[i] = ((u128)ch << 64) | cl;
                 res[i] = r;
                 break;
