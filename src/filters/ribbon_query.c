@@ -216,16 +216,18 @@ BK_INLINE bool has_body(const bk_ribbon *f, uint64_t hash, bool sharded, rb_matc
  * first block's start to the end of the next block's columns). */
 BK_INLINE void chunk_prep(const bk_ribbon *f, const uint64_t *hashes, size_t n, rb_key *c, bool sharded)
 {
+    const size_t span = (size_t)(f->lo + 1) * 24 + 8;
     for (size_t k = 0; k < n; k++) {
         c[k] = key_of(f, hashes[k], sharded);
         uint32_t cols;
         const uint8_t *p = (const uint8_t *)rb_block(c[k].base, f->lo, c[k].up, c[k].st >> 7, &cols);
         if (sharded) {
             /* body 2 reads three segments in a row: 3 cols (or 3 cols + 1) words from the key's
-             * segment on, every line of them */
-            const uint8_t *s = p + ((c[k].st >> 6) & 1) * cols * 8, *end = s + (size_t)cols * 24 + 8;
-            for (const uint8_t *l = s; l < end; l += 64) BK_PREFETCH(l);
-            BK_PREFETCH(end - 1);
+             * segment on, every line of them; the span of the filter's widest key, so the loop's
+             * count is the same for every key (no mispredicted exit) */
+            const uint8_t *s = p + ((c[k].st >> 6) & 1) * cols * 8;
+            for (size_t o = 0; o < span; o += 64) BK_PREFETCH(s + o);
+            BK_PREFETCH(s + span - 1);
             continue;
         }
         /* the key reads 2 * cols words from p on: its first and last line, and one between */
