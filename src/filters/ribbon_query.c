@@ -58,13 +58,14 @@ BK_INLINE rb_seg rb_segments(const u128 *words, uint32_t lo, uint64_t upper, uin
     const uint64_t h = (start >> 6) & 1;
     /* the key's block has c columns, the next c1; block b's words start at 2 * (b * lo + max(0, b - upper)) */
     const bool ex = b >= upper;
-    const uint32_t c = lo + ex, c1 = lo + (b + 1 >= upper);
+    const uint32_t c = lo + ex;
     const uint64_t off = b * lo + (ex ? b - upper : 0);
     /* the segments in a row: the key's (half h of block b), the next, and the one after (of block
-     * b + 1: its first half after the second half of b, its second after its first) */
+     * b + 1: its first half after the second half of b, its second after its first; block b + 1
+     * has one column more than b when it is the first with lo + 1). No branch: h is a coin flip. */
     g.s0 = base + 2 * off + h * c;
     g.s1 = g.s0 + c;
-    g.s2 = g.s1 + (c + ((c1 - c) & (0u - (uint32_t)h))); /* no branch: h is a coin flip */
+    g.s2 = g.s1 + c + (h & (b + 1 == upper));
     uint64_t a = bk__remix(x), L = a | 1, H = a * COEF_MUL;
     g.m0 = L << r;
     g.m1 = (H << r) | ((L >> 1) >> (63 - r));
