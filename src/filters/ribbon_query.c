@@ -56,7 +56,7 @@ BK_INLINE rb_seg rb_segments(const u128 *words, uint32_t lo, uint64_t upper, uin
     const uint64_t b = start >> 7;
     const unsigned r = (unsigned)start & 63;
     const uint64_t h = (start >> 6) & 1;
-    /* the key's block has c columns, the next c1; block b's words start at 2 * (b * lo + max(0, b - upper)) */
+    /* the key's block has c columns; its words start at 2 * (b * lo + max(0, b - upper)) */
     const bool ex = b >= upper;
     const uint32_t c = lo + ex;
     const uint64_t off = b * lo + (ex ? b - upper : 0);
