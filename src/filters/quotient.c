@@ -125,62 +125,63 @@ BK_INLINE void bits_put(uint64_t *w, uint64_t bit, unsigned len, uint64_t v)
     }
 }
 
-/* Within one array w: bits [lo, hi) move up by t bits (to [lo + t, hi + t)), a whole destination
- * word at a time from the top, each made of the two source words it straddles. */
-static void shift_up_bits(uint64_t *w, uint64_t lo, uint64_t hi, uint64_t t)
-{
-    uint64_t dlo = lo + t, dhi = hi + t, q = t >> 6;
-    unsigned sh = (unsigned)(t & 63);
-    for (uint64_t wi = (dhi - 1) >> 6;; wi--) {
-        /* the source of destination word wi: words wi - q and wi - q - 1 (below the array: none) */
-        uint64_t hiw = wi >= q ? w[wi - q] : 0;
-        uint64_t low = sh && wi >= q + 1 ? w[wi - q - 1] : 0;
-        uint64_t v = sh ? hiw << sh | low >> (64 - sh) : hiw;
-        uint64_t base = wi << 6, m = ~UINT64_C(0);
-        if (dlo > base) m &= ~UINT64_C(0) << (dlo - base);
-        if (dhi < base + 64) m &= (UINT64_C(1) << (dhi - base)) - 1;
-        w[wi] = (w[wi] & ~m) | (v & m);
-        if (wi == dlo >> 6) break;
-    }
-}
-
-/* Copies c slots (remainders and run-end bits) from slot a to slot d, both ranges inside one block
- * each; d > a copies from the top down, d < a from the bottom up, so overlapping ranges are safe. */
-static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
+/* Copies c slots (remainders and run-end bits) from slot a down to slot d < a, both ranges inside one
+ * block each, from the bottom up, so overlapping ranges are safe. */
+static void chunk_copy_down(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
 {
     uint64_t *sb = blk(f, a >> 6), *db = blk(f, d >> 6);
     unsigned sj = (unsigned)(a & 63), dj = (unsigned)(d & 63);
     uint64_t rend = bits_get(&sb[1], sj, c);
     uint64_t total = (uint64_t)c * f->rbits, sbit = (uint64_t)sj * f->rbits, dbit = (uint64_t)dj * f->rbits;
-    if (sb == db && d > a) { /* a move inside one block (the usual one): word shifts */
-        shift_up_bits(sb + 2, sbit, sbit + total, dbit - sbit);
-    } else if (d > a) {
-        for (uint64_t left = total; left;) {
-            unsigned piece = left > 64 ? 64 : (unsigned)left;
-            left -= piece;
-            bits_put(db + 2, dbit + left, piece, bits_get(sb + 2, sbit + left, piece));
-        }
-    } else {
-        for (uint64_t done = 0; done < total;) {
-            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
-            bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
-            done += piece;
-        }
+    for (uint64_t done = 0; done < total;) {
+        unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+        bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
+        done += piece;
     }
     bits_put(&db[1], dj, c, rend);
 }
 
-/* Slots [a, b] move right by sh (from the top down). */
+/* Bits [lo, hi) of a word (0 <= lo < hi <= 64). */
+BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
+{
+    return (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
+}
+
+/* Slots [a, b] move right by sh (1 <= sh <= 63), a destination block at a time from the top down.
+ * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
+ * its run-end word is B's shifted left by sh with B - 1's top sh bits below, and its remainder words
+ * are the array "top q + 1 words of B - 1, then B's r words" read sh r = 64 q + s bits lower, each
+ * from two neighbouring words (a funnel shift). Block B - 1 is still unchanged when B is written. */
 static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
-    uint64_t len = b - a + 1;
-    while (len) {
-        uint64_t se = a + len - 1, de = se + sh;
-        uint64_t c = len;
-        if (c > (se & 63) + 1) c = (se & 63) + 1;
-        if (c > (de & 63) + 1) c = (de & 63) + 1;
-        chunk_copy(f, de - c + 1, se - c + 1, (unsigned)c);
-        len -= c;
+    const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, q = tot >> 6;
+    const unsigned s = (unsigned)(tot & 63);
+    uint64_t x[2 * BK_QUOTIENT_MAX_RBITS]; /* q + 1 + r <= 2 r words: q < r since sh < 64 */
+    for (uint64_t B = db >> 6;; B--) {
+        uint64_t *cur = blk(f, B);
+        /* block 0: only destination slots >= sh, whose sources are in block 0; any readable words
+         * serve for the masked-out rest */
+        const uint64_t *prev = B ? blk(f, B - 1) : cur;
+        unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
+        unsigned hi = B == db >> 6 ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        uint64_t m = bits_mask(lo, hi);
+        uint64_t re = cur[1] << sh | prev[1] >> (64 - sh);
+        cur[1] = (cur[1] & ~m) | (re & m);
+        uint64_t *cw = cur + 2;
+        /* x[i + q + 1] is word i of B's array (i from -q - 1: B - 1's top words) */
+        memcpy(x, prev + 2 + (r - q - 1), (size_t)(q + 1) * 8);
+        memcpy(x + q + 1, cw, (size_t)r * 8);
+        /* destination bits [lo r, hi r): words wlo..whi, the two ends masked */
+        const uint64_t blo = lo * r, bhi = hi * r, wlo = blo >> 6, whi = (bhi - 1) >> 6;
+        const uint64_t first = cw[wlo], last = cw[whi];
+        if (s)
+            for (uint64_t i = wlo; i <= whi; i++) cw[i] = x[i + 1] << s | x[i] >> (64 - s);
+        else
+            for (uint64_t i = wlo; i <= whi; i++) cw[i] = x[i + 1];
+        uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - (whi << 6)));
+        cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+        cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        if (B == da >> 6) break;
     }
 }
 
@@ -191,7 +192,7 @@ static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
         uint64_t d = s - sh, c = b - s + 1;
         if (c > 64 - (s & 63)) c = 64 - (s & 63);
         if (c > 64 - (d & 63)) c = 64 - (d & 63);
-        chunk_copy(f, d, s, (unsigned)c);
+        chunk_copy_down(f, d, s, (unsigned)c);
         s += c;
     }
 }
@@ -268,6 +269,21 @@ static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t de
 
 BK_INLINE uint64_t first_block(uint64_t q) { return (q + 63) >> 6; }
 
+/* The offsets after an insert into q's run (or a new run of q) that took `delta` slots, the first
+ * free slot `last` included. One slot: every slot in [q, last) was in use before and after, by the
+ * same runs or q's, each moved one slot right, so the block b with q <= 64 b < last has its E one
+ * higher and its offset one more (E was >= 64 b: slot 64 b was in use); the block with 64 b = last
+ * keeps 0 (E < 64 b before and <= 64 b after). More slots: recomputed. */
+BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, uint64_t last, bool bmi2)
+{
+    if (delta != 1) {
+        bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+        return;
+    }
+    for (uint64_t b = first_block(q); (b << 6) < last; b++)
+        f->words[(b >> 1) * f->group_words] += UINT64_C(1) << ((b & 1) * 32);
+}
+
 /* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
  * i of its first entry whose remainder is x or larger (e + 1 when none is) and that entry's remainder
  * v, count and length. BK_ECORRUPT when the run does not parse. */
@@ -297,8 +313,8 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
 {
     uint64_t last = 0;
     bk_status s;
+    unsigned len = bk__qf_enc_len(c, f->rmask);
     if (!is_occ(f, q)) {
-        unsigned len = bk__qf_enc_len(c, f->rmask);
         uint64_t st = q;
         if (q > 0) {
             int64_t pe = run_end_le(f, q - 1, bmi2);
@@ -327,11 +343,10 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
             }
             bk__qf_enc_write(f, i, x, nc);
             f->total = f->total > UINT64_MAX - c ? UINT64_MAX : f->total + c;
-            if (nlen > olen) bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+            if (nlen > olen) offsets_after_insert(f, q, nlen - olen, last, bmi2);
             return BK_OK;
         }
         /* a new entry at i (before a larger remainder, or after the run's end) */
-        unsigned len = bk__qf_enc_len(c, f->rmask);
         if ((s = make_room(f, i, len, &last, bmi2)) != BK_OK) return s;
         bk__qf_enc_write(f, i, x, c);
         if (i == e + 1) {
@@ -341,7 +356,7 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
         f->distinct++;
     }
     f->total = f->total > UINT64_MAX - c ? UINT64_MAX : f->total + c;
-    bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+    offsets_after_insert(f, q, len, last, bmi2);
     return BK_OK;
 }
 

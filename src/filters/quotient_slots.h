@@ -122,9 +122,11 @@ BK_INLINE unsigned select64(uint64_t w, unsigned k, bool bmi2)
 
 /* ---- layout access ---- */
 
+/* Block b's words start after the offsets words of the groups up to its own (b / 2 + 1 of them) and
+ * the 2 + r words of each block before it. */
 BK_INLINE uint64_t *blk(const bk_quotient *f, uint64_t b)
 {
-    return f->words + (b >> 1) * f->group_words + 1 + (b & 1) * (2 + f->rbits);
+    return f->words + 1 + b * (2 + f->rbits) + (b >> 1);
 }
 BK_INLINE uint64_t off_get(const bk_quotient *f, uint64_t b)
 {
@@ -204,13 +206,43 @@ BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
     return e == QF_NONE ? (int64_t)f->xslots : (int64_t)e;
 }
 
-/* First unused slot at or after p (xslots when none). */
+/* Bits 0..j of a word (j < 64). */
+BK_INLINE uint64_t bits_upto(unsigned j) { return j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1; }
+
+/* First unused slot at or after p (xslots when none). In block b the slots up to E = 64 b + off are
+ * in use when off > 0 (E = 64 b when off is 0 and slot 64 b ends a run, else nothing is); a slot
+ * 64 b + j past E is in use iff the quotients in (64 b, 64 b + j] outnumber the run ends in (E, 64 b + j)
+ * (those runs come after E, in quotient order). When D of them are pending, all are over by the D-th
+ * run end at or after the slot: the search goes on right after it, or at the next block, whose offset
+ * covers whatever of them crosses it. */
 BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
 {
     while (p < f->xslots) {
-        int64_t e = run_end_le(f, p, bmi2);
-        if (e < (int64_t)p) return p;
-        p = (uint64_t)e + 1;
+        uint64_t b = p >> 6;
+        unsigned j = (unsigned)(p & 63);
+        const uint64_t *bp = blk(f, b);
+        uint64_t off = off_get(f, b);
+        bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
+        if (e0 && off >= j) {
+            p = (b << 6) + off + 1;
+            continue;
+        }
+        /* d: the runs pending at slot 64 b + j (their quotients are <= it, their ends not before it) */
+        uint64_t ends = bp[1] & (~UINT64_C(0) << (off + e0)) & ((UINT64_C(1) << j) - 1);
+        uint64_t quots = bp[0] & ~UINT64_C(1) & (j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1);
+        unsigned d = popc(quots, bmi2) - popc(ends, bmi2);
+        for (;;) {
+            if (d == 0) return (b << 6) + j;
+            /* slots j .. the d-th run end e at or after j are in use; then the quotients in (j, e + 1]
+             * are pending at e + 1 */
+            uint64_t later = bp[1] & (~UINT64_C(0) << j);
+            if (popc(later, bmi2) < d) break;
+            unsigned e = select64(later, d - 1, bmi2);
+            if (e == 63) break;
+            d = popc(bp[0] & bits_upto(e + 1) & ~bits_upto(j), bmi2);
+            j = e + 1;
+        }
+        p = (b + 1) << 6; /* the next block's offset covers the runs that cross into it */
     }
     return f->xslots;
 }
