@@ -147,41 +147,65 @@ BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
     return (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
 }
 
+/* Words wlo..whi of a block's remainders cw get the words sh r = 64 q + s bits lower in the array
+ * "the block before's r words pw, then cw", each from the two words it straddles (a funnel shift),
+ * from the top down: word i reads words at or below it. Words i > q read two words of cw, word q
+ * cw's first and pw's last, words i < q two of pw. */
+BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t whi, int64_t q, unsigned s,
+                         int64_t r)
+{
+    int64_t i = whi;
+    if (s) {
+        for (; i >= wlo && i > q; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
+        if (i >= wlo && i == q) {
+            cw[i] = cw[0] << s | pw[r - 1] >> (64 - s);
+            i--;
+        }
+        for (; i >= wlo; i--) cw[i] = pw[r + i - q] << s | pw[r + i - q - 1] >> (64 - s);
+    } else {
+        for (; i >= wlo && i >= q; i--) cw[i] = cw[i - q];
+        for (; i >= wlo; i--) cw[i] = pw[r + i - q];
+    }
+}
+
 /* Slots [a, b] move right by sh (1 <= sh <= 63), a destination block at a time from the top down.
  * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
- * its run-end word is B's shifted left by sh with B - 1's top sh bits below, and its remainder words
- * are the array "top q + 1 words of B - 1, then B's r words" read sh r = 64 q + s bits lower, each
- * from two neighbouring words (a funnel shift). Block B - 1 is still unchanged when B is written. */
+ * its run-end word is B's shifted left by sh with B - 1's top sh bits below, its remainder words are
+ * funnel shifts of B - 1's and B's. Block B - 1 is still unchanged when B is written. */
 static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
-    const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, q = tot >> 6;
+    const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, bfirst = da >> 6;
+    const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
     const unsigned s = (unsigned)(tot & 63);
-    uint64_t x[2 * BK_QUOTIENT_MAX_RBITS]; /* q + 1 + r <= 2 r words: q < r since sh < 64 */
-    for (uint64_t B = db >> 6;; B--) {
-        uint64_t *cur = blk(f, B);
-        /* block 0: only destination slots >= sh, whose sources are in block 0; any readable words
-         * serve for the masked-out rest */
-        const uint64_t *prev = B ? blk(f, B - 1) : cur;
-        unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
-        unsigned hi = B == db >> 6 ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
-        uint64_t m = bits_mask(lo, hi);
-        uint64_t re = cur[1] << sh | prev[1] >> (64 - sh);
-        cur[1] = (cur[1] & ~m) | (re & m);
+    uint64_t B = db >> 6, *cur = blk(f, B);
+    for (;;) {
+        /* block B - 1 (an offsets word between the blocks when B is even); block 0: only destination
+         * slots >= sh, whose sources are in block 0, and any readable words serve for the masked-out
+         * rest */
+        uint64_t *prev = B ? cur - (2 + r) - (~B & 1) : cur;
         uint64_t *cw = cur + 2;
-        /* x[i + q + 1] is word i of B's array (i from -q - 1: B - 1's top words) */
-        memcpy(x, prev + 2 + (r - q - 1), (size_t)(q + 1) * 8);
-        memcpy(x + q + 1, cw, (size_t)r * 8);
-        /* destination bits [lo r, hi r): words wlo..whi, the two ends masked */
-        const uint64_t blo = lo * r, bhi = hi * r, wlo = blo >> 6, whi = (bhi - 1) >> 6;
-        const uint64_t first = cw[wlo], last = cw[whi];
-        if (s)
-            for (uint64_t i = wlo; i <= whi; i++) cw[i] = x[i + 1] << s | x[i] >> (64 - s);
-        else
-            for (uint64_t i = wlo; i <= whi; i++) cw[i] = x[i + 1];
-        uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - (whi << 6)));
-        cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
-        cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
-        if (B == da >> 6) break;
+        const uint64_t *pw = prev + 2;
+        unsigned lo = B == bfirst ? (unsigned)(da & 63) : 0;
+        unsigned hi = B == db >> 6 ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        uint64_t re = cur[1] << sh | prev[1] >> (64 - sh);
+        if (lo == 0 && hi == 64) { /* a whole block */
+            cur[1] = re;
+            funnel_up(cw, pw, 0, rr - 1, q, s, rr);
+        } else {
+            uint64_t m = bits_mask(lo, hi);
+            cur[1] = (cur[1] & ~m) | (re & m);
+            /* destination bits [lo r, hi r): words wlo..whi, the two ends masked */
+            const uint64_t blo = lo * r, bhi = hi * r;
+            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+            const uint64_t first = cw[wlo], last = cw[whi];
+            funnel_up(cw, pw, wlo, whi, q, s, rr);
+            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        }
+        if (B == bfirst) break;
+        B--;
+        cur = prev;
     }
 }
 
@@ -199,6 +223,11 @@ static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 
 static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
 {
+    if (a == b) { /* the usual one: the slot of a new entry */
+        set_rend(f, a, false);
+        put_slot(f, a, 0);
+        return;
+    }
     for (uint64_t s = a; s <= b;) {
         uint64_t c = b - s + 1;
         if (c > 64 - (s & 63)) c = 64 - (s & 63);

@@ -120,6 +120,15 @@ BK_INLINE unsigned select64(uint64_t w, unsigned k, bool bmi2)
     return select_portable(w, k);
 }
 
+/* select64, or 64 when w has k or fewer set bits (k < 64). */
+BK_INLINE unsigned select_or_64(uint64_t w, unsigned k, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return tzcnt_asm(pdep_asm(UINT64_C(1) << k, w)); /* pdep gives 0, tzcnt 64 */
+#endif
+    return popc(w, bmi2) > k ? select_portable(w, k) : 64;
+}
+
 /* ---- layout access ---- */
 
 /* Block b's words start after the offsets words of the groups up to its own (b / 2 + 1 of them) and
@@ -207,7 +216,7 @@ BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
 }
 
 /* Bits 0..j of a word (j < 64). */
-BK_INLINE uint64_t bits_upto(unsigned j) { return j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1; }
+BK_INLINE uint64_t bits_upto(unsigned j) { return ~UINT64_C(0) >> (63 - j); }
 
 /* First unused slot at or after p (xslots when none). In block b the slots up to E = 64 b + off are
  * in use when off > 0 (E = 64 b when off is 0 and slot 64 b ends a run, else nothing is); a slot
@@ -217,34 +226,46 @@ BK_INLINE uint64_t bits_upto(unsigned j) { return j == 63 ? ~UINT64_C(0) : (UINT
  * covers whatever of them crosses it. */
 BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
 {
-    while (p < f->xslots) {
-        uint64_t b = p >> 6;
-        unsigned j = (unsigned)(p & 63);
-        const uint64_t *bp = blk(f, b);
-        uint64_t off = off_get(f, b);
+    const uint64_t stride = 2 + f->rbits;
+    uint64_t b = p >> 6;
+    unsigned j = (unsigned)(p & 63);
+    if (b >= f->nblocks) return f->xslots;
+    const uint64_t *bp = blk(f, b);
+    for (;;) {
+        uint64_t off = (bp[-1 - (int64_t)((b & 1) * stride)] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
         bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
         if (e0 && off >= j) {
-            p = (b << 6) + off + 1;
-            continue;
+            if (off >= 63) { /* they cover the block: on right past them */
+                uint64_t np = (b << 6) + off + 1;
+                if (np >= f->xslots) return f->xslots;
+                b = np >> 6;
+                j = (unsigned)(np & 63);
+                bp = blk(f, b);
+                continue;
+            }
+            j = (unsigned)off + 1;
         }
-        /* d: the runs pending at slot 64 b + j (their quotients are <= it, their ends not before it) */
+        /* d0: the runs pending at slot 64 b + j (their quotients are <= it, their ends not before it) */
         uint64_t ends = bp[1] & (~UINT64_C(0) << (off + e0)) & ((UINT64_C(1) << j) - 1);
-        uint64_t quots = bp[0] & ~UINT64_C(1) & (j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1);
-        unsigned d = popc(quots, bmi2) - popc(ends, bmi2);
-        for (;;) {
-            if (d == 0) return (b << 6) + j;
-            /* slots j .. the d-th run end e at or after j are in use; then the quotients in (j, e + 1]
-             * are pending at e + 1 */
-            uint64_t later = bp[1] & (~UINT64_C(0) << j);
-            if (popc(later, bmi2) < d) break;
-            unsigned e = select64(later, d - 1, bmi2);
-            if (e == 63) break;
-            d = popc(bp[0] & bits_upto(e + 1) & ~bits_upto(j), bmi2);
-            j = e + 1;
+        const unsigned d0 = popc(bp[0] & ~UINT64_C(1) & bits_upto(j), bmi2) - popc(ends, bmi2);
+        if (d0 == 0) return (b << 6) + j;
+        /* slots j .. e, the d-th run end from j on, are in use; at e + 1 the quotients in (j, e + 1]
+         * are pending too, and it is free when there are none */
+        const uint64_t ends_from = bp[1] & (~UINT64_C(0) << j), quots_after = bp[0] & ~bits_upto(j);
+        for (unsigned d = d0;;) {
+            unsigned e = select_or_64(ends_from, d - 1, bmi2);
+            if (e >= 63) break;
+            unsigned d2 = d0 + popc(quots_after & bits_upto(e + 1), bmi2);
+            if (d2 == d) return (b << 6) + e + 1;
+            d = d2;
         }
-        p = (b + 1) << 6; /* the next block's offset covers the runs that cross into it */
+        /* the next block (an offsets word before it when it starts a group), whose offset covers the
+         * runs that cross into it */
+        bp += stride + (b & 1);
+        b++;
+        j = 0;
+        if (b >= f->nblocks) return f->xslots;
     }
-    return f->xslots;
 }
 
 /* Start of the run that ends at e and belongs to quotient q (no run end in [start, e)). */
