@@ -11,7 +11,9 @@
  *   - bits per key at 93% load: the same p, 2^q slots filled to 93% (q the largest with 0.93 * 2^q <= n);
  *   - the cuckoo filter (b = 4, 95% load at its capacity) for n at p: bits per key and measured FPR;
  *   - merge: two filters of n/2 different keys each, merged by one sweep: keys per second;
- *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key.
+ *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key;
+ *   - insert cost by load band: S = 1M slots, r = 8, filled to max_load 0.95 (and 1.0): thread CPU ns
+ *     per insert in each band, beside the band that ends at 50% (45-50%).
  * The load average is printed at the start and end. Figures only: nothing here passes or fails.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -153,6 +155,33 @@ static void run(uint64_t n, double p)
     free(res);
 }
 
+/* Thread CPU ns per insert in each load band of a filter of S slots (r = 8) filled to max_load ml. */
+static void insert_bands(uint64_t slots, double ml)
+{
+    const double edges[] = { 0, 0.25, 0.45, 0.50, 0.75, 0.90, 0.94, 0.95, 0.99, 1.0 };
+    const int nb = (int)(sizeof edges / sizeof edges[0]) - 1;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.max_load = ml;
+    bk_quotient *f;
+    if (bk_quotient_new_slots(slots, 8, &o, &f) != BK_OK) return;
+    printf("\ninsert cost by load band, S = %llu slots, r = 8, max_load %.2f (thread CPU ns per insert):\n",
+           (unsigned long long)slots, ml);
+    uint64_t seed = 99;
+    double base = 0;
+    for (int b = 0; b < nb && edges[b + 1] <= ml + 1e-9; b++) {
+        uint64_t to = (uint64_t)(edges[b + 1] * (double)slots), k = 0;
+        double t0 = bu_cpu_ns();
+        while (bk_quotient_slots_used(f) < to && bk_quotient_add_hash(f, bu_splitmix64(&seed)) == BK_OK) k++;
+        double ns = (bu_cpu_ns() - t0) / (double)(k ? k : 1);
+        if (edges[b + 1] == 0.50) base = ns;
+        printf("  load %3.0f%% - %3.0f%%: %7.1f ns (%llu inserts)", edges[b] * 100, edges[b + 1] * 100, ns,
+               (unsigned long long)k);
+        if (base > 0) printf(", %.2fx the 45-50%% band", ns / base);
+        printf("\n");
+    }
+    bk_quotient_free(f);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ns[8] = { 1000000, 10000000 };
@@ -167,6 +196,8 @@ int main(int argc, char **argv)
         run(ns[i], 0.01);
         run(ns[i], 0.001);
     }
+    insert_bands(1000000, 0.95);
+    insert_bands(1000000, 1.0);
     bu_print_loadavg("end");
     return 0;
 }

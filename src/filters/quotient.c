@@ -82,8 +82,9 @@ void bk__qf_enc_write(bk_quotient *f, uint64_t pos, uint64_t x, uint64_t c)
 /* Count of (q, x); 0 when absent. */
 BK_INLINE uint64_t qf_count(const bk_quotient *f, uint64_t q, uint64_t x, bool bmi2)
 {
-    if (!is_occ(f, q)) return 0;
-    int64_t e64 = run_end_le(f, q, bmi2);
+    const uint64_t *bp = blk(f, q >> 6);
+    if (!((bp[0] >> (q & 63)) & 1)) return 0;
+    int64_t e64 = run_end_le_in(f, q, bp, bmi2);
     if (e64 < (int64_t)q || e64 >= (int64_t)f->xslots) return 0;
     uint64_t e = (uint64_t)e64;
     uint64_t i = run_start(f, q, e);
@@ -760,15 +761,32 @@ static uint64_t table_count(const bk_quotient *f, uint64_t h)
 }
 
 /* A filter of stages: the count is the sum over the tables (a key added before and after an
- * expansion has entries in both); with `any`, the first nonzero one. */
-static uint64_t staged_count(const bk_quotient *f, uint64_t h, bool any)
+ * expansion has entries in both); with `any`, the first nonzero one. The newest table, as large as all
+ * the others together, holds about half the keys: it goes first, then the older ones newest first.
+ * Each table's home block is asked for before the first is read, so their cache misses overlap. */
+BK_INLINE uint64_t staged_count_impl(const bk_quotient *f, uint64_t h, bool any, bool bmi2)
 {
-    uint64_t c = table_count(f, h);
-    for (uint32_t i = f->nolder; i-- > 0 && !(any && c);) {
-        uint64_t o = table_count(f->older[i], h);
+    uint64_t q[QF_MAX_STAGES], x[QF_MAX_STAGES];
+    for (uint32_t i = f->nolder + 1; i-- > 0;) {
+        const bk_quotient *t = i == f->nolder ? f : f->older[i];
+        split(t, h, &q[i], &x[i]);
+        BK_PREFETCH(blk(t, q[i] >> 6));
+        BK_PREFETCH(&t->words[(q[i] >> 7) * t->group_words]);
+    }
+    uint64_t c = 0;
+    for (uint32_t i = f->nolder + 1; i-- > 0 && !(any && c);) {
+        uint64_t o = qf_count(i == f->nolder ? f : f->older[i], q[i], x[i], bmi2);
         c = c > UINT64_MAX - o ? UINT64_MAX : c + o;
     }
     return c;
+}
+/* both paths give the same answers: the newest table's is taken */
+static uint64_t staged_count(const bk_quotient *f, uint64_t h, bool any)
+{
+#if QF_HAVE_BMI2
+    if (f->bmi2) return staged_count_impl(f, h, any, true);
+#endif
+    return staged_count_impl(f, h, any, false);
 }
 
 static bk_status table_remove(bk_quotient *f, uint64_t h, uint64_t count)
@@ -869,14 +887,38 @@ bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *h, size_t n,
     return BK_OK;
 }
 
-/* The batch contains of a filter of stages: key by key over the tables. */
+/* The batch contains of a filter of stages: a chunk of keys at a time, table by table (newest first)
+ * through each table's own batch path (which prefetches ahead), each table asked only for the keys
+ * the tables before it did not have. */
+#define QF_STAGE_CHUNK 256
 static size_t staged_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
 {
+    const qf_ops *ops = bk__qf_ops(f);
+    uint64_t pend[QF_STAGE_CHUNK];
+    uint16_t at[QF_STAGE_CHUNK];
+    uint8_t hit[QF_STAGE_CHUNK];
     size_t c = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool hit = staged_count(f, h[i], true) != 0;
-        c += hit;
-        if (res) res[i] = hit;
+    for (size_t i0 = 0; i0 < n; i0 += QF_STAGE_CHUNK) {
+        size_t m = n - i0 < QF_STAGE_CHUNK ? n - i0 : QF_STAGE_CHUNK, np = m;
+        for (size_t k = 0; k < m; k++) {
+            pend[k] = h[i0 + k];
+            at[k] = (uint16_t)k;
+        }
+        if (res) memset(res + i0, 0, m);
+        for (uint32_t i = f->nolder + 1; i-- > 0 && np;) {
+            ops->contains_hashes(i == f->nolder ? f : f->older[i], pend, np, hit);
+            size_t w = 0;
+            for (size_t k = 0; k < np; k++) {
+                if (hit[k]) {
+                    if (res) res[i0 + at[k]] = 1;
+                    c++;
+                } else {
+                    pend[w] = pend[k];
+                    at[w++] = at[k];
+                }
+            }
+            np = w;
+        }
     }
     return c;
 }

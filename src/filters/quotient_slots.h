@@ -197,14 +197,13 @@ BK_INLINE uint64_t select_from(const bk_quotient *f, uint64_t p, uint64_t d, boo
     }
 }
 
-/* The run end of the last occupied quotient <= i: exact whenever it is >= i (slot i is then in use),
+/* The run end of the last occupied quotient <= i (bp: its block, blk(f, i / 64)): exact whenever it is >= i (slot i is then in use),
  * otherwise some value < i (as a signed number: -1 when nothing precedes). */
-BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
+BK_INLINE int64_t run_end_le_in(const bk_quotient *f, uint64_t i, const uint64_t *bp, bool bmi2)
 {
     uint64_t b = i >> 6;
     unsigned j = (unsigned)(i & 63);
-    const uint64_t *bp = blk(f, b);
-    uint64_t off = off_get(f, b);
+    uint64_t off = (bp[-1 - (int64_t)((b & 1) * (2 + f->rbits))] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
     uint64_t below = j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1;
     unsigned d = popc(bp[0] & below & ~UINT64_C(1), bmi2);
     if (d == 0) {
@@ -214,6 +213,8 @@ BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
     uint64_t e = select_from(f, (b << 6) + off + 1, d, bmi2);
     return e == QF_NONE ? (int64_t)f->xslots : (int64_t)e;
 }
+/* The same, bp being block i / 64 (blk). */
+BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2) { return run_end_le_in(f, i, blk(f, i >> 6), bmi2); }
 
 /* Bits 0..j of a word (j < 64). */
 BK_INLINE uint64_t bits_upto(unsigned j) { return ~UINT64_C(0) >> (63 - j); }
