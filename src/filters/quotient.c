@@ -151,10 +151,20 @@ BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
 /* Words wlo..whi of a block's remainders cw get the words sh r = 64 q + s bits lower in the array
  * "the block before's r words pw, then cw", each from the two words it straddles (a funnel shift),
  * from the top down: word i reads words at or below it. Words i > q read two words of cw, word q
- * cw's first and pw's last, words i < q two of pw. */
+ * cw's first and pw's last, words i < q two of pw. A shift under a word (q = 0) goes from the bottom
+ * up instead, each word's top bits carried into the next. */
 BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t whi, int64_t q, unsigned s,
                          int64_t r)
 {
+    if (q == 0 && s) { /* under a word (one slot's move): from the bottom up, carrying each word's top */
+        uint64_t carry = (wlo ? cw[wlo - 1] : pw[r - 1]) >> (64 - s);
+        for (int64_t i = wlo; i <= whi; i++) {
+            uint64_t w = cw[i];
+            cw[i] = w << s | carry;
+            carry = w >> (64 - s);
+        }
+        return;
+    }
     int64_t i = whi;
     if (s) {
         for (; i >= wlo && i > q; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
@@ -248,7 +258,7 @@ static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
 /* Make `delta` empty slots at pos, shifting what follows right into the next free slots. Checks the
  * room first: BK_EFULL and nothing changed when there is none. *last receives the highest slot
  * touched. Offsets are left for bk__qf_fix_offsets. */
-static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
+BK_INLINE bk_status make_room_impl(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
 {
     uint64_t fr[QF_ENC_MAX + 1];
     if (f->used + delta > f->max_used) return BK_EFULL;
@@ -265,6 +275,25 @@ static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_
     f->used += delta;
     *last = fr[delta];
     return BK_OK;
+}
+/* One copy per path, so each runs its own word operations (qf_insert passes a constant). */
+static bk_status make_room_portable(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last)
+{
+    return make_room_impl(f, pos, delta, last, false);
+}
+#if QF_HAVE_BMI2
+static bk_status make_room_bmi2(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last)
+{
+    return make_room_impl(f, pos, delta, last, true);
+}
+#endif
+BK_INLINE bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return make_room_bmi2(f, pos, delta, last);
+#endif
+    (void)bmi2;
+    return make_room_portable(f, pos, delta, last);
 }
 
 /* Remove slots [p, p + delta) of the run of quotient q, which ended at e before (e >= p + delta - 1);
