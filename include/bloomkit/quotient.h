@@ -60,8 +60,8 @@
  * physical end (the runs of the last quotients spill into a few hundred spare slots; docs/FORMAT.md), return
  * BK_EFULL and change nothing; every key added before stays present. An insert moves the slots
  * between its place and the next free slot, 64 at a time; that distance grows as the filter fills
- * (about 1 / (1 - load)^2): at max_load 0.95 an insert at 94-95% load costs about 2.8 times the
- * instructions of one at 50% (bench/README.md).
+ * (about 1 / (1 - load)^2): at max_load 0.95 an insert at 94-95% load costs about 2.6 times the
+ * instructions of one at 45-50% (about 3 times the time; bench/README.md).
  *
  * Removal: remove only keys that were added (and not more often than they were added). Removing a
  * key that was never added but shares the fingerprint of an added key removes that key's evidence
