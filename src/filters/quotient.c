@@ -302,7 +302,9 @@ BK_INLINE bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint
  * (inside [p - 1 .. ]), and the occupied bit. Returns the highest slot touched. */
 static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t delta, uint64_t e, bool bmi2)
 {
-    if (p + delta <= e) move_left(f, p + delta, e, delta);
+    /* the slots to move wait in [pa, pb] (shift psh) while the following runs keep that shift; a run
+     * that reaches its quotient shrinks it, and the waiting move is made first */
+    uint64_t pa = p + delta, pb = e, psh = delta;
     uint64_t new_end = e - delta, old_end = e, prev = q;
     for (;;) {
         uint64_t q2 = bk__qf_next_occ(f, prev + 1);
@@ -311,16 +313,23 @@ static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t de
         if (e2 == QF_NONE) break;
         uint64_t ns = q2 > new_end + 1 ? q2 : new_end + 1;
         uint64_t sh = old_end + 1 - ns;
-        if (ns > new_end + 1) clear_slots(f, new_end + 1, ns - 1);
-        if (sh == 0) {
-            new_end = old_end;
-            break;
+        if (ns > new_end + 1) {
+            if (pa <= pb) move_left(f, pa, pb, psh);
+            pa = old_end + 1;
+            psh = sh;
+            clear_slots(f, new_end + 1, ns - 1);
+            if (sh == 0) {
+                new_end = old_end;
+                pb = old_end; /* nothing waits */
+                break;
+            }
         }
-        move_left(f, old_end + 1, e2, sh);
+        pb = e2; /* joins the waiting slots (without a gap the shift is the same) */
         new_end = e2 - sh;
         old_end = e2;
         prev = q2;
     }
+    if (pa <= pb) move_left(f, pa, pb, psh);
     if (old_end + 1 > new_end + 1) clear_slots(f, new_end + 1, old_end); /* new_end + 1 may wrap to 0 */
     f->used -= delta;
     return old_end;
