@@ -220,9 +220,54 @@ static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
     }
 }
 
+/* Slots [a, b] move left by sh (1 <= sh <= 63), a destination block at a time from the bottom up:
+ * destination slot j of block B takes slot j + sh of B, or slot j + sh - 64 of B + 1 when that passes
+ * the block. Its run-end word is B's shifted right by sh with B + 1's low sh bits on top, and
+ * remainder word i is read sh r = 64 q + s bits higher in "B's r words, then B + 1's", from the two
+ * words it straddles. Block B + 1 is still unchanged when B is written, and within B the words are
+ * written from the bottom up, each reading only words at or above it. */
+static void move_left_words(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    const uint64_t da = a - sh, db = b - sh, r = f->rbits, tot = sh * r, blast = db >> 6;
+    const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
+    const unsigned s = (unsigned)(tot & 63);
+    uint64_t B = da >> 6, *cur = blk(f, B);
+    for (;;) {
+        /* block B + 1 (after an offsets word when B is odd); past the last block no source slot is
+         * there, and any readable words serve for the masked-out rest */
+        uint64_t *next = B + 1 < f->nblocks ? cur + (2 + r) + (B & 1) : cur;
+        uint64_t *cw = cur + 2;
+        const uint64_t *nw = next + 2;
+        unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
+        unsigned hi = B == blast ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        uint64_t m = bits_mask(lo, hi);
+        uint64_t re = cur[1] >> sh | next[1] << (64 - sh);
+        cur[1] = (cur[1] & ~m) | (re & m);
+        const uint64_t blo = lo * r, bhi = hi * r;
+        const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+        const uint64_t first = cw[wlo], last = cw[whi];
+        for (int64_t i = wlo; i <= whi; i++) {
+            int64_t k = i + q; /* the source's lower word; k >= r: B + 1's word k - r */
+            uint64_t v = (k < rr ? cw[k] : nw[k - rr]) >> s;
+            if (s) v |= (k + 1 < rr ? cw[k + 1] : nw[k + 1 - rr]) << (64 - s);
+            cw[i] = v;
+        }
+        uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+        cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+        cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        if (B == blast) break;
+        B++;
+        cur = next;
+    }
+}
+
 /* Slots [a, b] move left by sh (from the bottom up). */
 static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
+    if (sh < 64 && b - a >= 64) { /* longer moves: whole words */
+        move_left_words(f, a, b, sh);
+        return;
+    }
     for (uint64_t s = a; s <= b;) {
         uint64_t d = s - sh, c = b - s + 1;
         if (c > 64 - (s & 63)) c = 64 - (s & 63);
