@@ -11,7 +11,12 @@
  *   - bits per key at 93% load: the same p, 2^q slots filled to 93% (q the largest with 0.93 * 2^q <= n);
  *   - the cuckoo filter (b = 4, 95% load at its capacity) for n at p: bits per key and measured FPR;
  *   - merge: two filters of n/2 different keys each, merged by one sweep: keys per second;
- *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key.
+ *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key;
+ *   - insert cost by load band: S = 1M slots, r = 8, filled to max_load 0.95 (and 1.0): thread CPU ns
+ *     per insert in each band over five filters, beside the band that ends at 50% (45-50%);
+ *   - a filter of stages: made for 1,000 keys at 1% and filled to 2^10 times that with
+ *     bk_quotient_expand (11 stages), beside one sized for the 1,024,000 keys: thread CPU ns per query
+ *     of absent and present keys, one call each and one batch call.
  * The load average is printed at the start and end. Figures only: nothing here passes or fails.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -153,6 +158,98 @@ static void run(uint64_t n, double p)
     free(res);
 }
 
+/* Thread CPU ns per insert in each load band of a filter of S slots (r = 8) filled to max_load ml:
+ * five filters (other keys each), the time and inserts of a band summed over them. */
+static void insert_bands(uint64_t slots, double ml)
+{
+    enum { REPS = 5, NB = 9 };
+    const double edges[NB + 1] = { 0, 0.25, 0.45, 0.50, 0.75, 0.90, 0.94, 0.95, 0.99, 1.0 };
+    double ns[NB] = { 0 };
+    uint64_t count[NB] = { 0 };
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.max_load = ml;
+    uint64_t seed = 99;
+    for (int rep = 0; rep < REPS; rep++) {
+        bk_quotient *f;
+        if (bk_quotient_new_slots(slots, 8, &o, &f) != BK_OK) return;
+        for (int b = 0; b < NB && edges[b + 1] <= ml + 1e-9; b++) {
+            uint64_t to = (uint64_t)(edges[b + 1] * (double)slots), k = 0;
+            double t0 = bu_cpu_ns();
+            while (bk_quotient_slots_used(f) < to && bk_quotient_add_hash(f, bu_splitmix64(&seed)) == BK_OK) k++;
+            ns[b] += bu_cpu_ns() - t0;
+            count[b] += k;
+        }
+        bk_quotient_free(f);
+    }
+    printf("\ninsert cost by load band, S = %llu slots, r = 8, max_load %.2f (thread CPU ns per insert, %d "
+           "filters):\n",
+           (unsigned long long)slots, ml, REPS);
+    double base = 0;
+    for (int b = 0; b < NB && count[b]; b++) {
+        double per = ns[b] / (double)count[b];
+        if (edges[b + 1] == 0.50) base = per;
+        printf("  load %3.0f%% - %3.0f%%: %7.1f ns (%llu inserts)", edges[b] * 100, edges[b + 1] * 100, per,
+               (unsigned long long)count[b]);
+        if (base > 0) printf(", %.2fx the 45-50%% band", per / base);
+        printf("\n");
+    }
+}
+
+/* Thread CPU ns per key: one call each, then one batch call, over keys h. */
+static void stage_queries(const char *name, const bk_quotient *f, const uint64_t *h, const uint64_t *miss, size_t n,
+                          uint8_t *res)
+{
+    double t0 = bu_cpu_ns();
+    size_t fa = 0, fb = 0, pa = 0, pb = 0;
+    for (size_t i = 0; i < n; i++) fa += bk_quotient_contains_hash(f, miss[i]);
+    double t1 = bu_cpu_ns();
+    (void)bk_quotient_contains_hashes(f, miss, n, res, &fb);
+    double t2 = bu_cpu_ns();
+    for (size_t i = 0; i < n; i++) pa += bk_quotient_contains_hash(f, h[i]);
+    double t3 = bu_cpu_ns();
+    (void)bk_quotient_contains_hashes(f, h, n, res, &pb);
+    double t4 = bu_cpu_ns();
+    double dn = (double)n;
+    printf("  %-22s %2u stages, %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.3f%%); present %6.1f ns "
+           "one, %6.1f ns batch (%zu/%zu found)\n",
+           name, bk_quotient_stages(f), (double)bk_quotient_memory(f) * 8.0 / dn, (t1 - t0) / dn, (t2 - t1) / dn,
+           100.0 * (double)fa / dn, (t3 - t2) / dn, (t4 - t3) / dn, pa, n);
+    if (fa != fb || pa != pb) printf("  (the batch and the one-key calls disagree)\n");
+}
+
+static void stages(void)
+{
+    uint64_t n0 = 1000, n = n0 << 10, seed = 5;
+    uint64_t *h = malloc(n * sizeof *h), *miss = malloc(n * sizeof *miss);
+    uint8_t *res = malloc(n);
+    bk_quotient *f = NULL, *g = NULL;
+    if (!h || !miss || !res || bk_quotient_new(n0, 0.01, NULL, &f) != BK_OK || bk_quotient_new(n, 0.01, NULL, &g) != BK_OK) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (uint64_t i = 0; i < n; i++) h[i] = bu_splitmix64(&seed);
+    for (uint64_t i = 0; i < n; i++) miss[i] = bu_splitmix64(&seed);
+    for (uint64_t i = 0; i < n; i++) {
+        bk_status s = bk_quotient_add_hash(f, h[i]);
+        if (s == BK_EFULL && bk_quotient_expand(f) == BK_OK) s = bk_quotient_add_hash(f, h[i]);
+        if (s != BK_OK) {
+            fprintf(stderr, "expand: %s\n", bk_strerror(s));
+            exit(1);
+        }
+    }
+    bk_quotient_add_hashes(g, h, n, NULL);
+    printf("\nqueries of a filter of stages (1,000 keys at 1%%, grown 2^10 times) and of one sized for its %llu keys "
+           "(thread CPU ns per key):\n",
+           (unsigned long long)n);
+    stage_queries("grown 2^10 (stages)", f, h, miss, n, res);
+    stage_queries("sized right", g, h, miss, n, res);
+    bk_quotient_free(f);
+    bk_quotient_free(g);
+    free(h);
+    free(miss);
+    free(res);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ns[8] = { 1000000, 10000000 };
@@ -167,6 +264,9 @@ int main(int argc, char **argv)
         run(ns[i], 0.01);
         run(ns[i], 0.001);
     }
+    insert_bands(1000000, 0.95);
+    insert_bands(1000000, 1.0);
+    stages();
     bu_print_loadavg("end");
     return 0;
 }

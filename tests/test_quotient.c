@@ -222,6 +222,9 @@ static void model_medium(void **state)
     run_model(512, 13, 1.0, 4, 8000);  /* remainders across word boundaries */
     run_model(1000, 5, 0.95, 7, 20000);
     run_model(701, 13, 1.0, 8, 8000);
+    /* the widest remainders: a move of several slots shifts the remainder words by whole words */
+    run_model(640, 32, 1.0, 9, 8000);
+    run_model(333, 27, 0.97, 10, 8000);
 }
 
 /* ---- keys as bytes: no false negatives, FPR against the bound, growth ---- */

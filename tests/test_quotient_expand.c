@@ -95,6 +95,23 @@ static void fpr_after_2_10_growth(void **state)
                   g.bits_per_key);
     assert_true(fpr <= 1.1 * p);
     assert_true(st.fpr_now <= 1.1 * p);
+    /* the batch (stage by stage) answers as the one-key calls, key for key: present and absent keys
+     * interleaved, a count that is not a whole number of the batch's chunks, with and without res */
+    enum { B = 20011 };
+    static uint64_t bh[B];
+    static uint8_t br[B];
+    size_t want = 0, hits = 0, hits2 = 0;
+    for (uint64_t i = 0; i < B; i++) bh[i] = i % 3 ? key_hash(2, i) : key_hash(1, i * 7);
+    assert_int_equal(bk_quotient_contains_hashes(q, bh, B, br, &hits), BK_OK);
+    for (uint64_t i = 0; i < B; i++) {
+        bool one = bk_quotient_contains_hash(q, bh[i]);
+        assert_int_equal(br[i], one);
+        want += one;
+    }
+    assert_int_equal(hits, want);
+    assert_true(hits > B / 3); /* the present third, and some false positives */
+    assert_int_equal(bk_quotient_contains_hashes(q, bh, B, NULL, &hits2), BK_OK);
+    assert_int_equal(hits2, want);
     assert_int_equal(st.capacity, n);
     assert_int_equal(bk_quotient_total(q), n);
     round_trip(q, 100000);

@@ -82,8 +82,9 @@ void bk__qf_enc_write(bk_quotient *f, uint64_t pos, uint64_t x, uint64_t c)
 /* Count of (q, x); 0 when absent. */
 BK_INLINE uint64_t qf_count(const bk_quotient *f, uint64_t q, uint64_t x, bool bmi2)
 {
-    if (!is_occ(f, q)) return 0;
-    int64_t e64 = run_end_le(f, q, bmi2);
+    const uint64_t *bp = blk(f, q >> 6);
+    if (!((bp[0] >> (q & 63)) & 1)) return 0;
+    int64_t e64 = run_end_le_in(f, q, bp, bmi2);
     if (e64 < (int64_t)q || e64 >= (int64_t)f->xslots) return 0;
     uint64_t e = (uint64_t)e64;
     uint64_t i = run_start(f, q, e);
@@ -125,79 +126,164 @@ BK_INLINE void bits_put(uint64_t *w, uint64_t bit, unsigned len, uint64_t v)
     }
 }
 
-/* Within one array w: bits [lo, hi) move up by t bits (to [lo + t, hi + t)), a whole destination
- * word at a time from the top, each made of the two source words it straddles. */
-static void shift_up_bits(uint64_t *w, uint64_t lo, uint64_t hi, uint64_t t)
-{
-    uint64_t dlo = lo + t, dhi = hi + t, q = t >> 6;
-    unsigned sh = (unsigned)(t & 63);
-    for (uint64_t wi = (dhi - 1) >> 6;; wi--) {
-        /* the source of destination word wi: words wi - q and wi - q - 1 (below the array: none) */
-        uint64_t hiw = wi >= q ? w[wi - q] : 0;
-        uint64_t low = sh && wi >= q + 1 ? w[wi - q - 1] : 0;
-        uint64_t v = sh ? hiw << sh | low >> (64 - sh) : hiw;
-        uint64_t base = wi << 6, m = ~UINT64_C(0);
-        if (dlo > base) m &= ~UINT64_C(0) << (dlo - base);
-        if (dhi < base + 64) m &= (UINT64_C(1) << (dhi - base)) - 1;
-        w[wi] = (w[wi] & ~m) | (v & m);
-        if (wi == dlo >> 6) break;
-    }
-}
-
-/* Copies c slots (remainders and run-end bits) from slot a to slot d, both ranges inside one block
- * each; d > a copies from the top down, d < a from the bottom up, so overlapping ranges are safe. */
-static void chunk_copy(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
+/* Copies c slots (remainders and run-end bits) from slot a down to slot d < a, both ranges inside one
+ * block each, from the bottom up, so overlapping ranges are safe. */
+static void chunk_copy_down(bk_quotient *f, uint64_t d, uint64_t a, unsigned c)
 {
     uint64_t *sb = blk(f, a >> 6), *db = blk(f, d >> 6);
     unsigned sj = (unsigned)(a & 63), dj = (unsigned)(d & 63);
     uint64_t rend = bits_get(&sb[1], sj, c);
     uint64_t total = (uint64_t)c * f->rbits, sbit = (uint64_t)sj * f->rbits, dbit = (uint64_t)dj * f->rbits;
-    if (sb == db && d > a) { /* a move inside one block (the usual one): word shifts */
-        shift_up_bits(sb + 2, sbit, sbit + total, dbit - sbit);
-    } else if (d > a) {
-        for (uint64_t left = total; left;) {
-            unsigned piece = left > 64 ? 64 : (unsigned)left;
-            left -= piece;
-            bits_put(db + 2, dbit + left, piece, bits_get(sb + 2, sbit + left, piece));
-        }
-    } else {
-        for (uint64_t done = 0; done < total;) {
-            unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
-            bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
-            done += piece;
-        }
+    for (uint64_t done = 0; done < total;) {
+        unsigned piece = total - done > 64 ? 64 : (unsigned)(total - done);
+        bits_put(db + 2, dbit + done, piece, bits_get(sb + 2, sbit + done, piece));
+        done += piece;
     }
     bits_put(&db[1], dj, c, rend);
 }
 
-/* Slots [a, b] move right by sh (from the top down). */
+/* Bits [lo, hi) of a word (0 <= lo < hi <= 64). */
+BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
+{
+    return (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) & (~UINT64_C(0) << lo);
+}
+
+/* Words wlo..whi of a block's remainders cw get the words sh r = 64 q + s bits lower in the array
+ * "the block before's r words pw, then cw", each from the two words it straddles (a funnel shift),
+ * from the top down: word i reads words at or below it. Words i > q read two words of cw, word q
+ * cw's first and pw's last, words i < q two of pw. A shift under a word (q = 0) goes from the bottom
+ * up instead, each word's top bits carried into the next. */
+BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t whi, int64_t q, unsigned s,
+                         int64_t r)
+{
+    if (q == 0 && s) { /* under a word (one slot's move): from the bottom up, carrying each word's top */
+        uint64_t carry = (wlo ? cw[wlo - 1] : pw[r - 1]) >> (64 - s);
+        for (int64_t i = wlo; i <= whi; i++) {
+            uint64_t w = cw[i];
+            cw[i] = w << s | carry;
+            carry = w >> (64 - s);
+        }
+        return;
+    }
+    int64_t i = whi;
+    if (s) {
+        for (; i >= wlo && i > q; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
+        if (i >= wlo && i == q) {
+            cw[i] = cw[0] << s | pw[r - 1] >> (64 - s);
+            i--;
+        }
+        for (; i >= wlo; i--) cw[i] = pw[r + i - q] << s | pw[r + i - q - 1] >> (64 - s);
+    } else {
+        for (; i >= wlo && i >= q; i--) cw[i] = cw[i - q];
+        for (; i >= wlo; i--) cw[i] = pw[r + i - q];
+    }
+}
+
+/* Slots [a, b] move right by sh (1 <= sh <= 63), a destination block at a time from the top down.
+ * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
+ * its run-end word is B's shifted left by sh with B - 1's top sh bits below, its remainder words are
+ * funnel shifts of B - 1's and B's. Block B - 1 is still unchanged when B is written. */
 static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
-    uint64_t len = b - a + 1;
-    while (len) {
-        uint64_t se = a + len - 1, de = se + sh;
-        uint64_t c = len;
-        if (c > (se & 63) + 1) c = (se & 63) + 1;
-        if (c > (de & 63) + 1) c = (de & 63) + 1;
-        chunk_copy(f, de - c + 1, se - c + 1, (unsigned)c);
-        len -= c;
+    const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, bfirst = da >> 6;
+    const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
+    const unsigned s = (unsigned)(tot & 63);
+    uint64_t B = db >> 6, *cur = blk(f, B);
+    for (;;) {
+        /* block B - 1 (an offsets word between the blocks when B is even); block 0: only destination
+         * slots >= sh, whose sources are in block 0, and any readable words serve for the masked-out
+         * rest */
+        uint64_t *prev = B ? cur - (2 + r) - (~B & 1) : cur;
+        uint64_t *cw = cur + 2;
+        const uint64_t *pw = prev + 2;
+        unsigned lo = B == bfirst ? (unsigned)(da & 63) : 0;
+        unsigned hi = B == db >> 6 ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        uint64_t re = cur[1] << sh | prev[1] >> (64 - sh);
+        if (lo == 0 && hi == 64) { /* a whole block */
+            cur[1] = re;
+            funnel_up(cw, pw, 0, rr - 1, q, s, rr);
+        } else {
+            uint64_t m = bits_mask(lo, hi);
+            cur[1] = (cur[1] & ~m) | (re & m);
+            /* destination bits [lo r, hi r): words wlo..whi, the two ends masked */
+            const uint64_t blo = lo * r, bhi = hi * r;
+            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+            const uint64_t first = cw[wlo], last = cw[whi];
+            funnel_up(cw, pw, wlo, whi, q, s, rr);
+            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        }
+        if (B == bfirst) break;
+        B--;
+        cur = prev;
+    }
+}
+
+/* Slots [a, b] move left by sh (1 <= sh <= 63), a destination block at a time from the bottom up:
+ * destination slot j of block B takes slot j + sh of B, or slot j + sh - 64 of B + 1 when that passes
+ * the block. Its run-end word is B's shifted right by sh with B + 1's low sh bits on top, and
+ * remainder word i is read sh r = 64 q + s bits higher in "B's r words, then B + 1's", from the two
+ * words it straddles. Block B + 1 is still unchanged when B is written, and within B the words are
+ * written from the bottom up, each reading only words at or above it. */
+static void move_left_words(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    const uint64_t da = a - sh, db = b - sh, r = f->rbits, tot = sh * r, blast = db >> 6;
+    const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
+    const unsigned s = (unsigned)(tot & 63);
+    uint64_t B = da >> 6, *cur = blk(f, B);
+    for (;;) {
+        /* block B + 1 (after an offsets word when B is odd); past the last block no source slot is
+         * there, and any readable words serve for the masked-out rest */
+        uint64_t *next = B + 1 < f->nblocks ? cur + (2 + r) + (B & 1) : cur;
+        uint64_t *cw = cur + 2;
+        const uint64_t *nw = next + 2;
+        unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
+        unsigned hi = B == blast ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        uint64_t m = bits_mask(lo, hi);
+        uint64_t re = cur[1] >> sh | next[1] << (64 - sh);
+        cur[1] = (cur[1] & ~m) | (re & m);
+        const uint64_t blo = lo * r, bhi = hi * r;
+        const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+        const uint64_t first = cw[wlo], last = cw[whi];
+        for (int64_t i = wlo; i <= whi; i++) {
+            int64_t k = i + q; /* the source's lower word; k >= r: B + 1's word k - r */
+            uint64_t v = (k < rr ? cw[k] : nw[k - rr]) >> s;
+            if (s) v |= (k + 1 < rr ? cw[k + 1] : nw[k + 1 - rr]) << (64 - s);
+            cw[i] = v;
+        }
+        uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+        cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+        cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        if (B == blast) break;
+        B++;
+        cur = next;
     }
 }
 
 /* Slots [a, b] move left by sh (from the bottom up). */
 static void move_left(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
+    if (sh < 64 && b - a >= 64) { /* longer moves: whole words */
+        move_left_words(f, a, b, sh);
+        return;
+    }
     for (uint64_t s = a; s <= b;) {
         uint64_t d = s - sh, c = b - s + 1;
         if (c > 64 - (s & 63)) c = 64 - (s & 63);
         if (c > 64 - (d & 63)) c = 64 - (d & 63);
-        chunk_copy(f, d, s, (unsigned)c);
+        chunk_copy_down(f, d, s, (unsigned)c);
         s += c;
     }
 }
 
 static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
 {
+    if (a == b) { /* the usual one: the slot of a new entry */
+        set_rend(f, a, false);
+        put_slot(f, a, 0);
+        return;
+    }
     for (uint64_t s = a; s <= b;) {
         uint64_t c = b - s + 1;
         if (c > 64 - (s & 63)) c = 64 - (s & 63);
@@ -217,7 +303,7 @@ static void clear_slots(bk_quotient *f, uint64_t a, uint64_t b) /* [a, b] */
 /* Make `delta` empty slots at pos, shifting what follows right into the next free slots. Checks the
  * room first: BK_EFULL and nothing changed when there is none. *last receives the highest slot
  * touched. Offsets are left for bk__qf_fix_offsets. */
-static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
+BK_INLINE bk_status make_room_impl(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
 {
     uint64_t fr[QF_ENC_MAX + 1];
     if (f->used + delta > f->max_used) return BK_EFULL;
@@ -235,6 +321,25 @@ static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_
     *last = fr[delta];
     return BK_OK;
 }
+/* One copy per path, so each runs its own word operations (qf_insert passes a constant). */
+static bk_status make_room_portable(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last)
+{
+    return make_room_impl(f, pos, delta, last, false);
+}
+#if QF_HAVE_BMI2
+static bk_status make_room_bmi2(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last)
+{
+    return make_room_impl(f, pos, delta, last, true);
+}
+#endif
+BK_INLINE bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_t *last, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return make_room_bmi2(f, pos, delta, last);
+#endif
+    (void)bmi2;
+    return make_room_portable(f, pos, delta, last);
+}
 
 /* Remove slots [p, p + delta) of the run of quotient q, which ended at e before (e >= p + delta - 1);
  * the rest of that run and the following runs of its cluster move left, none before its quotient.
@@ -242,7 +347,9 @@ static bk_status make_room(bk_quotient *f, uint64_t pos, unsigned delta, uint64_
  * (inside [p - 1 .. ]), and the occupied bit. Returns the highest slot touched. */
 static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t delta, uint64_t e, bool bmi2)
 {
-    if (p + delta <= e) move_left(f, p + delta, e, delta);
+    /* the slots to move wait in [pa, pb] (shift psh) while the following runs keep that shift; a run
+     * that reaches its quotient shrinks it, and the waiting move is made first */
+    uint64_t pa = p + delta, pb = e, psh = delta;
     uint64_t new_end = e - delta, old_end = e, prev = q;
     for (;;) {
         uint64_t q2 = bk__qf_next_occ(f, prev + 1);
@@ -251,22 +358,44 @@ static uint64_t remove_slots(bk_quotient *f, uint64_t q, uint64_t p, uint64_t de
         if (e2 == QF_NONE) break;
         uint64_t ns = q2 > new_end + 1 ? q2 : new_end + 1;
         uint64_t sh = old_end + 1 - ns;
-        if (ns > new_end + 1) clear_slots(f, new_end + 1, ns - 1);
-        if (sh == 0) {
-            new_end = old_end;
-            break;
+        if (ns > new_end + 1) {
+            if (pa <= pb) move_left(f, pa, pb, psh);
+            pa = old_end + 1;
+            psh = sh;
+            clear_slots(f, new_end + 1, ns - 1);
+            if (sh == 0) {
+                new_end = old_end;
+                pb = old_end; /* nothing waits */
+                break;
+            }
         }
-        move_left(f, old_end + 1, e2, sh);
+        pb = e2; /* joins the waiting slots (without a gap the shift is the same) */
         new_end = e2 - sh;
         old_end = e2;
         prev = q2;
     }
+    if (pa <= pb) move_left(f, pa, pb, psh);
     if (old_end + 1 > new_end + 1) clear_slots(f, new_end + 1, old_end); /* new_end + 1 may wrap to 0 */
     f->used -= delta;
     return old_end;
 }
 
 BK_INLINE uint64_t first_block(uint64_t q) { return (q + 63) >> 6; }
+
+/* The offsets after an insert into q's run (or a new run of q) that took `delta` slots, the first
+ * free slot `last` included. One slot: every slot in [q, last) was in use before and after, by the
+ * same runs or q's, each moved one slot right, so the block b with q <= 64 b < last has its E one
+ * higher and its offset one more (E was >= 64 b: slot 64 b was in use); the block with 64 b = last
+ * keeps 0 (E < 64 b before and <= 64 b after). More slots: recomputed. */
+BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, uint64_t last, bool bmi2)
+{
+    if (delta != 1) {
+        bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+        return;
+    }
+    for (uint64_t b = first_block(q); (b << 6) < last; b++)
+        f->words[(b >> 1) * f->group_words] += UINT64_C(1) << ((b & 1) * 32);
+}
 
 /* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
  * i of its first entry whose remainder is x or larger (e + 1 when none is) and that entry's remainder
@@ -297,8 +426,8 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
 {
     uint64_t last = 0;
     bk_status s;
+    unsigned len = bk__qf_enc_len(c, f->rmask);
     if (!is_occ(f, q)) {
-        unsigned len = bk__qf_enc_len(c, f->rmask);
         uint64_t st = q;
         if (q > 0) {
             int64_t pe = run_end_le(f, q - 1, bmi2);
@@ -327,11 +456,10 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
             }
             bk__qf_enc_write(f, i, x, nc);
             f->total = f->total > UINT64_MAX - c ? UINT64_MAX : f->total + c;
-            if (nlen > olen) bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+            if (nlen > olen) offsets_after_insert(f, q, nlen - olen, last, bmi2);
             return BK_OK;
         }
         /* a new entry at i (before a larger remainder, or after the run's end) */
-        unsigned len = bk__qf_enc_len(c, f->rmask);
         if ((s = make_room(f, i, len, &last, bmi2)) != BK_OK) return s;
         bk__qf_enc_write(f, i, x, c);
         if (i == e + 1) {
@@ -341,7 +469,7 @@ BK_INLINE bk_status qf_insert(bk_quotient *f, uint64_t q, uint64_t x, uint64_t c
         f->distinct++;
     }
     f->total = f->total > UINT64_MAX - c ? UINT64_MAX : f->total + c;
-    bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
+    offsets_after_insert(f, q, len, last, bmi2);
     return BK_OK;
 }
 
@@ -716,15 +844,32 @@ static uint64_t table_count(const bk_quotient *f, uint64_t h)
 }
 
 /* A filter of stages: the count is the sum over the tables (a key added before and after an
- * expansion has entries in both); with `any`, the first nonzero one. */
-static uint64_t staged_count(const bk_quotient *f, uint64_t h, bool any)
+ * expansion has entries in both); with `any`, the first nonzero one. The newest table, as large as all
+ * the others together, holds about half the keys: it goes first, then the older ones newest first.
+ * Each table's home block is asked for before the first is read, so their cache misses overlap. */
+BK_INLINE uint64_t staged_count_impl(const bk_quotient *f, uint64_t h, bool any, bool bmi2)
 {
-    uint64_t c = table_count(f, h);
-    for (uint32_t i = f->nolder; i-- > 0 && !(any && c);) {
-        uint64_t o = table_count(f->older[i], h);
+    uint64_t q[QF_MAX_STAGES], x[QF_MAX_STAGES];
+    for (uint32_t i = f->nolder + 1; i-- > 0;) {
+        const bk_quotient *t = i == f->nolder ? f : f->older[i];
+        split(t, h, &q[i], &x[i]);
+        BK_PREFETCH(blk(t, q[i] >> 6));
+        BK_PREFETCH(&t->words[(q[i] >> 7) * t->group_words]);
+    }
+    uint64_t c = 0;
+    for (uint32_t i = f->nolder + 1; i-- > 0 && !(any && c);) {
+        uint64_t o = qf_count(i == f->nolder ? f : f->older[i], q[i], x[i], bmi2);
         c = c > UINT64_MAX - o ? UINT64_MAX : c + o;
     }
     return c;
+}
+/* both paths give the same answers: the newest table's is taken */
+static uint64_t staged_count(const bk_quotient *f, uint64_t h, bool any)
+{
+#if QF_HAVE_BMI2
+    if (f->bmi2) return staged_count_impl(f, h, any, true);
+#endif
+    return staged_count_impl(f, h, any, false);
 }
 
 static bk_status table_remove(bk_quotient *f, uint64_t h, uint64_t count)
@@ -825,14 +970,38 @@ bk_status bk_quotient_remove_hashes(bk_quotient *f, const uint64_t *h, size_t n,
     return BK_OK;
 }
 
-/* The batch contains of a filter of stages: key by key over the tables. */
+/* The batch contains of a filter of stages: a chunk of keys at a time, table by table (newest first)
+ * through each table's own batch path (which prefetches ahead), each table asked only for the keys
+ * the tables before it did not have. */
+#define QF_STAGE_CHUNK 256
 static size_t staged_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
 {
+    const qf_ops *ops = bk__qf_ops(f);
+    uint64_t pend[QF_STAGE_CHUNK];
+    uint16_t at[QF_STAGE_CHUNK];
+    uint8_t hit[QF_STAGE_CHUNK];
     size_t c = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool hit = staged_count(f, h[i], true) != 0;
-        c += hit;
-        if (res) res[i] = hit;
+    for (size_t i0 = 0; i0 < n; i0 += QF_STAGE_CHUNK) {
+        size_t m = n - i0 < QF_STAGE_CHUNK ? n - i0 : QF_STAGE_CHUNK, np = m;
+        for (size_t k = 0; k < m; k++) {
+            pend[k] = h[i0 + k];
+            at[k] = (uint16_t)k;
+        }
+        if (res) memset(res + i0, 0, m);
+        for (uint32_t i = f->nolder + 1; i-- > 0 && np;) {
+            ops->contains_hashes(i == f->nolder ? f : f->older[i], pend, np, hit);
+            size_t w = 0;
+            for (size_t k = 0; k < np; k++) {
+                if (hit[k]) {
+                    if (res) res[i0 + at[k]] = 1;
+                    c++;
+                } else {
+                    pend[w] = pend[k];
+                    at[w++] = at[k];
+                }
+            }
+            np = w;
+        }
     }
     return c;
 }

@@ -120,11 +120,22 @@ BK_INLINE unsigned select64(uint64_t w, unsigned k, bool bmi2)
     return select_portable(w, k);
 }
 
+/* select64, or 64 when w has k or fewer set bits (k < 64). */
+BK_INLINE unsigned select_or_64(uint64_t w, unsigned k, bool bmi2)
+{
+#if QF_HAVE_BMI2
+    if (bmi2) return tzcnt_asm(pdep_asm(UINT64_C(1) << k, w)); /* pdep gives 0, tzcnt 64 */
+#endif
+    return popc(w, bmi2) > k ? select_portable(w, k) : 64;
+}
+
 /* ---- layout access ---- */
 
+/* Block b's words start after the offsets words of the groups up to its own (b / 2 + 1 of them) and
+ * the 2 + r words of each block before it. */
 BK_INLINE uint64_t *blk(const bk_quotient *f, uint64_t b)
 {
-    return f->words + (b >> 1) * f->group_words + 1 + (b & 1) * (2 + f->rbits);
+    return f->words + 1 + b * (2 + f->rbits) + (b >> 1);
 }
 BK_INLINE uint64_t off_get(const bk_quotient *f, uint64_t b)
 {
@@ -186,14 +197,13 @@ BK_INLINE uint64_t select_from(const bk_quotient *f, uint64_t p, uint64_t d, boo
     }
 }
 
-/* The run end of the last occupied quotient <= i: exact whenever it is >= i (slot i is then in use),
+/* The run end of the last occupied quotient <= i (bp: its block, blk(f, i / 64)): exact whenever it is >= i (slot i is then in use),
  * otherwise some value < i (as a signed number: -1 when nothing precedes). */
-BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
+BK_INLINE int64_t run_end_le_in(const bk_quotient *f, uint64_t i, const uint64_t *bp, bool bmi2)
 {
     uint64_t b = i >> 6;
     unsigned j = (unsigned)(i & 63);
-    const uint64_t *bp = blk(f, b);
-    uint64_t off = off_get(f, b);
+    uint64_t off = (bp[-1 - (int64_t)((b & 1) * (2 + f->rbits))] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
     uint64_t below = j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1;
     unsigned d = popc(bp[0] & below & ~UINT64_C(1), bmi2);
     if (d == 0) {
@@ -203,16 +213,60 @@ BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2)
     uint64_t e = select_from(f, (b << 6) + off + 1, d, bmi2);
     return e == QF_NONE ? (int64_t)f->xslots : (int64_t)e;
 }
+/* The same, bp being block i / 64 (blk). */
+BK_INLINE int64_t run_end_le(const bk_quotient *f, uint64_t i, bool bmi2) { return run_end_le_in(f, i, blk(f, i >> 6), bmi2); }
 
-/* First unused slot at or after p (xslots when none). */
+/* Bits 0..j of a word (j < 64). */
+BK_INLINE uint64_t bits_upto(unsigned j) { return ~UINT64_C(0) >> (63 - j); }
+
+/* First unused slot at or after p (xslots when none). In block b the slots up to E = 64 b + off are
+ * in use when off > 0 (E = 64 b when off is 0 and slot 64 b ends a run, else nothing is); a slot
+ * 64 b + j past E is in use iff the quotients in (64 b, 64 b + j] outnumber the run ends in (E, 64 b + j)
+ * (those runs come after E, in quotient order). When D of them are pending, all are over by the D-th
+ * run end at or after the slot: the search goes on right after it, or at the next block, whose offset
+ * covers whatever of them crosses it. */
 BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
 {
-    while (p < f->xslots) {
-        int64_t e = run_end_le(f, p, bmi2);
-        if (e < (int64_t)p) return p;
-        p = (uint64_t)e + 1;
+    const uint64_t stride = 2 + f->rbits;
+    uint64_t b = p >> 6;
+    unsigned j = (unsigned)(p & 63);
+    if (b >= f->nblocks) return f->xslots;
+    const uint64_t *bp = blk(f, b);
+    for (;;) {
+        uint64_t off = (bp[-1 - (int64_t)((b & 1) * stride)] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
+        bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
+        if (e0 && off >= j) {
+            if (off >= 63) { /* they cover the block: on right past them */
+                uint64_t np = (b << 6) + off + 1;
+                if (np >= f->xslots) return f->xslots;
+                b = np >> 6;
+                j = (unsigned)(np & 63);
+                bp = blk(f, b);
+                continue;
+            }
+            j = (unsigned)off + 1;
+        }
+        /* d0: the runs pending at slot 64 b + j (their quotients are <= it, their ends not before it) */
+        uint64_t ends = bp[1] & (~UINT64_C(0) << (off + e0)) & ((UINT64_C(1) << j) - 1);
+        const unsigned d0 = popc(bp[0] & ~UINT64_C(1) & bits_upto(j), bmi2) - popc(ends, bmi2);
+        if (d0 == 0) return (b << 6) + j;
+        /* slots j .. e, the d-th run end from j on, are in use; at e + 1 the quotients in (j, e + 1]
+         * are pending too, and it is free when there are none */
+        const uint64_t ends_from = bp[1] & (~UINT64_C(0) << j), quots_after = bp[0] & ~bits_upto(j);
+        for (unsigned d = d0;;) {
+            unsigned e = select_or_64(ends_from, d - 1, bmi2);
+            if (e >= 63) break;
+            unsigned d2 = d0 + popc(quots_after & bits_upto(e + 1), bmi2);
+            if (d2 == d) return (b << 6) + e + 1;
+            d = d2;
+        }
+        /* the next block (an offsets word before it when it starts a group), whose offset covers the
+         * runs that cross into it */
+        bp += stride + (b & 1);
+        b++;
+        j = 0;
+        if (b >= f->nblocks) return f->xslots;
     }
-    return f->xslots;
 }
 
 /* Start of the run that ends at e and belongs to quotient q (no run end in [start, e)). */
