@@ -177,7 +177,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     } else {
         inner_init(&own, layout, k);
     }
-    if (binomial && q >= 1.0) return inner_fpr(T, n);
+    if (binomial && q >= 1.0) return tab_inner(row, T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
     double mode = floor(binomial ? (n + 1) * q : mean);
@@ -403,33 +403,6 @@ typedef struct {
     const series *S; /* the layout's row of g_series */
 } sizing;
 
-/* The FPR at (blocks, k) by the closed form, and *tol: a bound on its distance from the summed
- * mixture's value. The closed form's own error: each term's exponent is off by a few ulps of its size
- * (at most mean * d <= mean), so the term by mean + 16 ulps, all terms' sizes summed (the cancellation).
- * The summed mixture's: its first term comes from log-gamma values and logarithms of size up to
- * about 3 (x + 2)(ln(x + 2) + 1) (x: n for the binomial, the mean for Poisson), its pmf recurrence and
- * sum run over up to some thousand terms, its tails stop at 1e-17 of the sum; for the 512-bit layout
- * its inner() is an alternating sum in long double, off by up to its weights' sizes in ulps. Both are
- * taken 8 to 64 times over. */
-static long double series_fpr(const sizing *z, uint64_t blocks, uint32_t k, long double *tol)
-{
-    const series *S = &z->S[k];
-    const bool binomial = blocks < 4096;
-    const long double q = 1.0L / (long double)blocks, n = (long double)z->n, mean = n * q;
-    long double sum = 0, mag = 0;
-    for (uint32_t j = 0; j < S->terms; j++) {
-        long double g = binomial ? expl(n * log1pl(-q * S->d[j])) : expl(-mean * S->d[j]);
-        long double t = S->c[j] * g;
-        sum += t;
-        mag += fabsl(t);
-    }
-    long double x = binomial ? n : mean;
-    long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
-    *tol = mag * (mean + 16.0L) * 64.0L * LDBL_EPSILON + fabsl(sum) * old_digits * 8.0L * DBL_EPSILON +
-           S->inner_err + 1e-300L;
-    return sum;
-}
-
 /* a < b, a > b or undecided (0) given both values' bounds */
 static int certain_cmp(long double a, long double ta, long double b, long double tb)
 {
@@ -438,11 +411,19 @@ static int certain_cmp(long double a, long double ta, long double b, long double
     return 0;
 }
 
-/* The closed form in double precision with its bound (the same two parts as series_fpr's; here the
- * closed form's own rounding: each exponent x_j off by up to 6 ulps of |x_j| (n, 1/blocks, d_j and
- * their product or log1p rounded), exp by one, the product and the k + 1 additions by one each, all
- * taken 8 times over). Several times cheaper than series_fpr, and its bound settles most comparisons:
- * the search asks series_fpr only where it does not. */
+/* The FPR at (blocks, k) by the closed form in double precision, and *tol: a bound on its distance
+ * from the summed mixture's value, of two parts. The closed form's own rounding: each exponent x_j off
+ * by up to 6 ulps of |x_j| (n, 1/blocks, d_j and their product or log1p rounded), exp by one, the
+ * product and the k + 1 additions by one each, all terms' sizes summed (the cancellation), taken 8
+ * times over. The summed mixture's: its first term comes from log-gamma values and logarithms of size
+ * up to about 3 (x + 2)(ln(x + 2) + 1) (x: n for the binomial, the mean for Poisson), its pmf
+ * recurrence and sum run over up to some thousand terms, its tails stop at 1e-17 of the sum; for the
+ * 512-bit layout its inner() is an alternating sum in long double, off by up to its weights' sizes in
+ * ulps; taken 8 times over. Where the terms cancel to fewer digits than a comparison needs (low p, or
+ * two block counts or k whose FPRs are close), the bound does not settle it and the search takes the
+ * summed mixture itself: a few dozen to a few hundred positive terms with inner() from the table, all
+ * in double, cheaper than the k + 1 exponentials of the closed form in long double that it once tried
+ * first. */
 static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, double *tol)
 {
     const series *S = &z->S[k];
@@ -461,8 +442,8 @@ static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, d
     return sum;
 }
 
-/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr's part for
- * it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
+/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr_bounded's
+ * part for it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
 static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long double f)
 {
     const long double x = blocks < 4096 ? (long double)z->n : (long double)z->n / (long double)blocks;
@@ -470,42 +451,32 @@ static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long
     return fabsl(f) * old_digits * 8.0L * DBL_EPSILON + z->S[k].inner_err + 1e-300L;
 }
 
-/* The FPR of one block count at each k asked for, at one of three levels: 1 the closed form in double
- * (series_fpr_bounded), 2 in long double (series_fpr), both with a bound on their distance from the
- * summed mixture's value, 3 the summed mixture's value itself (tol 0). A comparison the bounds cannot
- * settle raises the level of the values compared. */
+/* The FPR of one block count at each k asked for, at one of two levels: 1 the closed form in double
+ * (series_fpr_bounded) with a bound on its distance from the summed mixture's value, 2 the summed
+ * mixture's value itself (tol 0). A comparison the bounds cannot settle raises the level of the values
+ * compared. */
 typedef struct {
     sizing *z;
     uint64_t blocks;
     uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, else the level */
     long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
-    long double e[BK_BLOCKED_MAX_K + 1]; /* level 3: a bound on the summed value's own distance from the exact FPR */
+    long double e[BK_BLOCKED_MAX_K + 1]; /* level 2: a bound on the summed value's own distance from the exact FPR */
 } kvals;
 
 /* Raise k's value one level (from none to 1); a value of no use (out of [0, 1], or its bound) goes up
  * again. */
 static void kv_up(kvals *v, uint32_t k)
 {
-    for (;;) {
-        uint32_t level = v->have[k] + 1;
-        if (level >= 3) {
-            v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
-            v->t[k] = 0;
-            v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
-            v->have[k] = 3;
-            return;
-        }
-        long double f, t;
-        if (level == 1) {
-            double td;
-            f = series_fpr_bounded(v->z, v->blocks, k, &td);
-            t = td;
-        } else {
-            f = series_fpr(v->z, v->blocks, k, &t);
-        }
-        v->f[k] = f, v->t[k] = t, v->have[k] = level;
+    if (v->have[k] == 0) {
+        double t;
+        const double f = series_fpr_bounded(v->z, v->blocks, k, &t);
+        v->f[k] = f, v->t[k] = t, v->have[k] = 1;
         if (f >= 0 && f <= 1 && t >= 0 && t < 1) return;
     }
+    v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
+    v->t[k] = 0;
+    v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
+    v->have[k] = 2;
 }
 
 static void kv_get(kvals *v, uint32_t k)
@@ -513,50 +484,34 @@ static void kv_get(kvals *v, uint32_t k)
     if (!v->have[k]) kv_up(v, k);
 }
 
-/* Raise k's value for a comparison whose two sides are `gap` apart: straight to the summed mixture
- * when even long double could not settle it (its bound is at least 1/1536 of the double one's: the
- * same summed-mixture part, and (2048 / 8) (6 x + 21) / (x + 16) <= 1536 times less for the rest). */
-static void kv_raise(kvals *v, uint32_t k, long double gap)
-{
-    if (v->have[k] == 1 && gap < v->t[k] / 1536) v->have[k] = 2;
-    kv_up(v, k);
-}
-
-/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
- * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
- * equal). */
-static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level, bool margin)
+/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first) until they settle it:
+ * -1 or 1, or 0 when they do not with both values summed (the summed values are equal; with margin,
+ * each summed value counts with its own error bound). */
+static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
 {
     kv_get(v, a);
     kv_get(v, b);
     for (;;) {
-        const long double ta = margin && v->have[a] == 3 ? v->e[a] : v->t[a];
-        const long double tb = margin && v->have[b] == 3 ? v->e[b] : v->t[b];
+        const long double ta = margin && v->have[a] == 2 ? v->e[a] : v->t[a];
+        const long double tb = margin && v->have[b] == 2 ? v->e[b] : v->t[b];
         int c = certain_cmp(v->f[a], ta, v->f[b], tb);
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
-        if (la >= max_level && lb >= max_level) return 0;
-        const long double gap = fabsl(v->f[a] - v->f[b]);
-        if (la <= lb && la < max_level) {
-            if (max_level == 3) kv_raise(v, a, gap);
-            else kv_up(v, a);
-        }
-        if (lb <= la && lb < max_level) {
-            if (max_level == 3) kv_raise(v, b, gap);
-            else kv_up(v, b);
-        }
+        if (la >= 2 && lb >= 2) return 0;
+        if (la <= lb && la < 2) kv_up(v, a);
+        if (lb <= la && lb < 2) kv_up(v, b);
     }
 }
 
 /* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
  * bounds where they settle it (the summed values then differ the same way), else by the summed values
  * themselves. */
-static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, false); }
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, false); }
 
 /* FPR(a) against FPR(b) for the walk from the guess: -1 or 1 when the bounds settle it for the exact
  * FPRs as well as for the summed values (a summed value counts with its own error bound), 0 when they
  * do not even with both values summed. */
-static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, true); }
+static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, true); }
 
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
  * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
@@ -603,8 +558,7 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
     }
     kv_get(&v, kk);
     int c;
-    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3)
-        kv_raise(&v, kk, fabsl(v.f[kk] - (long double)p));
+    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 2) kv_up(&v, kk);
     *k = kk;
     *fpr = (double)v.f[kk];
     *tol = (double)v.t[kk];
