@@ -576,7 +576,10 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
     double sum = 0, mag = 0, dsum = 0;
     for (uint32_t j = 0; j < S->terms; j++) {
         const double d = S->dd[j];
-        double t = S->cd[j] * (binomial ? exp(n * log1p(-q * d)) : exp(-mean * d));
+        const double qd = q * d; /* n ln(1 - qd) by its series where qd is small (the guess only) */
+        double t = S->cd[j] * (!binomial ? exp(-mean * d)
+                               : qd < 1e-3 ? exp(-n * qd * (1 + qd * (0.5 + qd * (1.0 / 3 + qd * 0.25))))
+                                           : exp(n * log1p(-qd)));
         sum += t;
         mag += fabs(t);
         /* d/dblocks of (1 - d / blocks)^n and of exp(-n d / blocks) */
@@ -698,19 +701,35 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t k)
     return x;
 }
 
-/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
- * double precision, from the classic size (a lower bound), with k fixed until the steps settle, then
- * the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
- * the steps approach the root from below without overshooting. The search below corrects the guess. */
-static double guess_blocks(const sizing *z, double classic, double p, uint32_t bbits, uint32_t *kg)
+/* The k that sizing at p gives for many keys (the Poisson limit), a first guess for any n: where k
+ * steps up as p falls (k = 2 from p = 0.38, 3 from 0.182, ...; measured with the search below at
+ * n = 1e8). Only a starting point: the guess and the search walk from it to the best k. */
+static uint32_t first_k(bk_blocked_layout layout, double p)
 {
-    double kf = floor(0.69314718055994530942 * classic * (double)bbits / (double)z->n + 0.5);
-    uint32_t k = kf < 1 ? 1 : kf > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)kf;
+    static const double k512[BK_BLOCKED_MAX_K - 1] = { 0.38,    0.182,   0.0871,  0.0427,  0.02,
+                                                       0.00933, 0.00427, 0.00186, 7.94e-4, 3.31e-4,
+                                                       1.32e-4, 5.01e-5, 1.86e-5, 6.61e-6, 2.24e-6 };
+    static const double k1024[BK_BLOCKED_MAX_K - 1] = { 0.38,    0.182,   0.0891,  0.0437,  0.0214,
+                                                        0.0102,  0.0049,  0.00229, 0.00107, 4.9e-4,
+                                                        2.19e-4, 9.55e-5, 4.07e-5, 1.7e-5,  7.08e-6 };
+    if (layout == BK_BLOCKED_SPLIT256) return 8;
+    const double *t = layout == BK_BLOCKED_512 ? k512 : k1024;
+    uint32_t k = 1;
+    while (k < BK_BLOCKED_MAX_K && p <= t[k - 1]) k++;
+    return k;
+}
+
+/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
+ * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
+ * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
+ * the steps approach the root from below without overshooting. The search below corrects the guess. */
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg)
+{
+    uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
     double x = classic, noise = 0;
     bool any = false;
     int moves = 0;
-    k = guess_k(z, x, k);
     for (int it = 0; it < 32; it++) {
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
@@ -753,7 +772,7 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     if (classic < 1) classic = 1;
     if (classic > (double)max_blocks) classic = (double)max_blocks;
     uint32_t k;
-    double g = guess_blocks(&z, classic, p, (uint32_t)bbits, &k);
+    double g = guess_blocks(&z, classic, p, &k);
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
     double f, fhi, t, thi;
     uint64_t lo, hi; /* invariant: lo blocks are not enough (0 never is), hi are */
