@@ -727,7 +727,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
 {
     uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
-    double x = classic, noise = 0;
+    double x = classic, noise = 0, last_dx = INFINITY;
     bool any = false;
     int moves = 0;
     for (int it = 0; it < 32; it++) {
@@ -741,7 +741,11 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         if (x2 < 1) x2 = 1;
         const double dx = fabs(x2 - x);
         x = x2;
-        if (dx < 0.25 || dx < 4 * noise / -hp) { /* settled, or within the closed form's rounding */
+        /* settled; or within the closed form's rounding, or its steps no longer shrink (its slope
+         * cancels more than its value: the steps go to and fro at the rounding's scale) */
+        const bool stuck = dx > 0.5 * last_dx && dx < 64 * noise / -hp;
+        last_dx = dx;
+        if (dx < 0.25 || dx < 4 * noise / -hp || stuck) {
             uint32_t k2 = guess_k(z, x, k);
             if (k2 == k || ++moves > 2) break; /* (two k within the rounding: either will do) */
             k = k2;
