@@ -590,21 +590,23 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
     return sum;
 }
 
-/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). */
+/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). A step
+ * needs the FPR to fall by more than both values' rounding: where the closed form cancels to a few
+ * digits (low p) its noise would otherwise pick a k far from the best, and the guess with it. */
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
-    double f = series_fpr_d(z, blocks, k, NULL, NULL);
+    double nf, nx, f = series_fpr_d(z, blocks, k, &nf, NULL);
     bool moved = false;
     while (k > 1) {
-        double fm = series_fpr_d(z, blocks, k - 1, NULL, NULL);
-        if (!(fm < f)) break;
-        k--, f = fm, moved = true;
+        double fm = series_fpr_d(z, blocks, k - 1, &nx, NULL);
+        if (!(fm < f * (1 - 4 * (nf + nx)))) break;
+        k--, f = fm, nf = nx, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
-        double fp = series_fpr_d(z, blocks, k + 1, NULL, NULL);
-        if (!(fp < f)) break;
-        k++, f = fp;
+        double fp = series_fpr_d(z, blocks, k + 1, &nx, NULL);
+        if (!(fp < f * (1 - 4 * (nf + nx)))) break;
+        k++, f = fp, nf = nx;
     }
     return k;
 }
