@@ -51,7 +51,8 @@ typedef struct {
     long double lq[BK_BLOCKED_MAX_K + 1]; /* log(1 - i/B) */
 } inner_terms;
 
-static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
+/* lq: log(1 - i/B) for i = 0 .. k (the same for every k of a layout), or NULL to compute them */
+static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k, const long double *lq)
 {
     T->layout = layout;
     T->k = k;
@@ -65,10 +66,11 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
     }
     long double pd[BK_BLOCKED_MAX_K + 1]; /* P(d distinct bits among k probes) */
     long double falling = 1;              /* B (B-1) ... (B-d+1) / B^d */
+    const int log2_b = layout_block_bits(layout) == 1024 ? 10 : 9; /* B^(k-d) is a power of two: exact */
     pd[0] = 0;
     for (uint32_t d = 1; d <= k; d++) {
         falling *= (B - (long double)(d - 1)) / B;
-        pd[d] = S[d] * falling / powl(B, (long double)(k - d));
+        pd[d] = S[d] * falling / ldexpl(1.0L, log2_b * (int)(k - d));
     }
     for (uint32_t i = 0; i <= k; i++) {
         long double sum = 0, binom = 1; /* C(d, i) for d = i, i+1, ... */
@@ -77,7 +79,7 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
             sum += pd[d] * binom;
         }
         T->w[i] = (i & 1) ? -sum : sum;
-        T->lq[i] = log1pl(-(long double)i / B);
+        T->lq[i] = lq ? lq[i] : log1pl(-(long double)i / B);
     }
 }
 
@@ -127,13 +129,20 @@ static int tab_row(bk_blocked_layout layout, uint32_t k)
     return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
 }
 
+/* The logarithms log(1 - i/B) are the same for every k: made once per layout (the rest of a row
+ * costs far less than its k + 1 logarithms of long double). */
 static void terms_build_all(void)
 {
-    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8);
+    long double lq512[BK_BLOCKED_MAX_K + 1], lq1024[BK_BLOCKED_MAX_K + 1];
+    for (uint32_t i = 0; i <= BK_BLOCKED_MAX_K; i++) {
+        lq512[i] = log1pl(-(long double)i / 512.0L);
+        lq1024[i] = log1pl(-(long double)i / 1024.0L);
+    }
+    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8, NULL);
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
-        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k);
-        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k);
-        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k);
+        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k, lq512);
+        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k, NULL);
+        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k, lq1024);
     }
 }
 
@@ -175,7 +184,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
         pthread_once(&g_terms_once, terms_build_all);
         T = &g_terms[row];
     } else {
-        inner_init(&own, layout, k);
+        inner_init(&own, layout, k, NULL);
     }
     if (binomial && q >= 1.0) return tab_inner(row, T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
