@@ -599,9 +599,16 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
     return sum;
 }
 
-/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). A step
- * needs the FPR to fall by more than both values' rounding: where the closed form cancels to a few
- * digits (low p) its noise would otherwise pick a k far from the best, and the guess with it. */
+/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). Where the
+ * closed form cancels to a few digits (low p: both values' rounding over 1e-3 of them), a step needs
+ * the FPR to fall by more than that rounding, or the noise would pick a k far from the best and the
+ * guess with it; elsewhere any fall will do (two k near a tie: the better one's block count). */
+static bool k_better(double f_new, double noise_new, double f, double noise)
+{
+    const double n = noise_new + noise;
+    return f_new < f * (n > 1e-3 ? 1 - 4 * n : 1);
+}
+
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
@@ -609,12 +616,12 @@ static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
     bool moved = false;
     while (k > 1) {
         double fm = series_fpr_d(z, blocks, k - 1, &nx, NULL);
-        if (!(fm < f * (1 - 4 * (nf + nx)))) break;
+        if (!k_better(fm, nx, f, nf)) break;
         k--, f = fm, nf = nx, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
         double fp = series_fpr_d(z, blocks, k + 1, &nx, NULL);
-        if (!(fp < f * (1 - 4 * (nf + nx)))) break;
+        if (!k_better(fp, nx, f, nf)) break;
         k++, f = fp, nf = nx;
     }
     return k;
