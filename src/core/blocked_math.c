@@ -129,8 +129,7 @@ static int tab_row(bk_blocked_layout layout, uint32_t k)
     return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
 }
 
-/* The logarithms log(1 - i/B) are the same for every k: made once per layout (the rest of a row
- * costs far less than its k + 1 logarithms of long double). */
+/* The logarithms log(1 - i/B) are the same for every k: made once per layout, not once per row. */
 static void terms_build_all(void)
 {
     long double lq512[BK_BLOCKED_MAX_K + 1], lq1024[BK_BLOCKED_MAX_K + 1];
