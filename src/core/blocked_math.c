@@ -409,6 +409,7 @@ typedef struct {
     bk_blocked_layout layout;
     uint64_t n;
     const series *S; /* the layout's row of g_series */
+    bool summed_first; /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
 } sizing;
 
 /* a < b, a > b or undecided (0) given both values' bounds */
@@ -489,7 +490,9 @@ static void kv_up(kvals *v, uint32_t k)
 
 static void kv_get(kvals *v, uint32_t k)
 {
-    if (!v->have[k]) kv_up(v, k);
+    if (v->have[k]) return;
+    if (v->z->summed_first) v->have[k] = 1; /* straight to the summed mixture */
+    kv_up(v, k);
 }
 
 /* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first) until they settle it:
@@ -740,7 +743,7 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
  * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
  * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
  * the steps approach the root from below without overshooting. The search below corrects the guess. */
-static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg)
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
@@ -772,6 +775,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     if (!any) return classic;
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    *noise_out = noise;
     return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
 }
 
@@ -793,7 +797,10 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     if (classic < 1) classic = 1;
     if (classic > (double)max_blocks) classic = (double)max_blocks;
     uint32_t k;
-    double g = guess_blocks(&z, classic, p, &k);
+    double noise = 0;
+    z.summed_first = false;
+    double g = guess_blocks(&z, classic, p, &k, &noise);
+    z.summed_first = noise > 0.01;
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
     double f, fhi, t, thi;
     uint64_t lo, hi; /* invariant: lo blocks are not enough (0 never is), hi are */
