@@ -779,6 +779,17 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
 }
 
+/* blocks_ok, its k walk starting from *k scaled from the block count *from it belongs to (the best k
+ * grows with the bits per key, roughly in proportion: where the search jumps between few blocks, 2 to
+ * 3 say, the best k moves by several); then *from = blocks. */
+static bool blocks_ok_from(sizing *z, uint64_t blocks, double p, uint32_t *k, double *from, double *fpr, double *tol)
+{
+    const double ks = floor((double)*k * (double)blocks / *from + 0.5);
+    *k = !(ks >= 1) ? 1 : ks > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
+    *from = (double)blocks;
+    return blocks_ok(z, blocks, p, k, fpr, tol);
+}
+
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
@@ -802,15 +813,15 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     double g = guess_blocks(&z, classic, p, &k, &noise);
     z.summed_first = noise > 0.01;
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
-    double f, fhi, t, thi;
+    double f, fhi, t, thi, from = !(g >= 1) ? 1 : g; /* k belongs to the guess's block count */
     uint64_t lo, hi; /* invariant: lo blocks are not enough (0 never is), hi are */
     uint32_t khi;
-    if (blocks_ok(&z, start, p, &k, &f, &t)) {
+    if (blocks_ok_from(&z, start, p, &k, &from, &f, &t)) {
         hi = start, khi = k, fhi = f, thi = t;
         uint64_t step = 1;
         for (;;) {
             lo = hi > step ? hi - step : 0;
-            if (lo == 0 || !blocks_ok(&z, lo, p, &k, &f, &t)) break;
+            if (lo == 0 || !blocks_ok_from(&z, lo, p, &k, &from, &f, &t)) break;
             hi = lo, khi = k, fhi = f, thi = t;
             step *= 2;
         }
@@ -820,7 +831,7 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
         for (;;) {
             if (lo >= max_blocks) return BK_ETOOBIG;
             hi = lo + step > max_blocks || lo + step < lo ? max_blocks : lo + step;
-            if (blocks_ok(&z, hi, p, &k, &f, &t)) break;
+            if (blocks_ok_from(&z, hi, p, &k, &from, &f, &t)) break;
             lo = hi;
             step *= 2;
         }
@@ -828,7 +839,7 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (blocks_ok(&z, mid, p, &k, &f, &t))
+        if (blocks_ok_from(&z, mid, p, &k, &from, &f, &t))
             hi = mid, khi = k, fhi = f, thi = t;
         else
             lo = mid;
