@@ -781,11 +781,13 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
 
 /* blocks_ok, its k walk starting from *k scaled from the block count *from it belongs to (the best k
  * grows with the bits per key, roughly in proportion: where the search jumps between few blocks, 2 to
- * 3 say, the best k moves by several); then *from = blocks. */
+ * 3 say, the best k moves by several; a k at the largest k stays there for fewer blocks, since the
+ * best k without that limit may be far above it); then *from = blocks. */
 static bool blocks_ok_from(sizing *z, uint64_t blocks, double p, uint32_t *k, double *from, double *fpr, double *tol)
 {
     const double ks = floor((double)*k * (double)blocks / *from + 0.5);
-    *k = !(ks >= 1) ? 1 : ks > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
+    if (*k < BK_BLOCKED_MAX_K || (double)blocks > *from)
+        *k = !(ks >= 1) ? 1 : ks > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
     *from = (double)blocks;
     return blocks_ok(z, blocks, p, k, fpr, tol);
 }
