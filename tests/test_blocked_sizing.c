@@ -117,6 +117,44 @@ static void few_blocks_and_low_p(void **state)
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) check_same(cells[i].n, cells[i].p, cells[i].code);
 }
 
+/* The thread's memo of its last sizings answers exactly as the search: repeated cells, cells that
+ * push others out of it, a refused one, with the memo on and off. */
+static void memo(void **state)
+{
+    (void)state;
+    static const struct {
+        int code;
+        uint64_t n;
+        double p;
+    } cells[] = { { 0, 1000, 0.01 }, { 1, 1000, 0.01 }, { 2, 1000, 0.01 }, { 1, 1000, 0.001 },
+                  { 1, 1001, 0.01 }, { 2, UINT64_C(1) << 40, 1e-6 }, { 1, 5, 0.3 } };
+    const size_t nc = sizeof cells / sizeof cells[0];
+    bk_geometry want[sizeof cells / sizeof cells[0]];
+    bk_status wst[sizeof cells / sizeof cells[0]];
+    bk__blocked_memo(false);
+    for (size_t i = 0; i < nc; i++) {
+        memset(&want[i], 0, sizeof want[i]);
+        wst[i] = fast_size(cells[i].n, cells[i].p, cells[i].code, &want[i]);
+    }
+    bk__blocked_memo(true);
+    for (int round = 0; round < 3; round++)
+        for (size_t j = 0; j < 2 * nc; j++) {
+            size_t i = (j * 3 + (size_t)round) % nc;
+            bk_geometry g;
+            memset(&g, 0, sizeof g);
+            bk_status s = fast_size(cells[i].n, cells[i].p, cells[i].code, &g);
+            assert_int_equal(s, wst[i]);
+            if (s == BK_OK)
+                assert_true(g.m == want[i].m && g.k == want[i].k && g.fpr == want[i].fpr && g.n == want[i].n &&
+                            g.bits_per_key == want[i].bits_per_key);
+            if (s == BK_OK && cells[i].code != LAYOUT_1024) { /* the other entry point, its own memo entries */
+                bk_geometry c;
+                assert_int_equal(bk__blocked_size_mk(cells[i].n, cells[i].p, cells[i].code, &c), BK_OK);
+                assert_true(c.m == want[i].m && c.k == want[i].k);
+            }
+        }
+}
+
 /* Too big for the largest filter, and p at the ends. */
 static void edges(void **state)
 {
@@ -140,6 +178,7 @@ int main(void)
         cmocka_unit_test(b1024_grid),
         cmocka_unit_test(chain_and_random_points),
         cmocka_unit_test(few_blocks_and_low_p),
+        cmocka_unit_test(memo),
         cmocka_unit_test(edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -792,9 +792,48 @@ static bool blocks_ok_from(sizing *z, uint64_t blocks, double p, uint32_t *k, do
     return blocks_ok(z, blocks, p, k, fpr, tol);
 }
 
+/* The last few sizings of this thread (the function is pure): a server making many filters of the
+ * same size, or scalable chains of the same parameters growing, asks for the same (n, p) again and
+ * again. Per thread, so no lock and nothing shared. */
+#define MEMO_SLOTS 4
+static _Thread_local struct {
+    uint64_t n;
+    double p;
+    int layout;
+    bool exact, used;
+    bk_status status;
+    bk_geometry g;
+} g_memo[MEMO_SLOTS];
+static _Thread_local unsigned g_memo_next;
+static _Thread_local bool g_memo_off;
+
+void bk__blocked_memo(bool on) { g_memo_off = !on; }
+
+static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out);
+
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
+    if (g_memo_off) return size_search(n, p, layout, exact_fpr, out);
+    for (unsigned i = 0; i < MEMO_SLOTS; i++)
+        if (g_memo[i].used && g_memo[i].n == n && g_memo[i].p == p && g_memo[i].layout == (int)layout &&
+            g_memo[i].exact == exact_fpr) {
+            if (g_memo[i].status == BK_OK) *out = g_memo[i].g;
+            return g_memo[i].status;
+        }
+    bk_geometry g;
+    memset(&g, 0, sizeof g);
+    bk_status s = size_search(n, p, layout, exact_fpr, &g);
+    if (s == BK_OK) *out = g;
+    const unsigned i = g_memo_next++ % MEMO_SLOTS;
+    g_memo[i].n = n, g_memo[i].p = p, g_memo[i].layout = (int)layout, g_memo[i].exact = exact_fpr;
+    g_memo[i].status = s, g_memo[i].g = g, g_memo[i].used = true;
+    return s;
+}
+
+/* size_for's search: the smallest block count within p and its k (the arguments checked). */
+static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
+{
     const uint64_t bbits = layout_block_bits(layout);
     const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
     pthread_once(&g_series_once, series_build_all);
