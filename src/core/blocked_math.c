@@ -409,7 +409,8 @@ typedef struct {
     bk_blocked_layout layout;
     uint64_t n;
     const series *S; /* the layout's row of g_series */
-    bool summed_first; /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
+    /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
+    bool summed_first;
 } sizing;
 
 /* a < b, a > b or undecided (0) given both values' bounds */
@@ -741,8 +742,9 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
 
 /* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
  * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
- * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
- * the steps approach the root from below without overshooting. The search below corrects the guess. */
+ * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
+ * block count, so the steps approach the root from below without overshooting. The search below
+ * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
