@@ -34,6 +34,7 @@ bk_status bk__blocked_size_mk(uint64_t n, double p, int layout_code, bk_geometry
 bk_status bk__sc_layer_geometry(uint64_t capacity0, double p, uint32_t growth, double r, bool classic, bool carry,
                                 bool compact, uint32_t i, double spent, bk_geometry *g, uint64_t *bytes, bool *small);
 double bk__sc_layer_error(bool classic, const bk_geometry *g);
+void bk__blocked_memo(bool on);
 
 static bk_status fast(uint64_t n, double p, int code, bk_geometry *g)
 {
@@ -127,6 +128,12 @@ int main(int argc, char **argv)
         double t0 = bu_cpu_ns();
         bk_blocked_size(1000000, 0.01, BK_BLOCKED_512, &g);
         printf("first sizing of the process (fills its tables): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
+        /* the same call again answers from the thread's memo of its last sizings; the figures below
+         * time the search itself, with the memo off */
+        t0 = bu_cpu_ns();
+        for (int i = 0; i < 1000; i++) bk__blocked_size_mk(1000, 0.01, BK_BLOCKED_512, &g);
+        printf("the same sizing again (the thread's memo): %.3f us\n", (bu_cpu_ns() - t0) / 1e3 / 1000);
+        bk__blocked_memo(false);
     }
     static const char *names[3] = { "split", "512", "1024" };
     static const uint64_t ns[] = { 1000, 100000, 10000000, 1000000000, UINT64_C(10000000000) };

@@ -443,6 +443,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     static const bk_allocator alloc = { bkr_malloc, bkr_calloc, bkr_free, NULL };
     bk_set_allocator(&alloc);
+    bkr_bf_prepare();
 
     /* rdb_load gets to see damaged data and refuse it instead of Redis stopping on a short read. */
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);

@@ -268,6 +268,7 @@ bk_status bkr_cf_new_value(long long capacity, long long bucket_size, long long 
 
 /* ---- commands ---- */
 int bkr_bf_register(RedisModuleCtx *ctx);
+void bkr_bf_prepare(void); /* at load: the first blocked sizing of the process (bf.c) */
 int bkr_cf_register(RedisModuleCtx *ctx);
 int bkr_bk_register(RedisModuleCtx *ctx);
 int bkr_aging_register(RedisModuleCtx *ctx); /* aging.c: BK.AGING.* */

@@ -1,8 +1,9 @@
 /* Blocked sizing: the fast search (closed-form mixture with error bounds, falling back to the summed
  * mixture where the bounds cannot decide) returns exactly the geometry of the search over the summed
  * mixture alone, for both public layouts and the scalable chain's 1024-bit blocks, over a wide grid of
- * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9) and at the edges (one block, the largest filter, p
- * next to 1 and far below 1e-9). No cell differs: none is smaller or larger. */
+ * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9; for few blocks, down to 1e-12) and at the edges (one
+ * block, the largest filter, p next to 1 and far below 1e-9). No cell differs: none is smaller or
+ * larger. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
@@ -96,6 +97,64 @@ static void chain_and_random_points(void **state)
     }
 }
 
+/* Few blocks (the binomial mixture, where the best k is furthest from the many-key one), p down to
+ * 1e-12, and cells where the closed form's bound settles the fewest comparisons. */
+static void few_blocks_and_low_p(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    for (int i = 0; i < 300; i++) {
+        double u = (double)(tu_splitmix(&s) % 1000000) / 1000000.0, v = (double)(tu_splitmix(&s) % 1000000) / 1000000.0;
+        check_same((uint64_t)llround(pow(10.0, 4.0 * u)), 0.5 * pow(2e-12, v), (int)(i % 3));
+    }
+    static const struct {
+        int code;
+        uint64_t n;
+        double p;
+    } cells[] = { { 1, 466, 6.57e-6 }, { 1, 276, 3.08e-9 }, { 1, 1032, 8.27e-9 }, { 1, 47, 0.000646 },
+                  { 1, 2, 1.02e-8 },   { 1, 1119, 1.65e-5 }, { 2, 73, 2.64e-6 },  { 2, 168, 1.78e-5 },
+                  { 2, 3745, 2.55e-8 }, { 2, 50978, 3.45e-8 }, { 2, 17783, 1.79e-5 }, { 0, 2433, 1.19e-9 } };
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) check_same(cells[i].n, cells[i].p, cells[i].code);
+}
+
+/* The thread's memo of its last sizings answers exactly as the search: repeated cells, cells that
+ * push others out of it, a refused one, with the memo on and off. */
+static void memo(void **state)
+{
+    (void)state;
+    static const struct {
+        int code;
+        uint64_t n;
+        double p;
+    } cells[] = { { 0, 1000, 0.01 }, { 1, 1000, 0.01 }, { 2, 1000, 0.01 }, { 1, 1000, 0.001 },
+                  { 1, 1001, 0.01 }, { 2, UINT64_C(1) << 40, 1e-6 }, { 1, 5, 0.3 } };
+    const size_t nc = sizeof cells / sizeof cells[0];
+    bk_geometry want[sizeof cells / sizeof cells[0]];
+    bk_status wst[sizeof cells / sizeof cells[0]];
+    bk__blocked_memo(false);
+    for (size_t i = 0; i < nc; i++) {
+        memset(&want[i], 0, sizeof want[i]);
+        wst[i] = fast_size(cells[i].n, cells[i].p, cells[i].code, &want[i]);
+    }
+    bk__blocked_memo(true);
+    for (int round = 0; round < 3; round++)
+        for (size_t j = 0; j < 2 * nc; j++) {
+            size_t i = (j * 3 + (size_t)round) % nc;
+            bk_geometry g;
+            memset(&g, 0, sizeof g);
+            bk_status s = fast_size(cells[i].n, cells[i].p, cells[i].code, &g);
+            assert_int_equal(s, wst[i]);
+            if (s == BK_OK)
+                assert_true(g.m == want[i].m && g.k == want[i].k && g.fpr == want[i].fpr && g.n == want[i].n &&
+                            g.bits_per_key == want[i].bits_per_key);
+            if (s == BK_OK && cells[i].code != LAYOUT_1024) { /* the other entry point, its own memo entries */
+                bk_geometry c;
+                assert_int_equal(bk__blocked_size_mk(cells[i].n, cells[i].p, cells[i].code, &c), BK_OK);
+                assert_true(c.m == want[i].m && c.k == want[i].k);
+            }
+        }
+}
+
 /* Too big for the largest filter, and p at the ends. */
 static void edges(void **state)
 {
@@ -118,6 +177,8 @@ int main(void)
         cmocka_unit_test(b512_grid),
         cmocka_unit_test(b1024_grid),
         cmocka_unit_test(chain_and_random_points),
+        cmocka_unit_test(few_blocks_and_low_p),
+        cmocka_unit_test(memo),
         cmocka_unit_test(edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,7 +51,8 @@ typedef struct {
     long double lq[BK_BLOCKED_MAX_K + 1]; /* log(1 - i/B) */
 } inner_terms;
 
-static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
+/* lq: log(1 - i/B) for i = 0 .. k (the same for every k of a layout), or NULL to compute them */
+static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k, const long double *lq)
 {
     T->layout = layout;
     T->k = k;
@@ -65,10 +66,11 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
     }
     long double pd[BK_BLOCKED_MAX_K + 1]; /* P(d distinct bits among k probes) */
     long double falling = 1;              /* B (B-1) ... (B-d+1) / B^d */
+    const int log2_b = layout_block_bits(layout) == 1024 ? 10 : 9; /* B^(k-d) is a power of two: exact */
     pd[0] = 0;
     for (uint32_t d = 1; d <= k; d++) {
         falling *= (B - (long double)(d - 1)) / B;
-        pd[d] = S[d] * falling / powl(B, (long double)(k - d));
+        pd[d] = S[d] * falling / ldexpl(1.0L, log2_b * (int)(k - d));
     }
     for (uint32_t i = 0; i <= k; i++) {
         long double sum = 0, binom = 1; /* C(d, i) for d = i, i+1, ... */
@@ -77,7 +79,7 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k)
             sum += pd[d] * binom;
         }
         T->w[i] = (i & 1) ? -sum : sum;
-        T->lq[i] = log1pl(-(long double)i / B);
+        T->lq[i] = lq ? lq[i] : log1pl(-(long double)i / B);
     }
 }
 
@@ -127,13 +129,19 @@ static int tab_row(bk_blocked_layout layout, uint32_t k)
     return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
 }
 
+/* The logarithms log(1 - i/B) are the same for every k: made once per layout, not once per row. */
 static void terms_build_all(void)
 {
-    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8);
+    long double lq512[BK_BLOCKED_MAX_K + 1], lq1024[BK_BLOCKED_MAX_K + 1];
+    for (uint32_t i = 0; i <= BK_BLOCKED_MAX_K; i++) {
+        lq512[i] = log1pl(-(long double)i / 512.0L);
+        lq1024[i] = log1pl(-(long double)i / 1024.0L);
+    }
+    inner_init(&g_terms[0], BK_BLOCKED_SPLIT256, 8, NULL);
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
-        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k);
-        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k);
-        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k);
+        inner_init(&g_terms[tab_row(BK_BLOCKED_512, k)], BK_BLOCKED_512, k, lq512);
+        inner_init(&g_terms[tab_row(LAYOUT_1024, k)], LAYOUT_1024, k, NULL);
+        inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k, lq1024);
     }
 }
 
@@ -175,9 +183,9 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
         pthread_once(&g_terms_once, terms_build_all);
         T = &g_terms[row];
     } else {
-        inner_init(&own, layout, k);
+        inner_init(&own, layout, k, NULL);
     }
-    if (binomial && q >= 1.0) return inner_fpr(T, n);
+    if (binomial && q >= 1.0) return tab_inner(row, T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
     double mode = floor(binomial ? (n + 1) * q : mean);
@@ -401,34 +409,9 @@ typedef struct {
     bk_blocked_layout layout;
     uint64_t n;
     const series *S; /* the layout's row of g_series */
+    /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
+    bool summed_first;
 } sizing;
-
-/* The FPR at (blocks, k) by the closed form, and *tol: a bound on its distance from the summed
- * mixture's value. The closed form's own error: each term's exponent is off by a few ulps of its size
- * (at most mean * d <= mean), so the term by mean + 16 ulps, all terms' sizes summed (the cancellation).
- * The summed mixture's: its first term comes from log-gamma values and logarithms of size up to
- * about 3 (x + 2)(ln(x + 2) + 1) (x: n for the binomial, the mean for Poisson), its pmf recurrence and
- * sum run over up to some thousand terms, its tails stop at 1e-17 of the sum; for the 512-bit layout
- * its inner() is an alternating sum in long double, off by up to its weights' sizes in ulps. Both are
- * taken 8 to 64 times over. */
-static long double series_fpr(const sizing *z, uint64_t blocks, uint32_t k, long double *tol)
-{
-    const series *S = &z->S[k];
-    const bool binomial = blocks < 4096;
-    const long double q = 1.0L / (long double)blocks, n = (long double)z->n, mean = n * q;
-    long double sum = 0, mag = 0;
-    for (uint32_t j = 0; j < S->terms; j++) {
-        long double g = binomial ? expl(n * log1pl(-q * S->d[j])) : expl(-mean * S->d[j]);
-        long double t = S->c[j] * g;
-        sum += t;
-        mag += fabsl(t);
-    }
-    long double x = binomial ? n : mean;
-    long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
-    *tol = mag * (mean + 16.0L) * 64.0L * LDBL_EPSILON + fabsl(sum) * old_digits * 8.0L * DBL_EPSILON +
-           S->inner_err + 1e-300L;
-    return sum;
-}
 
 /* a < b, a > b or undecided (0) given both values' bounds */
 static int certain_cmp(long double a, long double ta, long double b, long double tb)
@@ -438,11 +421,19 @@ static int certain_cmp(long double a, long double ta, long double b, long double
     return 0;
 }
 
-/* The closed form in double precision with its bound (the same two parts as series_fpr's; here the
- * closed form's own rounding: each exponent x_j off by up to 6 ulps of |x_j| (n, 1/blocks, d_j and
- * their product or log1p rounded), exp by one, the product and the k + 1 additions by one each, all
- * taken 8 times over). Several times cheaper than series_fpr, and its bound settles most comparisons:
- * the search asks series_fpr only where it does not. */
+/* The FPR at (blocks, k) by the closed form in double precision, and *tol: a bound on its distance
+ * from the summed mixture's value, of two parts. The closed form's own rounding: each exponent x_j off
+ * by up to 6 ulps of |x_j| (n, 1/blocks, d_j and their product or log1p rounded), exp by one, the
+ * product and the k + 1 additions by one each, all terms' sizes summed (the cancellation), taken 8
+ * times over. The summed mixture's: its first term comes from log-gamma values and logarithms of size
+ * up to about 3 (x + 2)(ln(x + 2) + 1) (x: n for the binomial, the mean for Poisson), its pmf
+ * recurrence and sum run over up to some thousand terms, its tails stop at 1e-17 of the sum; for the
+ * 512-bit layout its inner() is an alternating sum in long double, off by up to its weights' sizes in
+ * ulps; taken 8 times over. Where the terms cancel to fewer digits than a comparison needs (low p, or
+ * two block counts or k whose FPRs are close), the bound does not settle it and the search takes the
+ * summed mixture itself: a few dozen to a few hundred positive terms with inner() from the table, all
+ * in double, cheaper than the k + 1 exponentials of the closed form in long double that it once tried
+ * first. */
 static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, double *tol)
 {
     const series *S = &z->S[k];
@@ -461,8 +452,8 @@ static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, d
     return sum;
 }
 
-/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr's part for
- * it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
+/* A bound on the summed mixture's distance from the exact FPR f at (blocks, k): series_fpr_bounded's
+ * part for it (its first term from log-gamma values, its recurrence, its truncated tails, its inner()). */
 static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long double f)
 {
     const long double x = blocks < 4096 ? (long double)z->n : (long double)z->n / (long double)blocks;
@@ -470,93 +461,69 @@ static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long
     return fabsl(f) * old_digits * 8.0L * DBL_EPSILON + z->S[k].inner_err + 1e-300L;
 }
 
-/* The FPR of one block count at each k asked for, at one of three levels: 1 the closed form in double
- * (series_fpr_bounded), 2 in long double (series_fpr), both with a bound on their distance from the
- * summed mixture's value, 3 the summed mixture's value itself (tol 0). A comparison the bounds cannot
- * settle raises the level of the values compared. */
+/* The FPR of one block count at each k asked for, at one of two levels: 1 the closed form in double
+ * (series_fpr_bounded) with a bound on its distance from the summed mixture's value, 2 the summed
+ * mixture's value itself (tol 0). A comparison the bounds cannot settle raises the level of the values
+ * compared. */
 typedef struct {
     sizing *z;
     uint64_t blocks;
     uint32_t have[BK_BLOCKED_MAX_K + 1]; /* 0 none, else the level */
     long double f[BK_BLOCKED_MAX_K + 1], t[BK_BLOCKED_MAX_K + 1];
-    long double e[BK_BLOCKED_MAX_K + 1]; /* level 3: a bound on the summed value's own distance from the exact FPR */
+    long double e[BK_BLOCKED_MAX_K + 1]; /* level 2: a bound on the summed value's own distance from the exact FPR */
 } kvals;
 
 /* Raise k's value one level (from none to 1); a value of no use (out of [0, 1], or its bound) goes up
  * again. */
 static void kv_up(kvals *v, uint32_t k)
 {
-    for (;;) {
-        uint32_t level = v->have[k] + 1;
-        if (level >= 3) {
-            v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
-            v->t[k] = 0;
-            v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
-            v->have[k] = 3;
-            return;
-        }
-        long double f, t;
-        if (level == 1) {
-            double td;
-            f = series_fpr_bounded(v->z, v->blocks, k, &td);
-            t = td;
-        } else {
-            f = series_fpr(v->z, v->blocks, k, &t);
-        }
-        v->f[k] = f, v->t[k] = t, v->have[k] = level;
+    if (v->have[k] == 0) {
+        double t;
+        const double f = series_fpr_bounded(v->z, v->blocks, k, &t);
+        v->f[k] = f, v->t[k] = t, v->have[k] = 1;
         if (f >= 0 && f <= 1 && t >= 0 && t < 1) return;
     }
+    v->f[k] = fpr_blocks(v->blocks, v->z->n, v->z->layout, k);
+    v->t[k] = 0;
+    v->e[k] = summed_err(v->z, v->blocks, k, v->f[k]);
+    v->have[k] = 2;
 }
 
 static void kv_get(kvals *v, uint32_t k)
 {
-    if (!v->have[k]) kv_up(v, k);
-}
-
-/* Raise k's value for a comparison whose two sides are `gap` apart: straight to the summed mixture
- * when even long double could not settle it (its bound is at least 1/1536 of the double one's: the
- * same summed-mixture part, and (2048 / 8) (6 x + 21) / (x + 16) <= 1536 times less for the rest). */
-static void kv_raise(kvals *v, uint32_t k, long double gap)
-{
-    if (v->have[k] == 1 && gap < v->t[k] / 1536) v->have[k] = 2;
+    if (v->have[k]) return;
+    if (v->z->summed_first) v->have[k] = 1; /* straight to the summed mixture */
     kv_up(v, k);
 }
 
-/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first, up to max_level)
- * until they settle it: -1 or 1, or 0 when they do not at max_level (at level 3: the summed values are
- * equal). */
-static int kv_order(kvals *v, uint32_t a, uint32_t b, uint32_t max_level, bool margin)
+/* FPR(a) against FPR(b) by the bounds, raising the levels (the lower one first) until they settle it:
+ * -1 or 1, or 0 when they do not with both values summed (the summed values are equal; with margin,
+ * each summed value counts with its own error bound). */
+static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
 {
     kv_get(v, a);
     kv_get(v, b);
     for (;;) {
-        const long double ta = margin && v->have[a] == 3 ? v->e[a] : v->t[a];
-        const long double tb = margin && v->have[b] == 3 ? v->e[b] : v->t[b];
+        const long double ta = margin && v->have[a] == 2 ? v->e[a] : v->t[a];
+        const long double tb = margin && v->have[b] == 2 ? v->e[b] : v->t[b];
         int c = certain_cmp(v->f[a], ta, v->f[b], tb);
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
-        if (la >= max_level && lb >= max_level) return 0;
-        const long double gap = fabsl(v->f[a] - v->f[b]);
-        if (la <= lb && la < max_level) {
-            if (max_level == 3) kv_raise(v, a, gap);
-            else kv_up(v, a);
-        }
-        if (lb <= la && lb < max_level) {
-            if (max_level == 3) kv_raise(v, b, gap);
-            else kv_up(v, b);
-        }
+        if (la >= 2 && lb >= 2) return 0;
+        if (la <= lb && la < 2) kv_up(v, a);
+        if (lb <= la && lb < 2) kv_up(v, b);
     }
 }
 
 /* FPR(a) against FPR(b) as the summed mixture orders them: -1, 1, or 0 when they are equal. By the
  * bounds where they settle it (the summed values then differ the same way), else by the summed values
  * themselves. */
-static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, false); }
+static int kv_cmp(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, false); }
 
 /* FPR(a) against FPR(b) for the walk from the guess: -1 or 1 when the bounds settle it for the exact
  * FPRs as well as for the summed values (a summed value counts with its own error bound), 0 when they
  * do not even with both values summed. */
-static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, 3, true); }
+static int kv_settled(kvals *v, uint32_t a, uint32_t b) { return kv_order(v, a, b, true); }
 
 /* Whether `blocks` blocks hold n keys within p, with the best k (*k: in, a guess; out, the k fpr_best_k
  * gives) and its FPR (*fpr, within *tol of the summed mixture's). First a walk from the guess to the
@@ -603,8 +570,7 @@ static bool blocks_ok(sizing *z, uint64_t blocks, double p, uint32_t *k, double 
     }
     kv_get(&v, kk);
     int c;
-    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 3)
-        kv_raise(&v, kk, fabsl(v.f[kk] - (long double)p));
+    while ((c = certain_cmp(v.f[kk], v.t[kk], (long double)p, 0)) == 0 && v.have[kk] < 2) kv_up(&v, kk);
     *k = kk;
     *fpr = (double)v.f[kk];
     *tol = (double)v.t[kk];
@@ -622,7 +588,10 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
     double sum = 0, mag = 0, dsum = 0;
     for (uint32_t j = 0; j < S->terms; j++) {
         const double d = S->dd[j];
-        double t = S->cd[j] * (binomial ? exp(n * log1p(-q * d)) : exp(-mean * d));
+        const double qd = q * d; /* n ln(1 - qd) by its series where qd is small (the guess only) */
+        double t = S->cd[j] * (!binomial ? exp(-mean * d)
+                               : qd < 1e-3 ? exp(-n * qd * (1 + qd * (0.5 + qd * (1.0 / 3 + qd * 0.25))))
+                                           : exp(n * log1p(-qd)));
         sum += t;
         mag += fabs(t);
         /* d/dblocks of (1 - d / blocks)^n and of exp(-n d / blocks) */
@@ -633,21 +602,30 @@ static double series_fpr_d(const sizing *z, double blocks, uint32_t k, double *n
     return sum;
 }
 
-/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). */
+/* The k with the least closed-form FPR near k at `blocks` (a local walk; the guess only). Where the
+ * closed form cancels to a few digits (low p: both values' rounding over 1e-3 of them), a step needs
+ * the FPR to fall by more than that rounding, or the noise would pick a k far from the best and the
+ * guess with it; elsewhere any fall will do (two k near a tie: the better one's block count). */
+static bool k_better(double f_new, double noise_new, double f, double noise)
+{
+    const double n = noise_new + noise;
+    return f_new < f * (n > 1e-3 ? 1 - 4 * n : 1);
+}
+
 static uint32_t guess_k(const sizing *z, double blocks, uint32_t k)
 {
     if (z->layout == BK_BLOCKED_SPLIT256) return 8;
-    double f = series_fpr_d(z, blocks, k, NULL, NULL);
+    double nf, nx, f = series_fpr_d(z, blocks, k, &nf, NULL);
     bool moved = false;
     while (k > 1) {
-        double fm = series_fpr_d(z, blocks, k - 1, NULL, NULL);
-        if (!(fm < f)) break;
-        k--, f = fm, moved = true;
+        double fm = series_fpr_d(z, blocks, k - 1, &nx, NULL);
+        if (!k_better(fm, nx, f, nf)) break;
+        k--, f = fm, nf = nx, moved = true;
     }
     while (!moved && k < BK_BLOCKED_MAX_K) {
-        double fp = series_fpr_d(z, blocks, k + 1, NULL, NULL);
-        if (!(fp < f)) break;
-        k++, f = fp;
+        double fp = series_fpr_d(z, blocks, k + 1, &nx, NULL);
+        if (!k_better(fp, nx, f, nf)) break;
+        k++, f = fp, nf = nx;
     }
     return k;
 }
@@ -744,19 +722,36 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t k)
     return x;
 }
 
-/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
- * double precision, from the classic size (a lower bound), with k fixed until the steps settle, then
- * the best k there (and more steps if it moved). ln FPR is convex and falling in the block count, so
- * the steps approach the root from below without overshooting. The search below corrects the guess. */
-static double guess_blocks(const sizing *z, double classic, double p, uint32_t bbits, uint32_t *kg)
+/* The k that sizing at p gives for many keys (the Poisson limit), a first guess for any n: where k
+ * steps up as p falls (k = 2 from p = 0.38, 3 from 0.182, ...; measured with the search below at
+ * n = 1e8). Only a starting point: the guess and the search walk from it to the best k. */
+static uint32_t first_k(bk_blocked_layout layout, double p)
 {
-    double kf = floor(0.69314718055994530942 * classic * (double)bbits / (double)z->n + 0.5);
-    uint32_t k = kf < 1 ? 1 : kf > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)kf;
+    static const double k512[BK_BLOCKED_MAX_K - 1] = { 0.38,    0.182,   0.0871,  0.0427,  0.02,
+                                                       0.00933, 0.00427, 0.00186, 7.94e-4, 3.31e-4,
+                                                       1.32e-4, 5.01e-5, 1.86e-5, 6.61e-6, 2.24e-6 };
+    static const double k1024[BK_BLOCKED_MAX_K - 1] = { 0.38,    0.182,   0.0891,  0.0437,  0.0214,
+                                                        0.0102,  0.0049,  0.00229, 0.00107, 4.9e-4,
+                                                        2.19e-4, 9.55e-5, 4.07e-5, 1.7e-5,  7.08e-6 };
+    if (layout == BK_BLOCKED_SPLIT256) return 8;
+    const double *t = layout == BK_BLOCKED_512 ? k512 : k1024;
+    uint32_t k = 1;
+    while (k < BK_BLOCKED_MAX_K && p <= t[k - 1]) k++;
+    return k;
+}
+
+/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
+ * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
+ * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
+ * block count, so the steps approach the root from below without overshooting. The search below
+ * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value. */
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
+{
+    uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
-    double x = classic, noise = 0;
+    double x = classic, noise = 0, last_dx = INFINITY;
     bool any = false;
     int moves = 0;
-    k = guess_k(z, x, k);
     for (int it = 0; it < 32; it++) {
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
@@ -768,7 +763,11 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
         if (x2 < 1) x2 = 1;
         const double dx = fabs(x2 - x);
         x = x2;
-        if (dx < 0.25 || dx < 4 * noise / -hp) { /* settled, or within the closed form's rounding */
+        /* settled; or within the closed form's rounding, or its steps no longer shrink (its slope
+         * cancels more than its value: the steps go to and fro at the rounding's scale) */
+        const bool stuck = dx > 0.5 * last_dx && dx < 64 * noise / -hp;
+        last_dx = dx;
+        if (dx < 0.25 || dx < 4 * noise / -hp || stuck) {
             uint32_t k2 = guess_k(z, x, k);
             if (k2 == k || ++moves > 2) break; /* (two k within the rounding: either will do) */
             k = k2;
@@ -778,12 +777,65 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t b
     if (!any) return classic;
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    *noise_out = noise;
     return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
 }
+
+/* blocks_ok, its k walk starting from *k scaled from the block count *from it belongs to (the best k
+ * grows with the bits per key, roughly in proportion: where the search jumps between few blocks, 2 to
+ * 3 say, the best k moves by several; a k at the largest k stays there for fewer blocks, since the
+ * best k without that limit may be far above it); then *from = blocks. */
+static bool blocks_ok_from(sizing *z, uint64_t blocks, double p, uint32_t *k, double *from, double *fpr, double *tol)
+{
+    const double ks = floor((double)*k * (double)blocks / *from + 0.5);
+    if (*k < BK_BLOCKED_MAX_K || (double)blocks > *from)
+        *k = !(ks >= 1) ? 1 : ks > BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
+    *from = (double)blocks;
+    return blocks_ok(z, blocks, p, k, fpr, tol);
+}
+
+/* The last few sizings of this thread (the function is pure): a server making many filters of the
+ * same size, or scalable chains of the same parameters growing, asks for the same (n, p) again and
+ * again. Per thread, so no lock and nothing shared. */
+#define MEMO_SLOTS 4
+static _Thread_local struct {
+    uint64_t n;
+    double p;
+    int layout;
+    bool exact, used;
+    bk_status status;
+    bk_geometry g;
+} g_memo[MEMO_SLOTS];
+static _Thread_local unsigned g_memo_next;
+static _Thread_local bool g_memo_off;
+
+void bk__blocked_memo(bool on) { g_memo_off = !on; }
+
+static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out);
 
 static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
     if (!out || n == 0 || bad_p(p) || bad_k(layout, 0)) return BK_EINVAL;
+    if (g_memo_off) return size_search(n, p, layout, exact_fpr, out);
+    for (unsigned i = 0; i < MEMO_SLOTS; i++)
+        if (g_memo[i].used && g_memo[i].n == n && g_memo[i].p == p && g_memo[i].layout == (int)layout &&
+            g_memo[i].exact == exact_fpr) {
+            if (g_memo[i].status == BK_OK) *out = g_memo[i].g;
+            return g_memo[i].status;
+        }
+    bk_geometry g;
+    memset(&g, 0, sizeof g);
+    bk_status s = size_search(n, p, layout, exact_fpr, &g);
+    if (s == BK_OK) *out = g;
+    const unsigned i = g_memo_next++ % MEMO_SLOTS;
+    g_memo[i].n = n, g_memo[i].p = p, g_memo[i].layout = (int)layout, g_memo[i].exact = exact_fpr;
+    g_memo[i].status = s, g_memo[i].g = g, g_memo[i].used = true;
+    return s;
+}
+
+/* size_for's search: the smallest block count within p and its k (the arguments checked). */
+static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
+{
     const uint64_t bbits = layout_block_bits(layout);
     const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
     pthread_once(&g_series_once, series_build_all);
@@ -799,17 +851,20 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     if (classic < 1) classic = 1;
     if (classic > (double)max_blocks) classic = (double)max_blocks;
     uint32_t k;
-    double g = guess_blocks(&z, classic, p, (uint32_t)bbits, &k);
+    double noise = 0;
+    z.summed_first = false;
+    double g = guess_blocks(&z, classic, p, &k, &noise);
+    z.summed_first = noise > 0.01;
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
-    double f, fhi, t, thi;
+    double f, fhi, t, thi, from = !(g >= 1) ? 1 : g; /* k belongs to the guess's block count */
     uint64_t lo, hi; /* invariant: lo blocks are not enough (0 never is), hi are */
     uint32_t khi;
-    if (blocks_ok(&z, start, p, &k, &f, &t)) {
+    if (blocks_ok_from(&z, start, p, &k, &from, &f, &t)) {
         hi = start, khi = k, fhi = f, thi = t;
         uint64_t step = 1;
         for (;;) {
             lo = hi > step ? hi - step : 0;
-            if (lo == 0 || !blocks_ok(&z, lo, p, &k, &f, &t)) break;
+            if (lo == 0 || !blocks_ok_from(&z, lo, p, &k, &from, &f, &t)) break;
             hi = lo, khi = k, fhi = f, thi = t;
             step *= 2;
         }
@@ -819,7 +874,7 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
         for (;;) {
             if (lo >= max_blocks) return BK_ETOOBIG;
             hi = lo + step > max_blocks || lo + step < lo ? max_blocks : lo + step;
-            if (blocks_ok(&z, hi, p, &k, &f, &t)) break;
+            if (blocks_ok_from(&z, hi, p, &k, &from, &f, &t)) break;
             lo = hi;
             step *= 2;
         }
@@ -827,7 +882,7 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (blocks_ok(&z, mid, p, &k, &f, &t))
+        if (blocks_ok_from(&z, mid, p, &k, &from, &f, &t))
             hi = mid, khi = k, fhi = f, thi = t;
         else
             lo = mid;

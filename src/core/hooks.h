@@ -16,5 +16,8 @@ BK_HIDDEN unsigned bk__thp_env_reads(void);
  * scalable chain's 1024-bit sizing (layout_code 2) must equal. */
 struct bk_geometry;
 BK_HIDDEN bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, struct bk_geometry *out);
+/* Whether this thread's blocked sizings may answer from its memo of the last few (blocked_math.c;
+ * on by default): off, every call runs the search, for the tests and the benchmark that time it. */
+BK_HIDDEN void bk__blocked_memo(bool on);
 
 #endif
