@@ -126,6 +126,8 @@ static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
     if (!h) return false;
     if (j->bloom)
         bk_bloom_add_hashes_part(j->bloom, h, run->n, j->part, j->nparts);
+    else if (j->nparts == 1) /* the whole filter: no range test (the count it keeps is replaced) */
+        bk_blocked_add_hashes(j->blocked, h, run->n);
     else
         bk_blocked_add_hashes_part(j->blocked, h, run->n, j->part, j->nparts);
     return true;
@@ -193,9 +195,12 @@ static unsigned build_threads(uint64_t keys)
 }
 
 /* Pass 1: each worker adds its hashes to its own sketch (merged at the end: the same registers as one
- * sketch of every hash) and groups them by spool partition; then the groups go to the spool (in input
- * order for a fuse build, else as each worker finishes). Only that last step is done one worker at a
- * time. */
+ * sketch of every hash); then they go to the spool, one worker at a time. For a fuse or Ribbon build
+ * (input order) the worker first groups them by spool partition and the groups are appended in input
+ * order, so the spool holds every partition's hashes in input order and fills its chunks in the same
+ * sequence as a single reader would; for the other types (which read the spool back by partition and
+ * set bits, or sort each partition) each hash goes straight to its partition's chunk, as each worker
+ * finishes a block: one pass over the hashes instead of a grouping pass and a copy. */
 #define PASS1_SLOTS (CLI_READ_MAX_THREADS * CLI_READ_SLOTS)
 typedef struct pass1 {
     cli_hll *hll[CLI_READ_MAX_THREADS]; /* by worker; hll[0]: the command's */
@@ -206,12 +211,14 @@ typedef struct pass1 {
     cli_reader *r;
     cli_progress *prog;
     uint64_t lines;
+    bool in_order;
 } pass1;
 
 static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
     pass1 *p = ctx;
     cli_hll_add(p->hll[w], h, n);
+    if (!p->in_order) return true;
     if (n > p->gcap[slot]) {
         uint64_t *g = realloc(p->grouped[slot], n * sizeof *g);
         if (!g) return cli_err("out of memory"), false;
@@ -225,9 +232,9 @@ static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
     (void)w;
-    (void)h;
     pass1 *p = ctx;
-    if (!cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot])) return false;
+    if (!(p->in_order ? cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot]) : cli_spool_put(p->sp, h, n)))
+        return false;
     p->lines += n;
     cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
     return true;
@@ -241,6 +248,7 @@ static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads, bool in_order)
 {
     if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
+    p->in_order = in_order;
     bool ok = true;
     for (unsigned i = 1; i < threads && ok; i++) {
         if (!(p->hll[i] = malloc(sizeof *p->hll[i]))) {
@@ -297,26 +305,35 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
 {
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
+    struct bk_blocked *blocked = bloom ? NULL : bk_filter_get(f, BK_TYPE_BLOCKED);
+    struct bk_blocked *bcopy[FILL_MAX_THREADS] = { NULL };
     bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     size_t bytes = 0;
-    if (bloom) bk_bloom_data(bloom, &bytes); /* (bk_filter_stats would count every bit of the filter) */
+    /* (bk_filter_stats would count every bit of the filter) */
+    if (bloom)
+        bk_bloom_data(bloom, &bytes);
+    else
+        bk_blocked_data(blocked, &bytes);
     *s = BK_OK;
-    bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
+    bool copies = nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
-        copies = (copy_f[p] = make_empty(how)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
+        copies = (copy_f[p] = make_empty(how)) && (bloom ? (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM)) != NULL
+                                                         : (bcopy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOCKED)) != NULL);
     atomic_size_t next;
     atomic_init(&next, 0);
     if (copies) {
         copy[0] = bloom;
+        bcopy[0] = blocked;
         for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
+            job[p] = (fill_job){ copy[p], bcopy[p], runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
         run_jobs(job, nparts);
-        for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
+        for (unsigned p = 1; p < nparts && *s == BK_OK; p++)
+            *s = bloom ? bk_bloom_union(bloom, copy[p]) : bk_blocked_union(blocked, bcopy[p]);
     } else {
         for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ bloom, bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p, nparts,
+            job[p] = (fill_job){ bloom, blocked, runs, nruns, p, nparts,
                                  p == 0 ? prog : NULL, 1, sp, NULL, false };
         run_jobs(job, nparts);
     }
