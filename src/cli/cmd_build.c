@@ -4,7 +4,9 @@
  * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
  * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
  * spool (spool.c: 8 bytes per key, in memory up to 64 MiB (at most 1/8 of the RAM), the rest in an
- * unlinked temporary file). Then the filter is created for that estimate and filled from the spool,
+ * unlinked temporary file), or, when -n sizes a bit-setting filter (bloom, partitioned, blocked)
+ * before the read, straight into that filter (no spool: the bits do not depend on the order of the
+ * inserts). Otherwise the filter is created for that estimate and filled from the spool,
  * partition by partition in hash order (the bytes form of every insert equals the pre-hashed form on
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
  * one thread per usable CPU (cli_reader_hash_all), and classic and blocked filters are filled on one
@@ -45,7 +47,9 @@ static const char help[] =
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
     "per key, in memory up to 64 MiB (and 1/8 of the RAM) and beyond that in an unlinked temporary\n"
     "file next to FILE (or in $TMPDIR). The filter is then created for the estimated distinct count\n"
-    "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. Large\n"
+    "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. With -n,\n"
+    "bloom, partitioned and blocked filters are made first and filled as the keys are read, with no\n"
+    "spool (their bits do not depend on the order the keys come in). Large\n"
     "regular files are read and hashed, and bloom, partitioned and blocked filters are filled, on one\n"
     "thread per CPU the command may run on (taskset limits them): the file is the same as with one\n"
     "thread.\n"
@@ -55,7 +59,8 @@ static const char help[] =
     "counting, cuckoo and scalable filters get each distinct key once, exact duplicates being\n"
     "dropped before they are added; fuse and Ribbon filters drop them themselves.\n"
     "\n"
-    "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 33 MiB per reading\n"
+    "Memory: the filter, the spool (8 bytes per key up to the bound above; none for a bloom,\n"
+    "partitioned or blocked filter given -n), up to 33 MiB per reading\n"
     "thread (about 1.5 MiB used unless the keys are very short), copies of a bloom filter for the fill\n"
     "threads (at most 64 MiB of them); counting and cuckoo builds also sort one 256th of the keys at a\n"
     "time (16 bytes each).\n"
@@ -212,6 +217,7 @@ typedef struct pass1 {
     cli_progress *prog;
     uint64_t lines;
     bool in_order;
+    bk_filter *direct;  /* sized before reading (-n, a bit-setting type): filled here, no spool */
 } pass1;
 
 static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
@@ -233,8 +239,14 @@ static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 {
     (void)w;
     pass1 *p = ctx;
-    if (!(p->in_order ? cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot]) : cli_spool_put(p->sp, h, n)))
+    if (p->direct) {
+        /* one worker at a time: the filter needs no atomics (a bit-setting type's add takes any hashes) */
+        bk_status s = bk_filter_add_hashes(p->direct, h, n, NULL);
+        if (s != BK_OK) return cli_err_status("the filter", s), false;
+    } else if (!(p->in_order ? cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot])
+                             : cli_spool_put(p->sp, h, n))) {
         return false;
+    }
     p->lines += n;
     cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
     return true;
@@ -315,7 +327,9 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
     else
         bk_blocked_data(blocked, &bytes);
     *s = BK_OK;
-    bool copies = nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
+    /* copies for a classic filter only: a blocked filter's probe is one multiply, so computing every
+     * probe on every thread costs less than the copies' memory (first touch of fresh pages) and union */
+    bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
@@ -405,11 +419,24 @@ static int run(int argc, char **argv)
 
     int rc = CLI_EXIT_ERR;
     double t0 = cli_now();
-    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
-    cli_spool *sp = r ? cli_spool_new(path) : NULL;
-    cli_hll *hll = malloc(sizeof *hll);
+    /* With -n a bit-setting filter can be made before reading: it is filled as the keys are hashed,
+     * with no spool (its bits do not depend on the order of the inserts, and its count is the
+     * sketch's estimate either way). */
+    const bool direct = n_override && t->sets_bits && !t->build_static;
+    char b1[32], b2[32], b3[32];
+    bk_status s;
     bk_filter *f = NULL;
-    if (!r || !hll || !sp) {
+    if (direct && (s = t->create(n_override, p, &to, &f)) != BK_OK) {
+        cli_err("%s: cannot build a %s filter for %s keys at p = %g: %s (nothing was written)", path, t->name,
+                cli_group(n_override, b1, sizeof b1), p, cli_status_words(s));
+        free(inputs);
+        return CLI_EXIT_ERR;
+    }
+    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
+    cli_spool *sp = r && !direct ? cli_spool_new(path) : NULL;
+    cli_hll *hll = malloc(sizeof *hll);
+    if (!r || !hll || (!sp && !direct)) {
+        bk_filter_free(f);
         if (!hll) cli_err("out of memory");
         cli_reader_close(r);
         cli_spool_free(sp);
@@ -428,6 +455,7 @@ static int run(int argc, char **argv)
     p1.sp = sp;
     p1.r = r;
     p1.prog = &prog;
+    p1.direct = direct ? f : NULL;
     bool read_ok = run_pass1(&p1, to.seed, build_threads(0), t->build_static != NULL);
     cli_progress_end(&prog);
     if (!read_ok) goto out;
@@ -444,10 +472,10 @@ static int run(int argc, char **argv)
     }
 
     /* pass 2: the filter */
-    char b1[32], b2[32], b3[32];
-    bk_status s;
     uint64_t distinct = 0;
-    if (t->build_static) {
+    if (direct) {
+        s = bk_filter_set_count(f, est_n); /* filled in pass 1 */
+    } else if (t->build_static) {
         const uint64_t *all;
         size_t nall;
         if (!cli_spool_all(sp, &all, &nall)) goto out;
