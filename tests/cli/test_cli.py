@@ -570,9 +570,11 @@ BUILD_DIGESTS = [
     ("bloom", ["-p", "0.1%", "--seed", "7"], "ac2f7f123477826cb28aac259b7e47d93ead447fbbe3a4baf3a8198d5ab3d986"),
     ("bloom", ["-n", "500000"], "1b5c23d684ef25ced9a33da545b50c09b863f4e23cfca396d3e161f3b27ac0eb"),
     ("partitioned", [], "6c79cd62ada2baeecdf1cb8b87590aa50539f618232edbd5edc5405d8656ac93"),
+    ("partitioned", ["-n", "300000"], "640b95a0b4eca6e49e1a56af5585c06bc98d5354f32948a6a2504741261d1fae"),
     ("blocked", [], "2d59a9fc4657198cf25e99054e93c277086240c170c0dd2a6943da40300a8a4a"),
     ("blocked", ["--block-bits", "256", "-p", "0.5%"], "f5f78a92dbec6e507e12571553973319d63d7134e6cc27b2ca108977de41b00d"),
     ("blocked", ["-n", "500000", "--seed", "7"], "7832432080e8cb0d8827a6e83c4da9f262d6b6b5862020e2a441d5b501fc88b5"),
+    ("blocked", ["--block-bits", "256", "-n", "250000"], "565ce081cb64714260645173b1016afc60373c9e70b9fad6c7cdf97a27cece3f"),
     ("counting", [], "d5b875f25668e71a16100474d48aa0db657dd397f2c9e24d07a9b5ecb416b23d"),
     ("cuckoo", [], "8e9ffb1808d45473862ad359da40205a1871de7e3b93cce8f192ce4403c225e4"),
     ("scalable", [], "2be77df10f2055ba55b4d8103ffe1989d8cbc202fe6ba0dfab179246378e7453"),
@@ -584,7 +586,8 @@ BUILD_DIGESTS = [
 @group
 def test_build_same_file():
     """build makes the same file for the same input and options whatever its reading and filling
-    paths (threads, spool in memory or in its file, SIMD path), and the very file it made before
+    paths (threads, spool in memory or in its file, SIMD path; with -n, a bit-setting type filled as
+    it reads, with no spool), and the very file it made before
     those paths were reworked: 240,000 keys (11 MiB, so several 1 MiB read blocks) of URLs, repeats,
     CRLF lines and a few keys longer than the 4 KiB read before a block."""
     import platform
