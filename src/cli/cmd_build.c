@@ -318,33 +318,26 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
     struct bk_blocked *blocked = bloom ? NULL : bk_filter_get(f, BK_TYPE_BLOCKED);
-    struct bk_blocked *bcopy[FILL_MAX_THREADS] = { NULL };
     bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     size_t bytes = 0;
-    /* (bk_filter_stats would count every bit of the filter) */
-    if (bloom)
-        bk_bloom_data(bloom, &bytes);
-    else
-        bk_blocked_data(blocked, &bytes);
+    if (bloom) bk_bloom_data(bloom, &bytes); /* (bk_filter_stats would count every bit of the filter) */
     *s = BK_OK;
-    /* copies for a classic filter only: a blocked filter's probe is one multiply, so computing every
-     * probe on every thread costs less than the copies' memory (first touch of fresh pages) and union */
+    /* Copies for a classic filter only: a blocked filter's probe is one multiply, so every thread
+     * computing every probe costs no more than copies (their fresh memory, first touched by the fill,
+     * and the union); measured alike. */
     bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
     for (unsigned p = 1; copies && p < nparts; p++)
-        copies = (copy_f[p] = make_empty(how)) && (bloom ? (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM)) != NULL
-                                                         : (bcopy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOCKED)) != NULL);
+        copies = (copy_f[p] = make_empty(how)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
     atomic_size_t next;
     atomic_init(&next, 0);
     if (copies) {
         copy[0] = bloom;
-        bcopy[0] = blocked;
         for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ copy[p], bcopy[p], runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
+            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
         run_jobs(job, nparts);
-        for (unsigned p = 1; p < nparts && *s == BK_OK; p++)
-            *s = bloom ? bk_bloom_union(bloom, copy[p]) : bk_blocked_union(blocked, bcopy[p]);
+        for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
     } else {
         for (unsigned p = 0; p < nparts; p++)
             job[p] = (fill_job){ bloom, blocked, runs, nruns, p, nparts,
