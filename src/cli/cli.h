@@ -308,6 +308,10 @@ void cli_spool_free(cli_spool *s);
 /* Adds hashes grouped by partition (their top 8 bits): count[p] of partition p, in order p = 0..255,
  * each group in input order (cli_spool_group makes the groups). */
 bool cli_spool_put_grouped(cli_spool *s, const uint64_t *h, const uint32_t count[256]);
+/* Appends n hashes, each to its partition's current chunk; false on error (message printed). The
+ * chunks then fill in another sequence than with cli_spool_put_grouped (so cli_spool_all's order
+ * differs); each partition keeps its hashes in the order they were put. */
+bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n);
 /* Groups n hashes by partition into out (stable: each group keeps the input order); count[p] gets the
  * size of group p. Needs no spool: threads may group at the same time. */
 void cli_spool_group(const uint64_t *h, size_t n, uint64_t *out, uint32_t count[256]);

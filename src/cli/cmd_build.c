@@ -4,7 +4,9 @@
  * One read of the input (it may be a pipe): each key is hashed once with the filter's seed; the hash
  * goes into a HyperLogLog sketch (64 KiB) that estimates the number of distinct keys, and into the
  * spool (spool.c: 8 bytes per key, in memory up to 64 MiB (at most 1/8 of the RAM), the rest in an
- * unlinked temporary file). Then the filter is created for that estimate and filled from the spool,
+ * unlinked temporary file), or, when -n sizes a bit-setting filter (bloom, partitioned, blocked)
+ * before the read, straight into that filter (no spool: the bits do not depend on the order of the
+ * inserts). Otherwise the filter is created for that estimate and filled from the spool,
  * partition by partition in hash order (the bytes form of every insert equals the pre-hashed form on
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
  * one thread per usable CPU (cli_reader_hash_all), and classic and blocked filters are filled on one
@@ -45,7 +47,9 @@ static const char help[] =
     "feed a distinct-count sketch (HyperLogLog, 64 KiB, standard error 0.41%) and are spooled, 8 bytes\n"
     "per key, in memory up to 64 MiB (and 1/8 of the RAM) and beyond that in an unlinked temporary\n"
     "file next to FILE (or in $TMPDIR). The filter is then created for the estimated distinct count\n"
-    "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. Large\n"
+    "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. With -n,\n"
+    "bloom, partitioned and blocked filters are made first and filled as the keys are read, with no\n"
+    "spool (their bits do not depend on the order the keys come in). Large\n"
     "regular files are read and hashed, and bloom, partitioned and blocked filters are filled, on one\n"
     "thread per CPU the command may run on (taskset limits them): the file is the same as with one\n"
     "thread.\n"
@@ -55,7 +59,8 @@ static const char help[] =
     "counting, cuckoo and scalable filters get each distinct key once, exact duplicates being\n"
     "dropped before they are added; fuse and Ribbon filters drop them themselves.\n"
     "\n"
-    "Memory: the filter, the spool (8 bytes per key up to the bound above), up to 33 MiB per reading\n"
+    "Memory: the filter, the spool (8 bytes per key up to the bound above; none for a bloom,\n"
+    "partitioned or blocked filter given -n), up to 33 MiB per reading\n"
     "thread (about 1.5 MiB used unless the keys are very short), copies of a bloom filter for the fill\n"
     "threads (at most 64 MiB of them); counting and cuckoo builds also sort one 256th of the keys at a\n"
     "time (16 bytes each).\n"
@@ -126,6 +131,8 @@ static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
     if (!h) return false;
     if (j->bloom)
         bk_bloom_add_hashes_part(j->bloom, h, run->n, j->part, j->nparts);
+    else if (j->nparts == 1) /* the whole filter: no range test (the count it keeps is replaced) */
+        bk_blocked_add_hashes(j->blocked, h, run->n);
     else
         bk_blocked_add_hashes_part(j->blocked, h, run->n, j->part, j->nparts);
     return true;
@@ -193,9 +200,12 @@ static unsigned build_threads(uint64_t keys)
 }
 
 /* Pass 1: each worker adds its hashes to its own sketch (merged at the end: the same registers as one
- * sketch of every hash) and groups them by spool partition; then the groups go to the spool (in input
- * order for a fuse build, else as each worker finishes). Only that last step is done one worker at a
- * time. */
+ * sketch of every hash); then they go to the spool, one worker at a time. For a fuse or Ribbon build
+ * (input order) the worker first groups them by spool partition and the groups are appended in input
+ * order, so the spool holds every partition's hashes in input order and fills its chunks in the same
+ * sequence as a single reader would; for the other types (which read the spool back by partition and
+ * set bits, or sort each partition) each hash goes straight to its partition's chunk, as each worker
+ * finishes a block: one pass over the hashes instead of a grouping pass and a copy. */
 #define PASS1_SLOTS (CLI_READ_MAX_THREADS * CLI_READ_SLOTS)
 typedef struct pass1 {
     cli_hll *hll[CLI_READ_MAX_THREADS]; /* by worker; hll[0]: the command's */
@@ -206,12 +216,15 @@ typedef struct pass1 {
     cli_reader *r;
     cli_progress *prog;
     uint64_t lines;
+    bool in_order;
+    bk_filter *direct;  /* sized before reading (-n, a bit-setting type): filled here, no spool */
 } pass1;
 
 static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
     pass1 *p = ctx;
     cli_hll_add(p->hll[w], h, n);
+    if (!p->in_order) return true;
     if (n > p->gcap[slot]) {
         uint64_t *g = realloc(p->grouped[slot], n * sizeof *g);
         if (!g) return cli_err("out of memory"), false;
@@ -225,9 +238,15 @@ static bool pass1_work(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, size_t n)
 {
     (void)w;
-    (void)h;
     pass1 *p = ctx;
-    if (!cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot])) return false;
+    if (p->direct) {
+        /* one worker at a time: the filter needs no atomics (a bit-setting type's add takes any hashes) */
+        bk_status s = bk_filter_add_hashes(p->direct, h, n, NULL);
+        if (s != BK_OK) return cli_err_status("the filter", s), false;
+    } else if (!(p->in_order ? cli_spool_put_grouped(p->sp, p->grouped[slot], p->count[slot])
+                             : cli_spool_put(p->sp, h, n))) {
+        return false;
+    }
     p->lines += n;
     cli_progress_update(p->prog, cli_reader_bytes_done(p->r), p->lines);
     return true;
@@ -241,6 +260,7 @@ static bool pass1_sink(void *ctx, unsigned w, unsigned slot, const uint64_t *h, 
 static bool run_pass1(pass1 *p, uint64_t seed, unsigned threads, bool in_order)
 {
     if (threads > CLI_READ_MAX_THREADS) threads = CLI_READ_MAX_THREADS;
+    p->in_order = in_order;
     bool ok = true;
     for (unsigned i = 1; i < threads && ok; i++) {
         if (!(p->hll[i] = malloc(sizeof *p->hll[i]))) {
@@ -297,10 +317,14 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
 {
     fill_job job[FILL_MAX_THREADS];
     struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
+    struct bk_blocked *blocked = bloom ? NULL : bk_filter_get(f, BK_TYPE_BLOCKED);
     bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     size_t bytes = 0;
     if (bloom) bk_bloom_data(bloom, &bytes); /* (bk_filter_stats would count every bit of the filter) */
     *s = BK_OK;
+    /* Copies for a classic filter only: a blocked filter's probe is one multiply, so every thread
+     * computing every probe costs no more than copies (their fresh memory, first touched by the fill,
+     * and the union); measured alike. */
     bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
     /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
      * only touched by the fill) */
@@ -316,7 +340,7 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
         for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
     } else {
         for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ bloom, bk_filter_get(f, BK_TYPE_BLOCKED), runs, nruns, p, nparts,
+            job[p] = (fill_job){ bloom, blocked, runs, nruns, p, nparts,
                                  p == 0 ? prog : NULL, 1, sp, NULL, false };
         run_jobs(job, nparts);
     }
@@ -388,11 +412,24 @@ static int run(int argc, char **argv)
 
     int rc = CLI_EXIT_ERR;
     double t0 = cli_now();
-    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
-    cli_spool *sp = r ? cli_spool_new(path) : NULL;
-    cli_hll *hll = malloc(sizeof *hll);
+    /* With -n a bit-setting filter can be made before reading: it is filled as the keys are hashed,
+     * with no spool (its bits do not depend on the order of the inserts, and its count is the
+     * sketch's estimate either way). */
+    const bool direct = n_override && t->sets_bits && !t->build_static;
+    char b1[32], b2[32], b3[32];
+    bk_status s;
     bk_filter *f = NULL;
-    if (!r || !hll || !sp) {
+    if (direct && (s = t->create(n_override, p, &to, &f)) != BK_OK) {
+        cli_err("%s: cannot build a %s filter for %s keys at p = %g: %s (nothing was written)", path, t->name,
+                cli_group(n_override, b1, sizeof b1), p, cli_status_words(s));
+        free(inputs);
+        return CLI_EXIT_ERR;
+    }
+    cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
+    cli_spool *sp = r && !direct ? cli_spool_new(path) : NULL;
+    cli_hll *hll = malloc(sizeof *hll);
+    if (!r || !hll || (!sp && !direct)) {
+        bk_filter_free(f);
         if (!hll) cli_err("out of memory");
         cli_reader_close(r);
         cli_spool_free(sp);
@@ -411,6 +448,7 @@ static int run(int argc, char **argv)
     p1.sp = sp;
     p1.r = r;
     p1.prog = &prog;
+    p1.direct = direct ? f : NULL;
     bool read_ok = run_pass1(&p1, to.seed, build_threads(0), t->build_static != NULL);
     cli_progress_end(&prog);
     if (!read_ok) goto out;
@@ -427,10 +465,10 @@ static int run(int argc, char **argv)
     }
 
     /* pass 2: the filter */
-    char b1[32], b2[32], b3[32];
-    bk_status s;
     uint64_t distinct = 0;
-    if (t->build_static) {
+    if (direct) {
+        s = bk_filter_set_count(f, est_n); /* filled in pass 1 */
+    } else if (t->build_static) {
         const uint64_t *all;
         size_t nall;
         if (!cli_spool_all(sp, &all, &nall)) goto out;

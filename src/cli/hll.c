@@ -22,9 +22,11 @@ void cli_hll_add(cli_hll *h, const uint64_t *hashes, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint64_t x = hashes[i];
         uint32_t idx = (uint32_t)(x >> Q);
-        uint64_t w = x << CLI_HLL_P; /* the other Q bits, at the top */
-        uint8_t rho = w ? (uint8_t)(__builtin_clzll(w) + 1) : (uint8_t)(Q + 1);
-        if (rho > reg[idx]) reg[idx] = rho;
+        /* the other Q bits at the top, and a stop bit just below them: the rank of the first one bit,
+         * Q + 1 when the Q bits are all zero, without a branch */
+        uint64_t w = x << CLI_HLL_P | (UINT64_C(1) << (CLI_HLL_P - 1));
+        uint8_t rho = (uint8_t)(__builtin_clzll(w) + 1), r = reg[idx];
+        reg[idx] = rho > r ? rho : r;
     }
 }
 

@@ -12,6 +12,10 @@
 #include <unistd.h>
 
 #include "keys_impl.h"
+/* XXH3-64 inlined into the splitting loop: the very function bk_hash64 computes (the library's hash,
+ * from the same header), without a call and its length dispatch per key. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #if defined(__SSE2__)
 #  include <emmintrin.h>
 #endif
@@ -131,9 +135,13 @@ static bool ph_read_exact(ph_worker *w, size_t file, uint8_t *dst, size_t len, u
     return false;
 }
 
-static uint64_t ph_hash(const ph *p, const uint8_t *key, size_t len)
+static inline __attribute__((always_inline)) uint64_t ph_hash(const ph *p, const uint8_t *key, size_t len)
 {
-    return bk_hash64(key, key_len(p->r, key, len), p->seed);
+    len = key_len(p->r, key, len);
+    /* XXH3_64bits_withSeed's own dispatch, with its short and medium lengths (URLs, ids) inlined */
+    if (len <= 16) return XXH3_len_0to16_64b(key, len, XXH3_kSecret, p->seed);
+    if (len <= 128) return XXH3_len_17to128_64b(key, len, XXH3_kSecret, sizeof XXH3_kSecret, p->seed);
+    return XXH3_64bits_withSeed(key, len, p->seed);
 }
 
 /* The hash (into *hash) of the key that ends at `end` (an offset in the input) and starts before

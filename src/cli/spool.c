@@ -211,6 +211,17 @@ void cli_spool_group(const uint64_t *h, size_t n, uint64_t *out, uint32_t count[
     for (size_t i = 0; i < n; i++) out[at[h[i] >> 56]++] = h[i];
 }
 
+bool cli_spool_put(cli_spool *s, const uint64_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t p = (uint32_t)(h[i] >> 56);
+        s->cur[p][s->fill[p]++] = h[i];
+        if (CLI_UNLIKELY(s->fill[p] == PBUF) && !spill(s, p)) return false;
+    }
+    s->total += n;
+    return true;
+}
+
 bool cli_spool_put_grouped(cli_spool *s, const uint64_t *h, const uint32_t count[256])
 {
     for (uint32_t p = 0; p < NPART; p++) {

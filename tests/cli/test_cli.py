@@ -562,6 +562,69 @@ def test_build_threads():
               "%s: spool partly in memory = in the file" % t)
 
 
+# The files build made for a fixed input before its reading, counting and filling were reworked for
+# speed (x86-64; XXH3 and the sizing arithmetic are the same everywhere, but the digests were
+# recorded there): any later change of the build path must keep making exactly these files.
+BUILD_DIGESTS = [
+    ("bloom", [], "f26c39144a64cd2641c5b2638f4b041b65413676353628daa7eaf3f7e018ccc8"),
+    ("bloom", ["-p", "0.1%", "--seed", "7"], "ac2f7f123477826cb28aac259b7e47d93ead447fbbe3a4baf3a8198d5ab3d986"),
+    ("bloom", ["-n", "500000"], "1b5c23d684ef25ced9a33da545b50c09b863f4e23cfca396d3e161f3b27ac0eb"),
+    ("partitioned", [], "6c79cd62ada2baeecdf1cb8b87590aa50539f618232edbd5edc5405d8656ac93"),
+    ("partitioned", ["-n", "300000"], "640b95a0b4eca6e49e1a56af5585c06bc98d5354f32948a6a2504741261d1fae"),
+    ("blocked", [], "2d59a9fc4657198cf25e99054e93c277086240c170c0dd2a6943da40300a8a4a"),
+    ("blocked", ["--block-bits", "256", "-p", "0.5%"], "f5f78a92dbec6e507e12571553973319d63d7134e6cc27b2ca108977de41b00d"),
+    ("blocked", ["-n", "500000", "--seed", "7"], "7832432080e8cb0d8827a6e83c4da9f262d6b6b5862020e2a441d5b501fc88b5"),
+    ("blocked", ["--block-bits", "256", "-n", "250000"], "565ce081cb64714260645173b1016afc60373c9e70b9fad6c7cdf97a27cece3f"),
+    ("counting", [], "d5b875f25668e71a16100474d48aa0db657dd397f2c9e24d07a9b5ecb416b23d"),
+    ("cuckoo", [], "8e9ffb1808d45473862ad359da40205a1871de7e3b93cce8f192ce4403c225e4"),
+    ("scalable", [], "2be77df10f2055ba55b4d8103ffe1989d8cbc202fe6ba0dfab179246378e7453"),
+    ("fuse", [], "8e9ca0fc157179ac5856ec9c4182f48b4c72da6c619f4d4fc51e8332c08dd215"),
+    ("ribbon", [], "bbe0adea4bd42095dbc149060aa4e5df1f036acb4b478399d9d1c0a18d5de386"),
+]
+
+
+@group
+def test_build_same_file():
+    """build makes the same file for the same input and options whatever its reading and filling
+    paths (threads, spool in memory or in its file, SIMD path; with -n, a bit-setting type filled as
+    it reads, with no spool), and the very file it made before
+    those paths were reworked: 240,000 keys (11 MiB, so several 1 MiB read blocks) of URLs, repeats,
+    CRLF lines and a few keys longer than the 4 KiB read before a block."""
+    import platform
+    rng = random.Random(20261205)
+    out = []
+    for i in range(240000):
+        c = rng.random()
+        if c < 0.1 and out:
+            out.append(out[rng.randrange(len(out))])  # a repeated key
+        elif c < 0.12:
+            out.append(b"crlf-%d\r" % i)
+        elif c < 0.1205:
+            out.append(b"long-%d-" % i + b"y" * rng.randrange(5000, 9000))
+        else:
+            out.append(b"https://host%d.example.net/p/%d/%06x" % (rng.randrange(100000), i, rng.randrange(1 << 24)))
+    write("keys.txt", lines(out))
+    golden = platform.machine() in ("x86_64", "AMD64")
+    for t, opts, digest in BUILD_DIGESTS:
+        got = set()
+        for env in ({"BLOOMKIT_THREADS": "1"}, {"BLOOMKIT_THREADS": "2"}, {"BLOOMKIT_THREADS": "3"},
+                    {"BLOOMKIT_THREADS": "2", "BLOOMKIT_SPOOL_MEM": "0"}, {"BLOOMKIT_READAHEAD": "0"},
+                    {"BLOOMKIT_THREADS": "2", "BK_SIMD": "scalar"}):
+            run(["build", "-q", "o.bf", "keys.txt", "--type", t] + opts, expect=0, env=dict(os.environ, **env))
+            got.add(sha("o.bf"))
+        # standard input (a pipe: read on one thread, batch by batch)
+        with open("keys.txt", "rb") as f:
+            run(["build", "-q", "o.bf", "--type", t] + opts, stdin=f, expect=0)
+        got.add(sha("o.bf"))
+        check(len(got) == 1, "%s %s: every reading and filling path makes the same file" % (t, " ".join(opts)))
+        if golden:
+            check(got == {digest}, "%s %s: the file build made before (%s), not %s" % (t, " ".join(opts), digest, got))
+        with open("keys.txt", "rb") as f:
+            rc, _, err = run(["query", "-q", "o.bf"], stdin=f)
+        check(rc == 0, "%s %s: every key present (%s)" % (t, " ".join(opts), err))
+        print("  %-12s %-28s same file on every path%s" % (t, " ".join(opts), ", = the recorded digest" if golden else ""))
+
+
 @group
 def test_merge():
     keys = urls(60000)
