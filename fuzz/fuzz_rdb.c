@@ -54,9 +54,6 @@ typedef struct fake_type {
 } fake_type;
 static fake_type types[NTYPES];
 
-/* The RDB bytes of a seed: byte 0 of an input. */
-static uint8_t type_byte(int t, int encver) { return (uint8_t)(t | encver << 3); }
-
 /* ---- the fake RedisModuleIO: a record stream to read, or a growing one to write ---- */
 typedef struct fake_io {
     const uint8_t *in;
@@ -362,6 +359,9 @@ static uint64_t rnd(void)
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
 }
+
+/* Byte 0 of an input: the data type and the encoding version. */
+static uint8_t type_byte(int t, int encver) { return (uint8_t)(t | encver << 3); }
 
 typedef struct seed {
     char name[64];
