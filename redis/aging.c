@@ -109,10 +109,7 @@ static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     if (count && have_at) return RedisModule_ReplyWithError(ctx, "ERR AT is for TIME windows");
 
     RedisModuleKey *key;
-    bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    if (!bkr_open_new(ctx, argv[1], BKR_BF, &key)) return REDISMODULE_OK;
     /* MAX_FILTER_SIZE, before anything is allocated (the guard then checks the ring against maxmemory) */
     bk_aging_geometry geo;
     bk_status s = bk_aging_size(time ? capacity : window, p, (uint32_t)gens, &geo);
@@ -132,7 +129,7 @@ static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         bk_aging_free(a);
         return bkr_reply_status(ctx, s);
     }
-    v = bkr_value_from_filter(f, heap0);
+    bkr_value *v = bkr_value_from_filter(f, heap0);
     if (!v) {
         bk_filter_free(f);
         return bkr_reply_status(ctx, BK_ENOMEM);

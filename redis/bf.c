@@ -118,15 +118,10 @@ static int BF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (have_expansion && !validate_expansion(ctx, expansion)) return REDISMODULE_OK;
 
     RedisModuleKey *key;
+    if (!bkr_open_new(ctx, argv[1], BKR_BF, &key)) return REDISMODULE_OK;
     bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
     bk_status s = bf_create(capacity, error, expansion, nonscaling, &v);
-    if (s != BK_OK) return bkr_reply_status(ctx, s);
-    bkr_set(key, BKR_BF, v);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_reply_created(ctx, key, BKR_BF, s, v);
 }
 
 /* ---- BF.ADD / BF.MADD / BF.INSERT ---- */

@@ -189,15 +189,10 @@ static int CF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
 
     RedisModuleKey *key;
+    if (!bkr_open_new(ctx, argv[1], BKR_CF, &key)) return REDISMODULE_OK;
     bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
     bk_status s = cf_create(capacity, bucket_size, max_iterations, expansion, &v);
-    if (s != BK_OK) return bkr_reply_status(ctx, s);
-    bkr_set(key, BKR_CF, v);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_reply_created(ctx, key, BKR_CF, s, v);
 }
 
 /* ---- CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX ---- */
