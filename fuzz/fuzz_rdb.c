@@ -448,7 +448,7 @@ static void make_seeds(void)
     bk_filter *h = bkr_handle(v);
     CHECK(h && bkr_save_alloc(h, &buf, &len) == BK_OK);
     bkr_handle_done(v, h);
-    add_seed("scalable", T_BF, v);
+    add_seed("scalable-chain", T_BF, v);
     bkr_value part = { 0 };
     bkr_value_set_stage(&part, bkr_stage_make(len, buf, 100));
     fake_io io = save(T_BF, &part);
