@@ -265,10 +265,9 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     }
     /* Many items: the batch query hashes them all, prefetches, then probes, which hides the memory
      * latency of a filter larger than the caches. */
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, argv + 2, n, &keys, &lens);
     if (v->type == BK_TYPE_SCALABLE)
         bk_scalable_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
     else

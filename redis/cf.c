@@ -361,10 +361,9 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
         return REDISMODULE_OK;
     }
     /* Many items: one batch query (hash all, prefetch both buckets, then compare). */
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, argv + 2, n, &keys, &lens);
     bk_cuckoo_contains_many(cf, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;

@@ -281,6 +281,14 @@ bool bkr_open_new(RedisModuleCtx *ctx, RedisModuleString *name, bkr_family fam, 
     return st == BKR_EMPTY;
 }
 
+uint8_t *bkr_item_batch(RedisModuleCtx *ctx, RedisModuleString **items, int n, const void ***keys, size_t **lens)
+{
+    *keys = RedisModule_PoolAlloc(ctx, sizeof **keys * (size_t)n);
+    *lens = RedisModule_PoolAlloc(ctx, sizeof **lens * (size_t)n);
+    for (int i = 0; i < n; i++) (*keys)[i] = RedisModule_StringPtrLen(items[i], &(*lens)[i]);
+    return RedisModule_PoolAlloc(ctx, (size_t)n);
+}
+
 int bkr_reply_created(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family fam, bk_status s, bkr_value *v)
 {
     if (s != BK_OK) return bkr_reply_status(ctx, s);

@@ -185,6 +185,9 @@ int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
 /* A creating command's key (BF.RESERVE, CF.RESERVE, BK.AGING.RESERVE): `name` opened for writing, true
  * when it is empty; else false after replying (WRONGTYPE, or "ERR item exists"). */
 bool bkr_open_new(RedisModuleCtx *ctx, RedisModuleString *name, bkr_family fam, RedisModuleKey **key);
+/* The n items of a batch query as pointer/length arrays, and room for their n answers (returned), all
+ * from the command's pool. */
+uint8_t *bkr_item_batch(RedisModuleCtx *ctx, RedisModuleString **items, int n, const void ***keys, size_t **lens);
 /* The end of a creating command: the error of s, or v stored in key, the command replicated and "OK". */
 int bkr_reply_created(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family fam, bk_status s, bkr_value *v);
 
