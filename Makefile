@@ -77,7 +77,7 @@ fuzz:
 	cmake --build . -j $(JOBS) --target fuzz_rdb fuzz_cmd fuzz_rdb_seeds fuzz_cmd_seeds || exit 1; \
 	mkdir -p corpus-rdb seed-rdb corpus-cmd seed-cmd && \
 	fuzz/fuzz_rdb_seeds --write-seeds seed-rdb && fuzz/fuzz_cmd_seeds --write-seeds seed-cmd || exit 1; \
-	$(FUZZ_ENV) fuzz/fuzz_rdb -max_total_time=$$redis_s $(FUZZ_FLAGS) corpus-rdb seed-rdb || exit 1; \
+	$(FUZZ_ENV) fuzz/fuzz_rdb -max_total_time=$$redis_s $(FUZZ_FLAGS) corpus-rdb seed-rdb $(CURDIR)/fuzz/corpus/rdb || exit 1; \
 	$(FUZZ_ENV) fuzz/fuzz_cmd -max_total_time=$$redis_s -max_len=65536 $(FUZZ_FLAGS) corpus-cmd seed-cmd
 
 bench: deps build

@@ -109,10 +109,7 @@ static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     if (count && have_at) return RedisModule_ReplyWithError(ctx, "ERR AT is for TIME windows");
 
     RedisModuleKey *key;
-    bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    if (!bkr_open_new(ctx, argv[1], BKR_BF, &key)) return REDISMODULE_OK;
     /* MAX_FILTER_SIZE, before anything is allocated (the guard then checks the ring against maxmemory) */
     bk_aging_geometry geo;
     bk_status s = bk_aging_size(time ? capacity : window, p, (uint32_t)gens, &geo);
@@ -132,7 +129,7 @@ static int Aging_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         bk_aging_free(a);
         return bkr_reply_status(ctx, s);
     }
-    v = bkr_value_from_filter(f, heap0);
+    bkr_value *v = bkr_value_from_filter(f, heap0);
     if (!v) {
         bk_filter_free(f);
         return bkr_reply_status(ctx, BK_ENOMEM);
@@ -156,11 +153,10 @@ static int aging_write(RedisModuleCtx *ctx, RedisModuleString *name, uint64_t no
     bk_aging *a = open_aging(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, &key, false, NULL);
     if (!a) return REDISMODULE_OK;
     cmd_now = now;
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(items[i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, items, n, &keys, &lens);
     if (if_absent) {
-        uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
         bk_status s = bk_aging_add_if_absent_many(a, (const void *const *)keys, lens, (size_t)n, res, NULL);
         if (s != BK_OK) return bkr_reply_status(ctx, s);
         RedisModule_ReplyWithArray(ctx, n);
@@ -224,10 +220,9 @@ static int Aging_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     }
     cmd_now = (uint64_t)RedisModule_Milliseconds();
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, argv + 2, n, &keys, &lens);
     bk_aging_contains_many(a, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithLongLong(ctx, res[i]);
     return REDISMODULE_OK;

@@ -118,15 +118,10 @@ static int BF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (have_expansion && !validate_expansion(ctx, expansion)) return REDISMODULE_OK;
 
     RedisModuleKey *key;
+    if (!bkr_open_new(ctx, argv[1], BKR_BF, &key)) return REDISMODULE_OK;
     bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
     bk_status s = bf_create(capacity, error, expansion, nonscaling, &v);
-    if (s != BK_OK) return bkr_reply_status(ctx, s);
-    bkr_set(key, BKR_BF, v);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_reply_created(ctx, key, BKR_BF, s, v);
 }
 
 /* ---- BF.ADD / BF.MADD / BF.INSERT ---- */
@@ -270,10 +265,9 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     }
     /* Many items: the batch query hashes them all, prefetches, then probes, which hides the memory
      * latency of a filter larger than the caches. */
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, argv + 2, n, &keys, &lens);
     if (v->type == BK_TYPE_SCALABLE)
         bk_scalable_contains_many(v->obj, (const void *const *)keys, lens, (size_t)n, res, NULL);
     else

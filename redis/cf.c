@@ -189,15 +189,10 @@ static int CF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
 
     RedisModuleKey *key;
+    if (!bkr_open_new(ctx, argv[1], BKR_CF, &key)) return REDISMODULE_OK;
     bkr_value *v;
-    bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CF, &key, &v);
-    if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
-    if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
     bk_status s = cf_create(capacity, bucket_size, max_iterations, expansion, &v);
-    if (s != BK_OK) return bkr_reply_status(ctx, s);
-    bkr_set(key, BKR_CF, v);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_reply_created(ctx, key, BKR_CF, s, v);
 }
 
 /* ---- CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX ---- */
@@ -366,10 +361,9 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
         return REDISMODULE_OK;
     }
     /* Many items: one batch query (hash all, prefetch both buckets, then compare). */
-    const void **keys = RedisModule_PoolAlloc(ctx, sizeof *keys * (size_t)n);
-    size_t *lens = RedisModule_PoolAlloc(ctx, sizeof *lens * (size_t)n);
-    uint8_t *res = RedisModule_PoolAlloc(ctx, (size_t)n);
-    for (int i = 0; i < n; i++) keys[i] = RedisModule_StringPtrLen(argv[2 + i], &lens[i]);
+    const void **keys;
+    size_t *lens;
+    uint8_t *res = bkr_item_batch(ctx, argv + 2, n, &keys, &lens);
     bk_cuckoo_contains_many(cf, (const void *const *)keys, lens, (size_t)n, res, NULL);
     for (int i = 0; i < n; i++) RedisModule_ReplyWithBool(ctx, res[i]);
     return REDISMODULE_OK;

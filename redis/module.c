@@ -272,6 +272,31 @@ int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v)
     return RedisModule_ModuleTypeSetValue(key, bkr_type[fam], v);
 }
 
+bool bkr_open_new(RedisModuleCtx *ctx, RedisModuleString *name, bkr_family fam, RedisModuleKey **key)
+{
+    bkr_value *v;
+    bkr_lookup st = bkr_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, fam, key, &v);
+    if (st == BKR_WRONGTYPE) bkr_reply_wrongtype(ctx);
+    else if (st == BKR_OK) RedisModule_ReplyWithError(ctx, "ERR item exists");
+    return st == BKR_EMPTY;
+}
+
+uint8_t *bkr_item_batch(RedisModuleCtx *ctx, RedisModuleString **items, int n, const void ***keys, size_t **lens)
+{
+    *keys = RedisModule_PoolAlloc(ctx, sizeof **keys * (size_t)n);
+    *lens = RedisModule_PoolAlloc(ctx, sizeof **lens * (size_t)n);
+    for (int i = 0; i < n; i++) (*keys)[i] = RedisModule_StringPtrLen(items[i], &(*lens)[i]);
+    return RedisModule_PoolAlloc(ctx, (size_t)n);
+}
+
+int bkr_reply_created(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family fam, bk_status s, bkr_value *v)
+{
+    if (s != BK_OK) return bkr_reply_status(ctx, s);
+    bkr_set(key, fam, v);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 /* ---- the command table ---- */
 
 int bkr_register(RedisModuleCtx *ctx, const bkr_command *cmds, size_t n)

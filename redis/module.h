@@ -182,6 +182,14 @@ bkr_lookup bkr_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode, 
                         bkr_value **out, bkr_family *fam);
 /* Store a new value in an empty (or to-be-replaced) key opened for writing. */
 int bkr_set(RedisModuleKey *key, bkr_family fam, bkr_value *v);
+/* A creating command's key (BF.RESERVE, CF.RESERVE, BK.AGING.RESERVE): `name` opened for writing, true
+ * when it is empty; else false after replying (WRONGTYPE, or "ERR item exists"). */
+bool bkr_open_new(RedisModuleCtx *ctx, RedisModuleString *name, bkr_family fam, RedisModuleKey **key);
+/* The n items of a batch query as pointer/length arrays, and room for their n answers (returned), all
+ * from the command's pool. */
+uint8_t *bkr_item_batch(RedisModuleCtx *ctx, RedisModuleString **items, int n, const void ***keys, size_t **lens);
+/* The end of a creating command: the error of s, or v stored in key, the command replicated and "OK". */
+int bkr_reply_created(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family fam, bk_status s, bkr_value *v);
 
 /* ---- memory limits: maxmemory and MAX_FILTER_SIZE ----
  * A client's write command that would make a filter (create, grow, load a chunk, merge, import) runs

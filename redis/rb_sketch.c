@@ -262,11 +262,16 @@ size_t rb_topk_memory(const rb_topk *t)
     return sizeof *t + (size_t)t->width * t->depth * sizeof(rb_tk_bucket) + (size_t)t->k * 24;
 }
 
+/* Dimensions a Top-K may have: none zero, the decay in (0, 1], the arrays within RB_MAX_BYTES. */
+static bool rb_topk_dims_ok(uint64_t k, uint64_t width, uint64_t depth, double decay)
+{
+    return k && width && depth && k <= UINT32_MAX && width <= UINT32_MAX && depth <= UINT32_MAX &&
+           decay > 0 && decay <= 1 && width * depth * 8 + k * 24 <= RB_MAX_BYTES;
+}
+
 static rb_topk *rb_topk_make(uint32_t k, uint32_t width, uint32_t depth, double decay)
 {
-    if (!k || !width || !depth || !(decay > 0 && decay <= 1) ||
-        (uint64_t)width * depth * 8 + (uint64_t)k * 24 > RB_MAX_BYTES)
-        return NULL;
+    if (!rb_topk_dims_ok(k, width, depth, decay)) return NULL;
     rb_topk *t = zalloc(sizeof *t);
     if (!t) return NULL;
     t->k = k;
@@ -295,13 +300,15 @@ rb_topk *rb_topk_rdb_load(RedisModuleIO *io, int encver)
     rb_topk *t = NULL;
     char *data = NULL, *heap = NULL;
     size_t dn = 0, hn = 0;
-    if (RedisModule_IsIOError(io) || k > UINT32_MAX || width > UINT32_MAX || depth > UINT32_MAX) goto bad;
-    if (!(t = rb_topk_make((uint32_t)k, (uint32_t)width, (uint32_t)depth, decay))) goto bad;
+    /* the arrays are read (at the sizes the RDB holds) and their sizes checked before the sketch is
+     * made: a damaged k, width or depth must not make the load allocate what the RDB does not hold */
+    if (RedisModule_IsIOError(io) || !rb_topk_dims_ok(k, width, depth, decay)) goto bad;
     data = RedisModule_LoadStringBuffer(io, &dn);
     if (RedisModule_IsIOError(io) || !data || dn != (size_t)width * depth * sizeof(rb_tk_bucket)) goto bad;
-    memcpy(t->buckets, data, dn);
     heap = RedisModule_LoadStringBuffer(io, &hn);
     if (RedisModule_IsIOError(io) || !heap || hn != (size_t)k * RB_TK_ENTRY_BYTES) goto bad;
+    if (!(t = rb_topk_make((uint32_t)k, (uint32_t)width, (uint32_t)depth, decay))) goto bad;
+    memcpy(t->buckets, data, dn);
     for (uint32_t i = 0; i < k; i++) {
         const uint8_t *e = (const uint8_t *)heap + (size_t)i * RB_TK_ENTRY_BYTES;
         memcpy(&t->heap[i].fp, e, 4);
@@ -316,12 +323,13 @@ rb_topk *rb_topk_rdb_load(RedisModuleIO *io, int encver)
             goto bad;
         }
         rb_tk_entry *e = &t->heap[i];
-        if (n == 1) {
+        /* RedisBloom saves an item up to its first NUL (an item holding a NUL loses its tail there, in
+         * RedisBloom too): the item is the bytes before the first NUL, whatever length the heap entry
+         * says, and none (an empty slot) when there are none, as the save writes them back */
+        size_t have = strnlen(s, n - 1);
+        if (have == 0) {
             e->item = NULL;
         } else {
-            /* RedisBloom saves an item up to its first NUL (an item holding a NUL loses its tail there, in
-             * RedisBloom too): the item is the bytes saved, whatever length the heap entry says */
-            size_t have = n - 1;
             if (have > UINT32_MAX || !(e->item = zalloc(have + 1))) {
                 RedisModule_Free(s);
                 goto bad;

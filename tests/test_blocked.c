@@ -457,30 +457,11 @@ static void stats_and_saturation(void **state)
 
 /* ---- serialization ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static bk_status mem_sink(void *ctx, const void *data, size_t len)
-{
-    membuf *mb = ctx;
-    if (mb->len + len > mb->cap) {
-        size_t c = mb->cap ? mb->cap : 4096;
-        while (c < mb->len + len) c *= 2;
-        mb->buf = realloc(mb->buf, c);
-        mb->cap = c;
-    }
-    memcpy(mb->buf + mb->len, data, len);
-    mb->len += len;
-    return BK_OK;
-}
-
 /* The body in a 64-byte aligned buffer, as a container would hand it to decode. */
 static uint8_t *encode(const bk_blocked *f, size_t *len)
 {
-    membuf mb = { 0 };
-    bk_writer w = { mem_sink, &mb, 0 };
+    tu_membuf mb = { 0 };
+    bk_writer w = { tu_mem_sink, &mb, 0 };
     assert_int_equal(bk__blocked_vtable.encode(f, &w), BK_OK);
     bk_writer count = { NULL, NULL, 0 };
     assert_int_equal(bk__blocked_vtable.encode(f, &count), BK_OK);

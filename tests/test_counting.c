@@ -387,27 +387,10 @@ static void union_saturates_and_checks_geometry(void **state)
 
 /* ---- serialization through the vtable ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} sink_t;
-
-static bk_status sink(void *ctx, const void *data, size_t len)
-{
-    sink_t *s = ctx;
-    if (s->len + len > s->cap) {
-        s->cap = (s->len + len) * 2;
-        s->buf = realloc(s->buf, s->cap);
-    }
-    memcpy(s->buf + s->len, data, len);
-    s->len += len;
-    return BK_OK;
-}
-
 static uint8_t *encode(const bk_vtable *vt, const void *f, size_t *len)
 {
-    sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0 };
+    tu_membuf s = { 0 };
+    bk_writer w = { tu_mem_sink, &s, 0 };
     assert_int_equal(vt->encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
     /* copy to a 64-byte aligned buffer, as the container provides */

@@ -31,27 +31,10 @@ static bk_cuckoo *make_cap(uint64_t capacity, uint32_t b, uint32_t f, uint64_t s
 
 /* ---- serialization through the vtable, into a malloc'd buffer ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static bk_status mem_sink(void *ctx, const void *data, size_t len)
+static tu_membuf encode(const bk_cuckoo *c)
 {
-    membuf *m = ctx;
-    if (m->len + len > m->cap) {
-        m->cap = (m->len + len) * 2;
-        m->buf = realloc(m->buf, m->cap);
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return BK_OK;
-}
-
-static membuf encode(const bk_cuckoo *c)
-{
-    membuf m = { NULL, 0, 0 };
-    bk_writer w = { mem_sink, &m, 0 };
+    tu_membuf m = { NULL, 0, 0 };
+    bk_writer w = { tu_mem_sink, &m, 0 };
     assert_int_equal(bk__cuckoo_vtable.encode(c, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     /* a size query (no sink) gives the same length */
@@ -73,12 +56,12 @@ static bk_status decode(const uint8_t *buf, size_t len, uint64_t seed, bool borr
 
 /* Encodes c, decodes the bytes (copied) and checks the decoded filter encodes to the same bytes:
  * returns the decoded filter, and the bytes in *m (the caller frees m->buf). */
-static bk_cuckoo *round_trip(const bk_cuckoo *c, uint64_t seed, membuf *m)
+static bk_cuckoo *round_trip(const bk_cuckoo *c, uint64_t seed, tu_membuf *m)
 {
     *m = encode(c);
     bk_cuckoo *d = NULL;
     assert_int_equal(decode(m->buf, m->len, seed, false, &d), BK_OK);
-    membuf m2 = encode(d);
+    tu_membuf m2 = encode(d);
     assert_int_equal(m->len, m2.len);
     assert_memory_equal(m->buf, m2.buf, m->len);
     free(m2.buf);
@@ -224,11 +207,11 @@ static void fill_until_full(void **state)
         assert_int_equal(in.items, n);
         assert_true(in.load_factor >= cases[ci].min_load);
         /* the refused insert changed nothing: same bytes before and after another refusal */
-        membuf before = encode(c);
+        tu_membuf before = encode(c);
         assert_int_equal(bk_cuckoo_add(c, "refused", 7), BK_EFULL);
         bk_status s2 = bk_cuckoo_add_if_absent_hash(c, tu_splitmix(&st));
         assert_true(s2 == BK_EFULL || s2 == BK_EEXISTS);
-        membuf after = encode(c);
+        tu_membuf after = encode(c);
         assert_int_equal(before.len, after.len);
         assert_memory_equal(before.buf, after.buf, before.len);
         free(before.buf);
@@ -361,7 +344,7 @@ static void small_filters_that_need_the_stash(void **state)
             k[i] = tu_splitmix(&st);
             assert_int_equal(bk_cuckoo_add(c, &k[i], sizeof k[i]), BK_OK);
             /* stash entries in use: the table header's words 24, 40, 48, 56 (body offset 64 on) */
-            membuf m = encode(c);
+            tu_membuf m = encode(c);
             uint32_t used = 0;
             for (int w = 0; w < 4; w++) {
                 uint64_t v;
@@ -375,7 +358,7 @@ static void small_filters_that_need_the_stash(void **state)
         if (peak > most) most = peak;
         for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(c, &k[i], sizeof k[i]));
         /* saved and loaded: the same bytes and answers, stash included */
-        membuf m;
+        tu_membuf m;
         bk_cuckoo *d = round_trip(c, o.seed, &m);
         for (uint64_t i = 0; i < n; i++) assert_true(bk_cuckoo_contains(d, &k[i], sizeof k[i]));
         /* a stash word's fingerprint or bucket out of range, or items not counting it: corrupt */
@@ -443,14 +426,14 @@ static void check_fpr(uint32_t f, bool semi, uint64_t n, uint64_t neg)
     if (f >= 8) assert_true(fabs(measured - in.fpr_now) <= 4 * sigma);
     assert_true(measured <= bound + 4 * sigma);
     /* every key still there after a save and load, and the bytes saved again equal */
-    membuf a = encode(c);
+    tu_membuf a = encode(c);
     bk_cuckoo *d = NULL;
     assert_int_equal(decode(a.buf, a.len, 21, false, &d), BK_OK);
     for (uint64_t i = 0; i < n; i++) {
         tu_key k = tu_make_key(7, i);
         assert_true(bk_cuckoo_contains(d, k.b, sizeof k.b));
     }
-    membuf b2 = encode(d);
+    tu_membuf b2 = encode(d);
     assert_int_equal(a.len, b2.len);
     assert_memory_equal(a.buf, b2.buf, a.len);
     free(a.buf);
@@ -630,11 +613,11 @@ static void remove_semantics(void **state)
     for (int i = 0; i < 100; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
     assert_true(bk_cuckoo_contains(d, "same", 4));
     /* the stash is saved and loaded with the table */
-    membuf md = encode(d);
+    tu_membuf md = encode(d);
     bk_cuckoo *dd = NULL;
     assert_int_equal(decode(md.buf, md.len, 5, false, &dd), BK_OK);
     assert_int_equal(bk_cuckoo_count(dd, "same", 4), 12);
-    membuf md2 = encode(dd);
+    tu_membuf md2 = encode(dd);
     assert_int_equal(md.len, md2.len);
     assert_memory_equal(md.buf, md2.buf, md.len);
     free(md.buf);
@@ -696,7 +679,7 @@ static void expansion_chain(void **state)
             assert_true(bk_cuckoo_count_hash(c, h[i]) >= 1);
         }
         /* the chain round-trips, victims included */
-        membuf m;
+        tu_membuf m;
         bk_cuckoo *d = round_trip(c, o.seed, &m);
         free(m.buf);
         /* remove every key in a shuffled order; the keys not yet removed are always found */
@@ -803,7 +786,7 @@ static void fast_paths_agree(void **state)
             uint64_t x = tu_splitmix(&st);
             assert_true(bk_cuckoo_contains_hash(fast, x) == bk_cuckoo_contains_hash(gen, x));
         }
-        membuf ma = encode(fast), mb = encode(gen);
+        tu_membuf ma = encode(fast), mb = encode(gen);
         assert_int_equal(ma.len, mb.len);
         assert_memory_equal(ma.buf, mb.buf, ma.len);
         free(ma.buf);
@@ -856,7 +839,7 @@ static void forms_agree(void **state)
     size_t done = 0;
     assert_int_equal(bk_cuckoo_add_many(c, ptrs, lens, M, &done), BK_OK);
     assert_int_equal(done, M);
-    membuf ma = encode(a), mb = encode(b), mc = encode(c);
+    tu_membuf ma = encode(a), mb = encode(b), mc = encode(c);
     assert_int_equal(ma.len, mb.len);
     assert_memory_equal(ma.buf, mb.buf, ma.len);
     assert_memory_equal(ma.buf, mc.buf, ma.len);
@@ -942,7 +925,7 @@ static void odd_bucket_sizes(void **state)
             if (!bk_cuckoo_contains_hash(c, h[i])) fail_msg("b=%u f=%u: lost %llu after removes", b, f, (unsigned long long)i);
         for (uint64_t i = 0; i < n / 4; i++) assert_int_equal(bk_cuckoo_add_hash(c, h[i]), BK_OK);
         /* the saved form round-trips bit for bit */
-        membuf m;
+        tu_membuf m;
         bk_cuckoo *d = round_trip(c, 5 + ci, &m);
         for (uint64_t i = n / 2; i < n; i++) assert_true(bk_cuckoo_contains_hash(d, h[i]));
         free(m.buf);
@@ -980,7 +963,7 @@ static void serialization(void **state)
             bk_cuckoo *c = make_buckets(1001, bs[bi], fs[fi], 0, 17);
             uint64_t st = 3, n = 0;
             while (bk_cuckoo_add_hash(c, tu_splitmix(&st)) == BK_OK) n++; /* full: the victim is set */
-            membuf m;
+            tu_membuf m;
             bk_cuckoo *d = round_trip(c, 17, &m);
             bk_cuckoo_info ic, id;
             bk_cuckoo_get_info(c, &ic);
@@ -1012,7 +995,7 @@ static void serialization(void **state)
     assert_int_equal(bk_cuckoo_new_buckets(100, &o, &c), BK_OK);
     uint64_t st = 9;
     while (bk_cuckoo_tables(c) < 2) assert_int_equal(bk_cuckoo_add_hash(c, tu_splitmix(&st)), BK_OK);
-    membuf m = encode(c);
+    tu_membuf m = encode(c);
     bk_cuckoo *d = (bk_cuckoo *)0x1;
     /* every truncation is refused */
     for (size_t len = 0; len < m.len; len += (len < 256 ? 1 : 61)) {
@@ -1156,7 +1139,7 @@ static void bad_input(void **state)
     /* bad calls on a filter change nothing */
     assert_int_equal(bk_cuckoo_new(1000, 0.01, NULL, &c), BK_OK);
     assert_int_equal(bk_cuckoo_add(c, "a", 1), BK_OK);
-    membuf before = encode(c);
+    tu_membuf before = encode(c);
     assert_int_equal(bk_cuckoo_add(NULL, "a", 1), BK_EINVAL);
     assert_int_equal(bk_cuckoo_add(c, NULL, 3), BK_EINVAL);
     assert_int_equal(bk_cuckoo_add_hash(NULL, 1), BK_EINVAL);
@@ -1175,7 +1158,7 @@ static void bad_input(void **state)
     assert_int_equal(done, 0);
     assert_int_equal(bk_cuckoo_set_concurrent(NULL, true), BK_EINVAL);
     assert_int_equal(bk_cuckoo_clone(NULL, &c), BK_EINVAL);
-    membuf after = encode(c);
+    tu_membuf after = encode(c);
     assert_int_equal(before.len, after.len);
     assert_memory_equal(before.buf, after.buf, before.len);
     free(before.buf);
@@ -1212,7 +1195,7 @@ static void small_filter_one_block(void **state)
     bk_cuckoo *k = NULL;
     assert_int_equal(bk_cuckoo_clone(c, &k), BK_OK);
     assert_int_equal(g_live, 2);
-    membuf m;
+    tu_membuf m;
     bk_cuckoo *d = round_trip(c, 0, &m);
     /* header 64, table header 64, then the file's array: 128 exact bytes, the spare word, the rounding */
     const size_t arr = 128, file_arr = 192;
@@ -1222,7 +1205,7 @@ static void small_filter_one_block(void **state)
         uint64_t h = tu_splitmix(&st);
         assert_true(bk_cuckoo_contains_hash(d, h) && bk_cuckoo_contains_hash(k, h));
     }
-    membuf m2 = encode(k);
+    tu_membuf m2 = encode(k);
     assert_memory_equal(m.buf, m2.buf, m.len);
     free(m2.buf);
     bk_cuckoo_free(d);
@@ -1277,7 +1260,7 @@ static void stats_clone_clear(void **state)
 
     bk_cuckoo *d = NULL;
     assert_int_equal(bk_cuckoo_clone(c, &d), BK_OK);
-    membuf a = encode(c), b = encode(d);
+    tu_membuf a = encode(c), b = encode(d);
     assert_memory_equal(a.buf, b.buf, a.len);
     free(a.buf);
     free(b.buf);

@@ -260,32 +260,10 @@ static void fpr_16_bits(void **state)
 
 /* ---- serialization through the type's table ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static bk_status mem_sink(void *ctx, const void *data, size_t len)
+static tu_membuf encode(const bk_fuse *f)
 {
-    membuf *m = ctx;
-    if (m->len + len > m->cap) {
-        size_t cap = (m->len + len) * 2 + 64;
-        uint8_t *nb = aligned_alloc(64, (cap + 63) / 64 * 64);
-        if (!nb) return BK_ENOMEM;
-        if (m->len) memcpy(nb, m->buf, m->len);
-        free(m->buf);
-        m->buf = nb;
-        m->cap = (cap + 63) / 64 * 64;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return BK_OK;
-}
-
-static membuf encode(const bk_fuse *f)
-{
-    membuf m = { 0 };
-    bk_writer w = { mem_sink, &m, 0 };
+    tu_membuf m = { 0 };
+    bk_writer w = { tu_mem_sink, &m, 0 };
     assert_int_equal(bk__fuse_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     return m;
@@ -309,7 +287,7 @@ static void round_trip(void **state)
         const size_t n = 100000;
         uint64_t *h = random_hashes(31, n);
         bk_fuse *f = build_h(h, n, (uint32_t)bits, 0xabc);
-        membuf m = encode(f);
+        tu_membuf m = encode(f);
         /* a copy, and a borrowed view into the buffer */
         for (int borrow = 0; borrow <= 1; borrow++) {
             bk_fuse *g = NULL;
@@ -328,7 +306,7 @@ static void round_trip(void **state)
                 assert_int_equal(bk_fuse_contains_hash(f, x), bk_fuse_contains_hash(g, x));
             }
             /* re-encoding gives the same bytes; a clone of a borrowed filter owns its memory */
-            membuf m2 = encode(g);
+            tu_membuf m2 = encode(g);
             assert_int_equal(m2.len, m.len);
             assert_memory_equal(m2.buf, m.buf, m.len);
             free(m2.buf);
@@ -345,7 +323,7 @@ static void round_trip(void **state)
     }
     /* the empty filter round-trips too */
     bk_fuse *e = build_h(NULL, 0, 8, 0);
-    membuf m = encode(e);
+    tu_membuf m = encode(e);
     bk_fuse *g = NULL;
     assert_int_equal(decode(m.buf, m.len, false, 0, &g), BK_OK);
     assert_false(bk_fuse_contains(g, "a", 1));
@@ -403,7 +381,7 @@ static void first_attempt_unmixed_retry_remixed(void **state)
         for (int form = 0; form < 2; form++) {
             const uint64_t *in = form ? seq : h;
             bk_fuse *f = build_h(in, n, (uint32_t)bits, 5);
-            membuf m = encode(f);
+            tu_membuf m = encode(f);
             uint64_t mix = get64(m.buf + 32);
             if (form) assert_true(mix != 0);
             else assert_int_equal(mix, 0);
@@ -437,7 +415,7 @@ static void decode_refuses_damage(void **state)
     const size_t n = 5000;
     uint64_t *h = random_hashes(41, n);
     bk_fuse *f = build_h(h, n, 16, 0);
-    membuf m = encode(f);
+    tu_membuf m = encode(f);
     uint8_t *b = aligned_alloc(64, (m.len + 63) / 64 * 64);
     bk_fuse *g;
     /* truncation anywhere */
@@ -461,7 +439,7 @@ static void decode_refuses_damage(void **state)
     }
     /* a file claiming zero keys but holding fingerprints would answer "absent" for its keys */
     bk_fuse *e = build_h(NULL, 0, 8, 0);
-    membuf me = encode(e);
+    tu_membuf me = encode(e);
     me.buf[64 + 5] = 1;
     assert_int_equal(decode(me.buf, me.len, false, 0, &g), BK_ECORRUPT);
     memcpy(b, m.buf, m.len);

@@ -100,27 +100,47 @@ static void test_types(void **state)
     free(b);
 }
 
-/* Every written value is in both row groups' filters (the two row groups hold the same values). */
-static void test_written_values_found(void **state)
+/* The columns of data.parquet with a filter, and how many values were written to each (in both row
+ * groups: the two hold the same values). */
+typedef struct written_col {
+    const char *col;
+    uint64_t n;
+} written_col;
+static const written_col written[] = {
+    { "url", 1000 }, { "id", 700 }, { "n32", 900 }, { "d", 800 }, { "f", 600 }, { "u", 400 },
+};
+
+/* Runs check on each written column, opened from data.parquet (b, len: the file's bytes). */
+static void each_written_column(void (*check)(const written_col *w, bk_parquet_column *c, const uint8_t *b, size_t len))
 {
-    (void)state;
     size_t len;
     uint8_t *b = read_all(DIR "data.parquet", &len);
-    static const struct { const char *col; uint64_t n; } v[] = {
-        { "url", 1000 }, { "id", 700 }, { "n32", 900 }, { "d", 800 }, { "f", 600 }, { "u", 400 },
-    };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        bk_parquet_column *c = open_col(b, len, v[i].col);
-        for (uint64_t j = 0; j < v[i].n; j++) {
-            uint8_t k[64];
-            size_t kl = plain(v[i].col, false, j, k);
-            for (size_t rg = 0; rg < 2; rg++)
-                if (bk_parquet_contains(c, rg, k, kl) != 1)
-                    fail_msg("%s: written value %llu not found in row group %zu", v[i].col, (unsigned long long)j, rg);
-        }
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+        bk_parquet_column *c = open_col(b, len, written[i].col);
+        check(&written[i], c, b, len);
         bk_parquet_free(c);
     }
     free(b);
+}
+
+static void check_values_found(const written_col *w, bk_parquet_column *c, const uint8_t *b, size_t len)
+{
+    (void)b;
+    (void)len;
+    for (uint64_t j = 0; j < w->n; j++) {
+        uint8_t k[64];
+        size_t kl = plain(w->col, false, j, k);
+        for (size_t rg = 0; rg < 2; rg++)
+            if (bk_parquet_contains(c, rg, k, kl) != 1)
+                fail_msg("%s: written value %llu not found in row group %zu", w->col, (unsigned long long)j, rg);
+    }
+}
+
+/* Every written value is in both row groups' filters. */
+static void test_written_values_found(void **state)
+{
+    (void)state;
+    each_written_column(check_values_found);
 }
 
 /* "col":{"absent_values":N,"not_excluded":[[j,...],[j,...]]} */
@@ -219,44 +239,39 @@ static void test_damaged_files(void **state)
 /* The writer's side: a filter made from the same values, sized by Parquet's rule for their distinct
  * count at DuckDB's 0.01, is DuckDB's filter byte for byte, header included; both row groups. (Column b,
  * md5 bytes, is checked the same way by the CLI tests, where an MD5 is at hand.) */
+static void check_export_equals(const written_col *w, bk_parquet_column *c, const uint8_t *b, size_t len)
+{
+    size_t bytes = bk_parquet_sbbf_bytes(w->n, 0.01);
+    assert_int_equal(bytes, bk_parquet_filter_bytes(c, 0));
+    uint8_t *blob = calloc(1, BK_PARQUET_HEADER_MAX + bytes);
+    assert_non_null(blob);
+    size_t h = bk_parquet_sbbf_header(bytes, blob, BK_PARQUET_HEADER_MAX);
+    assert_true(h > 0);
+    for (uint64_t j = 0; j < w->n; j++) {
+        uint8_t k[64];
+        size_t kl = plain(w->col, false, j, k);
+        bk_parquet_sbbf_insert(blob + h, bytes, bk_parquet_hash(k, kl));
+    }
+    for (size_t rg = 0; rg < 2; rg++)
+        if (memcmp(blob + h, bk_parquet_filter_bits(c, rg), bytes) != 0)
+            fail_msg("%s: row group %zu: the exported bitset differs from DuckDB's", w->col, rg);
+    /* the header too: header and bitset occur in the file as written, once per row group */
+    size_t found = 0;
+    for (size_t at = 0; at + h + bytes <= len; at++) found += memcmp(b + at, blob, h + bytes) == 0;
+    assert_int_equal(found, 2);
+    /* and read back as a blob */
+    size_t off = 0, nb = 0;
+    char why[200];
+    assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_OK);
+    assert_int_equal(off, h);
+    assert_int_equal(nb, bytes);
+    free(blob);
+}
+
 static void test_export_equals_duckdb(void **state)
 {
     (void)state;
-    size_t len;
-    uint8_t *b = read_all(DIR "data.parquet", &len);
-    static const struct { const char *col; uint64_t n; } v[] = {
-        { "url", 1000 }, { "id", 700 }, { "n32", 900 }, { "d", 800 }, { "f", 600 }, { "u", 400 },
-    };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        bk_parquet_column *c = open_col(b, len, v[i].col);
-        size_t bytes = bk_parquet_sbbf_bytes(v[i].n, 0.01);
-        assert_int_equal(bytes, bk_parquet_filter_bytes(c, 0));
-        uint8_t *blob = calloc(1, BK_PARQUET_HEADER_MAX + bytes);
-        assert_non_null(blob);
-        size_t h = bk_parquet_sbbf_header(bytes, blob, BK_PARQUET_HEADER_MAX);
-        assert_true(h > 0);
-        for (uint64_t j = 0; j < v[i].n; j++) {
-            uint8_t k[64];
-            size_t kl = plain(v[i].col, false, j, k);
-            bk_parquet_sbbf_insert(blob + h, bytes, bk_parquet_hash(k, kl));
-        }
-        for (size_t rg = 0; rg < 2; rg++)
-            if (memcmp(blob + h, bk_parquet_filter_bits(c, rg), bytes) != 0)
-                fail_msg("%s: row group %zu: the exported bitset differs from DuckDB's", v[i].col, rg);
-        /* the header too: header and bitset occur in the file as written, once per row group */
-        size_t found = 0;
-        for (size_t at = 0; at + h + bytes <= len; at++) found += memcmp(b + at, blob, h + bytes) == 0;
-        assert_int_equal(found, 2);
-        /* and read back as a blob */
-        size_t off = 0, nb = 0;
-        char why[200];
-        assert_int_equal(bk_parquet_sbbf_parse(blob, h + bytes, &off, &nb, why, sizeof why), BK_OK);
-        assert_int_equal(off, h);
-        assert_int_equal(nb, bytes);
-        free(blob);
-        bk_parquet_free(c);
-    }
-    free(b);
+    each_written_column(check_export_equals);
 }
 
 /* Sizing as Parquet's writers do, the header's bytes, refusals of damaged blobs, statistics. */

@@ -515,27 +515,10 @@ static void forms_agree(void **state)
 
 /* ---- serialization through the vtable ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} sink_t;
-
-static bk_status sink(void *ctx, const void *data, size_t len)
-{
-    sink_t *s = ctx;
-    if (s->len + len > s->cap) {
-        s->cap = (s->len + len) * 2;
-        s->buf = realloc(s->buf, s->cap);
-    }
-    memcpy(s->buf + s->len, data, len);
-    s->len += len;
-    return BK_OK;
-}
-
 static uint8_t *encode(const void *f, size_t *len)
 {
-    sink_t s = { 0 };
-    bk_writer w = { sink, &s, 0 };
+    tu_membuf s = { 0 };
+    bk_writer w = { tu_mem_sink, &s, 0 };
     assert_int_equal(bk__scalable_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, s.len);
     bk_writer count_only = { NULL, NULL, 0 };

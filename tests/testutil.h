@@ -11,6 +11,7 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include <bloomkit/common.h>
 
 /* splitmix64: a fixed-seed stream of distinct-looking 64-bit values. */
 static inline uint64_t tu_splitmix(uint64_t *state)
@@ -19,6 +20,29 @@ static inline uint64_t tu_splitmix(uint64_t *state)
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
+}
+
+/* A growing buffer, 64-byte aligned (as a loaded file's body is), that a save or an encode writes into
+ * through tu_mem_sink (a bk_writer's or bk_filter_save's sink); free buf after. */
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} tu_membuf;
+static inline bk_status tu_mem_sink(void *ctx, const void *data, size_t len)
+{
+    tu_membuf *m = ctx;
+    if (m->len + len > m->cap) {
+        size_t cap = ((m->len + len) * 2 + 64 + 63) / 64 * 64;
+        uint8_t *nb = aligned_alloc(64, cap);
+        if (!nb) return BK_ENOMEM;
+        if (m->len) memcpy(nb, m->buf, m->len);
+        free(m->buf);
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return BK_OK;
 }
 
 /* Key i of set `set` as bytes: "set-i" style but binary, 16 bytes, distinct across sets and i. */

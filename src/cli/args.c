@@ -422,3 +422,24 @@ int cli_sketch_next(cli_sketch_args *a, const char **val)
         if (took == 0) return id;
     }
 }
+
+int cli_sketch_feed(const cli_sketch_args *a, char **files, size_t n, const char *label, cli_batch_fn fn, void *ctx,
+                    bk_status *st)
+{
+    *st = BK_OK;
+    cli_reader *r = cli_reader_open(files, n, &a->ro);
+    if (!r) return -1;
+    cli_progress pr;
+    cli_progress_start(&pr, a->quiet, label, cli_reader_total_bytes(r));
+    cli_batch b;
+    int got;
+    uint64_t lines = 0;
+    while ((got = cli_reader_next(r, &b)) > 0) {
+        if ((*st = fn(ctx, &b)) != BK_OK) break;
+        lines += b.n;
+        cli_progress_update(&pr, cli_reader_bytes_done(r), lines);
+    }
+    cli_progress_end(&pr);
+    cli_reader_close(r);
+    return got < 0 ? -1 : 0;
+}

@@ -516,6 +516,12 @@ bool cli_sketch_begin(cli_sketch_args *a, int argc, char **argv, const cli_opt *
 /* The next option of the command's own (CLI_OPT_END at the end, CLI_OPT_ERROR after a message), those
  * of CLI_OPTS_SKETCH and the operands taken into *a on the way. */
 int cli_sketch_next(cli_sketch_args *a, const char **val);
+/* Reads the keys of files (standard input when n is 0) with a's reader options, batch by batch into
+ * fn, behind a progress line labelled `label` (none with -q); a batch fn refuses stops the reading,
+ * with its status in *st (BK_OK when none did). -1 when the keys could not be read (said), else 0. */
+typedef bk_status (*cli_batch_fn)(void *ctx, const cli_batch *b);
+int cli_sketch_feed(const cli_sketch_args *a, char **files, size_t n, const char *label, cli_batch_fn fn, void *ctx,
+                    bk_status *st);
 #define CLI_OPTS_SKETCH                                                                             \
     { "quiet", 'q', false, OPT_QUIET }, { "width", 0, true, OPT_SK_WIDTH },                         \
     { "depth", 0, true, OPT_SK_DEPTH }, { "seed", 0, true, OPT_SEED }

@@ -102,6 +102,13 @@ static int query(const char *path, char **keys, size_t nkeys, const cli_reader_o
     return rc;
 }
 
+/* A batch of lines counted (a counter saturates at its maximum: no error). */
+static bk_status count_batch(void *cms, const cli_batch *b)
+{
+    bk_cms_incrby_many(cms, (const void *const *)b->keys, b->lens, NULL, b->n, NULL);
+    return BK_OK;
+}
+
 static int run(int argc, char **argv)
 {
     bool add = false, conservative = false;
@@ -160,25 +167,10 @@ static int run(int argc, char **argv)
             goto out;
         }
     }
-    bk_cms *c = bk_filter_get(f, BK_TYPE_CMS);
-    cli_reader *r = cli_reader_open(a.operands + 1, a.n - 1, &a.ro);
-    if (!r) {
-        bk_filter_free(f);
-        goto out;
-    }
-    cli_progress pr;
-    cli_progress_start(&pr, a.quiet, "count", cli_reader_total_bytes(r));
-    cli_batch b;
-    int got;
-    uint64_t lines = 0;
-    while ((got = cli_reader_next(r, &b)) > 0) {
-        bk_cms_incrby_many(c, (const void *const *)b.keys, b.lens, NULL, b.n, NULL);
-        lines += b.n;
-        cli_progress_update(&pr, cli_reader_bytes_done(r), lines);
-    }
-    cli_progress_end(&pr);
-    cli_reader_close(r);
-    if (got == 0 && cli_save_locked(f, path)) rc = CLI_EXIT_OK;
+    bk_status s;
+    if (cli_sketch_feed(&a, a.operands + 1, a.n - 1, "count", count_batch, bk_filter_get(f, BK_TYPE_CMS), &s) == 0 &&
+        cli_save_locked(f, path))
+        rc = CLI_EXIT_OK;
     bk_filter_free(f);
 out:
     free(a.operands);

@@ -297,6 +297,17 @@ static bool parse_type(const char *s, bk_parquet_type *t, uint32_t *len)
            false;
 }
 
+/* A key's hash as Parquet computes it: XXH64 of its plain encoding in the column's type. False after
+ * printing why the key is not a value of that type. */
+static bool key_hash(keyconv *kc, const uint8_t *raw, size_t len, uint64_t index, uint64_t *h)
+{
+    size_t n;
+    const uint8_t *p = to_plain(kc, raw, len, &n, index);
+    if (!p) return false;
+    *h = bk_parquet_hash(p, n);
+    return true;
+}
+
 typedef int (*key_fn)(void *ctx, const uint8_t *raw, size_t len, uint64_t index);
 
 /* Every key: the arguments, else standard input. 0, or CLI_EXIT_ERR (message printed). */
@@ -332,10 +343,8 @@ typedef struct {
 static int query_one(void *ctx, const uint8_t *raw, size_t raw_len, uint64_t index)
 {
     query_ctx *q = ctx;
-    size_t n;
-    const uint8_t *p = to_plain(q->kc, raw, raw_len, &n, index);
-    if (!p) return -1;
-    uint64_t h = bk_parquet_hash(p, n);
+    uint64_t h;
+    if (!key_hash(q->kc, raw, raw_len, index, &h)) return -1;
     bool present = false;
     for (size_t i = 0; i < src_count(q->src) && !present; i++) {
         size_t bytes;
@@ -436,10 +445,8 @@ typedef struct {
 static int export_one(void *ctx, const uint8_t *raw, size_t len, uint64_t index)
 {
     export_ctx *e = ctx;
-    size_t n;
-    const uint8_t *p = to_plain(e->kc, raw, len, &n, index);
-    if (!p) return -1;
-    uint64_t h = bk_parquet_hash(p, n);
+    uint64_t h;
+    if (!key_hash(e->kc, raw, len, index, &h)) return -1;
     e->n++;
     if (e->bits) {
         bk_parquet_sbbf_insert(e->bits, e->bytes, h);

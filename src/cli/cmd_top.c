@@ -45,6 +45,11 @@ static const cli_opt opts[] = {
     CLI_OPTS_END,
 };
 
+static bk_status top_batch(void *topk, const cli_batch *b)
+{
+    return bk_topk_incrby_many(topk, (const void *const *)b->keys, b->lens, NULL, b->n, NULL);
+}
+
 static int run(int argc, char **argv)
 {
     uint64_t k = 10;
@@ -79,21 +84,7 @@ static int run(int argc, char **argv)
         rc = cli_err_status("top", s);
         goto out;
     }
-    cli_reader *r = cli_reader_open(a.operands, a.n, &a.ro);
-    if (!r) goto out_t;
-    cli_progress pr;
-    cli_progress_start(&pr, a.quiet, "top", cli_reader_total_bytes(r));
-    cli_batch b;
-    int got;
-    uint64_t lines = 0;
-    while ((got = cli_reader_next(r, &b)) > 0) {
-        if ((s = bk_topk_incrby_many(t, (const void *const *)b.keys, b.lens, NULL, b.n, NULL)) != BK_OK) break;
-        lines += b.n;
-        cli_progress_update(&pr, cli_reader_bytes_done(r), lines);
-    }
-    cli_progress_end(&pr);
-    cli_reader_close(r);
-    if (got < 0) goto out_t;
+    if (cli_sketch_feed(&a, a.operands, a.n, "top", top_batch, t, &s) < 0) goto out_t;
     if (s != BK_OK) {
         rc = cli_err_status("top", s);
         goto out_t;

@@ -107,6 +107,16 @@ static void tr_list_header(tr *t, int *etype, uint64_t *n)
     if (*n > (uint64_t)(t->end - t->p) && *etype != T_TRUE && *etype != T_FALSE) t->bad = true;
 }
 
+/* A list header whose elements must be of type `want`: false (t->bad set) when they are not, or when
+ * the header is damaged; else their count in *n. */
+static bool tr_list_of(tr *t, int want, uint64_t *n)
+{
+    int et;
+    tr_list_header(t, &et, n);
+    if (et != want) t->bad = true;
+    return !t->bad;
+}
+
 static void tr_skip(tr *t, int type);
 
 static void tr_skip_struct(tr *t)
@@ -198,13 +208,8 @@ static void read_column_meta(tr *t, pq_scan *s, struct chunk *c)
         else if (id == 14 && type == T_I64) off = tr_zigzag(t);
         else if (id == 15 && type == T_I32) len = tr_zigzag(t);
         else if (id == 3 && type == T_LIST) {
-            int et;
             uint64_t n;
-            tr_list_header(t, &et, &n);
-            if (et != T_BINARY) {
-                t->bad = true;
-                return;
-            }
+            if (!tr_list_of(t, T_BINARY, &n)) return;
             /* compare "a.b.c" part by part */
             size_t pos = 0;
             bool ok = true;
@@ -239,13 +244,8 @@ static void read_row_group(tr *t, pq_scan *s, struct chunk *c)
     int type;
     while (tr_field(t, &last, &type, &id)) {
         if (id == 1 && type == T_LIST) { /* columns: list<ColumnChunk> */
-            int et;
             uint64_t n;
-            tr_list_header(t, &et, &n);
-            if (et != T_STRUCT) {
-                t->bad = true;
-                return;
-            }
+            if (!tr_list_of(t, T_STRUCT, &n)) return;
             for (uint64_t i = 0; i < n && !t->bad; i++) {
                 int16_t l2 = 0, id2;
                 int ty2;
@@ -265,13 +265,8 @@ static void read_row_group(tr *t, pq_scan *s, struct chunk *c)
 /* SchemaElement: type (1), type_length (2), name (4). */
 static void read_schema(tr *t, pq_scan *s)
 {
-    int et;
     uint64_t n;
-    tr_list_header(t, &et, &n);
-    if (et != T_STRUCT) {
-        t->bad = true;
-        return;
-    }
+    if (!tr_list_of(t, T_STRUCT, &n)) return;
     const char *leaf = s->column;
     for (const char *q = s->column; *q; q++)
         if (*q == '.') leaf = q + 1;
@@ -320,11 +315,11 @@ static bk_status scan_footer(const uint8_t *b, size_t len, pq_scan *s, const bk_
         if (id == 2 && type == T_LIST) {
             read_schema(&t, s);
         } else if (id == 4 && type == T_LIST) {
-            int et;
             uint64_t n;
-            tr_list_header(&t, &et, &n);
-            if (et != T_STRUCT || s->chunks) t.bad = true; /* not structs, or a second list of row groups */
-            if (t.bad) break;
+            if (!tr_list_of(&t, T_STRUCT, &n) || s->chunks) { /* not structs, or a second list of row groups */
+                t.bad = true;
+                break;
+            }
             s->chunks = bk__calloc(a, n ? (size_t)n : 1, sizeof *s->chunks);
             if (!s->chunks) return say(why, cap, BK_ENOMEM, "out of memory");
             s->row_groups = (size_t)n;
