@@ -3,8 +3,8 @@
 # public API, its header-inline readers, the peers as their users call them), counted by callgrind:
 # exact and independent of the machine's load. Runs build/bench/calls_cg (calls built for x86-64-v3:
 # callgrind cannot run AVX-512), one family at a time, one round, and divides each query loop's
-# inclusive count (the library's functions it calls included) by the queries it made (present and
-# absent keys: 2 q).
+# inclusive count (the library's functions it calls included) by the queries it made (the untimed
+# warm-up pass over the absent keys, then present and absent keys: 3 q).
 #   usage: sh bench/callgrind_peers.sh [build-dir] [n]     (n: keys, default 100000)
 set -e
 prog=${1:-build}/bench/calls_cg
@@ -19,7 +19,7 @@ for fam in bloom blocked fuse cuckoo cuckoo-p2; do
         >/dev/null 2>"$out/log" || { cat "$out/log" >&2; exit 1; }
     callgrind_annotate --inclusive=yes --threshold=100 "$out/cg" >"$out/ann" 2>/dev/null
     ir() { # inclusive instructions of query loop $1 per query, or "-"
-        awk -v f="$1" -v q="$((2 * n))" '
+        awk -v f="$1" -v q="$((3 * n))" '
             index($0, ":" f " [") { gsub(",", "", $1); printf "%.1f", $1 / q; found = 1; exit }
             END { if (!found) printf "-" }' "$out/ann"
     }
