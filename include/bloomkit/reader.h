@@ -222,37 +222,53 @@ static inline bool bk_cuckoo_reader__stash1(uint64_t v, uint32_t fp, uint64_t i1
 {
     return v && (uint32_t)v == fp && ((v >> 32) == i1 || (v >> 32) == i2);
 }
+/* hf - i1 mod m, for hf, i1 < m: on x86-64 the wrap is taken from the subtraction's borrow (a sub, a
+ * lea and a cmov, where compilers emit a copy and a separate compare as well) */
+static inline uint64_t bk_cuckoo_reader__alt(uint64_t hf, uint64_t i1, uint64_t m)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint64_t t;
+    __asm__("sub %[i], %[d]\n\t"
+            "lea (%[d],%[m]), %[t]\n\t"
+            "cmovb %[t], %[d]"
+            : [d] "+&r"(hf), [t] "=&r"(t)
+            : [i] "r"(i1), [m] "r"(m)
+            : "cc");
+    return hf;
+#else
+    return hf - i1 + (hf < i1 ? m : 0);
+#endif
+}
 /* The query on the geometry given: bb bits a bucket, lanes lo (bit 0 of each) and hi (top bit of each),
  * fingerprints 1 .. range. With bb a multiple of 8 known at compile time a bucket starts at a byte. */
 static inline bool bk_cuckoo_reader__has(bk_cuckoo_reader r, uint64_t hash, uint64_t bb, uint64_t lo, uint64_t hi,
                                          uint32_t range)
 {
-    uint64_t range64 = range;
-#if defined(__GNUC__)
-    /* constants kept opaque: GCC would build the multiplies by them from shifts and adds (three to
-     * four instructions each where one multiply does) */
-    __asm__("" : "+r"(lo), "+r"(range64));
-#endif
+    /* The two multiplies by the geometry take the reader's fields (equal to range and lo): a field
+     * held in a register across the caller's loop is one multiply, where a constant would be built
+     * from shifts and adds (three to four instructions each). */
+    (void)range;
     /* fingerprint 1 .. 2^f - 1 from the low 32 bits; bucket from the high bits (multiply-shift) */
-    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * range64) >> 32);
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * r.fp_range) >> 32);
     uint64_t i1 = bk_reader__mulhi(hash, r.buckets);
     /* the alternate bucket: (H(fp) - i1) mod buckets, H(fp) the golden-ratio product mapped to the range */
     uint64_t hf = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * r.buckets) >> 32;
-    uint64_t i2 = hf - i1 + (hf < i1 ? r.buckets : 0);
-    uint64_t p1 = i1 * bb, p2 = i2 * bb, x1, x2;
-    uint64_t pat = fp * lo;
-    memcpy(&x1, r.words + (p1 >> 3), 8);
+    uint64_t i2 = bk_cuckoo_reader__alt(hf, i1, r.buckets);
+    /* a bucket's first byte: i * (bb / 8) when buckets start at bytes, else bit i * bb */
+    uint64_t p1 = bb % 8 ? i1 * bb : i1 * (bb / 8), p2 = bb % 8 ? i2 * bb : i2 * (bb / 8), x1, x2;
+    uint64_t pat = fp * r.lane_lo;
+    memcpy(&x1, r.words + (bb % 8 ? p1 >> 3 : p1), 8);
     x1 = (bb % 8 ? x1 >> (p1 & 7) : x1) ^ pat;
     /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none.
      * A large table (early): a key found in its first bucket answers before the second is loaded, so
      * out of the caches a present key costs one miss; a small one tests both without a branch. */
     if (r.early) {
         if ((x1 - lo) & ~x1 & hi) return true;
-        memcpy(&x2, r.words + (p2 >> 3), 8);
+        memcpy(&x2, r.words + (bb % 8 ? p2 >> 3 : p2), 8);
         x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
         if ((x2 - lo) & ~x2 & hi) return true;
     } else {
-        memcpy(&x2, r.words + (p2 >> 3), 8);
+        memcpy(&x2, r.words + (bb % 8 ? p2 >> 3 : p2), 8);
         x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
         if ((((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi) return true;
     }
