@@ -340,6 +340,14 @@ static void cuckoo_built(void **state)
 
 int main(void)
 {
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__BMI2__) && defined(__AVX2__)
+    /* built for x86-64-v3 (test_reader_v3): runs where the CPU has its instructions */
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        print_message("this CPU has not the instructions of x86-64-v3: skipped\n");
+        return 77;
+    }
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_files),
         cmocka_unit_test(blocked_built),

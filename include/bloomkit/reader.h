@@ -67,14 +67,26 @@ extern "C" {
  * An 8-byte key (and every uint64 key, as its 8 little-endian bytes) takes XXH3's 4-to-8-byte form in
  * two steps: `flip`, the part that depends only on the seed, computed once by the library and kept in
  * the reader, then the key's own mix. Other lengths take XXH3_64bits_withSeed from <xxhash.h>. */
+/* x >> n. Compiled for BMI2 on x86-64 it is shrx, which leaves x in place: in a loop the counts stay
+ * in registers and each shift of the hash saves the copy a plain shift needs. */
+static inline uint64_t bk_reader__shr(uint64_t x, uint64_t n)
+{
+#if defined(__BMI2__) && defined(__x86_64__) && defined(__GNUC__)
+    uint64_t y;
+    __asm__("shrx %2, %1, %0" : "=r"(y) : "r"(x), "r"(n));
+    return y;
+#else
+    return x >> n;
+#endif
+}
 static inline uint64_t bk_reader_hash_u64(uint64_t key, uint64_t flip)
 {
     uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
     h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
     h *= UINT64_C(0x9FB21C651E98DF25);
-    h ^= (h >> 35) + 8;
+    h ^= bk_reader__shr(h, 35) + 8;
     h *= UINT64_C(0x9FB21C651E98DF25);
-    return h ^ (h >> 28);
+    return h ^ bk_reader__shr(h, 28);
 }
 static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed, uint64_t flip)
 {
@@ -89,7 +101,13 @@ static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed
 /* high 64 bits of a * b */
 static inline uint64_t bk_reader__mulhi(uint64_t a, uint64_t b)
 {
-#if defined(__SIZEOF_INT128__)
+#if defined(__BMI2__) && defined(__x86_64__) && defined(__GNUC__)
+    /* mulx: a stays where it is (mul takes it in rax and overwrites it) */
+    uint64_t lo, hi;
+    __asm__("mulx %3, %0, %1" : "=r"(lo), "=r"(hi) : "d"(a), "rm"(b));
+    (void)lo;
+    return hi;
+#elif defined(__SIZEOF_INT128__)
     __extension__ typedef unsigned __int128 bk_reader__u128;
     return (uint64_t)(((bk_reader__u128)a * b) >> 64);
 #else
@@ -158,23 +176,29 @@ static inline uint64_t bk_fuse_reader__x(uint64_t mix_seed, uint64_t hash)
 }
 /* A filter of 8-bit fingerprints only (fp_bits == 8): no test of the width per key (the generic forms
  * below test it per key, which GCC's -O2 does not hoist out of a loop). [query] */
+/* x rotated right by n: in the cells and fingerprint below it stands for x >> n (segmask < 2^46 keeps
+ * the rotated-in bits out, a fingerprint takes the low 8 or 16 bits), and compiled for BMI2 it is one
+ * rorx, which needs no copy of x first. */
+static inline uint64_t bk_fuse_reader__rotr(uint64_t x, unsigned n) { return (x >> n) | (x << (64 - n)); }
 static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
     uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
-    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
-    return ((uint8_t)(x ^ (x >> 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
+    uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
+    uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    return ((uint8_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
 }
 /* A filter of 16-bit fingerprints only (fp_bits == 16). [query]
  * bk_fuse8_reader_contains_u64 and bk_fuse16_reader_contains_u64 below: the same on uint64 keys. */
 static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
     uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
-    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
+    uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
     uint16_t v0, v1, v2;
     memcpy(&v0, r.cells + 2 * c0, 2);
     memcpy(&v1, r.cells + 2 * c1, 2);
     memcpy(&v2, r.cells + 2 * c2, 2);
-    return ((uint16_t)(x ^ (x >> 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
+    return ((uint16_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
 }
 /* As bk_fuse_contains_hash / _contains_u64 / _contains (either width). [query] */
 static inline bool bk_fuse_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
