@@ -39,8 +39,8 @@ static bool contains_slow(const bk_cuckoo *F, uint64_t h)
  * buckets). It is instantiated with the geometry as constants for b = 4 and every f of 4 to 16 (the
  * bucket's bit offset, the lane masks and the fingerprint range fold into the instructions), and once
  * with the geometry read from F for the other one-group buckets. bk__cf_update_solo points F->has at
- * the path for the filter's state (contains_slow for everything else), so a call is the hash and one
- * indirect jump to it.
+ * the path for the filter's state (contains_slow for everything else), and F->has_u64 at the same path
+ * on a uint64 key, so a call is one indirect jump to a function that hashes and answers.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 /* alt_of's wrap taken from the borrow of its subtraction: a sub, a lea and a cmov, where GCC emits a
