@@ -322,7 +322,7 @@ static const bk__blk_ops split_avx2_ops = {
 #define BK_T_AVX2_BMI2 __attribute__((target("avx2,bmi,bmi2")))
 BK_T_AVX2_BMI2 static bool split_avx2b_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return split_contains_avx2(e, bk__hash_u64_keyed1(k, e->u64_flip));
 }
 static const bk__blk_ops split_avx2b_ops = {
     .add = split_avx2_add,

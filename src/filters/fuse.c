@@ -626,7 +626,7 @@ static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
 #define FUSE_HAS_U64(name, attr, bits, mix)                                                        \
     attr static bool name(const bk_fuse *f, uint64_t key)                                         \
     {                                                                                              \
-        return has_body(f, bk__hash_u64_keyed(key, f->u64_flip), bits, mix);                       \
+        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix);                      \
     }
 FUSE_HAS_U64(has8_u64, , 8, false)
 FUSE_HAS_U64(has16_u64, , 16, false)

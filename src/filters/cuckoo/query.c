@@ -109,7 +109,7 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const
 
 /* Each path twice: on a hash (F->has), and on a uint64 key hashed in the same function (F->has_u64),
  * so a uint64 call is one indirect jump to a function that does all of it. */
-#define CF_KEY(F, k) bk__hash_u64_keyed(k, (F)->u64_flip)
+#define CF_KEY(F, k) bk__hash_u64_keyed1(k, (F)->u64_flip)
 static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false); }
 static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true); }
 static bool has_any_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, false); }
