@@ -158,6 +158,32 @@ static void golden_files(void **state)
 
 static const uint64_t U64_SET = UINT64_C(0x1234500000000);
 
+/* The readers' inlined 8-byte hash is XXH3-64 of the key's little-endian bytes, for every seed's flip
+ * (the reader of a filter of that seed supplies it). */
+static void hash_is_xxh3(void **state)
+{
+    (void)state;
+    const uint64_t seeds[] = { 0, 1, 0x5eed, UINT64_MAX, UINT64_C(0x8000000000000000), UINT64_C(0xffffffff) };
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        bk_blocked_options o = BK_BLOCKED_OPTIONS_INIT;
+        o.seed = seeds[s];
+        bk_blocked *f;
+        assert_int_equal(bk_blocked_new(1000, 0.01, &o, &f), BK_OK);
+        bk_blocked_reader r;
+        assert_int_equal(bk_blocked_get_reader(f, &r), BK_OK);
+        uint64_t st = s;
+        for (uint64_t i = 0; i < 100000; i++) {
+            uint64_t k = i < 64 ? (i < 32 ? UINT64_C(1) << i : ~(UINT64_C(1) << (i - 32))) : tu_splitmix(&st);
+            uint8_t b[8];
+            for (int j = 0; j < 8; j++) b[j] = (uint8_t)(k >> (8 * j));
+            uint64_t want = XXH3_64bits_withSeed(b, 8, seeds[s]);
+            assert_int_equal(bk_reader_hash_u64(k, r.flip), want);
+            assert_int_equal(bk_reader_hash(b, 8, seeds[s], r.flip), want);
+        }
+        bk_blocked_free(f);
+    }
+}
+
 static void blocked_built(void **state)
 {
     (void)state;
@@ -349,6 +375,7 @@ int main(void)
     }
 #endif
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hash_is_xxh3),
         cmocka_unit_test(golden_files),
         cmocka_unit_test(blocked_built),
         cmocka_unit_test(fuse_built),
