@@ -307,8 +307,9 @@ static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t h
     return bk_cuckoo_reader__has(r, hash, r.bucket_bits, r.lane_lo, r.lane_hi, r.fp_range);
 }
 /* The same for a filter of 4-slot buckets of f-bit fingerprints, f given by the caller (the filter's
- * own: bk_cuckoo_get_info's fingerprint_bits; the defaults have b = 4). With f a constant the geometry
- * folds into the instructions, as in the library's own paths for b = 4. [query] */
+ * own: bk_cuckoo_get_info's fingerprint_bits; the defaults have b = 4). With f a constant the bucket
+ * width and the lane masks fold into the instructions, as in the library's own paths for b = 4 (the
+ * two multiplies by the geometry take the reader's fields, which equal those of f). [query] */
 static inline bool bk_cuckoo4_reader_contains_hash(bk_cuckoo_reader r, uint32_t f, uint64_t hash)
 {
     const uint64_t lo = (uint64_t)1 | (uint64_t)1 << f | (uint64_t)1 << 2 * f | (uint64_t)1 << 3 * f;
