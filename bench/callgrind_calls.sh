@@ -10,8 +10,8 @@
 # Per query of every contender of bench/calls (bloomkit's byte and uint64 calls through the public API,
 # its header-inline readers, the peers as their users call them). Runs build/bench/calls_cg (calls built
 # for x86-64-v3: callgrind cannot run AVX-512), one family at a time, one round, and divides each query
-# loop's inclusive count (the library's functions it calls included) by the queries it made (present
-# and absent keys: 2 n).
+# loop's inclusive count (the library's functions it calls included) by the queries it made (the untimed
+# warm-up pass over the absent keys, then present and absent keys: 3 n).
 set -e
 peers=
 [ "$1" = --peers ] && { peers=1; shift; }
@@ -57,7 +57,7 @@ for fam in bloom blocked fuse cuckoo cuckoo-p2; do
     cg "$prog" -n "$n" -q "$n" -r 1 --only "$fam"
     callgrind_annotate --inclusive=yes --threshold=100 "$out/cg" >"$out/ann" 2>/dev/null
     ir() { # inclusive instructions of query loop $1 per query, or "-"
-        awk -v f="$1" -v q="$((2 * n))" '
+        awk -v f="$1" -v q="$((3 * n))" '
             index($0, ":" f " [") { gsub(",", "", $1); printf "%.1f", $1 / q; found = 1; exit }
             END { if (!found) printf "-" }' "$out/ann"
     }

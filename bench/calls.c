@@ -16,7 +16,10 @@
  *           cuckoofilter are header code, so their query (peers.h) is compiled into the loop;
  *           libbloom is a shared library, called through its API (bloom_check).
  * Each round queries Q keys (default min(n, 2M)) at 100% and 0% hits with every contender, the order
- * rotating from round to round. Figures: ns per query on the thread's CPU clock, the fastest round;
+ * rotating from round to round; each contender's two timed runs follow an untimed pass of its own loop
+ * over the absent keys, so both start with its array as warm as the caches hold it (without it the
+ * first run after another contender's started cold and the second warm: a peer's present keys looked
+ * slower than its absent ones at 10M for no reason of its own). Figures: ns per query on the thread's CPU clock, the fastest round;
  * x/p = contender / peer of the fastest rounds (above 1: slower); "u64/p range" and "rd/p range": the
  * lowest and highest ratio of one round's two runs (the same round: the same load). The load average
  * is printed at the start, before each n and at the end. Built with -march=native where the compiler
@@ -185,6 +188,8 @@ static bool build(const char *name, const uint64_t *keys, const void *const *ptr
 
 #define MAXR 64
 
+static volatile uint64_t warm_sink; /* the warm-up passes' answers, kept */
+
 /* MiB of this process's memory on transparent huge pages (both sides' large arrays ask for them). */
 static double huge_mib(void)
 {
@@ -261,6 +266,10 @@ int main(int argc, char **argv)
                 for (int j = 0; j < NC; j++) {
                     int c = (j + r) % NC;
                     if (!fam.loop[c]) continue;
+                    /* warm-up, untimed: the contender's own array into the caches as far as it fits,
+                     * so that no timed run pays for the array the previous contender left there (the
+                     * run after another side's would start cold, the next one warm) */
+                    warm_sink += fam.loop[c](fam.state[c], keys + n, q);
                     for (int o = 0; o < 2; o++) {
                         const uint64_t *qk = o == 0 ? keys : keys + n;
                         double t0 = bu_cpu_ns();

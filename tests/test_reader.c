@@ -47,7 +47,27 @@ static bool lc_bytes(const void *f, const void *k, size_t n) { return bk_cuckoo_
 static bool lc_u64(const void *f, uint64_t k) { return bk_cuckoo_contains_u64(f, k); }
 static bool lc_hash(const void *f, uint64_t h) { return bk_cuckoo_contains_hash(f, h); }
 static bool rc_bytes(const void *r, const void *k, size_t n) { return bk_cuckoo_reader_contains(*(const bk_cuckoo_reader *)r, k, n); }
-static bool rc_u64(const void *r, uint64_t k) { return bk_cuckoo_reader_contains_u64(*(const bk_cuckoo_reader *)r, k); }
+/* The 4-slot forms, with f a constant as a program written for its filter's geometry passes it: they
+ * must agree with the generic form (-1: the reader's buckets are not of 4 slots). */
+static int rc4_u64(const bk_cuckoo_reader *rd, uint64_t k)
+{
+    uint32_t f = (uint32_t)__builtin_popcount(rd->fp_range);
+    if (rd->bucket_bits != 4 * (uint64_t)f) return -1;
+    switch (f) {
+#define RC4(F) case F: return bk_cuckoo4_reader_contains_u64(*rd, F, k);
+        RC4(4) RC4(5) RC4(6) RC4(7) RC4(8) RC4(9) RC4(10) RC4(11) RC4(12) RC4(13) RC4(14) RC4(15) RC4(16)
+#undef RC4
+    default: return -1;
+    }
+}
+static bool rc_u64(const void *r, uint64_t k)
+{
+    const bk_cuckoo_reader *rd = r;
+    bool a = bk_cuckoo_reader_contains_u64(*rd, k);
+    int b = rc4_u64(rd, k);
+    if (b >= 0) assert_int_equal(a, b);
+    return a;
+}
 static bool rc_hash(const void *r, uint64_t h) { return bk_cuckoo_reader_contains_hash(*(const bk_cuckoo_reader *)r, h); }
 static const answers CUCKOO = { lc_bytes, lc_u64, lc_hash, rc_bytes, rc_u64, rc_hash };
 
@@ -137,6 +157,32 @@ static void golden_files(void **state)
 }
 
 static const uint64_t U64_SET = UINT64_C(0x1234500000000);
+
+/* The readers' inlined 8-byte hash is XXH3-64 of the key's little-endian bytes, for every seed's flip
+ * (the reader of a filter of that seed supplies it). */
+static void hash_is_xxh3(void **state)
+{
+    (void)state;
+    const uint64_t seeds[] = { 0, 1, 0x5eed, UINT64_MAX, UINT64_C(0x8000000000000000), UINT64_C(0xffffffff) };
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        bk_blocked_options o = BK_BLOCKED_OPTIONS_INIT;
+        o.seed = seeds[s];
+        bk_blocked *f;
+        assert_int_equal(bk_blocked_new(1000, 0.01, &o, &f), BK_OK);
+        bk_blocked_reader r;
+        assert_int_equal(bk_blocked_get_reader(f, &r), BK_OK);
+        uint64_t st = s;
+        for (uint64_t i = 0; i < 100000; i++) {
+            uint64_t k = i < 64 ? (i < 32 ? UINT64_C(1) << i : ~(UINT64_C(1) << (i - 32))) : tu_splitmix(&st);
+            uint8_t b[8];
+            for (int j = 0; j < 8; j++) b[j] = (uint8_t)(k >> (8 * j));
+            uint64_t want = XXH3_64bits_withSeed(b, 8, seeds[s]);
+            assert_int_equal(bk_reader_hash_u64(k, r.flip), want);
+            assert_int_equal(bk_reader_hash(b, 8, seeds[s], r.flip), want);
+        }
+        bk_blocked_free(f);
+    }
+}
 
 static void blocked_built(void **state)
 {
@@ -320,7 +366,16 @@ static void cuckoo_built(void **state)
 
 int main(void)
 {
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__BMI2__) && defined(__AVX2__)
+    /* built for x86-64-v3 (test_reader_v3): runs where the CPU has its instructions */
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        print_message("this CPU has not the instructions of x86-64-v3: skipped\n");
+        return 77;
+    }
+#endif
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hash_is_xxh3),
         cmocka_unit_test(golden_files),
         cmocka_unit_test(blocked_built),
         cmocka_unit_test(fuse_built),

@@ -67,14 +67,26 @@ extern "C" {
  * An 8-byte key (and every uint64 key, as its 8 little-endian bytes) takes XXH3's 4-to-8-byte form in
  * two steps: `flip`, the part that depends only on the seed, computed once by the library and kept in
  * the reader, then the key's own mix. Other lengths take XXH3_64bits_withSeed from <xxhash.h>. */
+/* x >> n. Compiled for BMI2 on x86-64 it is shrx, which leaves x in place: in a loop the counts stay
+ * in registers and each shift of the hash saves the copy a plain shift needs. */
+static inline uint64_t bk_reader__shr(uint64_t x, uint64_t n)
+{
+#if defined(__BMI2__) && defined(__x86_64__) && defined(__GNUC__)
+    uint64_t y;
+    __asm__("shrx %2, %1, %0" : "=r"(y) : "r"(x), "r"(n));
+    return y;
+#else
+    return x >> n;
+#endif
+}
 static inline uint64_t bk_reader_hash_u64(uint64_t key, uint64_t flip)
 {
     uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
     h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
     h *= UINT64_C(0x9FB21C651E98DF25);
-    h ^= (h >> 35) + 8;
+    h ^= bk_reader__shr(h, 35) + 8;
     h *= UINT64_C(0x9FB21C651E98DF25);
-    return h ^ (h >> 28);
+    return h ^ bk_reader__shr(h, 28);
 }
 static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed, uint64_t flip)
 {
@@ -89,7 +101,13 @@ static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed
 /* high 64 bits of a * b */
 static inline uint64_t bk_reader__mulhi(uint64_t a, uint64_t b)
 {
-#if defined(__SIZEOF_INT128__)
+#if defined(__BMI2__) && defined(__x86_64__) && defined(__GNUC__)
+    /* mulx: a stays where it is (mul takes it in rax and overwrites it) */
+    uint64_t lo, hi;
+    __asm__("mulx %3, %0, %1" : "=r"(lo), "=r"(hi) : "d"(a), "rm"(b));
+    (void)lo;
+    return hi;
+#elif defined(__SIZEOF_INT128__)
     __extension__ typedef unsigned __int128 bk_reader__u128;
     return (uint64_t)(((bk_reader__u128)a * b) >> 64);
 #else
@@ -158,23 +176,29 @@ static inline uint64_t bk_fuse_reader__x(uint64_t mix_seed, uint64_t hash)
 }
 /* A filter of 8-bit fingerprints only (fp_bits == 8): no test of the width per key (the generic forms
  * below test it per key, which GCC's -O2 does not hoist out of a loop). [query] */
+/* x rotated right by n: in the cells and fingerprint below it stands for x >> n (segmask < 2^46 keeps
+ * the rotated-in bits out, a fingerprint takes the low 8 or 16 bits), and compiled for BMI2 it is one
+ * rorx, which needs no copy of x first. */
+static inline uint64_t bk_fuse_reader__rotr(uint64_t x, unsigned n) { return (x >> n) | (x << (64 - n)); }
 static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
     uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
-    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
-    return ((uint8_t)(x ^ (x >> 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
+    uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
+    uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    return ((uint8_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
 }
 /* A filter of 16-bit fingerprints only (fp_bits == 16). [query]
  * bk_fuse8_reader_contains_u64 and bk_fuse16_reader_contains_u64 below: the same on uint64 keys. */
 static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
 {
     uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
-    uint64_t c1 = (c0 + r.seglen) ^ ((x >> 18) & r.segmask), c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
+    uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
+    uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
     uint16_t v0, v1, v2;
     memcpy(&v0, r.cells + 2 * c0, 2);
     memcpy(&v1, r.cells + 2 * c1, 2);
     memcpy(&v2, r.cells + 2 * c2, 2);
-    return ((uint16_t)(x ^ (x >> 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
+    return ((uint16_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
 }
 /* As bk_fuse_contains_hash / _contains_u64 / _contains (either width). [query] */
 static inline bool bk_fuse_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
@@ -222,37 +246,53 @@ static inline bool bk_cuckoo_reader__stash1(uint64_t v, uint32_t fp, uint64_t i1
 {
     return v && (uint32_t)v == fp && ((v >> 32) == i1 || (v >> 32) == i2);
 }
+/* hf - i1 mod m, for hf, i1 < m: on x86-64 the wrap is taken from the subtraction's borrow (a sub, a
+ * lea and a cmov, where compilers emit a copy and a separate compare as well) */
+static inline uint64_t bk_cuckoo_reader__alt(uint64_t hf, uint64_t i1, uint64_t m)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint64_t t;
+    __asm__("sub %[i], %[d]\n\t"
+            "lea (%[d],%[m]), %[t]\n\t"
+            "cmovb %[t], %[d]"
+            : [d] "+&r"(hf), [t] "=&r"(t)
+            : [i] "r"(i1), [m] "r"(m)
+            : "cc");
+    return hf;
+#else
+    return hf - i1 + (hf < i1 ? m : 0);
+#endif
+}
 /* The query on the geometry given: bb bits a bucket, lanes lo (bit 0 of each) and hi (top bit of each),
  * fingerprints 1 .. range. With bb a multiple of 8 known at compile time a bucket starts at a byte. */
 static inline bool bk_cuckoo_reader__has(bk_cuckoo_reader r, uint64_t hash, uint64_t bb, uint64_t lo, uint64_t hi,
                                          uint32_t range)
 {
-    uint64_t range64 = range;
-#if defined(__GNUC__)
-    /* constants kept opaque: GCC would build the multiplies by them from shifts and adds (three to
-     * four instructions each where one multiply does) */
-    __asm__("" : "+r"(lo), "+r"(range64));
-#endif
+    /* The two multiplies by the geometry take the reader's fields (equal to range and lo): a field
+     * held in a register across the caller's loop is one multiply, where a constant would be built
+     * from shifts and adds (three to four instructions each). */
+    (void)range;
     /* fingerprint 1 .. 2^f - 1 from the low 32 bits; bucket from the high bits (multiply-shift) */
-    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * range64) >> 32);
+    uint32_t fp = 1 + (uint32_t)(((uint64_t)(uint32_t)hash * r.fp_range) >> 32);
     uint64_t i1 = bk_reader__mulhi(hash, r.buckets);
     /* the alternate bucket: (H(fp) - i1) mod buckets, H(fp) the golden-ratio product mapped to the range */
     uint64_t hf = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9e3779b9)) * r.buckets) >> 32;
-    uint64_t i2 = hf - i1 + (hf < i1 ? r.buckets : 0);
-    uint64_t p1 = i1 * bb, p2 = i2 * bb, x1, x2;
-    uint64_t pat = fp * lo;
-    memcpy(&x1, r.words + (p1 >> 3), 8);
+    uint64_t i2 = bk_cuckoo_reader__alt(hf, i1, r.buckets);
+    /* a bucket's first byte: i * (bb / 8) when buckets start at bytes, else bit i * bb */
+    uint64_t p1 = bb % 8 ? i1 * bb : i1 * (bb / 8), p2 = bb % 8 ? i2 * bb : i2 * (bb / 8), x1, x2;
+    uint64_t pat = fp * r.lane_lo;
+    memcpy(&x1, r.words + (bb % 8 ? p1 >> 3 : p1), 8);
     x1 = (bb % 8 ? x1 >> (p1 & 7) : x1) ^ pat;
     /* a lane of x equal to zero: (x - lo) & ~x flags the lowest such lane, and none when there is none.
      * A large table (early): a key found in its first bucket answers before the second is loaded, so
      * out of the caches a present key costs one miss; a small one tests both without a branch. */
     if (r.early) {
         if ((x1 - lo) & ~x1 & hi) return true;
-        memcpy(&x2, r.words + (p2 >> 3), 8);
+        memcpy(&x2, r.words + (bb % 8 ? p2 >> 3 : p2), 8);
         x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
         if ((x2 - lo) & ~x2 & hi) return true;
     } else {
-        memcpy(&x2, r.words + (p2 >> 3), 8);
+        memcpy(&x2, r.words + (bb % 8 ? p2 >> 3 : p2), 8);
         x2 = (bb % 8 ? x2 >> (p2 & 7) : x2) ^ pat;
         if ((((x1 - lo) & ~x1) | ((x2 - lo) & ~x2)) & hi) return true;
     }
@@ -267,8 +307,9 @@ static inline bool bk_cuckoo_reader_contains_hash(bk_cuckoo_reader r, uint64_t h
     return bk_cuckoo_reader__has(r, hash, r.bucket_bits, r.lane_lo, r.lane_hi, r.fp_range);
 }
 /* The same for a filter of 4-slot buckets of f-bit fingerprints, f given by the caller (the filter's
- * own: bk_cuckoo_get_info's fingerprint_bits; the defaults have b = 4). With f a constant the geometry
- * folds into the instructions, as in the library's own paths for b = 4. [query] */
+ * own: bk_cuckoo_get_info's fingerprint_bits; the defaults have b = 4). With f a constant the bucket
+ * width and the lane masks fold into the instructions, as in the library's own paths for b = 4 (the
+ * two multiplies by the geometry take the reader's fields, which equal those of f). [query] */
 static inline bool bk_cuckoo4_reader_contains_hash(bk_cuckoo_reader r, uint32_t f, uint64_t hash)
 {
     const uint64_t lo = (uint64_t)1 | (uint64_t)1 << f | (uint64_t)1 << 2 * f | (uint64_t)1 << 3 * f;

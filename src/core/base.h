@@ -114,6 +114,23 @@ BK_INLINE uint64_t bk__hash_u64_keyed(uint64_t key, uint64_t flip)
     h *= UINT64_C(0x9FB21C651E98DF25);
     return h ^ (h >> 28);
 }
+/* bk__hash_u64_keyed for the one-key calls (no loop around them to keep the multiplier in a register):
+ * on x86-64 each multiply reads the multiplier from memory rather than after a 10-byte move of it into a
+ * register first, one instruction fewer per call. Same value (tests/test_u64.c). */
+BK_INLINE uint64_t bk__hash_u64_keyed1(uint64_t key, uint64_t flip)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const uint64_t mx = UINT64_C(0x9FB21C651E98DF25);
+    uint64_t h = ((key >> 32) | (key << 32)) ^ flip;
+    h ^= ((h << 49) | (h >> 15)) ^ ((h << 24) | (h >> 40));
+    __asm__("imulq %1, %0" : "+r"(h) : "m"(mx) : "cc");
+    h ^= (h >> 35) + 8;
+    __asm__("imulq %1, %0" : "+r"(h) : "m"(mx) : "cc");
+    return h ^ (h >> 28);
+#else
+    return bk__hash_u64_keyed(key, flip);
+#endif
+}
 BK_INLINE uint64_t bk__hash(const void *key, size_t len, uint64_t seed)
 {
     if (BK_LIKELY(len == 8)) {

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <sys/mman.h>
 #include "filters/internal.h"
+#include "core/simd.h"
 #include "bloomkit/fuse.h"
 #include "bloomkit/reader.h"
 
@@ -41,10 +42,13 @@ struct bk_fuse {
     bool owns_cells;
     /* The one-key query for this filter's width, mix and emptiness (pick_has): no test of them per call */
     bool (*has)(const bk_fuse *f, uint64_t hash);
+    /* the same on a uint64 key, its hash computed in the same function (pick_has_u64) */
+    bool (*has_u64)(const bk_fuse *f, uint64_t key);
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
 static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t);
+static bool (*pick_has_u64(const bk_fuse *f))(const bk_fuse *, uint64_t);
 
 static void geom_for(uint64_t n, fuse_geom *g)
 {
@@ -397,6 +401,7 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     f->fp_bits = fp_bits;
     f->empty = n == 0;
     f->has = pick_has(f);
+    f->has_u64 = pick_has_u64(f);
     *out = f;
     return BK_OK;
 }
@@ -581,16 +586,21 @@ BK_INLINE bool match16(const bk_fuse *f, uint64_t x, uint64_t c0, uint64_t c1, u
 /* The one-key queries, one per fingerprint width, with and without the remix of the hash (mix_seed 0,
  * the common case, skips it), and one for the empty filter: pick_has chooses when the filter is made,
  * so a call tests none of them (the empty filter's flag is 0 in the others). */
+/* fuse_cells and fuse_fp with rotations where they shift: the same cells (segmask < 2^46 keeps the
+ * rotated-in high bits out) and the same low 16 bits of the fingerprint, and with BMI2 a rotation
+ * (rorx) needs no copy of x first. */
+BK_INLINE uint64_t rotr64(uint64_t x, unsigned r) { return (x >> r) | (x << (64 - r)); }
 BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix)
 {
-    uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash, c0, c1, c2;
-    fuse_cells(x, f->span, f->seglen, f->segmask, &c0, &c1, &c2);
+    uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash;
+    uint64_t c0 = bk__range64(x, f->span), mask = f->segmask, fp = x ^ rotr64(x, 32);
+    uint64_t c1 = (c0 + f->seglen) ^ (rotr64(x, 18) & mask), c2 = (c0 + 2 * f->seglen) ^ (x & mask);
     if (bits == 8) {
         const uint8_t *v = f->cells;
-        return (uint8_t)(fuse_fp(x) ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
+        return (uint8_t)(fp ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
     }
     const uint16_t *v = (const uint16_t *)(const void *)f->cells;
-    return (uint16_t)(fuse_fp(x) ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
+    return (uint16_t)(fp ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
 }
 static bool has8(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, false); }
 static bool has16(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, false); }
@@ -610,6 +620,41 @@ static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
     return f->fp_bits == 8 ? has8 : has16;
 }
 
+/* The uint64 forms: the hash and the query in one function, one per state as above, and once more
+ * built for BMI2 on x86 (rorx: the hash's rotations without the copies between them), so a one-key
+ * call is one indirect jump to a function that does the rest with nothing to move between them. */
+#define FUSE_HAS_U64(name, attr, bits, mix)                                                        \
+    attr static bool name(const bk_fuse *f, uint64_t key)                                         \
+    {                                                                                              \
+        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix);                      \
+    }
+FUSE_HAS_U64(has8_u64, , 8, false)
+FUSE_HAS_U64(has16_u64, , 16, false)
+FUSE_HAS_U64(has8_mix_u64, , 8, true)
+FUSE_HAS_U64(has16_mix_u64, , 16, true)
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define FUSE_HAS_BMI2 1
+#  define FUSE_T_BMI2 __attribute__((target("bmi,bmi2")))
+FUSE_HAS_U64(has8_u64b, FUSE_T_BMI2, 8, false)
+FUSE_HAS_U64(has16_u64b, FUSE_T_BMI2, 16, false)
+FUSE_HAS_U64(has8_mix_u64b, FUSE_T_BMI2, 8, true)
+FUSE_HAS_U64(has16_mix_u64b, FUSE_T_BMI2, 16, true)
+#endif
+#undef FUSE_HAS_U64
+
+static bool (*pick_has_u64(const bk_fuse *f))(const bk_fuse *, uint64_t)
+{
+    if (f->empty) return has_none;
+#ifdef FUSE_HAS_BMI2
+    if (bk__cpu_usable() & BK_CPU_BMI2) {
+        if (f->mix_seed) return f->fp_bits == 8 ? has8_mix_u64b : has16_mix_u64b;
+        return f->fp_bits == 8 ? has8_u64b : has16_u64b;
+    }
+#endif
+    if (f->mix_seed) return f->fp_bits == 8 ? has8_mix_u64 : has16_mix_u64;
+    return f->fp_bits == 8 ? has8_u64 : has16_u64;
+}
+
 bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash) { return f->has(f, hash); }
 
 /* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack
@@ -624,15 +669,12 @@ bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return f->has(f, bk__hash_u64_keyed(k, f->u64_flip));
+        return f->has_u64(f, k);
     }
     return contains_any_len(f, key, len);
 }
 
-bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key)
-{
-    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
-}
+bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key) { return f->has_u64(f, key); }
 
 #define FUSE_BATCH 32
 

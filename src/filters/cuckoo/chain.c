@@ -17,8 +17,10 @@
 BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F)
 {
     bool (*has)(const bk_cuckoo *, uint64_t) = bk__cf_pick_has(F);
+    bool (*has_u64)(const bk_cuckoo *, uint64_t) = bk__cf_pick_has_u64(F);
     bool (*put)(bk_cuckoo *, uint64_t) = bk__cf_pick_put(F);
     if (F->has != has) F->has = has; /* in concurrent mode: unwritten */
+    if (F->has_u64 != has_u64) F->has_u64 = has_u64;
     if (F->put != put) F->put = put;
 }
 

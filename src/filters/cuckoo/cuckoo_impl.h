@@ -114,6 +114,7 @@ struct bk_cuckoo {
      * The fast ones serve one table without concurrent mode: the first, whose record sits just before
      * this struct (cf_first). */
     bool (*has)(const bk_cuckoo *F, uint64_t h);
+    bool (*has_u64)(const bk_cuckoo *F, uint64_t key); /* the same on a uint64 key, hashed in it */
     bool (*put)(bk_cuckoo *F, uint64_t h); /* a free slot in one of the key's buckets, else false; or NULL */
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */
@@ -452,6 +453,7 @@ BK_HIDDEN bk_status bk__cf_chain_push(bk_cuckoo *F, cf_table *T);
 BK_HIDDEN void bk__cf_update_solo(bk_cuckoo *F);
 /* The paths for F's present state (query.c, insert.c). */
 BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t);
+BK_HIDDEN bool (*bk__cf_pick_has_u64(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t);
 BK_HIDDEN bool (*bk__cf_pick_put(const bk_cuckoo *F))(bk_cuckoo *, uint64_t);
 /* Grow the chain by one table (writer only). */
 BK_HIDDEN bk_status bk__cf_grow(bk_cuckoo *F);

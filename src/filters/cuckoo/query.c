@@ -39,8 +39,8 @@ static bool contains_slow(const bk_cuckoo *F, uint64_t h)
  * buckets). It is instantiated with the geometry as constants for b = 4 and every f of 4 to 16 (the
  * bucket's bit offset, the lane masks and the fingerprint range fold into the instructions), and once
  * with the geometry read from F for the other one-group buckets. bk__cf_update_solo points F->has at
- * the path for the filter's state (contains_slow for everything else), so a call is the hash and one
- * indirect jump to it.
+ * the path for the filter's state (contains_slow for everything else), and F->has_u64 at the same path
+ * on a uint64 key, so a call is one indirect jump to a function that hashes and answers.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 /* alt_of's wrap taken from the borrow of its subtraction: a sub, a lea and a cmov, where GCC emits a
@@ -107,11 +107,19 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const
     return any_zero_lane_neg(nlo, hi, x1, x2);
 }
 
+/* Each path twice: on a hash (F->has), and on a uint64 key hashed in the same function (F->has_u64),
+ * so a uint64 call is one indirect jump to a function that does all of it. */
+#define CF_KEY(F, k) bk__hash_u64_keyed1(k, (F)->u64_flip)
 static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false); }
 static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true); }
+static bool has_any_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, false); }
+static bool has_any_early_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, true); }
+static bool contains_slow_u(const bk_cuckoo *F, uint64_t k) { return contains_slow(F, CF_KEY(F, k)); }
 #define CF_HAS4(f)                                                                                  \
     static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, false); }    \
-    static bool has4e_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, true); }
+    static bool has4e_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, true); }    \
+    static bool has4u_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, false); } \
+    static bool has4ue_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, true); }
 CF_HAS4(4) CF_HAS4(5) CF_HAS4(6) CF_HAS4(7) CF_HAS4(8) CF_HAS4(9) CF_HAS4(10) CF_HAS4(11) CF_HAS4(12) CF_HAS4(13)
 CF_HAS4(14) CF_HAS4(15) CF_HAS4(16)
 #undef CF_HAS4
@@ -121,6 +129,13 @@ static bool (*const has4[2][17])(const bk_cuckoo *, uint64_t) = {
       [11] = has4_11, [12] = has4_12, [13] = has4_13, [14] = has4_14, [15] = has4_15, [16] = has4_16 },
     { [4] = has4e_4, [5] = has4e_5, [6] = has4e_6, [7] = has4e_7, [8] = has4e_8, [9] = has4e_9, [10] = has4e_10,
       [11] = has4e_11, [12] = has4e_12, [13] = has4e_13, [14] = has4e_14, [15] = has4e_15, [16] = has4e_16 },
+};
+static bool (*const has4u[2][17])(const bk_cuckoo *, uint64_t) = {
+    { [4] = has4u_4, [5] = has4u_5, [6] = has4u_6, [7] = has4u_7, [8] = has4u_8, [9] = has4u_9, [10] = has4u_10,
+      [11] = has4u_11, [12] = has4u_12, [13] = has4u_13, [14] = has4u_14, [15] = has4u_15, [16] = has4u_16 },
+    { [4] = has4ue_4, [5] = has4ue_5, [6] = has4ue_6, [7] = has4ue_7, [8] = has4ue_8, [9] = has4ue_9,
+      [10] = has4ue_10, [11] = has4ue_11, [12] = has4ue_12, [13] = has4ue_13, [14] = has4ue_14, [15] = has4ue_15,
+      [16] = has4ue_16 },
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -136,6 +151,14 @@ static bool (*const has4[2][17])(const bk_cuckoo *, uint64_t) = {
     __attribute__((target("bmi"))) static bool has4be_##f(const bk_cuckoo *F, uint64_t h)        \
     {                                                                                            \
         return has_fast(F, h, f, true);                                                          \
+    }                                                                                            \
+    __attribute__((target("bmi,bmi2"))) static bool has4bu_##f(const bk_cuckoo *F, uint64_t k)   \
+    {                                                                                            \
+        return has_fast(F, CF_KEY(F, k), f, false);                                              \
+    }                                                                                            \
+    __attribute__((target("bmi,bmi2"))) static bool has4bue_##f(const bk_cuckoo *F, uint64_t k)  \
+    {                                                                                            \
+        return has_fast(F, CF_KEY(F, k), f, true);                                               \
     }
 CF_HAS4B(4) CF_HAS4B(5) CF_HAS4B(6) CF_HAS4B(7) CF_HAS4B(8) CF_HAS4B(9) CF_HAS4B(10) CF_HAS4B(11) CF_HAS4B(12)
 CF_HAS4B(13) CF_HAS4B(14) CF_HAS4B(15) CF_HAS4B(16)
@@ -147,6 +170,15 @@ static bool (*const has4b[2][17])(const bk_cuckoo *, uint64_t) = {
     { [4] = has4be_4, [5] = has4be_5, [6] = has4be_6, [7] = has4be_7, [8] = has4be_8, [9] = has4be_9,
       [10] = has4be_10, [11] = has4be_11, [12] = has4be_12, [13] = has4be_13, [14] = has4be_14, [15] = has4be_15,
       [16] = has4be_16 },
+};
+/* the uint64 forms: BMI2 as well (the hash's rotations by rorx) */
+static bool (*const has4bu[2][17])(const bk_cuckoo *, uint64_t) = {
+    { [4] = has4bu_4, [5] = has4bu_5, [6] = has4bu_6, [7] = has4bu_7, [8] = has4bu_8, [9] = has4bu_9,
+      [10] = has4bu_10, [11] = has4bu_11, [12] = has4bu_12, [13] = has4bu_13, [14] = has4bu_14, [15] = has4bu_15,
+      [16] = has4bu_16 },
+    { [4] = has4bue_4, [5] = has4bue_5, [6] = has4bue_6, [7] = has4bue_7, [8] = has4bue_8, [9] = has4bue_9,
+      [10] = has4bue_10, [11] = has4bue_11, [12] = has4bue_12, [13] = has4bue_13, [14] = has4bue_14,
+      [15] = has4bue_15, [16] = has4bue_16 },
 };
 #endif
 
@@ -162,6 +194,21 @@ BK_HIDDEN bool (*bk__cf_pick_has(const bk_cuckoo *F))(const bk_cuckoo *, uint64_
         return has4[early][F->f];
     }
     return early ? has_any_early : has_any;
+}
+
+BK_HIDDEN bool (*bk__cf_pick_has_u64(const bk_cuckoo *F))(const bk_cuckoo *, uint64_t)
+{
+    const cf_table *T = cf_solo(F);
+    if (!T || F->groups != 1 || F->semi || stash_used(T)) return contains_slow_u;
+    const bool early = cf_nwords(F, T) * 8 > CF_EARLY_BYTES;
+    if (F->b == 4 && F->f <= 16) {
+#ifdef CF_HAS_BMI
+        const unsigned both = BK_CPU_BMI1 | BK_CPU_BMI2;
+        if ((bk__cpu_usable() & both) == both) return has4bu[early][F->f];
+#endif
+        return has4u[early][F->f];
+    }
+    return early ? has_any_early_u : has_any_u;
 }
 
 bk_status bk_cuckoo_get_reader(const bk_cuckoo *F, bk_cuckoo_reader *out)
@@ -200,14 +247,14 @@ bool bk_cuckoo_contains(const bk_cuckoo *F, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return F->has(F, bk__hash_u64_keyed(k, F->u64_flip));
+        return F->has_u64(F, k);
     }
     return contains_any_len(F, key, len);
 }
 
 bool bk_cuckoo_contains_u64(const bk_cuckoo *F, uint64_t key)
 {
-    return F->has(F, bk__hash_u64_keyed(key, F->u64_flip));
+    return F->has_u64(F, key);
 }
 
 
