@@ -1,7 +1,8 @@
 /* Blocked sizing: the fast search (closed-form mixture with error bounds, falling back to the summed
  * mixture where the bounds cannot decide) returns exactly the geometry of the search over the summed
  * mixture alone, for both public layouts and the scalable chain's 1024-bit blocks, over a wide grid of
- * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9; for few blocks, down to 1e-12) and at the edges (one
+ * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9; for few blocks, down to 1e-12; n from 10 to 1e10 at p
+ * from 1e-10 to 1e-20, 1e-16 in the 512-bit layout) and at the edges (one
  * block, the largest filter, p next to 1 and far below 1e-9). No cell differs: none is smaller or
  * larger. */
 #include "testutil.h"
@@ -117,6 +118,85 @@ static void few_blocks_and_low_p(void **state)
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) check_same(cells[i].n, cells[i].p, cells[i].code);
 }
 
+/* Far below 1e-9, down to 1e-20, where the closed form's terms cancel to no digits at all: every
+ * layout against the summed search down to 1e-16, the split and 1024-bit layouts down to 1e-20. */
+static void very_low_p(void **state)
+{
+    (void)state;
+    static const uint64_t ns[] = { 10, 100, 1000, 54321, 100000, 10000000, 1000000000 };
+    static const double ps[] = { 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-20 };
+    const size_t nn = sizeof ns / sizeof ns[0], np = sizeof ps / sizeof ps[0];
+    grid(BK_BLOCKED_SPLIT256, ns, nn, ps, np);
+    grid(LAYOUT_1024, ns, nn, ps, np);
+    grid(BK_BLOCKED_512, ns, nn, ps, 7);
+    uint64_t s = 11;
+    for (int i = 0; i < 90; i++) {
+        double u = (double)(tu_splitmix(&s) % 1000000) / 1000000.0, v = (double)(tu_splitmix(&s) % 1000000) / 1000000.0;
+        const int code = i % 3;
+        check_same((uint64_t)llround(pow(10.0, 1.0 + 9.0 * u)), 1e-10 * pow(code == BK_BLOCKED_512 ? 1e-6 : 1e-10, v), code);
+    }
+}
+
+/* The 512-bit layout below 1e-16: its summed FPR is there mostly the rounding of inner()'s alternating
+ * sum, neither monotone in the block count nor unimodal in k, so searches from different starts may
+ * end at different block counts (the search over the summed mixture alone among them). The geometry
+ * stays the one it has been (recorded here), within p by bk_blocked_fpr; a count too big is refused. */
+static void b512_floor(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t n;
+        double p;
+        uint64_t m; /* 0: refused as too big */
+        uint32_t k;
+    } cells[] = {
+        { 10, 1e-17, 12288, 15 },
+        { 100, 1e-17, 147968, 15 },
+        { 1000, 1e-17, 1505792, 15 },
+        { 54321, 1e-17, 81928192, 15 },
+        { 100000, 1e-17, 150822400, 15 },
+        { 10000000, 1e-17, UINT64_C(24908092928), 13 },
+        { 10, 1e-18, 38912, 13 },
+        { 100, 1e-18, 445952, 13 },
+        { 1000, 1e-18, 4518912, 13 },
+        { 54321, 1e-18, 245457920, 13 },
+        { 100000, 1e-18, 451865600, 13 },
+        { 10000000, 1e-18, UINT64_C(45186522112), 13 },
+        { 1000000000, 1e-18, 0, 0 },
+        { 10, 1e-19, 75776, 13 },
+        { 100, 1e-19, 855040, 13 },
+        { 1000, 1e-19, 8659456, 13 },
+        { 54321, 1e-19, 470383104, 13 },
+        { 100000, 1e-19, 865931776, 13 },
+        { 10000000, 1e-19, UINT64_C(86593142784), 13 },
+        { 629, 1.0202579792597404e-17, 1555456, 13 },
+        { 196515, 5.9772304468869881e-18, 332138496, 15 },
+        { 92774, 1.7086377607330069e-16, 79200256, 15 },
+        { 10, 2.2962015194975462e-16, 6144, 15 },
+        { 11092, 4.3134026419528621e-20, 123287040, 13 },
+    };
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        bk_geometry a, c;
+        memset(&a, 0, sizeof a);
+        memset(&c, 0, sizeof c);
+        bk_status sa = bk_blocked_size(cells[i].n, cells[i].p, BK_BLOCKED_512, &a);
+        bk_status sc = bk__blocked_size_mk(cells[i].n, cells[i].p, BK_BLOCKED_512, &c);
+        if (cells[i].m == 0) {
+            assert_int_equal(sa, BK_ETOOBIG);
+            assert_int_equal(sc, BK_ETOOBIG);
+            continue;
+        }
+        if (sa != BK_OK || a.m != cells[i].m || a.k != cells[i].k) {
+            print_error("n=%llu p=%.17g: m=%llu k=%u, recorded m=%llu k=%u\n", (unsigned long long)cells[i].n,
+                        cells[i].p, (unsigned long long)a.m, a.k, (unsigned long long)cells[i].m, cells[i].k);
+            fail();
+        }
+        assert_int_equal(sc, BK_OK);
+        assert_true(c.m == a.m && c.k == a.k);
+        assert_true(a.fpr == bk_blocked_fpr(a.m, a.n, BK_BLOCKED_512, a.k) && a.fpr <= cells[i].p);
+    }
+}
+
 /* The thread's memo of its last sizings answers exactly as the search: repeated cells, cells that
  * push others out of it, a refused one, with the memo on and off. */
 static void memo(void **state)
@@ -178,6 +258,8 @@ int main(void)
         cmocka_unit_test(b1024_grid),
         cmocka_unit_test(chain_and_random_points),
         cmocka_unit_test(few_blocks_and_low_p),
+        cmocka_unit_test(very_low_p),
+        cmocka_unit_test(b512_floor),
         cmocka_unit_test(memo),
         cmocka_unit_test(edges),
     };

@@ -696,20 +696,28 @@ static double binomial_slope(double n, double x, bk_blocked_layout layout, uint3
     return f;
 }
 
-/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (binomial below 4096
- * blocks, Poisson above; the guess only), k fixed. */
-static double refine_guess(const sizing *z, double x, double p, uint32_t k)
+/* The summed mixture's own form at x blocks (binomial below 4096 blocks, Poisson above) and its
+ * derivative in x (the guess only). */
+static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
 {
-    const double lp = log(p), n = (double)z->n;
-    for (int it = 0; it < 4; it++) {
-        double f, dfdx;
-        if (x < 4096) {
-            f = binomial_slope(n, x, z->layout, k, &dfdx);
-        } else {
-            double d, mean = n / x;
-            f = mixture_slope(mean, z->layout, k, &d);
-            dfdx = -(mean / x) * d;
-        }
+    const double n = (double)z->n;
+    if (x < 4096) return binomial_slope(n, x, z->layout, k, dfdx);
+    double d, mean = n / x;
+    const double f = mixture_slope(mean, z->layout, k, &d);
+    *dfdx = -(mean / x) * d;
+    return f;
+}
+
+/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (the guess only), from x;
+ * once they settle, k moves to the best k there (a few times at most) and the steps go on. Every term of that form is positive, so it keeps its digits where the closed form's cancel
+ * (low p): from the classic size (a lower bound) the steps reach the root in a few dozen at most. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t *kp, bool fast)
+{
+    const double lp = log(p);
+    uint32_t k = *kp;
+    int moves = 0;
+    for (int it = 0; it < (fast ? 48 : 4); it++) {
+        double dfdx, f = summed_slope(z, x, k, &dfdx);
         if (!(f > 0) || !(dfdx < 0)) break;
         double x2 = x - (log(f) - lp) * f / dfdx;
         if (!(x2 >= 1)) x2 = 1;
@@ -717,8 +725,22 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t k)
         if (x2 < x / 2) x2 = x / 2;
         double dx = fabs(x2 - x);
         x = x2;
-        if (dx < 0.05) break;
+        if (dx < 0.05) {
+            if (!fast || z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
+            /* fpr_best_k's k: the first local minimum from k = 1 (where the summed values have
+             * rounding dips of their own, a nearer dip is not the one the search takes) */
+            double dm, best = summed_slope(z, x, 1, &dm);
+            uint32_t kb = 1;
+            for (uint32_t j = 2; j <= BK_BLOCKED_MAX_K; j++) {
+                const double fj = summed_slope(z, x, j, &dm);
+                if (fj < best) best = fj, kb = j;
+                else if (fj > best) break;
+            }
+            if (kb == k) break;
+            k = kb;
+        }
     }
+    *kp = k;
     return x;
 }
 
@@ -744,8 +766,12 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
  * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
  * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
  * block count, so the steps approach the root from below without overshooting. The search below
- * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value. */
-static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
+ * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value.
+ * fast: where the closed form's rounding passes 1% of its value, go on from there with steps on the
+ * summed mixture until they settle (and its best k), rather than on with the closed form's, which
+ * wander off by up to a factor of several (low p); without it, at most 4 summed steps from where
+ * the closed form's ended. */
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out, bool fast)
 {
     uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
@@ -756,6 +782,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
         any = true;
+        if (fast && noise > 0.01) break; /* over 1% of rounding: steps on the closed form would wander */
         const double hp = slope / f; /* d ln FPR / d blocks */
         double x2 = x - (log(f) - lp) / hp;
         if (!(x2 >= x / 2)) x2 = x / 2;
@@ -778,7 +805,8 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    return noise * x > 0.1 ? refine_guess(z, x, p, k) : x;
+    if (noise * x > 0.1) x = refine_guess(z, x, p, kg, fast);
+    return x;
 }
 
 /* blocks_ok, its k walk starting from *k scaled from the block count *from it belongs to (the best k
@@ -833,6 +861,13 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     return s;
 }
 
+/* Below this p the 512-bit layout's summed FPR is mostly the rounding of inner()'s alternating sum
+ * (its values near 1e-16 in absolute terms): it is neither monotone in the block count nor unimodal
+ * in k there, so the block count the search ends at depends on where it starts. The guess keeps its
+ * slow form there, for the same geometry as before; above it (and in the other layouts, whose inner()
+ * has no such sum) the fast guess gives the same geometry from a start next to the answer. */
+#define FAST_GUESS_512_MIN_P 1e-15
+
 /* size_for's search: the smallest block count within p and its k (the arguments checked). */
 static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
@@ -853,7 +888,7 @@ static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, boo
     uint32_t k;
     double noise = 0;
     z.summed_first = false;
-    double g = guess_blocks(&z, classic, p, &k, &noise);
+    double g = guess_blocks(&z, classic, p, &k, &noise, layout != BK_BLOCKED_512 || p >= FAST_GUESS_512_MIN_P);
     z.summed_first = noise > 0.01;
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
     double f, fhi, t, thi, from = !(g >= 1) ? 1 : g; /* k belongs to the guess's block count */
