@@ -709,8 +709,10 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
 }
 
 /* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (the guess only), from x;
- * once they settle, k moves to the best k there (a few times at most) and the steps go on. Every term of that form is positive, so it keeps its digits where the closed form's cancel
- * (low p): from the classic size (a lower bound) the steps reach the root in a few dozen at most. */
+ * once they settle, k moves to a neighbour with a lower FPR there (a few times at most) and the steps
+ * go on; a step grows x eightfold at most. Every term of that form is positive, so it keeps its
+ * digits where the closed form's cancel (low p): from the classic size (a lower bound) the steps reach
+ * the root in a few dozen at most. Not fast (the former guess): 4 steps, twofold at most, k fixed. */
 static double refine_guess(const sizing *z, double x, double p, uint32_t *kp, bool fast)
 {
     const double lp = log(p);
@@ -721,21 +723,17 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t *kp, bo
         if (!(f > 0) || !(dfdx < 0)) break;
         double x2 = x - (log(f) - lp) * f / dfdx;
         if (!(x2 >= 1)) x2 = 1;
-        if (x2 > 2 * x) x2 = 2 * x;
+        if (x2 > (fast ? 8 : 2) * x) x2 = (fast ? 8 : 2) * x;
         if (x2 < x / 2) x2 = x / 2;
         double dx = fabs(x2 - x);
         x = x2;
         if (dx < 0.05) {
             if (!fast || z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
-            /* fpr_best_k's k: the first local minimum from k = 1 (where the summed values have
-             * rounding dips of their own, a nearer dip is not the one the search takes) */
-            double dm, best = summed_slope(z, x, 1, &dm);
-            uint32_t kb = 1;
-            for (uint32_t j = 2; j <= BK_BLOCKED_MAX_K; j++) {
-                const double fj = summed_slope(z, x, j, &dm);
-                if (fj < best) best = fj, kb = j;
-                else if (fj > best) break;
-            }
+            /* the neighbour with the lower FPR there, if any */
+            double dm, fk = summed_slope(z, x, k, &dm), fl = 2, fh = 2;
+            if (k > 1) fl = summed_slope(z, x, k - 1, &dm);
+            if (k < BK_BLOCKED_MAX_K && !(fl < fk)) fh = summed_slope(z, x, k + 1, &dm);
+            const uint32_t kb = fl < fk ? k - 1 : fh < fk ? k + 1 : k;
             if (kb == k) break;
             k = kb;
         }
