@@ -799,6 +799,10 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         }
     }
     *kg = k;
+    if (!any && fast) { /* no use even at the classic size (its terms cancel to nothing) */
+        *noise_out = 1;
+        return refine_guess(z, classic, p, kg, true);
+    }
     if (!any) return classic;
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
