@@ -196,22 +196,9 @@ static void stubs(void)
     RedisModule_SaveStringBuffer = stub_save_string_buffer;
     RedisModule_GetContextFromIO = stub_context_from_io;
     RedisModule_CreateDataType = stub_create_data_type;
-    /* bloomkitB and bloomkitC as RedisModule_OnLoad registers them (module.c), the others by their own
-     * registration calls */
-    RedisModuleTypeMethods bf = {
-        .version = REDISMODULE_TYPE_METHOD_VERSION,
-        .rdb_load = bkr_rdb_load_bf,
-        .rdb_save = bkr_rdb_save,
-        .mem_usage = bkr_mem_usage,
-        .free = bkr_value_free,
-        .copy = bkr_copy,
-    };
-    RedisModuleTypeMethods cf = bf;
-    cf.rdb_load = bkr_rdb_load_cf;
-    stub_create_data_type(NULL, "bloomkitB", 1, &bf); /* encoding version 1: module.c's BKR_ENCVER */
-    stub_create_data_type(NULL, "bloomkitC", 1, &cf);
+    /* every data type by the module's own registration calls: names, encoding versions, methods */
+    CHECK(bkr_types_register(NULL) == REDISMODULE_OK);
     CHECK(bkr_sk_types_register(NULL) == REDISMODULE_OK);
-    CHECK(bkr_rb_register_types(NULL) == REDISMODULE_OK);
     for (int t = 0; t < NTYPES; t++) CHECK(types[t].m.rdb_load && types[t].m.rdb_save && types[t].m.copy);
 }
 

@@ -453,6 +453,37 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **in, int argc_in)
 /* Encoding version of our values in RDB (value.c documents it). */
 #define BKR_ENCVER 1
 
+RedisModuleType *bkr_create_type(RedisModuleCtx *ctx, const char *name, int encver, RedisModuleTypeLoadFunc rdb_load,
+                                 RedisModuleTypeSaveFunc rdb_save, RedisModuleTypeRewriteFunc aof_rewrite,
+                                 RedisModuleTypeMemUsageFunc mem_usage, RedisModuleTypeFreeFunc free_value,
+                                 RedisModuleTypeDigestFunc digest, RedisModuleTypeCopyFunc copy)
+{
+    RedisModuleTypeMethods m = {
+        .version = REDISMODULE_TYPE_METHOD_VERSION,
+        .rdb_load = rdb_load,
+        .rdb_save = rdb_save,
+        .aof_rewrite = aof_rewrite,
+        .mem_usage = mem_usage,
+        .free = free_value,
+        .digest = digest,
+        .copy = copy,
+    };
+    return RedisModule_CreateDataType(ctx, name, encver, &m);
+}
+
+int bkr_types_register(RedisModuleCtx *ctx)
+{
+    /* Type names are 9 characters and ours, not RedisBloom's: an RDB written by this module must not
+     * be mistaken for RedisBloom's encoding (or the other way round). */
+    bkr_type[BKR_BF] = bkr_create_type(ctx, "bloomkitB", BKR_ENCVER, bkr_rdb_load_bf, bkr_rdb_save, bkr_aof_rewrite_bf,
+                                       bkr_mem_usage, bkr_value_free, bkr_digest, bkr_copy);
+    bkr_type[BKR_CF] = bkr_create_type(ctx, "bloomkitC", BKR_ENCVER, bkr_rdb_load_cf, bkr_rdb_save, bkr_aof_rewrite_cf,
+                                       bkr_mem_usage, bkr_value_free, bkr_digest, bkr_copy);
+    if (!bkr_type[BKR_BF] || !bkr_type[BKR_CF]) return REDISMODULE_ERR;
+    /* RedisBloom's types (MBbloom--, MBbloomCF): its data loads here, in its own layout (rb_compat.c) */
+    return bkr_rb_register_types(ctx);
+}
+
 /* The one symbol the module exports (the rest is built with hidden visibility). */
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                               int argc);
@@ -473,26 +504,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     /* rdb_load gets to see damaged data and refuse it instead of Redis stopping on a short read. */
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
 
-    RedisModuleTypeMethods bf = {
-        .version = REDISMODULE_TYPE_METHOD_VERSION,
-        .rdb_load = bkr_rdb_load_bf,
-        .rdb_save = bkr_rdb_save,
-        .aof_rewrite = bkr_aof_rewrite_bf,
-        .mem_usage = bkr_mem_usage,
-        .free = bkr_value_free,
-        .digest = bkr_digest,
-        .copy = bkr_copy,
-    };
-    RedisModuleTypeMethods cf = bf;
-    cf.rdb_load = bkr_rdb_load_cf;
-    cf.aof_rewrite = bkr_aof_rewrite_cf;
-    /* Type names are 9 characters and ours, not RedisBloom's: an RDB written by this module must not
-     * be mistaken for RedisBloom's encoding (or the other way round). */
-    bkr_type[BKR_BF] = RedisModule_CreateDataType(ctx, "bloomkitB", BKR_ENCVER, &bf);
-    bkr_type[BKR_CF] = RedisModule_CreateDataType(ctx, "bloomkitC", BKR_ENCVER, &cf);
-    if (!bkr_type[BKR_BF] || !bkr_type[BKR_CF]) return REDISMODULE_ERR;
-    /* RedisBloom's types (MBbloom--, MBbloomCF): its data loads here, in its own layout (rb_compat.c) */
-    if (bkr_rb_register_types(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (bkr_types_register(ctx) != REDISMODULE_OK) return REDISMODULE_ERR;
 
     if (bkr_bf_register(ctx) != REDISMODULE_OK || bkr_cf_register(ctx) != REDISMODULE_OK ||
         bkr_bk_register(ctx) != REDISMODULE_OK || bkr_aging_register(ctx) != REDISMODULE_OK ||

@@ -274,6 +274,17 @@ bk_status bkr_bf_new_value(long long capacity, double error, long long expansion
 bk_status bkr_cf_new_value(long long capacity, long long bucket_size, long long max_iterations, long long expansion,
                            bkr_value **out);
 
+/* ---- data types (module.c) ---- */
+/* Registers a data type with the methods every type of this module has: RDB load and save, AOF
+ * rewrite, memory usage, free, digest (NULL where the type has none) and copy. NULL if Redis refuses. */
+RedisModuleType *bkr_create_type(RedisModuleCtx *ctx, const char *name, int encver, RedisModuleTypeLoadFunc rdb_load,
+                                 RedisModuleTypeSaveFunc rdb_save, RedisModuleTypeRewriteFunc aof_rewrite,
+                                 RedisModuleTypeMemUsageFunc mem_usage, RedisModuleTypeFreeFunc free_value,
+                                 RedisModuleTypeDigestFunc digest, RedisModuleTypeCopyFunc copy);
+/* The Bloom and cuckoo data types: bloomkit's (bloomkitB, bloomkitC: bkr_type) and RedisBloom's
+ * (MBbloom--, MBbloomCF: rb_compat.c), with their names and encoding versions. */
+int bkr_types_register(RedisModuleCtx *ctx);
+
 /* ---- commands ---- */
 int bkr_bf_register(RedisModuleCtx *ctx);
 void bkr_bf_prepare(void); /* at load: the first blocked sizing of the process (bf.c) */

@@ -162,30 +162,12 @@ RedisModuleType *bkr_rb_type(bool cf) { return cf ? rb_cf_type : rb_bf_type; }
 
 int bkr_rb_register_types(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods bf = {
-        .version = REDISMODULE_TYPE_METHOD_VERSION,
-        .rdb_load = bf_load,
-        .rdb_save = bf_save,
-        .aof_rewrite = bf_aof,
-        .mem_usage = bf_mem,
-        .free = bf_free,
-        .digest = bf_digest,
-        .copy = bf_copy,
-    };
-    RedisModuleTypeMethods cf = {
-        .version = REDISMODULE_TYPE_METHOD_VERSION,
-        .rdb_load = cf_load,
-        .rdb_save = cf_save,
-        .aof_rewrite = cf_aof,
-        .mem_usage = cf_mem,
-        .free = cf_free,
-        .digest = cf_digest,
-        .copy = cf_copy,
-    };
     /* RedisBloom's own type names and encoding version: its RDB files, replication streams and
      * DUMP payloads load here, and what this module saves for these keys loads in RedisBloom. */
-    rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_BF_ENCVER, &bf);
-    rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_CF_ENCVER, &cf);
+    rb_bf_type = bkr_create_type(ctx, "MBbloom--", RB_BF_ENCVER, bf_load, bf_save, bf_aof, bf_mem, bf_free, bf_digest,
+                                 bf_copy);
+    rb_cf_type = bkr_create_type(ctx, "MBbloomCF", RB_CF_ENCVER, cf_load, cf_save, cf_aof, cf_mem, cf_free, cf_digest,
+                                 cf_copy);
     return rb_bf_type && rb_cf_type ? REDISMODULE_OK : REDISMODULE_ERR;
 }
 
