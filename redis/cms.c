@@ -202,21 +202,17 @@ static void *rbtopk_copy(RedisModuleString *f, RedisModuleString *t, const void 
 
 int bkr_sk_types_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods m[4] = {
-        { .version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = cms_rdb_load, .rdb_save = cms_rdb_save,
-          .aof_rewrite = cms_aof, .mem_usage = cms_mem, .free = cms_free, .copy = cms_copy },
-        { .version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = topk_rdb_load, .rdb_save = topk_rdb_save,
-          .aof_rewrite = topk_aof, .mem_usage = topk_mem, .free = topk_free, .copy = topk_copy },
-        { .version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = rbcms_load, .rdb_save = rbcms_save,
-          .aof_rewrite = rbcms_aof, .mem_usage = rbcms_mem, .free = rbcms_free, .copy = rbcms_copy },
-        { .version = REDISMODULE_TYPE_METHOD_VERSION, .rdb_load = rbtopk_load, .rdb_save = rbtopk_save,
-          .aof_rewrite = rbtopk_aof, .mem_usage = rbtopk_mem, .free = rbtopk_free, .copy = rbtopk_copy },
-    };
     /* bloomkit's own (encoding 1: the saved form), and RedisBloom 2.x's names and encoding 0 */
-    static const char *const names[4] = { "bloomkitS", "bloomkitK", "CMSk-TYPE", "TopK-TYPE" };
-    static const int encver[4] = { 1, 1, 0, 0 };
+    bkr_sk_type[0] = bkr_create_type(ctx, "bloomkitS", 1, cms_rdb_load, cms_rdb_save, cms_aof, cms_mem, cms_free, NULL,
+                                     cms_copy);
+    bkr_sk_type[1] = bkr_create_type(ctx, "bloomkitK", 1, topk_rdb_load, topk_rdb_save, topk_aof, topk_mem, topk_free,
+                                     NULL, topk_copy);
+    bkr_sk_type[2] = bkr_create_type(ctx, "CMSk-TYPE", 0, rbcms_load, rbcms_save, rbcms_aof, rbcms_mem, rbcms_free, NULL,
+                                     rbcms_copy);
+    bkr_sk_type[3] = bkr_create_type(ctx, "TopK-TYPE", 0, rbtopk_load, rbtopk_save, rbtopk_aof, rbtopk_mem, rbtopk_free,
+                                     NULL, rbtopk_copy);
     for (int i = 0; i < 4; i++)
-        if (!(bkr_sk_type[i] = RedisModule_CreateDataType(ctx, names[i], encver[i], &m[i]))) return REDISMODULE_ERR;
+        if (!bkr_sk_type[i]) return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }
 
