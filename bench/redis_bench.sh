@@ -24,26 +24,8 @@ PIPELINES=${PIPELINES:-"1 16"}
 [ -f "$module" ] || { echo "module not found: $module (build it first)" >&2; exit 1; }
 module=$(cd "$(dirname "$module")" && pwd)/$(basename "$module")
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bk-redis-bench.XXXXXX")
-pid=""
-cleanup() {
-    if [ -n "$pid" ]; then
-        redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
-redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
-    --logfile "$dir/redis.log" --loadmodule "$module" ${MODULE_ARGS-} &
-pid=$!
-i=0
-until redis-cli -p "$port" ping >/dev/null 2>&1; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "redis-server did not start" >&2; cat "$dir/redis.log" >&2; exit 1; }
-    sleep 0.1
-done
+. "$root/bench/redis_server.sh"
+redis_start "$module" ${MODULE_ARGS-}
 
 # Filters sized for everything the runs add (so the Bloom filter stays one sub-filter at 1%, as a
 # reserved production filter would, and the cuckoo filter does not expand).
@@ -69,28 +51,28 @@ rps() {
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for p in $PIPELINES; do
-    : > "$dir/res"
+    : > "$redis_dir/res"
     r=1
     while [ $r -le "$ROUNDS" ]; do
         # one round: each command right after the plain command it is compared with
         s=$(rps "$p" SET key:__rand_int__ __rand_int__)
-        echo "$r SET $s $s" >> "$dir/res"
-        echo "$r BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__) $s" >> "$dir/res"
-        echo "$r CF.ADD $(RANGE=1000000000 rps "$p" CF.ADD bench:cf __rand_int__) $s" >> "$dir/res"
-        echo "$r CMS.INCRBY $(rps "$p" CMS.INCRBY bench:cms __rand_int__ 1) $s" >> "$dir/res"
-        echo "$r TOPK.ADD $(rps "$p" TOPK.ADD bench:topk __rand_int__) $s" >> "$dir/res"
+        echo "$r SET $s $s" >> "$redis_dir/res"
+        echo "$r BF.ADD $(rps "$p" BF.ADD bench:bf __rand_int__) $s" >> "$redis_dir/res"
+        echo "$r CF.ADD $(RANGE=1000000000 rps "$p" CF.ADD bench:cf __rand_int__) $s" >> "$redis_dir/res"
+        echo "$r CMS.INCRBY $(rps "$p" CMS.INCRBY bench:cms __rand_int__ 1) $s" >> "$redis_dir/res"
+        echo "$r TOPK.ADD $(rps "$p" TOPK.ADD bench:topk __rand_int__) $s" >> "$redis_dir/res"
         g=$(rps "$p" GET key:__rand_int__)
-        echo "$r GET $g $g" >> "$dir/res"
-        echo "$r BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__) $g" >> "$dir/res"
-        echo "$r CF.EXISTS $(rps "$p" CF.EXISTS bench:cf __rand_int__) $g" >> "$dir/res"
+        echo "$r GET $g $g" >> "$redis_dir/res"
+        echo "$r BF.EXISTS $(rps "$p" BF.EXISTS bench:bf __rand_int__) $g" >> "$redis_dir/res"
+        echo "$r CF.EXISTS $(rps "$p" CF.EXISTS bench:cf __rand_int__) $g" >> "$redis_dir/res"
         r=$((r + 1))
     done
     echo ""
     echo "pipeline $p (requests/s: median over rounds; ratio: median of each round's ratio):"
     printf "  %-10s %12s %10s\n" command "requests/s" "ratio"
     for c in SET BF.ADD CF.ADD CMS.INCRBY TOPK.ADD GET BF.EXISTS CF.EXISTS; do
-        v=$(awk -v c="$c" '$2 == c { print $3 }' "$dir/res" | median)
-        q=$(awk -v c="$c" '$2 == c { print 100 * $3 / $4 }' "$dir/res" | median)
+        v=$(awk -v c="$c" '$2 == c { print $3 }' "$redis_dir/res" | median)
+        q=$(awk -v c="$c" '$2 == c { print 100 * $3 / $4 }' "$redis_dir/res" | median)
         case $c in SET|BF.ADD|CF.ADD|CMS.INCRBY|TOPK.ADD) bn=SET ;; *) bn=GET ;; esac
         printf "  %-10s %12.0f %9.1f%% of %s\n" "$c" "$v" "$q" "$bn"
     done

@@ -23,40 +23,7 @@ for m in "$m1" $m2; do [ -f "$m" ] || { echo "module not found: $m" >&2; exit 1;
 m1=$(realpath "$m1")
 [ -z "$m2" ] || m2=$(realpath "$m2")
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bk-reserve-bench.XXXXXX")
-pids=""
-cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# start MODULE ARGS...: a fresh server with the module; prints "pid port"
-start() {
-    mod=$1
-    shift
-    port=$(free_port)
-    mkdir -p "$dir/$port"
-    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir/$port" --save "" --appendonly no \
-        --logfile "$dir/$port/redis.log" --loadmodule "$mod" "$@" >/dev/null 2>&1 &
-    spid=$!
-    i=0
-    until redis-cli -p "$port" ping >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -lt 200 ] || { echo "server did not start: $mod" >&2; cat "$dir/$port/redis.log" >&2; exit 1; }
-        sleep 0.05
-    done
-    echo "$spid $port"
-}
-
-stop() { # pid port
-    redis-cli -p "$2" shutdown nosave >/dev/null 2>&1 || kill "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
+. "$root/bench/redis_server.sh"
 
 reserve_usec() { # port: usec of the calls so far, from INFO commandstats
     redis-cli -p "$1" info commandstats | tr -d '\r' | sed -n 's/^cmdstat_bf\.reserve:calls=\([0-9]*\),usec=\([0-9]*\),.*/\1 \2/p'
@@ -73,28 +40,24 @@ for m in "$m1" $m2; do
     f=0
     while [ $f -lt "$FIRST" ]; do
         f=$((f + 1))
-        s=$(start "$m" $args)
-        spid=${s% *} sport=${s#* }
-        pids="$pids $spid"
-        redis-cli -p "$sport" BF.RESERVE first "$ERROR" "$CAPACITY" >/dev/null
-        u1=$(reserve_usec "$sport" | cut -d' ' -f2)
-        redis-cli -p "$sport" BF.RESERVE second "$ERROR" "$CAPACITY" >/dev/null
-        u2=$(reserve_usec "$sport" | cut -d' ' -f2)
+        redis_start "$m" $args
+        redis-cli -p "$port" BF.RESERVE first "$ERROR" "$CAPACITY" >/dev/null
+        u1=$(reserve_usec "$port" | cut -d' ' -f2)
+        redis-cli -p "$port" BF.RESERVE second "$ERROR" "$CAPACITY" >/dev/null
+        u2=$(reserve_usec "$port" | cut -d' ' -f2)
         firsts="$firsts $u1" seconds="$seconds $((u2 - u1))"
-        stop "$spid" "$sport"
+        redis_stop "$pid" "$port"
     done
     echo "  $m"
     echo "    first:$firsts   second:$seconds"
 done
 
 echo "redis-benchmark -c 1 -n $N -r 1000000000 BF.RESERVE k:__rand_int__ $ERROR $CAPACITY (requests per second; server usec per call):"
-s1=$(start "$m1" ${MODULE_ARGS-})
-pids="$pids ${s1% *}"
-ports=${s1#* }
+redis_start "$m1" ${MODULE_ARGS-}
+ports=$port
 if [ -n "$m2" ]; then
-    s2=$(start "$m2")
-    pids="$pids ${s2% *}"
-    ports="$ports ${s2#* }"
+    redis_start "$m2"
+    ports="$ports $port"
 fi
 r=0
 while [ $r -lt "$ROUNDS" ]; do

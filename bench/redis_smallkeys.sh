@@ -15,18 +15,7 @@ ROUNDS=${ROUNDS:-2}
 [ -f "$module" ] || { echo "module not found: $module (build it first)" >&2; exit 1; }
 module=$(cd "$(dirname "$module")" && pwd)/$(basename "$module")
 
-port=""
-dir=""
-pid=""
-cleanup() {
-    if [ -n "$pid" ]; then
-        redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    [ -z "$dir" ] || rm -rf "$dir"
-    pid=""
-}
-trap cleanup EXIT INT TERM
+. "$root/bench/redis_server.sh"
 
 rps() { # rps <command...>: requests per second of one redis-benchmark run
     redis-benchmark -p "$port" -c 50 -n "$N" -q "$@" | tr '\r' '\n' | grep -o '[0-9.]* requests per second' |
@@ -38,16 +27,7 @@ printf '  %-8s %-6s %10s %10s %10s   %s\n' round packed "EXISTS/1k" "EXISTS/100"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for mode in yes no; do
-        port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        dir=$(mktemp -d "${TMPDIR:-/tmp}/bk-redis-small.XXXXXX")
-        redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
-            --logfile "$dir/redis.log" --loadmodule "$module" CF_PACKED "$mode" &
-        pid=$!
-        i=0
-        until redis-cli -p "$port" ping >/dev/null 2>&1; do
-            i=$((i + 1)); [ $i -lt 100 ] || { echo "redis-server did not start" >&2; exit 1; }
-            sleep 0.1
-        done
+        redis_start "$module" CF_PACKED "$mode"
         redis-cli -p "$port" CF.RESERVE small 1024 >/dev/null
         redis-cli -p "$port" CF.INSERT small ITEMS $(seq 1 400) >/dev/null
         redis-cli -p "$port" CF.RESERVE small100 100 >/dev/null
@@ -60,7 +40,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         ua=$(printf '%s\n' "$stats" | sed -n 's/^cmdstat_cf.addnx:.*usec_per_call=\([0-9.]*\).*/\1/p')
         printf '  %-8s %-6s %10s %10s %10s   %s %s (%s)\n' "$r" "$mode" "$e1" "$e2" "$a" "$ue" "$ua" \
             "$(cut -d' ' -f1-3 /proc/loadavg)"
-        cleanup
+        redis_stop "$pid" "$port"
     done
     r=$((r + 1))
 done

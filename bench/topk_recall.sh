@@ -19,35 +19,16 @@ OTHER=${OTHER:-}
 [ -f "$module" ] || { echo "module not found: $module (build it first)" >&2; exit 1; }
 [ -x "$BENCH" ] || { echo "bench_sketch not found: $BENCH (build it first)" >&2; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bk-topk-recall.XXXXXX")
-pids=""
-cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
+. "$root/bench/redis_server.sh"
 
-start() { # name module: sets $port
-    port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    mkdir -p "$dir/$1"
-    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir/$1" --save "" --appendonly no \
-        --logfile "$dir/$1/redis.log" --loadmodule "$2" >/dev/null 2>&1 &
-    pids="$pids $!"
-    i=0
-    until redis-cli -p "$port" ping >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -lt 100 ] || { echo "redis-server did not start" >&2; cat "$dir/$1/redis.log" >&2; exit 1; }
-        sleep 0.1
-    done
-}
-
-"$BENCH" topk-truth "$ITEMS" | sort >"$dir/truth"
-"$BENCH" topk-resp "$ITEMS" t >"$dir/stream"
+"$BENCH" topk-truth "$ITEMS" | sort >"$redis_dir/truth"
+"$BENCH" topk-resp "$ITEMS" t >"$redis_dir/stream"
 echo "Top-K recall, Zipf(1.0), $ITEMS items over 1,000,000 keys, k = $K; load $(cut -d' ' -f1-3 /proc/loadavg)"
 servers="bloomkit:$module"
 [ -n "$OTHER" ] && servers="$servers other:$OTHER"
 for s in $servers; do
     name=${s%%:*}
-    start "$name" "${s#*:}"
+    redis_start "${s#*:}"
     for g in $GEOMETRIES; do
         redis-cli -p "$port" del t >/dev/null
         if [ "$g" = "-" ]; then
@@ -56,10 +37,10 @@ for s in $servers; do
             redis-cli -p "$port" TOPK.RESERVE t "$K" $(echo "$g" | tr ':' ' ') >/dev/null
         fi
         t0=$(date +%s.%N)
-        redis-cli -p "$port" --pipe <"$dir/stream" >/dev/null
+        redis-cli -p "$port" --pipe <"$redis_dir/stream" >/dev/null
         t1=$(date +%s.%N)
-        redis-cli -p "$port" TOPK.LIST t | sort >"$dir/list"
-        hit=$(comm -12 "$dir/truth" "$dir/list" | wc -l)
+        redis-cli -p "$port" TOPK.LIST t | sort >"$redis_dir/list"
+        hit=$(comm -12 "$redis_dir/truth" "$redis_dir/list" | wc -l)
         mem=$(redis-cli -p "$port" MEMORY USAGE t)
         info=$(redis-cli -p "$port" TOPK.INFO t | tr '\n' ' ')
         printf '%-8s %-14s %3d of the true top %d  MEMORY USAGE %7d B  (%s) %.1f s\n' "$name" "$g" "$hit" "$K" \
