@@ -176,7 +176,8 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_reply_count(ctx, bk_quotient_count_hash(q, h));
 }
 
-static int QF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+/* BK.QF.EXISTS (0 or 1) and BK.QF.COUNT (the count) of argv[2]; 0 for a missing key. */
+static int qf_query(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool count)
 {
     RedisModule_AutoMemory(ctx);
     if (argc != 3) return RedisModule_WrongArity(ctx);
@@ -188,22 +189,18 @@ static int QF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     size_t len;
     const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    if (count) return bkr_reply_count(ctx, bk_quotient_count(q, p, len));
     return RedisModule_ReplyWithLongLong(ctx, bk_quotient_contains(q, p, len));
+}
+
+static int QF_Exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return qf_query(ctx, argv, argc, false);
 }
 
 static int QF_Count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    RedisModule_AutoMemory(ctx);
-    if (argc != 3) return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
-    bkr_value *v;
-    bk_quotient *q;
-    bkr_lookup st = qf_open(ctx, argv[1], REDISMODULE_READ, &key, &v, &q);
-    if (st == BKR_EMPTY) return RedisModule_ReplyWithLongLong(ctx, 0);
-    if (st != BKR_OK) return reply_lookup(ctx, st);
-    size_t len;
-    const char *p = RedisModule_StringPtrLen(argv[2], &len);
-    return bkr_reply_count(ctx, bk_quotient_count(q, p, len));
+    return qf_query(ctx, argv, argc, true);
 }
 
 static int QF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
