@@ -54,4 +54,22 @@ extern const bench_contender *const bench_contenders[];
  * bucket count): the create of `cuckoo-p2` and `cuckoo-p2-u64` (c_cuckoo.c). */
 void *bench_cuckoo_p2_create(uint64_t n, double p);
 
+/* The byte-key contenders' adapters the uint64-key ones (c_u64.c) share, so both run on the same
+ * filters: `bloom` (c_baseline.c), `blocked` (c_blocked.c), `fuse` (c_fuse.c), `cuckoo` (c_cuckoo.c). */
+void *bench_bloom_create(uint64_t n, double p);
+size_t bench_bloom_bytes(void *f);
+void bench_bloom_clear(void *f);
+void bench_bloom_destroy(void *f);
+void *bench_blocked_create(uint64_t n, double p);
+size_t bench_blocked_bytes(void *f);
+void bench_blocked_clear(void *f);
+void bench_blocked_destroy(void *f);
+void *bench_fuse_build(const void *const *keys, const size_t *lens, size_t n, double p);
+size_t bench_fuse_bytes(void *f);
+void bench_fuse_destroy(void *f);
+void *bench_cuckoo_create(uint64_t n, double p);
+size_t bench_cuckoo_bytes(void *f);
+double bench_cuckoo_load(void *f);
+void bench_cuckoo_destroy(void *f);
+
 #endif

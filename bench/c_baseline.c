@@ -47,7 +47,7 @@ static void *bl_create(uint64_t n, double p, bk_layout layout)
     bk_bloom_options o = { .layout = layout, .seed = 0 };
     return bk_bloom_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
-static void *std_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_STANDARD); }
+void *bench_bloom_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_STANDARD); }
 static void *part_create(uint64_t n, double p) { return bl_create(n, p, BK_LAYOUT_PARTITIONED); }
 static void bl_add(void *f, const void *k, size_t len) { bk_bloom_add(f, k, len); }
 static bool bl_contains(void *f, const void *k, size_t len) { return bk_bloom_contains(f, k, len); }
@@ -56,14 +56,14 @@ static size_t bl_contains_batch(void *f, const void *const *k, const size_t *l, 
 {
     return BENCH_HITS(bk_bloom_contains_many, f, k, l, n, r);
 }
-static size_t bl_bytes(void *f)
+size_t bench_bloom_bytes(void *f)
 {
     size_t len;
     bk_bloom_data(f, &len);
     return len;
 }
-static void bl_destroy(void *f) { bk_bloom_free(f); }
-static void bl_clear(void *f) { bk_bloom_clear(f); }
+void bench_bloom_destroy(void *f) { bk_bloom_free(f); }
+void bench_bloom_clear(void *f) { bk_bloom_clear(f); }
 static double bl_fpr(void *f, uint64_t n)
 {
     (void)n;
@@ -73,14 +73,14 @@ static double bl_fpr(void *f, uint64_t n)
 }
 
 const bench_contender bench_bloom = {
-    .name = "bloom", .create = std_create, .add = bl_add, .contains = bl_contains,
-    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bl_clear, .bytes = bl_bytes,
-    .destroy = bl_destroy, .expected_fpr = bl_fpr, .peer = "libbloom",
+    .name = "bloom", .create = bench_bloom_create, .add = bl_add, .contains = bl_contains,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bench_bloom_clear,
+    .bytes = bench_bloom_bytes, .destroy = bench_bloom_destroy, .expected_fpr = bl_fpr, .peer = "libbloom",
     .note = "bloomkit classic, standard layout",
 };
 const bench_contender bench_partitioned = {
     .name = "partitioned", .create = part_create, .add = bl_add, .contains = bl_contains,
-    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bl_clear, .bytes = bl_bytes,
-    .destroy = bl_destroy,
+    .add_batch = bl_add_batch, .contains_batch = bl_contains_batch, .clear = bench_bloom_clear,
+    .bytes = bench_bloom_bytes, .destroy = bench_bloom_destroy,
     .note = "bloomkit classic, partitioned layout",
 };

@@ -25,7 +25,7 @@ static void *bb_create(uint64_t n, double p, bk_blocked_layout layout)
     bk_blocked_options o = { .layout = layout, .seed = 0 };
     return bk_blocked_new(n, p, &o, &f) == BK_OK ? f : NULL;
 }
-static void *split_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_SPLIT256); }
+void *bench_blocked_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_SPLIT256); }
 static void *b512_create(uint64_t n, double p) { return bb_create(n, p, BK_BLOCKED_512); }
 static void bb_add(void *f, const void *k, size_t len) { bk_blocked_add(f, k, len); }
 static bool bb_contains(void *f, const void *k, size_t len) { return bk_blocked_contains(f, k, len); }
@@ -34,14 +34,14 @@ static size_t bb_contains_batch(void *f, const void *const *k, const size_t *l, 
 {
     return BENCH_HITS(bk_blocked_contains_many, f, k, l, n, r);
 }
-static size_t bb_bytes(void *f)
+size_t bench_blocked_bytes(void *f)
 {
     size_t len;
     bk_blocked_data(f, &len);
     return len;
 }
-static void bb_destroy(void *f) { bk_blocked_free(f); }
-static void bb_clear(void *f) { bk_blocked_clear(f); }
+void bench_blocked_destroy(void *f) { bk_blocked_free(f); }
+void bench_blocked_clear(void *f) { bk_blocked_clear(f); }
 static double bb_fpr(void *f, uint64_t n)
 {
     (void)n;
@@ -102,16 +102,17 @@ static size_t bb_contains_hashed(void *f, const uint64_t *h, size_t n, uint8_t *
 }
 
 const bench_contender bench_blocked = {
-    .name = "blocked", .create = split_create, .add = bb_add, .contains = bb_contains,
+    .name = "blocked", .create = bench_blocked_create, .add = bb_add, .contains = bb_contains,
     .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .add_hashed = bb_add_hashed,
-    .contains_hashed = bb_contains_hashed, .clear = bb_clear, .bytes = bb_bytes, .destroy = bb_destroy,
-    .expected_fpr = bb_fpr, .peer = "sbbf",
+    .contains_hashed = bb_contains_hashed, .clear = bench_blocked_clear, .bytes = bench_blocked_bytes,
+    .destroy = bench_blocked_destroy, .expected_fpr = bb_fpr, .peer = "sbbf",
     .note = "bloomkit blocked, split-block layout (256-bit blocks, k = 8), path from $BK_SIMD or the CPU",
 };
 const bench_contender bench_blocked512 = {
     .name = "blocked512", .create = b512_create, .add = bb_add, .contains = bb_contains,
-    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .clear = bb_clear, .bytes = bb_bytes,
-    .destroy = bb_destroy, .expected_fpr = bb_fpr, .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
+    .add_batch = bb_add_batch, .contains_batch = bb_contains_batch, .clear = bench_blocked_clear,
+    .bytes = bench_blocked_bytes, .destroy = bench_blocked_destroy, .expected_fpr = bb_fpr,
+    .note = "bloomkit blocked, 512-bit blocks with k probes anywhere in the line",
 };
 
 /* ---- the memory floor ---- */

@@ -5,7 +5,7 @@
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
 
-static void *cf_create(uint64_t n, double p)
+void *bench_cuckoo_create(uint64_t n, double p)
 {
     bk_cuckoo *f;
     return bk_cuckoo_new(n, p, NULL, &f) == BK_OK ? f : NULL;
@@ -31,7 +31,7 @@ static size_t cf_contains_batch(void *f, const void *const *k, const size_t *l, 
 {
     return BENCH_HITS(bk_cuckoo_contains_many, f, k, l, n, r);
 }
-static size_t cf_bytes(void *f)
+size_t bench_cuckoo_bytes(void *f)
 {
     bk_cuckoo_info in;
     bk_cuckoo_get_info(f, &in);
@@ -44,22 +44,23 @@ static double cf_fpr(void *f, uint64_t n)
     bk_cuckoo_get_info(f, &in);
     return in.fpr_now;
 }
-static double cf_load(void *f)
+double bench_cuckoo_load(void *f)
 {
     bk_cuckoo_info in;
     bk_cuckoo_get_info(f, &in);
     return in.load_factor;
 }
-static void cf_destroy(void *f) { bk_cuckoo_free(f); }
+void bench_cuckoo_destroy(void *f) { bk_cuckoo_free(f); }
 
 const bench_contender bench_cuckoo = {
-    .name = "cuckoo", .create = cf_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
-    .add_batch = cf_add_batch, .contains_batch = cf_contains_batch, .bytes = cf_bytes, .destroy = cf_destroy,
-    .expected_fpr = cf_fpr, .load = cf_load, .peer = "cfpeer",
+    .name = "cuckoo", .create = bench_cuckoo_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
+    .add_batch = cf_add_batch, .contains_batch = cf_contains_batch, .bytes = bench_cuckoo_bytes,
+    .destroy = bench_cuckoo_destroy, .expected_fpr = cf_fpr, .load = bench_cuckoo_load, .peer = "cfpeer",
     .note = "bloomkit cuckoo, b = 4, fingerprint bits from p (2b/2^f <= p), any bucket count, 95% load at n",
 };
 const bench_contender bench_cuckoo_p2 = {
     .name = "cuckoo-p2", .create = bench_cuckoo_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
-    .bytes = cf_bytes, .destroy = cf_destroy, .expected_fpr = cf_fpr, .load = cf_load, .peer = "cfpeer",
+    .bytes = bench_cuckoo_bytes, .destroy = bench_cuckoo_destroy, .expected_fpr = cf_fpr, .load = bench_cuckoo_load,
+    .peer = "cfpeer",
     .note = "bloomkit cuckoo, b = 4, 12-bit fingerprints, the peer's power-of-two bucket count (its load)",
 };

@@ -9,7 +9,7 @@ static void *fu_build_bits(const void *const *keys, const size_t *lens, size_t n
     bk_fuse_options o = { .fingerprint_bits = bits, .max_attempts = 0, .seed = 0 };
     return bk_fuse_build(keys, lens, n, &o, &f) == BK_OK ? f : NULL;
 }
-static void *fu_build(const void *const *keys, const size_t *lens, size_t n, double p)
+void *bench_fuse_build(const void *const *keys, const size_t *lens, size_t n, double p)
 {
     bk_geometry g;
     if (bk_fuse_size_for_fpr(n, p, &g) != BK_OK) return NULL;
@@ -25,13 +25,13 @@ static size_t fu_contains_batch(void *f, const void *const *k, const size_t *l, 
 {
     return BENCH_HITS(bk_fuse_contains_many, f, k, l, n, r);
 }
-static size_t fu_bytes(void *f)
+size_t bench_fuse_bytes(void *f)
 {
     size_t len;
     bk_fuse_data(f, &len);
     return len;
 }
-static void fu_destroy(void *f) { bk_fuse_free(f); }
+void bench_fuse_destroy(void *f) { bk_fuse_free(f); }
 static double fu_fpr(void *f, uint64_t n)
 {
     (void)n;
@@ -41,12 +41,12 @@ static double fu_fpr(void *f, uint64_t n)
 }
 
 const bench_contender bench_fuse = {
-    .name = "fuse", .build = fu_build, .contains = fu_contains, .contains_batch = fu_contains_batch,
-    .bytes = fu_bytes, .destroy = fu_destroy, .expected_fpr = fu_fpr, .peer = "bfuse8",
+    .name = "fuse", .build = bench_fuse_build, .contains = fu_contains, .contains_batch = fu_contains_batch,
+    .bytes = bench_fuse_bytes, .destroy = bench_fuse_destroy, .expected_fpr = fu_fpr, .peer = "bfuse8",
     .note = "bloomkit binary fuse, 8-bit fingerprints (16 when p < 2^-8); insert = build time per key",
 };
 const bench_contender bench_fuse16 = {
     .name = "fuse16", .build = fu16_build, .contains = fu_contains, .contains_batch = fu_contains_batch,
-    .bytes = fu_bytes, .destroy = fu_destroy,
+    .bytes = bench_fuse_bytes, .destroy = bench_fuse_destroy,
     .note = "bloomkit binary fuse, 16-bit fingerprints; insert = build time per key",
 };

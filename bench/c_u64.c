@@ -17,11 +17,6 @@ static inline bool as_u64(const void *k, size_t len, uint64_t *v)
 }
 
 /* ---- classic ---- */
-static void *bl_create(uint64_t n, double p)
-{
-    bk_bloom *f;
-    return bk_bloom_new(n, p, NULL, &f) == BK_OK ? f : NULL;
-}
 static void bl_add(void *f, const void *k, size_t len)
 {
     uint64_t v;
@@ -33,27 +28,14 @@ static bool bl_contains(void *f, const void *k, size_t len)
     uint64_t v;
     return as_u64(k, len, &v) ? bk_bloom_contains_u64(f, v) : bk_bloom_contains(f, k, len);
 }
-static size_t bl_bytes(void *f)
-{
-    size_t len;
-    bk_bloom_data(f, &len);
-    return len;
-}
-static void bl_destroy(void *f) { bk_bloom_free(f); }
-static void bl_clear(void *f) { bk_bloom_clear(f); }
 
 const bench_contender bench_bloom_u64 = {
-    .name = "bloom-u64", .create = bl_create, .add = bl_add, .contains = bl_contains, .clear = bl_clear,
-    .bytes = bl_bytes, .destroy = bl_destroy, .peer = "libbloom",
+    .name = "bloom-u64", .create = bench_bloom_create, .add = bl_add, .contains = bl_contains,
+    .clear = bench_bloom_clear, .bytes = bench_bloom_bytes, .destroy = bench_bloom_destroy, .peer = "libbloom",
     .note = "bloomkit classic, standard layout, uint64-key calls (bk_bloom_add_u64 / _contains_u64)",
 };
 
 /* ---- blocked ---- */
-static void *bb_create(uint64_t n, double p)
-{
-    bk_blocked *f;
-    return bk_blocked_new(n, p, NULL, &f) == BK_OK ? f : NULL;
-}
 static void bb_add(void *f, const void *k, size_t len)
 {
     uint64_t v;
@@ -65,54 +47,27 @@ static bool bb_contains(void *f, const void *k, size_t len)
     uint64_t v;
     return as_u64(k, len, &v) ? bk_blocked_contains_u64(f, v) : bk_blocked_contains(f, k, len);
 }
-static size_t bb_bytes(void *f)
-{
-    size_t len;
-    bk_blocked_data(f, &len);
-    return len;
-}
-static void bb_destroy(void *f) { bk_blocked_free(f); }
-static void bb_clear(void *f) { bk_blocked_clear(f); }
 
 const bench_contender bench_blocked_u64 = {
-    .name = "blocked-u64", .create = bb_create, .add = bb_add, .contains = bb_contains, .clear = bb_clear,
-    .bytes = bb_bytes, .destroy = bb_destroy, .peer = "sbbf",
+    .name = "blocked-u64", .create = bench_blocked_create, .add = bb_add, .contains = bb_contains,
+    .clear = bench_blocked_clear, .bytes = bench_blocked_bytes, .destroy = bench_blocked_destroy, .peer = "sbbf",
     .note = "bloomkit blocked, split-block layout, uint64-key calls (bk_blocked_add_u64 / _contains_u64)",
 };
 
 /* ---- binary fuse: built from the byte keys (the same filter as `fuse`), queried by uint64 ---- */
-static void *fu_build(const void *const *keys, const size_t *lens, size_t n, double p)
-{
-    bk_geometry g;
-    if (bk_fuse_size_for_fpr(n, p, &g) != BK_OK) return NULL;
-    bk_fuse_options o = { .fingerprint_bits = g.k };
-    bk_fuse *f;
-    return bk_fuse_build(keys, lens, n, &o, &f) == BK_OK ? f : NULL;
-}
 static bool fu_contains(void *f, const void *k, size_t len)
 {
     uint64_t v;
     return as_u64(k, len, &v) ? bk_fuse_contains_u64(f, v) : bk_fuse_contains(f, k, len);
 }
-static size_t fu_bytes(void *f)
-{
-    size_t len;
-    bk_fuse_data(f, &len);
-    return len;
-}
-static void fu_destroy(void *f) { bk_fuse_free(f); }
 
 const bench_contender bench_fuse_u64 = {
-    .name = "fuse-u64", .build = fu_build, .contains = fu_contains, .bytes = fu_bytes, .destroy = fu_destroy,
-    .peer = "bfuse8", .note = "bloomkit binary fuse (as `fuse`), uint64-key queries (bk_fuse_contains_u64)",
+    .name = "fuse-u64", .build = bench_fuse_build, .contains = fu_contains, .bytes = bench_fuse_bytes,
+    .destroy = bench_fuse_destroy, .peer = "bfuse8",
+    .note = "bloomkit binary fuse (as `fuse`), uint64-key queries (bk_fuse_contains_u64)",
 };
 
 /* ---- cuckoo, 95% load at n (as `cuckoo`) ---- */
-static void *cf_create(uint64_t n, double p)
-{
-    bk_cuckoo *f;
-    return bk_cuckoo_new(n, p, NULL, &f) == BK_OK ? f : NULL;
-}
 static void cf_add(void *f, const void *k, size_t len)
 {
     uint64_t v;
@@ -129,30 +84,18 @@ static bool cf_remove(void *f, const void *k, size_t len)
     uint64_t v;
     return (as_u64(k, len, &v) ? bk_cuckoo_remove_u64(f, v) : bk_cuckoo_remove(f, k, len)) == BK_OK;
 }
-static size_t cf_bytes(void *f)
-{
-    bk_cuckoo_info in;
-    bk_cuckoo_get_info(f, &in);
-    return (size_t)in.memory_bytes;
-}
-static double cf_load(void *f)
-{
-    bk_cuckoo_info in;
-    bk_cuckoo_get_info(f, &in);
-    return in.load_factor;
-}
-static void cf_destroy(void *f) { bk_cuckoo_free(f); }
 
 /* ---- cuckoo with the peer's geometry (as `cuckoo-p2`: 12-bit fingerprints, its bucket count) ---- */
 
 const bench_contender bench_cuckoo_p2_u64 = {
-    .name = "cuckoo-p2-u64", .create = bench_cuckoo_p2_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
-    .bytes = cf_bytes, .load = cf_load, .destroy = cf_destroy, .peer = "cfpeer",
+    .name = "cuckoo-p2-u64", .create = bench_cuckoo_p2_create, .add = cf_add, .contains = cf_contains,
+    .remove = cf_remove, .bytes = bench_cuckoo_bytes, .load = bench_cuckoo_load, .destroy = bench_cuckoo_destroy,
+    .peer = "cfpeer",
     .note = "bloomkit cuckoo (as `cuckoo-p2`: the peer's load), uint64-key calls",
 };
 
 const bench_contender bench_cuckoo_u64 = {
-    .name = "cuckoo-u64", .create = cf_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
-    .bytes = cf_bytes, .load = cf_load, .destroy = cf_destroy, .peer = "cfpeer",
+    .name = "cuckoo-u64", .create = bench_cuckoo_create, .add = cf_add, .contains = cf_contains, .remove = cf_remove,
+    .bytes = bench_cuckoo_bytes, .load = bench_cuckoo_load, .destroy = bench_cuckoo_destroy, .peer = "cfpeer",
     .note = "bloomkit cuckoo (as `cuckoo`), uint64-key calls (bk_cuckoo_add_u64 / _contains_u64 / _remove_u64)",
 };
