@@ -135,6 +135,19 @@ class Server:
             self.proc.kill()
             self.proc.wait()
 
+    def status_bytes(self, field):
+        """A size field of the server's /proc/<pid>/status in bytes: VmRSS (resident now), VmHWM (its peak)."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        raise KeyError(field)
+
+    def reset_peak(self):
+        """Start VmHWM again from the resident size now (/proc/<pid>/clear_refs)."""
+        with open(f"/proc/{self.proc.pid}/clear_refs", "w") as f:
+            f.write("5")
+
     def kill(self):
         if self.alive():
             self.proc.kill()

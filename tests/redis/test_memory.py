@@ -150,14 +150,6 @@ def test_address_space_limit(servers):
     assert c.cf().exists("ok", "x") and s.alive()
 
 
-def _status_bytes(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
 def test_load_peak(servers):
     # Loading a filter (restart from an RDB, DEBUG RELOAD, a LOADCHUNK sequence) decodes its saved form
     # as the pieces arrive, straight into the filter: the server's peak resident size (VmHWM, reset
@@ -171,7 +163,7 @@ def test_load_peak(servers):
         wrap = ["env", "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=0:quarantine_size_mb=0"]
         bound = 1.5
     empty = servers(wrapper=wrap)
-    base = _status_bytes(empty.proc.pid, "VmRSS")  # an empty server with the module
+    base = empty.status_bytes("VmRSS")  # an empty server with the module
     a = servers(wrapper=wrap)
     c = a.client()
     c.execute_command("BF.RESERVE", "bf", 0.01, 50000000)  # about 72 MB (its first sub-filter at p / 2)
@@ -189,15 +181,14 @@ def test_load_peak(servers):
     a.restart(save=True)
     c = a.client()
     check(c)
-    peak = _status_bytes(a.proc.pid, "VmHWM")
+    peak = a.status_bytes("VmHWM")
     assert peak - base <= bound * size, ("restart", peak, base, size)
     # DEBUG RELOAD: the filters are freed, then loaded back
-    held = _status_bytes(a.proc.pid, "VmRSS")
-    with open(f"/proc/{a.proc.pid}/clear_refs", "w") as f:
-        f.write("5")
+    held = a.status_bytes("VmRSS")
+    a.reset_peak()
     c.execute_command("DEBUG", "RELOAD")
     check(c)
-    peak = _status_bytes(a.proc.pid, "VmHWM")
+    peak = a.status_bytes("VmHWM")
     assert peak - held <= (bound - 1) * size, ("DEBUG RELOAD", peak, held, size)
     # SCANDUMP into LOADCHUNK on a fresh server
     b = servers(wrapper=wrap)
@@ -210,7 +201,7 @@ def test_load_peak(servers):
                 break
             d.execute_command(f"{cmd}.LOADCHUNK", key, it, chunk)
     check(d)
-    peak = _status_bytes(b.proc.pid, "VmHWM")
+    peak = b.status_bytes("VmHWM")
     assert peak - base <= bound * size, ("LOADCHUNK", peak, base, size)
 
 

@@ -20,19 +20,6 @@ def used(c):
     return c.info("memory")["used_memory"]
 
 
-def status_bytes(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def reset_peak(pid):
-    with open(f"/proc/{pid}/clear_refs", "w") as f:
-        f.write("5")
-
-
 def test_aging_reserve_over_maxmemory_refused(servers):
     s = servers(extra=["--maxmemory", "100mb"])
     c = s.client()
@@ -126,7 +113,7 @@ def test_load_under_address_space_limit(servers, family):
     else:
         assert shutil.which("prlimit"), "prlimit (util-linux) is needed"
         wrap, bound, scale = ["prlimit", "--as=%d" % int(1.6e9), "--"], 1.1, 1.0
-    base = status_bytes(servers(wrapper=wrap).proc.pid, "VmRSS")  # an empty server with the module
+    base = servers(wrapper=wrap).status_bytes("VmRSS")  # an empty server with the module
     s = servers(wrapper=wrap)
     c = s.client()
     if family == "aging":
@@ -135,18 +122,18 @@ def test_load_under_address_space_limit(servers, family):
         key, items = "quotient", _quotient_key(c, "quotient", int(500000000 * scale))
     size = c.memory_usage(key)
     assert size > 0.6e9 * scale, size
-    held = status_bytes(s.proc.pid, "VmRSS")
-    reset_peak(s.proc.pid)
+    held = s.status_bytes("VmRSS")
+    s.reset_peak()
     c.execute_command("DEBUG", "RELOAD")
     _check(c, key, items)
-    peak = status_bytes(s.proc.pid, "VmHWM")
+    peak = s.status_bytes("VmHWM")
     print(f"{family}: {size} bytes; DEBUG RELOAD peak {peak - held} above the server holding it "
           f"({(peak - held) / size:.3f}x)")
     assert peak - held <= (bound - 1) * size, ("DEBUG RELOAD", peak, held, size)
     s.restart(save=True)
     c = s.client()
     _check(c, key, items)
-    peak = status_bytes(s.proc.pid, "VmHWM")
+    peak = s.status_bytes("VmHWM")
     print(f"{family}: restart peak {peak - base} above an empty server ({(peak - base) / size:.3f}x)")
     assert peak - base <= bound * size, ("restart", peak, base, size)
 
