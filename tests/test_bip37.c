@@ -147,22 +147,6 @@ static void test_sizing(void **state)
 
 /* ---- the independent implementation's filters ---- */
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) fail_msg("cannot open %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    *len = (size_t)n;
-    return s;
-}
-
 static unsigned long long json_number(const char *obj, const char *name)
 {
     char pat[64];
@@ -187,7 +171,7 @@ static void test_independent_implementation(void **state)
 {
     (void)state;
     size_t len;
-    char *json = read_all(BK_TEST_SOURCE_DIR "/foreign/bip37_bloom_filter.json", &len);
+    char *json = tu_read_file(BK_TEST_SOURCE_DIR "/foreign/bip37_bloom_filter.json", &len);
     static uint8_t wire[40100];
     size_t ncases = 0, nqueries = 0, npositive = 0;
     for (const char *c = strstr(json, "{\"bytes\":"); c; c = strstr(c + 1, "{\"bytes\":"), ncases++) {

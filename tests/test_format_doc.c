@@ -44,21 +44,6 @@ static char *render(const uint8_t *b, size_t len)
     return out;
 }
 
-static char *read_doc(size_t *len)
-{
-    FILE *fp = fopen(DOC, "rb");
-    if (!fp) fail_msg("cannot open %s", DOC);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
-
 static void format_doc_example_is_current(void **state)
 {
     (void)state;
@@ -76,7 +61,7 @@ static void format_doc_example_is_current(void **state)
     char *want = render(buf, len);
 
     size_t dlen;
-    char *doc = read_doc(&dlen);
+    char *doc = tu_read_file(DOC, &dlen);
     char *b = strstr(doc, BEGIN), *e = b ? strstr(b, END) : NULL;
     if (!b || !e) fail_msg("%s: the example markers are missing", DOC);
     b += strlen(BEGIN);

@@ -22,20 +22,6 @@
 #define GOLDEN_KEYS 500
 #define ANSWER_KEYS 100000
 
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) fail_msg("cannot open %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return b;
-}
-
 /* Positives among the ANSWER_KEYS absent keys, and the XXH3-64 of the answer bytes (0 or 1 each). */
 static void absent_answers(const bk_filter *f, uint64_t *positives, uint64_t *digest)
 {
@@ -97,7 +83,7 @@ static void check_one(const tf_factory *ft, const char *dir, bool write)
     if (access(p, R_OK) != 0)
         fail_msg("missing golden file %s: run test_golden with BK_WRITE_GOLDEN=<tests dir> once", p);
     size_t len;
-    uint8_t *gold = read_whole(p, &len);
+    uint8_t *gold = tu_read_file(p, &len);
     bk_file_info in;
     assert_int_equal(bk_filter_peek_header(gold, len, &in), BK_OK);
     assert_int_equal(in.version_major, 1);
@@ -158,7 +144,7 @@ static void unknown_must_understand_flag_refused(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *gold = read_whole(BK_TEST_SOURCE_DIR "/golden/bloom-standard-v1.0.bkf", &len);
+    uint8_t *gold = tu_read_file(BK_TEST_SOURCE_DIR "/golden/bloom-standard-v1.0.bkf", &len);
     gold[16] |= 0x02;
     /* header checksum over the header with its own field as zero */
     uint8_t h[64];
@@ -185,7 +171,7 @@ static void nonzero_padding_refused(void **state)
         char p[512];
         snprintf(p, sizeof p, "%s/golden/%s-v1.0.bkf", BK_TEST_SOURCE_DIR, cases[c].name);
         size_t len;
-        uint8_t *b = read_whole(p, &len);
+        uint8_t *b = tu_read_file(p, &len);
         b[64 + cases[c].pad_off] = 0x01;
         uint64_t sum = XXH3_64bits(b + 64, len - 64);
         memcpy(b + 48, &sum, 8);

@@ -7,22 +7,6 @@
 
 #define DIR BK_TEST_SOURCE_DIR "/foreign/parquet-duckdb/"
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) fail_msg("cannot open %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = 0;
-    fclose(fp);
-    *len = (size_t)n;
-    return s;
-}
-
 static bk_parquet_column *open_col(const uint8_t *b, size_t len, const char *col)
 {
     bk_parquet_column *c = NULL;
@@ -72,7 +56,7 @@ static void test_types(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = read_all(DIR "data.parquet", &len);
+    uint8_t *b = tu_read_file(DIR "data.parquet", &len);
     static const struct { const char *col; bk_parquet_type t; uint32_t tl; } v[] = {
         { "url", BK_PARQUET_BYTE_ARRAY, 0 }, { "id", BK_PARQUET_INT64, 0 }, { "n32", BK_PARQUET_INT32, 0 },
         { "d", BK_PARQUET_DOUBLE, 0 },       { "f", BK_PARQUET_FLOAT, 0 },  { "b", BK_PARQUET_BYTE_ARRAY, 0 },
@@ -114,7 +98,7 @@ static const written_col written[] = {
 static void each_written_column(void (*check)(const written_col *w, bk_parquet_column *c, const uint8_t *b, size_t len))
 {
     size_t len;
-    uint8_t *b = read_all(DIR "data.parquet", &len);
+    uint8_t *b = tu_read_file(DIR "data.parquet", &len);
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
         bk_parquet_column *c = open_col(b, len, written[i].col);
         check(&written[i], c, b, len);
@@ -148,8 +132,8 @@ static void test_absent_values_as_duckdb(void **state)
 {
     (void)state;
     size_t len, jlen;
-    uint8_t *b = read_all(DIR "data.parquet", &len);
-    char *json = (char *)read_all(DIR "duckdb_answers.json", &jlen);
+    uint8_t *b = tu_read_file(DIR "data.parquet", &len);
+    char *json = tu_read_file(DIR "duckdb_answers.json", &jlen);
     static const char *const cols[] = { "url", "id", "n32", "d", "f" };
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         char pat[64];
@@ -196,7 +180,7 @@ static void test_damaged_files(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = read_all(DIR "data.parquet", &len);
+    uint8_t *b = tu_read_file(DIR "data.parquet", &len);
     uint8_t *d = malloc(len);
     assert_non_null(d);
     char why[200];

@@ -86,20 +86,6 @@ static void write_file(const char *path, const void *data, size_t len)
     assert_int_equal(fclose(fp), 0);
 }
 
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return b;
-}
-
 /* Answers for keys (set, 0..n-1), via the batch API. */
 static uint8_t *answers(const bk_filter *f, uint64_t set, uint64_t n)
 {
@@ -209,7 +195,7 @@ static void roundtrip_every_form(void **state)
         const char *p = path_in_dir("rt.bkf");
         assert_int_equal(bk_filter_save_path(f, p), BK_OK);
         size_t flen;
-        uint8_t *fb = read_whole(p, &flen);
+        uint8_t *fb = tu_read_file(p, &flen);
         assert_int_equal(flen, ref_len);
         assert_memory_equal(fb, ref, ref_len);
         free(fb);
@@ -922,7 +908,7 @@ static void child_insert(const char *p, int go_fd, uint64_t lo, uint64_t hi, boo
 static uint32_t file_flags(const char *p)
 {
     size_t len;
-    uint8_t *b = read_whole(p, &len);
+    uint8_t *b = tu_read_file(p, &len);
     bk_file_info in;
     assert_int_equal(bk_filter_peek_header(b, len, &in), BK_OK);
     free(b);
@@ -1061,7 +1047,7 @@ static void remove_tmpfiles(void)
 static void assert_old_intact(const char *p, const uint8_t *old, size_t old_len)
 {
     size_t len;
-    uint8_t *b = read_whole(p, &len);
+    uint8_t *b = tu_read_file(p, &len);
     assert_int_equal(len, old_len);
     assert_memory_equal(b, old, len);
     free(b);

@@ -45,6 +45,24 @@ static inline bk_status tu_mem_sink(void *ctx, const void *data, size_t len)
     return BK_OK;
 }
 
+/* The whole file at `path` in a malloc'd buffer, with a NUL after its *len bytes (so a text file reads as a
+ * string); fails the test when the file cannot be opened. Free it after. */
+static inline void *tu_read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) fail_msg("cannot open %s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
+    b[n] = 0;
+    fclose(fp);
+    *len = (size_t)n;
+    return b;
+}
+
 /* Key i of set `set` as bytes: "set-i" style but binary, 16 bytes, distinct across sets and i. */
 typedef struct { uint8_t b[16]; } tu_key;
 static inline tu_key tu_make_key(uint64_t set, uint64_t i)
