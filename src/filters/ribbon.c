@@ -139,14 +139,17 @@ typedef struct rb_build {
     rb_geom g;
     uint64_t cap_slots;  /* slots the row arrays have room for */
     uint64_t cap_blocks; /* bucket entries - 1 */
-    uint64_t cap_keys;   /* values keys and xs have room for */
+    uint64_t cap_keys;   /* values keys has room for */
     uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
     uint64_t *keys;      /* an attempt's mixed keys, by starting block */
-    uint64_t *xs;        /* an attempt's mixed keys, in input order */
     size_t *bucket;
-    u128 *coef;          /* per slot: the row whose first slot it is (0: none) */
-    uint32_t *res;       /* per slot: that row's right-hand side */
+    /* Per slot, the row whose first slot it is, as its low and high 64 bits and its right-hand side.
+     * A slot is free when bit 0 of its low word is clear; only the low words are cleared (the high
+     * words and right-hand sides of free slots are left over from earlier attempts and read masked). */
+    uint64_t *clo, *chi;
+    uint32_t *res;
+    bool dirty;          /* clo may hold rows (an attempt since the last back-substitution) */
     const bk_allocator *al;
 } rb_build;
 
@@ -155,13 +158,13 @@ static void build_release(rb_build *b)
     bk__free_aligned(b->al, b->sorted);
     bk__free_aligned(b->al, b->vals);
     bk__free_aligned(b->al, b->keys);
-    bk__free_aligned(b->al, b->xs);
     bk__free(b->al, b->bucket);
-    bk__free_aligned(b->al, b->coef);
+    bk__free_aligned(b->al, b->clo);
+    bk__free_aligned(b->al, b->chi);
     bk__free_aligned(b->al, b->res);
-    b->sorted = b->vals = b->keys = b->xs = NULL;
+    b->sorted = b->vals = b->keys = NULL;
     b->bucket = NULL;
-    b->coef = NULL;
+    b->clo = b->chi = NULL;
     b->res = NULL;
     b->cap_slots = b->cap_blocks = b->cap_keys = 0;
 }
@@ -172,12 +175,15 @@ static bk_status build_room(rb_build *b, size_t n)
     uint64_t slots = b->g.nblocks * W;
     if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t) || n > SIZE_MAX / 8) return BK_ETOOBIG;
     if (slots > b->cap_slots) {
-        bk__free_aligned(b->al, b->coef);
+        bk__free_aligned(b->al, b->clo);
+        bk__free_aligned(b->al, b->chi);
         bk__free_aligned(b->al, b->res);
-        b->coef = bk__calloc_aligned(b->al, (size_t)slots * 16);
+        b->clo = bk__calloc_aligned(b->al, (size_t)slots * 8);
+        b->chi = bk__calloc_aligned(b->al, (size_t)slots * 8);
         b->res = bk__calloc_aligned(b->al, (size_t)slots * 4);
-        b->cap_slots = b->coef && b->res ? slots : 0;
-        if (!b->coef || !b->res) return BK_ENOMEM;
+        b->cap_slots = b->clo && b->chi && b->res ? slots : 0;
+        b->dirty = false;
+        if (!b->clo || !b->chi || !b->res) return BK_ENOMEM;
     }
     if (b->g.nblocks > b->cap_blocks) {
         bk__free(b->al, b->bucket);
@@ -187,11 +193,9 @@ static bk_status build_room(rb_build *b, size_t n)
     }
     if (n > b->cap_keys) {
         bk__free_aligned(b->al, b->keys);
-        bk__free_aligned(b->al, b->xs);
         b->keys = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
-        b->xs = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
-        b->cap_keys = b->keys && b->xs ? n : 0;
-        if (!b->keys || !b->xs) return BK_ENOMEM;
+        b->cap_keys = b->keys ? n : 0;
+        if (!b->keys) return BK_ENOMEM;
     }
     return BK_OK;
 }
@@ -221,67 +225,148 @@ BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
  * it adds nothing (a duplicate always does this), with another the system has no solution. A shard
  * (body 2) always remixes (its shard came from the hash's high bits); one system only from the
  * second attempt on.
+ *
+ * Each step of a row waits for the load of the row it meets, so two rows are added at once, one
+ * from each half of the sorted keys, their steps interleaved. Which rows are kept where differs with
+ * the order, the band's span and the solution do not: the first slots of an echelon form of the
+ * rows are those of the span, and the solution with 0 in every other slot is unique (the same holds
+ * for failure: a row with another right-hand side vanishes in any order).
  */
+typedef struct rb_lane {
+    uint64_t cl, ch, i;
+    uint32_t r;
+} rb_lane;
+
+BK_INLINE void lane_start(rb_lane *l, uint64_t x, uint64_t nstarts)
+{
+    u128 c0 = rb_coef(x);
+    l->cl = (uint64_t)c0;
+    l->ch = (uint64_t)(c0 >> 64);
+    l->r = rb_fp(x);
+    l->i = bk__range64(x, nstarts);
+}
+
+enum { LANE_MOVED, LANE_KEPT, LANE_VANISHED };
+
+/* One step of a row: kept at its slot if free, else reduced by the row there and moved on. */
+BK_INLINE int lane_step(rb_lane *l, uint64_t *clo, uint64_t *chi, uint32_t *res)
+{
+    uint64_t i = l->i, e = clo[i];
+    if (!(e & 1)) { /* a kept row has bit 0 set: the slot is free */
+        clo[i] = l->cl;
+        chi[i] = l->ch;
+        res[i] = l->r;
+        return LANE_KEPT;
+    }
+    uint64_t cl = l->cl ^ e, ch = l->ch ^ chi[i];
+    l->r ^= res[i];
+    unsigned t;
+    if (BK_LIKELY(cl != 0)) {
+        t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
+        cl = shift_pair(cl, ch, t);
+        ch >>= t;
+    } else {
+        if (ch == 0) return LANE_VANISHED;
+        t = 64 + (unsigned)__builtin_ctzll(ch);
+        cl = ch >> (t - 64);
+        ch = 0;
+    }
+    l->cl = cl;
+    l->ch = ch;
+    l->i = i + t;
+    return LANE_MOVED;
+}
+
 static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
 {
-    const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W, slots = nb * W;
+    const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W;
     size_t *bucket = b->bucket;
-    uint64_t *xs = b->xs;
     memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
-        xs[i] = x;
-        bucket[(bk__range64(x, nstarts) >> 7) + 1]++;
+    if (shard) {
+        for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_x2(h[i], s), nstarts) >> 7) + 1]++;
+    } else {
+        for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_mix(h[i], s), nstarts) >> 7) + 1]++;
     }
     for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
     uint64_t *keys = b->keys;
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = xs[i];
+        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
         keys[bucket[bk__range64(x, nstarts) >> 7]++] = x;
     }
-    memset(b->coef, 0, (size_t)slots * 16);
-    memset(b->res, 0, (size_t)slots * 4);
-    u128 *coef = b->coef;
+    if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
+    b->dirty = true;
+    uint64_t *clo = b->clo, *chi = b->chi;
     uint32_t *res = b->res;
     int outcome = ATTEMPT_OK;
-    for (size_t k = 0; k < n; k++) {
-        if (BK_LIKELY(k + INSERT_AHEAD < n)) BK_PREFETCH_W(&coef[bk__range64(keys[k + INSERT_AHEAD], nstarts)]);
-        uint64_t x = keys[k];
-        uint64_t i = bk__range64(x, nstarts);
-        u128 c0 = rb_coef(x);
-        /* the row as two words: the common step (the next one-bit in the low word) shifts by less
-         * than 64 without the 128-bit shift's cases */
-        uint64_t cl = (uint64_t)c0, ch = (uint64_t)(c0 >> 64);
-        uint32_t r = rb_fp(x);
+    /* lane a adds keys [0, half), lane b keys [half, n) */
+    size_t half = n / 2, ka = 0, kb = half;
+    rb_lane a, c;
+    if (n >= 2) {
+        lane_start(&a, keys[ka], nstarts);
+        lane_start(&c, keys[kb], nstarts);
         for (;;) {
-            u128 e = coef[i];
-            if (!((uint64_t)e & 1)) { /* a kept row has bit 0 set: the slot is free */
-                coef[i] = ((u128)ch << 64) | cl;
-                res[i] = r;
-                break;
-            }
-            cl ^= (uint64_t)e;
-            ch ^= (uint64_t)(e >> 64);
-            r ^= res[i];
-            unsigned t;
-            if (BK_LIKELY(cl != 0)) {
-                t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
-                cl = shift_pair(cl, ch, t);
-                ch >>= t;
-            } else {
-                if (ch == 0) {
-                    if (r != 0) return ATTEMPT_FAILED;
+            int ra = lane_step(&a, clo, chi, res);
+            int rc = lane_step(&c, clo, chi, res);
+            if (BK_LIKELY(ra == LANE_MOVED && rc == LANE_MOVED)) continue;
+            bool a_done = false;
+            if (ra != LANE_MOVED) {
+                if (ra == LANE_VANISHED) {
+                    if (a.r != 0) return ATTEMPT_FAILED;
                     outcome = ATTEMPT_REDUNDANT;
-                    break;
                 }
-                t = 64 + (unsigned)__builtin_ctzll(ch);
-                cl = ch >> (t - 64);
-                ch = 0;
+                if (++ka == half) {
+                    a_done = true;
+                } else {
+                    if (BK_LIKELY(ka + INSERT_AHEAD < half))
+                        BK_PREFETCH_W(&clo[bk__range64(keys[ka + INSERT_AHEAD], nstarts)]);
+                    lane_start(&a, keys[ka], nstarts);
+                }
             }
-            i += t;
+            if (rc != LANE_MOVED) {
+                if (rc == LANE_VANISHED) {
+                    if (c.r != 0) return ATTEMPT_FAILED;
+                    outcome = ATTEMPT_REDUNDANT;
+                }
+                if (++kb == n) {
+                    if (a_done) return outcome;
+                    /* lane b is done first: lane a's row goes on as the single lane */
+                    c = a;
+                    kb = ka;
+                    n = half;
+                    goto single;
+                }
+                if (BK_LIKELY(kb + INSERT_AHEAD < n)) BK_PREFETCH_W(&clo[bk__range64(keys[kb + INSERT_AHEAD], nstarts)]);
+                lane_start(&c, keys[kb], nstarts);
+            }
+            if (a_done) break; /* lane b goes on alone */
         }
+    } else {
+        if (n == 0) return outcome;
+        lane_start(&c, keys[kb], nstarts);
+    }
+single:
+    for (;;) {
+        int rc = lane_step(&c, clo, chi, res);
+        if (BK_LIKELY(rc == LANE_MOVED)) continue;
+        if (rc == LANE_VANISHED) {
+            if (c.r != 0) return ATTEMPT_FAILED;
+            outcome = ATTEMPT_REDUNDANT;
+        }
+        if (++kb == n) break;
+        if (BK_LIKELY(kb + INSERT_AHEAD < n)) BK_PREFETCH_W(&clo[bk__range64(keys[kb + INSERT_AHEAD], nstarts)]);
+        lane_start(&c, keys[kb], nstarts);
     }
     return outcome;
+}
+
+/* The row kept at slot i without its first bit, and its right-hand side (zeros for a free slot); the
+ * slot is cleared for the next attempt. */
+BK_INLINE void slot_row(rb_build *b, uint64_t i, u128 *rest, uint32_t *r)
+{
+    uint64_t lo = b->clo[i], m = 0 - (lo & 1);
+    *rest = (((u128)(b->chi[i] & m) << 64) | (lo & m)) >> 1;
+    *r = b->res[i] & (uint32_t)m;
+    b->clo[i] = 0;
 }
 
 /* Back-substitution of geometry g into dst, last slot first, all columns at once: window[j] holds
@@ -289,15 +374,16 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
  * value that satisfies the row (its right-hand side XOR the dot product of the rest of the row with
  * the slots after it); a slot without a row is free and gets 0. At the first slot of a block the
  * windows are the block's columns. */
-BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+BK_INLINE void solve_body(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     const uint32_t hi = g->lo + 1;
     u128 window[MAX_COLS + 1];
     memset(window, 0, sizeof window);
     for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
-            u128 rest = b->coef[i] >> 1;
-            uint32_t r = b->res[i];
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
             for (uint32_t j = 0; j < hi; j++) {
                 unsigned bit = ((r >> j) ^ rb_parity(rest & window[j])) & 1u;
                 window[j] = (window[j] << 1) | bit;
@@ -321,9 +407,9 @@ BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool s
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
-static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
+static void solve_portable(rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+__attribute__((target("popcnt"))) static void solve_popcnt(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     solve_body(b, g, dst, seg);
 }
@@ -336,7 +422,7 @@ bool bk__ribbon_portable = false;
  * bits apart), each slot's four dot products folded to one bit per lane and taken by one movemask,
  * the new bits spread back to the lanes. Columns past the last (up to the vector's fourth) are
  * computed and never stored. */
-RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     const uint32_t hi = g->lo + 1, nv = (hi + 3) / 4;
     __m256i wl[(MAX_COLS + 3) / 4], wh[(MAX_COLS + 3) / 4];
@@ -346,7 +432,9 @@ RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst,
     uint64_t lo_w[4 * ((MAX_COLS + 3) / 4)], hi_w[4 * ((MAX_COLS + 3) / 4)];
     for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
-            u128 rest = b->coef[i] >> 1;
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
             const __m256i RL = _mm256_set1_epi64x((long long)(uint64_t)rest),
                           RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64));
             uint64_t bits = 0;
@@ -359,7 +447,7 @@ RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst,
                 x = _mm256_slli_epi64(_mm256_srlv_epi64(table, _mm256_and_si256(x, nib)), 63);
                 bits |= (uint64_t)(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(x)) << (4 * v);
             }
-            bits ^= b->res[i];
+            bits ^= r;
             for (uint32_t v = 0; v < nv; v++) {
                 __m256i nb = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((long long)(bits >> (4 * v))), lane), one);
                 wh[v] = _mm256_or_si256(_mm256_slli_epi64(wh[v], 1), _mm256_srli_epi64(wl[v], 63));
@@ -385,8 +473,9 @@ RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst,
 }
 #endif
 
-static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+static void build_solve(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
+    b->dirty = false; /* the back-substitution clears every slot it reads */
 #ifdef BK_X86
     const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
     if (!bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
