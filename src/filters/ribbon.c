@@ -138,12 +138,12 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 typedef struct rb_build {
     rb_geom g;
     uint64_t cap_slots;  /* slots the row arrays have room for */
-    uint64_t cap_blocks; /* bucket entries - 1 */
+    uint64_t cap_starts; /* bucket entries - 1 */
     uint64_t cap_keys;   /* values keys has room for */
     uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
     uint64_t *keys;      /* an attempt's mixed keys, by starting block */
-    size_t *bucket;
+    uint32_t *bucket;    /* per starting slot: the counting sort's counts, then positions */
     /* Per slot, the row whose first slot it is, as its low and high 64 bits and its right-hand side.
      * A slot is free when bit 0 of its low word is clear; only the low words are cleared (the high
      * words and right-hand sides of free slots are left over from earlier attempts and read masked). */
@@ -166,14 +166,16 @@ static void build_release(rb_build *b)
     b->bucket = NULL;
     b->clo = b->chi = NULL;
     b->res = NULL;
-    b->cap_slots = b->cap_blocks = b->cap_keys = 0;
+    b->cap_slots = b->cap_starts = b->cap_keys = 0;
 }
 
 /* Room for the row arrays and buckets of geometry b->g and an attempt of n keys (kept when it fits). */
 static bk_status build_room(rb_build *b, size_t n)
 {
     uint64_t slots = b->g.nblocks * W;
-    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t) || n > SIZE_MAX / 8) return BK_ETOOBIG;
+    /* a system's counts and positions are 32-bit (a system has about SHARD_KEYS keys, body 1 fewer
+     * than 2 * SHARD_KEYS) */
+    if (slots >= UINT32_MAX || n >= UINT32_MAX || slots > SIZE_MAX / 16) return BK_ETOOBIG;
     if (slots > b->cap_slots) {
         bk__free_aligned(b->al, b->clo);
         bk__free_aligned(b->al, b->chi);
@@ -185,10 +187,10 @@ static bk_status build_room(rb_build *b, size_t n)
         b->dirty = false;
         if (!b->clo || !b->chi || !b->res) return BK_ENOMEM;
     }
-    if (b->g.nblocks > b->cap_blocks) {
+    if (slots > b->cap_starts) {
         bk__free(b->al, b->bucket);
-        b->bucket = bk__malloc(b->al, (size_t)(b->g.nblocks + 1) * sizeof(size_t));
-        b->cap_blocks = b->bucket ? b->g.nblocks : 0;
+        b->bucket = bk__malloc(b->al, (size_t)(slots + 1) * sizeof(uint32_t));
+        b->cap_starts = b->bucket ? slots : 0;
         if (!b->bucket) return BK_ENOMEM;
     }
     if (n > b->cap_keys) {
@@ -218,7 +220,7 @@ BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
 #define INSERT_AHEAD 8
 
 /*
- * One attempt with internal seed s over the n values h: sort the mixed keys by starting block (a
+ * One attempt with internal seed s over the n values h: sort the mixed keys by starting slot (a
  * counting sort), then add each row to the band. A row meets the row already kept at its first slot:
  * subtract it (XOR of rows and right-hand sides) and move to the new first one-bit, until a free slot
  * takes it. A row that vanishes was a combination of rows before it: with the same right-hand side
@@ -226,11 +228,15 @@ BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
  * (body 2) always remixes (its shard came from the hash's high bits); one system only from the
  * second attempt on.
  *
- * Each step of a row waits for the load of the row it meets, so two rows are added at once, one
- * from each half of the sorted keys, their steps interleaved. Which rows are kept where differs with
- * the order, the band's span and the solution do not: the first slots of an echelon form of the
- * rows are those of the span, and the solution with 0 in every other slot is unique (the same holds
- * for failure: a row with another right-hand side vanishes in any order).
+ * The order of the rows changes which row is kept where, not the band's span nor the solution (the
+ * first slots of an echelon form of the rows are those of the span, and the solution with 0 in every
+ * other slot is unique), nor whether a row with another right-hand side vanishes. So the rows go in
+ * the order that is fastest:
+ * - first the tightest stretch: the rows starting in [a, e] lie in the e - a + 128 slots from a on;
+ *   the stretch with the most rows for its slots (from the counting sort's prefix sums) is where an
+ *   attempt fails, nearly always (more rows than slots: some row vanishes), so a failing attempt
+ *   mostly stops after these rows;
+ * - two rows at once, their steps interleaved (each step waits for the load of the row it meets).
  */
 typedef struct rb_lane {
     uint64_t cl, ch, i;
@@ -277,33 +283,22 @@ BK_INLINE int lane_step(rb_lane *l, uint64_t *clo, uint64_t *chi, uint32_t *res)
     return LANE_MOVED;
 }
 
-static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
+/* Adds the rows keys[a0, a1) and keys[c0, c1), two at once; returns the outcome so far. */
+static int add_rows(rb_build *b, uint64_t nstarts, size_t a0, size_t a1, size_t c0, size_t c1, int outcome)
 {
-    const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W;
-    size_t *bucket = b->bucket;
-    memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
-    if (shard) {
-        for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_x2(h[i], s), nstarts) >> 7) + 1]++;
-    } else {
-        for (size_t i = 0; i < n; i++) bucket[(bk__range64(rb_mix(h[i], s), nstarts) >> 7) + 1]++;
-    }
-    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
-    uint64_t *keys = b->keys;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
-        keys[bucket[bk__range64(x, nstarts) >> 7]++] = x;
-    }
-    if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
-    b->dirty = true;
+    const uint64_t *keys = b->keys;
     uint64_t *clo = b->clo, *chi = b->chi;
     uint32_t *res = b->res;
-    int outcome = ATTEMPT_OK;
-    /* lane a adds keys [0, half), lane b keys [half, n) */
-    size_t half = n / 2, ka = 0, kb = half;
+    if (a0 == a1) { /* one range: the single lane below */
+        a0 = c0;
+        a1 = c1;
+        c0 = c1;
+    }
+    if (a0 == a1) return outcome;
     rb_lane a, c;
-    if (n >= 2) {
-        lane_start(&a, keys[ka], nstarts);
-        lane_start(&c, keys[kb], nstarts);
+    lane_start(&a, keys[a0], nstarts);
+    if (c0 < c1) {
+        lane_start(&c, keys[c0], nstarts);
         for (;;) {
             int ra = lane_step(&a, clo, chi, res);
             int rc = lane_step(&c, clo, chi, res);
@@ -314,12 +309,12 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
                     if (a.r != 0) return ATTEMPT_FAILED;
                     outcome = ATTEMPT_REDUNDANT;
                 }
-                if (++ka == half) {
+                if (++a0 == a1) {
                     a_done = true;
                 } else {
-                    if (BK_LIKELY(ka + INSERT_AHEAD < half))
-                        BK_PREFETCH_W(&clo[bk__range64(keys[ka + INSERT_AHEAD], nstarts)]);
-                    lane_start(&a, keys[ka], nstarts);
+                    if (BK_LIKELY(a0 + INSERT_AHEAD < a1))
+                        BK_PREFETCH_W(&clo[bk__range64(keys[a0 + INSERT_AHEAD], nstarts)]);
+                    lane_start(&a, keys[a0], nstarts);
                 }
             }
             if (rc != LANE_MOVED) {
@@ -327,36 +322,75 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
                     if (c.r != 0) return ATTEMPT_FAILED;
                     outcome = ATTEMPT_REDUNDANT;
                 }
-                if (++kb == n) {
+                if (++c0 == c1) {
                     if (a_done) return outcome;
-                    /* lane b is done first: lane a's row goes on as the single lane */
-                    c = a;
-                    kb = ka;
-                    n = half;
-                    goto single;
+                    break; /* lane a goes on alone */
                 }
-                if (BK_LIKELY(kb + INSERT_AHEAD < n)) BK_PREFETCH_W(&clo[bk__range64(keys[kb + INSERT_AHEAD], nstarts)]);
-                lane_start(&c, keys[kb], nstarts);
+                if (BK_LIKELY(c0 + INSERT_AHEAD < c1)) BK_PREFETCH_W(&clo[bk__range64(keys[c0 + INSERT_AHEAD], nstarts)]);
+                lane_start(&c, keys[c0], nstarts);
             }
-            if (a_done) break; /* lane b goes on alone */
+            if (a_done) { /* lane c goes on alone */
+                a = c;
+                a0 = c0;
+                a1 = c1;
+                break;
+            }
         }
-    } else {
-        if (n == 0) return outcome;
-        lane_start(&c, keys[kb], nstarts);
     }
-single:
     for (;;) {
-        int rc = lane_step(&c, clo, chi, res);
-        if (BK_LIKELY(rc == LANE_MOVED)) continue;
-        if (rc == LANE_VANISHED) {
-            if (c.r != 0) return ATTEMPT_FAILED;
+        int ra = lane_step(&a, clo, chi, res);
+        if (BK_LIKELY(ra == LANE_MOVED)) continue;
+        if (ra == LANE_VANISHED) {
+            if (a.r != 0) return ATTEMPT_FAILED;
             outcome = ATTEMPT_REDUNDANT;
         }
-        if (++kb == n) break;
-        if (BK_LIKELY(kb + INSERT_AHEAD < n)) BK_PREFETCH_W(&clo[bk__range64(keys[kb + INSERT_AHEAD], nstarts)]);
-        lane_start(&c, keys[kb], nstarts);
+        if (++a0 == a1) break;
+        if (BK_LIKELY(a0 + INSERT_AHEAD < a1)) BK_PREFETCH_W(&clo[bk__range64(keys[a0 + INSERT_AHEAD], nstarts)]);
+        lane_start(&a, keys[a0], nstarts);
     }
     return outcome;
+}
+
+static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
+{
+    const uint64_t nstarts = (b->g.nblocks - 1) * W;
+    uint32_t *cnt = b->bucket;
+    memset(cnt, 0, (size_t)(nstarts + 1) * sizeof *cnt);
+    if (shard) {
+        for (size_t i = 0; i < n; i++) cnt[bk__range64(rb_x2(h[i], s), nstarts) + 1]++;
+    } else {
+        for (size_t i = 0; i < n; i++) cnt[bk__range64(rb_mix(h[i], s), nstarts) + 1]++;
+    }
+    /* prefix sums: cnt[j] = C(j), the rows starting before slot j. The rows starting in [a, e] have
+     * e - a + 128 slots: the stretch's excess is D(e + 1) - D(a) - 127 with D(j) = C(j) - j; the
+     * tightest stretch has the largest D(e + 1) - min over a <= e of D(a). */
+    int64_t low = 0, most = INT64_MIN;
+    uint64_t low_at = 0, a_best = 0, e1_best = 0;
+    for (uint64_t j = 1; j <= nstarts; j++) {
+        cnt[j] += cnt[j - 1];
+        int64_t d = (int64_t)cnt[j] - (int64_t)j;
+        if (d - low > most) {
+            most = d - low;
+            a_best = low_at;
+            e1_best = j;
+        }
+        if (d < low) {
+            low = d;
+            low_at = j;
+        }
+    }
+    const size_t p = cnt[a_best], q = cnt[e1_best];
+    uint64_t *keys = b->keys;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
+        keys[cnt[bk__range64(x, nstarts)]++] = x;
+    }
+    if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
+    b->dirty = true;
+    /* the tightest stretch's rows [p, q), then the rows before and after them */
+    int outcome = add_rows(b, nstarts, p, p + (q - p) / 2, p + (q - p) / 2, q, ATTEMPT_OK);
+    if (outcome == ATTEMPT_FAILED) return outcome;
+    return add_rows(b, nstarts, 0, p, q, n, outcome);
 }
 
 /* The row kept at slot i without its first bit, and its right-hand side (zeros for a free slot); the
@@ -419,16 +453,20 @@ bool bk__ribbon_portable = false;
 
 #ifdef BK_X86
 /* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
- * bits apart), each slot's four dot products folded to one bit per lane and taken by one movemask,
- * the new bits spread back to the lanes. Columns past the last (up to the vector's fourth) are
- * computed and never stored. */
-RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+ * bits apart). A slot's new bits stay in the vectors: each lane's dot product folded to its parity by
+ * a nibble table (vpshufb) and a byte sum (vpsadbw), XORed with the lane's bit of the right-hand side,
+ * shifted in (no trip through a general register: the next slot waits on this one). The number of
+ * vectors is a constant of each copy of the loop, so the windows stay in registers. Columns past the
+ * last (up to the vector's fourth) are computed and never stored. */
+RB_T_AVX2 BK_INLINE __attribute__((always_inline)) void solve_avx2_nv(rb_build *b, const rb_geom *g, u128 *dst,
+                                                                      bool seg, const uint32_t nv)
 {
-    const uint32_t hi = g->lo + 1, nv = (hi + 3) / 4;
     __m256i wl[(MAX_COLS + 3) / 4], wh[(MAX_COLS + 3) / 4];
     for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm256_setzero_si256();
-    const __m256i nib = _mm256_set1_epi64x(15), table = _mm256_set1_epi64x(0x6996), one = _mm256_set1_epi64x(1),
-                  lane = _mm256_setr_epi64x(0, 1, 2, 3);
+    const __m256i nib = _mm256_set1_epi8(15), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256(),
+                  lane = _mm256_setr_epi64x(0, 1, 2, 3),
+                  ptab = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0,
+                                          0, 1, 0, 1, 1, 0);
     uint64_t lo_w[4 * ((MAX_COLS + 3) / 4)], hi_w[4 * ((MAX_COLS + 3) / 4)];
     for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
@@ -436,20 +474,15 @@ RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool 
             uint32_t r;
             slot_row(b, i, &rest, &r);
             const __m256i RL = _mm256_set1_epi64x((long long)(uint64_t)rest),
-                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64));
-            uint64_t bits = 0;
+                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64)),
+                          RB = _mm256_set1_epi64x((long long)r);
             for (uint32_t v = 0; v < nv; v++) {
+                /* lane l's bit 4v + l of the right-hand side */
+                __m256i rb = _mm256_srlv_epi64(RB, _mm256_add_epi64(lane, _mm256_set1_epi64x(4 * v)));
                 __m256i x = _mm256_xor_si256(_mm256_and_si256(wl[v], RL), _mm256_and_si256(wh[v], RH));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 32));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 16));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 8));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 4));
-                x = _mm256_slli_epi64(_mm256_srlv_epi64(table, _mm256_and_si256(x, nib)), 63);
-                bits |= (uint64_t)(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(x)) << (4 * v);
-            }
-            bits ^= r;
-            for (uint32_t v = 0; v < nv; v++) {
-                __m256i nb = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((long long)(bits >> (4 * v))), lane), one);
+                __m256i pn = _mm256_xor_si256(_mm256_shuffle_epi8(ptab, _mm256_and_si256(x, nib)),
+                                              _mm256_shuffle_epi8(ptab, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+                __m256i nb = _mm256_and_si256(_mm256_xor_si256(_mm256_sad_epu8(pn, zero), rb), one);
                 wh[v] = _mm256_or_si256(_mm256_slli_epi64(wh[v], 1), _mm256_srli_epi64(wl[v], 63));
                 wl[v] = _mm256_or_si256(_mm256_slli_epi64(wl[v], 1), nb);
             }
@@ -469,6 +502,20 @@ RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool 
             d[j] = lo_w[j];
             d[cols + j] = hi_w[j];
         }
+    }
+}
+
+RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    switch ((g->lo + 1 + 3) / 4) {
+    case 1: solve_avx2_nv(b, g, dst, seg, 1); break;
+    case 2: solve_avx2_nv(b, g, dst, seg, 2); break;
+    case 3: solve_avx2_nv(b, g, dst, seg, 3); break;
+    case 4: solve_avx2_nv(b, g, dst, seg, 4); break;
+    case 5: solve_avx2_nv(b, g, dst, seg, 5); break;
+    case 6: solve_avx2_nv(b, g, dst, seg, 6); break;
+    case 7: solve_avx2_nv(b, g, dst, seg, 7); break;
+    default: solve_avx2_nv(b, g, dst, seg, 8); break;
     }
 }
 #endif
