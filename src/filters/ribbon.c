@@ -260,9 +260,11 @@ BK_INLINE int lane_step(rb_lane *l, uint64_t *clo, uint64_t *chi, uint64_t *res)
 {
     uint64_t o = l->o, e = RB_AT(clo, o);
     if (!(e & 1)) { /* a kept row has bit 0 set: the slot is free */
-        RB_AT(clo, o) = l->cl;
-        RB_AT(chi, o) = l->ch;
-        RB_AT(res, o) = l->r;
+        /* stored by index (o / 8), an address of its own: the loads above keep theirs (base + o,
+         * no address operation before the load) */
+        clo[o >> 3] = l->cl;
+        chi[o >> 3] = l->ch;
+        res[o >> 3] = l->r;
         return LANE_KEPT;
     }
     uint64_t cl = l->cl ^ e, ch = l->ch ^ RB_AT(chi, o);
