@@ -532,14 +532,72 @@ RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool 
     default: solve_avx2_nv(b, g, dst, seg, 8); break;
     }
 }
+
+/* The same with AVX-512 (F and VPOPCNTDQ): eight columns a vector, a lane's parity by its popcount. */
+RB_T_AVX512 BK_INLINE __attribute__((always_inline)) void solve_avx512_nv(rb_build *b, const rb_geom *g, u128 *dst,
+                                                                          bool seg, const uint32_t nv)
+{
+    __m512i wl[(MAX_COLS + 7) / 8], wh[(MAX_COLS + 7) / 8];
+    for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    uint64_t lo_w[8 * ((MAX_COLS + 7) / 8)], hi_w[8 * ((MAX_COLS + 7) / 8)];
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
+        for (uint64_t i = blk * W + W; i-- > blk * W;) {
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
+            const __m512i RL = _mm512_set1_epi64((long long)(uint64_t)rest),
+                          RH = _mm512_set1_epi64((long long)(uint64_t)(rest >> 64)),
+                          RB = _mm512_set1_epi64((long long)r);
+            for (uint32_t v = 0; v < nv; v++) {
+                __m512i rb = _mm512_srlv_epi64(RB, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * v)));
+                __m512i x = _mm512_xor_si512(_mm512_and_si512(wl[v], RL), _mm512_and_si512(wh[v], RH));
+                __m512i nb = _mm512_and_si512(_mm512_xor_si512(_mm512_popcnt_epi64(x), rb), one);
+                wh[v] = _mm512_or_si512(_mm512_slli_epi64(wh[v], 1), _mm512_srli_epi64(wl[v], 63));
+                wl[v] = _mm512_or_si512(_mm512_slli_epi64(wl[v], 1), nb);
+            }
+        }
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        for (uint32_t v = 0; v < nv; v++) {
+            _mm512_storeu_si512((void *)(lo_w + 8 * v), wl[v]);
+            _mm512_storeu_si512((void *)(hi_w + 8 * v), wh[v]);
+        }
+        if (!seg) {
+            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
+            continue;
+        }
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = lo_w[j];
+            d[cols + j] = hi_w[j];
+        }
+    }
+}
+
+RB_T_AVX512 static void solve_avx512(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    switch ((g->lo + 1 + 7) / 8) {
+    case 1: solve_avx512_nv(b, g, dst, seg, 1); break;
+    case 2: solve_avx512_nv(b, g, dst, seg, 2); break;
+    case 3: solve_avx512_nv(b, g, dst, seg, 3); break;
+    default: solve_avx512_nv(b, g, dst, seg, 4); break;
+    }
+}
 #endif
 
 static void build_solve(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     b->dirty = false; /* the back-substitution clears every slot it reads */
 #ifdef BK_X86
-    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
-    if (!bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
+    const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable(),
+                   need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT,
+                   need512 = need | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    if ((cpu & need512) == need512) {
+        solve_avx512(b, g, dst, seg);
+        return;
+    }
+    if ((cpu & need) == need) {
         solve_avx2(b, g, dst, seg);
         return;
     }
