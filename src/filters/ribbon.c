@@ -142,7 +142,7 @@ typedef struct rb_build {
     uint64_t cap_keys;   /* values keys has room for */
     uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
-    uint64_t *keys;      /* an attempt's mixed keys, by starting block */
+    uint64_t *keys;      /* an attempt's mixed keys, by starting slot */
     uint32_t *bucket;    /* per starting slot: the counting sort's counts, then positions */
     /* Per slot, the row whose first slot it is, as its low and high 64 bits and its right-hand side.
      * A slot is free when bit 0 of its low word is clear; only the low words are cleared (the high
@@ -401,7 +401,7 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
     }
     if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
     b->dirty = true;
-    /* the tightest stretch's rows [p, q), then the rows before and after them */
+    /* the stretch's rows [p, q), then the rows before and after them */
     int outcome = add_rows(b, nstarts, p, p + (q - p) / 2, p + (q - p) / 2, q, ATTEMPT_OK);
     if (outcome == ATTEMPT_FAILED) return outcome;
     return add_rows(b, nstarts, 0, p, q, n, outcome);
