@@ -276,6 +276,14 @@ static void sharded_small(void **state)
             g = build_h(h, n, rates[pi], si);
             bk__ribbon_portable = false;
             assert_same_data(f, g);
+            /* and the AVX2 back-substitution (f's is AVX-512's where the CPU has it) */
+            {
+                assert_int_equal(bk_simd_force(BK_SIMD_AVX2), BK_OK);
+                bk_ribbon *a2 = build_h(h, n, rates[pi], si);
+                assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+                assert_same_data(f, a2);
+                bk_ribbon_free(a2);
+            }
             /* and the vector paths: the best this CPU has (f), AVX2 at most (a clone made under that
              * cap), the portable one (g), one key and batched */
             bk_ribbon *v;

@@ -35,7 +35,7 @@
  *
  * Peak memory while building from n values: from 65,536 keys on about 16 n bytes (the hashes grouped
  * by shard, and their copy for byte keys) plus about 1 MB for one shard's rows plus the finished
- * filter; below, with L slots, 24 n + 20 L bytes plus the filter (bk_ribbon_build_memory() computes
+ * filter; below, with L slots, 24 n + 28 L bytes plus the filter (bk_ribbon_build_memory() computes
  * an upper bound).
  *
  * Thread-safety: see the legend in common.h. A built filter never changes, so queries are safe from

@@ -111,7 +111,7 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
 }
 
 /* The build's scratch: the hashes twice (8 n each: ours, and grouped by shard), a shard's or the one
- * system's keys twice (8 each), 16 bytes of row and 4 of result per slot, the block starts; and the
+ * system's mixed keys (8 each), 16 bytes of row, 8 of result and 4 of counting sort per slot; and the
  * filter. */
 uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 {
@@ -130,7 +130,7 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
         keys = n;
     }
     uint64_t slots = g.nblocks * W;
-    return 16 * n + 16 * keys + 20 * slots + (g.nblocks + 1) * sizeof(size_t) + words * 16 +
+    return 16 * n + 8 * keys + 28 * slots + 4 + words * 16 +
            (shards_for(n) + 1) * (sizeof(rb_shard) + 2 * sizeof(size_t)) + 4 * 64 + sizeof(bk_ribbon);
 }
 /* ---- construction ---- */
@@ -138,15 +138,17 @@ uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 typedef struct rb_build {
     rb_geom g;
     uint64_t cap_slots;  /* slots the row arrays have room for */
-    uint64_t cap_blocks; /* bucket entries - 1 */
-    uint64_t cap_keys;   /* values keys and xs have room for */
+    uint64_t cap_starts; /* bucket entries - 1 */
+    uint64_t cap_keys;   /* values keys has room for */
     uint64_t *sorted;    /* body 1: the sort's scratch when deduplicating; body 2: the hashes by shard */
     uint64_t *vals;      /* the hashes, when they must be ours (byte keys, deduplication) */
-    uint64_t *keys;      /* an attempt's mixed keys, by starting block */
-    uint64_t *xs;        /* an attempt's mixed keys, in input order */
-    size_t *bucket;
-    u128 *coef;          /* per slot: the row whose first slot it is (0: none) */
-    uint32_t *res;       /* per slot: that row's right-hand side */
+    uint64_t *keys;      /* an attempt's mixed keys, by starting slot */
+    uint32_t *bucket;    /* per starting slot: the counting sort's counts, then positions */
+    /* Per slot, the row whose first slot it is, as its low and high 64 bits and its right-hand side.
+     * A slot is free when bit 0 of its low word is clear; only the low words are cleared (the high
+     * words and right-hand sides of free slots are left over from earlier attempts and read masked). */
+    uint64_t *clo, *chi, *res; /* res: 64-bit, so that one byte offset indexes all three */
+    bool dirty;          /* clo may hold rows (an attempt since the last back-substitution) */
     const bk_allocator *al;
 } rb_build;
 
@@ -155,43 +157,46 @@ static void build_release(rb_build *b)
     bk__free_aligned(b->al, b->sorted);
     bk__free_aligned(b->al, b->vals);
     bk__free_aligned(b->al, b->keys);
-    bk__free_aligned(b->al, b->xs);
     bk__free(b->al, b->bucket);
-    bk__free_aligned(b->al, b->coef);
+    bk__free_aligned(b->al, b->clo);
+    bk__free_aligned(b->al, b->chi);
     bk__free_aligned(b->al, b->res);
-    b->sorted = b->vals = b->keys = b->xs = NULL;
+    b->sorted = b->vals = b->keys = NULL;
     b->bucket = NULL;
-    b->coef = NULL;
+    b->clo = b->chi = NULL;
     b->res = NULL;
-    b->cap_slots = b->cap_blocks = b->cap_keys = 0;
+    b->cap_slots = b->cap_starts = b->cap_keys = 0;
 }
 
 /* Room for the row arrays and buckets of geometry b->g and an attempt of n keys (kept when it fits). */
 static bk_status build_room(rb_build *b, size_t n)
 {
     uint64_t slots = b->g.nblocks * W;
-    if (slots > SIZE_MAX / 16 || b->g.nblocks + 1 > SIZE_MAX / sizeof(size_t) || n > SIZE_MAX / 8) return BK_ETOOBIG;
+    /* a system's counts and positions are 32-bit (a system has about SHARD_KEYS keys, body 1 fewer
+     * than 2 * SHARD_KEYS) */
+    if (slots >= UINT32_MAX || n >= UINT32_MAX || slots > SIZE_MAX / 16) return BK_ETOOBIG;
     if (slots > b->cap_slots) {
-        bk__free_aligned(b->al, b->coef);
+        bk__free_aligned(b->al, b->clo);
+        bk__free_aligned(b->al, b->chi);
         bk__free_aligned(b->al, b->res);
-        b->coef = bk__calloc_aligned(b->al, (size_t)slots * 16);
-        b->res = bk__calloc_aligned(b->al, (size_t)slots * 4);
-        b->cap_slots = b->coef && b->res ? slots : 0;
-        if (!b->coef || !b->res) return BK_ENOMEM;
+        b->clo = bk__calloc_aligned(b->al, (size_t)slots * 8);
+        b->chi = bk__calloc_aligned(b->al, (size_t)slots * 8);
+        b->res = bk__calloc_aligned(b->al, (size_t)slots * 8);
+        b->cap_slots = b->clo && b->chi && b->res ? slots : 0;
+        b->dirty = false;
+        if (!b->clo || !b->chi || !b->res) return BK_ENOMEM;
     }
-    if (b->g.nblocks > b->cap_blocks) {
+    if (slots > b->cap_starts) {
         bk__free(b->al, b->bucket);
-        b->bucket = bk__malloc(b->al, (size_t)(b->g.nblocks + 1) * sizeof(size_t));
-        b->cap_blocks = b->bucket ? b->g.nblocks : 0;
+        b->bucket = bk__malloc(b->al, (size_t)(slots + 1) * sizeof(uint32_t));
+        b->cap_starts = b->bucket ? slots : 0;
         if (!b->bucket) return BK_ENOMEM;
     }
     if (n > b->cap_keys) {
         bk__free_aligned(b->al, b->keys);
-        bk__free_aligned(b->al, b->xs);
         b->keys = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
-        b->xs = bk__calloc_aligned(b->al, (n ? n : 1) * 8);
-        b->cap_keys = b->keys && b->xs ? n : 0;
-        if (!b->keys || !b->xs) return BK_ENOMEM;
+        b->cap_keys = b->keys ? n : 0;
+        if (!b->keys) return BK_ENOMEM;
     }
     return BK_OK;
 }
@@ -214,74 +219,202 @@ BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
 #define INSERT_AHEAD 8
 
 /*
- * One attempt with internal seed s over the n values h: sort the mixed keys by starting block (a
+ * One attempt with internal seed s over the n values h: sort the mixed keys by starting slot (a
  * counting sort), then add each row to the band. A row meets the row already kept at its first slot:
  * subtract it (XOR of rows and right-hand sides) and move to the new first one-bit, until a free slot
  * takes it. A row that vanishes was a combination of rows before it: with the same right-hand side
  * it adds nothing (a duplicate always does this), with another the system has no solution. A shard
  * (body 2) always remixes (its shard came from the hash's high bits); one system only from the
  * second attempt on.
+ *
+ * The order of the rows changes which row is kept where, not the band's span nor the solution (the
+ * first slots of an echelon form of the rows are those of the span, and the solution with 0 in every
+ * other slot is unique), nor whether a row with another right-hand side vanishes. So the rows go in
+ * the order that is fastest:
+ * - first a tight stretch: the rows starting in [a, e] lie in the e - a + 128 slots from a on, and
+ *   an attempt fails nearly always where a stretch has more rows than slots (some row vanishes;
+ *   width 128, 32,768 keys: about six failures in seven). The counting sort's prefix sums find such
+ *   a stretch (the first, shortened), or else the stretch with the most rows for its slots, and its
+ *   rows go first, so that a failing attempt mostly stops after few rows;
+ * - two rows at once, their steps interleaved (each step waits for the load of the row it meets).
  */
-static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
+typedef struct rb_lane {
+    uint64_t cl, ch, o; /* o: the row's first slot times 8, its byte offset in clo, chi and res */
+    uint64_t r;
+} rb_lane;
+
+BK_INLINE void lane_start(rb_lane *l, uint64_t x, uint64_t nstarts)
 {
-    const uint64_t nb = b->g.nblocks, nstarts = (nb - 1) * W, slots = nb * W;
-    size_t *bucket = b->bucket;
-    uint64_t *xs = b->xs;
-    memset(bucket, 0, (size_t)(nb + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
-        xs[i] = x;
-        bucket[(bk__range64(x, nstarts) >> 7) + 1]++;
+    u128 c0 = rb_coef(x);
+    l->cl = (uint64_t)c0;
+    l->ch = (uint64_t)(c0 >> 64);
+    l->r = rb_fp(x);
+    l->o = bk__range64(x, nstarts) * 8;
+}
+
+enum { LANE_MOVED, LANE_KEPT, LANE_VANISHED };
+
+/* One step of a row: kept at its slot if free, else reduced by the row there and moved on. */
+#define RB_AT(a, o) (*(uint64_t *)(void *)((char *)(a) + (o)))
+BK_INLINE int lane_step(rb_lane *l, uint64_t *clo, uint64_t *chi, uint64_t *res)
+{
+    uint64_t o = l->o, e = RB_AT(clo, o);
+    if (!(e & 1)) { /* a kept row has bit 0 set: the slot is free */
+        /* stored by index (o / 8), an address of its own: the loads above keep theirs (base + o,
+         * no address operation before the load) */
+        clo[o >> 3] = l->cl;
+        chi[o >> 3] = l->ch;
+        res[o >> 3] = l->r;
+        return LANE_KEPT;
     }
-    for (uint64_t i = 1; i <= nb; i++) bucket[i] += bucket[i - 1];
-    uint64_t *keys = b->keys;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = xs[i];
-        keys[bucket[bk__range64(x, nstarts) >> 7]++] = x;
+    uint64_t cl = l->cl ^ e, ch = l->ch ^ RB_AT(chi, o);
+    l->r ^= RB_AT(res, o);
+    unsigned t;
+    if (BK_LIKELY(cl != 0)) {
+        t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
+        cl = shift_pair(cl, ch, t);
+        ch >>= t;
+    } else {
+        if (ch == 0) return LANE_VANISHED;
+        t = 64 + (unsigned)__builtin_ctzll(ch);
+        cl = ch >> (t - 64);
+        ch = 0;
     }
-    memset(b->coef, 0, (size_t)slots * 16);
-    memset(b->res, 0, (size_t)slots * 4);
-    u128 *coef = b->coef;
-    uint32_t *res = b->res;
-    int outcome = ATTEMPT_OK;
-    for (size_t k = 0; k < n; k++) {
-        if (BK_LIKELY(k + INSERT_AHEAD < n)) BK_PREFETCH_W(&coef[bk__range64(keys[k + INSERT_AHEAD], nstarts)]);
-        uint64_t x = keys[k];
-        uint64_t i = bk__range64(x, nstarts);
-        u128 c0 = rb_coef(x);
-        /* the row as two words: the common step (the next one-bit in the low word) shifts by less
-         * than 64 without the 128-bit shift's cases */
-        uint64_t cl = (uint64_t)c0, ch = (uint64_t)(c0 >> 64);
-        uint32_t r = rb_fp(x);
+    l->cl = cl;
+    l->ch = ch;
+    l->o = o + (uint64_t)t * 8;
+    return LANE_MOVED;
+}
+
+/* Adds the rows keys[a0, a1) and keys[c0, c1), two at once; returns the outcome so far. */
+static int add_rows(rb_build *b, uint64_t nstarts, size_t a0, size_t a1, size_t c0, size_t c1, int outcome)
+{
+    const uint64_t *keys = b->keys;
+    uint64_t *clo = b->clo, *chi = b->chi, *res = b->res;
+    if (a0 == a1) { /* one range: the single lane below */
+        a0 = c0;
+        a1 = c1;
+        c0 = c1;
+    }
+    if (a0 == a1) return outcome;
+    rb_lane a, c;
+    lane_start(&a, keys[a0], nstarts);
+    if (c0 < c1) {
+        lane_start(&c, keys[c0], nstarts);
         for (;;) {
-            u128 e = coef[i];
-            if (!((uint64_t)e & 1)) { /* a kept row has bit 0 set: the slot is free */
-                coef[i] = ((u128)ch << 64) | cl;
-                res[i] = r;
+            int ra = lane_step(&a, clo, chi, res);
+            int rc = lane_step(&c, clo, chi, res);
+            if (BK_LIKELY(ra == LANE_MOVED && rc == LANE_MOVED)) continue;
+            bool a_done = false;
+            if (ra != LANE_MOVED) {
+                if (ra == LANE_VANISHED) {
+                    if (a.r != 0) return ATTEMPT_FAILED;
+                    outcome = ATTEMPT_REDUNDANT;
+                }
+                if (++a0 == a1) {
+                    a_done = true;
+                } else {
+                    if (BK_LIKELY(a0 + INSERT_AHEAD < a1))
+                        BK_PREFETCH_W(&clo[bk__range64(keys[a0 + INSERT_AHEAD], nstarts)]);
+                    lane_start(&a, keys[a0], nstarts);
+                }
+            }
+            if (rc != LANE_MOVED) {
+                if (rc == LANE_VANISHED) {
+                    if (c.r != 0) return ATTEMPT_FAILED;
+                    outcome = ATTEMPT_REDUNDANT;
+                }
+                if (++c0 == c1) {
+                    if (a_done) return outcome;
+                    break; /* lane a goes on alone */
+                }
+                if (BK_LIKELY(c0 + INSERT_AHEAD < c1)) BK_PREFETCH_W(&clo[bk__range64(keys[c0 + INSERT_AHEAD], nstarts)]);
+                lane_start(&c, keys[c0], nstarts);
+            }
+            if (a_done) { /* lane c goes on alone */
+                a = c;
+                a0 = c0;
+                a1 = c1;
                 break;
             }
-            cl ^= (uint64_t)e;
-            ch ^= (uint64_t)(e >> 64);
-            r ^= res[i];
-            unsigned t;
-            if (BK_LIKELY(cl != 0)) {
-                t = (unsigned)__builtin_ctzll(cl); /* >= 1: both rows had bit 0 */
-                cl = shift_pair(cl, ch, t);
-                ch >>= t;
-            } else {
-                if (ch == 0) {
-                    if (r != 0) return ATTEMPT_FAILED;
-                    outcome = ATTEMPT_REDUNDANT;
-                    break;
-                }
-                t = 64 + (unsigned)__builtin_ctzll(ch);
-                cl = ch >> (t - 64);
-                ch = 0;
-            }
-            i += t;
         }
     }
+    for (;;) {
+        int ra = lane_step(&a, clo, chi, res);
+        if (BK_LIKELY(ra == LANE_MOVED)) continue;
+        if (ra == LANE_VANISHED) {
+            if (a.r != 0) return ATTEMPT_FAILED;
+            outcome = ATTEMPT_REDUNDANT;
+        }
+        if (++a0 == a1) break;
+        if (BK_LIKELY(a0 + INSERT_AHEAD < a1)) BK_PREFETCH_W(&clo[bk__range64(keys[a0 + INSERT_AHEAD], nstarts)]);
+        lane_start(&a, keys[a0], nstarts);
+    }
     return outcome;
+}
+
+static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
+{
+    const uint64_t nstarts = (b->g.nblocks - 1) * W;
+    uint32_t *cnt = b->bucket;
+    memset(cnt, 0, (size_t)(nstarts + 1) * sizeof *cnt);
+    if (shard) {
+        for (size_t i = 0; i < n; i++) cnt[bk__range64(rb_x2(h[i], s), nstarts) + 1]++;
+    } else {
+        for (size_t i = 0; i < n; i++) cnt[bk__range64(rb_mix(h[i], s), nstarts) + 1]++;
+    }
+    /* prefix sums: cnt[j] = C(j), the rows starting before slot j. The rows starting in [a, e] have
+     * e - a + 128 slots: the stretch's excess is D(e + 1) - D(a) - 127 with D(j) = C(j) - j; the
+     * tightest stretch has the largest D(e + 1) - min over a <= e of D(a). */
+    int64_t low = 0, most = INT64_MIN;
+    uint64_t low_at = 0, a_best = 0, e1_best = 0, over = 0;
+    for (uint64_t j = 1; j <= nstarts; j++) {
+        cnt[j] += cnt[j - 1];
+        int64_t d = (int64_t)cnt[j] - (int64_t)j;
+        if (d - low > most) {
+            most = d - low;
+            a_best = low_at;
+            e1_best = j;
+            if (most >= W && !over) over = j;
+        }
+        if (d < low) {
+            low = d;
+            low_at = j;
+        }
+    }
+    if (over) {
+        /* more rows than slots: the first stretch found, shortened to the latest start a with
+         * D(a) <= D(e + 1) - 128 (its rows are dependent, so the attempt fails unless their
+         * right-hand sides agree) */
+        int64_t want = (int64_t)cnt[over] - (int64_t)over - W;
+        uint64_t a = over;
+        while (a-- > 0)
+            if ((int64_t)cnt[a] - (int64_t)a <= want) break;
+        a_best = a;
+        e1_best = over;
+    }
+    const size_t p = cnt[a_best], q = cnt[e1_best];
+    uint64_t *keys = b->keys;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = shard ? rb_x2(h[i], s) : rb_mix(h[i], s);
+        keys[cnt[bk__range64(x, nstarts)]++] = x;
+    }
+    if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
+    b->dirty = true;
+    /* the stretch's rows [p, q), then the rows before and after them */
+    int outcome = add_rows(b, nstarts, p, p + (q - p) / 2, p + (q - p) / 2, q, ATTEMPT_OK);
+    if (outcome == ATTEMPT_FAILED) return outcome;
+    return add_rows(b, nstarts, 0, p, q, n, outcome);
+}
+
+/* The row kept at slot i without its first bit, and its right-hand side (zeros for a free slot); the
+ * slot is cleared for the next attempt. */
+BK_INLINE void slot_row(rb_build *b, uint64_t i, u128 *rest, uint32_t *r)
+{
+    uint64_t lo = b->clo[i], m = 0 - (lo & 1);
+    *rest = (((u128)(b->chi[i] & m) << 64) | (lo & m)) >> 1;
+    *r = (uint32_t)b->res[i] & (uint32_t)m;
+    b->clo[i] = 0;
 }
 
 /* Back-substitution of geometry g into dst, last slot first, all columns at once: window[j] holds
@@ -289,15 +422,16 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
  * value that satisfies the row (its right-hand side XOR the dot product of the rest of the row with
  * the slots after it); a slot without a row is free and gets 0. At the first slot of a block the
  * windows are the block's columns. */
-BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+BK_INLINE void solve_body(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     const uint32_t hi = g->lo + 1;
     u128 window[MAX_COLS + 1];
     memset(window, 0, sizeof window);
     for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
-            u128 rest = b->coef[i] >> 1;
-            uint32_t r = b->res[i];
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
             for (uint32_t j = 0; j < hi; j++) {
                 unsigned bit = ((r >> j) ^ rb_parity(rest & window[j])) & 1u;
                 window[j] = (window[j] << 1) | bit;
@@ -321,9 +455,9 @@ BK_INLINE void solve_body(const rb_build *b, const rb_geom *g, u128 *dst, bool s
 /* The same body twice: once for any x86-64 (parity by shifts), once with the POPCNT instruction (one
  * instruction per parity), chosen at run time by bk__cpu_usable() (BK_SIMD=scalar keeps the
  * portable one); both compute the same bits. */
-static void solve_portable(const rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
+static void solve_portable(rb_build *b, const rb_geom *g, u128 *dst, bool seg) { solve_body(b, g, dst, seg); }
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static void solve_popcnt(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+__attribute__((target("popcnt"))) static void solve_popcnt(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
     solve_body(b, g, dst, seg);
 }
@@ -333,35 +467,36 @@ bool bk__ribbon_portable = false;
 
 #ifdef BK_X86
 /* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
- * bits apart), each slot's four dot products folded to one bit per lane and taken by one movemask,
- * the new bits spread back to the lanes. Columns past the last (up to the vector's fourth) are
- * computed and never stored. */
-RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+ * bits apart). A slot's new bits stay in the vectors: each lane's dot product folded to its parity by
+ * a nibble table (vpshufb) and a byte sum (vpsadbw), XORed with the lane's bit of the right-hand side,
+ * shifted in (no trip through a general register: the next slot waits on this one). The number of
+ * vectors is a constant of each copy of the loop, so the windows stay in registers. Columns past the
+ * last (up to the vector's fourth) are computed and never stored. */
+RB_T_AVX2 BK_INLINE __attribute__((always_inline)) void solve_avx2_nv(rb_build *b, const rb_geom *g, u128 *dst,
+                                                                      bool seg, const uint32_t nv)
 {
-    const uint32_t hi = g->lo + 1, nv = (hi + 3) / 4;
     __m256i wl[(MAX_COLS + 3) / 4], wh[(MAX_COLS + 3) / 4];
     for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm256_setzero_si256();
-    const __m256i nib = _mm256_set1_epi64x(15), table = _mm256_set1_epi64x(0x6996), one = _mm256_set1_epi64x(1),
-                  lane = _mm256_setr_epi64x(0, 1, 2, 3);
+    const __m256i nib = _mm256_set1_epi8(15), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256(),
+                  lane = _mm256_setr_epi64x(0, 1, 2, 3),
+                  ptab = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0,
+                                          0, 1, 0, 1, 1, 0);
     uint64_t lo_w[4 * ((MAX_COLS + 3) / 4)], hi_w[4 * ((MAX_COLS + 3) / 4)];
     for (uint64_t blk = g->nblocks; blk-- > 0;) {
         for (uint64_t i = blk * W + W; i-- > blk * W;) {
-            u128 rest = b->coef[i] >> 1;
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
             const __m256i RL = _mm256_set1_epi64x((long long)(uint64_t)rest),
-                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64));
-            uint64_t bits = 0;
+                          RH = _mm256_set1_epi64x((long long)(uint64_t)(rest >> 64)),
+                          RB = _mm256_set1_epi64x((long long)r);
             for (uint32_t v = 0; v < nv; v++) {
+                /* lane l's bit 4v + l of the right-hand side */
+                __m256i rb = _mm256_srlv_epi64(RB, _mm256_add_epi64(lane, _mm256_set1_epi64x(4 * v)));
                 __m256i x = _mm256_xor_si256(_mm256_and_si256(wl[v], RL), _mm256_and_si256(wh[v], RH));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 32));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 16));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 8));
-                x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 4));
-                x = _mm256_slli_epi64(_mm256_srlv_epi64(table, _mm256_and_si256(x, nib)), 63);
-                bits |= (uint64_t)(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(x)) << (4 * v);
-            }
-            bits ^= b->res[i];
-            for (uint32_t v = 0; v < nv; v++) {
-                __m256i nb = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((long long)(bits >> (4 * v))), lane), one);
+                __m256i pn = _mm256_xor_si256(_mm256_shuffle_epi8(ptab, _mm256_and_si256(x, nib)),
+                                              _mm256_shuffle_epi8(ptab, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+                __m256i nb = _mm256_and_si256(_mm256_xor_si256(_mm256_sad_epu8(pn, zero), rb), one);
                 wh[v] = _mm256_or_si256(_mm256_slli_epi64(wh[v], 1), _mm256_srli_epi64(wl[v], 63));
                 wl[v] = _mm256_or_si256(_mm256_slli_epi64(wl[v], 1), nb);
             }
@@ -383,13 +518,86 @@ RB_T_AVX2 static void solve_avx2(const rb_build *b, const rb_geom *g, u128 *dst,
         }
     }
 }
+
+RB_T_AVX2 static void solve_avx2(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    switch ((g->lo + 1 + 3) / 4) {
+    case 1: solve_avx2_nv(b, g, dst, seg, 1); break;
+    case 2: solve_avx2_nv(b, g, dst, seg, 2); break;
+    case 3: solve_avx2_nv(b, g, dst, seg, 3); break;
+    case 4: solve_avx2_nv(b, g, dst, seg, 4); break;
+    case 5: solve_avx2_nv(b, g, dst, seg, 5); break;
+    case 6: solve_avx2_nv(b, g, dst, seg, 6); break;
+    case 7: solve_avx2_nv(b, g, dst, seg, 7); break;
+    default: solve_avx2_nv(b, g, dst, seg, 8); break;
+    }
+}
+
+/* The same with AVX-512 (F and VPOPCNTDQ): eight columns a vector, a lane's parity by its popcount. */
+RB_T_AVX512 BK_INLINE __attribute__((always_inline)) void solve_avx512_nv(rb_build *b, const rb_geom *g, u128 *dst,
+                                                                          bool seg, const uint32_t nv)
+{
+    __m512i wl[(MAX_COLS + 7) / 8], wh[(MAX_COLS + 7) / 8];
+    for (uint32_t v = 0; v < nv; v++) wl[v] = wh[v] = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    uint64_t lo_w[8 * ((MAX_COLS + 7) / 8)], hi_w[8 * ((MAX_COLS + 7) / 8)];
+    for (uint64_t blk = g->nblocks; blk-- > 0;) {
+        for (uint64_t i = blk * W + W; i-- > blk * W;) {
+            u128 rest;
+            uint32_t r;
+            slot_row(b, i, &rest, &r);
+            const __m512i RL = _mm512_set1_epi64((long long)(uint64_t)rest),
+                          RH = _mm512_set1_epi64((long long)(uint64_t)(rest >> 64)),
+                          RB = _mm512_set1_epi64((long long)r);
+            for (uint32_t v = 0; v < nv; v++) {
+                __m512i rb = _mm512_srlv_epi64(RB, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * v)));
+                __m512i x = _mm512_xor_si512(_mm512_and_si512(wl[v], RL), _mm512_and_si512(wh[v], RH));
+                __m512i nb = _mm512_and_si512(_mm512_xor_si512(_mm512_popcnt_epi64(x), rb), one);
+                wh[v] = _mm512_or_si512(_mm512_slli_epi64(wh[v], 1), _mm512_srli_epi64(wl[v], 63));
+                wl[v] = _mm512_or_si512(_mm512_slli_epi64(wl[v], 1), nb);
+            }
+        }
+        uint32_t cols = g->lo + (blk >= g->upper);
+        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        for (uint32_t v = 0; v < nv; v++) {
+            _mm512_storeu_si512((void *)(lo_w + 8 * v), wl[v]);
+            _mm512_storeu_si512((void *)(hi_w + 8 * v), wh[v]);
+        }
+        if (!seg) {
+            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
+            continue;
+        }
+        uint64_t *d = (uint64_t *)(void *)(dst + off);
+        for (uint32_t j = 0; j < cols; j++) {
+            d[j] = lo_w[j];
+            d[cols + j] = hi_w[j];
+        }
+    }
+}
+
+RB_T_AVX512 static void solve_avx512(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+{
+    switch ((g->lo + 1 + 7) / 8) {
+    case 1: solve_avx512_nv(b, g, dst, seg, 1); break;
+    case 2: solve_avx512_nv(b, g, dst, seg, 2); break;
+    case 3: solve_avx512_nv(b, g, dst, seg, 3); break;
+    default: solve_avx512_nv(b, g, dst, seg, 4); break;
+    }
+}
 #endif
 
-static void build_solve(const rb_build *b, const rb_geom *g, u128 *dst, bool seg)
+static void build_solve(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 {
+    b->dirty = false; /* the back-substitution clears every slot it reads */
 #ifdef BK_X86
-    const unsigned need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT;
-    if (!bk__ribbon_portable && (bk__cpu_usable() & need) == need) {
+    const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable(),
+                   need = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT,
+                   need512 = need | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    if ((cpu & need512) == need512) {
+        solve_avx512(b, g, dst, seg);
+        return;
+    }
+    if ((cpu & need) == need) {
         solve_avx2(b, g, dst, seg);
         return;
     }
