@@ -2,7 +2,7 @@
  * library's own code (blocked_math.c compiled to compute them, as every process once did on its first
  * sizing) and checks that the file holds exactly them, bit for bit. To write the file anew:
  *   BK_WRITE_BLOCKED_TABLES=src/core/blocked_tables.c build/tests/test_blocked_tables
- * Part of them is the 512-bit layout's in-block FPR E[(X/512)^k] at small loads, from the distribution
+ * Part of them is the 512-bit layout's in-block FPR E[(X/512)^k] at loads below 256, at small ones from the distribution
  * of X (the bits set by the block's kL probes) step by step: positive terms only, where the weights'
  * alternating sum cancels to few digits; the test also checks that at every larger load up to 2047 the
  * alternating sum agrees with that distribution within the bound the sizing counts on. */
@@ -114,18 +114,13 @@ static char *make_file(size_t *len)
         }
         fprintf(f, "    },\n");
     }
-    fprintf(f, "};\n\nconst uint32_t bk__blocked_low512_loads[BK_BLOCKED_MAX_K + 1] = {");
-    for (int k = 0; k <= BK_BLOCKED_MAX_K; k++) fprintf(f, " %u,", g_loads[k]);
-    fprintf(f, " };\n\nconst uint32_t bk__blocked_low512_at[BK_BLOCKED_MAX_K + 1] = {");
-    uint32_t at = 0;
-    for (int k = 0; k <= BK_BLOCKED_MAX_K; k++) {
-        fprintf(f, " %u,", at);
-        at += g_loads[k];
-    }
-    fprintf(f, " };\n\nconst double bk__blocked_low512[%u] = {\n", at);
-    for (int k = 1; k <= BK_BLOCKED_MAX_K; k++) {
-        fprintf(f, "    /* k = %d */\n", k);
-        for (uint32_t L = 0; L < g_loads[k]; L++) fprintf(f, "    %a,\n", g_low[k][L]);
+    fprintf(f, "};\n\nconst double bk__blocked_tab512[BK_BLOCKED_MAX_K][BK__TAB512_LOADS] = {\n");
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
+        fprintf(f, "    {\n        /* k = %u: the distribution's values below load %u, the alternating sum's from it */\n", k,
+                g_loads[k]);
+        for (uint32_t L = 0; L < BK__TAB512_LOADS; L++)
+            fprintf(f, "        %a,\n", L < g_loads[k] ? g_low[k][L] : inner_fpr(&g_terms[tab_row(BK_BLOCKED_512, k)], (double)L));
+        fprintf(f, "    },\n");
     }
     fprintf(f, "};\n");
     fclose(f);
@@ -205,7 +200,7 @@ static void low512_against_distribution(void **state)
             }
         }
     }
-    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) assert_true(g_loads[k] >= 1 && g_loads[k] < TAB_LOADS);
+    for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) assert_true(g_loads[k] >= 1 && g_loads[k] < BK__TAB512_LOADS);
 }
 
 int main(void)

@@ -86,9 +86,10 @@ static double inner_fpr(const inner_terms *T, double load)
     if (T->layout != BK_BLOCKED_512 && T->layout != LAYOUT_1024_EXACT)
         return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
 #ifndef BK_BLOCKED_TABLES_GEN
-    /* where the alternating sum below cancels, its value from the distribution of the bits set */
-    if (T->layout == BK_BLOCKED_512 && load < (double)bk__blocked_low512_loads[T->k] && load == floor(load))
-        return bk__blocked_low512[bk__blocked_low512_at[T->k] + (uint32_t)load];
+    /* the loads below 256 from the constants: where the alternating sum below cancels, its value from
+     * the distribution of the bits set; elsewhere that sum's value, made once */
+    if (T->layout == BK_BLOCKED_512 && load < BK__TAB512_LOADS && load == floor(load))
+        return bk__blocked_tab512[T->k - 1][(uint32_t)load];
 #endif
     const long double t = (long double)load * (long double)T->k;
     long double sum = T->w[0];

@@ -1,7 +1,8 @@
 /* The blocked sizing's per-process constants (blocked_math.c), made by tests/test_blocked_tables.c and
  * kept in blocked_tables.c, so that no sizing call computes them: the weights of the in-block FPR,
- * its closed-form series, and the 512-bit layout's in-block FPR at small loads from the distribution
- * of the bits set (positive terms only: the weights' alternating sum cancels there). Private. */
+ * its closed-form series, and the 512-bit layout's in-block FPR at the loads below 256 (at small
+ * loads from the distribution of the bits set, positive terms only: the weights' alternating sum
+ * cancels there). Private. */
 #ifndef BK_CORE_BLOCKED_TABLES_H
 #define BK_CORE_BLOCKED_TABLES_H
 
@@ -31,10 +32,10 @@ typedef struct {
 BK_HIDDEN extern const bk__inner_terms bk__blocked_terms[BK__TAB_ROWS];
 /* Index: 0 split, 1 512, 2 1024 (mean form); k. */
 BK_HIDDEN extern const bk__inner_series bk__blocked_series[3][BK_BLOCKED_MAX_K + 1];
-/* The 512-bit layout's inner(L) = E[(X/512)^k] for L < bk__blocked_low512_loads[k], from the
- * distribution of X: bk__blocked_low512[bk__blocked_low512_at[k] + L]. */
-BK_HIDDEN extern const uint32_t bk__blocked_low512_loads[BK_BLOCKED_MAX_K + 1];
-BK_HIDDEN extern const uint32_t bk__blocked_low512_at[BK_BLOCKED_MAX_K + 1];
-BK_HIDDEN extern const double bk__blocked_low512[];
+/* The 512-bit layout's inner(L) = E[(X/512)^k] for L < BK__TAB512_LOADS: bk__blocked_tab512[k - 1][L]
+ * (the value blocked_math.c's inner_fpr gives: from the distribution of X where the alternating sum
+ * could be off by more than 2^-40 of the value, that sum above). */
+#define BK__TAB512_LOADS 256
+BK_HIDDEN extern const double bk__blocked_tab512[BK_BLOCKED_MAX_K][BK__TAB512_LOADS];
 
 #endif
