@@ -42,7 +42,8 @@ static volatile long double sink_l = 0.3L;
 static void touch_libm(void)
 {
     int sign;
-    sink_d = exp(sink_d) + log(sink_d) + log1p(sink_d) + expm1(sink_d) + pow(sink_d, sink_d) + lgamma_r(sink_d + 1, &sign);
+    sink_d = exp(sink_d) + log(sink_d) + log1p(sink_d) + expm1(sink_d) + pow(sink_d, sink_d) +
+             lgamma_r(sink_d + 1, &sign);
     sink_l = expl(sink_l) + logl(sink_l + 1) + log1pl(sink_l) + expm1l(sink_l);
 }
 

@@ -2,10 +2,10 @@
  * library's own code (blocked_math.c compiled to compute them, as every process once did on its first
  * sizing) and checks that the file holds exactly them, bit for bit. To write the file anew:
  *   BK_WRITE_BLOCKED_TABLES=src/core/blocked_tables.c build/tests/test_blocked_tables
- * Part of them is the 512-bit layout's in-block FPR E[(X/512)^k] at loads below 256, at small ones from the distribution
- * of X (the bits set by the block's kL probes) step by step: positive terms only, where the weights'
- * alternating sum cancels to few digits; the test also checks that at every larger load up to 2047 the
- * alternating sum agrees with that distribution within the bound the sizing counts on. */
+ * Part of them is the 512-bit layout's in-block FPR E[(X/512)^k] at loads below 256, at small ones
+ * from the distribution of X (the bits set by the block's kL probes) step by step: positive terms
+ * only, where the weights' alternating sum cancels to few digits; the test also checks that at every
+ * larger load up to 2047 the alternating sum agrees with that distribution within the bound the sizing counts on. */
 #define BK_BLOCKED_TABLES_GEN 1
 #include "core/blocked_math.c"
 
@@ -116,10 +116,13 @@ static char *make_file(size_t *len)
     }
     fprintf(f, "};\n\nconst double bk__blocked_tab512[BK_BLOCKED_MAX_K][BK__TAB512_LOADS] = {\n");
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) {
-        fprintf(f, "    {\n        /* k = %u: the distribution's values below load %u, the alternating sum's from it */\n", k,
-                g_loads[k]);
+        fprintf(f,
+                "    {\n        /* k = %u: the distribution's values below load %u, the alternating sum's from it"
+                " */\n",
+                k, g_loads[k]);
         for (uint32_t L = 0; L < BK__TAB512_LOADS; L++)
-            fprintf(f, "        %a,\n", L < g_loads[k] ? g_low[k][L] : inner_fpr(&g_terms[tab_row(BK_BLOCKED_512, k)], (double)L));
+            fprintf(f, "        %a,\n",
+                    L < g_loads[k] ? g_low[k][L] : inner_fpr(&g_terms[tab_row(BK_BLOCKED_512, k)], (double)L));
         fprintf(f, "    },\n");
     }
     fprintf(f, "};\n");
@@ -160,7 +163,8 @@ static void file_is_current(void **state)
     char *have = read_all(BK_TEST_SOURCE_DIR "/../src/core/blocked_tables.c", &have_len);
     assert_non_null(have);
     if (have_len != len || memcmp(have, text, len) != 0) {
-        print_error("src/core/blocked_tables.c differs from what the code makes (%zu against %zu bytes)\n", have_len, len);
+        print_error("src/core/blocked_tables.c differs from what the code makes (%zu against %zu bytes)\n", have_len,
+                    len);
         fail();
     }
     free(have);
