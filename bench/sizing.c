@@ -5,12 +5,14 @@
  * before and now calls only where the fast path's bounds cannot decide; then what a scalable chain
  * pays for each new sub-filter.
  *
- *   sizing [-r rounds] [-L layers]
+ *   sizing [-r rounds] [-L layers] [-w]
  *
  * For each (layout, n, p), n = 1e3 .. 1e10 and p = 0.5 .. 1e-9: CPU microseconds per call of the fast
  * search, of bk_blocked_size, of the summed mixture's search (the thread's CPU clock), and whether all
- * give the same geometry; then each layout's slowest cell. The first call of a process also fills the
- * tables the sizing keeps (weights and in-block terms): printed apart, once.
+ * give the same geometry; then each layout's slowest cell. -w: the wide grid instead, n = 10 .. 1e10 in
+ * decades and p = 0.5 .. 1e-300 (every p the sizing accepts; the smallest ones refused as too big for
+ * most n), then only the grid (no chain). The first call of a process also pages in the sizing's
+ * code and fills the table chunks it needs (the weights are constants): printed apart, once.
  *
  * The chain (capacity 10, p = 1%, growth 2, the default blocked sub-filters; and compact, as the
  * Redis module's BF keys): for sub-filter i = 1 .. 32, the sizing of sub-filter i (one call, given the
@@ -114,11 +116,13 @@ static void chain_growth(uint32_t layers)
 int main(int argc, char **argv)
 {
     int rounds = 20, layers = 16;
+    bool wide = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-r") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) layers = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-w")) wide = true;
         else {
-            fprintf(stderr, "usage: sizing [-r rounds] [-L layers]\n");
+            fprintf(stderr, "usage: sizing [-r rounds] [-L layers] [-w]\n");
             return 2;
         }
     }
@@ -127,7 +131,7 @@ int main(int argc, char **argv)
         bk_geometry g;
         double t0 = bu_cpu_ns();
         bk_blocked_size(1000000, 0.01, BK_BLOCKED_512, &g);
-        printf("first sizing of the process (fills its tables): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
+        printf("first sizing of the process (its code paged in, a table chunk or two filled): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
         /* the same call again answers from the thread's memo of its last sizings; the figures below
          * time the search itself, with the memo off */
         t0 = bu_cpu_ns();
@@ -136,8 +140,16 @@ int main(int argc, char **argv)
         bk__blocked_memo(false);
     }
     static const char *names[3] = { "split", "512", "1024" };
-    static const uint64_t ns[] = { 1000, 100000, 10000000, 1000000000, UINT64_C(10000000000) };
-    static const double ps[] = { 0.5, 0.01, 0.001, 1e-4, 1e-6, 1e-9 };
+    static const uint64_t ns_std[] = { 1000, 100000, 10000000, 1000000000, UINT64_C(10000000000) };
+    static const double ps_std[] = { 0.5, 0.01, 0.001, 1e-4, 1e-6, 1e-9 };
+    static const uint64_t ns_wide[] = { 10,       100,       1000,       10000,       100000,
+                                        1000000,  10000000,  100000000,  1000000000, UINT64_C(10000000000) };
+    static const double ps_wide[] = { 0.5,   0.01,  1e-4,  1e-6,  1e-9,  1e-12, 1e-13, 1e-14, 1e-15, 1e-16,
+                                      1e-17, 1e-18, 1e-20, 1e-25, 1e-30, 1e-40, 1e-60, 1e-100, 1e-300 };
+    const uint64_t *ns = wide ? ns_wide : ns_std;
+    const double *ps = wide ? ps_wide : ps_std;
+    const size_t nn = wide ? sizeof ns_wide / sizeof ns_wide[0] : sizeof ns_std / sizeof ns_std[0];
+    const size_t np = wide ? sizeof ps_wide / sizeof ps_wide[0] : sizeof ps_std / sizeof ps_std[0];
     bu_print_loadavg("before");
     printf("%-5s %11s %7s %10s %10s %12s %8s %s\n", "block", "n", "p", "fast us", "size() us", "summed us", "ratio",
            "geometry");
@@ -145,8 +157,8 @@ int main(int argc, char **argv)
     uint64_t worst_n[3] = { 0, 0, 0 };
     double worst_p[3] = { 0, 0, 0 };
     for (int code = 0; code < 3; code++)
-        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
-            for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+        for (size_t i = 0; i < nn; i++)
+            for (size_t j = 0; j < np; j++) {
                 bk_geometry a, b, c;
                 memset(&a, 0, sizeof a);
                 memset(&b, 0, sizeof b);
@@ -161,6 +173,10 @@ int main(int argc, char **argv)
     for (int code = 0; code < 3; code++)
         printf("slowest %-5s cell: n = %llu, p = %g: %.2f us (fast search)\n", names[code], (unsigned long long)worst_n[code],
                worst_p[code], worst[code]);
+    if (wide) {
+        bu_print_loadavg("after");
+        return 0;
+    }
     chain_costs(false, rounds * 10);
     chain_costs(true, rounds * 10);
     chain_growth((uint32_t)layers);

@@ -430,8 +430,8 @@ static const bkr_command bf_commands[] = {
       "Restores a Bloom filter saved by BF.SCANDUMP, one chunk at a time", "O(n)" },
 };
 
-/* The first blocked sizing of a process fills the sizing's tables (the weights of every k) and pages
- * in the code it runs: about 0.6 ms, where a later one takes a few microseconds. The module pays it
+/* The first blocked sizing of a process pages in the code it runs and binds the math functions it
+ * calls: a few hundred microseconds, where a later one takes a few. The module pays it
  * once at load, so that the first BF.RESERVE (or BF.ADD creating a key) does not pay it on the event
  * loop: it makes and frees one filter of 1000 items at 1%, blocked sub-filters, as BF.RESERVE would. */
 void bkr_bf_prepare(void)

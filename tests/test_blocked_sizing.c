@@ -2,7 +2,7 @@
  * mixture where the bounds cannot decide) returns exactly the geometry of the search over the summed
  * mixture alone, for both public layouts and the scalable chain's 1024-bit blocks, over a wide grid of
  * (n, p) (n from 1 to 1e10, p from 0.5 to 1e-9; for few blocks, down to 1e-12; n from 10 to 1e10 at p
- * from 1e-10 to 1e-20, 1e-16 in the 512-bit layout) and at the edges (one
+ * from 1e-10 to 1e-20; the 512-bit layout's smallest geometries down to 1e-30) and at the edges (one
  * block, the largest filter, p next to 1 and far below 1e-9). No cell differs: none is smaller or
  * larger. */
 #include "testutil.h"
@@ -119,7 +119,7 @@ static void few_blocks_and_low_p(void **state)
 }
 
 /* Far below 1e-9, down to 1e-20, where the closed form's terms cancel to no digits at all: every
- * layout against the summed search down to 1e-16, the split and 1024-bit layouts down to 1e-20. */
+ * layout against the summed search. */
 static void very_low_p(void **state)
 {
     (void)state;
@@ -128,19 +128,23 @@ static void very_low_p(void **state)
     const size_t nn = sizeof ns / sizeof ns[0], np = sizeof ps / sizeof ps[0];
     grid(BK_BLOCKED_SPLIT256, ns, nn, ps, np);
     grid(LAYOUT_1024, ns, nn, ps, np);
-    grid(BK_BLOCKED_512, ns, nn, ps, 7);
+    grid(BK_BLOCKED_512, ns, nn, ps, np);
     uint64_t s = 11;
     for (int i = 0; i < 90; i++) {
         double u = (double)(tu_splitmix(&s) % 1000000) / 1000000.0, v = (double)(tu_splitmix(&s) % 1000000) / 1000000.0;
         const int code = i % 3;
-        check_same((uint64_t)llround(pow(10.0, 1.0 + 9.0 * u)), 1e-10 * pow(code == BK_BLOCKED_512 ? 1e-6 : 1e-10, v), code);
+        check_same((uint64_t)llround(pow(10.0, 1.0 + 9.0 * u)), 1e-10 * pow(1e-10, v), code);
     }
 }
 
-/* The 512-bit layout below 1e-16: its summed FPR is there mostly the rounding of inner()'s alternating
- * sum, neither monotone in the block count nor unimodal in k, so searches from different starts may
- * end at different block counts (the search over the summed mixture alone among them). The geometry
- * stays the one it has been (recorded here), within p by bk_blocked_fpr; a count too big is refused. */
+/* The 512-bit layout far below 1e-12 (its in-block FPR from the distribution of the bits set where the
+ * weights' alternating sum cancels: blocked_tables.c), where a filter's size depends on the digits of
+ * FPRs of 1e-17 to 1e-30. The geometry recorded is the smallest whose FPR so computed is within p:
+ * the same as the search over the summed mixture alone, within p, and one block fewer (at its best k)
+ * is over p; a count too big for the largest filter is refused. (When that FPR was the alternating sum,
+ * its rounding, some 1e-16 in absolute terms, made these geometries larger: 10 keys at 1e-17 took 24
+ * blocks at k = 15 where 19 at k = 16 hold them within p, 11092 keys at 4.3e-20 three times the
+ * blocks.) */
 static void b512_floor(void **state)
 {
     (void)state;
@@ -150,35 +154,42 @@ static void b512_floor(void **state)
         uint64_t m; /* 0: refused as too big */
         uint32_t k;
     } cells[] = {
-        { 10, 1e-17, 12288, 15 },
-        { 100, 1e-17, 147968, 15 },
-        { 1000, 1e-17, 1505792, 15 },
-        { 54321, 1e-17, 81928192, 15 },
-        { 100000, 1e-17, 150822400, 15 },
-        { 10000000, 1e-17, UINT64_C(24908092928), 13 },
-        { 10, 1e-18, 38912, 13 },
-        { 100, 1e-18, 445952, 13 },
-        { 1000, 1e-18, 4518912, 13 },
-        { 54321, 1e-18, 245457920, 13 },
-        { 100000, 1e-18, 451865600, 13 },
-        { 10000000, 1e-18, UINT64_C(45186522112), 13 },
-        { 1000000000, 1e-18, 0, 0 },
-        { 10, 1e-19, 75776, 13 },
-        { 100, 1e-19, 855040, 13 },
-        { 1000, 1e-19, 8659456, 13 },
-        { 54321, 1e-19, 470383104, 13 },
-        { 100000, 1e-19, 865931776, 13 },
-        { 10000000, 1e-19, UINT64_C(86593142784), 13 },
-        { 629, 1.0202579792597404e-17, 1555456, 13 },
-        { 196515, 5.9772304468869881e-18, 332138496, 15 },
-        { 92774, 1.7086377607330069e-16, 79200256, 15 },
-        { 10, 2.2962015194975462e-16, 6144, 15 },
-        { 11092, 4.3134026419528621e-20, 123287040, 13 },
+        { 10, 1e-17, 9728, 16 },
+        { 100, 1e-17, 118784, 16 },
+        { 1000, 1e-17, 1210880, 16 },
+        { 54321, 1e-17, 65908736, 16 },
+        { 100000, 1e-17, 121331712, 16 },
+        { 10000000, 1e-17, UINT64_C(12133168640), 16 },
+        { 10, 1e-18, 15360, 16 },
+        { 100, 1e-18, 187392, 16 },
+        { 1000, 1e-18, 1904128, 16 },
+        { 54321, 1e-18, 103632384, 16 },
+        { 100000, 1e-18, 190777344, 16 },
+        { 10000000, 1e-18, UINT64_C(19077712896), 16 },
+        { UINT64_C(1000000000), 1e-18, UINT64_C(1907771287040), 16 },
+        { 10, 1e-19, 25600, 16 },
+        { 100, 1e-19, 308224, 16 },
+        { 1000, 1e-19, 3134464, 16 },
+        { 54321, 1e-19, 170252800, 16 },
+        { 100000, 1e-19, 313419776, 16 },
+        { 10000000, 1e-19, UINT64_C(31341934080), 16 },
+        { 629, 1.0202579792597404e-17, 757760, 16 },
+        { 196515, 5.9772304468869881e-18, 262902784, 16 },
+        { 92774, 1.7086377607330069e-16, 67805696, 16 },
+        { 10, 2.2962015194975462e-16, 5120, 16 },
+        { 11092, 4.3134026419528621e-20, 42192384, 16 },
+        { 10, 1e-30, UINT64_C(3767460864), 16 },
+        { 1000, 1e-30, UINT64_C(376746070016), 16 },
+        { 10000000, 1e-30, 0, 0 },
+        { 10, 1e-60, 0, 0 },
+        { 1000, 1e-100, 0, 0 },
+        { 1, 1e-300, 0, 0 },
     };
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
         bk_geometry a, c;
         memset(&a, 0, sizeof a);
         memset(&c, 0, sizeof c);
+        check_same(cells[i].n, cells[i].p, BK_BLOCKED_512);
         bk_status sa = bk_blocked_size(cells[i].n, cells[i].p, BK_BLOCKED_512, &a);
         bk_status sc = bk__blocked_size_mk(cells[i].n, cells[i].p, BK_BLOCKED_512, &c);
         if (cells[i].m == 0) {
@@ -194,6 +205,7 @@ static void b512_floor(void **state)
         assert_int_equal(sc, BK_OK);
         assert_true(c.m == a.m && c.k == a.k);
         assert_true(a.fpr == bk_blocked_fpr(a.m, a.n, BK_BLOCKED_512, a.k) && a.fpr <= cells[i].p);
+        if (a.m > 512) assert_true(bk_blocked_fpr(a.m - 512, a.n, BK_BLOCKED_512, 0) > cells[i].p);
     }
 }
 

@@ -31,6 +31,7 @@
 #include "core/blocked1024.h"
 #include "bloomkit/blocked.h"
 #include "core/hooks.h"
+#include "core/blocked_tables.h"
 
 /* Not public layouts: the scalable chain's 1024-bit blocks, sized with the mean form of inner()
  * (bk__blocked1024_size below), and the same blocks with the exact inner() (bk__blocked1024_fpr_exact:
@@ -43,13 +44,8 @@ static uint32_t layout_block_bits(bk_blocked_layout layout)
     return layout == BK_BLOCKED_SPLIT256 ? 256 : layout == LAYOUT_1024 || layout == LAYOUT_1024_EXACT ? 1024 : 512;
 }
 
-/* The weights w_i of inner() for one (layout, k), computed once per mixture. */
-typedef struct {
-    bk_blocked_layout layout;
-    uint32_t k;
-    long double w[BK_BLOCKED_MAX_K + 1];
-    long double lq[BK_BLOCKED_MAX_K + 1]; /* log(1 - i/B) */
-} inner_terms;
+/* The weights w_i of inner() for one (layout, k) (blocked_tables.h). */
+typedef bk__inner_terms inner_terms;
 
 /* lq: log(1 - i/B) for i = 0 .. k (the same for every k of a layout), or NULL to compute them */
 static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k, const long double *lq)
@@ -89,6 +85,12 @@ static double inner_fpr(const inner_terms *T, double load)
     if (T->layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
     if (T->layout != BK_BLOCKED_512 && T->layout != LAYOUT_1024_EXACT)
         return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
+#ifndef BK_BLOCKED_TABLES_GEN
+    /* the loads below 256 from the constants: where the alternating sum below cancels, its value from
+     * the distribution of the bits set; elsewhere that sum's value, made once */
+    if (T->layout == BK_BLOCKED_512 && load < BK__TAB512_LOADS && load == floor(load))
+        return bk__blocked_tab512[T->k - 1][(uint32_t)load];
+#endif
     const long double t = (long double)load * (long double)T->k;
     long double sum = T->w[0];
     for (uint32_t i = 1; i <= T->k; i++) sum += T->w[i] * expl(t * T->lq[i]);
@@ -111,15 +113,23 @@ static double log_gamma(double x)
  * the 1024-bit (mean form) and the 1024-bit exact layouts. Each row is filled in chunks on first use:
  * a chunk's state goes 0 (empty) -> 1 (one thread filling it) -> 2 (ready, release); a thread that
  * finds a chunk being filled computes its value itself rather than wait. The weights of inner() of
- * every row are made once per process.
+ * every row are constants (blocked_tables.c, made by terms_build_all in the test that checks that
+ * file: no sizing call computes them).
  */
 #define TAB_LOADS 2048
 #define TAB_CHUNK 64
-#define TAB_ROWS (1 + 3 * BK_BLOCKED_MAX_K)
-static inner_terms g_terms[TAB_ROWS];
+#define TAB_ROWS BK__TAB_ROWS
 static double g_tab[TAB_ROWS][TAB_LOADS];
 static int g_tab_state[TAB_ROWS][TAB_LOADS / TAB_CHUNK];
+#ifdef BK_BLOCKED_TABLES_GEN
+static inner_terms g_terms[TAB_ROWS];
 static pthread_once_t g_terms_once = PTHREAD_ONCE_INIT;
+static void terms_build_all(void);
+#define TERMS_READY() pthread_once(&g_terms_once, terms_build_all)
+#else
+#define g_terms bk__blocked_terms
+#define TERMS_READY() ((void)0)
+#endif
 
 static int tab_row(bk_blocked_layout layout, uint32_t k)
 {
@@ -129,6 +139,7 @@ static int tab_row(bk_blocked_layout layout, uint32_t k)
     return base < 0 ? -1 : 1 + base * BK_BLOCKED_MAX_K + (int)k - 1;
 }
 
+#ifdef BK_BLOCKED_TABLES_GEN
 /* The logarithms log(1 - i/B) are the same for every k: made once per layout, not once per row. */
 static void terms_build_all(void)
 {
@@ -144,6 +155,7 @@ static void terms_build_all(void)
         inner_init(&g_terms[tab_row(LAYOUT_1024_EXACT, k)], LAYOUT_1024_EXACT, k, lq1024);
     }
 }
+#endif
 
 /* tab_inner's way when the chunk is not ready: fill it, or compute the value if another thread is */
 static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, double load)
@@ -180,7 +192,7 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     inner_terms own;
     const inner_terms *T = &own;
     if (row >= 0) {
-        pthread_once(&g_terms_once, terms_build_all);
+        TERMS_READY();
         T = &g_terms[row];
     } else {
         inner_init(&own, layout, k, NULL);
@@ -358,27 +370,41 @@ bk_status bk__blocked_size_summed(uint64_t n, double p, int layout_code, bk_geom
  * returns exactly the blocks and k the summed mixture's search gives, as long as that FPR falls with
  * every added block and is unimodal in k (which that search assumes too).
  */
-typedef struct {
-    long double c[BK_BLOCKED_MAX_K + 1], d[BK_BLOCKED_MAX_K + 1];
-    double cd[BK_BLOCKED_MAX_K + 1], dd[BK_BLOCKED_MAX_K + 1]; /* c and d rounded to double */
-    long double inner_err; /* the summed mixture's absolute error in inner() (512: its alternating sum) */
-    uint32_t terms;
-} series;
+typedef bk__inner_series series;
 
-/* Every (layout, k)'s series, made once per process (16 weight sets of the 512-bit layout cost some
- * 50 us, more than a sizing may take). Index: 0 split, 1 512, 2 1024; k. */
+/* The 512-bit layout's inner() is taken from the distribution of the bits set (blocked_tables.c) at
+ * every load where the weights' alternating sum could be off by more than this fraction of its value
+ * (its absolute error: up to 16 ulps of long double times the weights' sizes summed); above those
+ * loads, from the alternating sum. */
+#define LOW512_REL 0x1p-40L
+
+#ifdef BK_BLOCKED_TABLES_GEN
+/* Every (layout, k)'s series: constants (blocked_tables.c), made here in the test that checks that
+ * file. Index: 0 split, 1 512, 2 1024; k. */
 static series g_series[3][BK_BLOCKED_MAX_K + 1];
 static pthread_once_t g_series_once = PTHREAD_ONCE_INIT;
 
+/* The alternating sum's absolute error bound in the 512-bit layout's inner() at k */
+static long double alt_err512(uint32_t k)
+{
+    const inner_terms *T = &g_terms[tab_row(BK_BLOCKED_512, k)];
+    long double e = 0;
+    for (uint32_t i = 0; i <= k; i++) e += fabsl(T->w[i]) * 16.0L * LDBL_EPSILON;
+    return e;
+}
+
 static void series_build(series *S, bk_blocked_layout layout, uint32_t k)
 {
+    S->inner_rel = 0;
     if (layout == BK_BLOCKED_512) {
         const inner_terms *T = &g_terms[tab_row(layout, k)];
         S->inner_err = 0;
+        /* the alternating sum within LOW512_REL of the value where it is used, the distribution's
+         * values (long double, positive terms) rounded to double */
+        S->inner_rel = LOW512_REL + DBL_EPSILON;
         for (uint32_t i = 0; i <= k; i++) {
             S->c[i] = T->w[i];
             S->d[i] = -expm1l((long double)k * T->lq[i]);
-            S->inner_err += fabsl(T->w[i]) * 16.0L * LDBL_EPSILON;
         }
     } else {
         S->inner_err = 0; /* pow and expm1 of double: relative errors, in the summed mixture's bound */
@@ -404,6 +430,11 @@ static void series_build_all(void)
         series_build(&g_series[2][k], LAYOUT_1024, k);
     }
 }
+#define SERIES_READY() pthread_once(&g_series_once, series_build_all)
+#else
+#define g_series bk__blocked_series
+#define SERIES_READY() ((void)0)
+#endif
 
 typedef struct {
     bk_blocked_layout layout;
@@ -448,7 +479,8 @@ static double series_fpr_bounded(const sizing *z, uint64_t blocks, uint32_t k, d
     }
     double x = binomial ? n : mean;
     double old_digits = 3.0 * (x + 2.0) * (log(x + 2.0) + 1.0) + 4096.0;
-    *tol = err * 8.0 * DBL_EPSILON + fabs(sum) * old_digits * 8.0 * DBL_EPSILON + (double)S->inner_err + 1e-300;
+    *tol = err * 8.0 * DBL_EPSILON + fabs(sum) * (old_digits * 8.0 * DBL_EPSILON + 8.0 * (double)S->inner_rel) +
+           (double)S->inner_err + 1e-300;
     return sum;
 }
 
@@ -458,7 +490,7 @@ static long double summed_err(const sizing *z, uint64_t blocks, uint32_t k, long
 {
     const long double x = blocks < 4096 ? (long double)z->n : (long double)z->n / (long double)blocks;
     const long double old_digits = 3.0L * (x + 2.0L) * (logl(x + 2.0L) + 1.0L) + 4096.0L;
-    return fabsl(f) * old_digits * 8.0L * DBL_EPSILON + z->S[k].inner_err + 1e-300L;
+    return fabsl(f) * (old_digits * 8.0L * DBL_EPSILON + 8.0L * z->S[k].inner_rel) + z->S[k].inner_err + 1e-300L;
 }
 
 /* The FPR of one block count at each k asked for, at one of two levels: 1 the closed form in double
@@ -712,23 +744,23 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
  * once they settle, k moves to a neighbour with a lower FPR there (a few times at most) and the steps
  * go on; a step grows x eightfold at most. Every term of that form is positive, so it keeps its
  * digits where the closed form's cancel (low p): from the classic size (a lower bound) the steps reach
- * the root in a few dozen at most. Not fast (the former guess): 4 steps, twofold at most, k fixed. */
-static double refine_guess(const sizing *z, double x, double p, uint32_t *kp, bool fast)
+ * the root in a few dozen at most. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
 {
     const double lp = log(p);
     uint32_t k = *kp;
     int moves = 0;
-    for (int it = 0; it < (fast ? 48 : 4); it++) {
+    for (int it = 0; it < 48; it++) {
         double dfdx, f = summed_slope(z, x, k, &dfdx);
         if (!(f > 0) || !(dfdx < 0)) break;
         double x2 = x - (log(f) - lp) * f / dfdx;
         if (!(x2 >= 1)) x2 = 1;
-        if (x2 > (fast ? 8 : 2) * x) x2 = (fast ? 8 : 2) * x;
+        if (x2 > 8 * x) x2 = 8 * x;
         if (x2 < x / 2) x2 = x / 2;
         double dx = fabs(x2 - x);
         x = x2;
         if (dx < 0.05) {
-            if (!fast || z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
+            if (z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
             /* the neighbour with the lower FPR there, if any */
             double dm, fk = summed_slope(z, x, k, &dm), fl = 2, fh = 2;
             if (k > 1) fl = summed_slope(z, x, k - 1, &dm);
@@ -765,11 +797,10 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
  * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
  * block count, so the steps approach the root from below without overshooting. The search below
  * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value.
- * fast: where the closed form's rounding passes 1% of its value, go on from there with steps on the
- * summed mixture until they settle (and its best k), rather than on with the closed form's, which
- * wander off by up to a factor of several (low p); without it, at most 4 summed steps from where
- * the closed form's ended. */
-static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out, bool fast)
+ * Where the closed form's rounding passes 1% of its value, the steps go on from there on the summed
+ * mixture until they settle (and its best k), rather than on with the closed form's, which wander
+ * off by up to a factor of several (low p). */
+static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
@@ -780,7 +811,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
         any = true;
-        if (fast && noise > 0.01) break; /* over 1% of rounding: steps on the closed form would wander */
+        if (noise > 0.01) break; /* over 1% of rounding: steps on the closed form would wander */
         const double hp = slope / f; /* d ln FPR / d blocks */
         double x2 = x - (log(f) - lp) / hp;
         if (!(x2 >= x / 2)) x2 = x / 2;
@@ -799,15 +830,14 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         }
     }
     *kg = k;
-    if (!any && fast) { /* no use even at the classic size (its terms cancel to nothing) */
+    if (!any) { /* no use even at the classic size (its terms cancel to nothing) */
         *noise_out = 1;
-        return refine_guess(z, classic, p, kg, true);
+        return refine_guess(z, classic, p, kg);
     }
-    if (!any) return classic;
     /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
      * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    if (noise * x > 0.1) x = refine_guess(z, x, p, kg, fast);
+    if (noise * x > 0.1) x = refine_guess(z, x, p, kg);
     return x;
 }
 
@@ -863,19 +893,12 @@ static bk_status size_for(uint64_t n, double p, bk_blocked_layout layout, bool e
     return s;
 }
 
-/* Below this p the 512-bit layout's summed FPR is mostly the rounding of inner()'s alternating sum
- * (its values near 1e-16 in absolute terms): it is neither monotone in the block count nor unimodal
- * in k there, so the block count the search ends at depends on where it starts. The guess keeps its
- * slow form there, for the same geometry as before; above it (and in the other layouts, whose inner()
- * has no such sum) the fast guess gives the same geometry from a start next to the answer. */
-#define FAST_GUESS_512_MIN_P 1e-15
-
 /* size_for's search: the smallest block count within p and its k (the arguments checked). */
 static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, bool exact_fpr, bk_geometry *out)
 {
     const uint64_t bbits = layout_block_bits(layout);
     const uint64_t max_blocks = BK_MAX_FILTER_BYTES * 8 / bbits;
-    pthread_once(&g_series_once, series_build_all);
+    SERIES_READY();
     sizing z;
     z.layout = layout;
     z.n = n;
@@ -890,7 +913,7 @@ static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, boo
     uint32_t k;
     double noise = 0;
     z.summed_first = false;
-    double g = guess_blocks(&z, classic, p, &k, &noise, layout != BK_BLOCKED_512 || p >= FAST_GUESS_512_MIN_P);
+    double g = guess_blocks(&z, classic, p, &k, &noise);
     z.summed_first = noise > 0.01;
     uint64_t start = !(g >= 1) ? 1 : g >= (double)max_blocks ? max_blocks : (uint64_t)ceil(g);
     double f, fhi, t, thi, from = !(g >= 1) ? 1 : g; /* k belongs to the guess's block count */
