@@ -1,5 +1,5 @@
-/* Ribbon filter: the query paths (one key and batches; body 1 and body 2; portable, POPCNT, AVX2),
- * chosen per filter by bk__ribbon_pick_paths. */
+/* Ribbon filter: the query paths (one key and batches; body 1 and body 2; portable, POPCNT, AVX2,
+ * AVX-512), chosen per filter by bk__ribbon_pick_paths. */
 #include "filters/ribbon_impl.h"
 
 /* ---- queries ---- */
@@ -41,7 +41,8 @@ BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t 
  * per column each). A row starting at offset o of block b covers 128 slots from there: three 64-slot
  * segments, the first the one o falls in, each read at the same column index, with the row cut into
  * three 64-bit masks (shifted by o mod 64). The dot product of column j is the parity of the three
- * masked words' XOR.
+ * masked words' XOR. rb_segments finds them by the block's arithmetic, as the layout is written: the
+ * portable paths' and the reference the vector paths (rb_segments_v) are tested against.
  */
 typedef struct rb_seg {
     const uint64_t *s0, *s1, *s2;
