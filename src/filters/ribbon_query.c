@@ -161,6 +161,7 @@ RB_T_AVX2 BK_INLINE bool avx2_match(const u128 *base, uint32_t lo, uint64_t uppe
     const __m256i M0 = _mm256_set1_epi64x((long long)g.m0), M1 = _mm256_set1_epi64x((long long)g.m1),
                   M2 = _mm256_set1_epi64x((long long)g.m2);
     uint64_t got = 0;
+#pragma GCC unroll 4
     for (unsigned i = 0; i < rounds; i++) got |= avx2_round(&g, M0, M1, M2, 8 * i);
     return rb_verdict(got, x, g.cols);
 }
@@ -175,6 +176,7 @@ RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t 
     const __m512i M0 = _mm512_set1_epi64((long long)g.m0), M1 = _mm512_set1_epi64((long long)g.m1),
                   M2 = _mm512_set1_epi64((long long)g.m2);
     uint64_t got = 0;
+#pragma GCC unroll 4
     for (unsigned i = 0; i < rounds; i++) {
         __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(g.s0 + 8 * i)), M0);
         /* 0x78: a ^ (b & c) */
