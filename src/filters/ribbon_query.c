@@ -47,7 +47,7 @@ BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t 
 typedef struct rb_seg {
     const uint64_t *s0, *s1, *s2;
     uint64_t m0, m1, m2;
-    uint32_t cols;
+    uint64_t cols;
 } rb_seg;
 
 BK_INLINE rb_seg rb_segments(const u128 *words, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
@@ -110,7 +110,7 @@ RB_T_AVX2 BK_INLINE rb_seg rb_segments_v(const u128 *words, uint32_t lo, uint64_
     /* d = g - U; its sign spread over the word (-1 below U, else 0) */
     const uint64_t g = start >> 6, d = g - 2 * upper;
     const uint64_t neg = (uint64_t)((int64_t)d >> 63), neg1 = (uint64_t)((int64_t)(d + 1) >> 63);
-    s.cols = lo + 1 + (uint32_t)neg;
+    s.cols = lo + 1 + neg;
     s.s0 = (const uint64_t *)(const void *)words + g * lo + (d & ~neg);
     s.s1 = s.s0 + s.cols;
     s.s2 = s.s1 + (lo + 1 + neg1);
@@ -122,7 +122,7 @@ RB_T_AVX2 BK_INLINE rb_seg rb_segments_v(const u128 *words, uint32_t lo, uint64_
 }
 
 /* A key's answer from its columns' parities (bit j: column j): its fingerprint on its columns. */
-BK_INLINE bool rb_verdict(uint64_t got, uint64_t x, uint32_t cols)
+BK_INLINE bool rb_verdict(uint64_t got, uint64_t x, uint64_t cols)
 {
     return ((got ^ x) & ((UINT64_C(1) << cols) - 1)) == 0; /* x's low 32 bits: rb_fp(x); cols < 32 */
 }
