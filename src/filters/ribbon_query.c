@@ -91,8 +91,9 @@ BK_INLINE bool rb_match2(const u128 *base, uint32_t lo, uint64_t upper, uint64_t
  * there, so it starts at word g * lo + max(0, g - U); the next two follow it at its width and the
  * next one's. The masks use that a shift by start on x86 takes start mod 64.
  */
-/* Shifts by n mod 64, as x86's shift instructions take their count (C leaves a count of 64 or more
- * undefined, and the compiler would mask it again). */
+/* Shifts by n mod 64, as x86-64's shift instructions take their count (C leaves a count of 64 or
+ * more undefined, and the compiler would mask it again). */
+#ifdef __x86_64__
 RB_T_AVX2 BK_INLINE uint64_t shl_mod64(uint64_t v, uint64_t n)
 {
     __asm__("shlx %2, %1, %0" : "=r"(v) : "r"(v), "r"(n));
@@ -103,6 +104,10 @@ RB_T_AVX2 BK_INLINE uint64_t shr_mod64(uint64_t v, uint64_t n)
     __asm__("shrx %2, %1, %0" : "=r"(v) : "r"(v), "r"(n));
     return v;
 }
+#else
+BK_INLINE uint64_t shl_mod64(uint64_t v, uint64_t n) { return v << (n & 63); }
+BK_INLINE uint64_t shr_mod64(uint64_t v, uint64_t n) { return v >> (n & 63); }
+#endif
 
 RB_T_AVX2 BK_INLINE rb_seg rb_segments_v(const u128 *words, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
@@ -166,6 +171,7 @@ RB_T_AVX2 BK_INLINE bool avx2_match(const u128 *base, uint32_t lo, uint64_t uppe
     return rb_verdict(got, x, g.cols);
 }
 
+#ifdef __x86_64__
 /* AVX-512 and its per-lane popcount: eight columns' words in one vector per segment, the three masked
  * words XORed by two ternary-logic steps, each lane's popcount shifted to its sign bit and tested
  * into a mask register whose eight bits are the columns' parities. Written in assembly to use
@@ -207,6 +213,26 @@ RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t 
     (void)t;
     return rb_verdict(got, x, g.cols);
 }
+#else
+/* The same with intrinsics (32-bit x86 has no zmm16-zmm31). */
+RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start,
+                                        unsigned rounds)
+{
+    const rb_seg g = rb_segments_v(base, lo, upper, x, start);
+    const __m512i M0 = _mm512_set1_epi64((long long)g.m0), M1 = _mm512_set1_epi64((long long)g.m1),
+                  M2 = _mm512_set1_epi64((long long)g.m2);
+    uint64_t got = 0;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < rounds; i++) {
+        __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(g.s0 + 8 * i)), M0);
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s1 + 8 * i)), M1, 0x78);
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(g.s2 + 8 * i)), M2, 0x78);
+        v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
+        got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
+    }
+    return rb_verdict(got, x, g.cols);
+}
+#endif
 
 /* The kernels as the paths take them: one to four rounds (MAX_COLS columns at most). */
 #define RB_KERNELS(r)                                                                                          \
