@@ -2,6 +2,7 @@
 #include <bloomkit/bloomkit.h>
 #include "filters/internal.h"
 #include "filters/testing.h"
+#include "filters/ribbon_impl.h"
 
 static uint64_t *random_hashes(uint64_t stream, size_t n)
 {
@@ -378,6 +379,56 @@ static void portable_path_agrees(void **state)
     free(h);
 }
 
+/* ---- the vector kernels' rounds: a filter takes one to four rounds of eight columns by its lo; at
+ * each edge (lo 7: keys of 7 and 8 columns in one round; lo 8: 8 and 9 in two; and so on), with keys
+ * on both sides of the columns split, the best path, AVX2 at most and the portable one answer alike,
+ * one key and batched ---- */
+
+static void vector_rounds_agree(void **state)
+{
+    (void)state;
+    bk__ribbon_shard_keys = 700;
+    const size_t n = 3000;
+    uint64_t *h = random_hashes(31, n);
+    static const int los[] = { 7, 8, 15, 16, 23, 24, 29 };
+    for (size_t li = 0; li < sizeof los / sizeof *los; li++) {
+        /* 2^-(lo + 0.5): lo columns in the first blocks, lo + 1 in the others */
+        const double p = ldexp(1.0, -los[li]) * 0.7071;
+        bk_ribbon *f = build_h(h, n, p, li), *v, *g;
+        assert_all_present(f, h, n);
+        assert_true(f->nshards > 2 && f->lo == (uint32_t)los[li]);
+        for (uint64_t i = 0; i < f->nshards; i++) /* blocks of both widths in every shard */
+            assert_true(f->shards[i].upper > 0 && f->shards[i].upper < f->shards[i].nstarts / 128 + 1);
+        assert_int_equal(bk_simd_force(BK_SIMD_AVX2), BK_OK);
+        assert_int_equal(bk_ribbon_clone(f, &v), BK_OK);
+        assert_int_equal(bk_simd_force(BK_SIMD_AUTO), BK_OK);
+        bk__ribbon_portable = true;
+        assert_int_equal(bk_ribbon_clone(f, &g), BK_OK);
+        bk__ribbon_portable = false;
+        enum { Q = 30000 };
+        static uint64_t q[Q];
+        static uint8_t rf[Q], rv[Q], rg[Q];
+        uint64_t st = 91 + li;
+        for (int i = 0; i < Q; i++) q[i] = i % 3 ? tu_splitmix(&st) : h[(size_t)i % n];
+        size_t hg = TU_HITS(bk_ribbon_contains_hashes, g, q, Q, rg);
+        assert_true(hg >= Q / 3);
+        assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, q, Q, rf), hg);
+        assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, v, q, Q, rv), hg);
+        assert_memory_equal(rf, rg, Q);
+        assert_memory_equal(rv, rg, Q);
+        for (int i = 0; i < Q; i++) {
+            assert_int_equal(bk_ribbon_contains_hash(f, q[i]), rg[i]);
+            assert_int_equal(bk_ribbon_contains_hash(v, q[i]), rg[i]);
+            assert_int_equal(bk_ribbon_contains_hash(g, q[i]), rg[i]);
+        }
+        bk_ribbon_free(g);
+        bk_ribbon_free(v);
+        bk_ribbon_free(f);
+    }
+    free(h);
+    bk__ribbon_shard_keys = 0;
+}
+
 /* ---- serialization through the type's table ---- */
 
 typedef struct {
@@ -741,6 +792,7 @@ int main(void)
         cmocka_unit_test(sharded_small),
         cmocka_unit_test(retries_and_growth),
         cmocka_unit_test(portable_path_agrees),
+        cmocka_unit_test(vector_rounds_agree),
         cmocka_unit_test(round_trip),
         cmocka_unit_test(decode_refuses_damage),
         cmocka_unit_test(decode_refuses_damage_sharded),
