@@ -43,7 +43,7 @@ static void read_once(void **st)
 static void one_cap(void **st)
 {
     (void)st;
-    const unsigned cpu = bk__cpu_features(), avx512 = BK_CPU_AVX512F | BK_CPU_AVX512DQ | BK_CPU_AVX512POPCNT;
+    const unsigned cpu = bk__cpu_features(), avx512 = BK_CPU_AVX512F | BK_CPU_AVX512DQ | BK_CPU_AVX512POPCNT | BK_CPU_AVX512VL;
     const unsigned qf = BK_CPU_BMI2 | BK_CPU_POPCNT;
     assert_int_equal(bk__cpu_reads(), 1); /* the filters above asked once, between them */
     assert_int_equal(bk__cpu_usable(), 0); /* scalar: no type uses an extension */

@@ -336,6 +336,8 @@ static void test_blocked_every_path(void **state)
                 uint8_t kb[8];
                 le_bytes(k, kb);
                 assert_int_equal(bk_blocked_contains_u64(a, k), bk_blocked_contains(a, kb, 8));
+                /* the hash form runs the path's other kernel: the uint64 one must agree with it */
+                assert_int_equal(bk_blocked_contains_u64(a, k), bk_blocked_contains_hash(a, bk_hash64(kb, 8, SEED)));
             }
             bk_blocked_free(a);
             bk_blocked_free(b);

@@ -299,6 +299,19 @@ BK_INLINE uint64_t bk__range64(uint64_t x, uint64_t range)
 {
     return (uint64_t)(((bk__u128)x * range) >> 64);
 }
+/* The same for functions built for BMI2 (target attribute): mulx leaves x where it is and takes any
+ * register, where compilers emit mul, which needs x in rax and writes rdx (a copy or two per call). */
+#if defined(__x86_64__) && defined(__GNUC__)
+BK_INLINE uint64_t bk__range64_mulx(uint64_t x, uint64_t range)
+{
+    uint64_t lo, hi;
+    __asm__("mulx %3, %0, %1" : "=r"(lo), "=r"(hi) : "d"(x), "rm"(range));
+    (void)lo;
+    return hi;
+}
+#else
+#  define bk__range64_mulx bk__range64
+#endif
 
 /*
  * Probe scheme of the Bloom family (classic, counting, scalable's classic layers), docs/FORMAT.md 6.1:

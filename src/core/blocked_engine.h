@@ -36,12 +36,17 @@ static const uint32_t bk__blk_salt[2][16] __attribute__((aligned(64))) = {
       0xfcb042d9u, 0x4ca82985u, 0x1720800fu, 0xb9c48cb1u, 0xa9f18631u, 0xd6c93f01u, 0xbc4d13ddu, 0xa83c546du },
 };
 
-/* What the kernels need of a blocked filter: its words, geometry and seed. */
+/* What the kernels need of a blocked filter: its words, geometry and seed. The first four fields are
+ * the hot header of a one-key uint64 query: the blocked filter's public call jumps through
+ * contains_u64 and the kernel reads the three fields before it, one 32-byte run of the struct. */
 typedef struct bk__blk {
     uint64_t *words;       /* blocks * (block bits / 64) words, 64-byte aligned */
     uint64_t blocks;
-    uint64_t seed;         /* for the bytes-key batch forms */
     uint64_t u64_flip;     /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    /* the path's one-key uint64 query (bk__blk_ops.contains_u64), set by the blocked filter; unused
+     * by the scalable chain */
+    bool (*contains_u64)(const struct bk__blk *e, uint64_t key);
+    uint64_t seed;         /* for the bytes-key batch forms */
     uint64_t *count;       /* the filter's count of inserted keys (add_u64 adds one) */
     uint32_t k;
     uint16_t kmask;        /* lanes 0..k-1 of a 16-lane probe vector */

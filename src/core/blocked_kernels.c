@@ -320,15 +320,66 @@ static const bk__blk_ops split_avx2_ops = {
  * shifts then take their non-destructive forms (rorx), which drops the copies the one-key call spends
  * between them. Chosen in bk__blk_ops_for. */
 #define BK_T_AVX2_BMI2 __attribute__((target("avx2,bmi,bmi2")))
+/* The probe the other way round, for the one-key call: each lane of the block shifted right by its
+ * probe's bit position, then one test that bit 0 is set in every lane against a vector of ones read
+ * from memory: no vector of ones to build and no mask, one instruction fewer than
+ * split_contains_avx2; the block by mulx (no copy of the hash into rax). */
+static const uint32_t split_ones[8] __attribute__((aligned(32))) = { 1, 1, 1, 1, 1, 1, 1, 1 };
 BK_T_AVX2_BMI2 static bool split_avx2b_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_avx2(e, bk__hash_u64_keyed1(k, e->u64_flip));
+    uint64_t h = bk__hash_u64_keyed1(k, e->u64_flip);
+    const __m256i *b = (const __m256i *)(e->words + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
+    __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)(uint32_t)h),
+                                   _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
+    __m256i bits = _mm256_srlv_epi32(_mm256_loadu_si256(b), _mm256_srli_epi32(v, 27));
+    bool present; /* vptest with the ones from memory (compilers would build them from an immediate) */
+    __asm__("vptest %[ones], %[bits]" : "=@ccc"(present) : [bits] "x"(bits), [ones] "m"(split_ones));
+    return present;
 }
 static const bk__blk_ops split_avx2b_ops = {
     .add = split_avx2_add,
     .contains = split_avx2_contains,
     .add_u64 = split_avx2_add_u64,
     .contains_u64 = split_avx2b_contains_u64,
+    .add_hashes = split_avx2_add_hashes,
+    .contains_hashes = split_avx2_contains_hashes,
+    .add_many = split_avx2_add_many,
+    .contains_many = split_avx2_contains_many,
+};
+
+/* The uint64 query once more for CPUs with AVX-512VL and BMI2: the same probe on the upper vector
+ * registers (ymm16, ymm17), which are no part of the SSE state, so the call leaves no dirty upper
+ * state behind and needs no vzeroupper; the hash broadcasts from its register in one step and the
+ * block is tested straight from memory (vptestnmd: lanes whose bit is clear), and found by mulx. Same
+ * answers (tests/test_u64.c holds every path's uint64 query to its hash query). */
+#define BK_T_AVX512VL_BMI2 __attribute__((target("avx2,bmi,bmi2,avx512f,avx512vl")))
+BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h)
+{
+    const uint64_t(*b)[4] = (const uint64_t(*)[4])(e->words + (bk__range64_mulx(h, e->blocks) << 2));
+    static const uint32_t one = 1;
+    bool present;
+    __asm__("vpbroadcastd %k[x], %%ymm16\n\t"
+            "vpmulld %[salt], %%ymm16, %%ymm16\n\t"
+            "vpsrld $27, %%ymm16, %%ymm16\n\t"
+            "vpbroadcastd %[one], %%ymm17\n\t"
+            "vpsllvd %%ymm16, %%ymm17, %%ymm16\n\t"
+            "vptestnmd %[blk], %%ymm16, %%k1\n\t"
+            "kortestw %%k1, %%k1"
+            : "=@ccz"(present)
+            : [x] "r"(h), [salt] "m"(*(const uint32_t(*)[8])bk__blk_salt[BK__SALT_BLOCKED]), [one] "m"(one),
+              [blk] "m"(*b)
+            : "xmm16", "xmm17", "k1");
+    return present;
+}
+BK_T_AVX512VL_BMI2 static bool split_vl_contains_u64(const bk__blk *e, uint64_t k)
+{
+    return split_contains_vl(e, bk__hash_u64_keyed1(k, e->u64_flip));
+}
+static const bk__blk_ops split_vl_ops = {
+    .add = split_avx2_add,
+    .contains = split_avx2_contains,
+    .add_u64 = split_avx2_add_u64,
+    .contains_u64 = split_vl_contains_u64,
     .add_hashes = split_avx2_add_hashes,
     .contains_hashes = split_avx2_contains_hashes,
     .add_many = split_avx2_add_many,
@@ -505,8 +556,9 @@ const bk__blk_ops *bk__blk_ops_for(bk_blocked_layout layout, bk_simd simd)
 {
     bool split = layout == BK_BLOCKED_SPLIT256;
 #ifdef BK_X86
-    const bk__blk_ops *split_vec = bk__cpu_usable() & BK_CPU_BMI2 ? &split_avx2b_ops : &split_avx2_ops;
-    if (simd == BK_SIMD_AVX512) return split ? split_vec : &b512_avx512_ops;
+    const unsigned vl = BK_CPU_AVX512F | BK_CPU_AVX512VL | BK_CPU_BMI2, cpu = bk__cpu_usable();
+    const bk__blk_ops *split_vec = cpu & BK_CPU_BMI2 ? &split_avx2b_ops : &split_avx2_ops;
+    if (simd == BK_SIMD_AVX512) return split ? ((cpu & vl) == vl ? &split_vl_ops : split_vec) : &b512_avx512_ops;
     if (simd == BK_SIMD_AVX2) return split ? split_vec : &b512_avx2_ops;
 #else
     (void)simd;

@@ -39,6 +39,7 @@ static unsigned read_features(void)
     if (__builtin_cpu_supports("avx512f")) f |= BK_CPU_AVX512F;
     if (__builtin_cpu_supports("avx512dq")) f |= BK_CPU_AVX512DQ;
     if (__builtin_cpu_supports("avx512vpopcntdq")) f |= BK_CPU_AVX512POPCNT;
+    if (__builtin_cpu_supports("avx512vl")) f |= BK_CPU_AVX512VL;
 #endif
     return f;
 }
@@ -134,7 +135,7 @@ unsigned bk__cpu_usable(void)
     unsigned f = bk__cpu_features();
     switch (cap_now()) {
     case BK_SIMD_SCALAR: return 0;
-    case BK_SIMD_AVX2: return f & ~(unsigned)(BK_CPU_AVX512F | BK_CPU_AVX512DQ | BK_CPU_AVX512POPCNT);
+    case BK_SIMD_AVX2: return f & ~(unsigned)(BK_CPU_AVX512F | BK_CPU_AVX512DQ | BK_CPU_AVX512POPCNT | BK_CPU_AVX512VL);
     default: return f;
     }
 }

@@ -23,6 +23,7 @@ enum {
     BK_CPU_AVX512F = 1u << 4,
     BK_CPU_AVX512DQ = 1u << 5,
     BK_CPU_AVX512POPCNT = 1u << 6, /* AVX512_VPOPCNTDQ: a popcount per 64-bit lane */
+    BK_CPU_AVX512VL = 1u << 7,     /* the AVX-512 instructions on 256-bit registers (ymm16-31 among them) */
 };
 
 /* The features this CPU (and OS: the vector state is saved) has, read once per process. */

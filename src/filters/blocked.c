@@ -13,7 +13,9 @@
 #include "bloomkit/reader.h"
 
 struct bk_blocked {
-    bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use */
+    bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use; first, so its hot
+                           * header (e.contains_u64 and the three fields its kernel reads) starts the
+                           * struct and bk_blocked_contains_u64 is one indirect jump */
     bk__blk_ops ops;      /* the path's kernels (a copy: one load per call) */
     uint64_t nwords;
     bk_blocked_layout layout;
@@ -41,6 +43,7 @@ static bk_status set_path(bk_blocked *f, bk_simd want)
     if (want > bk_simd_best()) return BK_ENOTSUP;
     f->simd = (bk_simd)bk__simd_resolve(want);
     f->ops = *bk__blk_ops_for(f->layout, f->simd);
+    f->e.contains_u64 = f->ops.contains_u64;
     return BK_OK;
 }
 
@@ -185,7 +188,7 @@ bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return f->ops.contains_u64(&f->e, k);
+        return f->e.contains_u64(&f->e, k);
     }
     return contains_any_len(f, key, len);
 }
@@ -196,7 +199,7 @@ bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
     return f->ops.add_u64(&f->e, key); /* counts the key */
 }
 
-bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->ops.contains_u64(&f->e, key); }
+bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->e.contains_u64(&f->e, key); }
 
 /*
  * Atomic insert, the same on every path (scalar: TSan sees every access, and a vector OR cannot be
@@ -406,6 +409,7 @@ bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s)
     if (st == BK_OK) {
         f->simd = tmp.simd;
         f->ops = tmp.ops;
+        f->e.contains_u64 = tmp.e.contains_u64;
     }
     return st;
 }

@@ -27,23 +27,26 @@ typedef struct fuse_geom {
 } fuse_geom;
 
 struct bk_fuse {
+    /* The hot header, first: the one-key uint64 query (the public call jumps through it) and every
+     * field it reads, 56 bytes together. */
+    /* the one-key query on a uint64 key for this filter's width, mix and emptiness, its hash computed
+     * in the same function (pick_has_u64) */
+    bool (*has_u64)(const bk_fuse *f, uint64_t key);
     uint8_t *cells;      /* L fingerprints of fp_bits bits (16-bit: host order in memory) */
-    uint64_t ncells;     /* L */
     uint64_t span;       /* segcount * seglen: the range of c0 */
     uint64_t seglen;
     uint64_t segmask;
-    uint64_t segcount;
-    uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
-    uint64_t seed;       /* hash seed of bytes keys */
     uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
+    uint64_t ncells;     /* L */
+    uint64_t segcount;
+    uint64_t seed;       /* hash seed of bytes keys */
     uint64_t count;      /* distinct keys */
     uint32_t fp_bits;
     uint32_t empty;      /* 1 for the empty filter: OR-ed into the batch loops' match test, so every query fails */
     bool owns_cells;
     /* The one-key query for this filter's width, mix and emptiness (pick_has): no test of them per call */
     bool (*has)(const bk_fuse *f, uint64_t hash);
-    /* the same on a uint64 key, its hash computed in the same function (pick_has_u64) */
-    bool (*has_u64)(const bk_fuse *f, uint64_t key);
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
 };
 
@@ -590,10 +593,10 @@ BK_INLINE bool match16(const bk_fuse *f, uint64_t x, uint64_t c0, uint64_t c1, u
  * rotated-in high bits out) and the same low 16 bits of the fingerprint, and with BMI2 a rotation
  * (rorx) needs no copy of x first. */
 BK_INLINE uint64_t rotr64(uint64_t x, unsigned r) { return (x >> r) | (x << (64 - r)); }
-BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix)
+BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix, bool mulx)
 {
     uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash;
-    uint64_t c0 = bk__range64(x, f->span), mask = f->segmask, fp = x ^ rotr64(x, 32);
+    uint64_t c0 = mulx ? bk__range64_mulx(x, f->span) : bk__range64(x, f->span), mask = f->segmask, fp = x ^ rotr64(x, 32);
     uint64_t c1 = (c0 + f->seglen) ^ (rotr64(x, 18) & mask), c2 = (c0 + 2 * f->seglen) ^ (x & mask);
     if (bits == 8) {
         const uint8_t *v = f->cells;
@@ -602,10 +605,10 @@ BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix
     const uint16_t *v = (const uint16_t *)(const void *)f->cells;
     return (uint16_t)(fp ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
 }
-static bool has8(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, false); }
-static bool has16(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, false); }
-static bool has8_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, true); }
-static bool has16_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, true); }
+static bool has8(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, false, false); }
+static bool has16(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, false, false); }
+static bool has8_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 8, true, false); }
+static bool has16_mix(const bk_fuse *f, uint64_t hash) { return has_body(f, hash, 16, true, false); }
 static bool has_none(const bk_fuse *f, uint64_t hash)
 {
     (void)f;
@@ -623,22 +626,23 @@ static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
 /* The uint64 forms: the hash and the query in one function, one per state as above, and once more
  * built for BMI2 on x86 (rorx: the hash's rotations without the copies between them), so a one-key
  * call is one indirect jump to a function that does the rest with nothing to move between them. */
-#define FUSE_HAS_U64(name, attr, bits, mix)                                                        \
+#define FUSE_HAS_U64(name, attr, bits, mix, mulx)                                                  \
     attr static bool name(const bk_fuse *f, uint64_t key)                                         \
     {                                                                                              \
-        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix);                      \
+        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix, mulx);                \
     }
-FUSE_HAS_U64(has8_u64, , 8, false)
-FUSE_HAS_U64(has16_u64, , 16, false)
-FUSE_HAS_U64(has8_mix_u64, , 8, true)
-FUSE_HAS_U64(has16_mix_u64, , 16, true)
+FUSE_HAS_U64(has8_u64, , 8, false, false)
+FUSE_HAS_U64(has16_u64, , 16, false, false)
+FUSE_HAS_U64(has8_mix_u64, , 8, true, false)
+FUSE_HAS_U64(has16_mix_u64, , 16, true, false)
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define FUSE_HAS_BMI2 1
 #  define FUSE_T_BMI2 __attribute__((target("bmi,bmi2")))
-FUSE_HAS_U64(has8_u64b, FUSE_T_BMI2, 8, false)
-FUSE_HAS_U64(has16_u64b, FUSE_T_BMI2, 16, false)
-FUSE_HAS_U64(has8_mix_u64b, FUSE_T_BMI2, 8, true)
-FUSE_HAS_U64(has16_mix_u64b, FUSE_T_BMI2, 16, true)
+/* with BMI2 also the first cell by mulx (bk__range64_mulx) */
+FUSE_HAS_U64(has8_u64b, FUSE_T_BMI2, 8, false, true)
+FUSE_HAS_U64(has16_u64b, FUSE_T_BMI2, 16, false, true)
+FUSE_HAS_U64(has8_mix_u64b, FUSE_T_BMI2, 8, true, true)
+FUSE_HAS_U64(has16_mix_u64b, FUSE_T_BMI2, 16, true, true)
 #endif
 #undef FUSE_HAS_U64
 

@@ -58,9 +58,6 @@
  * after that: a filter of one small table is one block (cf_block in table.c). The file keeps one
  * array layout for every table (docs/FORMAT.md 6.5: the spare word and the rounding, as zeros). */
 typedef struct cf_table {
-    uint64_t *words;
-    uint64_t buckets;     /* base << shift */
-    /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
     uint32_t shift;       /* table t of a chain with expansion 2^s has shift s * t */
     bool owns_words;      /* words allocated apart (bk__calloc_lines), freed with the table */
     bool words_plain;     /* owned words: bk__calloc_lines gave a plain block (bk__free_lines) */
@@ -73,6 +70,11 @@ typedef struct cf_table {
      * "The stash" in insert.c for when a table uses more than entry 0. */
     uint64_t stash[CF_STASH];
     uint64_t items;       /* fingerprints held, stash included */
+    /* last, so that the first table's two fields a query reads sit right before the filter's struct
+     * and its hot header (bk_cuckoo's has_u64 and u64_flip): 32 bytes together */
+    uint64_t *words;
+    uint64_t buckets;     /* base << shift */
+    /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
 } cf_table;
 
 /* Arrays of at most this many bytes are packed with their table's record (see cf_table). */
@@ -89,6 +91,10 @@ typedef struct cf_vec {
 enum { CTR_INSERTED, CTR_DELETED, CTR_KICKS, CTR_N };
 
 struct bk_cuckoo {
+    /* The hot header, first: the one-key uint64 query (see has below) and the seed part its hash
+     * reads; the first table's words and bucket count end the record just before it. */
+    bool (*has_u64)(const bk_cuckoo *F, uint64_t key); /* the same as has on a uint64 key, hashed in it */
+    uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     /* Small fields packed into narrow types: thousands of small filters (Redis keys) each carry this
      * struct, so what can be derived is not stored (the lanes' low masks, the one-table pointer). */
     uint32_t expansion;      /* 0 or 2^exp_shift */
@@ -108,13 +114,11 @@ struct bk_cuckoo {
     uint64_t lane_hi;        /* top bit of each lane (the f - 1 low bits of each: lane_hi - lane_lo) */
     uint64_t last_hi;        /* lane_hi of the last group (equal to it when that group is full) */
     uint64_t seed;
-    uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     /* The one-key calls' paths for the filter's present state (see "fast paths" in query.c): chosen by
      * bk__cf_update_solo whenever the table count, concurrent mode or the stash's emptiness changes.
      * The fast ones serve one table without concurrent mode: the first, whose record sits just before
      * this struct (cf_first). */
     bool (*has)(const bk_cuckoo *F, uint64_t h);
-    bool (*has_u64)(const bk_cuckoo *F, uint64_t key); /* the same on a uint64 key, hashed in it */
     bool (*put)(bk_cuckoo *F, uint64_t h); /* a free slot in one of the key's buckets, else false; or NULL */
     double fpr_target;
     cf_vec *vec;             /* published with release; read with acquire */

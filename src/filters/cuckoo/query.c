@@ -71,7 +71,7 @@ BK_INLINE uint64_t alt_fast(uint64_t buckets, uint64_t i, uint32_t fp)
  */
 #define CF_EARLY_BYTES ((uint64_t)4 << 20)
 
-BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const bool early)
+BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const bool early, const bool mulx)
 {
     const cf_table *T = cf_first(F); /* the only one: no load to find it */
     const uint64_t bb = cf ? 4 * cf : F->bucket_bits;
@@ -87,7 +87,7 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const
 #endif
     uint32_t fp = 1 + (uint32_t)(fr >> 32);
     uint64_t m = T->buckets;
-    uint64_t i1 = bk__range64(h, m), i2 = alt_fast(m, i1, fp);
+    uint64_t i1 = mulx ? bk__range64_mulx(h, m) : bk__range64(h, m), i2 = alt_fast(m, i1, fp);
     /* -lo, so that x - lo is one lea (x + nlo) rather than a copy and a subtract */
     uint64_t nlo = 0 - lo;
 #if defined(__GNUC__)
@@ -110,16 +110,16 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const
 /* Each path twice: on a hash (F->has), and on a uint64 key hashed in the same function (F->has_u64),
  * so a uint64 call is one indirect jump to a function that does all of it. */
 #define CF_KEY(F, k) bk__hash_u64_keyed1(k, (F)->u64_flip)
-static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false); }
-static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true); }
-static bool has_any_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, false); }
-static bool has_any_early_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, true); }
+static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false, false); }
+static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true, false); }
+static bool has_any_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, false, false); }
+static bool has_any_early_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, true, false); }
 static bool contains_slow_u(const bk_cuckoo *F, uint64_t k) { return contains_slow(F, CF_KEY(F, k)); }
 #define CF_HAS4(f)                                                                                  \
-    static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, false); }    \
-    static bool has4e_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, true); }    \
-    static bool has4u_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, false); } \
-    static bool has4ue_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, true); }
+    static bool has4_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, false, false); } \
+    static bool has4e_##f(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, f, true, false); }  \
+    static bool has4u_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, false, false); } \
+    static bool has4ue_##f(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), f, true, false); }
 CF_HAS4(4) CF_HAS4(5) CF_HAS4(6) CF_HAS4(7) CF_HAS4(8) CF_HAS4(9) CF_HAS4(10) CF_HAS4(11) CF_HAS4(12) CF_HAS4(13)
 CF_HAS4(14) CF_HAS4(15) CF_HAS4(16)
 #undef CF_HAS4
@@ -146,19 +146,19 @@ static bool (*const has4u[2][17])(const bk_cuckoo *, uint64_t) = {
 #define CF_HAS4B(f)                                                                                 \
     __attribute__((target("bmi"))) static bool has4b_##f(const bk_cuckoo *F, uint64_t h)         \
     {                                                                                            \
-        return has_fast(F, h, f, false);                                                         \
+        return has_fast(F, h, f, false, false);                                                  \
     }                                                                                            \
     __attribute__((target("bmi"))) static bool has4be_##f(const bk_cuckoo *F, uint64_t h)        \
     {                                                                                            \
-        return has_fast(F, h, f, true);                                                          \
+        return has_fast(F, h, f, true, false);                                                   \
     }                                                                                            \
     __attribute__((target("bmi,bmi2"))) static bool has4bu_##f(const bk_cuckoo *F, uint64_t k)   \
     {                                                                                            \
-        return has_fast(F, CF_KEY(F, k), f, false);                                              \
+        return has_fast(F, CF_KEY(F, k), f, false, true);                                        \
     }                                                                                            \
     __attribute__((target("bmi,bmi2"))) static bool has4bue_##f(const bk_cuckoo *F, uint64_t k)  \
     {                                                                                            \
-        return has_fast(F, CF_KEY(F, k), f, true);                                               \
+        return has_fast(F, CF_KEY(F, k), f, true, true);                                         \
     }
 CF_HAS4B(4) CF_HAS4B(5) CF_HAS4B(6) CF_HAS4B(7) CF_HAS4B(8) CF_HAS4B(9) CF_HAS4B(10) CF_HAS4B(11) CF_HAS4B(12)
 CF_HAS4B(13) CF_HAS4B(14) CF_HAS4B(15) CF_HAS4B(16)
@@ -171,7 +171,7 @@ static bool (*const has4b[2][17])(const bk_cuckoo *, uint64_t) = {
       [10] = has4be_10, [11] = has4be_11, [12] = has4be_12, [13] = has4be_13, [14] = has4be_14, [15] = has4be_15,
       [16] = has4be_16 },
 };
-/* the uint64 forms: BMI2 as well (the hash's rotations by rorx) */
+/* the uint64 forms: BMI2 as well (the hash's rotations by rorx, the first bucket by mulx) */
 static bool (*const has4bu[2][17])(const bk_cuckoo *, uint64_t) = {
     { [4] = has4bu_4, [5] = has4bu_5, [6] = has4bu_6, [7] = has4bu_7, [8] = has4bu_8, [9] = has4bu_9,
       [10] = has4bu_10, [11] = has4bu_11, [12] = has4bu_12, [13] = has4bu_13, [14] = has4bu_14, [15] = has4bu_15,
