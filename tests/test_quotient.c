@@ -1079,7 +1079,7 @@ static uint8_t *read_golden(const char *name, size_t *len)
 static void damaged_bodies(void **state)
 {
     (void)state;
-    damaged_case(make_qr(7, 4, 0, BK_QUOTIENT_AUTO, 1)); /* body 4, 2^q slots */
+    damaged_case(make_qr(7, 4, 0, BK_QUOTIENT_AUTO, 1)); /* body 1 (the 1.0 layout) */
     damaged_case(make_sr(200, 4, 0, BK_QUOTIENT_AUTO, 1, false)); /* body 4, any slot count */
     /* the earlier bodies (1 and 2, converted when loaded) */
     const char *names[] = { "quotient", "quotient-slots", "quotient-stages" };
@@ -1496,9 +1496,10 @@ static void any_slot_count_operations(void **state)
     assert_int_equal(bk_filter_merge(l, hb), BK_EINCOMPAT); /* 2S slots against S */
     assert_int_equal(bk_quotient_grow(lq), BK_OK);
     assert_all_present(lq, 30, 0, 20000);
-    /* a damaged version field, or physical slots out of range, with checksums made right: refused */
-    const size_t offs[] = { 4, 24, 25 };
-    for (size_t i = 0; i < 3; i++) {
+    /* a damaged version field, a reserved field set, or physical slots out of range, with checksums
+     * made right: refused */
+    const size_t offs[] = { 4, 12, 24, 25 };
+    for (size_t i = 0; i < 4; i++) {
         uint8_t *bad = malloc(len);
         memcpy(bad, buf, len);
         bad[64 + offs[i]] ^= 0x01;
@@ -1512,17 +1513,15 @@ static void any_slot_count_operations(void **state)
     bk_filter_free(l);
     bk_filter_free(hb);
     bk_filter_free(h);
-    /* every table made here saves in body 4; a 2^q filter of the 1.0 layout (and its growth) says so
-     * in the flags (bit 0), the same slot count made by new_slots does not */
+    /* a 2^q filter of the 1.0 layout saves in the 1.0 body (quotient_bits first), and so does its
+     * growth; the same slot count made by new_slots saves in body 4 */
     bk_quotient *p2 = make_qr(12, 8, 0, BK_QUOTIENT_AUTO, 31), *s2 = make_sr(4096, 8, 0, BK_QUOTIENT_AUTO, 31, false);
     assert_int_equal(bk_quotient_grow(p2), BK_OK);
     assert_int_equal(bk_quotient_grow(s2), BK_OK);
     bk_filter *hp = wrap(p2), *hs = wrap(s2);
     assert_int_equal(bk_filter_save_alloc(hp, &buf, &len), BK_OK);
-    memcpy(&w0, (const uint8_t *)buf + 64 + 4, 4);
-    memcpy(&w1, (const uint8_t *)buf + 64 + 12, 4);
-    assert_int_equal(w0, 4);
-    assert_int_equal(w1, 1);
+    memcpy(&w0, (const uint8_t *)buf + 64, 4);
+    assert_int_equal(w0, 13);
     bk_filter_buffer_free(buf);
     assert_int_equal(bk_filter_save_alloc(hs, &buf, &len), BK_OK);
     memcpy(&w0, (const uint8_t *)buf + 64 + 4, 4);

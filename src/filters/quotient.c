@@ -712,7 +712,7 @@ bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t rb, doubl
     f->odd = slots >> tz;
     f->layout10 = layout10;
     f->group_words = 1 + 8 * (2 + rb);
-    f->body = 4;
+    f->body = layout10 ? 1 : 4; /* the 1.0 layout keeps the 1.0 body, which 1.0 readers load */
     f->rmask = (UINT64_C(1) << rb) - 1;
     f->nslots = g.slots;
     f->xslots = g.physical_slots;

@@ -3,14 +3,15 @@
 #include "filters/quotient_slots.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
- * Body 4 (every table made by this version):
- * offset 0   u32 0, u32 body version 4, u32 remainder_bits, u32 flags (bit 0: 2^q slots with the
- *            1.0 rule's spare slots), u64 slots, u64 physical slots, f64 max_load, u64 capacity,
- *            f64 fpr_target, u64 slots used, u64 distinct, u64 total, u64 array bytes, zeros up to 128
+ * Body 4 (every table of any slot count made by this version):
+ * offset 0   u32 0, u32 body version 4, u32 remainder_bits, u32 0, u64 slots, u64 physical slots,
+ *            f64 max_load, u64 capacity, f64 fpr_target, u64 slots used, u64 distinct, u64 total,
+ *            u64 array bytes, zeros up to 128
  * then the slot array (64-byte aligned): little-endian u64 words, the groups of eight blocks
  * described in quotient_slots.h.
  * Bodies 1 and 2 (earlier versions: 32-bit offsets, groups of two blocks):
- * Body 1 (2^q slots, the 1.0 rule's spare slots):
+ * Body 1 (2^q slots, the 1.0 rule's spare slots; still written for such a table, so that 1.0
+ * readers load it):
  * offset 0   u32 quotient_bits, u32 remainder_bits, f64 max_load, u64 capacity, f64 fpr_target,
  *            u64 slots used, u64 distinct, u64 total, u64 array bytes            (64 bytes)
  * Body 2 (any slot count): as body 4 with body version 2 and u32 0 for the flags
@@ -99,8 +100,7 @@ static bk_status encode_table(const bk_quotient *f, bk_writer *w)
         if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits))) return s;
     } else {
         if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, f->body)) || (s = bk__w_u32(w, f->rbits)) ||
-            (s = bk__w_u32(w, f->body == 4 && f->layout10 ? 1 : 0)) || (s = bk__w_u64(w, f->nslots)) ||
-            (s = bk__w_u64(w, f->xslots)))
+            (s = bk__w_u32(w, 0)) || (s = bk__w_u64(w, f->nslots)) || (s = bk__w_u64(w, f->xslots)))
             return s;
     }
     uint64_t bytes = f->body == 4 ? f->nwords * 8 : pairs_words(f->xslots, f->rbits) * 8;
@@ -228,11 +228,9 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
         if ((s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
             (s = bk__r_u64(r, &slots)) || (s = bk__r_u64(r, &xslots)))
             return s;
-        /* body 4's flags: bit 0 alone (2^q slots, the 1.0 rule's spare slots); body 2 has 0 there */
-        if ((version != 2 && version != 4) || (version == 2 ? zero != 0 : zero > 1) ||
-            slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) || slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS))
+        if ((version != 2 && version != 4) || zero != 0 || slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) ||
+            slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS))
             return BK_ECORRUPT;
-        if (zero && ((slots & (slots - 1)) || xslots != bk__qf_xslots(slots, 1.0, true))) return BK_ECORRUPT;
     } else {
         if ((s = bk__r_u32(r, &rb))) return s;
         if (qb < BK_QUOTIENT_MIN_QBITS || qb > BK_QUOTIENT_MAX_QBITS) return BK_ECORRUPT;
@@ -252,7 +250,7 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
     if (version != 1 && (xslots % 128 || xslots < slots + 64 || xslots > bk__qf_xslots(slots, 1.0, true)))
         return BK_ECORRUPT;
     bk_quotient *f;
-    if ((s = bk__qf_alloc(r->alloc, slots, rb, ml, r->seed, version == 1 || zero, xslots, false, &f)))
+    if ((s = bk__qf_alloc(r->alloc, slots, rb, ml, r->seed, version == 1, xslots, false, &f)))
         return s == BK_ETOOBIG ? BK_ECORRUPT : s;
     f->body = (uint8_t)version;
     if (bytes != (version == 4 ? f->nwords : pairs_words(f->xslots, rb)) * 8) {

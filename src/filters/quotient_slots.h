@@ -51,7 +51,8 @@ struct bk_quotient {
     bool bmi2;            /* the path in use */
     bool owns_words;
     bool layout10;        /* S = 2^q and the 1.0 rule's spare slots */
-    uint8_t body;         /* body version it is saved in: 4, or 1 or 2 for a table loaded from one */
+    uint8_t body;         /* body version it is saved in: 1 for the 1.0 layout, 2 for a table loaded from
+                           * one, else 4 */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
     /* Stages (bk_quotient_expand): the earlier, full tables, oldest first, each a whole filter of its
      * own geometry with this seed and max_load and no stages of its own; this struct is the newest
