@@ -227,15 +227,23 @@ BK_INLINE uint64_t select_from(const bk_quotient *f, uint64_t p, uint64_t d, boo
     }
 }
 
-/* The offset of block b >= 1 from po, block b - 1's (true) offset: E, the run end of the last
- * occupied quotient <= 64 b, is the d-th run end after 64 (b - 1) + po, d the occupied quotients in
- * (64 (b - 1), 64 b]; with none, E is block b - 1's. */
+/* The offset of block b > a from oa, block a's (true) offset: E_b, the run end of the last occupied
+ * quotient <= 64 b, is the d-th run end after E_a = 64 a + oa, d the occupied quotients in
+ * (64 a, 64 b] (their runs come right after E_a's; a run end at or before 64 a when oa is 0 is an
+ * earlier quotient's); with none, E_b is E_a. */
+BK_INLINE uint64_t off_from(const bk_quotient *f, uint64_t a, uint64_t oa, uint64_t b, bool bmi2)
+{
+    uint64_t d = popc(occ_word(f, a) & ~UINT64_C(1), bmi2) + (occ_word(f, b) & 1);
+    for (uint64_t k = a + 1; k < b; k++) d += popc(occ_word(f, k), bmi2);
+    const uint64_t span = (b - a) << 6;
+    if (d == 0) return oa > span ? oa - span : 0;
+    uint64_t e = select_from(f, (a << 6) + oa + 1, d, bmi2);
+    return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
+}
+/* The offset of block b >= 1 from po, block b - 1's. */
 BK_INLINE uint64_t off_next(const bk_quotient *f, uint64_t b, uint64_t po, bool bmi2)
 {
-    unsigned d = popc(occ_word(f, b - 1) & ~UINT64_C(1), bmi2) + (unsigned)(occ_word(f, b) & 1);
-    if (d == 0) return po > 64 ? po - 64 : 0;
-    uint64_t e = select_from(f, ((b - 1) << 6) + po + 1, d, bmi2);
-    return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
+    return off_from(f, b - 1, po, b, bmi2);
 }
 /* The offset of block 0: the end of quotient 0's run, when it has one. */
 BK_INLINE uint64_t off_first(const bk_quotient *f, bool bmi2)
@@ -280,8 +288,14 @@ BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
     unsigned j = (unsigned)(p & 63);
     if (b >= f->nblocks) return f->xslots;
     const uint64_t *bp = blk(f, b);
+    uint64_t ka = QF_NONE, ko = 0; /* the last block passed and its offset */
     for (;;) {
-        uint64_t off = off_of_in(f, b, bp, bmi2);
+        /* a saturated offset from the block passed last when there is one (a walk over the blocks
+         * between, which the search passes anyway), else from the blocks before */
+        uint64_t off = off_byte_in(f, b, bp);
+        if (BK_UNLIKELY(off == QF_OFF_SAT)) off = ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
+        ka = b;
+        ko = off;
         bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
         if (e0 && off >= j) {
             if (off >= 63) { /* they cover the block: on right past them */
