@@ -214,6 +214,20 @@ out:
     return s;
 }
 
+/* The array of a body 4: straight from the body into the filter's own (a pulled body never sits in
+ * memory beside it), or used in place when borrowed. */
+static bk_status read_words(bk_reader *r, bk_quotient *f, uint64_t bytes)
+{
+    const uint8_t *data;
+    bk_status s;
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
+    if (!r->borrow) {
+        if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) return BK_ENOMEM;
+        f->owns_words = true;
+    }
+    return bk__r_array_end(r, bytes, data, &f->words);
+}
+
 static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
 {
     uint32_t qb, rb, version = 1, zero = 0;
@@ -261,32 +275,10 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
         bk_quotient_free(f);
         return BK_ETRUNCATED;
     }
-    if (version != 4) {
-        if ((s = read_pairs(r, f, bytes))) {
-            bk_quotient_free(f);
-            return s;
-        }
-        goto counters;
-    }
-    /* the array goes straight from the body into the filter's own (a pulled body never sits in memory
-     * beside it) */
-    const uint8_t *data;
-    if ((s = bk__r_array_begin(r, bytes, &data))) {
+    if ((s = version == 4 ? read_words(r, f, bytes) : read_pairs(r, f, bytes))) {
         bk_quotient_free(f);
         return s;
     }
-    if (!r->borrow) {
-        if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) {
-            bk_quotient_free(f);
-            return BK_ENOMEM;
-        }
-        f->owns_words = true;
-    }
-    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK) {
-        bk_quotient_free(f);
-        return s;
-    }
-counters:
     f->capacity = cap;
     f->fpr_target = fpr;
     f->used = used;
