@@ -25,6 +25,12 @@
  * r = 7 and 9.6 to 10.0 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
  * to a power of two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
  *
+ * Files: a filter of any slot count saves in body 4 (8-bit offsets, docs/FORMAT.md 6.8), one of the
+ * 1.0 layout in the 1.0 body (32-bit offsets: r + 2.5 bits per slot on disk), one loaded from the
+ * earlier body for any slot count in that body again. Files of the earlier bodies load as before
+ * (converted to the 8-bit layout); a read-only mapping of such a file converts its array into
+ * memory when it opens, one of body 4 is used in place.
+ *
  * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
  * counts of 3 and more, the digits being count - 3 in base 2^r - 1 (most significant first; a digit
  * never equals x). A key added a million times costs 3 + log_(2^r - 1)(10^6) slots: 6 slots at r = 7.
