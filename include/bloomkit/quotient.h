@@ -141,7 +141,7 @@ BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
                                     const bk_quotient_options *opts, bk_quotient **out);
 /* Create with S = `slots` home slots (128 .. 2^31, any count) and r remainder bits; errors as
- * bk_quotient_new_qr. A filter of 2^q slots made here saves in the later body (docs/FORMAT.md 6.8),
+ * bk_quotient_new_qr. A filter of 2^q slots made here saves in body 4 (docs/FORMAT.md 6.8),
  * bk_quotient_new_qr's in the 1.0 body. [any] (since 1.1) */
 BK_API bk_status bk_quotient_new_slots(uint64_t slots, uint32_t remainder_bits, const bk_quotient_options *opts,
                                        bk_quotient **out);
