@@ -293,7 +293,8 @@ BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
         /* a saturated offset from the block passed last when there is one (a walk over the blocks
          * between, which the search passes anyway), else from the blocks before */
         uint64_t off = off_byte_in(f, b, bp);
-        if (BK_UNLIKELY(off == QF_OFF_SAT)) off = ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
+        if (BK_UNLIKELY(off == QF_OFF_SAT))
+            off = ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
         ka = b;
         ko = off;
         bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
