@@ -1,6 +1,6 @@
 /* Contender: bloomkit's quotient filter (rank-and-select, counters in the slots), sized with a load
- * limit of 0.96 so that n keys fill as much of the 2^q slots as a power of two allows (n = 1M: 95%
- * load; n = 10M: 60%, the next power of two being too small), remainder bits from p at that load. */
+ * limit of 0.96 (the fewest slots that hold n at that load, any slot count), remainder bits from p at
+ * that load. */
 #include <bloomkit/bloomkit.h>
 #include "bench.h"
 
@@ -44,5 +44,5 @@ const bench_contender bench_quotient = {
     .add_batch = qf_add_batch, .contains_batch = qf_contains_batch, .add_hashed = qf_add_hashed,
     .contains_hashed = qf_contains_hashed, .clear = qf_clear, .bytes = qf_bytes, .destroy = qf_destroy,
     .expected_fpr = qf_fpr, .load = qf_load,
-    .note = "bloomkit quotient filter, r + 2.5 bits per slot, 2^q slots, load limit 0.96, r from p at n",
+    .note = "bloomkit quotient filter, r + 2.125 bits per slot, any slot count, load limit 0.96, r from p at n",
 };

@@ -104,6 +104,35 @@ int main(int argc, char **argv)
         bk_filter_buffer_free(buf);
         bk_filter_free(f);
     }
+    /* A quotient filter (body 4) whose clusters push block offsets past 255: stored saturated, so a
+     * loader must find their values from the blocks before. */
+    if (bk_filter_type_registered(BK_TYPE_QUOTIENT)) {
+        bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+        o.seed = 3;
+        o.max_load = 0.95;
+        bk_quotient *q;
+        bk_filter *f;
+        void *buf;
+        size_t len;
+        const uint64_t S = 1000, r = 5, M = S << r;
+        if (bk_quotient_new_slots(S, (uint32_t)r, &o, &q) != BK_OK) return 1;
+        /* quotients 10..24, 30 remainders each (slots 10..459): one hash of each fingerprint, ceil(fp 2^64 / M) */
+        for (uint64_t qq = 10; qq < 25; qq++)
+            for (uint64_t x = 1; x <= 30; x++) {
+                uint64_t fp = qq << r | x;
+                __extension__ typedef unsigned __int128 u128;
+                (void)bk_quotient_add_hash(q, (uint64_t)((((u128)fp << 64) + M - 1) / M));
+            }
+        for (uint64_t i = 0; i < 300; i++) {
+            tf_key k = tf_make_key(1, i);
+            (void)bk_quotient_add(q, k.b, sizeof k.b);
+        }
+        if (bk_filter_wrap(BK_TYPE_QUOTIENT, q, &f) != BK_OK || bk_filter_save_alloc(f, &buf, &len) != BK_OK) return 1;
+        if (write_out(argv[1], "quotient-saturated.bkf", buf, len)) return 1;
+        files++;
+        bk_filter_buffer_free(buf);
+        bk_filter_free(f);
+    }
     printf("wrote %d seed files to %s\n", files, argv[1]);
     return 0;
 }

@@ -9,9 +9,10 @@
  * and doubling rely on it); when S = 2^q, F is simply the top q + r bits of h. The remainders of one
  * quotient form a sorted run; runs are kept in quotient order, shifted right past their home slot
  * when slots before it are taken. Per 64 slots the filter keeps an "occupied" word (which quotients
- * have a run), a "run end" word (which slots end a run) and a 32-bit offset (how far the run of the
- * block's first quotient reaches past the block's start), so a query finds its run with one rank
- * (popcount) and one select, and a slot costs r + 2.5 bits. The remainder value 0 is stored as 1
+ * have a run), a "run end" word (which slots end a run) and an 8-bit offset (how far the run of the
+ * block's first quotient reaches past the block's start; 255 stands for 255 or more, the value then
+ * found from the blocks before), so a query finds its run with one rank (popcount) and one select,
+ * and a slot costs r + 2.125 bits. The remainder value 0 is stored as 1
  * (the counters below use 0 as a marker), which makes the fingerprint space S x (2^r - 1) with the
  * value 1 twice as likely as the others.
  *
@@ -21,8 +22,14 @@
  * (bk_quotient_fpr_slots); with d distinct fingerprints stored it is d (2^r + 2) / (S 4^r)
  * (bk_stats.fpr_now; docs/MATH.md). Sizing picks the fewest slots S >= n / max_load (max_load 0.95 by
  * default) and the fewest remainder bits that keep this at most p with n keys: at p = 1% that is
- * r = 7 and 10.0 to 10.4 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
+ * r = 7 and 9.6 to 10.0 bits per key at any n from 10^4 (options.power_of_two_slots rounds S up
  * to a power of two, as 1.0 did: up to twice the memory, but a file that 1.0 readers load).
+ *
+ * Files: a filter of any slot count saves in body 4 (8-bit offsets, docs/FORMAT.md 6.8), one of the
+ * 1.0 layout in the 1.0 body (32-bit offsets: r + 2.5 bits per slot on disk), one loaded from the
+ * earlier body for any slot count in that body again. Files of the earlier bodies load as before
+ * (converted to the 8-bit layout); a read-only mapping of such a file converts its array into
+ * memory when it opens, one of body 4 is used in place.
  *
  * Counting: an entry is the remainder x once (count 1), twice (count 2), or x, 0, digits, x for
  * counts of 3 and more, the digits being count - 3 in base 2^r - 1 (most significant first; a digit
@@ -134,7 +141,7 @@ BK_API bk_status bk_quotient_new(uint64_t n, double p, const bk_quotient_options
 BK_API bk_status bk_quotient_new_qr(uint32_t quotient_bits, uint32_t remainder_bits,
                                     const bk_quotient_options *opts, bk_quotient **out);
 /* Create with S = `slots` home slots (128 .. 2^31, any count) and r remainder bits; errors as
- * bk_quotient_new_qr. A filter of 2^q slots made here saves in the later body (docs/FORMAT.md 6.8),
+ * bk_quotient_new_qr. A filter of 2^q slots made here saves in body 4 (docs/FORMAT.md 6.8),
  * bk_quotient_new_qr's in the 1.0 body. [any] (since 1.1) */
 BK_API bk_status bk_quotient_new_slots(uint64_t slots, uint32_t remainder_bits, const bk_quotient_options *opts,
                                        bk_quotient **out);

@@ -23,27 +23,27 @@ uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i)
     }
 }
 
-/* Recompute the offsets of blocks lo..hi (the offset of block lo - 1 must be right). */
+/* A saturated offset: from block a, the last before b whose stored offset is not saturated (or block
+ * 0, whose offset is computed), by one count of occupied bits and one select over the blocks between
+ * (off_from). The walk is as long as the cluster behind b: none at load limits up to 0.98, where no
+ * offset reaches 255 in practice; near full at max_load 1, most of the table. */
+uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2)
+{
+    uint64_t a = b;
+    while (a > 0 && off_byte(f, a) == QF_OFF_SAT) a--;
+    uint64_t o = a == 0 ? off_first(f, bmi2) : off_byte(f, a);
+    return a == b ? o : off_from(f, a, o, b, bmi2);
+}
+
+/* Recompute the offsets of blocks lo..hi (those of the blocks before lo must be right). */
 void bk__qf_fix_offsets(bk_quotient *f, uint64_t lo, uint64_t hi, bool bmi2)
 {
     if (hi >= f->nblocks) hi = f->nblocks - 1;
-    for (uint64_t b = lo; b <= hi; b++) {
-        uint64_t o = 0;
-        if (b == 0) {
-            if (occ_word(f, 0) & 1) {
-                uint64_t e = select_from(f, 0, 1, bmi2);
-                o = e == QF_NONE ? 0 : e;
-            }
-        } else {
-            uint64_t po = off_get(f, b - 1);
-            unsigned d = popc(occ_word(f, b - 1) & ~UINT64_C(1), bmi2) + (unsigned)(occ_word(f, b) & 1);
-            if (d == 0) {
-                o = po > 64 ? po - 64 : 0;
-            } else {
-                uint64_t e = select_from(f, ((b - 1) << 6) + po + 1, d, bmi2);
-                o = e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
-            }
-        }
+    if (lo > hi) return;
+    uint64_t o = lo == 0 ? off_first(f, bmi2) : off_next(f, lo, off_of(f, lo - 1, bmi2), bmi2);
+    off_set(f, lo, o);
+    for (uint64_t b = lo + 1; b <= hi; b++) {
+        o = off_next(f, b, o, bmi2);
         off_set(f, b, o);
     }
 }
@@ -190,10 +190,10 @@ static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
     const unsigned s = (unsigned)(tot & 63);
     uint64_t B = db >> 6, *cur = blk(f, B);
     for (;;) {
-        /* block B - 1 (an offsets word between the blocks when B is even); block 0: only destination
+        /* block B - 1 (an offsets word between the blocks when B starts a group); block 0: only destination
          * slots >= sh, whose sources are in block 0, and any readable words serve for the masked-out
          * rest */
-        uint64_t *prev = B ? cur - (2 + r) - (~B & 1) : cur;
+        uint64_t *prev = B ? cur - (2 + r) - ((B & 7) == 0) : cur;
         uint64_t *cw = cur + 2;
         const uint64_t *pw = prev + 2;
         unsigned lo = B == bfirst ? (unsigned)(da & 63) : 0;
@@ -233,9 +233,9 @@ static void move_left_words(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
     const unsigned s = (unsigned)(tot & 63);
     uint64_t B = da >> 6, *cur = blk(f, B);
     for (;;) {
-        /* block B + 1 (after an offsets word when B is odd); past the last block no source slot is
+        /* block B + 1 (after an offsets word when B + 1 starts a group); past the last block no source slot is
          * there, and any readable words serve for the masked-out rest */
-        uint64_t *next = B + 1 < f->nblocks ? cur + (2 + r) + (B & 1) : cur;
+        uint64_t *next = B + 1 < f->nblocks ? cur + (2 + r) + ((B & 7) == 7) : cur;
         uint64_t *cw = cur + 2;
         const uint64_t *nw = next + 2;
         unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
@@ -393,8 +393,11 @@ BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, 
         bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
         return;
     }
-    for (uint64_t b = first_block(q); (b << 6) < last; b++)
-        f->words[(b >> 1) * f->group_words] += UINT64_C(1) << ((b & 1) * 32);
+    for (uint64_t b = first_block(q); (b << 6) < last; b++) {
+        uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
+        unsigned sh = (unsigned)(b & 7) * 8;
+        if (((*w >> sh) & 0xff) != QF_OFF_SAT) *w += UINT64_C(1) << sh; /* a saturated one stays */
+    }
 }
 
 /* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
@@ -517,7 +520,7 @@ BK_INLINE size_t contains_hashes_impl(const bk_quotient *f, const uint64_t *h, s
             split(f, h[i + QF_PREFETCH_AHEAD], &pq, &px);
             const uint64_t *bp = blk(f, pq >> 6);
             BK_PREFETCH(bp);
-            BK_PREFETCH(&f->words[((pq >> 6) >> 1) * f->group_words]);
+            BK_PREFETCH(&f->words[((pq >> 6) >> QF_GROUP_SHIFT) * f->group_words]);
         }
         uint64_t q, x;
         split(f, h[i], &q, &x);
@@ -635,8 +638,7 @@ static bk_status geometry_of(uint64_t slots, uint32_t rb, double max_load, uint6
     g->slots = slots;
     g->physical_slots = xslots ? xslots : bk__qf_xslots(slots, max_load, layout10);
     g->max_slots_used = (uint64_t)floor(max_load * (double)g->slots);
-    uint64_t groups = g->physical_slots / 128;
-    uint64_t bytes = groups * (1 + 2 * (2 + (uint64_t)rb)) * 8;
+    uint64_t bytes = qf_array_words(g->physical_slots / 64, rb) * 8;
     if (bytes > BK_MAX_FILTER_BYTES || bytes > SIZE_MAX / 2) return BK_ETOOBIG;
     g->bytes = bytes;
     g->fpr = bk_quotient_fpr_slots(n, slots, rb);
@@ -710,7 +712,8 @@ bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t rb, doubl
     f->fbits = tz + rb;
     f->odd = slots >> tz;
     f->layout10 = layout10;
-    f->group_words = 1 + 2 * (2 + rb);
+    f->group_words = 1 + 8 * (2 + rb);
+    f->body = layout10 ? 1 : 4; /* the 1.0 layout keeps the 1.0 body, which 1.0 readers load */
     f->rmask = (UINT64_C(1) << rb) - 1;
     f->nslots = g.slots;
     f->xslots = g.physical_slots;
@@ -797,6 +800,7 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     bk_status s = bk__qf_alloc(f->alloc, f->nslots, f->rbits, f->max_load, f->seed, f->layout10, f->xslots, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
+    c->body = f->body;
     c->used = f->used;
     c->distinct = f->distinct;
     c->total = f->total;
@@ -854,7 +858,7 @@ BK_INLINE uint64_t staged_count_impl(const bk_quotient *f, uint64_t h, bool any,
         const bk_quotient *t = i == f->nolder ? f : f->older[i];
         split(t, h, &q[i], &x[i]);
         BK_PREFETCH(blk(t, q[i] >> 6));
-        BK_PREFETCH(&t->words[(q[i] >> 7) * t->group_words]);
+        BK_PREFETCH(&t->words[(q[i] >> (6 + QF_GROUP_SHIFT)) * t->group_words]);
     }
     uint64_t c = 0;
     for (uint32_t i = f->nolder + 1; i-- > 0 && !(any && c);) {

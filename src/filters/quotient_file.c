@@ -3,34 +3,30 @@
 #include "filters/quotient_slots.h"
 
 /* ---- serialization (body layout in docs/FORMAT.md) ----
- * Body 1 (the 1.0 layout: 2^q slots, the 1.0 rule's spare slots):
+ * Body 4 (every table of any slot count made by this version):
+ * offset 0   u32 0, u32 body version 4, u32 remainder_bits, u32 0, u64 slots, u64 physical slots,
+ *            f64 max_load, u64 capacity, f64 fpr_target, u64 slots used, u64 distinct, u64 total,
+ *            u64 array bytes, zeros up to 128
+ * then the slot array (64-byte aligned): little-endian u64 words, the groups of eight blocks
+ * described in quotient_slots.h.
+ * Bodies 1 and 2 (earlier versions: 32-bit offsets, groups of two blocks):
+ * Body 1 (2^q slots, the 1.0 rule's spare slots; still written for such a table, so that 1.0
+ * readers load it):
  * offset 0   u32 quotient_bits, u32 remainder_bits, f64 max_load, u64 capacity, f64 fpr_target,
  *            u64 slots used, u64 distinct, u64 total, u64 array bytes            (64 bytes)
- * Body 2 (any other filter):
- * offset 0   u32 0 (where body 1 has quotient_bits >= 7), u32 body version 2, u32 remainder_bits,
- *            u32 0, u64 slots, u64 physical slots, f64 max_load, u64 capacity, f64 fpr_target,
- *            u64 slots used, u64 distinct, u64 total, u64 array bytes, zeros up to 128
- * then the slot array (64-byte aligned): little-endian u64 words, the groups described above.
+ * Body 2 (any slot count): as body 4 with body version 2 and u32 0 for the flags
+ * then the array of groups of two blocks: one word of the two blocks' 32-bit offsets, then each
+ * block's 2 + r words. Such a table is converted to the layout above when loaded (a mapping of such
+ * a file gets its array converted into memory) and saved back in the body it came in.
  * Body 3 (a filter of stages, bk_quotient_expand):
  * offset 0   u32 0, u32 body version 3, u32 stages K (2..64), u32 0
- *            then K stage bodies, oldest first, each a whole body 1 or 2 (the last takes inserts).
- * Decoding checks every invariant listed at the top of this file, and that the three counters match
+ *            then K stage bodies, oldest first, each a whole body 1, 2 or 4 (the last takes inserts).
+ * Decoding checks every invariant listed in quotient_slots.h, and that the three counters match
  * the array, before the filter is used. */
 
-/* The offset block b must have, from block b - 1's (which must be right). */
-static uint64_t expected_offset(const bk_quotient *f, uint64_t b)
-{
-    if (b == 0) {
-        if (!(occ_word(f, 0) & 1)) return 0;
-        uint64_t e = select_from(f, 0, 1, false);
-        return e == QF_NONE ? 0 : e;
-    }
-    uint64_t po = off_get(f, b - 1);
-    unsigned d = bk__popcount_swar(occ_word(f, b - 1) & ~UINT64_C(1)) + (unsigned)(occ_word(f, b) & 1);
-    if (d == 0) return po > 64 ? po - 64 : 0;
-    uint64_t e = select_from(f, ((b - 1) << 6) + po + 1, d, false);
-    return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
-}
+/* Words of the array of bodies 1 and 2 for x physical slots. */
+static uint64_t pairs_words(uint64_t x, uint32_t rb) { return x / 128 * (1 + 2 * (2 + (uint64_t)rb)); }
+
 
 static bool slots_zero(const bk_quotient *f, uint64_t a, uint64_t b) /* [a, b) */
 {
@@ -41,12 +37,19 @@ static bool slots_zero(const bk_quotient *f, uint64_t a, uint64_t b) /* [a, b) *
 
 static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct, uint64_t total)
 {
-    uint64_t nocc = 0, nrend = 0;
+    uint64_t nocc = 0, nrend = 0, o = 0;
     for (uint64_t b = 0; b < f->nblocks; b++) {
         nocc += bk__popcount_swar(occ_word(f, b));
         nrend += bk__popcount_swar(rend_word(f, b));
         if ((b << 6) >= f->nslots && occ_word(f, b)) return BK_ECORRUPT;
-        if (off_get(f, b) != expected_offset(f, b)) return BK_ECORRUPT;
+        /* each block's offset from the one before (true values, carried), stored saturated */
+        o = b == 0 ? off_first(f, false) : off_next(f, b, o, false);
+        if (off_byte(f, b) != (o < QF_OFF_SAT ? o : QF_OFF_SAT)) return BK_ECORRUPT;
+    }
+    /* the offsets words of a group past the last block: a partial last group leaves its high bytes 0 */
+    if (f->nblocks & 7) {
+        unsigned k = (unsigned)(f->nblocks & 7);
+        if (f->words[(f->nblocks >> QF_GROUP_SHIFT) * f->group_words] >> (8 * k)) return BK_ECORRUPT;
     }
     if (nocc != nrend) return BK_ECORRUPT;
     uint64_t cursor = 0, u = 0, d = 0, t = 0;
@@ -74,22 +77,38 @@ static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct
     return BK_OK;
 }
 
+/* The array in the layout of bodies 1 and 2: for each pair of blocks, a word of their 32-bit
+ * offsets (true values, carried block to block), then the two blocks' words (adjacent here too: a
+ * group of eight starts at an even block). */
+static bk_status encode_pairs(const bk_quotient *f, bk_writer *w)
+{
+    const uint64_t bw = 2 + f->rbits;
+    uint64_t o = 0;
+    bk_status s;
+    for (uint64_t b = 0; b < f->nblocks; b += 2) {
+        uint64_t o0 = b == 0 ? off_first(f, false) : off_next(f, b, o, false);
+        o = off_next(f, b + 1, o0, false);
+        if ((s = bk__w_u64(w, o0 | o << 32)) || (s = bk__w_u64_array(w, blk(f, b), (size_t)(2 * bw)))) return s;
+    }
+    return BK_OK;
+}
+
 static bk_status encode_table(const bk_quotient *f, bk_writer *w)
 {
     bk_status s;
-    if (f->layout10) {
+    if (f->body == 1) {
         if ((s = bk__w_u32(w, f->qbits)) || (s = bk__w_u32(w, f->rbits))) return s;
     } else {
-        if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, 2)) || (s = bk__w_u32(w, f->rbits)) || (s = bk__w_u32(w, 0)) ||
-            (s = bk__w_u64(w, f->nslots)) || (s = bk__w_u64(w, f->xslots)))
+        if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, f->body)) || (s = bk__w_u32(w, f->rbits)) ||
+            (s = bk__w_u32(w, 0)) || (s = bk__w_u64(w, f->nslots)) || (s = bk__w_u64(w, f->xslots)))
             return s;
     }
+    uint64_t bytes = f->body == 4 ? f->nwords * 8 : pairs_words(f->xslots, f->rbits) * 8;
     if ((s = bk__w_f64(w, f->max_load)) || (s = bk__w_u64(w, f->capacity)) || (s = bk__w_f64(w, f->fpr_target)) ||
         (s = bk__w_u64(w, f->used)) || (s = bk__w_u64(w, f->distinct)) || (s = bk__w_u64(w, f->total)) ||
-        (s = bk__w_u64(w, f->nwords * 8)) || (s = bk__w_align(w, 64)) ||
-        (s = bk__w_u64_array(w, f->words, (size_t)f->nwords)))
+        (s = bk__w_u64(w, bytes)) || (s = bk__w_align(w, 64)))
         return s;
-    return BK_OK;
+    return f->body == 4 ? bk__w_u64_array(w, f->words, (size_t)f->nwords) : encode_pairs(f, w);
 }
 
 static bk_status v_encode(const void *vf, bk_writer *w)
@@ -140,6 +159,75 @@ static bk_status v_decode(bk_reader *r, void **out)
     return s;
 }
 
+/* The blocks of an array of bodies 1 and 2 (src) moved into f's layout, their stored offsets into
+ * oo. src may be f->words: every word is written at or below where it was read, after its reading
+ * (a group's offsets word lands at or below the pair offsets word read just before it). */
+static void convert_pairs(bk_quotient *f, const uint64_t *src, uint32_t *oo)
+{
+    const uint64_t bw = 2 + f->rbits;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        const uint64_t *ob = src + 1 + b * bw + (b >> 1);
+        if (!(b & 1)) {
+            oo[b] = (uint32_t)ob[-1];
+            oo[b + 1] = (uint32_t)(ob[-1] >> 32);
+        }
+        if (!(b & 7)) f->words[(b >> QF_GROUP_SHIFT) * f->group_words] = 0;
+        memmove(blk(f, b), ob, (size_t)bw * 8);
+    }
+}
+
+/* The array of a body 1 or 2 (A bytes at the reader) into f's layout, each stored offset checked
+ * against the true one. */
+static bk_status read_pairs(bk_reader *r, bk_quotient *f, uint64_t bytes)
+{
+    const uint8_t *data;
+    bk_status s;
+    uint32_t *oo = bk__calloc(f->alloc, (size_t)f->nblocks, sizeof *oo);
+    if (!oo) return BK_ENOMEM;
+    if ((s = bk__r_array_begin(r, bytes, &data))) goto out;
+    /* a borrowed array is read in place into a new one; an owned one is read whole and converted in
+     * place (the converted layout is smaller) */
+    f->words = bk__calloc_aligned(f->alloc, (size_t)(r->borrow ? f->nwords * 8 : bytes));
+    if (!f->words) {
+        s = BK_ENOMEM;
+        goto out;
+    }
+    f->owns_words = true;
+    const uint64_t *src = (const uint64_t *)(const void *)data;
+    if (!r->borrow) {
+        uint64_t *w = f->words;
+        if ((s = bk__r_array_end(r, bytes, data, &w))) goto out;
+        src = f->words;
+    }
+    convert_pairs(f, src, oo);
+    uint64_t o = 0;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        o = b == 0 ? off_first(f, false) : off_next(f, b, o, false);
+        if (o != oo[b]) {
+            s = BK_ECORRUPT;
+            goto out;
+        }
+        off_set(f, b, o);
+    }
+out:
+    bk__free(f->alloc, oo);
+    return s;
+}
+
+/* The array of a body 4: straight from the body into the filter's own (a pulled body never sits in
+ * memory beside it), or used in place when borrowed. */
+static bk_status read_words(bk_reader *r, bk_quotient *f, uint64_t bytes)
+{
+    const uint8_t *data;
+    bk_status s;
+    if ((s = bk__r_array_begin(r, bytes, &data))) return s;
+    if (!r->borrow) {
+        if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) return BK_ENOMEM;
+        f->owns_words = true;
+    }
+    return bk__r_array_end(r, bytes, data, &f->words);
+}
+
 static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
 {
     uint32_t qb, rb, version = 1, zero = 0;
@@ -154,7 +242,7 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
         if ((s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
             (s = bk__r_u64(r, &slots)) || (s = bk__r_u64(r, &xslots)))
             return s;
-        if (version != 2 || zero != 0 || slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) ||
+        if ((version != 2 && version != 4) || zero != 0 || slots < (UINT64_C(1) << BK_QUOTIENT_MIN_QBITS) ||
             slots > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS))
             return BK_ECORRUPT;
     } else {
@@ -173,12 +261,13 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
      * make the loader allocate more than the file could carry */
     /* the physical slots as saved: whole groups, room past the home slots, no more than the 1.0 rule
      * gives */
-    if (version == 2 && (xslots % 128 || xslots < slots + 64 || xslots > bk__qf_xslots(slots, 1.0, true)))
+    if (version != 1 && (xslots % 128 || xslots < slots + 64 || xslots > bk__qf_xslots(slots, 1.0, true)))
         return BK_ECORRUPT;
     bk_quotient *f;
     if ((s = bk__qf_alloc(r->alloc, slots, rb, ml, r->seed, version == 1, xslots, false, &f)))
         return s == BK_ETOOBIG ? BK_ECORRUPT : s;
-    if (bytes != f->nwords * 8) {
+    f->body = (uint8_t)version;
+    if (bytes != (version == 4 ? f->nwords : pairs_words(f->xslots, rb)) * 8) {
         bk_quotient_free(f);
         return BK_ECORRUPT;
     }
@@ -186,21 +275,7 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
         bk_quotient_free(f);
         return BK_ETRUNCATED;
     }
-    /* the array goes straight from the body into the filter's own (a pulled body never sits in memory
-     * beside it) */
-    const uint8_t *data;
-    if ((s = bk__r_array_begin(r, bytes, &data))) {
-        bk_quotient_free(f);
-        return s;
-    }
-    if (!r->borrow) {
-        if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)bytes))) {
-            bk_quotient_free(f);
-            return BK_ENOMEM;
-        }
-        f->owns_words = true;
-    }
-    if ((s = bk__r_array_end(r, bytes, data, &f->words)) != BK_OK) {
+    if ((s = version == 4 ? read_words(r, f, bytes) : read_pairs(r, f, bytes))) {
         bk_quotient_free(f);
         return s;
     }

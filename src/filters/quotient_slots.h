@@ -11,9 +11,14 @@
 #include "bloomkit/filter.h"
 
 /*
- * The slot array: groups of two blocks of 64 slots. A group is one word holding both blocks' 32-bit
- * offsets (block 2g in the low half), then for each block: its occupied word, its run-end word and r
- * words of remainders (slot j of the block at bits j*r .. j*r + r - 1 of those words, little-endian).
+ * The slot array: groups of eight blocks of 64 slots (the last group may hold fewer: the physical
+ * slots are a multiple of 128, so an even number of blocks). A group is one word holding its blocks'
+ * 8-bit offsets (block 8g + k in byte k), then for each block: its occupied word, its run-end word
+ * and r words of remainders (slot j of the block at bits j*r .. j*r + r - 1 of those words,
+ * little-endian): 2 + 1/8 bits of metadata per slot. An offset of 255 or more is stored as 255
+ * (saturated); its value is then found from the last block before it whose offset is not saturated,
+ * block by block through the run ends (off_of). Files of bodies 1 and 2 hold the earlier layout
+ * (pairs of blocks after one word of two 32-bit offsets); they are converted when loaded.
  *
  * Invariants (checked when a file is loaded):
  *   - occupied bit i set iff quotient i has a run; runs are in quotient order, each starts at or
@@ -28,7 +33,7 @@ struct bk_quotient {
     uint64_t nwords;
     uint32_t qbits, rbits; /* qbits: bits of a quotient, ceil(log2 nslots) */
     uint32_t fbits;       /* trailing zero bits of nslots, plus r: what a merge may cut */
-    uint32_t group_words; /* 1 + 2 (2 + r) */
+    uint32_t group_words; /* 1 + 8 (2 + r) */
     uint64_t rmask;       /* 2^r - 1, also the counters' digit base */
     uint64_t nslots;      /* home slots S (any count from 128 to 2^31; 2^q in the 1.0 layout) */
     uint64_t odd;         /* nslots without its trailing zero bits: merges need it equal */
@@ -45,7 +50,9 @@ struct bk_quotient {
     bk_quotient_path path_asked;
     bool bmi2;            /* the path in use */
     bool owns_words;
-    bool layout10;        /* S = 2^q and the 1.0 rule's spare slots: saved as the 1.0 body */
+    bool layout10;        /* S = 2^q and the 1.0 rule's spare slots */
+    uint8_t body;         /* body version it is saved in: 1 for the 1.0 layout, 2 for a table loaded from
+                           * one, else 4 */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
     /* Stages (bk_quotient_expand): the earlier, full tables, oldest first, each a whole filter of its
      * own geometry with this seed and max_load and no stages of its own; this struct is the newest
@@ -131,22 +138,45 @@ BK_INLINE unsigned select_or_64(uint64_t w, unsigned k, bool bmi2)
 
 /* ---- layout access ---- */
 
-/* Block b's words start after the offsets words of the groups up to its own (b / 2 + 1 of them) and
+#define QF_OFF_SAT 255u /* a stored offset of 255: the offset is 255 or more */
+#define QF_GROUP_SHIFT 3 /* 8 blocks a group */
+
+/* Block b's words start after the offsets words of the groups up to its own (b / 8 + 1 of them) and
  * the 2 + r words of each block before it. */
 BK_INLINE uint64_t *blk(const bk_quotient *f, uint64_t b)
 {
-    return f->words + 1 + b * (2 + f->rbits) + (b >> 1);
+    return f->words + 1 + b * (2 + f->rbits) + (b >> QF_GROUP_SHIFT);
 }
-BK_INLINE uint64_t off_get(const bk_quotient *f, uint64_t b)
+/* Words of the array for nb blocks (an even count). */
+BK_INLINE uint64_t qf_array_words(uint64_t nb, uint32_t rb)
 {
-    return (f->words[(b >> 1) * f->group_words] >> ((b & 1) * 32)) & 0xffffffffu;
+    return nb * (2 + (uint64_t)rb) + ((nb + 7) >> QF_GROUP_SHIFT);
 }
+/* The stored (possibly saturated) offset of block b; bp: blk(f, b). */
+BK_INLINE unsigned off_byte_in(const bk_quotient *f, uint64_t b, const uint64_t *bp)
+{
+    return (unsigned)(bp[-1 - (int64_t)((b & 7) * (2 + f->rbits))] >> ((b & 7) * 8)) & 0xffu;
+}
+BK_INLINE unsigned off_byte(const bk_quotient *f, uint64_t b)
+{
+    return (unsigned)(f->words[(b >> QF_GROUP_SHIFT) * f->group_words] >> ((b & 7) * 8)) & 0xffu;
+}
+/* Store offset v of block b (saturating at 255). */
 BK_INLINE void off_set(bk_quotient *f, uint64_t b, uint64_t v)
 {
-    uint64_t *w = &f->words[(b >> 1) * f->group_words];
-    unsigned sh = (unsigned)(b & 1) * 32;
-    *w = (*w & ~(UINT64_C(0xffffffff) << sh)) | (v << sh);
+    uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
+    unsigned sh = (unsigned)(b & 7) * 8;
+    if (v > QF_OFF_SAT) v = QF_OFF_SAT;
+    *w = (*w & ~(UINT64_C(0xff) << sh)) | (v << sh);
 }
+/* The offset of block b, when it is saturated (quotient.c). */
+BK_HIDDEN uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2);
+BK_INLINE uint64_t off_of_in(const bk_quotient *f, uint64_t b, const uint64_t *bp, bool bmi2)
+{
+    unsigned o = off_byte_in(f, b, bp);
+    return BK_LIKELY(o < QF_OFF_SAT) ? o : bk__qf_off_slow(f, b, bmi2);
+}
+BK_INLINE uint64_t off_of(const bk_quotient *f, uint64_t b, bool bmi2) { return off_of_in(f, b, blk(f, b), bmi2); }
 BK_INLINE uint64_t occ_word(const bk_quotient *f, uint64_t b) { return blk(f, b)[0]; }
 BK_INLINE uint64_t rend_word(const bk_quotient *f, uint64_t b) { return blk(f, b)[1]; }
 BK_INLINE bool is_occ(const bk_quotient *f, uint64_t i) { return (blk(f, i >> 6)[0] >> (i & 63)) & 1; }
@@ -197,13 +227,39 @@ BK_INLINE uint64_t select_from(const bk_quotient *f, uint64_t p, uint64_t d, boo
     }
 }
 
+/* The offset of block b > a from oa, block a's (true) offset: E_b, the run end of the last occupied
+ * quotient <= 64 b, is the d-th run end after E_a = 64 a + oa, d the occupied quotients in
+ * (64 a, 64 b] (their runs come right after E_a's; a run end at or before 64 a when oa is 0 is an
+ * earlier quotient's); with none, E_b is E_a. */
+BK_INLINE uint64_t off_from(const bk_quotient *f, uint64_t a, uint64_t oa, uint64_t b, bool bmi2)
+{
+    uint64_t d = popc(occ_word(f, a) & ~UINT64_C(1), bmi2) + (occ_word(f, b) & 1);
+    for (uint64_t k = a + 1; k < b; k++) d += popc(occ_word(f, k), bmi2);
+    const uint64_t span = (b - a) << 6;
+    if (d == 0) return oa > span ? oa - span : 0;
+    uint64_t e = select_from(f, (a << 6) + oa + 1, d, bmi2);
+    return e != QF_NONE && e > (b << 6) ? e - (b << 6) : 0;
+}
+/* The offset of block b >= 1 from po, block b - 1's. */
+BK_INLINE uint64_t off_next(const bk_quotient *f, uint64_t b, uint64_t po, bool bmi2)
+{
+    return off_from(f, b - 1, po, b, bmi2);
+}
+/* The offset of block 0: the end of quotient 0's run, when it has one. */
+BK_INLINE uint64_t off_first(const bk_quotient *f, bool bmi2)
+{
+    if (!(occ_word(f, 0) & 1)) return 0;
+    uint64_t e = select_from(f, 0, 1, bmi2);
+    return e == QF_NONE ? 0 : e;
+}
+
 /* The run end of the last occupied quotient <= i (bp: its block, blk(f, i / 64)): exact whenever it is >= i (slot i is then in use),
  * otherwise some value < i (as a signed number: -1 when nothing precedes). */
 BK_INLINE int64_t run_end_le_in(const bk_quotient *f, uint64_t i, const uint64_t *bp, bool bmi2)
 {
     uint64_t b = i >> 6;
     unsigned j = (unsigned)(i & 63);
-    uint64_t off = (bp[-1 - (int64_t)((b & 1) * (2 + f->rbits))] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
+    uint64_t off = off_of_in(f, b, bp, bmi2);
     uint64_t below = j == 63 ? ~UINT64_C(0) : (UINT64_C(2) << j) - 1;
     unsigned d = popc(bp[0] & below & ~UINT64_C(1), bmi2);
     if (d == 0) {
@@ -232,8 +288,15 @@ BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
     unsigned j = (unsigned)(p & 63);
     if (b >= f->nblocks) return f->xslots;
     const uint64_t *bp = blk(f, b);
+    uint64_t ka = QF_NONE, ko = 0; /* the last block passed and its offset */
     for (;;) {
-        uint64_t off = (bp[-1 - (int64_t)((b & 1) * stride)] >> ((b & 1) * 32)) & 0xffffffffu; /* off_get */
+        /* a saturated offset from the block passed last when there is one (a walk over the blocks
+         * between, which the search passes anyway), else from the blocks before */
+        uint64_t off = off_byte_in(f, b, bp);
+        if (BK_UNLIKELY(off == QF_OFF_SAT))
+            off = ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
+        ka = b;
+        ko = off;
         bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
         if (e0 && off >= j) {
             if (off >= 63) { /* they cover the block: on right past them */
@@ -262,7 +325,7 @@ BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
         }
         /* the next block (an offsets word before it when it starts a group), whose offset covers the
          * runs that cross into it */
-        bp += stride + (b & 1);
+        bp += stride + ((b & 7) == 7);
         b++;
         j = 0;
         if (b >= f->nblocks) return f->xslots;
