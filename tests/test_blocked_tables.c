@@ -10,6 +10,7 @@
 #include "core/blocked_math.c"
 
 #include "testutil.h"
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -130,22 +131,6 @@ static char *make_file(size_t *len)
     return buf;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, r;
-    do {
-        if (n + 65536 > cap) buf = realloc(buf, cap = 2 * cap + 65536);
-        r = fread(buf + n, 1, cap - n, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 /* The committed file is exactly what the library's code makes (or, with BK_WRITE_BLOCKED_TABLES set,
  * is written anew). */
 static void file_is_current(void **state)
@@ -160,8 +145,15 @@ static void file_is_current(void **state)
         assert_int_equal(fwrite(text, 1, len, f), len);
         assert_int_equal(fclose(f), 0);
     }
-    char *have = read_all(BK_TEST_SOURCE_DIR "/../src/core/blocked_tables.c", &have_len);
-    assert_non_null(have);
+    char *have = tu_read_file(BK_TEST_SOURCE_DIR "/../src/core/blocked_tables.c", &have_len);
+#if LDBL_MANT_DIG != 64
+    /* The file was made where long double is the x87 80-bit format; elsewhere the code's long double
+     * sums round differently in the last digits, so only a platform of that format can remake it. */
+    printf("SKIP file_is_current: long double has %d mantissa bits here, the file was made with 64\n", LDBL_MANT_DIG);
+    free(have);
+    free(text);
+    skip();
+#endif
     if (have_len != len || memcmp(have, text, len) != 0) {
         print_error("src/core/blocked_tables.c differs from what the code makes (%zu against %zu bytes)\n", have_len,
                     len);
