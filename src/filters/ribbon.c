@@ -437,8 +437,8 @@ BK_INLINE void solve_body(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
                 window[j] = (window[j] << 1) | bit;
             }
         }
-        uint32_t cols = g->lo + (blk >= g->upper);
-        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
+        uint32_t cols;
+        const uint64_t off = rb_block_at(g->lo, g->upper, blk, &cols);
         if (!seg) {
             memcpy(&dst[off], window, cols * sizeof(u128));
             continue;
@@ -466,6 +466,25 @@ __attribute__((target("popcnt"))) static void solve_popcnt(rb_build *b, const rb
 bool bk__ribbon_portable = false;
 
 #ifdef BK_X86
+/* A block's solution as the vector paths leave it (slots 0-63 of column j in lo_w[j], 64-127 in
+ * hi_w[j]) to its words: body 1 a 128-bit word per column, body 2 every column's first half, then
+ * every column's second. */
+static void store_block(const rb_geom *g, uint64_t blk, const uint64_t *lo_w, const uint64_t *hi_w, u128 *dst,
+                        bool seg)
+{
+    uint32_t cols;
+    const uint64_t off = rb_block_at(g->lo, g->upper, blk, &cols);
+    if (!seg) {
+        for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
+        return;
+    }
+    uint64_t *d = (uint64_t *)(void *)(dst + off);
+    for (uint32_t j = 0; j < cols; j++) {
+        d[j] = lo_w[j];
+        d[cols + j] = hi_w[j];
+    }
+}
+
 /* The same back-substitution with AVX2: the windows of four columns a vector (their low and high 64
  * bits apart). A slot's new bits stay in the vectors: each lane's dot product folded to its parity by
  * a nibble table (vpshufb) and a byte sum (vpsadbw), XORed with the lane's bit of the right-hand side,
@@ -501,21 +520,11 @@ RB_T_AVX2 BK_INLINE __attribute__((always_inline)) void solve_avx2_nv(rb_build *
                 wl[v] = _mm256_or_si256(_mm256_slli_epi64(wl[v], 1), nb);
             }
         }
-        uint32_t cols = g->lo + (blk >= g->upper);
-        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
         for (uint32_t v = 0; v < nv; v++) {
             _mm256_storeu_si256((__m256i *)(void *)(lo_w + 4 * v), wl[v]);
             _mm256_storeu_si256((__m256i *)(void *)(hi_w + 4 * v), wh[v]);
         }
-        if (!seg) {
-            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
-            continue;
-        }
-        uint64_t *d = (uint64_t *)(void *)(dst + off);
-        for (uint32_t j = 0; j < cols; j++) {
-            d[j] = lo_w[j];
-            d[cols + j] = hi_w[j];
-        }
+        store_block(g, blk, lo_w, hi_w, dst, seg);
     }
 }
 
@@ -557,21 +566,11 @@ RB_T_AVX512 BK_INLINE __attribute__((always_inline)) void solve_avx512_nv(rb_bui
                 wl[v] = _mm512_or_si512(_mm512_slli_epi64(wl[v], 1), nb);
             }
         }
-        uint32_t cols = g->lo + (blk >= g->upper);
-        uint64_t off = blk * g->lo + (blk > g->upper ? blk - g->upper : 0);
         for (uint32_t v = 0; v < nv; v++) {
             _mm512_storeu_si512((void *)(lo_w + 8 * v), wl[v]);
             _mm512_storeu_si512((void *)(hi_w + 8 * v), wh[v]);
         }
-        if (!seg) {
-            for (uint32_t j = 0; j < cols; j++) dst[off + j] = ((u128)hi_w[j] << 64) | lo_w[j];
-            continue;
-        }
-        uint64_t *d = (uint64_t *)(void *)(dst + off);
-        for (uint32_t j = 0; j < cols; j++) {
-            d[j] = lo_w[j];
-            d[cols + j] = hi_w[j];
-        }
+        store_block(g, blk, lo_w, hi_w, dst, seg);
     }
 }
 

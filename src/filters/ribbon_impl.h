@@ -57,6 +57,13 @@ typedef struct rb_geom {
     uint32_t lo;
 } rb_geom;
 
+/* Block blk's first word (in u128 words from the system's start) and its column count */
+BK_INLINE uint64_t rb_block_at(uint32_t lo, uint64_t upper, uint64_t blk, uint32_t *cols)
+{
+    *cols = lo + (blk >= upper);
+    return blk * lo + (blk > upper ? blk - upper : 0);
+}
+
 struct bk_ribbon {
     u128 *words;          /* the solution, interleaved */
     uint64_t nwords;

@@ -8,8 +8,7 @@
  * columns there. */
 BK_INLINE const u128 *rb_block(const u128 *base, uint32_t lo, uint64_t upper, uint64_t blk, uint32_t *cols)
 {
-    *cols = lo + (blk >= upper);
-    return base + blk * lo + (blk > upper ? blk - upper : 0);
+    return base + rb_block_at(lo, upper, blk, cols);
 }
 
 /* The dot products of x's row with the solution's columns, compared with its fingerprint: block
@@ -18,15 +17,13 @@ BK_INLINE const u128 *rb_block(const u128 *base, uint32_t lo, uint64_t upper, ui
  * to its bit of one word, compared with the fingerprint once at the end. */
 BK_INLINE bool rb_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start)
 {
-    uint64_t blk = start >> 7;
-    const bool extra = blk >= upper;
-    const uint64_t *a = (const uint64_t *)(const void *)(base + blk * lo + (blk > upper ? blk - upper : 0));
-    const uint64_t *next = a + 2 * (lo + extra);
+    uint32_t cols;
+    const uint64_t *a = (const uint64_t *)(const void *)rb_block(base, lo, upper, start >> 7, &cols);
+    const uint64_t *next = a + 2 * cols;
     unsigned o = (unsigned)(start & 127);
     u128 c = rb_coef(x);
     u128 ca = c << o, cb = o ? c >> (128 - o) : 0;
     const uint64_t c0 = (uint64_t)ca, c1 = (uint64_t)(ca >> 64), c2 = (uint64_t)cb, c3 = (uint64_t)(cb >> 64);
-    const uint32_t cols = lo + extra;
     uint64_t got = 0;
     for (uint32_t j = 0; j < cols; j++) {
         uint64_t v = (a[2 * j] & c0) ^ (a[2 * j + 1] & c1) ^ (next[2 * j] & c2) ^ (next[2 * j + 1] & c3);
