@@ -236,7 +236,9 @@ BK_INLINE uint64_t shift_pair(uint64_t cl, uint64_t ch, unsigned t)
  *   width 128, 32,768 keys: about six failures in seven). The counting sort's prefix sums find such
  *   a stretch (the first, shortened), or else the stretch with the most rows for its slots, and its
  *   rows go first, so that a failing attempt mostly stops after few rows;
- * - two rows at once, their steps interleaved (each step waits for the load of the row it meets).
+ * - four rows at once, from four parts of the keys, their steps interleaved (each step waits for the
+ *   load of the row it meets; four chains of such waits overlap more than two: about a tenth less
+ *   build time at 1% than two rows at once), two and one at the ends of the parts.
  */
 typedef struct rb_lane {
     uint64_t cl, ch, o; /* o: the row's first slot times 8, its byte offset in clo, chi and res */
@@ -286,7 +288,8 @@ BK_INLINE int lane_step(rb_lane *l, uint64_t *clo, uint64_t *chi, uint64_t *res)
     return LANE_MOVED;
 }
 
-/* Adds the rows keys[a0, a1) and keys[c0, c1), two at once; returns the outcome so far. */
+/* Adds the rows keys[a0, a1) and keys[c0, c1), two at once; returns the outcome so far (add_rows4's
+ * ends). */
 static int add_rows(rb_build *b, uint64_t nstarts, size_t a0, size_t a1, size_t c0, size_t c1, int outcome)
 {
     const uint64_t *keys = b->keys;
@@ -353,6 +356,58 @@ static int add_rows(rb_build *b, uint64_t nstarts, size_t a0, size_t a1, size_t 
     return outcome;
 }
 
+/* A lane's row ended (kept or vanished): the outcome so far, or ATTEMPT_FAILED. */
+BK_INLINE int lane_end(const rb_lane *l, int r, int outcome)
+{
+    if (r == LANE_VANISHED) {
+        if (l->r != 0) return ATTEMPT_FAILED;
+        return ATTEMPT_REDUNDANT;
+    }
+    return outcome;
+}
+
+/* Adds the rows of four ranges keys[a[k], e[k]), four rows at once while every range has rows left
+ * (each step waits for the load of the row it meets: four chains hide more of that wait than two);
+ * then each lane's row in progress is finished and the ranges left go to add_rows. */
+static int add_rows4(rb_build *b, uint64_t nstarts, size_t a[4], size_t e[4], int outcome)
+{
+    const uint64_t *keys = b->keys;
+    uint64_t *clo = b->clo, *chi = b->chi, *res = b->res;
+    for (int k = 0; k < 4; k++)
+        if (a[k] == e[k]) goto rest;
+    rb_lane L[4];
+    for (int k = 0; k < 4; k++) lane_start(&L[k], keys[a[k]], nstarts);
+    for (;;) {
+        int done = -1;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            int r = lane_step(&L[k], clo, chi, res);
+            if (BK_LIKELY(r == LANE_MOVED)) continue;
+            if ((outcome = lane_end(&L[k], r, outcome)) == ATTEMPT_FAILED) return outcome;
+            if (++a[k] == e[k]) {
+                done = k;
+                continue;
+            }
+            if (BK_LIKELY(a[k] + INSERT_AHEAD < e[k])) BK_PREFETCH_W(&clo[bk__range64(keys[a[k] + INSERT_AHEAD], nstarts)]);
+            lane_start(&L[k], keys[a[k]], nstarts);
+        }
+        if (BK_LIKELY(done < 0)) continue;
+        /* a range ran out: the other lanes finish their rows, and their ranges' next rows go on below */
+        for (int k = 0; k < 4; k++) {
+            if (a[k] == e[k]) continue;
+            int r;
+            while ((r = lane_step(&L[k], clo, chi, res)) == LANE_MOVED) {}
+            if ((outcome = lane_end(&L[k], r, outcome)) == ATTEMPT_FAILED) return outcome;
+            a[k]++;
+        }
+        break;
+    }
+rest:
+    outcome = add_rows(b, nstarts, a[0], e[0], a[1], e[1], outcome);
+    if (outcome == ATTEMPT_FAILED) return outcome;
+    return add_rows(b, nstarts, a[2], e[2], a[3], e[3], outcome);
+}
+
 static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, bool shard)
 {
     const uint64_t nstarts = (b->g.nblocks - 1) * W;
@@ -401,10 +456,13 @@ static int build_attempt(rb_build *b, const uint64_t *h, size_t n, uint64_t s, b
     }
     if (b->dirty) memset(b->clo, 0, (size_t)b->cap_slots * 8);
     b->dirty = true;
-    /* the stretch's rows [p, q), then the rows before and after them */
-    int outcome = add_rows(b, nstarts, p, p + (q - p) / 2, p + (q - p) / 2, q, ATTEMPT_OK);
+    /* the stretch's rows [p, q) in four parts, then the rows before it and those after it in two each */
+    size_t m = (q - p) / 4;
+    size_t a1[4] = { p, p + m, p + 2 * m, p + 3 * m }, e1[4] = { p + m, p + 2 * m, p + 3 * m, q };
+    int outcome = add_rows4(b, nstarts, a1, e1, ATTEMPT_OK);
     if (outcome == ATTEMPT_FAILED) return outcome;
-    return add_rows(b, nstarts, 0, p, q, n, outcome);
+    size_t a2[4] = { 0, p / 2, q, q + (n - q) / 2 }, e2[4] = { p / 2, p, q + (n - q) / 2, n };
+    return add_rows4(b, nstarts, a2, e2, outcome);
 }
 
 /* The row kept at slot i without its first bit, and its right-hand side (zeros for a free slot); the
