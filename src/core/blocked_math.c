@@ -440,6 +440,7 @@ typedef struct {
     bk_blocked_layout layout;
     uint64_t n;
     const series *S; /* the layout's row of g_series */
+    double max_blocks; /* the most blocks a filter may have */
     /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
     bool summed_first;
 } sizing;
@@ -753,10 +754,13 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
     for (int it = 0; it < 48; it++) {
         double dfdx, f = summed_slope(z, x, k, &dfdx);
         if (!(f > 0) || !(dfdx < 0)) break;
+        /* not within p even at the most blocks allowed: the search refuses it, the guess stays there */
+        if (x >= z->max_blocks && f > p) break;
         double x2 = x - (log(f) - lp) * f / dfdx;
         if (!(x2 >= 1)) x2 = 1;
         if (x2 > 8 * x) x2 = 8 * x;
         if (x2 < x / 2) x2 = x / 2;
+        if (x2 > z->max_blocks) x2 = z->max_blocks;
         double dx = fabs(x2 - x);
         x = x2;
         if (dx < 0.05) {
@@ -816,6 +820,7 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         double x2 = x - (log(f) - lp) / hp;
         if (!(x2 >= x / 2)) x2 = x / 2;
         if (x2 > 4 * x) x2 = 4 * x;
+        if (x2 > z->max_blocks) x2 = z->max_blocks;
         if (x2 < 1) x2 = 1;
         const double dx = fabs(x2 - x);
         x = x2;
@@ -903,6 +908,7 @@ static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, boo
     z.layout = layout;
     z.n = n;
     z.S = g_series[layout == BK_BLOCKED_SPLIT256 ? 0 : layout == BK_BLOCKED_512 ? 1 : 2];
+    z.max_blocks = (double)max_blocks;
     /* The classic size is a lower bound (blocking only costs space); the guess starts from it. Then
      * the smallest block count within p, found from the guess by steps of 1, 2, 4, ... and a
      * bisection: the FPR falls with every added block, so it is the one the search from any start
