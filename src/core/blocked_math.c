@@ -741,11 +741,13 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
     return f;
 }
 
-/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (the guess only), from x;
- * once they settle, k moves to a neighbour with a lower FPR there (a few times at most) and the steps
- * go on; a step grows x eightfold at most. Every term of that form is positive, so it keeps its
- * digits where the closed form's cancel (low p): from the classic size (a lower bound) the steps reach
- * the root in a few dozen at most. */
+/* Newton steps on ln FPR - ln p in ln(blocks) with the summed mixture's own form (the guess only),
+ * from x; once a step moves less than one block, k moves to a neighbour with a lower FPR there (a few
+ * times at most) and the steps go on; a step grows x eightfold at most, and never past the most
+ * blocks allowed. Every term of that form is positive, so it keeps its digits where the closed form's
+ * cancel (low p). In ln(blocks) because ln FPR is nearly linear there (about -k ln(blocks) at light
+ * loads): from the classic size (a lower bound) the steps reach the root in a few, where steps in
+ * the block count took a dozen at low p. */
 static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
 {
     const double lp = log(p);
@@ -756,23 +758,31 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
         if (!(f > 0) || !(dfdx < 0)) break;
         /* not within p even at the most blocks allowed: the search refuses it, the guess stays there */
         if (x >= z->max_blocks && f > p) break;
-        double x2 = x - (log(f) - lp) * f / dfdx;
+        /* the step in ln x: ln FPR is nearly linear in ln x (about -k ln x at light loads) */
+        double du = -(log(f) - lp) * f / (dfdx * x);
+        if (!(du >= -0.693)) du = -0.693;
+        if (du > 2.079) du = 2.079;
+        double x2 = x * exp(du);
         if (!(x2 >= 1)) x2 = 1;
-        if (x2 > 8 * x) x2 = 8 * x;
-        if (x2 < x / 2) x2 = x / 2;
         if (x2 > z->max_blocks) x2 = z->max_blocks;
-        double dx = fabs(x2 - x);
-        x = x2;
-        if (dx < 0.05) {
-            if (z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
-            /* the neighbour with the lower FPR there, if any */
-            double dm, fk = summed_slope(z, x, k, &dm), fl = 2, fh = 2;
+        if (fabs(x2 - x) < 1) {
+            /* a step under one block: ln FPR is convex and smooth on the scale of a block, so x2 is
+             * within a small fraction of a block of the root. The neighbour with the lower FPR at x
+             * (where f is), if any, and steps on with it. */
+            if (z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) {
+                x = x2;
+                break;
+            }
+            double dm, fl = 2, fh = 2;
             if (k > 1) fl = summed_slope(z, x, k - 1, &dm);
-            if (k < BK_BLOCKED_MAX_K && !(fl < fk)) fh = summed_slope(z, x, k + 1, &dm);
-            const uint32_t kb = fl < fk ? k - 1 : fh < fk ? k + 1 : k;
+            if (k < BK_BLOCKED_MAX_K && !(fl < f)) fh = summed_slope(z, x, k + 1, &dm);
+            const uint32_t kb = fl < f ? k - 1 : fh < f ? k + 1 : k;
+            x = x2;
             if (kb == k) break;
             k = kb;
+            continue;
         }
+        x = x2;
     }
     *kp = k;
     return x;
@@ -796,30 +806,34 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
     return k;
 }
 
-/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
- * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
- * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
- * block count, so the steps approach the root from below without overshooting. The search below
- * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value.
- * Where the closed form's rounding passes 1% of its value, the steps go on from there on the summed
- * mixture until they settle (and its best k), rather than on with the closed form's, which wander
- * off by up to a factor of several (low p). */
+/* A first guess of the block count: Newton's method on ln FPR - ln p in ln(blocks) by the closed form
+ * in double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
+ * settle, then the best k there (and more steps if it moved). The search below corrects the guess.
+ * *noise_out: the closed form's rounding at the guess, relative to its value. Where that rounding
+ * passes 5% of its value, the steps stop there (a step is off by at most that over k of the block
+ * count), and where it passes 1%, or its rough estimate in blocks passes 128 (an estimate that runs
+ * tens of times over the guess's real error), they go on from there on the summed mixture until they
+ * settle (and its best k), rather than on with the closed form's, which wander off by up to a factor
+ * of several (low p). A guess off by a few blocks costs the search a few more block counts, each
+ * about what one step on the summed mixture costs. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
     const double lp = log(p);
-    double x = classic, noise = 0, last_dx = INFINITY;
+    double x = classic, noise = 0, last_dx = INFINITY, noise_blocks = INFINITY;
     bool any = false;
     int moves = 0;
     for (int it = 0; it < 32; it++) {
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
         any = true;
-        if (noise > 0.01) break; /* over 1% of rounding: steps on the closed form would wander */
+        if (noise > 0.05) break; /* over 5% of rounding: steps on the closed form would wander */
         const double hp = slope / f; /* d ln FPR / d blocks */
-        double x2 = x - (log(f) - lp) / hp;
-        if (!(x2 >= x / 2)) x2 = x / 2;
-        if (x2 > 4 * x) x2 = 4 * x;
+        noise_blocks = noise / -hp;
+        double du = -(log(f) - lp) / (hp * x); /* the step in ln x, as in refine_guess */
+        if (!(du >= -0.693)) du = -0.693;
+        if (du > 1.386) du = 1.386;
+        double x2 = x * exp(du);
         if (x2 > z->max_blocks) x2 = z->max_blocks;
         if (x2 < 1) x2 = 1;
         const double dx = fabs(x2 - x);
@@ -839,10 +853,10 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
         *noise_out = 1;
         return refine_guess(z, classic, p, kg);
     }
-    /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
-     * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    /* Where the closed form's rounding is worth many blocks (low p: its terms cancel to many digits),
+     * Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    if (noise * x > 0.1) x = refine_guess(z, x, p, kg);
+    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, kg);
     return x;
 }
 
