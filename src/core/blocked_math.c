@@ -226,6 +226,65 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     return sum > 1.0 ? 1.0 : sum;
 }
 
+/* mixture() at two k of one layout in one walk: the load's pmf is the same for both, so each term's
+ * pmf is made once; each k's sum takes exactly the terms, in the order and with the stops, that
+ * mixture() takes for it alone, so both values are bit for bit mixture()'s (test_blocked_tables
+ * checks it). */
+static void mixture2(double n, double q, bool binomial, bk_blocked_layout layout, const uint32_t k[2], double out[2])
+{
+    double mean = n * q;
+    if (mean <= 0 || (binomial && q >= 1.0) || mean > 20000) {
+        out[0] = mixture(n, q, binomial, layout, k[0]);
+        out[1] = mixture(n, q, binomial, layout, k[1]);
+        return;
+    }
+    int row[2];
+    const inner_terms *T[2];
+    inner_terms own[2];
+    for (int j = 0; j < 2; j++) {
+        row[j] = tab_row(layout, k[j]);
+        if (row[j] >= 0) {
+            TERMS_READY();
+            T[j] = &g_terms[row[j]];
+        } else {
+            inner_init(&own[j], layout, k[j], NULL);
+            T[j] = &own[j];
+        }
+    }
+    double mode = floor(binomial ? (n + 1) * q : mean);
+    if (binomial && mode > n) mode = n;
+    double lp;
+    if (binomial)
+        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
+    else
+        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
+    double p0 = exp(lp), sum[2] = { 0.0, 0.0 }, odds = binomial ? q / (1 - q) : 0.0;
+    bool on[2] = { true, true };
+    double p = p0;
+    for (double i = mode; !binomial || i <= n; i += 1) {
+        for (int j = 0; j < 2; j++)
+            if (on[j]) sum[j] += p * tab_inner(row[j], T[j], i);
+        p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
+        if (p < 1e-300) break;
+        for (int j = 0; j < 2; j++)
+            if (i > mode + 1 && p < 1e-17 * sum[j]) on[j] = false;
+        if (!on[0] && !on[1]) break;
+    }
+    p = p0;
+    on[0] = on[1] = true;
+    for (double i = mode; i > 0; i -= 1) {
+        p *= binomial ? i / (n - i + 1) / odds : i / mean;
+        for (int j = 0; j < 2; j++) {
+            if (!on[j]) continue;
+            double t = p * tab_inner(row[j], T[j], i - 1);
+            sum[j] += t;
+            if (t < 1e-17 * sum[j]) on[j] = false;
+        }
+        if (p < 1e-300 || (!on[0] && !on[1])) break;
+    }
+    for (int j = 0; j < 2; j++) out[j] = sum[j] > 1.0 ? 1.0 : sum[j];
+}
+
 /* Binomial for few blocks, where it differs from the Poisson limit; Poisson otherwise. */
 static double fpr_blocks(uint64_t blocks, uint64_t n, bk_blocked_layout layout, uint32_t k)
 {
@@ -522,6 +581,20 @@ static void kv_up(kvals *v, uint32_t k)
     v->have[k] = 2;
 }
 
+/* Both a and b (a != b) to the summed mixture's value (level 2) at once: kv_up's values, one walk. */
+static void kv_sum2(kvals *v, uint32_t a, uint32_t b)
+{
+    const uint32_t k[2] = { a, b };
+    double f[2];
+    mixture2((double)v->z->n, 1.0 / (double)v->blocks, v->blocks < 4096, v->z->layout, k, f);
+    for (int j = 0; j < 2; j++) {
+        v->f[k[j]] = f[j];
+        v->t[k[j]] = 0;
+        v->e[k[j]] = summed_err(v->z, v->blocks, k[j], f[j]);
+        v->have[k[j]] = 2;
+    }
+}
+
 static void kv_get(kvals *v, uint32_t k)
 {
     if (v->have[k]) return;
@@ -534,6 +607,7 @@ static void kv_get(kvals *v, uint32_t k)
  * each summed value counts with its own error bound). */
 static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
 {
+    if (v->z->summed_first && !v->have[a] && !v->have[b]) kv_sum2(v, a, b);
     kv_get(v, a);
     kv_get(v, b);
     for (;;) {
@@ -543,6 +617,10 @@ static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
         if (la >= 2 && lb >= 2) return 0;
+        if (la == 1 && lb == 1) { /* both go up to the summed mixture: in one walk */
+            kv_sum2(v, a, b);
+            continue;
+        }
         if (la <= lb && la < 2) kv_up(v, a);
         if (lb <= la && lb < 2) kv_up(v, b);
     }
@@ -819,6 +897,14 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
+    /* a classic size rounded up to whole blocks (few keys: one block for 10 keys) may leave far more
+     * bits per key than p needs, and the best k grows with them, roughly in proportion: start there
+     * rather than walk up one k at a time */
+    const double more = classic * (double)layout_block_bits(z->layout) / ((double)z->n * bk_bloom_bits_per_key(p));
+    if (z->layout != BK_BLOCKED_SPLIT256 && more > 1.5) {
+        const double ks = floor((double)k * more + 0.5);
+        k = ks >= BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
+    }
     const double lp = log(p);
     double x = classic, noise = 0, last_dx = INFINITY, noise_blocks = INFINITY;
     bool any = false;
