@@ -223,8 +223,8 @@ static void mixture2_equals_mixture(void **state)
                     for (int h = 0; h < 2; h++) {
                         const double one = mixture(ns[i], 1.0 / blocks, binomial, layouts[l], pairs[q][h]);
                         if (memcmp(&one, &two[h], sizeof one) != 0) {
-                            print_error("layout %d n=%g blocks=%g k=%u: mixture %.17g, mixture2 %.17g\n", (int)layouts[l],
-                                        ns[i], blocks, pairs[q][h], one, two[h]);
+                            print_error("layout %d n=%g blocks=%g k=%u: mixture %.17g, mixture2 %.17g\n",
+                                        (int)layouts[l], ns[i], blocks, pairs[q][h], one, two[h]);
                             fail();
                         }
                         checked++;

@@ -820,13 +820,14 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
 }
 
 /* Newton steps on ln FPR - ln p in ln(blocks) with the summed mixture's own form (the guess only),
- * from x; once a step moves less than one block, k moves to a neighbour with a lower FPR there (a few
- * times at most) and the steps go on; a step grows x eightfold at most, and never past the most
- * blocks allowed. Every term of that form is positive, so it keeps its digits where the closed form's
- * cancel (low p). In ln(blocks) because ln FPR is nearly linear there (about -k ln(blocks) at light
- * loads): from the classic size (a lower bound) the steps reach the root in a few, where steps in
- * the block count took a dozen at low p. */
-static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
+ * from x; once a step leaves x within a fraction of a block of the root, k moves to a neighbour with
+ * a lower FPR there (a few times at most; not when k_known: the closed form settled k) and the steps
+ * go on; a step grows x eightfold at most, and never past the most blocks allowed. Every term of that
+ * form is positive, so it keeps its digits where the closed form's cancel (low p). In ln(blocks)
+ * because ln FPR is nearly linear there (about -k ln(blocks) at light loads): from the classic size
+ * (a lower bound) the steps reach the root in a few, where steps in the block count took a dozen at
+ * low p. */
+static double refine_guess(const sizing *z, double x, double p, bool k_known, uint32_t *kp)
 {
     const double lp = log(p);
     uint32_t k = *kp;
@@ -843,11 +844,12 @@ static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
         double x2 = x * exp(du);
         if (!(x2 >= 1)) x2 = 1;
         if (x2 > z->max_blocks) x2 = z->max_blocks;
-        if (fabs(x2 - x) < 1) {
-            /* a step under one block: ln FPR is convex and smooth on the scale of a block, so x2 is
-             * within a small fraction of a block of the root. The neighbour with the lower FPR at x
-             * (where f is), if any, and steps on with it. */
-            if (z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) {
+        const double dx = fabs(x2 - x);
+        if (dx < 1 || dx * dx < 0.25 * x) {
+            /* Newton's error after a step of du = dx / x in ln x is about |h'' / 2h'| du^2 (h: ln FPR
+             * in ln x, h' about -k, h'' no larger), under dx^2 / x blocks: a quarter of a block here.
+             * The neighbour with the lower FPR at x (where f is), if any, and steps on with it. */
+            if (z->layout == BK_BLOCKED_SPLIT256 || k_known || ++moves > 3) {
                 x = x2;
                 break;
             }
@@ -937,12 +939,13 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     *kg = k;
     if (!any) { /* no use even at the classic size (its terms cancel to nothing) */
         *noise_out = 1;
-        return refine_guess(z, classic, p, kg);
+        return refine_guess(z, classic, p, false, kg);
     }
     /* Where the closed form's rounding is worth many blocks (low p: its terms cancel to many digits),
      * Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, kg);
+    /* (below 1e-3 of rounding, guess_k's k is the closed form's best: no neighbour to try) */
+    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, noise < 1e-3, kg);
     return x;
 }
 
