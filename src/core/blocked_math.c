@@ -819,19 +819,18 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
     return f;
 }
 
-/* Newton steps on ln FPR - ln p in ln(blocks) with the summed mixture's own form (the guess only),
- * from x; once a step leaves x within a fraction of a block of the root, k moves to a neighbour with
- * a lower FPR there (a few times at most; not when k_known: the closed form settled k) and the steps
- * go on; a step grows x eightfold at most, and never past the most blocks allowed. Every term of that
- * form is positive, so it keeps its digits where the closed form's cancel (low p). In ln(blocks)
- * because ln FPR is nearly linear there (about -k ln(blocks) at light loads): from the classic size
- * (a lower bound) the steps reach the root in a few, where steps in the block count took a dozen at
- * low p. */
-static double refine_guess(const sizing *z, double x, double p, bool k_known, uint32_t *kp)
+/* Newton steps on ln FPR - ln p in ln(blocks) with the summed mixture's own form at k (the guess
+ * only), from x, until the next step's error is under a quarter of a block; a step grows x eightfold
+ * at most, and never past the most blocks allowed. Every term of that form is positive, so it keeps
+ * its digits where the closed form's cancel (low p). In ln(blocks) because ln FPR is nearly linear
+ * there (about -k ln(blocks) at light loads): from the classic size (a lower bound) the steps reach
+ * the root in a few, where steps in the block count took a dozen at low p. k stays: the search's
+ * first block count compares k with its neighbours anyway (by the summed mixture where the closed
+ * form is this noisy), and trying them here as well cost more than the few block counts a guess
+ * made with the second best k adds. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t k)
 {
     const double lp = log(p);
-    uint32_t k = *kp;
-    int moves = 0;
     for (int it = 0; it < 48; it++) {
         double dfdx, f = summed_slope(z, x, k, &dfdx);
         if (!(f > 0) || !(dfdx < 0)) break;
@@ -845,26 +844,11 @@ static double refine_guess(const sizing *z, double x, double p, bool k_known, ui
         if (!(x2 >= 1)) x2 = 1;
         if (x2 > z->max_blocks) x2 = z->max_blocks;
         const double dx = fabs(x2 - x);
-        if (dx < 1 || dx * dx < 0.25 * x) {
-            /* Newton's error after a step of du = dx / x in ln x is about |h'' / 2h'| du^2 (h: ln FPR
-             * in ln x, h' about -k, h'' no larger), under dx^2 / x blocks: a quarter of a block here.
-             * The neighbour with the lower FPR at x (where f is), if any, and steps on with it. */
-            if (z->layout == BK_BLOCKED_SPLIT256 || k_known || ++moves > 3) {
-                x = x2;
-                break;
-            }
-            double dm, fl = 2, fh = 2;
-            if (k > 1) fl = summed_slope(z, x, k - 1, &dm);
-            if (k < BK_BLOCKED_MAX_K && !(fl < f)) fh = summed_slope(z, x, k + 1, &dm);
-            const uint32_t kb = fl < f ? k - 1 : fh < f ? k + 1 : k;
-            x = x2;
-            if (kb == k) break;
-            k = kb;
-            continue;
-        }
         x = x2;
+        /* Newton's error after a step of du = dx / x in ln x is about |h'' / 2h'| du^2 (h: ln FPR in
+         * ln x, h' about -k, h'' no larger): under dx^2 / x blocks, a quarter of a block here */
+        if (dx < 1 || dx * dx < 0.25 * x) break;
     }
-    *kp = k;
     return x;
 }
 
@@ -893,7 +877,7 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
  * passes 5% of its value, the steps stop there (a step is off by at most that over k of the block
  * count), and where it passes 1%, or its rough estimate in blocks passes 128 (an estimate that runs
  * tens of times over the guess's real error), they go on from there on the summed mixture until they
- * settle (and its best k), rather than on with the closed form's, which wander off by up to a factor
+ * settle, rather than on with the closed form's, which wander off by up to a factor
  * of several (low p). A guess off by a few blocks costs the search a few more block counts, each
  * about what one step on the summed mixture costs. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
@@ -939,13 +923,12 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     *kg = k;
     if (!any) { /* no use even at the classic size (its terms cancel to nothing) */
         *noise_out = 1;
-        return refine_guess(z, classic, p, false, kg);
+        return refine_guess(z, classic, p, *kg);
     }
     /* Where the closed form's rounding is worth many blocks (low p: its terms cancel to many digits),
      * Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    /* (below 1e-3 of rounding, guess_k's k is the closed form's best: no neighbour to try) */
-    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, noise < 1e-3, kg);
+    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, k);
     return x;
 }
 
