@@ -598,7 +598,9 @@ static void kv_sum2(kvals *v, uint32_t a, uint32_t b)
 static void kv_get(kvals *v, uint32_t k)
 {
     if (v->have[k]) return;
-    if (v->z->summed_first) v->have[k] = 1; /* straight to the summed mixture */
+    /* straight to the summed mixture: where the closed form is too noisy, or with one block (every
+     * key in it: the summed value is inner(n), one table value) */
+    if (v->z->summed_first || v->blocks == 1) v->have[k] = 1;
     kv_up(v, k);
 }
 
