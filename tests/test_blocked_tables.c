@@ -126,6 +126,16 @@ static char *make_file(size_t *len)
                     L < g_loads[k] ? g_low[k][L] : inner_fpr(&g_terms[tab_row(BK_BLOCKED_512, k)], (double)L));
         fprintf(f, "    },\n");
     }
+    fprintf(f, "};\n\nconst double bk__blocked_tabmean[BK_BLOCKED_MAX_K + 1][BK__TABMEAN_LOADS] = {\n");
+    for (uint32_t k = 0; k <= BK_BLOCKED_MAX_K; k++) {
+        const inner_terms *T = &g_terms[k == 0 ? 0 : tab_row(LAYOUT_1024, k)];
+        if (k == 0)
+            fprintf(f, "    {\n        /* the split layout (k = 8) */\n");
+        else
+            fprintf(f, "    {\n        /* the 1024-bit mean form, k = %u */\n", k);
+        for (uint32_t L = 0; L < BK__TABMEAN_LOADS; L++) fprintf(f, "        %a,\n", inner_fpr(T, (double)L));
+        fprintf(f, "    },\n");
+    }
     fprintf(f, "};\n");
     fclose(f);
     return buf;

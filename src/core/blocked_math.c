@@ -82,6 +82,13 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k, con
 static double inner_fpr(const inner_terms *T, double load)
 {
     if (load <= 0) return 0.0;
+#ifndef BK_BLOCKED_TABLES_GEN
+    /* the split layout's and the 1024-bit mean form's values below load 256: the constants, made once
+     * by the lines below */
+    if ((T->layout == BK_BLOCKED_SPLIT256 || (T->layout == LAYOUT_1024 && T->k >= 1 && T->k <= BK_BLOCKED_MAX_K)) &&
+        load < BK__TABMEAN_LOADS && load == floor(load))
+        return bk__blocked_tabmean[T->layout == BK_BLOCKED_SPLIT256 ? 0 : T->k][(uint32_t)load];
+#endif
     if (T->layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
     if (T->layout != BK_BLOCKED_512 && T->layout != LAYOUT_1024_EXACT)
         return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
@@ -117,7 +124,7 @@ static double log_gamma(double x)
  * file: no sizing call computes them).
  */
 #define TAB_LOADS 2048
-#define TAB_CHUNK 64
+#define TAB_CHUNK 16
 #define TAB_ROWS BK__TAB_ROWS
 static double g_tab[TAB_ROWS][TAB_LOADS];
 static int g_tab_state[TAB_ROWS][TAB_LOADS / TAB_CHUNK];
@@ -170,11 +177,32 @@ static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, 
     return g_tab[row][L];
 }
 
-/* inner_fpr(T, load) for a whole load, from the table where it can */
+#ifndef BK_BLOCKED_TABLES_GEN
+/* Each row's constants below load 256 (blocked_tables.c; none for the 1024-bit exact layout): what
+ * inner_fpr returns there, read straight from them, so that the loads most sizings walk need neither
+ * a chunk filled nor the table's pages touched. */
+_Static_assert(BK__TAB512_LOADS == BK__TABMEAN_LOADS, "one bound for the rows' constants");
+#define TAB_CONST_LOADS BK__TAB512_LOADS
+#define TC512(k) bk__blocked_tab512[(k) - 1]
+#define TCMEAN(k) bk__blocked_tabmean[k]
+static const double *const g_tab_const[TAB_ROWS] = {
+    TCMEAN(0),
+    TC512(1), TC512(2), TC512(3), TC512(4), TC512(5), TC512(6), TC512(7), TC512(8),
+    TC512(9), TC512(10), TC512(11), TC512(12), TC512(13), TC512(14), TC512(15), TC512(16),
+    TCMEAN(1), TCMEAN(2), TCMEAN(3), TCMEAN(4), TCMEAN(5), TCMEAN(6), TCMEAN(7), TCMEAN(8),
+    TCMEAN(9), TCMEAN(10), TCMEAN(11), TCMEAN(12), TCMEAN(13), TCMEAN(14), TCMEAN(15), TCMEAN(16),
+};
+_Static_assert(BK_BLOCKED_MAX_K == 16 && TAB_ROWS == 49, "g_tab_const lists the rows of tab_row");
+#endif
+
+/* inner_fpr(T, load) for a whole load, from the constants or the table where it can */
 static inline double tab_inner(int row, const inner_terms *T, double load)
 {
     if (row >= 0 && load >= 0 && load < TAB_LOADS) {
         const uint32_t L = (uint32_t)load;
+#ifndef BK_BLOCKED_TABLES_GEN
+        if (L < TAB_CONST_LOADS && g_tab_const[row]) return g_tab_const[row][L];
+#endif
         if (__atomic_load_n(&g_tab_state[row][L / TAB_CHUNK], __ATOMIC_ACQUIRE) == 2) return g_tab[row][L];
     }
     return tab_fill(row, T, load);
