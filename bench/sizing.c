@@ -12,7 +12,7 @@
  * give the same geometry; then each layout's slowest cell. -w: the wide grid instead, n = 10 .. 1e10 in
  * decades and p = 0.5 .. 1e-300 (every p the sizing accepts; the smallest ones refused as too big for
  * most n), then only the grid (no chain). The first call of a process also pages in the sizing's
- * code and fills the table chunks it needs (the weights are constants): printed apart, once.
+ * code and constants (a table chunk is filled only past load 256): printed apart, once.
  *
  * The chain (capacity 10, p = 1%, growth 2, the default blocked sub-filters; and compact, as the
  * Redis module's BF keys): for sub-filter i = 1 .. 32, the sizing of sub-filter i (one call, given the
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
         bk_geometry g;
         double t0 = bu_cpu_ns();
         bk_blocked_size(1000000, 0.01, BK_BLOCKED_512, &g);
-        printf("first sizing of the process (its code paged in, a table chunk or two filled): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
+        printf("first sizing of the process (its code and constants paged in): %.1f us\n", (bu_cpu_ns() - t0) / 1e3);
         /* the same call again answers from the thread's memo of its last sizings; the figures below
          * time the search itself, with the memo off */
         t0 = bu_cpu_ns();

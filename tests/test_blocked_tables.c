@@ -126,6 +126,16 @@ static char *make_file(size_t *len)
                     L < g_loads[k] ? g_low[k][L] : inner_fpr(&g_terms[tab_row(BK_BLOCKED_512, k)], (double)L));
         fprintf(f, "    },\n");
     }
+    fprintf(f, "};\n\nconst double bk__blocked_tabmean[BK_BLOCKED_MAX_K + 1][BK__TABMEAN_LOADS] = {\n");
+    for (uint32_t k = 0; k <= BK_BLOCKED_MAX_K; k++) {
+        const inner_terms *T = &g_terms[k == 0 ? 0 : tab_row(LAYOUT_1024, k)];
+        if (k == 0)
+            fprintf(f, "    {\n        /* the split layout (k = 8) */\n");
+        else
+            fprintf(f, "    {\n        /* the 1024-bit mean form, k = %u */\n", k);
+        for (uint32_t L = 0; L < BK__TABMEAN_LOADS; L++) fprintf(f, "        %a,\n", inner_fpr(T, (double)L));
+        fprintf(f, "    },\n");
+    }
     fprintf(f, "};\n");
     fclose(f);
     return buf;
@@ -199,11 +209,47 @@ static void low512_against_distribution(void **state)
     for (uint32_t k = 1; k <= BK_BLOCKED_MAX_K; k++) assert_true(g_loads[k] >= 1 && g_loads[k] < BK__TAB512_LOADS);
 }
 
+/* mixture2 (two k in one walk, what the sizing's search sums where it needs two k at one block
+ * count) gives bit for bit mixture()'s value of each k: binomial and Poisson loads, light to heavy,
+ * the layouts with a k to choose, adjacent and distant k in either order. */
+static void mixture2_equals_mixture(void **state)
+{
+    (void)state;
+    TERMS_READY();
+    static const double ns[] = { 1, 2, 10, 100, 1000, 54321, 1e6, 1e9, 1e10 };
+    static const double per_block[] = { 0.5, 3, 17, 60, 250, 1500 };
+    static const bk_blocked_layout layouts[] = { BK_BLOCKED_512, LAYOUT_1024, LAYOUT_1024_EXACT };
+    static const uint32_t pairs[][2] = { { 1, 2 }, { 2, 1 }, { 7, 8 }, { 12, 11 }, { 15, 16 }, { 16, 15 }, { 3, 14 } };
+    unsigned checked = 0;
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (size_t j = 0; j < sizeof per_block / sizeof per_block[0]; j++) {
+                double blocks = floor(ns[i] / per_block[j]);
+                if (blocks < 1) blocks = 1;
+                for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
+                    double two[2];
+                    const bool binomial = blocks < 4096;
+                    mixture2(ns[i], 1.0 / blocks, binomial, layouts[l], pairs[q], two);
+                    for (int h = 0; h < 2; h++) {
+                        const double one = mixture(ns[i], 1.0 / blocks, binomial, layouts[l], pairs[q][h]);
+                        if (memcmp(&one, &two[h], sizeof one) != 0) {
+                            print_error("layout %d n=%g blocks=%g k=%u: mixture %.17g, mixture2 %.17g\n",
+                                        (int)layouts[l], ns[i], blocks, pairs[q][h], one, two[h]);
+                            fail();
+                        }
+                        checked++;
+                    }
+                }
+            }
+    assert_true(checked == 3 * 9 * 6 * 7 * 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(file_is_current),
         cmocka_unit_test(low512_against_distribution),
+        cmocka_unit_test(mixture2_equals_mixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

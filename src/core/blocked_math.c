@@ -82,6 +82,13 @@ static void inner_init(inner_terms *T, bk_blocked_layout layout, uint32_t k, con
 static double inner_fpr(const inner_terms *T, double load)
 {
     if (load <= 0) return 0.0;
+#ifndef BK_BLOCKED_TABLES_GEN
+    /* the split layout's and the 1024-bit mean form's values below load 256: the constants, made once
+     * by the lines below */
+    if ((T->layout == BK_BLOCKED_SPLIT256 || (T->layout == LAYOUT_1024 && T->k >= 1 && T->k <= BK_BLOCKED_MAX_K)) &&
+        load < BK__TABMEAN_LOADS && load == floor(load))
+        return bk__blocked_tabmean[T->layout == BK_BLOCKED_SPLIT256 ? 0 : T->k][(uint32_t)load];
+#endif
     if (T->layout == BK_BLOCKED_SPLIT256) return pow(-expm1(load * log1p(-1.0 / 32.0)), 8.0);
     if (T->layout != BK_BLOCKED_512 && T->layout != LAYOUT_1024_EXACT)
         return pow(-expm1(load * (double)T->k * log1p(-1.0 / (double)layout_block_bits(T->layout))), (double)T->k);
@@ -117,7 +124,7 @@ static double log_gamma(double x)
  * file: no sizing call computes them).
  */
 #define TAB_LOADS 2048
-#define TAB_CHUNK 64
+#define TAB_CHUNK 16
 #define TAB_ROWS BK__TAB_ROWS
 static double g_tab[TAB_ROWS][TAB_LOADS];
 static int g_tab_state[TAB_ROWS][TAB_LOADS / TAB_CHUNK];
@@ -170,11 +177,32 @@ static __attribute__((noinline)) double tab_fill(int row, const inner_terms *T, 
     return g_tab[row][L];
 }
 
-/* inner_fpr(T, load) for a whole load, from the table where it can */
+#ifndef BK_BLOCKED_TABLES_GEN
+/* Each row's constants below load 256 (blocked_tables.c; none for the 1024-bit exact layout): what
+ * inner_fpr returns there, read straight from them, so that the loads most sizings walk need neither
+ * a chunk filled nor the table's pages touched. */
+_Static_assert(BK__TAB512_LOADS == BK__TABMEAN_LOADS, "one bound for the rows' constants");
+#define TAB_CONST_LOADS BK__TAB512_LOADS
+#define TC512(k) bk__blocked_tab512[(k) - 1]
+#define TCMEAN(k) bk__blocked_tabmean[k]
+static const double *const g_tab_const[TAB_ROWS] = {
+    TCMEAN(0),
+    TC512(1), TC512(2), TC512(3), TC512(4), TC512(5), TC512(6), TC512(7), TC512(8),
+    TC512(9), TC512(10), TC512(11), TC512(12), TC512(13), TC512(14), TC512(15), TC512(16),
+    TCMEAN(1), TCMEAN(2), TCMEAN(3), TCMEAN(4), TCMEAN(5), TCMEAN(6), TCMEAN(7), TCMEAN(8),
+    TCMEAN(9), TCMEAN(10), TCMEAN(11), TCMEAN(12), TCMEAN(13), TCMEAN(14), TCMEAN(15), TCMEAN(16),
+};
+_Static_assert(BK_BLOCKED_MAX_K == 16 && TAB_ROWS == 49, "g_tab_const lists the rows of tab_row");
+#endif
+
+/* inner_fpr(T, load) for a whole load, from the constants or the table where it can */
 static inline double tab_inner(int row, const inner_terms *T, double load)
 {
     if (row >= 0 && load >= 0 && load < TAB_LOADS) {
         const uint32_t L = (uint32_t)load;
+#ifndef BK_BLOCKED_TABLES_GEN
+        if (L < TAB_CONST_LOADS && g_tab_const[row]) return g_tab_const[row][L];
+#endif
         if (__atomic_load_n(&g_tab_state[row][L / TAB_CHUNK], __ATOMIC_ACQUIRE) == 2) return g_tab[row][L];
     }
     return tab_fill(row, T, load);
@@ -224,6 +252,65 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
         if (p < 1e-300 || t < 1e-17 * sum) break;
     }
     return sum > 1.0 ? 1.0 : sum;
+}
+
+/* mixture() at two k of one layout in one walk: the load's pmf is the same for both, so each term's
+ * pmf is made once; each k's sum takes exactly the terms, in the order and with the stops, that
+ * mixture() takes for it alone, so both values are bit for bit mixture()'s (test_blocked_tables
+ * checks it). */
+static void mixture2(double n, double q, bool binomial, bk_blocked_layout layout, const uint32_t k[2], double out[2])
+{
+    double mean = n * q;
+    if (mean <= 0 || (binomial && q >= 1.0) || mean > 20000) {
+        out[0] = mixture(n, q, binomial, layout, k[0]);
+        out[1] = mixture(n, q, binomial, layout, k[1]);
+        return;
+    }
+    int row[2];
+    const inner_terms *T[2];
+    inner_terms own[2];
+    for (int j = 0; j < 2; j++) {
+        row[j] = tab_row(layout, k[j]);
+        if (row[j] >= 0) {
+            TERMS_READY();
+            T[j] = &g_terms[row[j]];
+        } else {
+            inner_init(&own[j], layout, k[j], NULL);
+            T[j] = &own[j];
+        }
+    }
+    double mode = floor(binomial ? (n + 1) * q : mean);
+    if (binomial && mode > n) mode = n;
+    double lp;
+    if (binomial)
+        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
+    else
+        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
+    double p0 = exp(lp), sum[2] = { 0.0, 0.0 }, odds = binomial ? q / (1 - q) : 0.0;
+    bool on[2] = { true, true };
+    double p = p0;
+    for (double i = mode; !binomial || i <= n; i += 1) {
+        for (int j = 0; j < 2; j++)
+            if (on[j]) sum[j] += p * tab_inner(row[j], T[j], i);
+        p *= binomial ? (n - i) / (i + 1) * odds : mean / (i + 1);
+        if (p < 1e-300) break;
+        for (int j = 0; j < 2; j++)
+            if (i > mode + 1 && p < 1e-17 * sum[j]) on[j] = false;
+        if (!on[0] && !on[1]) break;
+    }
+    p = p0;
+    on[0] = on[1] = true;
+    for (double i = mode; i > 0; i -= 1) {
+        p *= binomial ? i / (n - i + 1) / odds : i / mean;
+        for (int j = 0; j < 2; j++) {
+            if (!on[j]) continue;
+            double t = p * tab_inner(row[j], T[j], i - 1);
+            sum[j] += t;
+            if (t < 1e-17 * sum[j]) on[j] = false;
+        }
+        if (p < 1e-300 || (!on[0] && !on[1])) break;
+    }
+    for (int j = 0; j < 2; j++) out[j] = sum[j] > 1.0 ? 1.0 : sum[j];
 }
 
 /* Binomial for few blocks, where it differs from the Poisson limit; Poisson otherwise. */
@@ -440,6 +527,7 @@ typedef struct {
     bk_blocked_layout layout;
     uint64_t n;
     const series *S; /* the layout's row of g_series */
+    double max_blocks; /* the most blocks a filter may have */
     /* the closed form's rounding near the answer is over 1% of it: its bound settles nothing there */
     bool summed_first;
 } sizing;
@@ -521,10 +609,26 @@ static void kv_up(kvals *v, uint32_t k)
     v->have[k] = 2;
 }
 
+/* Both a and b (a != b) to the summed mixture's value (level 2) at once: kv_up's values, one walk. */
+static void kv_sum2(kvals *v, uint32_t a, uint32_t b)
+{
+    const uint32_t k[2] = { a, b };
+    double f[2];
+    mixture2((double)v->z->n, 1.0 / (double)v->blocks, v->blocks < 4096, v->z->layout, k, f);
+    for (int j = 0; j < 2; j++) {
+        v->f[k[j]] = f[j];
+        v->t[k[j]] = 0;
+        v->e[k[j]] = summed_err(v->z, v->blocks, k[j], f[j]);
+        v->have[k[j]] = 2;
+    }
+}
+
 static void kv_get(kvals *v, uint32_t k)
 {
     if (v->have[k]) return;
-    if (v->z->summed_first) v->have[k] = 1; /* straight to the summed mixture */
+    /* straight to the summed mixture: where the closed form is too noisy, or with one block (every
+     * key in it: the summed value is inner(n), one table value) */
+    if (v->z->summed_first || v->blocks == 1) v->have[k] = 1;
     kv_up(v, k);
 }
 
@@ -533,6 +637,7 @@ static void kv_get(kvals *v, uint32_t k)
  * each summed value counts with its own error bound). */
 static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
 {
+    if (v->z->summed_first && !v->have[a] && !v->have[b]) kv_sum2(v, a, b);
     kv_get(v, a);
     kv_get(v, b);
     for (;;) {
@@ -542,6 +647,10 @@ static int kv_order(kvals *v, uint32_t a, uint32_t b, bool margin)
         if (c != 0) return c;
         uint32_t la = v->have[a], lb = v->have[b];
         if (la >= 2 && lb >= 2) return 0;
+        if (la == 1 && lb == 1) { /* both go up to the summed mixture: in one walk */
+            kv_sum2(v, a, b);
+            continue;
+        }
         if (la <= lb && la < 2) kv_up(v, a);
         if (lb <= la && lb < 2) kv_up(v, b);
     }
@@ -740,37 +849,36 @@ static double summed_slope(const sizing *z, double x, uint32_t k, double *dfdx)
     return f;
 }
 
-/* Newton steps on ln FPR(blocks) - ln p with the summed mixture's own form (the guess only), from x;
- * once they settle, k moves to a neighbour with a lower FPR there (a few times at most) and the steps
- * go on; a step grows x eightfold at most. Every term of that form is positive, so it keeps its
- * digits where the closed form's cancel (low p): from the classic size (a lower bound) the steps reach
- * the root in a few dozen at most. */
-static double refine_guess(const sizing *z, double x, double p, uint32_t *kp)
+/* Newton steps on ln FPR - ln p in ln(blocks) with the summed mixture's own form at k (the guess
+ * only), from x, until the next step's error is under a quarter of a block; a step grows x eightfold
+ * at most, and never past the most blocks allowed. Every term of that form is positive, so it keeps
+ * its digits where the closed form's cancel (low p). In ln(blocks) because ln FPR is nearly linear
+ * there (about -k ln(blocks) at light loads): from the classic size (a lower bound) the steps reach
+ * the root in a few, where steps in the block count took a dozen at low p. k stays: the search's
+ * first block count compares k with its neighbours anyway (by the summed mixture where the closed
+ * form is this noisy), and trying them here as well cost more than the few block counts a guess
+ * made with the second best k adds. */
+static double refine_guess(const sizing *z, double x, double p, uint32_t k)
 {
     const double lp = log(p);
-    uint32_t k = *kp;
-    int moves = 0;
     for (int it = 0; it < 48; it++) {
         double dfdx, f = summed_slope(z, x, k, &dfdx);
         if (!(f > 0) || !(dfdx < 0)) break;
-        double x2 = x - (log(f) - lp) * f / dfdx;
+        /* not within p even at the most blocks allowed: the search refuses it, the guess stays there */
+        if (x >= z->max_blocks && f > p) break;
+        /* the step in ln x: ln FPR is nearly linear in ln x (about -k ln x at light loads) */
+        double du = -(log(f) - lp) * f / (dfdx * x);
+        if (!(du >= -0.693)) du = -0.693;
+        if (du > 2.079) du = 2.079;
+        double x2 = x * exp(du);
         if (!(x2 >= 1)) x2 = 1;
-        if (x2 > 8 * x) x2 = 8 * x;
-        if (x2 < x / 2) x2 = x / 2;
-        double dx = fabs(x2 - x);
+        if (x2 > z->max_blocks) x2 = z->max_blocks;
+        const double dx = fabs(x2 - x);
         x = x2;
-        if (dx < 0.05) {
-            if (z->layout == BK_BLOCKED_SPLIT256 || ++moves > 3) break;
-            /* the neighbour with the lower FPR there, if any */
-            double dm, fk = summed_slope(z, x, k, &dm), fl = 2, fh = 2;
-            if (k > 1) fl = summed_slope(z, x, k - 1, &dm);
-            if (k < BK_BLOCKED_MAX_K && !(fl < fk)) fh = summed_slope(z, x, k + 1, &dm);
-            const uint32_t kb = fl < fk ? k - 1 : fh < fk ? k + 1 : k;
-            if (kb == k) break;
-            k = kb;
-        }
+        /* Newton's error after a step of du = dx / x in ln x is about |h'' / 2h'| du^2 (h: ln FPR in
+         * ln x, h' about -k, h'' no larger): under dx^2 / x blocks, a quarter of a block here */
+        if (dx < 1 || dx * dx < 0.25 * x) break;
     }
-    *kp = k;
     return x;
 }
 
@@ -792,30 +900,43 @@ static uint32_t first_k(bk_blocked_layout layout, double p)
     return k;
 }
 
-/* A first guess of the block count: Newton's method on ln FPR(blocks) - ln p by the closed form in
- * double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
- * settle, then the best k there (and more steps if it moved). ln FPR is convex and falling in the
- * block count, so the steps approach the root from below without overshooting. The search below
- * corrects the guess. *noise_out: the closed form's rounding at the guess, relative to its value.
- * Where the closed form's rounding passes 1% of its value, the steps go on from there on the summed
- * mixture until they settle (and its best k), rather than on with the closed form's, which wander
- * off by up to a factor of several (low p). */
+/* A first guess of the block count: Newton's method on ln FPR - ln p in ln(blocks) by the closed form
+ * in double precision, from the classic size (a lower bound), with k fixed (first_k's) until the steps
+ * settle, then the best k there (and more steps if it moved). The search below corrects the guess.
+ * *noise_out: the closed form's rounding at the guess, relative to its value. Where that rounding
+ * passes 5% of its value, the steps stop there (a step is off by at most that over k of the block
+ * count), and where it passes 1%, or its rough estimate in blocks passes 128 (an estimate that runs
+ * tens of times over the guess's real error), they go on from there on the summed mixture until they
+ * settle, rather than on with the closed form's, which wander off by up to a factor
+ * of several (low p). A guess off by a few blocks costs the search a few more block counts, each
+ * about what one step on the summed mixture costs. */
 static double guess_blocks(const sizing *z, double classic, double p, uint32_t *kg, double *noise_out)
 {
     uint32_t k = first_k(z->layout, p);
+    /* a classic size rounded up to whole blocks (few keys: one block for 10 keys) may leave far more
+     * bits per key than p needs, and the best k grows with them, roughly in proportion: start there
+     * rather than walk up one k at a time */
+    const double more = classic * (double)layout_block_bits(z->layout) / ((double)z->n * bk_bloom_bits_per_key(p));
+    if (z->layout != BK_BLOCKED_SPLIT256 && more > 1.5) {
+        const double ks = floor((double)k * more + 0.5);
+        k = ks >= BK_BLOCKED_MAX_K ? BK_BLOCKED_MAX_K : (uint32_t)ks;
+    }
     const double lp = log(p);
-    double x = classic, noise = 0, last_dx = INFINITY;
+    double x = classic, noise = 0, last_dx = INFINITY, noise_blocks = INFINITY;
     bool any = false;
     int moves = 0;
     for (int it = 0; it < 32; it++) {
         double slope, f = series_fpr_d(z, x, k, &noise, &slope);
         if (!(f > 0) || !(slope < 0) || !isfinite(f)) break;
         any = true;
-        if (noise > 0.01) break; /* over 1% of rounding: steps on the closed form would wander */
+        if (noise > 0.05) break; /* over 5% of rounding: steps on the closed form would wander */
         const double hp = slope / f; /* d ln FPR / d blocks */
-        double x2 = x - (log(f) - lp) / hp;
-        if (!(x2 >= x / 2)) x2 = x / 2;
-        if (x2 > 4 * x) x2 = 4 * x;
+        noise_blocks = noise / -hp;
+        double du = -(log(f) - lp) / (hp * x); /* the step in ln x, as in refine_guess */
+        if (!(du >= -0.693)) du = -0.693;
+        if (du > 1.386) du = 1.386;
+        double x2 = x * exp(du);
+        if (x2 > z->max_blocks) x2 = z->max_blocks;
         if (x2 < 1) x2 = 1;
         const double dx = fabs(x2 - x);
         x = x2;
@@ -832,12 +953,12 @@ static double guess_blocks(const sizing *z, double classic, double p, uint32_t *
     *kg = k;
     if (!any) { /* no use even at the classic size (its terms cancel to nothing) */
         *noise_out = 1;
-        return refine_guess(z, classic, p, kg);
+        return refine_guess(z, classic, p, *kg);
     }
-    /* Where the closed form's rounding is worth more than a tenth of a block (low p: its terms
-     * cancel to many digits), Newton steps on the summed mixture, whose terms are all positive. */
+    /* Where the closed form's rounding is worth many blocks (low p: its terms cancel to many digits),
+     * Newton steps on the summed mixture, whose terms are all positive. */
     *noise_out = noise;
-    if (noise * x > 0.1) x = refine_guess(z, x, p, kg);
+    if (noise > 0.01 || noise_blocks > 128) x = refine_guess(z, x, p, k);
     return x;
 }
 
@@ -903,6 +1024,7 @@ static bk_status size_search(uint64_t n, double p, bk_blocked_layout layout, boo
     z.layout = layout;
     z.n = n;
     z.S = g_series[layout == BK_BLOCKED_SPLIT256 ? 0 : layout == BK_BLOCKED_512 ? 1 : 2];
+    z.max_blocks = (double)max_blocks;
     /* The classic size is a lower bound (blocking only costs space); the guess starts from it. Then
      * the smallest block count within p, found from the guess by steps of 1, 2, 4, ... and a
      * bisection: the FPR falls with every added block, so it is the one the search from any start

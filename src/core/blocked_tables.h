@@ -1,8 +1,8 @@
 /* The blocked sizing's per-process constants (blocked_math.c), made by tests/test_blocked_tables.c and
  * kept in blocked_tables.c, so that no sizing call computes them: the weights of the in-block FPR,
- * its closed-form series, and the 512-bit layout's in-block FPR at the loads below 256 (at small
+ * its closed-form series, and the in-block FPR at the loads below 256 of the 512-bit layout (at small
  * loads from the distribution of the bits set, positive terms only: the weights' alternating sum
- * cancels there). Private. */
+ * cancels there), of the split layout and of the 1024-bit mean form. Private. */
 #ifndef BK_CORE_BLOCKED_TABLES_H
 #define BK_CORE_BLOCKED_TABLES_H
 
@@ -37,5 +37,12 @@ BK_HIDDEN extern const bk__inner_series bk__blocked_series[3][BK_BLOCKED_MAX_K +
  * could be off by more than 2^-40 of the value, that sum above). */
 #define BK__TAB512_LOADS 256
 BK_HIDDEN extern const double bk__blocked_tab512[BK_BLOCKED_MAX_K][BK__TAB512_LOADS];
+
+/* The split layout's and the 1024-bit mean form's inner(L) for L < BK__TABMEAN_LOADS: row 0 the split
+ * layout (k = 8), row k the 1024-bit mean form at k; the values blocked_math.c's inner_fpr gives by pow
+ * and expm1, kept so that no process's first sizings compute them (the loads of every p up to a few
+ * percent). */
+#define BK__TABMEAN_LOADS 256
+BK_HIDDEN extern const double bk__blocked_tabmean[BK_BLOCKED_MAX_K + 1][BK__TABMEAN_LOADS];
 
 #endif
