@@ -3,6 +3,13 @@
  * interleaved. 8-byte (uint64) keys, p = 1%.
  *
  *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]
+ *   calls --hashes [-r ROUNDS]
+ *
+ * --hashes: the hashes alone, ns per key on the thread's CPU clock, fastest of the rounds: bloomkit's
+ * XXH3-64 of 8 bytes (bk_reader_hash_u64, the seed's part precomputed), fmix64 (libfilter's caller
+ * here), fmix64(key + seed) (binary_fuse8) and cuckoofilter's 128-bit multiply-add; "throughput" over
+ * independent keys (what a loop of queries overlaps), "latency" with each key the previous hash (the
+ * chain a single query waits on before its first load).
  *
  * Every contender has its own query loop, compiled here, with the call written out in it (no function
  * pointer per key):
@@ -104,6 +111,71 @@ static uint64_t cuckoo_rdph(const void *state, const uint64_t *k, size_t n)
 {
     const ph_state *p = state;
     return p->rd.c.fp_range == 1023 ? cuckoo_rdph10(state, k, n) : cuckoo_rdph12(state, k, n);
+}
+
+
+/* --hashes: each hash's throughput (independent keys) and latency (a chain of hashes). */
+#define HASH_LOOPS(name, expr)                                                                     \
+    static __attribute__((noinline)) uint64_t name##_tp(const uint64_t *k, size_t n, uint64_t a)   \
+    {                                                                                              \
+        uint64_t acc = 0;                                                                          \
+        (void)a;                                                                                   \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            uint64_t x = k[i];                                                                     \
+            acc += (expr);                                                                         \
+        }                                                                                          \
+        return acc;                                                                                \
+    }                                                                                              \
+    static __attribute__((noinline)) uint64_t name##_lat(uint64_t x, size_t n, uint64_t a)         \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        for (size_t i = 0; i < n; i++) x = (expr);                                                 \
+        return x;                                                                                  \
+    }
+HASH_LOOPS(h_xxh3, bk_reader_hash_u64(x, a))
+HASH_LOOPS(h_fmix, fmix64(x))
+HASH_LOOPS(h_fmixseed, fmix64(x + a))
+HASH_LOOPS(h_muladd, cfp_hash((bench_u128)a << 64 | (a | 1), (bench_u128)a << 64 | ~a, x))
+
+static volatile uint64_t hash_sink;
+
+static int run_hashes(int rounds)
+{
+    enum { NH = 4 };
+    static const char *const names[NH] = { "XXH3-64, 8 bytes (bloomkit)", "fmix64 (libfilter's caller)",
+                                           "fmix64(key + seed) (binary_fuse8)",
+                                           "128-bit multiply-add (cuckoofilter)" };
+    uint64_t (*tp[NH])(const uint64_t *, size_t, uint64_t) = { h_xxh3_tp, h_fmix_tp, h_fmixseed_tp, h_muladd_tp };
+    uint64_t (*lat[NH])(uint64_t, size_t, uint64_t) = { h_xxh3_lat, h_fmix_lat, h_fmixseed_lat, h_muladd_lat };
+    const size_t n = 1 << 16; /* keys in L1/L2: the hashes, not the memory */
+    uint64_t *k = malloc(n * sizeof *k), st = 99, a = UINT64_C(0x5851f42d4c957f2d);
+    if (!k) return 1;
+    for (size_t i = 0; i < n; i++) k[i] = bu_splitmix64(&st);
+    double best[2][NH];
+    for (int h = 0; h < NH; h++) best[0][h] = best[1][h] = -1;
+    bu_print_loadavg("at start");
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < NH; j++) {
+            int h = (j + r) % NH;
+            for (int rep = 0; rep < 20; rep++) {
+                double t0 = bu_cpu_ns();
+                hash_sink += tp[h](k, n, a);
+                double t1 = bu_cpu_ns();
+                hash_sink += lat[h](k[rep], n, a);
+                double t2 = bu_cpu_ns();
+                double v[2] = { (t1 - t0) / (double)n, (t2 - t1) / (double)n };
+                for (int o = 0; o < 2; o++)
+                    if (best[o][h] < 0 || v[o] < best[o][h]) best[o][h] = v[o];
+            }
+        }
+    printf("ns per key, fastest of %d rounds x 20 runs of %zu keys\n%-38s %10s %10s %8s %8s\n", rounds, n, "hash",
+           "throughput", "latency", "tp/xxh3", "lat/xxh3");
+    for (int h = 0; h < NH; h++)
+        printf("%-38s %10.3f %10.3f %8.2f %8.2f\n", names[h], best[0][h], best[1][h], best[0][h] / best[0][0],
+               best[1][h] / best[1][0]);
+    bu_print_loadavg("at end");
+    free(k);
+    return 0;
 }
 
 typedef uint64_t (*query_loop)(const void *, const uint64_t *, size_t);
@@ -260,6 +332,7 @@ int main(int argc, char **argv)
     int nn = 2, rounds = 5;
     uint64_t qmax = 2000000;
     const char *only = NULL;
+    bool hashes = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
             nn = 0;
@@ -275,14 +348,17 @@ int main(int argc, char **argv)
             qmax = (uint64_t)strtod(argv[++i], NULL);
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--hashes")) {
+            hashes = true;
         } else {
             fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] "
-                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2]\n");
+                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] | --hashes [-r ROUNDS]\n");
             return 2;
         }
     }
     if (rounds < 1) rounds = 1;
     if (rounds > MAXR) rounds = MAXR;
+    if (hashes) return run_hashes(rounds);
     static const char *const FAMILIES[] = { "bloom", "blocked", "fuse", "cuckoo", "cuckoo-p2" };
     bu_print_loadavg("at start");
     printf("8-byte keys, p = 1%%, ns per query on the thread's CPU clock, fastest of %d interleaved rounds; "
