@@ -52,7 +52,7 @@ if [ -z "$peers" ]; then
     exit 0
 fi
 
-printf '%-9s %8s %8s %8s %8s   %s\n' family bytes u64 reader peer "(instructions per query, n = $n)"
+printf '%-9s %8s %8s %8s %8s %8s   %s\n' family bytes u64 reader peer rd-ph "(instructions per query, n = $n)"
 for fam in bloom blocked fuse cuckoo cuckoo-p2; do
     cg "$prog" -n "$n" -q "$n" -r 1 --only "$fam"
     callgrind_annotate --inclusive=yes --threshold=100 "$out/cg" >"$out/ann" 2>/dev/null
@@ -62,11 +62,11 @@ for fam in bloom blocked fuse cuckoo cuckoo-p2; do
             END { if (!found) printf "-" }' "$out/ann"
     }
     case $fam in
-        bloom) set -- bloom_bytes bloom_u64 none libbloom_q ;;
-        blocked) set -- blocked_bytes blocked_u64 blocked_reader sbbf_q ;;
-        fuse) set -- fuse_bytes fuse_u64 fuse_reader bfuse_q ;;
-        cuckoo) set -- cuckoo_bytes cuckoo_u64 cuckoo_reader10 cfp_q ;;
-        *) set -- cuckoo_bytes cuckoo_u64 cuckoo_reader12 cfp_q ;;
+        bloom) set -- bloom_bytes bloom_u64 none libbloom_q none ;;
+        blocked) set -- blocked_bytes blocked_u64 blocked_reader sbbf_q blocked_rdph ;;
+        fuse) set -- fuse_bytes fuse_u64 fuse_reader bfuse_q fuse_rdph ;;
+        cuckoo) set -- cuckoo_bytes cuckoo_u64 cuckoo_reader10 cfp_q cuckoo_rdph10 ;;
+        *) set -- cuckoo_bytes cuckoo_u64 cuckoo_reader12 cfp_q cuckoo_rdph12 ;;
     esac
-    printf '%-9s %8s %8s %8s %8s\n' "$fam" "$(ir "$1")" "$(ir "$2")" "$(ir "$3")" "$(ir "$4")"
+    printf '%-9s %8s %8s %8s %8s %8s\n' "$fam" "$(ir "$1")" "$(ir "$2")" "$(ir "$3")" "$(ir "$4")" "$(ir "$5")"
 done

@@ -3,6 +3,13 @@
  * interleaved. 8-byte (uint64) keys, p = 1%.
  *
  *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]
+ *   calls --hashes [-r ROUNDS]
+ *
+ * --hashes: the hashes alone, ns per key on the thread's CPU clock, fastest of the rounds: bloomkit's
+ * XXH3-64 of 8 bytes (bk_reader_hash_u64, the seed's part precomputed), fmix64 (libfilter's caller
+ * here), fmix64(key + seed) (binary_fuse8) and cuckoofilter's 128-bit multiply-add; "throughput" over
+ * independent keys (what a loop of queries overlaps), "latency" with each key the previous hash (the
+ * chain a single query waits on before its first load).
  *
  * Every contender has its own query loop, compiled here, with the call written out in it (no function
  * pointer per key):
@@ -14,7 +21,12 @@
  *           bk_fuse8_reader_contains_u64, bk_cuckoo4_reader_contains_u64 with f = 10 or 12);
  *   peer    the peer as its users call it: libfilter's block filter, binary_fuse8 (xor_singleheader) and
  *           cuckoofilter are header code, so their query (peers.h) is compiled into the loop;
- *           libbloom is a shared library, called through its API (bloom_check).
+ *           libbloom is a shared library, called through its API (bloom_check);
+ *   rd-ph   a diagnostic, not a way to call bloomkit: the reader's probe (bk_<type>_reader_contains_hash)
+ *           on a second bloomkit filter of the same geometry built from the peer's hash of each key
+ *           (fmix64(key) for blocked, fmix64(key + seed) for fuse, the 128-bit multiply-add for
+ *           cuckoo), queried with that hash computed in the loop: the reader with the peer's hash in
+ *           place of XXH3, i.e. what is left of the gap once the file format's hash is set aside.
  * Each round queries Q keys (default min(n, 2M)) at 100% and 0% hits with every contender, the order
  * rotating from round to round; each contender's two timed runs follow an untimed pass of its own loop
  * over the absent keys, so both start with its array as warm as the caches hold it (without it the
@@ -78,10 +90,98 @@ static uint64_t cuckoo_reader(const void *state, const uint64_t *k, size_t n)
 }
 QUERY_LOOP(cfp_q, const cfp_t *, state, cfp_contains_u64(s, k[i]))
 
+/* rd-ph: the reader's probe on the peer's hash (a filter built from those hashes) */
+typedef struct ph_state {
+    union { bk_blocked_reader b; bk_fuse_reader f; bk_cuckoo_reader c; } rd;
+    uint64_t seed;       /* fuse: the peer's seed */
+    bench_u128 mul, add; /* cuckoo: the peer's multiply-add */
+} ph_state;
+static inline uint64_t cfp_hash(bench_u128 mul, bench_u128 add, uint64_t key)
+{
+    return (uint64_t)((add + mul * (bench_u128)key) >> 64);
+}
+QUERY_LOOP(blocked_rdph, bk_blocked_reader, ((const ph_state *)state)->rd.b,
+           bk_blocked_reader_contains_hash(s, fmix64(k[i])))
+QUERY_LOOP(fuse_rdph, ph_state, *(const ph_state *)state, bk_fuse8_reader_contains_hash(s.rd.f, fmix64(k[i] + s.seed)))
+QUERY_LOOP(cuckoo_rdph10, ph_state, *(const ph_state *)state,
+           bk_cuckoo4_reader_contains_hash(s.rd.c, 10, cfp_hash(s.mul, s.add, k[i])))
+QUERY_LOOP(cuckoo_rdph12, ph_state, *(const ph_state *)state,
+           bk_cuckoo4_reader_contains_hash(s.rd.c, 12, cfp_hash(s.mul, s.add, k[i])))
+static uint64_t cuckoo_rdph(const void *state, const uint64_t *k, size_t n)
+{
+    const ph_state *p = state;
+    return p->rd.c.fp_range == 1023 ? cuckoo_rdph10(state, k, n) : cuckoo_rdph12(state, k, n);
+}
+
+
+/* --hashes: each hash's throughput (independent keys) and latency (a chain of hashes). */
+#define HASH_LOOPS(name, expr)                                                                     \
+    static __attribute__((noinline)) uint64_t name##_tp(const uint64_t *k, size_t n, uint64_t a)   \
+    {                                                                                              \
+        uint64_t acc = 0;                                                                          \
+        (void)a;                                                                                   \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            uint64_t x = k[i];                                                                     \
+            acc += (expr);                                                                         \
+        }                                                                                          \
+        return acc;                                                                                \
+    }                                                                                              \
+    static __attribute__((noinline)) uint64_t name##_lat(uint64_t x, size_t n, uint64_t a)         \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        for (size_t i = 0; i < n; i++) x = (expr);                                                 \
+        return x;                                                                                  \
+    }
+HASH_LOOPS(h_xxh3, bk_reader_hash_u64(x, a))
+HASH_LOOPS(h_fmix, fmix64(x))
+HASH_LOOPS(h_fmixseed, fmix64(x + a))
+HASH_LOOPS(h_muladd, cfp_hash((bench_u128)a << 64 | (a | 1), (bench_u128)a << 64 | ~a, x))
+
+static volatile uint64_t hash_sink;
+
+static int run_hashes(int rounds)
+{
+    enum { NH = 4 };
+    static const char *const names[NH] = { "XXH3-64, 8 bytes (bloomkit)", "fmix64 (libfilter's caller)",
+                                           "fmix64(key + seed) (binary_fuse8)",
+                                           "128-bit multiply-add (cuckoofilter)" };
+    uint64_t (*tp[NH])(const uint64_t *, size_t, uint64_t) = { h_xxh3_tp, h_fmix_tp, h_fmixseed_tp, h_muladd_tp };
+    uint64_t (*lat[NH])(uint64_t, size_t, uint64_t) = { h_xxh3_lat, h_fmix_lat, h_fmixseed_lat, h_muladd_lat };
+    const size_t n = 1 << 16; /* keys in L1/L2: the hashes, not the memory */
+    uint64_t *k = malloc(n * sizeof *k), st = 99, a = UINT64_C(0x5851f42d4c957f2d);
+    if (!k) return 1;
+    for (size_t i = 0; i < n; i++) k[i] = bu_splitmix64(&st);
+    double best[2][NH];
+    for (int h = 0; h < NH; h++) best[0][h] = best[1][h] = -1;
+    bu_print_loadavg("at start");
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < NH; j++) {
+            int h = (j + r) % NH;
+            for (int rep = 0; rep < 20; rep++) {
+                double t0 = bu_cpu_ns();
+                hash_sink += tp[h](k, n, a);
+                double t1 = bu_cpu_ns();
+                hash_sink += lat[h](k[rep], n, a);
+                double t2 = bu_cpu_ns();
+                double v[2] = { (t1 - t0) / (double)n, (t2 - t1) / (double)n };
+                for (int o = 0; o < 2; o++)
+                    if (best[o][h] < 0 || v[o] < best[o][h]) best[o][h] = v[o];
+            }
+        }
+    printf("ns per key, fastest of %d rounds x 20 runs of %zu keys\n%-38s %10s %10s %8s %8s\n", rounds, n, "hash",
+           "throughput", "latency", "tp/xxh3", "lat/xxh3");
+    for (int h = 0; h < NH; h++)
+        printf("%-38s %10.3f %10.3f %8.2f %8.2f\n", names[h], best[0][h], best[1][h], best[0][h] / best[0][0],
+               best[1][h] / best[1][0]);
+    bu_print_loadavg("at end");
+    free(k);
+    return 0;
+}
+
 typedef uint64_t (*query_loop)(const void *, const uint64_t *, size_t);
 
-enum { C_BYTES, C_U64, C_READER, C_PEER, NC };
-static const char *const CNAME[NC] = { "bytes", "u64", "reader", "peer" };
+enum { C_BYTES, C_U64, C_READER, C_PEER, C_RDPH, NC };
+static const char *const CNAME[NC] = { "bytes", "u64", "reader", "peer", "rd-ph" };
 
 typedef struct family {
     const char *name, *peer_name;
@@ -93,7 +193,9 @@ typedef struct family {
 /* Everything a family's build made, freed after its rounds. */
 typedef struct built {
     void *bk;                 /* the bloomkit filter */
+    void *bk_ph;              /* rd-ph's bloomkit filter, built from the peer's hashes */
     void *peer;
+    ph_state ph;
     union { bk_blocked_reader b; bk_fuse_reader f; bk_cuckoo_reader c; } rd;
     void (*bk_free)(void *);
     void (*peer_free)(void *);
@@ -140,10 +242,16 @@ static bool build(const char *name, const uint64_t *keys, const void *const *ptr
             bk_blocked_add_u64(f, keys[i]);
             bench_sbbf.add(p, &keys[i], 8);
         }
-        if (bk_blocked_get_reader(f, &b->rd.b) != BK_OK) return false;
+        bk_blocked *g;
+        if (bk_blocked_new(n, 0.01, NULL, &g) != BK_OK) return false;
+        for (uint64_t i = 0; i < n; i++) bk_blocked_add_hash(g, fmix64(keys[i]));
+        if (bk_blocked_get_reader(f, &b->rd.b) != BK_OK || bk_blocked_get_reader(g, &b->ph.rd.b) != BK_OK)
+            return false;
+        b->bk_ph = g;
         bk_blocked_stats(f, &st);
-        *fam = (family){ name, "libfilter block (SBBF)", { blocked_bytes, blocked_u64, blocked_reader, sbbf_q },
-                         { f, f, &b->rd.b, p }, { bits_of(&st, n), (double)bench_sbbf.bytes(p) * 8.0 / (double)n } };
+        *fam = (family){ name, "libfilter block (SBBF)",
+                         { blocked_bytes, blocked_u64, blocked_reader, sbbf_q, blocked_rdph },
+                         { f, f, &b->rd.b, p, &b->ph }, { bits_of(&st, n), (double)bench_sbbf.bytes(p) * 8.0 / (double)n } };
         b->bk = f;
         b->peer = p;
         b->bk_free = blocked_free_;
@@ -153,31 +261,46 @@ static bool build(const char *name, const uint64_t *keys, const void *const *ptr
         if (bk_fuse_build(ptrs, lens, n, NULL, &f) != BK_OK) return false;
         bfuse_t *p = bench_bfuse8.build(ptrs, lens, n, 0.01);
         if (!p) return false;
-        if (bk_fuse_get_reader(f, &b->rd.f) != BK_OK) return false;
+        uint64_t *hs = malloc(n * sizeof *hs);
+        bk_fuse *g;
+        if (!hs) return false;
+        for (uint64_t i = 0; i < n; i++) hs[i] = fmix64(keys[i] + p->seed);
+        bk_status gs = bk_fuse_build_hashes(hs, n, NULL, &g);
+        free(hs);
+        if (gs != BK_OK) return false;
+        b->bk_ph = g;
+        b->ph.seed = p->seed;
+        if (bk_fuse_get_reader(f, &b->rd.f) != BK_OK || bk_fuse_get_reader(g, &b->ph.rd.f) != BK_OK) return false;
         bk_fuse_stats(f, &st);
-        *fam = (family){ name, "binary_fuse8", { fuse_bytes, fuse_u64, fuse_reader, bfuse_q }, { f, f, &b->rd.f, p },
+        *fam = (family){ name, "binary_fuse8", { fuse_bytes, fuse_u64, fuse_reader, bfuse_q, fuse_rdph },
+                         { f, f, &b->rd.f, p, &b->ph },
                          { bits_of(&st, n), (double)bench_bfuse8.bytes(p) * 8.0 / (double)n } };
         b->bk = f;
         b->peer = p;
         b->bk_free = fuse_free_;
         b->peer_free = bench_bfuse8.destroy;
     } else { /* cuckoo: bloomkit's own geometry for p = 1%; cuckoo-p2: the peer's (12-bit, its buckets) */
-        bk_cuckoo *f = NULL;
+        bk_cuckoo *f = NULL, *g = NULL;
         if (!strcmp(name, "cuckoo")) {
-            if (bk_cuckoo_new(n, 0.01, NULL, &f) != BK_OK) return false;
+            if (bk_cuckoo_new(n, 0.01, NULL, &f) != BK_OK || bk_cuckoo_new(n, 0.01, NULL, &g) != BK_OK) return false;
         } else {
             f = bench_cuckoo_p2_create(n, 0.01);
+            g = bench_cuckoo_p2_create(n, 0.01);
         }
         cfp_t *p = bench_cfpeer.create(n, 0.01);
-        if (!f || !p) return false;
+        if (!f || !g || !p) return false;
+        b->ph.mul = p->mul;
+        b->ph.add = p->add;
         for (uint64_t i = 0; i < n; i++) {
             if (bk_cuckoo_add_u64(f, keys[i]) != BK_OK) return false;
+            if (bk_cuckoo_add_hash(g, cfp_hash(p->mul, p->add, keys[i])) != BK_OK) return false;
             bench_cfpeer.add(p, &keys[i], 8);
         }
-        if (bk_cuckoo_get_reader(f, &b->rd.c) != BK_OK) return false;
+        if (bk_cuckoo_get_reader(f, &b->rd.c) != BK_OK || bk_cuckoo_get_reader(g, &b->ph.rd.c) != BK_OK) return false;
+        b->bk_ph = g;
         bk_cuckoo_stats(f, &st);
-        *fam = (family){ name, "cuckoofilter", { cuckoo_bytes, cuckoo_u64, cuckoo_reader, cfp_q },
-                         { f, f, &b->rd.c, p }, { bits_of(&st, n), (double)bench_cfpeer.bytes(p) * 8.0 / (double)n } };
+        *fam = (family){ name, "cuckoofilter", { cuckoo_bytes, cuckoo_u64, cuckoo_reader, cfp_q, cuckoo_rdph },
+                         { f, f, &b->rd.c, p, &b->ph }, { bits_of(&st, n), (double)bench_cfpeer.bytes(p) * 8.0 / (double)n } };
         b->bk = f;
         b->peer = p;
         b->bk_free = cuckoo_free_;
@@ -209,6 +332,7 @@ int main(int argc, char **argv)
     int nn = 2, rounds = 5;
     uint64_t qmax = 2000000;
     const char *only = NULL;
+    bool hashes = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
             nn = 0;
@@ -224,14 +348,17 @@ int main(int argc, char **argv)
             qmax = (uint64_t)strtod(argv[++i], NULL);
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--hashes")) {
+            hashes = true;
         } else {
             fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] "
-                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2]\n");
+                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] | --hashes [-r ROUNDS]\n");
             return 2;
         }
     }
     if (rounds < 1) rounds = 1;
     if (rounds > MAXR) rounds = MAXR;
+    if (hashes) return run_hashes(rounds);
     static const char *const FAMILIES[] = { "bloom", "blocked", "fuse", "cuckoo", "cuckoo-p2" };
     bu_print_loadavg("at start");
     printf("8-byte keys, p = 1%%, ns per query on the thread's CPU clock, fastest of %d interleaved rounds; "
@@ -250,8 +377,8 @@ int main(int argc, char **argv)
         }
         printf("\nn = %llu (queries: %llu per hit rate)\n", (unsigned long long)n, (unsigned long long)q);
         bu_print_loadavg("before n");
-        printf("%-9s %-5s %7s %7s %7s %7s %7s %7s %7s %11s %11s\n", "family", "op", "bytes", "u64", "reader", "peer",
-               "bytes/p", "u64/p", "rd/p", "u64/p range", "rd/p range");
+        printf("%-9s %-5s %7s %7s %7s %7s %7s %7s %7s %7s %11s %11s %7s\n", "family", "op", "bytes", "u64", "reader",
+               "peer", "bytes/p", "u64/p", "rd/p", "rd-ph/p", "u64/p range", "rd/p range", "rd-ph");
         for (size_t fi = 0; fi < sizeof FAMILIES / sizeof FAMILIES[0]; fi++) {
             if (!bu_selected(only, FAMILIES[fi])) continue;
             family fam;
@@ -309,9 +436,17 @@ int main(int argc, char **argv)
                     strcpy(rd, "-");
                     strcpy(rdp, "-");
                 }
-                printf("%-9s %-5s %7.1f %7.1f %7s %7.1f %7.2f %7.2f %7s %11s %11s\n", o ? "" : fam.name, ops[o],
-                       best[C_BYTES], best[C_U64], rd, best[C_PEER], best[C_BYTES] / best[C_PEER],
-                       best[C_U64] / best[C_PEER], rdp, rng[0], rng[1]);
+                char ph[16], php[16];
+                if (best[C_RDPH] >= 0) {
+                    snprintf(ph, sizeof ph, "%.1f", best[C_RDPH]);
+                    snprintf(php, sizeof php, "%.2f", best[C_RDPH] / best[C_PEER]);
+                } else {
+                    strcpy(ph, "-");
+                    strcpy(php, "-");
+                }
+                printf("%-9s %-5s %7.1f %7.1f %7s %7.1f %7.2f %7.2f %7s %7s %11s %11s %7s\n", o ? "" : fam.name,
+                       ops[o], best[C_BYTES], best[C_U64], rd, best[C_PEER], best[C_BYTES] / best[C_PEER],
+                       best[C_U64] / best[C_PEER], rdp, php, rng[0], rng[1], ph);
             }
             /* the fairness check: no false negatives anywhere, and each side's FPR and bits per key */
             printf("          peer: %s; bits/key ours %.2f, peer %.2f; huge pages %.0f MiB; FN", fam.peer_name,
@@ -323,6 +458,7 @@ int main(int argc, char **argv)
                 if (fam.loop[c]) printf(" %s %.3f%%", CNAME[c], 100.0 * (double)hits[1][c] / (double)q);
             printf("\n");
             b.bk_free(b.bk);
+            if (b.bk_ph) b.bk_free(b.bk_ph);
             b.peer_free(b.peer);
         }
         free(keys);

@@ -246,7 +246,13 @@ BK_API void bk_blocked_note_added(bk_blocked *f, uint64_t n);
 /* The block of hash h: the high 64 bits of h * blocks (multiply-shift). */
 static inline uint64_t *bk_blocked__view_block(bk_blocked_view v, uint64_t h)
 {
-#if defined(__SIZEOF_INT128__)
+#if defined(__BMI2__) && defined(__x86_64__) && defined(__GNUC__)
+    /* mulx: h stays where it is (mul takes it in rax and overwrites it, so a loop copies it first) */
+    uint64_t lo, hi;
+    __asm__("mulx %3, %0, %1" : "=r"(lo), "=r"(hi) : "d"(h), "rm"(v.blocks));
+    (void)lo;
+    return v.words + (hi << 2);
+#elif defined(__SIZEOF_INT128__)
     __extension__ typedef unsigned __int128 bk__view_u128;
     return v.words + ((uint64_t)(((bk__view_u128)h * v.blocks) >> 64) << 2);
 #else

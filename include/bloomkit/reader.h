@@ -98,6 +98,12 @@ static inline uint64_t bk_reader_hash(const void *key, size_t len, uint64_t seed
     return (uint64_t)XXH3_64bits_withSeed(key, len, seed);
 }
 
+#if defined(__GNUC__)
+#  define BK_READER__UNLIKELY(c) __builtin_expect(!!(c), 0)
+#else
+#  define BK_READER__UNLIKELY(c) (c)
+#endif
+
 /* high 64 bits of a * b */
 static inline uint64_t bk_reader__mulhi(uint64_t a, uint64_t b)
 {
@@ -164,12 +170,24 @@ BK_API bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out);
 static inline uint64_t bk_fuse_reader__x(uint64_t mix_seed, uint64_t hash)
 {
     uint64_t x = hash;
+    /* A filter's first construction attempt has no remix (mix_seed 0), so this branch goes the same
+     * way for every key of a loop. On x86-64 the remix's two multipliers are read from memory: as
+     * constants the compiler would hold them in registers across the whole loop (or in vector
+     * registers), pushing the loop's own values (the array, the span, the loop's end) onto the
+     * stack, where the common path would reload them for every key. */
     if (mix_seed) {
         x += mix_seed;
         x ^= x >> 33;
+#if defined(__x86_64__) && defined(__GNUC__)
+        static const uint64_t m[2] = { UINT64_C(0xff51afd7ed558ccd), UINT64_C(0xc4ceb9fe1a85ec53) };
+        __asm__("imulq %1, %0" : "+r"(x) : "m"(m[0]) : "cc");
+        x ^= x >> 33;
+        __asm__("imulq %1, %0" : "+r"(x) : "m"(m[1]) : "cc");
+#else
         x *= UINT64_C(0xff51afd7ed558ccd);
         x ^= x >> 33;
         x *= UINT64_C(0xc4ceb9fe1a85ec53);
+#endif
         x ^= x >> 33;
     }
     return x;
@@ -180,25 +198,39 @@ static inline uint64_t bk_fuse_reader__x(uint64_t mix_seed, uint64_t hash)
  * the rotated-in bits out, a fingerprint takes the low 8 or 16 bits), and compiled for BMI2 it is one
  * rorx, which needs no copy of x first. */
 static inline uint64_t bk_fuse_reader__rotr(uint64_t x, unsigned n) { return (x >> n) | (x << (64 - n)); }
-static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+static inline bool bk_fuse8_reader__probe(bk_fuse_reader r, uint64_t x)
 {
-    uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t c0 = bk_reader__mulhi(x, r.span);
     uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
     uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
-    return ((uint8_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) | r.empty) == 0;
+    return (uint8_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ r.cells[c0] ^ r.cells[c1] ^ r.cells[c2]) == 0;
+}
+/* The filter of no key and the remixed hash are the rare cases: one test of both per key (the OR of
+ * two of the reader's fields, which a loop computes once), the common path without either. */
+static inline bool bk_fuse8_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+{
+    if (BK_READER__UNLIKELY(r.mix_seed | r.empty))
+        return !r.empty && bk_fuse8_reader__probe(r, bk_fuse_reader__x(r.mix_seed, hash));
+    return bk_fuse8_reader__probe(r, hash);
 }
 /* A filter of 16-bit fingerprints only (fp_bits == 16). [query]
  * bk_fuse8_reader_contains_u64 and bk_fuse16_reader_contains_u64 below: the same on uint64 keys. */
-static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+static inline bool bk_fuse16_reader__probe(bk_fuse_reader r, uint64_t x)
 {
-    uint64_t x = bk_fuse_reader__x(r.mix_seed, hash), c0 = bk_reader__mulhi(x, r.span);
+    uint64_t c0 = bk_reader__mulhi(x, r.span);
     uint64_t c1 = (c0 + r.seglen) ^ (bk_fuse_reader__rotr(x, 18) & r.segmask);
     uint64_t c2 = (c0 + 2 * r.seglen) ^ (x & r.segmask);
     uint16_t v0, v1, v2;
     memcpy(&v0, r.cells + 2 * c0, 2);
     memcpy(&v1, r.cells + 2 * c1, 2);
     memcpy(&v2, r.cells + 2 * c2, 2);
-    return ((uint16_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ v0 ^ v1 ^ v2) | r.empty) == 0;
+    return (uint16_t)(x ^ bk_fuse_reader__rotr(x, 32) ^ v0 ^ v1 ^ v2) == 0;
+}
+static inline bool bk_fuse16_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
+{
+    if (BK_READER__UNLIKELY(r.mix_seed | r.empty))
+        return !r.empty && bk_fuse16_reader__probe(r, bk_fuse_reader__x(r.mix_seed, hash));
+    return bk_fuse16_reader__probe(r, hash);
 }
 /* As bk_fuse_contains_hash / _contains_u64 / _contains (either width). [query] */
 static inline bool bk_fuse_reader_contains_hash(bk_fuse_reader r, uint64_t hash)
