@@ -150,24 +150,28 @@ BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
 
 /* Words wlo..whi of a block's remainders cw get the words sh r = 64 q + s bits lower in the array
  * "the block before's r words pw, then cw", each from the two words it straddles (a funnel shift),
- * from the top down: word i reads words at or below it. Words i > q read two words of cw, word q
- * cw's first and pw's last, words i < q two of pw. A shift under a word (q = 0) goes from the bottom
- * up instead, each word's top bits carried into the next. */
+ * from the top down: word i reads words at or below it, none written yet. Words i > q read two words
+ * of cw, word q cw's first and pw's last, words i < q two of pw. Where both of two neighbouring words
+ * read cw only, they are made together (two 64-bit lanes shifted by the same counts). */
+#if defined(__GNUC__)
+typedef uint64_t qf_v2 __attribute__((vector_size(16)));
+#endif
 BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t whi, int64_t q, unsigned s,
                          int64_t r)
 {
-    if (q == 0 && s) { /* under a word (one slot's move): from the bottom up, carrying each word's top */
-        uint64_t carry = (wlo ? cw[wlo - 1] : pw[r - 1]) >> (64 - s);
-        for (int64_t i = wlo; i <= whi; i++) {
-            uint64_t w = cw[i];
-            cw[i] = w << s | carry;
-            carry = w >> (64 - s);
-        }
-        return;
-    }
     int64_t i = whi;
     if (s) {
-        for (; i >= wlo && i > q; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
+        const int64_t lim = q + 1 > wlo ? q + 1 : wlo; /* words lim..whi read cw only */
+#if defined(__GNUC__)
+        for (; i - 1 >= lim; i -= 2) { /* words i - 1 and i */
+            qf_v2 hi, lo;
+            __builtin_memcpy(&hi, cw + i - 1 - q, sizeof hi);
+            __builtin_memcpy(&lo, cw + i - 2 - q, sizeof lo);
+            qf_v2 v = hi << s | lo >> (64 - s);
+            __builtin_memcpy(cw + i - 1, &v, sizeof v);
+        }
+#endif
+        for (; i >= lim; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
         if (i >= wlo && i == q) {
             cw[i] = cw[0] << s | pw[r - 1] >> (64 - s);
             i--;
@@ -183,7 +187,7 @@ BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t 
  * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
  * its run-end word is B's shifted left by sh with B - 1's top sh bits below, its remainder words are
  * funnel shifts of B - 1's and B's. Block B - 1 is still unchanged when B is written. */
-static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+BK_INLINE void move_right_impl(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
     const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, bfirst = da >> 6;
     const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
@@ -218,6 +222,15 @@ static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
         B--;
         cur = prev;
     }
+}
+
+/* The one-slot move (every insert of a new entry) with its shift a constant; the others. */
+static void move_right1(bk_quotient *f, uint64_t a, uint64_t b) { move_right_impl(f, a, b, 1); }
+static void move_right_n(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh) { move_right_impl(f, a, b, sh); }
+BK_INLINE void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    if (sh == 1) move_right1(f, a, b);
+    else move_right_n(f, a, b, sh);
 }
 
 /* Slots [a, b] move left by sh (1 <= sh <= 63), a destination block at a time from the bottom up:
