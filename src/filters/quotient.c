@@ -29,10 +29,27 @@ uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i)
  * offset reaches 255 in practice; near full at max_load 1, most of the table. */
 uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2)
 {
+    if (f->sat) return f->sat[b];
     uint64_t a = b;
     while (a > 0 && off_byte(f, a) == QF_OFF_SAT) a--;
     uint64_t o = a == 0 ? off_first(f, bmi2) : off_byte(f, a);
     return a == b ? o : off_from(f, a, o, b, bmi2);
+}
+
+/* The table of true offsets, from the stored ones and the run ends (one pass). Without the memory
+ * for it the filter goes on without (the counted path). */
+void bk__qf_sat_build(bk_quotient *f)
+{
+    f->sat_want = false;
+    if (f->sat) return;
+    uint32_t *t = bk__calloc(f->alloc, (size_t)f->nblocks, sizeof *t);
+    if (!t) return;
+    uint64_t o = 0;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        o = b == 0 ? off_first(f, f->bmi2) : off_next(f, b, o, f->bmi2);
+        t[b] = (uint32_t)o;
+    }
+    f->sat = t;
 }
 
 /* Recompute the offsets of blocks lo..hi (those of the blocks before lo must be right). */
@@ -46,6 +63,7 @@ void bk__qf_fix_offsets(bk_quotient *f, uint64_t lo, uint64_t hi, bool bmi2)
         o = off_next(f, b, o, bmi2);
         off_set(f, b, o);
     }
+    bk__qf_sat_sync(f);
 }
 
 /* ---- counters ---- */
@@ -408,9 +426,12 @@ BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, 
     }
     for (uint64_t b = first_block(q); (b << 6) < last; b++) {
         uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
-        unsigned sh = (unsigned)(b & 7) * 8;
-        if (((*w >> sh) & 0xff) != QF_OFF_SAT) *w += UINT64_C(1) << sh; /* a saturated one stays */
+        unsigned sh = (unsigned)(b & 7) * 8, o = (unsigned)(*w >> sh) & 0xff;
+        if (o != QF_OFF_SAT) *w += UINT64_C(1) << sh; /* a saturated one stays */
+        if (f->sat) f->sat[b]++;
+        else if (o == QF_OFF_SAT - 1) f->sat_want = true;
     }
+    bk__qf_sat_sync(f);
 }
 
 /* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
@@ -801,6 +822,7 @@ void bk_quotient_free(bk_quotient *f)
     if (!f) return;
     free_stages(f);
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f->sat);
     bk__free(f->alloc, f);
 }
 
@@ -813,6 +835,8 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     bk_status s = bk__qf_alloc(f->alloc, f->nslots, f->rbits, f->max_load, f->seed, f->layout10, f->xslots, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
+    c->sat_want = f->sat != NULL || f->sat_want;
+    bk__qf_sat_sync(c);
     c->body = f->body;
     c->used = f->used;
     c->distinct = f->distinct;
@@ -1099,6 +1123,9 @@ void bk_quotient_clear(bk_quotient *f)
     /* the stages stay: they are the filter's geometry (capacity and error rate) */
     for (uint32_t i = 0; i < f->nolder; i++) bk_quotient_clear(f->older[i]);
     memset(f->words, 0, (size_t)f->nwords * 8);
+    bk__free(f->alloc, f->sat); /* every offset is 0 */
+    f->sat = NULL;
+    f->sat_want = false;
     f->used = f->distinct = f->total = 0;
 }
 
@@ -1179,10 +1206,12 @@ uint64_t bk_quotient_total(const bk_quotient *f)
 }
 uint64_t bk_quotient_seed(const bk_quotient *f) { return f->seed; }
 double bk_quotient_max_load(const bk_quotient *f) { return f->max_load; }
+/* One table's bytes: its array, and the table of true offsets when it has one. */
+static uint64_t table_memory(const bk_quotient *f) { return f->nwords * 8 + (f->sat ? f->nblocks * 4 : 0); }
 uint64_t bk_quotient_memory(const bk_quotient *f)
 {
-    uint64_t m = f->nwords * 8;
-    for (uint32_t i = 0; i < f->nolder; i++) m += f->older[i]->nwords * 8;
+    uint64_t m = table_memory(f);
+    for (uint32_t i = 0; i < f->nolder; i++) m += table_memory(f->older[i]);
     return m;
 }
 bk_quotient_path bk_quotient_path_of(const bk_quotient *f)
