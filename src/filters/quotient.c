@@ -23,10 +23,11 @@ uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i)
     }
 }
 
-/* A saturated offset: from block a, the last before b whose stored offset is not saturated (or block
- * 0, whose offset is computed), by one count of occupied bits and one select over the blocks between
- * (off_from). The walk is as long as the cluster behind b: none at load limits up to 0.98, where no
- * offset reaches 255 in practice; near full at max_load 1, most of the table. */
+/* A saturated offset: from the table of true offsets when the filter has one (it does from the first
+ * saturated offset stored on, unless its memory was refused); else from block a, the last before b
+ * whose stored offset is not saturated (or block 0, whose offset is computed), by one count of
+ * occupied bits and one select over the blocks between (off_from), a walk as long as the cluster
+ * behind b (near full at max_load 1, most of the table). */
 uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2)
 {
     if (f->sat) return f->sat[b];
@@ -1131,6 +1132,9 @@ void bk_quotient_clear(bk_quotient *f)
 
 /* ---- statistics and accessors ---- */
 
+/* One table's bytes: its array, and the table of true offsets when it has one. */
+static uint64_t table_memory(const bk_quotient *f) { return f->nwords * 8 + (f->sat ? f->nblocks * 4 : 0); }
+
 /* One table's distinct keys (estimated from its distinct fingerprints) and FPR now. */
 static void table_estimates(const bk_quotient *f, double *card, double *fpr_now)
 {
@@ -1163,7 +1167,7 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
         out->capacity += t->capacity;
         out->count = out->count > UINT64_MAX - t->total ? UINT64_MAX : out->count + t->total;
         out->bits += t->nslots;
-        out->memory_bytes += t->nwords * 8;
+        out->memory_bytes += table_memory(t);
         used += t->used;
     }
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
@@ -1206,8 +1210,6 @@ uint64_t bk_quotient_total(const bk_quotient *f)
 }
 uint64_t bk_quotient_seed(const bk_quotient *f) { return f->seed; }
 double bk_quotient_max_load(const bk_quotient *f) { return f->max_load; }
-/* One table's bytes: its array, and the table of true offsets when it has one. */
-static uint64_t table_memory(const bk_quotient *f) { return f->nwords * 8 + (f->sat ? f->nblocks * 4 : 0); }
 uint64_t bk_quotient_memory(const bk_quotient *f)
 {
     uint64_t m = table_memory(f);
