@@ -243,8 +243,70 @@ BK_INLINE void move_right_impl(bk_quotient *f, uint64_t a, uint64_t b, uint64_t 
     }
 }
 
-/* The one-slot move (every insert of a new entry) with its shift a constant; the others. */
-static void move_right1(bk_quotient *f, uint64_t a, uint64_t b) { move_right_impl(f, a, b, 1); }
+/* Words wlo..whi of a block's remainders cw shifted up by s < 64 bits (a one-slot move: s = r), each
+ * from the two words it straddles, from the top down; word 0 takes the top bits of `carry` (the block
+ * before's last word, as it was) below. */
+BK_INLINE void funnel_one(uint64_t *cw, int64_t wlo, int64_t whi, unsigned s, uint64_t carry)
+{
+    int64_t i = whi;
+    const int64_t lim = wlo > 1 ? wlo : 1; /* words lim..whi read cw only */
+#if defined(__GNUC__)
+    for (; i - 1 >= lim; i -= 2) {
+        qf_v2 hi, lo;
+        __builtin_memcpy(&hi, cw + i - 1, sizeof hi);
+        __builtin_memcpy(&lo, cw + i - 2, sizeof lo);
+        qf_v2 v = hi << s | lo >> (64 - s);
+        __builtin_memcpy(cw + i - 1, &v, sizeof v);
+    }
+#endif
+    for (; i >= lim; i--) cw[i] = cw[i] << s | cw[i - 1] >> (64 - s);
+    if (i == 0 && wlo == 0) cw[0] = cw[0] << s | carry >> (64 - s);
+}
+
+/* Slots [a, b] move right by one, a block at a time from the bottom up: each block's words shift up
+ * by one slot, its slot 0 taking the block before's slot 63 as it was (kept from that block before it
+ * was written: its last remainder word and its run-end word). Only the first and last blocks are
+ * partial. */
+static void move_right1(bk_quotient *f, uint64_t a, uint64_t b)
+{
+    const uint64_t r = f->rbits, da = a + 1, db = b + 1, blast = db >> 6;
+    const unsigned s = (unsigned)r; /* one slot's bits, under a word */
+    uint64_t B = da >> 6, *cur = blk(f, B);
+    uint64_t cw_in = 0, ce_in = 0; /* the block before's last remainder word and run-end word */
+    if ((da & 63) == 0) { /* the first destination slot takes the block before's last (B >= 1) */
+        const uint64_t *prev = cur - (2 + r) - ((B & 7) == 0);
+        cw_in = prev[2 + r - 1];
+        ce_in = prev[1];
+    }
+    for (;;) {
+        uint64_t *cw = cur + 2;
+        const uint64_t cw_out = cw[r - 1], ce_out = cur[1];
+        const unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
+        const unsigned hi = B == blast ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        const uint64_t re = cur[1] << 1 | ce_in >> 63;
+        if (lo == 0 && hi == 64) { /* a whole block */
+            cur[1] = re;
+            funnel_one(cw, 0, (int64_t)r - 1, s, cw_in);
+        } else {
+            uint64_t m = bits_mask(lo, hi);
+            cur[1] = (cur[1] & ~m) | (re & m);
+            const uint64_t blo = lo * r, bhi = hi * r;
+            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+            const uint64_t first = cw[wlo], last = cw[whi];
+            funnel_one(cw, wlo, whi, s, cw_in);
+            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        }
+        if (B == blast) break;
+        cw_in = cw_out;
+        ce_in = ce_out;
+        cur += (2 + r) + ((B & 7) == 7); /* an offsets word before a block that starts a group */
+        B++;
+    }
+}
+
+/* The one-slot move (every insert of a new entry) on its own; the others. */
 static void move_right_n(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh) { move_right_impl(f, a, b, sh); }
 BK_INLINE void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
