@@ -487,12 +487,27 @@ BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, 
         bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
         return;
     }
-    for (uint64_t b = first_block(q); (b << 6) < last; b++) {
-        uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
-        unsigned sh = (unsigned)(b & 7) * 8, o = (unsigned)(*w >> sh) & 0xff;
-        if (o != QF_OFF_SAT) *w += UINT64_C(1) << sh; /* a saturated one stays */
-        if (f->sat) f->sat[b]++;
-        else if (o == QF_OFF_SAT - 1) f->sat_want = true;
+    const uint64_t bend = (last + 63) >> 6; /* blocks b < bend: 64 b < last */
+    uint64_t b = first_block(q);
+    if (f->sat)
+        for (uint64_t k = b; k < bend; k++) f->sat[k]++;
+    /* a group's bytes at once: 1 added to each byte of the range that is not 255 (a saturated one
+     * stays), so no byte carries into the next */
+    const uint64_t ones = UINT64_C(0x0101010101010101), low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+    while (b < bend) {
+        const uint64_t g = b >> QF_GROUP_SHIFT, n = bend - (g << QF_GROUP_SHIFT);
+        const unsigned k0 = (unsigned)(b & 7), k1 = n > 8 ? 8 : (unsigned)n; /* bytes [k0, k1) */
+        uint64_t *w = &f->words[g * f->group_words];
+        const uint64_t v = *w, t = ~v; /* t: a byte 0 where v's is 255 */
+        const uint64_t not255 = (((t & low7) + low7) | t) >> 7 & ones;
+        const uint64_t sel = (k1 == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * k1)) - 1) & (~UINT64_C(0) << (8 * k0));
+        const uint64_t add = sel & ones & not255;
+        if (!f->sat) { /* a byte of 254 raised to 255: the table is wanted */
+            const uint64_t u = v ^ ~ones, not254 = (((u & low7) + low7) | u) >> 7 & ones;
+            if (add & ~not254) f->sat_want = true;
+        }
+        *w = v + add;
+        b = (g + 1) << QF_GROUP_SHIFT;
     }
     bk__qf_sat_sync(f);
 }
