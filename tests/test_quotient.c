@@ -1131,18 +1131,66 @@ static unsigned stored_offset(const bk_quotient *f, uint64_t b)
     return (unsigned)(w[(b >> 3) * gw] >> ((b & 7) * 8)) & 0xff;
 }
 
-/* Clusters long enough that blocks' offsets pass 255: stored as 255, their values found from the
- * blocks before. Inserts and removes inside and before such clusters, on both paths in lockstep,
- * keep every invariant (each stored offset the saturated true one) and the model's answers; a save
- * and load gives the same bytes. */
-static void saturated_offsets(void **state)
+/* An allocator that refuses every allocation while deny_alloc is set. */
+static bool deny_alloc;
+static void *deny_malloc(void *o, size_t n)
 {
-    (void)state;
+    (void)o;
+    return deny_alloc ? NULL : malloc(n);
+}
+static void *deny_calloc(void *o, size_t c, size_t n)
+{
+    (void)o;
+    return deny_alloc ? NULL : calloc(c, n);
+}
+static void deny_free(void *o, void *p)
+{
+    (void)o;
+    free(p);
+}
+static const bk_allocator deny_allocator = { deny_malloc, deny_calloc, deny_free, NULL };
+
+/* Bytes of a filter's array, and its blocks of 64 slots (groups of eight blocks of 2 + r words after
+ * one offsets word). */
+static uint64_t array_bytes(const bk_quotient *f)
+{
+    size_t n;
+    (void)bk__quotient_words(f, &n);
+    return (uint64_t)n * 8;
+}
+static uint64_t blocks_of(const bk_quotient *f)
+{
+    uint64_t w = array_bytes(f) / 8, bw = 2 + bk_quotient_remainder_bits(f);
+    for (uint64_t nb = 2; nb * bw <= w; nb += 2)
+        if (nb * bw + (nb + 7) / 8 == w) return nb;
+    fail_msg("no block count gives %llu words", (unsigned long long)w);
+    return 0;
+}
+
+/* Clusters long enough that blocks' offsets pass 255: stored as 255, their values kept in a table of
+ * true offsets beside the array (4 bytes a block, in memory only) from the first one on; `counted`:
+ * the table cannot be allocated, and the values are found from the blocks before. Inserts and
+ * removes inside and before such clusters, on both paths in lockstep, keep every invariant (each
+ * stored offset the saturated true one, the table's entries the true ones) and the model's answers;
+ * a save and load gives the same bytes, and the loaded filter has its table again. */
+static void saturated_case(bool counted)
+{
     const uint64_t S = 4000;
     const uint32_t r = 6;
     bool both = bk_quotient_bmi2_available();
-    bk_quotient *a = make_sr(S, r, 0.95, BK_QUOTIENT_PORTABLE, 9, false);
-    bk_quotient *b = both ? make_sr(S, r, 0.95, BK_QUOTIENT_BMI2, 9, false) : NULL;
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.max_load = 0.95;
+    o.seed = 9;
+    if (counted) o.allocator = &deny_allocator;
+    bk_quotient *a = NULL, *b = NULL;
+    assert_int_equal(bk_quotient_new_slots(S, r, &o, &a), BK_OK);
+    assert_int_equal(bk_quotient_set_path(a, BK_QUOTIENT_PORTABLE), BK_OK);
+    if (both) {
+        assert_int_equal(bk_quotient_new_slots(S, r, &o, &b), BK_OK);
+        assert_int_equal(bk_quotient_set_path(b, BK_QUOTIENT_BMI2), BK_OK);
+    }
+    deny_alloc = counted;
+    assert_int_equal(bk_quotient_memory(a), array_bytes(a));
     model m = { NULL, 0, 0 };
     uint64_t rng = 5;
     /* quotients 100..111, 60 remainders each: slots 100..819; block 2 (slot 128) has offset 819 - 128 */
@@ -1151,6 +1199,7 @@ static void saturated_offsets(void **state)
     assert_int_equal(stored_offset(a, 2), 255);
     assert_int_equal(stored_offset(a, 8), 255); /* 819 - 512 */
     assert_int_equal(stored_offset(a, 9), 819 - 576);
+    assert_int_equal(bk_quotient_memory(a), array_bytes(a) + (counted ? 0 : 4 * blocks_of(a)));
     /* a second cluster right after it joins it: a run of saturated blocks 30 long */
     add_cluster(a, b, &m, 800, 20, 60, &rng);
     assert_matches(a, &m);
@@ -1190,7 +1239,8 @@ static void saturated_offsets(void **state)
     for (uint64_t k = 0; k < S / 64; k++) sat += stored_offset(a, k) == 255;
     print_message("saturated offsets: %u of %llu blocks at the end\n", sat, (unsigned long long)(S / 64));
     assert_true(sat > 0);
-    /* save and load: the same bytes, the same answers */
+    deny_alloc = false;
+    /* save and load: the same bytes, the same answers, the table again */
     bk_filter *h;
     assert_int_equal(bk_filter_wrap(BK_TYPE_QUOTIENT, a, &h), BK_OK);
     void *buf, *buf2;
@@ -1199,6 +1249,7 @@ static void saturated_offsets(void **state)
     bk_filter *l;
     assert_int_equal(bk_filter_load_buffer(buf, len, BK_LOAD_REQUIRE_CLEAN, &l), BK_OK);
     assert_matches(bk_filter_get(l, BK_TYPE_QUOTIENT), &m);
+    assert_int_equal(bk_quotient_memory(bk_filter_get(l, BK_TYPE_QUOTIENT)), array_bytes(a) + 4 * blocks_of(a));
     assert_int_equal(bk_filter_save_alloc(l, &buf2, &len2), BK_OK);
     assert_int_equal(len, len2);
     assert_memory_equal(buf, buf2, len);
@@ -1215,6 +1266,16 @@ static void saturated_offsets(void **state)
     bk_filter_free(h);
     bk_quotient_free(b);
     free(m.v);
+}
+static void saturated_offsets(void **state)
+{
+    (void)state;
+    saturated_case(false);
+}
+static void saturated_offsets_counted(void **state)
+{
+    (void)state;
+    saturated_case(true);
 }
 
 /* Every bit of every stored offset byte of a saved body 4 flipped (checksums skipped): refused, never
@@ -1541,6 +1602,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_small_dense),
         cmocka_unit_test(saturated_offsets),
+        cmocka_unit_test(saturated_offsets_counted),
         cmocka_unit_test(damaged_offsets),
         cmocka_unit_test(earlier_body_round_trip),
         cmocka_unit_test(model_medium),

@@ -282,7 +282,10 @@ BK_API uint64_t bk_quotient_total(const bk_quotient *f);    /* occurrences (sum 
 BK_API uint64_t bk_quotient_seed(const bk_quotient *f);
 BK_API double bk_quotient_max_load(const bk_quotient *f);
 BK_API double bk_quotient_fpr_target(const bk_quotient *f); /* the FPR it was made for (since 1.1) */
-BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot array */
+/* Bytes of the slot array; once some block's offset has reached 255 (a cluster of 255 slots past a
+ * block's start: load limits near 1), also the table of every block's true offset kept beside it (4
+ * bytes per 64 slots, in memory only) */
+BK_API uint64_t bk_quotient_memory(const bk_quotient *f);
 
 #ifdef __cplusplus
 }

@@ -23,16 +23,34 @@ uint64_t bk__qf_next_occ(const bk_quotient *f, uint64_t i)
     }
 }
 
-/* A saturated offset: from block a, the last before b whose stored offset is not saturated (or block
- * 0, whose offset is computed), by one count of occupied bits and one select over the blocks between
- * (off_from). The walk is as long as the cluster behind b: none at load limits up to 0.98, where no
- * offset reaches 255 in practice; near full at max_load 1, most of the table. */
+/* A saturated offset: from the table of true offsets when the filter has one (it does from the first
+ * saturated offset stored on, unless its memory was refused); else from block a, the last before b
+ * whose stored offset is not saturated (or block 0, whose offset is computed), by one count of
+ * occupied bits and one select over the blocks between (off_from), a walk as long as the cluster
+ * behind b (near full at max_load 1, most of the table). */
 uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2)
 {
+    if (f->sat) return f->sat[b];
     uint64_t a = b;
     while (a > 0 && off_byte(f, a) == QF_OFF_SAT) a--;
     uint64_t o = a == 0 ? off_first(f, bmi2) : off_byte(f, a);
     return a == b ? o : off_from(f, a, o, b, bmi2);
+}
+
+/* The table of true offsets, from the stored ones and the run ends (one pass). Without the memory
+ * for it the filter goes on without (the counted path). */
+void bk__qf_sat_build(bk_quotient *f)
+{
+    f->sat_want = false;
+    if (f->sat) return;
+    uint32_t *t = bk__calloc(f->alloc, (size_t)f->nblocks, sizeof *t);
+    if (!t) return;
+    uint64_t o = 0;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        o = b == 0 ? off_first(f, f->bmi2) : off_next(f, b, o, f->bmi2);
+        t[b] = (uint32_t)o;
+    }
+    f->sat = t;
 }
 
 /* Recompute the offsets of blocks lo..hi (those of the blocks before lo must be right). */
@@ -46,6 +64,7 @@ void bk__qf_fix_offsets(bk_quotient *f, uint64_t lo, uint64_t hi, bool bmi2)
         o = off_next(f, b, o, bmi2);
         off_set(f, b, o);
     }
+    bk__qf_sat_sync(f);
 }
 
 /* ---- counters ---- */
@@ -150,24 +169,28 @@ BK_INLINE uint64_t bits_mask(unsigned lo, unsigned hi)
 
 /* Words wlo..whi of a block's remainders cw get the words sh r = 64 q + s bits lower in the array
  * "the block before's r words pw, then cw", each from the two words it straddles (a funnel shift),
- * from the top down: word i reads words at or below it. Words i > q read two words of cw, word q
- * cw's first and pw's last, words i < q two of pw. A shift under a word (q = 0) goes from the bottom
- * up instead, each word's top bits carried into the next. */
+ * from the top down: word i reads words at or below it, none written yet. Words i > q read two words
+ * of cw, word q cw's first and pw's last, words i < q two of pw. Where both of two neighbouring words
+ * read cw only, they are made together (two 64-bit lanes shifted by the same counts). */
+#if defined(__GNUC__)
+typedef uint64_t qf_v2 __attribute__((vector_size(16)));
+#endif
 BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t whi, int64_t q, unsigned s,
                          int64_t r)
 {
-    if (q == 0 && s) { /* under a word (one slot's move): from the bottom up, carrying each word's top */
-        uint64_t carry = (wlo ? cw[wlo - 1] : pw[r - 1]) >> (64 - s);
-        for (int64_t i = wlo; i <= whi; i++) {
-            uint64_t w = cw[i];
-            cw[i] = w << s | carry;
-            carry = w >> (64 - s);
-        }
-        return;
-    }
     int64_t i = whi;
     if (s) {
-        for (; i >= wlo && i > q; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
+        const int64_t lim = q + 1 > wlo ? q + 1 : wlo; /* words lim..whi read cw only */
+#if defined(__GNUC__)
+        for (; i - 1 >= lim; i -= 2) { /* words i - 1 and i */
+            qf_v2 hi, lo;
+            __builtin_memcpy(&hi, cw + i - 1 - q, sizeof hi);
+            __builtin_memcpy(&lo, cw + i - 2 - q, sizeof lo);
+            qf_v2 v = hi << s | lo >> (64 - s);
+            __builtin_memcpy(cw + i - 1, &v, sizeof v);
+        }
+#endif
+        for (; i >= lim; i--) cw[i] = cw[i - q] << s | cw[i - q - 1] >> (64 - s);
         if (i >= wlo && i == q) {
             cw[i] = cw[0] << s | pw[r - 1] >> (64 - s);
             i--;
@@ -183,7 +206,7 @@ BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t 
  * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
  * its run-end word is B's shifted left by sh with B - 1's top sh bits below, its remainder words are
  * funnel shifts of B - 1's and B's. Block B - 1 is still unchanged when B is written. */
-static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+BK_INLINE void move_right_impl(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
 {
     const uint64_t da = a + sh, db = b + sh, r = f->rbits, tot = sh * r, bfirst = da >> 6;
     const int64_t q = (int64_t)(tot >> 6), rr = (int64_t)r; /* q < r since sh < 64 */
@@ -218,6 +241,77 @@ static void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
         B--;
         cur = prev;
     }
+}
+
+/* Words wlo..whi of a block's remainders cw shifted up by s < 64 bits (a one-slot move: s = r), each
+ * from the two words it straddles, from the top down; word 0 takes the top bits of `carry` (the block
+ * before's last word, as it was) below. */
+BK_INLINE void funnel_one(uint64_t *cw, int64_t wlo, int64_t whi, unsigned s, uint64_t carry)
+{
+    int64_t i = whi;
+    const int64_t lim = wlo > 1 ? wlo : 1; /* words lim..whi read cw only */
+#if defined(__GNUC__)
+    for (; i - 1 >= lim; i -= 2) {
+        qf_v2 hi, lo;
+        __builtin_memcpy(&hi, cw + i - 1, sizeof hi);
+        __builtin_memcpy(&lo, cw + i - 2, sizeof lo);
+        qf_v2 v = hi << s | lo >> (64 - s);
+        __builtin_memcpy(cw + i - 1, &v, sizeof v);
+    }
+#endif
+    for (; i >= lim; i--) cw[i] = cw[i] << s | cw[i - 1] >> (64 - s);
+    if (i == 0 && wlo == 0) cw[0] = cw[0] << s | carry >> (64 - s);
+}
+
+/* Slots [a, b] move right by one, a block at a time from the bottom up: each block's words shift up
+ * by one slot, its slot 0 taking the block before's slot 63 as it was (kept from that block before it
+ * was written: its last remainder word and its run-end word). Only the first and last blocks are
+ * partial. */
+static void move_right1(bk_quotient *f, uint64_t a, uint64_t b)
+{
+    const uint64_t r = f->rbits, da = a + 1, db = b + 1, blast = db >> 6;
+    const unsigned s = (unsigned)r; /* one slot's bits, under a word */
+    uint64_t B = da >> 6, *cur = blk(f, B);
+    uint64_t cw_in = 0, ce_in = 0; /* the block before's last remainder word and run-end word */
+    if ((da & 63) == 0) { /* the first destination slot takes the block before's last (B >= 1) */
+        const uint64_t *prev = cur - (2 + r) - ((B & 7) == 0);
+        cw_in = prev[2 + r - 1];
+        ce_in = prev[1];
+    }
+    for (;;) {
+        uint64_t *cw = cur + 2;
+        const uint64_t cw_out = cw[r - 1], ce_out = cur[1];
+        const unsigned lo = B == da >> 6 ? (unsigned)(da & 63) : 0;
+        const unsigned hi = B == blast ? (unsigned)(db & 63) + 1 : 64; /* slots [lo, hi) */
+        const uint64_t re = cur[1] << 1 | ce_in >> 63;
+        if (lo == 0 && hi == 64) { /* a whole block */
+            cur[1] = re;
+            funnel_one(cw, 0, (int64_t)r - 1, s, cw_in);
+        } else {
+            uint64_t m = bits_mask(lo, hi);
+            cur[1] = (cur[1] & ~m) | (re & m);
+            const uint64_t blo = lo * r, bhi = hi * r;
+            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+            const uint64_t first = cw[wlo], last = cw[whi];
+            funnel_one(cw, wlo, whi, s, cw_in);
+            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+        }
+        if (B == blast) break;
+        cw_in = cw_out;
+        ce_in = ce_out;
+        cur += (2 + r) + ((B & 7) == 7); /* an offsets word before a block that starts a group */
+        B++;
+    }
+}
+
+/* The one-slot move (every insert of a new entry) on its own; the others. */
+static void move_right_n(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh) { move_right_impl(f, a, b, sh); }
+BK_INLINE void move_right(bk_quotient *f, uint64_t a, uint64_t b, uint64_t sh)
+{
+    if (sh == 1) move_right1(f, a, b);
+    else move_right_n(f, a, b, sh);
 }
 
 /* Slots [a, b] move left by sh (1 <= sh <= 63), a destination block at a time from the bottom up:
@@ -393,11 +487,29 @@ BK_INLINE void offsets_after_insert(bk_quotient *f, uint64_t q, unsigned delta, 
         bk__qf_fix_offsets(f, first_block(q), last >> 6, bmi2);
         return;
     }
-    for (uint64_t b = first_block(q); (b << 6) < last; b++) {
-        uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
-        unsigned sh = (unsigned)(b & 7) * 8;
-        if (((*w >> sh) & 0xff) != QF_OFF_SAT) *w += UINT64_C(1) << sh; /* a saturated one stays */
+    const uint64_t bend = (last + 63) >> 6; /* blocks b < bend: 64 b < last */
+    uint64_t b = first_block(q);
+    if (f->sat)
+        for (uint64_t k = b; k < bend; k++) f->sat[k]++;
+    /* a group's bytes at once: 1 added to each byte of the range that is not 255 (a saturated one
+     * stays), so no byte carries into the next */
+    const uint64_t ones = UINT64_C(0x0101010101010101), low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+    while (b < bend) {
+        const uint64_t g = b >> QF_GROUP_SHIFT, n = bend - (g << QF_GROUP_SHIFT);
+        const unsigned k0 = (unsigned)(b & 7), k1 = n > 8 ? 8 : (unsigned)n; /* bytes [k0, k1) */
+        uint64_t *w = &f->words[g * f->group_words];
+        const uint64_t v = *w, t = ~v; /* t: a byte 0 where v's is 255 */
+        const uint64_t not255 = (((t & low7) + low7) | t) >> 7 & ones;
+        const uint64_t sel = (k1 == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * k1)) - 1) & (~UINT64_C(0) << (8 * k0));
+        const uint64_t add = sel & ones & not255;
+        if (!f->sat) { /* a byte of 254 raised to 255: the table is wanted */
+            const uint64_t u = v ^ ~ones, not254 = (((u & low7) + low7) | u) >> 7 & ones;
+            if (add & ~not254) f->sat_want = true;
+        }
+        *w = v + add;
+        b = (g + 1) << QF_GROUP_SHIFT;
     }
+    bk__qf_sat_sync(f);
 }
 
 /* Where remainder x stands in q's occupied run, for an update: the run's start s and end e, the slot
@@ -788,6 +900,7 @@ void bk_quotient_free(bk_quotient *f)
     if (!f) return;
     free_stages(f);
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f->sat);
     bk__free(f->alloc, f);
 }
 
@@ -800,6 +913,8 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     bk_status s = bk__qf_alloc(f->alloc, f->nslots, f->rbits, f->max_load, f->seed, f->layout10, f->xslots, true, &c);
     if (s) return s;
     memcpy(c->words, f->words, (size_t)f->nwords * 8);
+    c->sat_want = f->sat != NULL || f->sat_want;
+    bk__qf_sat_sync(c);
     c->body = f->body;
     c->used = f->used;
     c->distinct = f->distinct;
@@ -1086,10 +1201,16 @@ void bk_quotient_clear(bk_quotient *f)
     /* the stages stay: they are the filter's geometry (capacity and error rate) */
     for (uint32_t i = 0; i < f->nolder; i++) bk_quotient_clear(f->older[i]);
     memset(f->words, 0, (size_t)f->nwords * 8);
+    bk__free(f->alloc, f->sat); /* every offset is 0 */
+    f->sat = NULL;
+    f->sat_want = false;
     f->used = f->distinct = f->total = 0;
 }
 
 /* ---- statistics and accessors ---- */
+
+/* One table's bytes: its array, and the table of true offsets when it has one. */
+static uint64_t table_memory(const bk_quotient *f) { return f->nwords * 8 + (f->sat ? f->nblocks * 4 : 0); }
 
 /* One table's distinct keys (estimated from its distinct fingerprints) and FPR now. */
 static void table_estimates(const bk_quotient *f, double *card, double *fpr_now)
@@ -1123,7 +1244,7 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
         out->capacity += t->capacity;
         out->count = out->count > UINT64_MAX - t->total ? UINT64_MAX : out->count + t->total;
         out->bits += t->nslots;
-        out->memory_bytes += t->nwords * 8;
+        out->memory_bytes += table_memory(t);
         used += t->used;
     }
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(out->count ? out->count : 1);
@@ -1168,8 +1289,8 @@ uint64_t bk_quotient_seed(const bk_quotient *f) { return f->seed; }
 double bk_quotient_max_load(const bk_quotient *f) { return f->max_load; }
 uint64_t bk_quotient_memory(const bk_quotient *f)
 {
-    uint64_t m = f->nwords * 8;
-    for (uint32_t i = 0; i < f->nolder; i++) m += f->older[i]->nwords * 8;
+    uint64_t m = table_memory(f);
+    for (uint32_t i = 0; i < f->nolder; i++) m += table_memory(f->older[i]);
     return m;
 }
 bk_quotient_path bk_quotient_path_of(const bk_quotient *f)

@@ -45,6 +45,7 @@ static bk_status validate(const bk_quotient *f, uint64_t used, uint64_t distinct
         /* each block's offset from the one before (true values, carried), stored saturated */
         o = b == 0 ? off_first(f, false) : off_next(f, b, o, false);
         if (off_byte(f, b) != (o < QF_OFF_SAT ? o : QF_OFF_SAT)) return BK_ECORRUPT;
+        if (f->sat && f->sat[b] != o) return BK_ECORRUPT; /* the table of true offsets (in memory) */
     }
     /* the offsets words of a group past the last block: a partial last group leaves its high bytes 0 */
     if (f->nblocks & 7) {
@@ -290,6 +291,9 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
         bk_quotient_free(f);
         return s;
     }
+    /* a saturated offset: the table of true offsets, built here as a filter that stored it has it */
+    for (uint64_t b = 0; b < f->nblocks && !f->sat_want; b++) f->sat_want = off_byte(f, b) == QF_OFF_SAT;
+    bk__qf_sat_sync(f);
     *out = f;
     return BK_OK;
 }

@@ -110,6 +110,9 @@ BK_INLINE void convert(const bk_quotient *f, uint64_t fp, uint32_t cut, uint64_t
 static void adopt(bk_quotient *f, bk_quotient *nf)
 {
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
+    bk__free(f->alloc, f->sat);
+    f->sat = nf->sat;
+    f->sat_want = nf->sat_want;
     f->words = nf->words;
     f->owns_words = true;
     f->nwords = nf->nwords;

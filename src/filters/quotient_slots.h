@@ -17,7 +17,9 @@
  * and r words of remainders (slot j of the block at bits j*r .. j*r + r - 1 of those words,
  * little-endian): 2 + 1/8 bits of metadata per slot. An offset of 255 or more is stored as 255
  * (saturated); its value is then found from the last block before it whose offset is not saturated,
- * block by block through the run ends (off_of). Files of bodies 1 and 2 hold the earlier layout
+ * block by block through the run ends (bk__qf_off_slow), or, once a filter has stored a saturated
+ * offset, from its table of every block's true offset (sat, in memory only: never saved, rebuilt
+ * when a file is loaded). Files of bodies 1 and 2 hold the earlier layout
  * (pairs of blocks after one word of two 32-bit offsets); they are converted when loaded.
  *
  * Invariants (checked when a file is loaded):
@@ -54,6 +56,12 @@ struct bk_quotient {
     uint8_t body;         /* body version it is saved in: 1 for the 1.0 layout, 2 for a table loaded from
                            * one, else 4 */
     const bk_allocator *alloc; /* everything this filter owns is allocated with it */
+    /* Every block's true offset, kept beside the stored bytes by every write of an offset (off_set,
+     * the one-slot insert's increments) once some offset has reached 255; NULL before (and when it could
+     * not be allocated: the slow path answers then). sat_want: a saturated offset was stored while
+     * there was no table (bk__qf_sat_sync builds it). */
+    uint32_t *sat;
+    bool sat_want;
     /* Stages (bk_quotient_expand): the earlier, full tables, oldest first, each a whole filter of its
      * own geometry with this seed and max_load and no stages of its own; this struct is the newest
      * stage, the one inserts go to. NULL and 0 for a filter of one table. */
@@ -161,16 +169,26 @@ BK_INLINE unsigned off_byte(const bk_quotient *f, uint64_t b)
 {
     return (unsigned)(f->words[(b >> QF_GROUP_SHIFT) * f->group_words] >> ((b & 7) * 8)) & 0xffu;
 }
-/* Store offset v of block b (saturating at 255). */
+/* Store offset v of block b (saturating at 255), and in the table of true offsets when there is one. */
 BK_INLINE void off_set(bk_quotient *f, uint64_t b, uint64_t v)
 {
     uint64_t *w = &f->words[(b >> QF_GROUP_SHIFT) * f->group_words];
     unsigned sh = (unsigned)(b & 7) * 8;
-    if (v > QF_OFF_SAT) v = QF_OFF_SAT;
+    if (f->sat) f->sat[b] = (uint32_t)v;
+    if (v >= QF_OFF_SAT) {
+        v = QF_OFF_SAT;
+        if (!f->sat) f->sat_want = true;
+    }
     *w = (*w & ~(UINT64_C(0xff) << sh)) | (v << sh);
 }
-/* The offset of block b, when it is saturated (quotient.c). */
+/* The offset of block b, when it is saturated (quotient.c): from the table, else counted. */
 BK_HIDDEN uint64_t bk__qf_off_slow(const bk_quotient *f, uint64_t b, bool bmi2);
+/* Build the table of true offsets when a saturated one was stored without it (all offsets right). */
+BK_HIDDEN void bk__qf_sat_build(bk_quotient *f);
+BK_INLINE void bk__qf_sat_sync(bk_quotient *f)
+{
+    if (BK_UNLIKELY(f->sat_want)) bk__qf_sat_build(f);
+}
 BK_INLINE uint64_t off_of_in(const bk_quotient *f, uint64_t b, const uint64_t *bp, bool bmi2)
 {
     unsigned o = off_byte_in(f, b, bp);
@@ -294,7 +312,7 @@ BK_INLINE uint64_t first_free(const bk_quotient *f, uint64_t p, bool bmi2)
          * between, which the search passes anyway), else from the blocks before */
         uint64_t off = off_byte_in(f, b, bp);
         if (BK_UNLIKELY(off == QF_OFF_SAT))
-            off = ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
+            off = f->sat ? f->sat[b] : ka != QF_NONE ? off_from(f, ka, ko, b, bmi2) : bk__qf_off_slow(f, b, bmi2);
         ka = b;
         ko = off;
         bool e0 = off || (bp[1] & 1); /* quotients <= 64 b have slots here, up to 64 b + off */
