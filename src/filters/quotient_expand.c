@@ -1,0 +1,242 @@
+/* The expanding quotient filter (bk_xquotient): one quotient table that doubles in place without
+ * losing its error rate. Each slot of w bits holds a fingerprint of L <= w - 1 bits followed by a 1
+ * and w - 1 - L zeros (the length is the position of the lowest set bit); a doubling moves each
+ * entry's first fingerprint bit into its quotient (L drops by one), an entry with no bits left (void)
+ * is copied to both halves of its slot, and newer entries get the full w - 1 bits of the table's
+ * current width, which a doubling may widen. The width schedule keeps the FPR bound within p at
+ * every size (docs/MATH.md, "Expanding quotient filter"). The slots, runs, counters, insert and the
+ * offsets are the quotient filter's own (quotient_slots.h, quotient.c); this file adds the
+ * variable-length fingerprints, the query that matches them, and the rebuild that doubles. */
+#include "filters/quotient_slots.h"
+
+#include <math.h>
+
+/* Cumulative FPR budget after g doublings: p (g + 1) / (g + 1 + XQ_K). It rises to p; generation g
+ * may add at most the difference to what the filter already holds. */
+#define XQ_K 6.0
+
+struct bk_xquotient {
+    bk_quotient *t;      /* the table: rbits is the slot width w */
+    double p;            /* the error rate it was made for */
+    double bound;        /* sum over stored keys of 2^-L / S: the FPR bound now (unchanged by a doubling) */
+    uint64_t keys;       /* keys added (saturating) */
+    uint64_t capacity;   /* keys it was made for */
+    uint32_t doublings;
+};
+
+static double budget(double p, uint32_t g) { return p * (g + 1.0) / (g + 1.0 + XQ_K); }
+
+/* The narrowest width >= wmin whose new keys (up to n_new, L = w - 1, in S slots) keep the bound
+ * within c; 0 when even BK_QUOTIENT_MAX_RBITS does not. */
+static uint32_t width_for(double bound, uint64_t n_new, uint64_t slots, double c, uint32_t wmin)
+{
+    for (uint32_t w = wmin; w <= BK_QUOTIENT_MAX_RBITS; w++)
+        if (bound + (double)n_new * ldexp(1.0, 1 - (int)w) / (double)slots <= c) return w;
+    return 0;
+}
+
+/* The quotient and the w - 1 fingerprint bits of h in table t; the stored value of a new key is
+ * (e << 1) | 1. */
+BK_INLINE void xq_split(const bk_quotient *t, uint64_t h, uint64_t *q, uint64_t *e)
+{
+    const unsigned fb = t->rbits - 1;
+    uint64_t fp = (uint64_t)(((bk__u128)h * t->nslots) >> (64 - fb));
+    *q = fb ? fp >> fb : fp;
+    *e = fp & ((UINT64_C(1) << fb) - 1);
+}
+
+/* Whether stored value x (a fingerprint of L bits above its lowest set bit) is a prefix of the
+ * query's value qv = (e << 1) | 1. */
+BK_INLINE bool xq_match(uint64_t x, uint64_t qv)
+{
+    return x && ((x ^ qv) >> __builtin_ctzll(x)) <= 1;
+}
+
+/* The sum of the counts of the entries of q's run that match qv (0 when q has no run). */
+BK_INLINE uint64_t xq_run_count(const bk_quotient *t, uint64_t q, uint64_t qv, bool first_only)
+{
+    if (!is_occ(t, q)) return 0;
+    const bool bmi2 = t->bmi2;
+    int64_t e64 = run_end_le(t, q, bmi2);
+    if (e64 < (int64_t)q || e64 >= (int64_t)t->xslots) return 0;
+    uint64_t e = (uint64_t)e64, i = run_start(t, q, e), sum = 0;
+    while (i <= e) {
+        uint64_t x, c;
+        unsigned len = parse(t, i, e, &x, &c);
+        if (!len) break;
+        if (xq_match(x, qv)) {
+            if (first_only) return 1;
+            sum = sum > UINT64_MAX - c ? UINT64_MAX : sum + c;
+        }
+        i += len;
+    }
+    return sum;
+}
+
+bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_options *opts, bk_xquotient **out)
+{
+    if (!out) return BK_EINVAL;
+    *out = NULL;
+    bk_quotient_options o;
+    if (bk__options_read(&o, sizeof o, opts) != BK_OK || o.remainder_bits) return BK_EINVAL;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size(capacity, p, opts, &g);
+    if (s) return s;
+    const double ml = o.max_load > 0 ? o.max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
+    const uint64_t max_used = (uint64_t)(ml * (double)g.slots);
+    uint32_t w = width_for(0.0, max_used, g.slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+    if (!w) return BK_ETOOBIG;
+    const bk_allocator *al = bk__allocator(o.allocator);
+    bk_xquotient *f = bk__calloc(al, 1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    if ((s = bk__qf_alloc(al, g.slots, w, ml, o.seed, false, 0, true, &f->t)) != BK_OK) {
+        bk__free(al, f);
+        return s;
+    }
+    f->t->path_asked = BK_QUOTIENT_AUTO;
+    f->t->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
+    f->t->capacity = capacity;
+    f->t->fpr_target = p;
+    f->p = p;
+    f->capacity = capacity;
+    *out = f;
+    return BK_OK;
+}
+
+void bk_xquotient_free(bk_xquotient *f)
+{
+    if (!f) return;
+    const bk_allocator *al = f->t->alloc;
+    bk_quotient_free(f->t);
+    bk__free(al, f);
+}
+
+bk_status bk_xquotient_expand(bk_xquotient *f)
+{
+    if (!f) return BK_EINVAL;
+    const bk_quotient *t = f->t;
+    if (t->nslots * 2 > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) || f->doublings == UINT32_MAX) return BK_ETOOBIG;
+    const uint64_t slots = t->nslots * 2, max_used = (uint64_t)(t->max_load * (double)slots);
+    const uint64_t n_new = max_used > t->used ? max_used - t->used : 0;
+    const uint32_t w = t->rbits;
+    uint32_t nw = width_for(f->bound, n_new, slots, budget(f->p, f->doublings + 1), w);
+    if (!nw) nw = w; /* the budget is spent even at the widest slots: keep the width (the bound says so) */
+    bk_quotient *nt;
+    bk_status s = bk__qf_alloc(t->alloc, slots, nw, t->max_load, t->seed, false, 0, true, &nt);
+    if (s) return s;
+    nt->path_asked = t->path_asked;
+    nt->bmi2 = t->bmi2;
+    nt->capacity = t->capacity <= UINT64_MAX / 2 ? t->capacity * 2 : UINT64_MAX;
+    nt->fpr_target = t->fpr_target;
+    const qf_ops *ops = bk__qf_ops(nt);
+    const uint64_t top = UINT64_C(1) << (w - 1), low = top - 1, void_v = UINT64_C(1) << (nw - 1);
+    const unsigned up = 1 + nw - w;
+    /* every entry, run by run in quotient order: its first fingerprint bit picks the half, a void
+     * entry goes to both */
+    for (uint64_t q = bk__qf_next_occ(t, 0), after = 0; q != QF_NONE; q = bk__qf_next_occ(t, q + 1)) {
+        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false);
+        if (e == QF_NONE) break;
+        while (i <= e && s == BK_OK) {
+            uint64_t x, c;
+            unsigned len = parse(t, i, e, &x, &c);
+            if (!len || !x) {
+                s = BK_ECORRUPT;
+                break;
+            }
+            if (x == top) {
+                s = ops->insert(nt, 2 * q, void_v, c);
+                if (s == BK_OK) s = ops->insert(nt, 2 * q + 1, void_v, c);
+            } else {
+                s = ops->insert(nt, 2 * q + ((x & top) != 0), (x & low) << up, c);
+            }
+            i += len;
+        }
+        if (s) break;
+        after = e + 1;
+    }
+    if (s) {
+        bk_quotient_free(nt);
+        return s;
+    }
+    nt->total = t->total;
+    bk_quotient_free(f->t);
+    f->t = nt;
+    f->doublings++;
+    return BK_OK;
+}
+
+bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h)
+{
+    if (!f) return BK_EINVAL;
+    for (int tries = 0;; tries++) {
+        uint64_t q, e;
+        xq_split(f->t, h, &q, &e);
+        bk_status s = bk__qf_ops(f->t)->insert(f->t, q, (e << 1) | 1, 1);
+        if (s == BK_OK) {
+            f->bound += ldexp(1.0, 1 - (int)f->t->rbits) / (double)f->t->nslots;
+            if (f->keys < UINT64_MAX) f->keys++;
+            return BK_OK;
+        }
+        if (s != BK_EFULL || tries == 2) return s;
+        if ((s = bk_xquotient_expand(f)) != BK_OK) return s;
+    }
+}
+
+bk_status bk_xquotient_add(bk_xquotient *f, const void *key, size_t len)
+{
+    if (!f || (!key && len)) return BK_EINVAL;
+    return bk_xquotient_add_hash(f, bk__hash(key, len, f->t->seed));
+}
+
+bool bk_xquotient_contains_hash(const bk_xquotient *f, uint64_t h)
+{
+    if (!f) return false;
+    uint64_t q, e;
+    xq_split(f->t, h, &q, &e);
+    return xq_run_count(f->t, q, (e << 1) | 1, true) != 0;
+}
+
+bool bk_xquotient_contains(const bk_xquotient *f, const void *key, size_t len)
+{
+    if (!f || (!key && len)) return false;
+    return bk_xquotient_contains_hash(f, bk__hash(key, len, f->t->seed));
+}
+
+uint64_t bk_xquotient_count_hash(const bk_xquotient *f, uint64_t h)
+{
+    if (!f) return 0;
+    uint64_t q, e;
+    xq_split(f->t, h, &q, &e);
+    return xq_run_count(f->t, q, (e << 1) | 1, false);
+}
+
+#define XQ_PREFETCH_AHEAD 8
+
+size_t bk_xquotient_contains_hashes(const bk_xquotient *f, const uint64_t *h, size_t n, uint8_t *res)
+{
+    if (!f || (!h && n)) return 0;
+    const bk_quotient *t = f->t;
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + XQ_PREFETCH_AHEAD < n) {
+            uint64_t pq = (uint64_t)(((bk__u128)h[i + XQ_PREFETCH_AHEAD] * t->nslots) >> 64);
+            BK_PREFETCH(blk(t, pq >> 6));
+            BK_PREFETCH(&t->words[((pq >> 6) >> QF_GROUP_SHIFT) * t->group_words]);
+        }
+        uint64_t q, e;
+        xq_split(t, h[i], &q, &e);
+        bool hit = xq_run_count(t, q, (e << 1) | 1, true) != 0;
+        hits += hit;
+        if (res) res[i] = hit;
+    }
+    return hits;
+}
+
+uint64_t bk_xquotient_keys(const bk_xquotient *f) { return f ? f->keys : 0; }
+uint32_t bk_xquotient_doublings(const bk_xquotient *f) { return f ? f->doublings : 0; }
+uint32_t bk_xquotient_slot_bits(const bk_xquotient *f) { return f ? f->t->rbits : 0; }
+uint64_t bk_xquotient_slots(const bk_xquotient *f) { return f ? f->t->nslots : 0; }
+uint64_t bk_xquotient_slots_used(const bk_xquotient *f) { return f ? f->t->used : 0; }
+double bk_xquotient_fpr_bound(const bk_xquotient *f) { return f ? f->bound : NAN; }
+double bk_xquotient_fpr_target(const bk_xquotient *f) { return f ? f->p : NAN; }
+uint64_t bk_xquotient_memory(const bk_xquotient *f) { return f ? f->t->nwords * 8 + sizeof *f + sizeof *f->t : 0; }
