@@ -5,6 +5,11 @@
  * answers as the one-key call; counts; arguments refused. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
+#include "filters/testing.h"
+
+/* The table inside (quotient_expand.c's test hook): its layout invariants are the quotient filter's. */
+const struct bk_quotient *bk__xquotient_table(const bk_xquotient *f);
+static void check_table(const bk_xquotient *f) { assert_int_equal(bk__quotient_check(bk__xquotient_table(f)), BK_OK); }
 
 static uint64_t key_hash(uint64_t set, uint64_t i)
 {
@@ -45,6 +50,7 @@ static void grow_2_10(double p, uint32_t want_width)
         print_message("p %g: doubling %u at %llu keys: width %u, FPR %.5f, bound %.5f\n", p, seen,
                       (unsigned long long)(i + 1), bk_xquotient_slot_bits(f), fpr, bk_xquotient_fpr_bound(f));
         assert_true(fpr <= 1.1 * p);
+        check_table(f);
         for (uint64_t j = 0; j <= i; j += 1 + (seen < 6 ? 0 : 3)) assert_true(bk_xquotient_contains_hash(f, key_hash(1, j)));
     }
     assert_int_equal(bk_xquotient_doublings(f), 10);
@@ -111,6 +117,7 @@ static void grow_far(double p, unsigned k)
                   (unsigned long long)bk_xquotient_slots_used(f), (unsigned long long)n);
     assert_true(bk_xquotient_fpr_bound(f) <= p);
     assert_true(fpr <= 1.1 * p);
+    check_table(f);
     if (p < 0.05) assert_true(bk_xquotient_slot_bits(f) > w0); /* the schedule widened the slots */
     else assert_true(bk_xquotient_slots_used(f) > n);          /* copies of the entries that ran out */
     bk_xquotient_free(f);
@@ -140,6 +147,7 @@ static void counts_and_expand(void **state)
     for (int d = 0; d < 12; d++) {
         for (uint64_t i = 0; i < 300; i++) assert_true(bk_xquotient_count_hash(f, key_hash(5, i)) >= 1 + i % 5);
         assert_int_equal(bk_xquotient_expand(f), BK_OK);
+        check_table(f);
     }
     assert_int_equal(bk_xquotient_doublings(f), d0 + 12);
     assert_true(bk_xquotient_fpr_bound(f) <= 0.01);

@@ -111,6 +111,80 @@ void bk_xquotient_free(bk_xquotient *f)
     bk__free(al, f);
 }
 
+/* Writing a table by appending entries in fingerprint order (quotient, then value), the equal ones
+ * merged into one entry of the summed count; the offsets are set at the end. */
+typedef struct {
+    bk_quotient *t;
+    uint64_t cursor, last_q; /* next free slot; quotient of the last run written (QF_NONE: none) */
+    uint64_t pq, pv, pc;     /* the pending entry (pc 0: none) */
+    bk_status err;
+} xq_appender;
+
+static void ap_write(xq_appender *a)
+{
+    bk_quotient *t = a->t;
+    const uint64_t q = a->pq, c = a->pc;
+    const unsigned len = bk__qf_enc_len(c, t->rmask);
+    uint64_t st;
+    if (q == a->last_q) {
+        st = a->cursor;
+        set_rend(t, st - 1, false);
+    } else {
+        st = q > a->cursor ? q : a->cursor;
+    }
+    if (st + len > t->xslots || t->used + len > t->max_used) {
+        a->err = BK_EFULL;
+        return;
+    }
+    if (q != a->last_q) set_occ(t, q, true);
+    bk__qf_enc_write(t, st, a->pv, c);
+    set_rend(t, st + len - 1, true);
+    a->cursor = st + len;
+    a->last_q = q;
+    t->used += len;
+    t->distinct++;
+    t->total = t->total > UINT64_MAX - c ? UINT64_MAX : t->total + c; /* void copies count twice */
+}
+
+static void ap_add(xq_appender *a, uint64_t q, uint64_t v, uint64_t c)
+{
+    if (a->err) return;
+    if (a->pc && a->pq == q && a->pv == v) {
+        a->pc = a->pc > UINT64_MAX - c ? UINT64_MAX : a->pc + c;
+        return;
+    }
+    if (a->pc) ap_write(a);
+    a->pq = q;
+    a->pv = v;
+    a->pc = c;
+}
+
+/* The entries of the run [i, e] of table t whose value is below `top` (half 0) or above it
+ * (half 1), moved to quotient q2 of the doubled table: value (x mod top) << up, in order. The
+ * void entry (value top, count vc) goes to both halves, at its place in the order (an entry of
+ * one fingerprint bit becomes void too and merges with it). */
+static bk_status ap_half(xq_appender *a, const bk_quotient *t, uint64_t i, uint64_t e, unsigned half,
+                         uint64_t q2, unsigned up, uint64_t void_v, uint64_t vc)
+{
+    const uint64_t top = UINT64_C(1) << (t->rbits - 1), low = top - 1;
+    bool void_done = vc == 0;
+    while (i <= e) {
+        uint64_t x, c;
+        unsigned len = parse(t, i, e, &x, &c);
+        if (!len || !x) return BK_ECORRUPT;
+        i += len;
+        if (x == top || (x > top) != (half == 1)) continue;
+        const uint64_t v = (x & low) << up;
+        if (!void_done && v >= void_v) {
+            ap_add(a, q2, void_v, vc);
+            void_done = true;
+        }
+        ap_add(a, q2, v, c);
+    }
+    if (!void_done) ap_add(a, q2, void_v, vc);
+    return BK_OK;
+}
+
 bk_status bk_xquotient_expand(bk_xquotient *f)
 {
     if (!f) return BK_EINVAL;
@@ -128,42 +202,48 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
     nt->bmi2 = t->bmi2;
     nt->capacity = t->capacity <= UINT64_MAX / 2 ? t->capacity * 2 : UINT64_MAX;
     nt->fpr_target = t->fpr_target;
-    const qf_ops *ops = bk__qf_ops(nt);
-    const uint64_t top = UINT64_C(1) << (w - 1), low = top - 1, void_v = UINT64_C(1) << (nw - 1);
+    const uint64_t top = UINT64_C(1) << (w - 1), void_v = UINT64_C(1) << (nw - 1);
     const unsigned up = 1 + nw - w;
-    /* every entry, run by run in quotient order: its first fingerprint bit picks the half, a void
-     * entry goes to both */
-    for (uint64_t q = bk__qf_next_occ(t, 0), after = 0; q != QF_NONE; q = bk__qf_next_occ(t, q + 1)) {
-        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false);
-        if (e == QF_NONE) break;
-        while (i <= e && s == BK_OK) {
+    xq_appender a = { nt, 0, QF_NONE, 0, 0, 0, BK_OK };
+    /* run by run in quotient order: each entry's first fingerprint bit picks the half (quotient 2q
+     * or 2q + 1), the void entry, when the run has one, goes to both */
+    for (uint64_t q = bk__qf_next_occ(t, 0), after = 0; q != QF_NONE && !s && !a.err;
+         q = bk__qf_next_occ(t, q + 1)) {
+        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false), vc = 0;
+        if (e == QF_NONE) {
+            s = BK_ECORRUPT;
+            break;
+        }
+        for (uint64_t j = i; j <= e;) {
             uint64_t x, c;
-            unsigned len = parse(t, i, e, &x, &c);
-            if (!len || !x) {
+            unsigned len = parse(t, j, e, &x, &c);
+            if (!len) {
                 s = BK_ECORRUPT;
                 break;
             }
-            if (x == top) {
-                s = ops->insert(nt, 2 * q, void_v, c);
-                if (s == BK_OK) s = ops->insert(nt, 2 * q + 1, void_v, c);
-            } else {
-                s = ops->insert(nt, 2 * q + ((x & top) != 0), (x & low) << up, c);
-            }
-            i += len;
+            if (x == top) vc = c;
+            j += len;
         }
-        if (s) break;
+        if (!s) s = ap_half(&a, t, i, e, 0, 2 * q, up, void_v, vc);
+        if (!s) s = ap_half(&a, t, i, e, 1, 2 * q + 1, up, void_v, vc);
         after = e + 1;
     }
+    if (!s && !a.err && a.pc) ap_write(&a);
+    if (!s) s = a.err;
     if (s) {
         bk_quotient_free(nt);
         return s;
     }
-    nt->total = t->total;
+    bk__qf_fix_offsets(nt, 0, nt->nblocks - 1, nt->bmi2);
     bk_quotient_free(f->t);
     f->t = nt;
     f->doublings++;
     return BK_OK;
 }
+
+/* For tests: the table (bk__quotient_check reads its invariants). */
+BK_HIDDEN const bk_quotient *bk__xquotient_table(const bk_xquotient *f);
+const bk_quotient *bk__xquotient_table(const bk_xquotient *f) { return f->t; }
 
 bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h)
 {
