@@ -299,10 +299,14 @@ BK_API uint64_t bk_quotient_memory(const bk_quotient *f); /* bytes of the slot a
  * doubles it first (every entry moved once: constant time per key amortized, the doubling itself
  * linear, with the old and the new table both held while it runs). At p = 1% a filter made for N0
  * keys and grown to 2^10 N0 takes 1.44 times the bits per key of a quotient filter made for its
- * size (w = 11), at 0.1% 1.41 times (w = 15) (docs/MATH.md). Keys cannot be removed; there is no
- * merge, enumeration or save yet.
+ * size (w = 11), at 0.1% 1.41 times (w = 15) (docs/MATH.md).
+ * An expanding filter is a quotient filter (the same struct): the bk_quotient_* calls take it
+ * (add, contains, count, batches, clone, clear, stats; bk_quotient_expand doubles it), and so does
+ * bk_filter_wrap with BK_TYPE_QUOTIENT (saved in body 5, docs/FORMAT.md). Refused on it: removal
+ * (BK_ENOTSUP: an entry may stand for many keys), bk_quotient_grow (BK_ENOTSUP), union
+ * (BK_ENOTSUP), add_fingerprint (BK_ENOTSUP); foreach returns -1.
  */
-typedef struct bk_xquotient bk_xquotient;
+typedef struct bk_quotient bk_xquotient;
 
 /* Create for `capacity` keys before the first doubling at error rate p. opts as for bk_quotient_new
  * (allocator, seed, max_load, power_of_two_slots); remainder_bits must be 0 (the width is chosen
@@ -339,6 +343,8 @@ BK_API uint64_t bk_xquotient_slots_used(const bk_xquotient *f);
 BK_API double bk_xquotient_fpr_bound(const bk_xquotient *f);
 BK_API double bk_xquotient_fpr_target(const bk_xquotient *f);
 BK_API uint64_t bk_xquotient_memory(const bk_xquotient *f);
+/* Whether f is an expanding filter (bk_xquotient_new, or loaded from body 5). [query] */
+BK_API bool bk_quotient_expanding(const bk_quotient *f);
 
 #ifdef __cplusplus
 }

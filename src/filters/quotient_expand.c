@@ -15,15 +15,6 @@
  * may add at most the difference to what the filter already holds. */
 #define XQ_K 6.0
 
-struct bk_xquotient {
-    bk_quotient *t;      /* the table: rbits is the slot width w */
-    double p;            /* the error rate it was made for */
-    double bound;        /* sum over stored keys of 2^-L / S: the FPR bound now (unchanged by a doubling) */
-    uint64_t keys;       /* keys added (saturating) */
-    uint64_t capacity;   /* keys it was made for */
-    uint32_t doublings;
-};
-
 static double budget(double p, uint32_t g) { return p * (g + 1.0) / (g + 1.0 + XQ_K); }
 
 /* The narrowest width >= wmin whose new keys (up to n_new, L = w - 1, in S slots) keep the bound
@@ -86,30 +77,18 @@ bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_option
     const uint64_t max_used = (uint64_t)(ml * (double)g.slots);
     uint32_t w = width_for(0.0, max_used, g.slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
     if (!w) return BK_ETOOBIG;
-    const bk_allocator *al = bk__allocator(o.allocator);
-    bk_xquotient *f = bk__calloc(al, 1, sizeof *f);
-    if (!f) return BK_ENOMEM;
-    if ((s = bk__qf_alloc(al, g.slots, w, ml, o.seed, false, 0, true, &f->t)) != BK_OK) {
-        bk__free(al, f);
-        return s;
-    }
-    f->t->path_asked = BK_QUOTIENT_AUTO;
-    f->t->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
-    f->t->capacity = capacity;
-    f->t->fpr_target = p;
-    f->p = p;
+    bk_quotient *f;
+    if ((s = bk__qf_alloc(o.allocator, g.slots, w, ml, o.seed, false, 0, true, &f)) != BK_OK) return s;
+    f->path_asked = BK_QUOTIENT_AUTO;
+    f->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
     f->capacity = capacity;
+    f->fpr_target = p;
+    f->xq = true;
     *out = f;
     return BK_OK;
 }
 
-void bk_xquotient_free(bk_xquotient *f)
-{
-    if (!f) return;
-    const bk_allocator *al = f->t->alloc;
-    bk_quotient_free(f->t);
-    bk__free(al, f);
-}
+void bk_xquotient_free(bk_xquotient *f) { bk_quotient_free(f); }
 
 /* Writing a table by appending entries in fingerprint order (quotient, then value), the equal ones
  * merged into one entry of the summed count; the offsets are set at the end. */
@@ -187,13 +166,13 @@ static bk_status ap_half(xq_appender *a, const bk_quotient *t, uint64_t i, uint6
 
 bk_status bk_xquotient_expand(bk_xquotient *f)
 {
-    if (!f) return BK_EINVAL;
-    const bk_quotient *t = f->t;
-    if (t->nslots * 2 > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) || f->doublings == UINT32_MAX) return BK_ETOOBIG;
+    if (!f || !f->xq) return BK_EINVAL;
+    const bk_quotient *t = f;
+    if (t->nslots * 2 > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) || f->xq_doublings == UINT32_MAX) return BK_ETOOBIG;
     const uint64_t slots = t->nslots * 2, max_used = (uint64_t)(t->max_load * (double)slots);
     const uint64_t n_new = max_used > t->used ? max_used - t->used : 0;
     const uint32_t w = t->rbits;
-    uint32_t nw = width_for(f->bound, n_new, slots, budget(f->p, f->doublings + 1), w);
+    uint32_t nw = width_for(f->xq_bound, n_new, slots, budget(f->fpr_target, f->xq_doublings + 1), w);
     if (!nw) nw = w; /* the budget is spent even at the widest slots: keep the width (the bound says so) */
     bk_quotient *nt;
     bk_status s = bk__qf_alloc(t->alloc, slots, nw, t->max_load, t->seed, false, 0, true, &nt);
@@ -235,26 +214,22 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
         return s;
     }
     bk__qf_fix_offsets(nt, 0, nt->nblocks - 1, nt->bmi2);
-    bk_quotient_free(f->t);
-    f->t = nt;
-    f->doublings++;
+    const uint64_t cap = nt->capacity;
+    bk__qf_adopt(f, nt);
+    f->capacity = cap;
+    f->xq_doublings++;
     return BK_OK;
 }
 
-/* For tests: the table (bk__quotient_check reads its invariants). */
-BK_HIDDEN const bk_quotient *bk__xquotient_table(const bk_xquotient *f);
-const bk_quotient *bk__xquotient_table(const bk_xquotient *f) { return f->t; }
-
-bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h)
+bk_status bk__xq_add(bk_quotient *f, uint64_t h, uint64_t count)
 {
-    if (!f) return BK_EINVAL;
     for (int tries = 0;; tries++) {
         uint64_t q, e;
-        xq_split(f->t, h, &q, &e);
-        bk_status s = bk__qf_ops(f->t)->insert(f->t, q, (e << 1) | 1, 1);
+        xq_split(f, h, &q, &e);
+        bk_status s = bk__qf_ops(f)->insert(f, q, (e << 1) | 1, count);
         if (s == BK_OK) {
-            f->bound += ldexp(1.0, 1 - (int)f->t->rbits) / (double)f->t->nslots;
-            if (f->keys < UINT64_MAX) f->keys++;
+            f->xq_bound += (double)count * ldexp(1.0, 1 - (int)f->rbits) / (double)f->nslots;
+            f->xq_keys = f->xq_keys > UINT64_MAX - count ? UINT64_MAX : f->xq_keys + count;
             return BK_OK;
         }
         if (s != BK_EFULL || tries == 2) return s;
@@ -262,40 +237,17 @@ bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h)
     }
 }
 
-bk_status bk_xquotient_add(bk_xquotient *f, const void *key, size_t len)
+uint64_t bk__xq_count(const bk_quotient *f, uint64_t h, bool any)
 {
-    if (!f || (!key && len)) return BK_EINVAL;
-    return bk_xquotient_add_hash(f, bk__hash(key, len, f->t->seed));
-}
-
-bool bk_xquotient_contains_hash(const bk_xquotient *f, uint64_t h)
-{
-    if (!f) return false;
     uint64_t q, e;
-    xq_split(f->t, h, &q, &e);
-    return xq_run_count(f->t, q, (e << 1) | 1, true) != 0;
-}
-
-bool bk_xquotient_contains(const bk_xquotient *f, const void *key, size_t len)
-{
-    if (!f || (!key && len)) return false;
-    return bk_xquotient_contains_hash(f, bk__hash(key, len, f->t->seed));
-}
-
-uint64_t bk_xquotient_count_hash(const bk_xquotient *f, uint64_t h)
-{
-    if (!f) return 0;
-    uint64_t q, e;
-    xq_split(f->t, h, &q, &e);
-    return xq_run_count(f->t, q, (e << 1) | 1, false);
+    xq_split(f, h, &q, &e);
+    return xq_run_count(f, q, (e << 1) | 1, any);
 }
 
 #define XQ_PREFETCH_AHEAD 8
 
-size_t bk_xquotient_contains_hashes(const bk_xquotient *f, const uint64_t *h, size_t n, uint8_t *res)
+size_t bk__xq_contains_hashes(const bk_quotient *t, const uint64_t *h, size_t n, uint8_t *res)
 {
-    if (!f || (!h && n)) return 0;
-    const bk_quotient *t = f->t;
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (i + XQ_PREFETCH_AHEAD < n) {
@@ -312,11 +264,38 @@ size_t bk_xquotient_contains_hashes(const bk_xquotient *f, const uint64_t *h, si
     return hits;
 }
 
-uint64_t bk_xquotient_keys(const bk_xquotient *f) { return f ? f->keys : 0; }
-uint32_t bk_xquotient_doublings(const bk_xquotient *f) { return f ? f->doublings : 0; }
-uint32_t bk_xquotient_slot_bits(const bk_xquotient *f) { return f ? f->t->rbits : 0; }
-uint64_t bk_xquotient_slots(const bk_xquotient *f) { return f ? f->t->nslots : 0; }
-uint64_t bk_xquotient_slots_used(const bk_xquotient *f) { return f ? f->t->used : 0; }
-double bk_xquotient_fpr_bound(const bk_xquotient *f) { return f ? f->bound : NAN; }
-double bk_xquotient_fpr_target(const bk_xquotient *f) { return f ? f->p : NAN; }
-uint64_t bk_xquotient_memory(const bk_xquotient *f) { return f ? f->t->nwords * 8 + sizeof *f + sizeof *f->t : 0; }
+/* The statistics of a quotient filter, with the expanding filter's own: keys added, the bound. */
+void bk__xq_stats(const bk_quotient *f, bk_stats *out)
+{
+    out->count = f->xq_keys;
+    out->fpr_now = f->xq_bound;
+    out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(f->xq_keys ? f->xq_keys : 1);
+    out->saturated = f->xq_bound > f->fpr_target;
+}
+
+/* ---- the public calls (quotient.h): an expanding filter is a quotient filter ---- */
+
+bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h) { return bk_quotient_add_hash(f, h); }
+bk_status bk_xquotient_add(bk_xquotient *f, const void *key, size_t len) { return bk_quotient_add(f, key, len); }
+bool bk_xquotient_contains_hash(const bk_xquotient *f, uint64_t h) { return f && bk_quotient_contains_hash(f, h); }
+bool bk_xquotient_contains(const bk_xquotient *f, const void *key, size_t len)
+{
+    return f && (key || !len) && bk_quotient_contains(f, key, len);
+}
+uint64_t bk_xquotient_count_hash(const bk_xquotient *f, uint64_t h) { return bk_quotient_count_hash(f, h); }
+size_t bk_xquotient_contains_hashes(const bk_xquotient *f, const uint64_t *h, size_t n, uint8_t *res)
+{
+    size_t hits = 0;
+    if (!f || (!h && n)) return 0;
+    bk_quotient_contains_hashes(f, h, n, res, &hits);
+    return hits;
+}
+uint64_t bk_xquotient_keys(const bk_xquotient *f) { return f ? f->xq_keys : 0; }
+uint32_t bk_xquotient_doublings(const bk_xquotient *f) { return f ? f->xq_doublings : 0; }
+uint32_t bk_xquotient_slot_bits(const bk_xquotient *f) { return f ? f->rbits : 0; }
+uint64_t bk_xquotient_slots(const bk_xquotient *f) { return f ? f->nslots : 0; }
+uint64_t bk_xquotient_slots_used(const bk_xquotient *f) { return f ? f->used : 0; }
+double bk_xquotient_fpr_bound(const bk_xquotient *f) { return f ? f->xq_bound : NAN; }
+double bk_xquotient_fpr_target(const bk_xquotient *f) { return f ? f->fpr_target : NAN; }
+uint64_t bk_xquotient_memory(const bk_xquotient *f) { return f ? f->nwords * 8 : 0; }
+bool bk_quotient_expanding(const bk_quotient *f) { return f && f->xq; }
