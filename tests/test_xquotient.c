@@ -220,6 +220,10 @@ static void save_load(void **state)
     assert_int_equal(bk_filter_merge(g, h), BK_ENOTSUP);
     assert_int_equal(bk_quotient_foreach(lf, visit_none, NULL), -1);
     assert_int_equal(bk_quotient_add_fingerprint(lf, 1, 10, 10, 1), BK_ENOTSUP);
+    /* the error rate at the load limit: now and after doublings, within p */
+    assert_true(bk_quotient_grown_fpr(lf, 0) >= bk_xquotient_fpr_bound(lf));
+    assert_true(bk_quotient_grown_fpr(lf, 0) <= 0.01);
+    assert_true(bk_quotient_grown_fpr(lf, 5) <= 0.01);
     /* bk_quotient_expand doubles it in place */
     uint32_t d = bk_xquotient_doublings(lf);
     assert_int_equal(bk_quotient_expand(lf), BK_OK);

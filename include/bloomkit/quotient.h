@@ -213,7 +213,9 @@ BK_API bk_status bk_quotient_grow(bk_quotient *f);
 /* The FPR bound at the load limit after `doublings` more doublings in place (0: at the load limit now):
  * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g), plus, for a filter of stages, the
  * earlier stages' bounds at their load limits. NAN when g >= r. Remainder bits planned beyond the
- * fewest (options.remainder_bits) keep it within the target for as many doublings.
+ * fewest (options.remainder_bits) keep it within the target for as many doublings. For an
+ * expanding filter: the bound filled at its width now (g = 0), or the bound its width schedule keeps
+ * after g more doublings (p (d + 1) / (d + 7), d the doublings then), within p either way.
  * [query] (since 1.1) */
 BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
 /* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound

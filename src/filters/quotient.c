@@ -1160,6 +1160,7 @@ double bk_quotient_fpr_target(const bk_quotient *f) { return f->nolder ? f->olde
 
 double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings)
 {
+    if (f->xq) return bk__xq_grown_fpr(f, doublings);
     if (doublings >= f->rbits || doublings > 32) return NAN;
     uint64_t s = f->nslots << doublings;
     double b = bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);

@@ -273,6 +273,17 @@ void bk__xq_stats(const bk_quotient *f, bk_stats *out)
     out->saturated = f->xq_bound > f->fpr_target;
 }
 
+/* The FPR bound at the load limit: filled at the current width now (doublings 0), or after more
+ * doublings the schedule's budget, which the width it picks then keeps. */
+double bk__xq_grown_fpr(const bk_quotient *f, uint32_t doublings)
+{
+    if (doublings == 0) {
+        uint64_t room = f->max_used > f->used ? f->max_used - f->used : 0;
+        return f->xq_bound + (double)room * ldexp(1.0, 1 - (int)f->rbits) / (double)f->nslots;
+    }
+    return budget(f->fpr_target, f->xq_doublings + doublings);
+}
+
 /* ---- the public calls (quotient.h): an expanding filter is a quotient filter ---- */
 
 bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t h) { return bk_quotient_add_hash(f, h); }

@@ -443,5 +443,6 @@ BK_HIDDEN bk_status bk__xq_add(bk_quotient *f, uint64_t h, uint64_t count);
 BK_HIDDEN uint64_t bk__xq_count(const bk_quotient *f, uint64_t h, bool any);
 BK_HIDDEN size_t bk__xq_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res);
 BK_HIDDEN void bk__xq_stats(const bk_quotient *f, bk_stats *out);
+BK_HIDDEN double bk__xq_grown_fpr(const bk_quotient *f, uint32_t doublings);
 
 #endif
