@@ -1886,8 +1886,13 @@ def test_quotient_expanding():
     before = open("x.bf", "rb").read()
     rc, out, err = run(["remove", "-q", "x.bf"], input=lines(keys[:10]))
     check(rc == 2, "removal refused: %s" % err)
-    rc, out, err = run(["grow", "x.bf", "--spend-fpr"])
-    check(rc == 2 and "nothing was written" in err, "growth that spends the error rate refused: %s" % err)
+    for opt in ("--spend-fpr", "--in-place"):
+        rc, out, err = run(["grow", "x.bf", opt])
+        check(rc == 2 and "nothing was written" in err, "grow %s refused: %s" % (opt, err))
+    write("o.txt", lines(keys[:100]))
+    run(["build", "-q", "--force", "o.bf", "o.txt", "-n", "1000", "--type", "quotient"], expect=0)
+    rc, out, err = run(["merge", "x.bf", "x.bf", "o.bf"])
+    check(rc == 2, "merge refused: %s" % err)
     check(open("x.bf", "rb").read() == before, "refused commands leave the file unchanged")
 
 
