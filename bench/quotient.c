@@ -14,9 +14,11 @@
  *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key;
  *   - insert cost by load band: S = 1M slots, r = 8, filled to max_load 0.95 (and 1.0): thread CPU ns
  *     per insert in each band over five filters, beside the band that ends at 50% (45-50%);
- *   - a filter of stages: made for 1,000 keys at 1% and filled to 2^10 times that with
- *     bk_quotient_expand (11 stages), beside one sized for the 1,024,000 keys: thread CPU ns per query
- *     of absent and present keys, one call each and one batch call.
+ *   - growth that keeps p, at 1% and 0.1%: a filter of stages made for 1,000 keys and filled to 2^10
+ *     times that with bk_quotient_expand (11 stages), an expanding filter (bk_xquotient, one table)
+ *     made for 1,000 keys and filled as far, and one quotient filter sized for the 1,024,000 keys:
+ *     bits per key, measured FPR, thread CPU ns per insert (growth included) and per query of absent
+ *     and present keys, one call each and one batch call.
  * The load average is printed at the start and end. Figures only: nothing here passes or fails.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -217,18 +219,43 @@ static void stage_queries(const char *name, const bk_quotient *f, const uint64_t
     if (fa != fb || pa != pb) printf("  (the batch and the one-key calls disagree)\n");
 }
 
-static void stages(void)
+/* The same for the expanding filter (one table). */
+static void xq_queries(const char *name, const bk_xquotient *f, const uint64_t *h, const uint64_t *miss, size_t n,
+                       uint8_t *res)
+{
+    double t0 = bu_cpu_ns();
+    size_t fa = 0, fb, pa = 0, pb;
+    for (size_t i = 0; i < n; i++) fa += bk_xquotient_contains_hash(f, miss[i]);
+    double t1 = bu_cpu_ns();
+    fb = bk_xquotient_contains_hashes(f, miss, n, res);
+    double t2 = bu_cpu_ns();
+    for (size_t i = 0; i < n; i++) pa += bk_xquotient_contains_hash(f, h[i]);
+    double t3 = bu_cpu_ns();
+    pb = bk_xquotient_contains_hashes(f, h, n, res);
+    double t4 = bu_cpu_ns();
+    double dn = (double)n;
+    printf("  %-22s  1 table,  %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.3f%%); present %6.1f ns "
+           "one, %6.1f ns batch (%zu/%zu found)\n",
+           name, (double)bk_xquotient_memory(f) * 8.0 / dn, (t1 - t0) / dn, (t2 - t1) / dn, 100.0 * (double)fa / dn,
+           (t3 - t2) / dn, (t4 - t3) / dn, pa, n);
+    if (fa != fb || pa != pb) printf("  (the batch and the one-key calls disagree)\n");
+}
+
+static void stages(double p)
 {
     uint64_t n0 = 1000, n = n0 << 10, seed = 5;
     uint64_t *h = malloc(n * sizeof *h), *miss = malloc(n * sizeof *miss);
     uint8_t *res = malloc(n);
     bk_quotient *f = NULL, *g = NULL;
-    if (!h || !miss || !res || bk_quotient_new(n0, 0.01, NULL, &f) != BK_OK || bk_quotient_new(n, 0.01, NULL, &g) != BK_OK) {
+    bk_xquotient *x = NULL;
+    if (!h || !miss || !res || bk_quotient_new(n0, p, NULL, &f) != BK_OK || bk_quotient_new(n, p, NULL, &g) != BK_OK ||
+        bk_xquotient_new(n0, p, NULL, &x) != BK_OK) {
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
     for (uint64_t i = 0; i < n; i++) h[i] = bu_splitmix64(&seed);
     for (uint64_t i = 0; i < n; i++) miss[i] = bu_splitmix64(&seed);
+    double t0 = bu_cpu_ns();
     for (uint64_t i = 0; i < n; i++) {
         bk_status s = bk_quotient_add_hash(f, h[i]);
         if (s == BK_EFULL && bk_quotient_expand(f) == BK_OK) s = bk_quotient_add_hash(f, h[i]);
@@ -237,14 +264,28 @@ static void stages(void)
             exit(1);
         }
     }
+    double t1 = bu_cpu_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        bk_status s = bk_xquotient_add_hash(x, h[i]);
+        if (s != BK_OK) {
+            fprintf(stderr, "expanding add: %s\n", bk_strerror(s));
+            exit(1);
+        }
+    }
+    double t2 = bu_cpu_ns();
     bk_quotient_add_hashes(g, h, n, NULL);
-    printf("\nqueries of a filter of stages (1,000 keys at 1%%, grown 2^10 times) and of one sized for its %llu keys "
-           "(thread CPU ns per key):\n",
-           (unsigned long long)n);
+    double t3 = bu_cpu_ns();
+    printf("\nqueries of filters made for 1,000 keys at %g%% and grown 2^10 times (stages; one expanding table, "
+           "width %u bits, %u doublings, bound %.3f%%) and of one sized for their %llu keys (thread CPU ns per key); "
+           "inserts, growth included: stages %.1f ns, expanding %.1f ns, sized right %.1f ns a key:\n",
+           100.0 * p, bk_xquotient_slot_bits(x), bk_xquotient_doublings(x), 100.0 * bk_xquotient_fpr_bound(x),
+           (unsigned long long)n, (t1 - t0) / (double)n, (t2 - t1) / (double)n, (t3 - t2) / (double)n);
     stage_queries("grown 2^10 (stages)", f, h, miss, n, res);
+    xq_queries("grown 2^10 (expanding)", x, h, miss, n, res);
     stage_queries("sized right", g, h, miss, n, res);
     bk_quotient_free(f);
     bk_quotient_free(g);
+    bk_xquotient_free(x);
     free(h);
     free(miss);
     free(res);
@@ -266,7 +307,8 @@ int main(int argc, char **argv)
     }
     insert_bands(1000000, 0.95);
     insert_bands(1000000, 1.0);
-    stages();
+    stages(0.01);
+    stages(0.001);
     bu_print_loadavg("end");
     return 0;
 }

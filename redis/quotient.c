@@ -6,7 +6,11 @@
  * MAXITERATIONS mean nothing to it. Keys are of the module's BF data type (every non-cuckoo bloomkit
  * filter is), so RDB, AOF rewrite, DUMP/RESTORE, COPY and MEMORY USAGE work as for the others.
  *
- *   BK.QF.RESERVE key capacity error_rate [REMAINDER r]    an empty filter (r: room to grow)
+ *   BK.QF.RESERVE key capacity error_rate [REMAINDER r | EXPANDING]
+ *                                  an empty filter (r: room to grow; EXPANDING: an expanding
+ *                                  filter, bk_xquotient_new, one table that doubles in place at its
+ *                                  error rate however often: an add that finds it full doubles it,
+ *                                  and so does BK.QF.GROW; no DEL, no MERGE)
  *   BK.QF.ADD key item [COUNT n] [INPLACE]
  *                                  add n occurrences (1); creates the key (capacity INITIAL_SIZE,
  *                                  ERROR_RATE, room for QF_IMPLICIT_ROOM doublings); a full filter
@@ -81,8 +85,37 @@ static bk_status qf_grow(bkr_value *v, bool keep)
     bk_quotient *q = bkr_typed(v);
     if ((double)bk_quotient_memory(q) * (keep ? 3 : 2) > (double)bkr_cfg.max_filter_bytes) return BK_ETOOBIG;
     size_t heap0 = bkr_heap_now();
-    bk_status s = keep ? bk_quotient_expand(q) : bk_quotient_grow(q);
+    bk_status s = keep || bk_quotient_expanding(q) ? bk_quotient_expand(q) : bk_quotient_grow(q);
     v->heap += bkr_heap_now() - heap0; /* modular: the old array is freed, the new one is larger */
+    return s;
+}
+
+/* An expanding filter: made for `capacity` keys before its first doubling. */
+static bk_status qf_create_expanding(long long capacity, double error_rate, bkr_value **out)
+{
+    size_t heap0 = bkr_heap_now();
+    bk_quotient *q;
+    bk_status s = bk_xquotient_new((uint64_t)capacity, error_rate, NULL, &q);
+    if (s != BK_OK) return s;
+    if ((double)bk_quotient_memory(q) > (double)bkr_cfg.max_filter_bytes) {
+        bk_quotient_free(q);
+        return BK_ETOOBIG;
+    }
+    *out = bkr_value_wrap(BK_TYPE_QUOTIENT, q, heap0);
+    return *out ? BK_OK : BK_ENOMEM;
+}
+
+/* Add to an expanding filter, which doubles itself when full: the doubling's memory is counted, and
+ * refused (BK_ETOOBIG) past the size limit. */
+static bk_status qf_add_expanding(bkr_value *v, uint64_t h, uint64_t n)
+{
+    bk_quotient *q = bkr_typed(v);
+    uint64_t limit = (uint64_t)(bk_quotient_max_load(q) * (double)bk_quotient_slots(q));
+    if (bk_quotient_slots_used(q) + 64 > limit && (double)bk_quotient_memory(q) * 3 > (double)bkr_cfg.max_filter_bytes)
+        return BK_ETOOBIG;
+    size_t heap0 = bkr_heap_now();
+    bk_status s = bk_quotient_add_count_hash(q, h, n);
+    v->heap += bkr_heap_now() - heap0; /* modular, as in qf_grow */
     return s;
 }
 
@@ -90,12 +123,13 @@ BKR_GUARDED(QF_Reserve)
 static int QF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModule_AutoMemory(ctx);
-    if (argc != 4 && argc != 6) return RedisModule_WrongArity(ctx);
+    if (argc != 4 && argc != 5 && argc != 6) return RedisModule_WrongArity(ctx);
     long long capacity, rbits = 0;
     double p;
     if (!bkr_arg_ll(argv[2], &capacity) || capacity <= 0) return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
     if (!bkr_arg_double(argv[3], &p) || !(p > 0 && p < 1))
         return RedisModule_ReplyWithError(ctx, "ERR error rate must be in (0, 1)");
+    if (argc == 5 && !bkr_arg_is(argv[4], "EXPANDING")) return RedisModule_ReplyWithError(ctx, "ERR unknown argument");
     if (argc == 6) {
         if (!bkr_arg_is(argv[4], "REMAINDER")) return RedisModule_ReplyWithError(ctx, "ERR unknown argument");
         if (!bkr_arg_ll(argv[5], &rbits) || rbits < BK_QUOTIENT_MIN_RBITS || rbits > BK_QUOTIENT_MAX_RBITS)
@@ -106,7 +140,7 @@ static int QF_Reserve_run(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     bkr_lookup st = bkr_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_BF, &key, &v);
     if (st == BKR_WRONGTYPE) return bkr_reply_wrongtype(ctx);
     if (st == BKR_OK) return RedisModule_ReplyWithError(ctx, "ERR item exists");
-    bk_status s = qf_create(capacity, p, rbits, 0, &v);
+    bk_status s = argc == 5 ? qf_create_expanding(capacity, p, &v) : qf_create(capacity, p, rbits, 0, &v);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     bkr_set(key, BKR_BF, v);
     RedisModule_ReplicateVerbatim(ctx);
@@ -150,6 +184,13 @@ static int QF_Add_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t len;
     const char *p = RedisModule_StringPtrLen(argv[2], &len);
     uint64_t h = bk_hash64(p, len, bk_quotient_seed(q));
+    if (bk_quotient_expanding(q)) { /* it doubles itself, at its error rate (INPLACE changes nothing) */
+        bk_status s = qf_add_expanding(v, h, (uint64_t)n);
+        if (s == BK_ETOOBIG) return RedisModule_ReplyWithError(ctx, "ERR filter is full and cannot grow further");
+        if (s != BK_OK) return bkr_reply_status(ctx, s);
+        RedisModule_ReplicateVerbatim(ctx);
+        return bkr_reply_count(ctx, bk_quotient_count_hash(q, h));
+    }
     bk_status s = bk_quotient_add_count_hash(q, h, (uint64_t)n);
     while (s == BK_EFULL) { /* double, then retry: no item is lost either way */
         double now = bk_quotient_fpr_target(q), then = bk_quotient_grown_fpr(q, 1);
@@ -216,6 +257,8 @@ static int QF_Del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st != BKR_OK) return reply_lookup(ctx, st);
     size_t len;
     const char *p = RedisModule_StringPtrLen(argv[2], &len);
+    if (bk_quotient_expanding(q))
+        return RedisModule_ReplyWithError(ctx, "ERR an expanding filter cannot remove items (an entry may stand for several)");
     bk_status s = bk_quotient_remove_count_hash(q, bk_hash64(p, len, bk_quotient_seed(q)), (uint64_t)n);
     if (s == BK_ENOTFOUND) return RedisModule_ReplyWithLongLong(ctx, 0);
     if (s != BK_OK) return bkr_reply_status(ctx, s);
@@ -261,7 +304,7 @@ static int QF_Merge_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                                "destination: merge into the more grown one)");
     if (s == BK_EFULL) return RedisModule_ReplyWithError(ctx, "ERR the union does not fit: BK.QF.GROW the destination");
     if (s == BK_ENOTSUP)
-        return RedisModule_ReplyWithError(ctx, "ERR a filter grown by stages (past its planned room) cannot be merged");
+        return RedisModule_ReplyWithError(ctx, "ERR a filter grown by stages (past its planned room), or an expanding one, cannot be merged");
     if (s != BK_OK) return bkr_reply_status(ctx, s);
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");

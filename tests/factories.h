@@ -400,6 +400,18 @@ static bk_filter *tf_quotient_stages(uint64_t capacity, uint64_t nkeys, uint64_t
     return tf_wrap_fill(BK_TYPE_QUOTIENT, q, tf_quotient_free, 0);
 }
 
+/* An expanding quotient filter (bk_xquotient_new, body 5): made for an eighth of the capacity, so
+ * that the keys double it (twice for 500 keys of a capacity of 1,000). */
+static bk_filter *tf_quotient_expanding(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.seed = seed;
+    o.allocator = tf_allocator;
+    bk_xquotient *q;
+    if (bk_xquotient_new(capacity / 8 + 8, 0.01, &o, &q) != BK_OK) return NULL;
+    return tf_wrap_fill(BK_TYPE_QUOTIENT, q, tf_quotient_free, nkeys);
+}
+
 /* One entry per type (and layout). Later types add their line here. */
 static const tf_factory tf_factories[] = {
     { "bloom-standard", BK_TYPE_BLOOM, true, tf_bloom_standard, false, false, NULL },
@@ -426,6 +438,7 @@ static const tf_factory tf_factories[] = {
     { "aging-wide", BK_TYPE_AGING, false, tf_aging_wide, false, false, NULL },
     { "sketch-cms", BK_TYPE_CMS, false, tf_cms, false, true, NULL },
     { "sketch-topk", BK_TYPE_TOPK, false, tf_topk, false, true, NULL },
+    { "quotient-expanding", BK_TYPE_QUOTIENT, false, tf_quotient_expanding, false, false, NULL },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

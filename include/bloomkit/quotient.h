@@ -213,7 +213,9 @@ BK_API bk_status bk_quotient_grow(bk_quotient *f);
 /* The FPR bound at the load limit after `doublings` more doublings in place (0: at the load limit now):
  * bk_quotient_fpr_slots(floor(max_load 2^g S), 2^g S, r - g), plus, for a filter of stages, the
  * earlier stages' bounds at their load limits. NAN when g >= r. Remainder bits planned beyond the
- * fewest (options.remainder_bits) keep it within the target for as many doublings.
+ * fewest (options.remainder_bits) keep it within the target for as many doublings. For an
+ * expanding filter: the bound filled at its width now (g = 0), or the bound its width schedule keeps
+ * after g more doublings (p (d + 1) / (d + 7), d the doublings then), within p either way.
  * [query] (since 1.1) */
 BK_API double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings);
 /* Growth that keeps the error rate: doubles as bk_quotient_grow only when the doubled filter's bound
@@ -286,6 +288,68 @@ BK_API double bk_quotient_fpr_target(const bk_quotient *f); /* the FPR it was ma
  * block's start: load limits near 1), also the table of every block's true offset kept beside it (4
  * bytes per 64 slots, in memory only) */
 BK_API uint64_t bk_quotient_memory(const bk_quotient *f);
+
+/*
+ * Expanding quotient filter (since 1.1): one quotient table that doubles without losing its error
+ * rate, for a set whose final size is not known. Each slot of w bits holds a fingerprint of up to
+ * w - 1 bits and its length (a 1 after the fingerprint, zeros below it); a doubling moves each
+ * entry's first fingerprint bit into its quotient, so the entry keeps its place in the fingerprint
+ * order and its share of false positives, while the table's new slots give later keys w - 1 bits
+ * again. A doubling may widen the slots (w + 1 or more) so that the bound, the sum over stored keys
+ * of 2^-L / S, stays within p (p (g + 1) / (g + 7) after g doublings) however often it doubles. An
+ * entry whose fingerprint runs out matches any key of its home slot and is copied to both halves at
+ * the next doubling; those copies are bounded by the bound itself (each adds 1 / S to it: at most
+ * p S of them). A query reads one run of the one table, as a quotient filter sized for its keys;
+ * an insert is one quotient-filter insert, and the insert that finds the table at its load limit
+ * doubles it first (every entry moved once: constant time per key amortized, the doubling itself
+ * linear, with the old and the new table both held while it runs). At p = 1% a filter made for N0
+ * keys and grown to 2^10 N0 takes 1.44 times the bits per key of a quotient filter made for its
+ * size (w = 11), at 0.1% 1.41 times (w = 15) (docs/MATH.md).
+ * An expanding filter is a quotient filter (the same struct): the bk_quotient_* calls take it
+ * (add, contains, count, batches, clone, clear, stats; bk_quotient_expand doubles it), and so does
+ * bk_filter_wrap with BK_TYPE_QUOTIENT (saved in body 5, docs/FORMAT.md). Refused on it: removal
+ * (BK_ENOTSUP: an entry may stand for many keys), bk_quotient_grow (BK_ENOTSUP), union
+ * (BK_ENOTSUP), add_fingerprint (BK_ENOTSUP); foreach returns -1.
+ */
+typedef struct bk_quotient bk_xquotient;
+
+/* Create for `capacity` keys before the first doubling at error rate p. opts as for bk_quotient_new
+ * (allocator, seed, max_load, power_of_two_slots); remainder_bits must be 0 (the width is chosen
+ * from p). Errors: BK_EINVAL (capacity 0, p not in (0,1), bad options), BK_ETOOBIG, BK_ENOMEM; on
+ * error *out is NULL. [any] */
+BK_API bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_options *opts,
+                                  bk_xquotient **out);
+/* Free; NULL is fine. [excl] */
+BK_API void bk_xquotient_free(bk_xquotient *f);
+/* Add a key (or its 64-bit hash with the filter's seed, as bk_hash64 gives it); a table at its load
+ * limit doubles first. Errors: BK_EINVAL, BK_ETOOBIG (more than 2^31 slots), BK_ENOMEM; on error
+ * the key is not added and the filter answers as before. [excl] */
+BK_API bk_status bk_xquotient_add(bk_xquotient *f, const void *key, size_t len);
+BK_API bk_status bk_xquotient_add_hash(bk_xquotient *f, uint64_t hash);
+/* Double now (as an insert does at the load limit). Errors as add. [excl] */
+BK_API bk_status bk_xquotient_expand(bk_xquotient *f);
+/* Membership: never false for a key added. [query] */
+BK_API bool bk_xquotient_contains(const bk_xquotient *f, const void *key, size_t len);
+BK_API bool bk_xquotient_contains_hash(const bk_xquotient *f, uint64_t hash);
+/* n hashes at once, prefetching ahead: results[i] (when results is not NULL) 1 or 0; returns the
+ * hits. [query] */
+BK_API size_t bk_xquotient_contains_hashes(const bk_xquotient *f, const uint64_t *hashes, size_t n,
+                                           uint8_t *results);
+/* How many times the hash may have been added: the counts of every entry it matches (at least its
+ * true count). [query] */
+BK_API uint64_t bk_xquotient_count_hash(const bk_xquotient *f, uint64_t hash);
+/* Keys added; doublings; the slot width w; home slots; slots in use (entries, counters and copies);
+ * the FPR bound now (the sum above); the error rate it was made for; bytes it holds. [query] */
+BK_API uint64_t bk_xquotient_keys(const bk_xquotient *f);
+BK_API uint32_t bk_xquotient_doublings(const bk_xquotient *f);
+BK_API uint32_t bk_xquotient_slot_bits(const bk_xquotient *f);
+BK_API uint64_t bk_xquotient_slots(const bk_xquotient *f);
+BK_API uint64_t bk_xquotient_slots_used(const bk_xquotient *f);
+BK_API double bk_xquotient_fpr_bound(const bk_xquotient *f);
+BK_API double bk_xquotient_fpr_target(const bk_xquotient *f);
+BK_API uint64_t bk_xquotient_memory(const bk_xquotient *f);
+/* Whether f is an expanding filter (bk_xquotient_new, or loaded from body 5). [query] */
+BK_API bool bk_quotient_expanding(const bk_quotient *f);
 
 #ifdef __cplusplus
 }

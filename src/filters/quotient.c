@@ -923,6 +923,10 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
     c->fpr_target = f->fpr_target;
     c->path_asked = f->path_asked;
     c->bmi2 = f->bmi2;
+    c->xq = f->xq;
+    c->xq_doublings = f->xq_doublings;
+    c->xq_bound = f->xq_bound;
+    c->xq_keys = f->xq_keys;
     if (f->nolder) {
         if (!(c->older = bk__calloc(c->alloc, f->nolder, sizeof *c->older))) {
             bk_quotient_free(c);
@@ -943,6 +947,7 @@ bk_status bk_quotient_clone(const bk_quotient *f, bk_quotient **out)
 bk_status bk_quotient_add_count_hash(bk_quotient *f, uint64_t h, uint64_t count)
 {
     if (!f || count == 0) return BK_EINVAL;
+    if (f->xq) return bk__xq_add(f, h, count);
     uint64_t q, x;
     split(f, h, &q, &x);
     return bk__qf_ops(f)->insert(f, q, x, count);
@@ -1001,6 +1006,7 @@ static bk_status table_remove(bk_quotient *f, uint64_t h, uint64_t count)
 bk_status bk_quotient_remove_count_hash(bk_quotient *f, uint64_t h, uint64_t count)
 {
     if (!f || count == 0) return BK_EINVAL;
+    if (f->xq) return BK_ENOTSUP; /* an expanding filter's entries may stand for many keys */
     if (!f->nolder) return table_remove(f, h, count);
     /* newest table first; nothing changes unless all `count` occurrences are there */
     if (staged_count(f, h, false) < count) return BK_ENOTFOUND;
@@ -1021,6 +1027,7 @@ bk_status bk_quotient_remove(bk_quotient *f, const void *key, size_t len)
 uint64_t bk_quotient_count_hash(const bk_quotient *f, uint64_t h)
 {
     if (!f) return 0;
+    if (f->xq) return bk__xq_count(f, h, false);
     if (f->nolder) return staged_count(f, h, false);
     return table_count(f, h);
 }
@@ -1031,6 +1038,7 @@ uint64_t bk_quotient_count(const bk_quotient *f, const void *key, size_t len)
 }
 bool bk_quotient_contains_hash(const bk_quotient *f, uint64_t h)
 {
+    if (f->xq) return bk__xq_count(f, h, true) != 0;
     return f->nolder ? staged_count(f, h, true) != 0 : table_count(f, h) != 0;
 }
 bool bk_quotient_contains(const bk_quotient *f, const void *key, size_t len)
@@ -1062,7 +1070,12 @@ bk_status bk_quotient_add_hashes(bk_quotient *f, const uint64_t *h, size_t n, si
     if (!f || (!h && n)) return bk__batch_refused(done);
     if (done) *done = 0;
     const qf_ops *ops = bk__qf_ops(f);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && f->xq; i++) { /* an expanding filter: key by key */
+        bk_status s = bk__xq_add(f, h[i], 1);
+        if (s) return s;
+        if (done) *done = i + 1;
+    }
+    for (size_t i = 0; i < n && !f->xq; i++) {
         if (i + QF_PREFETCH_AHEAD < n) {
             uint64_t pq, px;
             split(f, h[i + QF_PREFETCH_AHEAD], &pq, &px);
@@ -1127,6 +1140,7 @@ static size_t staged_contains_hashes(const bk_quotient *f, const uint64_t *h, si
 
 static size_t contains_chunk(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res)
 {
+    if (f->xq) return bk__xq_contains_hashes(f, h, n, res);
     return f->nolder ? staged_contains_hashes(f, h, n, res) : bk__qf_ops(f)->contains_hashes(f, h, n, res);
 }
 
@@ -1182,8 +1196,8 @@ bk_status bk_quotient_contains_many(const bk_quotient *f, const void *const *key
 bk_status bk_quotient_count_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint64_t *counts)
 {
     if (!f || (n && (!h || !counts))) return BK_EINVAL;
-    if (f->nolder) {
-        for (size_t i = 0; i < n; i++) counts[i] = staged_count(f, h[i], false);
+    if (f->nolder || f->xq) {
+        for (size_t i = 0; i < n; i++) counts[i] = bk_quotient_count_hash(f, h[i]);
         return BK_OK;
     }
     const qf_ops *ops = bk__qf_ops(f);
@@ -1205,6 +1219,8 @@ void bk_quotient_clear(bk_quotient *f)
     f->sat = NULL;
     f->sat_want = false;
     f->used = f->distinct = f->total = 0;
+    f->xq_bound = 0; /* an expanding filter keeps its size and slot width */
+    f->xq_keys = 0;
 }
 
 /* ---- statistics and accessors ---- */
@@ -1254,6 +1270,7 @@ void bk_quotient_stats(const bk_quotient *f, bk_stats *out)
     out->fpr_now = fmin(1.0, fpr);
     out->saturated = (double)f->used >= 0.98 * (double)f->max_used || out->fpr_now > out->fpr_target;
     out->seed = f->seed;
+    if (f->xq) bk__xq_stats(f, out);
 }
 
 uint32_t bk_quotient_quotient_bits(const bk_quotient *f) { return f->qbits; }
@@ -1264,6 +1281,7 @@ double bk_quotient_fpr_target(const bk_quotient *f) { return f->nolder ? f->olde
 
 double bk_quotient_grown_fpr(const bk_quotient *f, uint32_t doublings)
 {
+    if (f->xq) return bk__xq_grown_fpr(f, doublings);
     if (doublings >= f->rbits || doublings > 32) return NAN;
     uint64_t s = f->nslots << doublings;
     double b = bk_quotient_fpr_slots((uint64_t)floor(f->max_load * (double)s), s, f->rbits - doublings);

@@ -21,6 +21,9 @@
  * Body 3 (a filter of stages, bk_quotient_expand):
  * offset 0   u32 0, u32 body version 3, u32 stages K (2..64), u32 0
  *            then K stage bodies, oldest first, each a whole body 1, 2 or 4 (the last takes inserts).
+ * Body 5 (an expanding filter, bk_xquotient_new; quotient_expand.c):
+ * offset 0   u32 0, u32 body version 5, u32 doublings (0..32), u32 0, f64 FPR bound, u64 keys added
+ *            then its table as a whole body 4 (remainder_bits: the slot width).
  * Decoding checks every invariant listed in quotient_slots.h, and that the three counters match
  * the array, before the filter is used. */
 
@@ -116,6 +119,12 @@ static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_quotient *f = vf;
     bk_status s;
+    if (f->xq) {
+        if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, 5)) || (s = bk__w_u32(w, f->xq_doublings)) ||
+            (s = bk__w_u32(w, 0)) || (s = bk__w_f64(w, f->xq_bound)) || (s = bk__w_u64(w, f->xq_keys)))
+            return s;
+        return encode_table(f, w);
+    }
     if (!f->nolder) return encode_table(f, w);
     if ((s = bk__w_u32(w, 0)) || (s = bk__w_u32(w, 3)) || (s = bk__w_u32(w, f->nolder + 1)) || (s = bk__w_u32(w, 0)))
         return s;
@@ -149,6 +158,31 @@ static bk_status decode_stages(bk_reader *r, bk_quotient **out)
     t[k - 1]->older = arr;
     t[k - 1]->nolder = k - 1;
     *out = t[k - 1];
+    return BK_OK;
+}
+
+/* Body 5: the expanding filter's fields, then its table (a body 4). */
+static bk_status decode_expanding(bk_reader *r, bk_quotient **out)
+{
+    uint32_t doublings, zero;
+    double bound;
+    uint64_t keys;
+    bk_status s;
+    if ((s = bk__r_u32(r, &doublings)) || (s = bk__r_u32(r, &zero)) || (s = bk__r_f64(r, &bound)) ||
+        (s = bk__r_u64(r, &keys)))
+        return s;
+    if (doublings > 32 || zero || !(bound >= 0 && bound <= 1e300)) return BK_ECORRUPT;
+    bk_quotient *f;
+    if ((s = decode_table(r, false, &f))) return s;
+    if (f->body != 4) {
+        bk_quotient_free(f);
+        return BK_ECORRUPT;
+    }
+    f->xq = true;
+    f->xq_doublings = doublings;
+    f->xq_bound = bound;
+    f->xq_keys = keys;
+    *out = f;
     return BK_OK;
 }
 
@@ -240,6 +274,7 @@ static bk_status decode_table(bk_reader *r, bool staged, bk_quotient **out)
     if (qb == 0) { /* a later body: its version, then its fields */
         if ((s = bk__r_u32(r, &version))) return s;
         if (version == 3 && staged) return decode_stages(r, out);
+        if (version == 5 && staged) return decode_expanding(r, out);
         if ((s = bk__r_u32(r, &rb)) || (s = bk__r_u32(r, &zero)) ||
             (s = bk__r_u64(r, &slots)) || (s = bk__r_u64(r, &xslots)))
             return s;
@@ -311,7 +346,7 @@ static bk_status v_add_hashes(void *f, const uint64_t *h, size_t n, size_t *done
 static bk_status v_merge(void *d, const void *s)
 {
     const bk_quotient *a = d, *b = s;
-    if (a->nolder || b->nolder) return BK_ENOTSUP; /* a filter of stages has no one fingerprint space */
+    if (a->nolder || b->nolder || a->xq || b->xq) return BK_ENOTSUP; /* no one fingerprint space */
     if (a->nslots != b->nslots || a->rbits != b->rbits) return BK_EINCOMPAT;
     return bk_quotient_union(d, s);
 }

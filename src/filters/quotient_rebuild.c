@@ -133,9 +133,12 @@ static void adopt(bk_quotient *f, bk_quotient *nf)
     bk__free(nf->alloc, nf);
 }
 
+void bk__qf_adopt(bk_quotient *f, bk_quotient *nf) { adopt(f, nf); }
+
 bk_status bk_quotient_grow(bk_quotient *f)
 {
     if (!f) return BK_EINVAL;
+    if (f->xq) return BK_ENOTSUP; /* an expanding filter doubles by bk_quotient_expand */
     if (f->nslots * 2 > (UINT64_C(1) << BK_QUOTIENT_MAX_QBITS) || f->rbits - 1 < BK_QUOTIENT_MIN_RBITS)
         return BK_ETOOBIG;
     bk_quotient *nf;
@@ -176,6 +179,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UI
 bk_status bk_quotient_expand(bk_quotient *f)
 {
     if (!f) return BK_EINVAL;
+    if (f->xq) return bk_xquotient_expand(f); /* an expanding filter doubles in place */
     double p = bk_quotient_fpr_target(f);
     bk_status s;
     /* the first table doubles in place while its bound at the load limit stays within p (the
@@ -232,6 +236,7 @@ static bool convertible(uint64_t s_odd, uint32_t s_fbits, uint32_t s_rbits, cons
 bk_status bk_quotient_compatible(const bk_quotient *dst, const bk_quotient *src)
 {
     if (!dst || !src) return BK_EINVAL;
+    if (dst->xq || src->xq) return BK_ENOTSUP; /* fingerprints of many lengths: no merge yet */
     uint32_t cut;
     /* a filter of stages has no one fingerprint space */
     if (dst->nolder || src->nolder) return BK_ENOTSUP;
@@ -280,7 +285,7 @@ bk_status bk_quotient_union(bk_quotient *dst, const bk_quotient *src)
 int bk_quotient_foreach(const bk_quotient *f, bk_quotient_visit_fn fn, void *ctx)
 {
     if (!f || !fn) return 0;
-    if (f->nolder) return -1; /* no one fingerprint space */
+    if (f->nolder || f->xq) return -1; /* no one fingerprint space */
     qf_iter it;
     it_init(&it, f);
     uint64_t q, x, c;
@@ -295,6 +300,7 @@ bk_status bk_quotient_add_fingerprint_slots(bk_quotient *f, uint64_t fp, uint64_
                                             uint64_t count)
 {
     if (!f || count == 0 || slots == 0 || rbits == 0 || rbits > 63) return BK_EINVAL;
+    if (f->xq) return BK_ENOTSUP;
     unsigned tz = (unsigned)__builtin_ctzll(slots);
     unsigned qlen = slots > 1 ? 64 - (unsigned)__builtin_clzll(slots - 1) : 0; /* bits of a quotient */
     if (qlen + rbits > 64) return BK_EINVAL;

@@ -67,6 +67,13 @@ struct bk_quotient {
      * stage, the one inserts go to. NULL and 0 for a filter of one table. */
     struct bk_quotient **older;
     uint32_t nolder;
+    /* An expanding filter (bk_xquotient_new, quotient_expand.c): slots of variable-length
+     * fingerprints (rbits is the slot width), doubled in place; xq_bound: its FPR bound now; xq_keys:
+     * keys added; xq_doublings: doublings so far. false and 0 for every other filter. */
+    bool xq;
+    uint32_t xq_doublings;
+    double xq_bound;
+    uint64_t xq_keys;
 };
 
 #define QF_MAX_STAGES 64 /* stages of one filter (1 + doublings past the planned room) */
@@ -445,5 +452,15 @@ BK_HIDDEN bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t
 /* Physical slots for S home slots: the 1.0 rule, and the rule of later filters (smaller below full
  * load). */
 BK_HIDDEN uint64_t bk__qf_xslots(uint64_t slots, double max_load, bool layout10);
+/* Move the contents of nf (built) into f, keeping f's identity; nf is freed (quotient_rebuild.c). */
+BK_HIDDEN void bk__qf_adopt(bk_quotient *f, bk_quotient *nf);
+
+/* The expanding filter's operations (quotient_expand.c), which the quotient filter's calls hand an
+ * expanding filter (f->xq) to. */
+BK_HIDDEN bk_status bk__xq_add(bk_quotient *f, uint64_t h, uint64_t count);
+BK_HIDDEN uint64_t bk__xq_count(const bk_quotient *f, uint64_t h, bool any);
+BK_HIDDEN size_t bk__xq_contains_hashes(const bk_quotient *f, const uint64_t *h, size_t n, uint8_t *res);
+BK_HIDDEN void bk__xq_stats(const bk_quotient *f, bk_stats *out);
+BK_HIDDEN double bk__xq_grown_fpr(const bk_quotient *f, uint32_t doublings);
 
 #endif

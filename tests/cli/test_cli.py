@@ -1860,6 +1860,44 @@ def test_ribbon():
 
 # ---------------------------------------------------------------------------------------------
 @group
+def test_quotient_expanding():
+    # An expanding quotient filter (the library's bk_xquotient_new; its golden file, body 5): grown
+    # by the default `bloomkit grow` in place at its error rate, filled through `bloomkit add` (which
+    # doubles it when full), every key present, the bound within p; removal and growth that spends
+    # the error rate refused, the file unchanged.
+    import shutil
+    shutil.copy(os.path.join(TOP, "tests", "golden", "quotient-expanding-v1.0.bkf"), "x.bf")
+    i0 = info("x.bf")
+    check(i0["type"] == "quotient", "an expanding filter is a quotient filter: %r" % i0)
+    rc, out, err = run(["grow", "x.bf", "--times", "3"])
+    check(rc == 0 and "above" not in err, "grow x3 at the error rate: %s" % err)
+    i1 = info("x.bf")
+    check(i1["capacity"] == 8 * i0["capacity"], "capacity x8: %r -> %r" % (i0["capacity"], i1["capacity"]))
+    keys = urls(60000)
+    run(["add", "-q", "x.bf"], input=lines(keys), expect=0)
+    rc, out, err = run(["query", "x.bf"], input=lines(keys))
+    check(rc == 0 and out.count(b"\tpresent\n") == 60000, "every key present after growth and adds")
+    i2 = info("x.bf")
+    check(i2["capacity"] > i1["capacity"] and i2["fpr_now"] <= 0.01, "doubled by the adds, bound within p: %r" % i2)
+    absent = urls(100000, host="absent.example")
+    rc, out, err = run(["query", "x.bf"], input=lines(absent))
+    fpr = out.count(b"\tpresent\n") / 100000.0
+    check(fpr <= 0.011, "FPR on absent keys within 1.1 p: %g" % fpr)
+    before = open("x.bf", "rb").read()
+    rc, out, err = run(["remove", "-q", "x.bf"], input=lines(keys[:10]))
+    check(rc == 2, "removal refused: %s" % err)
+    for opt in ("--spend-fpr", "--in-place"):
+        rc, out, err = run(["grow", "x.bf", opt])
+        check(rc == 2 and "nothing was written" in err, "grow %s refused: %s" % (opt, err))
+    write("o.txt", lines(keys[:100]))
+    run(["build", "-q", "--force", "o.bf", "o.txt", "-n", "1000", "--type", "quotient"], expect=0)
+    rc, out, err = run(["merge", "x.bf", "x.bf", "o.bf"])
+    check(rc == 2, "merge refused: %s" % err)
+    check(open("x.bf", "rb").read() == before, "refused commands leave the file unchanged")
+
+
+# ---------------------------------------------------------------------------------------------
+@group
 def test_quotient():
     # A quotient filter built, grown twice without its keys, merged with a filter it grew from, and
     # a union too large for its target refused with the file unchanged.

@@ -175,6 +175,42 @@ def test_errors(r):
     assert "syntax" in err(r, "BK.QF.ADD", "e", "a", "COUNT", 0)
 
 
+def test_expanding(r):
+    # BK.QF.RESERVE ... EXPANDING: one table that doubles in place whenever an add finds it full:
+    # 1,000 items reserved, 20,000 added (five doublings), every item present, the error rate now, at
+    # capacity and measured on 40,000 absent items within 1.1 x 1%, one stage; BK.QF.GROW doubles it
+    # at its error rate; DEL and MERGE refused; DEBUG RELOAD keeps it.
+    assert r.execute_command("BK.QF.RESERVE", "ex", 1000, 0.01, "EXPANDING") in (b"OK", True, "OK")
+    size0 = info(r, "ex")["Size"]
+    p = r.pipeline(transaction=False)
+    for i in range(20000):
+        p.execute_command("BK.QF.ADD", "ex", "e%d" % i)
+    assert all(c >= 1 for c in p.execute())
+    i = info(r, "ex")
+    assert i["Number of items inserted"] == 20000 and i["Stages"] == 1, i
+    assert i["Capacity"] >= 20000 and i["Size"] > 16 * size0, i
+    assert float(i["Error rate now"]) <= 0.011 and float(i["Error rate at capacity"]) <= 0.011
+    assert absent_fpr(r, "ex", 40000) <= 0.011
+    p = r.pipeline(transaction=False)
+    for k in range(20000):
+        p.execute_command("BK.QF.EXISTS", "ex", "e%d" % k)
+    assert all(x == 1 for x in p.execute())
+    assert r.execute_command("BK.QF.ADD", "ex", "e5", "COUNT", 3) >= 4
+    cap = i["Capacity"]
+    assert r.execute_command("BK.QF.GROW", "ex") in (b"OK", True, "OK")
+    i = info(r, "ex")
+    assert i["Capacity"] == 2 * cap and float(i["Error rate at capacity"]) <= 0.011, i
+    assert "expanding filter cannot remove" in err(r, "BK.QF.DEL", "ex", "e1")
+    assert r.execute_command("BK.QF.EXISTS", "ex", "e1") == 1
+    r.execute_command("BK.QF.RESERVE", "other2", 1000, 0.01)
+    assert "expanding" in err(r, "BK.QF.MERGE", "other2", "ex")
+    assert "unknown argument" in err(r, "BK.QF.RESERVE", "ex2", 1000, 0.01, "EXPANDED")
+    assert r.execute_command("DEBUG", "RELOAD") in (b"OK", True)
+    assert info(r, "ex")["Number of items inserted"] == 20003
+    assert r.execute_command("BK.QF.EXISTS", "ex", "e19999") == 1
+    assert r.execute_command("BK.QF.ADD", "ex", "after-reload") == 1
+
+
 def test_persistence(server):
     c = server.client()
     c.execute_command("BK.QF.RESERVE", "p", 2000, 0.01, "REMAINDER", 9)  # counts take slots: room to double
