@@ -308,5 +308,5 @@ uint64_t bk_xquotient_slots(const bk_xquotient *f) { return f ? f->nslots : 0; }
 uint64_t bk_xquotient_slots_used(const bk_xquotient *f) { return f ? f->used : 0; }
 double bk_xquotient_fpr_bound(const bk_xquotient *f) { return f ? f->xq_bound : NAN; }
 double bk_xquotient_fpr_target(const bk_xquotient *f) { return f ? f->fpr_target : NAN; }
-uint64_t bk_xquotient_memory(const bk_xquotient *f) { return f ? f->nwords * 8 : 0; }
+uint64_t bk_xquotient_memory(const bk_xquotient *f) { return f ? bk_quotient_memory(f) : 0; }
 bool bk_quotient_expanding(const bk_quotient *f) { return f && f->xq; }
