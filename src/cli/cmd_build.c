@@ -426,7 +426,9 @@ static int run(int argc, char **argv)
         return CLI_EXIT_ERR;
     }
     cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
-    cli_spool *sp = r && !direct ? cli_spool_new(path) : NULL;
+    /* the types that only set bits read the spool back as runs, in any order within a partition */
+    const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
+    cli_spool *sp = r && !direct ? cli_spool_new(path, t->sets_bits && !dedupe && !t->build_static) : NULL;
     cli_hll *hll = malloc(sizeof *hll);
     if (!r || !hll || (!sp && !direct)) {
         bk_filter_free(f);
@@ -480,7 +482,6 @@ static int run(int argc, char **argv)
              * of its hash then fill their memory front to back. The deleting types (counting,
              * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
              * filter holds the set of keys, as for the other types. */
-            const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
             cli_progress_start(&prog, quiet, "insert", lines);
             size_t done = 0;
             if (dedupe) {
