@@ -332,7 +332,10 @@ typedef struct cli_spool_run {
     const uint64_t *h; /* NULL: in the file */
     uint64_t off;
     size_t n;
+    unsigned part;     /* its partition: every hash of it has h >> (64 - log2(cli_spool_parts)) == part */
 } cli_spool_run;
+/* The spool's number of partitions: 256, or 16 for a runs_only spool. */
+unsigned cli_spool_parts(const cli_spool *s);
 #define CLI_SPOOL_RUN_MAX 4096
 bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns);
 /* A run's hashes: in memory, or read from the file into buf (room for CLI_SPOOL_RUN_MAX). NULL on a

@@ -347,13 +347,15 @@ bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns)
     size_t k = 0;
     for (int p = 0; p < NPART; p++) {
         for (uint32_t c = s->head[p]; c != NO_CHUNK; c = s->chunks[c].next)
-            s->runs[k++] = (cli_spool_run){ s->chunks[c].mem, s->chunks[c].off, PBUF };
-        if (s->fill[p]) s->runs[k++] = (cli_spool_run){ s->cur[p], 0, s->fill[p] };
+            s->runs[k++] = (cli_spool_run){ s->chunks[c].mem, s->chunks[c].off, PBUF, (unsigned)p };
+        if (s->fill[p]) s->runs[k++] = (cli_spool_run){ s->cur[p], 0, s->fill[p], (unsigned)p };
     }
     *runs = s->runs;
     *nruns = k;
     return true;
 }
+
+unsigned cli_spool_parts(const cli_spool *s) { return s->npart; }
 
 const uint64_t *cli_spool_run_hashes(cli_spool *s, const cli_spool_run *run, uint64_t *buf)
 {
