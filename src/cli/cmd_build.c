@@ -393,7 +393,8 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
     } else if (blocked && nparts > 1) {
         const unsigned sparts = cli_spool_parts(sp);
         if (nparts > sparts) nparts = sparts;
-        const uint64_t blocks = bk_blocked_bits(blocked) / (bk_blocked_layout_of(blocked) == BK_BLOCKED_SPLIT256 ? 256 : 512);
+        const bool split = bk_blocked_layout_of(blocked) == BK_BLOCKED_SPLIT256;
+        const uint64_t blocks = bk_blocked_bits(blocked) / (split ? 256 : 512); /* B (FORMAT.md 6.2) */
         size_t r = 0;
         for (unsigned p = 0; p < nparts; p++) {
             /* partitions [first, next): runs [r, e) */

@@ -8,8 +8,8 @@
  * writes into its current chunk; a full chunk is kept in memory as it is (the partition takes a fresh
  * chunk: no copy) while the spool's memory stays within a bound (64 MiB, and at most 1/8 of the RAM),
  * and beyond it is appended to an unlinked temporary file as one chunk and its memory reused, so
- * memory never exceeds the bound plus the 256 current chunks (8 MiB). Reading back goes partition by
- * partition, in the order of the hashes' top bits, which is the order of the filter's memory for every
+ * memory never exceeds the bound plus the current chunks (256: 8 MiB; 16: 512 KiB). Reading back goes
+ * partition by partition, in the order of the hashes' top bits, which is the order of the filter's memory for every
  * type that picks a block or bucket by multiply-shift of the hash (blocked, cuckoo, the first probe of
  * the classic filter): inserts then walk the filter sequentially instead of at random. A partition can
  * also be read sorted with exact duplicates removed (equal 64-bit hashes: the same key), for the types
