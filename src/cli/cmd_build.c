@@ -146,7 +146,13 @@ static bool fill_owned(fill_job *j, const cli_spool_run *run, const uint64_t *h)
     /* the lowest block a hash of the partition can have: that of its lowest hash */
     const uint64_t first = run->part * j->blocks / j->spool_parts; /* (blocks < 2^36, part < 256) */
     if (first >= j->own_lo) {
-        bk_blocked_add_hashes_part(j->blocked, h, run->n, 0, 1); /* (leaves the count alone) */
+        /* the first thread's range starts at block 0: it alone uses the plain batch insert, which also
+         * adds to the filter's count (replaced after the fill); the others leave the count alone
+         * through the ranged insert of the whole filter (one range test per hash) */
+        if (j->own_lo == 0)
+            bk_blocked_add_hashes(j->blocked, h, run->n);
+        else
+            bk_blocked_add_hashes_part(j->blocked, h, run->n, 0, 1);
         return true;
     }
     uint64_t mine[256];
