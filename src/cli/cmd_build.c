@@ -403,7 +403,7 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
         const uint64_t blocks = bk_blocked_bits(blocked) / (split ? 256 : 512); /* B (FORMAT.md 6.2) */
         size_t r = 0;
         for (unsigned p = 0; p < nparts; p++) {
-            /* partitions [first, next): runs [r, e) */
+            /* partitions [first, upto): runs [r, e) */
             const unsigned first = sparts * p / nparts, upto = sparts * (p + 1) / nparts;
             size_t e = r;
             while (e < nruns && runs[e].part < upto) e++;
