@@ -302,8 +302,12 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, bool in_
 /* ---- the hash spool of build (spool.c) ---- */
 
 typedef struct cli_spool cli_spool;
-/* A spool whose temporary file (if it needs one) goes in the directory of near_path, else $TMPDIR. */
-cli_spool *cli_spool_new(const char *near_path);
+/* A spool whose temporary file (if it needs one) goes in the directory of near_path, else $TMPDIR.
+ * runs_only: its hashes will only be read back with cli_spool_runs (or cli_spool_next without
+ * dedupe), in any order within a partition (the types that only set bits); it then has 16 partitions
+ * (the top 4 bits) instead of 256, which makes cli_spool_put cheaper. cli_spool_put_grouped and
+ * cli_spool_group, and cli_spool_next's sorted partitions (their memory bound), take the 256 form. */
+cli_spool *cli_spool_new(const char *near_path, bool runs_only);
 void cli_spool_free(cli_spool *s);
 /* Adds hashes grouped by partition (their top 8 bits): count[p] of partition p, in order p = 0..255,
  * each group in input order (cli_spool_group makes the groups). */
@@ -328,7 +332,10 @@ typedef struct cli_spool_run {
     const uint64_t *h; /* NULL: in the file */
     uint64_t off;
     size_t n;
+    unsigned part;     /* its partition: every hash of it has h >> (64 - log2(cli_spool_parts)) == part */
 } cli_spool_run;
+/* The spool's number of partitions: 256, or 16 for a runs_only spool. */
+unsigned cli_spool_parts(const cli_spool *s);
 #define CLI_SPOOL_RUN_MAX 4096
 bool cli_spool_runs(cli_spool *s, const cli_spool_run **runs, size_t *nruns);
 /* A run's hashes: in memory, or read from the file into buf (room for CLI_SPOOL_RUN_MAX). NULL on a

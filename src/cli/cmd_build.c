@@ -104,10 +104,16 @@ static const cli_opt opts[] = {
  *   filter from the spool runs it claims (FILL_CLAIM at a time, from one atomic counter, so a thread
  *   that is descheduled leaves its share to the others), and the copies are OR-ed into the filter (a
  *   union);
- * - otherwise, and for blocked filters: the bit array is cut into one range per thread (whole cache
- *   lines); every thread reads all the hashes and sets only the bits in its own range (the library's
- *   *_add_hashes_part), so no two threads write the same memory. Each thread computes every probe;
- *   only the memory traffic is divided (a blocked filter's probe is one multiply). */
+ * - blocked filters: each thread takes the spool partitions of one range of hashes (the spool is in
+ *   hash order, and a key's block is range(h, B) = (h * B) >> 64, FORMAT.md 6.2, which grows with h),
+ *   so it reads only its own runs and sets bits only in its own range of blocks, which starts at an
+ *   even block (two 256-bit blocks share a cache line). The few hashes of its first partition whose
+ *   block lies below that (a block the previous thread's range may also reach) are kept aside and
+ *   added after the threads have joined;
+ * - otherwise (a classic filter too large for copies): the bit array is cut into one range per
+ *   thread (whole cache lines); every thread reads all the hashes and sets only the bits in its own
+ *   range (the library's *_add_hashes_part), so no two threads write the same memory. Each thread
+ *   computes every probe; only the memory traffic is divided. */
 
 typedef struct fill_job {
     struct bk_bloom *bloom; /* one of these two */
@@ -121,7 +127,57 @@ typedef struct fill_job {
     atomic_size_t *next;    /* copies: the runs are claimed FILL_CLAIM at a time from here, so a thread
                                that loses its core for a while leaves its runs to the others */
     bool failed;            /* a run could not be read from the spool's file (message printed) */
+    /* blocked filters by spool partition (owned): */
+    bool owned;
+    uint64_t blocks;        /* B */
+    uint64_t own_lo;        /* the first block of the thread's range (it ends where the next begins) */
+    unsigned spool_parts;
+    uint64_t *aside;        /* hashes whose block is below own_lo, added after the join */
+    size_t naside, aside_cap;
 } fill_job;
+
+__extension__ typedef unsigned __int128 u128; /* (the library's range() takes it too) */
+static uint64_t block_of(uint64_t h, uint64_t blocks) { return (uint64_t)(((u128)h * blocks) >> 64); }
+
+/* Blocked, owned: the run's hashes whose block is in the thread's range go to the filter, the others
+ * aside (only in a partition that starts below the range). */
+static bool fill_owned(fill_job *j, const cli_spool_run *run, const uint64_t *h)
+{
+    /* the lowest block a hash of the partition can have: that of its lowest hash */
+    const uint64_t first = run->part * j->blocks / j->spool_parts; /* (blocks < 2^36, part < 256) */
+    if (first >= j->own_lo) {
+        /* the first thread's range starts at block 0: it alone uses the plain batch insert, which also
+         * adds to the filter's count (replaced after the fill); the others leave the count alone
+         * through the ranged insert of the whole filter (one range test per hash) */
+        if (j->own_lo == 0)
+            bk_blocked_add_hashes(j->blocked, h, run->n);
+        else
+            bk_blocked_add_hashes_part(j->blocked, h, run->n, 0, 1);
+        return true;
+    }
+    uint64_t mine[256];
+    size_t c = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        if (block_of(h[i], j->blocks) >= j->own_lo) {
+            mine[c++] = h[i];
+            if (c == 256) {
+                bk_blocked_add_hashes_part(j->blocked, mine, c, 0, 1);
+                c = 0;
+            }
+            continue;
+        }
+        if (j->naside == j->aside_cap) {
+            size_t cap = j->aside_cap ? 2 * j->aside_cap : 256;
+            uint64_t *a = realloc(j->aside, cap * sizeof *a);
+            if (!a) return cli_err("out of memory"), false;
+            j->aside = a;
+            j->aside_cap = cap;
+        }
+        j->aside[j->naside++] = h[i];
+    }
+    if (c) bk_blocked_add_hashes_part(j->blocked, mine, c, 0, 1);
+    return true;
+}
 
 #define FILL_CLAIM 16
 
@@ -129,6 +185,7 @@ static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
 {
     const uint64_t *h = cli_spool_run_hashes(j->sp, run, buf);
     if (!h) return false;
+    if (j->owned) return fill_owned(j, run, h);
     if (j->bloom)
         bk_bloom_add_hashes_part(j->bloom, h, run->n, j->part, j->nparts);
     else if (j->nparts == 1) /* the whole filter: no range test (the count it keeps is replaced) */
@@ -335,18 +392,41 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
     if (copies) {
         copy[0] = bloom;
         for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false };
+            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false,
+                                 false, 0, 0, 0, NULL, 0, 0 };
         run_jobs(job, nparts);
         for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
+    } else if (blocked && nparts > 1) {
+        const unsigned sparts = cli_spool_parts(sp);
+        if (nparts > sparts) nparts = sparts;
+        const bool split = bk_blocked_layout_of(blocked) == BK_BLOCKED_SPLIT256;
+        const uint64_t blocks = bk_blocked_bits(blocked) / (split ? 256 : 512); /* B (FORMAT.md 6.2) */
+        size_t r = 0;
+        for (unsigned p = 0; p < nparts; p++) {
+            /* partitions [first, upto): runs [r, e) */
+            const unsigned first = sparts * p / nparts, upto = sparts * (p + 1) / nparts;
+            size_t e = r;
+            while (e < nruns && runs[e].part < upto) e++;
+            /* the first block no hash of an earlier partition reaches, rounded up to even */
+            uint64_t lo = (first * blocks + sparts - 1) / sparts;
+            lo += lo & 1;
+            job[p] = (fill_job){ NULL, blocked, runs + r, e - r, 0, 1, p == 0 ? prog : NULL, nparts, sp, NULL, false,
+                                 true, blocks, lo < blocks ? lo : blocks, sparts, NULL, 0, 0 };
+            r = e;
+        }
+        run_jobs(job, nparts);
+        for (unsigned p = 0; p < nparts; p++)
+            if (job[p].naside) bk_blocked_add_hashes_part(blocked, job[p].aside, job[p].naside, 0, 1);
     } else {
         for (unsigned p = 0; p < nparts; p++)
             job[p] = (fill_job){ bloom, blocked, runs, nruns, p, nparts,
-                                 p == 0 ? prog : NULL, 1, sp, NULL, false };
+                                 p == 0 ? prog : NULL, 1, sp, NULL, false, false, 0, 0, 0, NULL, 0, 0 };
         run_jobs(job, nparts);
     }
     bool ok = true;
     for (unsigned p = 0; p < nparts; p++) {
         ok = ok && !job[p].failed;
+        free(job[p].aside);
         if (p) bk_filter_free(copy_f[p]);
     }
     return ok;
@@ -426,7 +506,9 @@ static int run(int argc, char **argv)
         return CLI_EXIT_ERR;
     }
     cli_reader *r = cli_reader_open(inputs, ninputs, &ro);
-    cli_spool *sp = r && !direct ? cli_spool_new(path) : NULL;
+    /* the types that only set bits read the spool back as runs, in any order within a partition */
+    const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
+    cli_spool *sp = r && !direct ? cli_spool_new(path, t->sets_bits && !dedupe && !t->build_static) : NULL;
     cli_hll *hll = malloc(sizeof *hll);
     if (!r || !hll || (!sp && !direct)) {
         bk_filter_free(f);
@@ -480,7 +562,6 @@ static int run(int argc, char **argv)
              * of its hash then fill their memory front to back. The deleting types (counting,
              * cuckoo) count occurrences, so exact duplicates (equal hashes) are dropped first: the
              * filter holds the set of keys, as for the other types. */
-            const bool dedupe = t->can_remove || strcmp(t->name, "scalable") == 0;
             cli_progress_start(&prog, quiet, "insert", lines);
             size_t done = 0;
             if (dedupe) {

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -353,6 +354,21 @@ static void *ph_main(void *arg)
     return NULL;
 }
 
+/* A worker's read buffer (PH_LOOK + PH_BLOCK bytes) on one 2 MiB page where the kernel gives one: a
+ * single page fault instead of one per 4 KiB page, each of which cost about as much CPU as reading
+ * 60 KiB of the file on the virtual machines measured (about half of a build's minor faults were
+ * these buffers' before). */
+static uint8_t *ph_buffer(void)
+{
+    const size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+    if (PH_LOOK + PH_BLOCK > huge || posix_memalign(&p, huge, huge) != 0) return malloc(PH_LOOK + PH_BLOCK);
+#ifdef MADV_HUGEPAGE
+    madvise(p, huge, MADV_HUGEPAGE); /* only a hint */
+#endif
+    return p;
+}
+
 int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, bool in_order, cli_hash_fn work,
                         cli_hash_fn sink, void *ctx)
 {
@@ -385,7 +401,7 @@ int cli_reader_hash_all(cli_reader *r, uint64_t seed, unsigned threads, bool in_
         w[i].p = &p;
         w[i].index = i;
         w[i].fd = -1;
-        w[i].buf = malloc(PH_LOOK + PH_BLOCK);
+        w[i].buf = ph_buffer();
         if (!w[i].buf) ok = false;
         for (unsigned j = 0; j < PH_SLOTS; j++) {
             w[i].slot[j].id = i * PH_SLOTS + j;
