@@ -176,7 +176,8 @@ extern const size_t cli_ntypes;
 const cli_type *cli_type_find(const char *name);
 /* The entry for a stored filter's type (and layout: bloom vs partitioned). */
 const cli_type *cli_type_of(const struct bk_filter *f);
-/* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t; message if not. */
+/* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t (any type when t is
+ * NULL) and that they go together; message if not. */
 bool cli_type_check_opts(const cli_type *t, unsigned given);
 
 /* Inserts a batch of hashes (any n). For types that only set bits (t->sets_bits), keys already

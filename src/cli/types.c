@@ -536,9 +536,12 @@ static const struct {
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
 {
-    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++) {
+    for (size_t i = 0; t && i < sizeof option_names / sizeof option_names[0]; i++) {
         if ((given & option_names[i].bit) && !(t->options & option_names[i].bit)) {
-            cli_err("%s does not apply to %s filters (see: bloomkit %s --help)", option_names[i].option, t->name,
+            cli_err("%s does not apply to %s filters%s (see: bloomkit %s --help)", option_names[i].option, t->name,
+                    option_names[i].bit == CLI_TOPT_EXPANDING ? ": it makes an expanding quotient filter (--type "
+                                                                "quotient --expanding)"
+                                                              : "",
                     cli_cmd);
             return false;
         }

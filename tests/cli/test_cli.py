@@ -1934,6 +1934,8 @@ def test_quotient_expanding():
     check(fpr_b <= 0.011, "the built filter's FPR on absent keys within 1.1 p: %g" % fpr_b)
     rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--type", "quotient", "--expanding"])
     check(rc == 0 and b"expanding" in out, "calc --expanding: %r" % out)
+    rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--expanding", "--doublings", "1"])
+    check(rc == 2 and "--doublings does not apply to an expanding filter" in err, "calc refuses both: %s" % err)
     # refused: another type, --doublings with it; nothing written, an existing file kept
     for args, words in ((["--expanding"], "--expanding does not apply to bloom filters"),
                         (["--type", "cuckoo", "--expanding"], "--expanding does not apply to cuckoo filters"),
