@@ -121,6 +121,7 @@ typedef struct cli_type_opts {
     uint64_t window;           /* aging: the window, insertions (or ms when window_ms); 0: -n insertions */
     bool window_ms;            /* aging: window is a duration in milliseconds */
     uint32_t doublings;        /* quotient: remainder bits of room for this many doublings at P */
+    bool expanding;            /* quotient: an expanding filter (doubles itself at its load limit, keeps P) */
 } cli_type_opts;
 
 /* Which options a type accepts (cli_type.options). */
@@ -137,6 +138,7 @@ enum {
     CLI_TOPT_CLASSIC_LAYERS = 1u << 9,
     CLI_TOPT_WINDOW = 1u << 10,
     CLI_TOPT_DOUBLINGS = 1u << 11,
+    CLI_TOPT_EXPANDING = 1u << 12,
 };
 
 /* What a sizing function reports for calc: the geometry (n, p, options) really gives. */
@@ -174,7 +176,8 @@ extern const size_t cli_ntypes;
 const cli_type *cli_type_find(const char *name);
 /* The entry for a stored filter's type (and layout: bloom vs partitioned). */
 const cli_type *cli_type_of(const struct bk_filter *f);
-/* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t; message if not. */
+/* Check that every option set in o (per `given`, a CLI_TOPT_* mask) is accepted by t (any type when t is
+ * NULL) and that they go together; message if not. */
 bool cli_type_check_opts(const cli_type *t, unsigned given);
 
 /* Inserts a batch of hashes (any n). For types that only set bits (t->sets_bits), keys already
@@ -486,6 +489,7 @@ enum {
     OPT_WINDOW,
     OPT_VERBOSE,
     OPT_DOUBLINGS,
+    OPT_EXPANDING,
 };
 
 #define CLI_OPTS_COMMON { "help", 'h', false, OPT_HELP }
@@ -497,7 +501,8 @@ enum {
     { "bucket-size", 0, true, OPT_BUCKET }, { "max-kicks", 0, true, OPT_KICKS },                    \
     { "expansion", 0, true, OPT_EXPANSION }, { "block-bits", 0, true, OPT_BLOCK },                  \
     { "nonscaling", 0, false, OPT_NONSCALING }, { "classic-layers", 0, false, OPT_CLASSIC_LAYERS }, \
-    { "window", 0, true, OPT_WINDOW }, { "doublings", 0, true, OPT_DOUBLINGS }
+    { "window", 0, true, OPT_WINDOW }, { "doublings", 0, true, OPT_DOUBLINGS },                     \
+    { "expanding", 0, false, OPT_EXPANDING }
 #define CLI_OPTS_END { NULL, 0, false, 0 }
 
 /* Handles --seed and the type options (OPT_SEED .. OPT_EXPANSION): 1 handled, 0 not a type option,

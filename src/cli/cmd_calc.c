@@ -58,7 +58,7 @@ static int run(int argc, char **argv)
     }
     if (!a.have_n || !a.have_p) return cli_err("needs -n N and -p P (see: bloomkit calc --help)");
     const cli_type *only = a.type;
-    if (only && !cli_type_check_opts(only, a.given)) return CLI_EXIT_ERR;
+    if (!cli_type_check_opts(only, a.given)) return CLI_EXIT_ERR;
     const uint64_t n = a.n;
     const double p = a.p;
 

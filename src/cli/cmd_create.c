@@ -32,6 +32,9 @@ static const char help[] =
     "      --expansion E         cuckoo: when full, chain a table E times larger (0: fail when full)\n"
     "      --doublings D         quotient: D more remainder bits, so D doublings (bloomkit grow) keep\n"
     "                            the error rate P (0..24; D bits per slot more)\n"
+    "      --expanding           quotient: an expanding filter, one table that doubles itself when full\n"
+    "                            (add) keeping P at any size by wider slots; N is the keys before its\n"
+    "                            first doubling. Not with --doublings\n"
     "      --block-bits B        blocked: 256 (split blocks, default, fastest) or 512 (smaller at low P)\n"
     "      --window W            aging: remember the last W insertions (10M; -n may then be left out) or\n"
     "                            the last W of time (90s, 30min, 1h, 7d; -n is then the keys per window).\n"
@@ -42,7 +45,8 @@ static const char help[] =
     "  -h, --help                this help\n"
     "\n"
     "Example: bloomkit create seen.bf -n 10M -p 0.1% --type blocked\n"
-    "         bloomkit create recent.bf --type aging --window 1h -n 50M -p 1%\n";
+    "         bloomkit create recent.bf --type aging --window 1h -n 50M -p 1%\n"
+    "         bloomkit create seen.qf --type quotient --expanding -n 100k -p 1%\n";
 
 static const cli_opt opts[] = {
     CLI_OPTS_COMMON,

@@ -19,7 +19,9 @@ static const char help[] =
     "(the fill an optimally sized filter has at capacity): its false-positive rate is then above\n"
     "the target and rises with every key. info says so in words (and \"saturated\": true with a\n"
     "\"warning\" in the JSON): rebuild it larger, or use a scalable filter. A quotient filter is\n"
-    "saturated when its false-positive rate is past its target or its slots are nearly full.\n"
+    "saturated when its false-positive rate is past its target or its slots are nearly full. An\n"
+    "expanding quotient filter (create --type quotient --expanding) shows its doublings so far, its\n"
+    "slot width and its false-positive bound (the sum over its keys, which it keeps under the target).\n"
     "\n"
     "With --column, FILE is a Parquet file: info describes column C's split-block Bloom filters, one\n"
     "per row group (see: bloomkit parquet --help).\n"
@@ -194,6 +196,7 @@ static int run(int argc, char **argv)
     const char *unit = ag && ai.mode == BK_AGING_TIME ? "ms" : "insertions";
     /* a quotient filter's stats give its slots (bits) and remainder width (k) */
     const bk_quotient *qf = st.type == BK_TYPE_QUOTIENT ? bk_filter_get(f, BK_TYPE_QUOTIENT) : NULL;
+    const bool xq = qf && bk_quotient_expanding(qf);
     char warn[512] = "";
     if (st.saturated) warning_text(&st, type, warn, sizeof warn);
 
@@ -221,6 +224,10 @@ static int run(int argc, char **argv)
         if (qf)
             printf(",\"slots\":%llu,\"quotient_bits\":%u,\"remainder_bits\":%u,\"stages\":%u",
                    (unsigned long long)st.bits, bk_quotient_quotient_bits(qf), st.k, bk_quotient_stages(qf));
+        if (qf) printf(",\"expanding\":%s", xq ? "true" : "false");
+        if (xq)
+            printf(",\"slot_bits\":%u,\"doublings\":%u,\"fpr_bound\":%.6g", bk_xquotient_slot_bits(qf),
+                   bk_xquotient_doublings(qf), bk_xquotient_fpr_bound(qf));
         if (ag)
             printf(",\"window\":%llu,\"window_unit\":\"%s\",\"generations\":%u,\"live_generations\":%u"
                    ",\"slack\":%llu,\"covered\":%llu,\"inserted\":%llu",
@@ -251,6 +258,10 @@ static int run(int argc, char **argv)
         }
         if (st.type == BK_TYPE_CUCKOO)
             printf("geometry:           %s slots for %u-bit fingerprints\n", cli_group(st.bits, a, sizeof a), st.k);
+        else if (xq)
+            printf("geometry:           %s slots of %u bits: fingerprints of up to %u bits past the quotient\n",
+                   cli_group(bk_xquotient_slots(qf), a, sizeof a), bk_xquotient_slot_bits(qf),
+                   bk_xquotient_slot_bits(qf) - 1);
         else if (st.type == BK_TYPE_QUOTIENT && qf && bk_quotient_stages(qf) > 1)
             printf("geometry:           %u stages, %s slots in all; the newest has %s slots of %u-bit remainders\n",
                    bk_quotient_stages(qf), cli_group(st.bits, a, sizeof a),
@@ -274,6 +285,10 @@ static int run(int argc, char **argv)
                    cli_group(ai.window, w, sizeof w), unit, cli_group(ai.slack, sl, sizeof sl), unit, ai.generations);
             printf("covered now:        the last %s %s\n", cli_group(ai.covered, cv, sizeof cv), unit);
         }
+        if (xq)
+            printf("expanding:          yes: %u doubling%s so far (it doubles itself at its load limit), %u-bit "
+                   "slots\n",
+                   bk_xquotient_doublings(qf), bk_xquotient_doublings(qf) == 1 ? "" : "s", bk_xquotient_slot_bits(qf));
         if (st.subfilters && !ag) printf("sub-filters:        %u%s%s\n", st.subfilters, layers ? ", " : "", layers ? layers_text : "");
         if (st.count)
             printf("memory:             %s (%s bytes), %.2f bits per inserted key\n",
@@ -287,7 +302,12 @@ static int run(int argc, char **argv)
         if (st.type == BK_TYPE_COUNTING)
             printf("saturated counters: %s\n", cli_group(st.saturated_cells, a, sizeof a));
         printf("FPR target:         %s\n", cli_percent(st.fpr_target, a, sizeof a));
-        printf("FPR now (expected): %s\n", cli_percent(st.fpr_now, b, sizeof b));
+        if (xq)
+            printf("FPR bound:          %s, %s the %s target\n", cli_percent(bk_xquotient_fpr_bound(qf), b, sizeof b),
+                   bk_xquotient_fpr_bound(qf) <= bk_xquotient_fpr_target(qf) ? "within" : "above",
+                   cli_percent(bk_xquotient_fpr_target(qf), a, sizeof a));
+        else
+            printf("FPR now (expected): %s\n", cli_percent(st.fpr_now, b, sizeof b));
         if (st.saturated)
             printf("WARNING:            %s\n", warn);
         else

@@ -259,10 +259,12 @@ void cli_describe(FILE *out, const char *verb, const char *path, const bk_filter
     bool fp = st.type == BK_TYPE_CUCKOO || st.type == BK_TYPE_FUSE || st.type == BK_TYPE_QUOTIENT ||
               st.type == BK_TYPE_RIBBON;
     double bpk = (double)st.memory_bytes * 8.0 / (double)(st.capacity ? st.capacity : 1);
-    fprintf(out, "bloomkit: %s %s: %s filter for %s keys at %s, %s (%.2f bits/key at capacity), %s %u\n", verb,
-            path, t ? t->name : "unknown", cli_group(st.capacity, cap, sizeof cap),
+    const bk_quotient *qf = st.type == BK_TYPE_QUOTIENT ? bk_filter_get(f, BK_TYPE_QUOTIENT) : NULL;
+    const bool xq = qf && bk_quotient_expanding(qf);
+    fprintf(out, "bloomkit: %s %s: %s%s filter for %s keys at %s, %s (%.2f bits/key at capacity), %s %u\n", verb,
+            path, xq ? "expanding " : "", t ? t->name : "unknown", cli_group(st.capacity, cap, sizeof cap),
             cli_percent(st.fpr_target, pct, sizeof pct), cli_human_bytes((double)st.memory_bytes, mem, sizeof mem),
-            bpk, fp ? "fingerprint bits" : "k =", st.k);
+            bpk, xq ? "slot bits" : fp ? "fingerprint bits" : "k =", st.k);
 }
 
 int cli_close_error(const char *path, bk_status s)

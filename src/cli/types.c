@@ -396,8 +396,43 @@ static bk_status quotient_opts(uint64_t n, double p, const cli_type_opts *o, bk_
     return BK_OK;
 }
 
+/* An expanding filter's first width: the narrowest slot (w >= BK_QUOTIENT_MIN_RBITS) whose keys at the
+ * load limit keep the bound, max_used 2^(1 - w) / S, within p / 7, the share of p its width schedule
+ * gives the table before any doubling (docs/MATH.md, "Expanding quotient filter"); 0 if none does. */
+static uint32_t xquotient_width(const bk_quotient_geometry *g, double p)
+{
+    for (uint32_t w = BK_QUOTIENT_MIN_RBITS; w <= BK_QUOTIENT_MAX_RBITS; w++)
+        if ((double)g->max_slots_used * ldexp(1.0, 1 - (int)w) / (double)g->slots <= p / 7.0) return w;
+    return 0;
+}
+
+/* calc for --expanding: the table it starts as (slots of w bits) and its bound at n keys. */
+static bk_status xquotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
+{
+    bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
+    qo.seed = o->seed;
+    bk_quotient_geometry g;
+    bk_status s = bk_quotient_size(n, p, &qo, &g);
+    if (s != BK_OK) return s;
+    uint32_t w = xquotient_width(&g, p);
+    if (!w) return BK_ETOOBIG;
+    qo.remainder_bits = w;
+    if ((s = bk_quotient_size(n, p, &qo, &g)) != BK_OK) return s;
+    memset(out, 0, sizeof *out);
+    out->bits = g.slots * w;
+    out->bytes = g.bytes;
+    out->k = w;
+    out->k_label = "slot bits";
+    out->bits_per_key = g.bits_per_key;
+    out->fpr = (double)n * ldexp(1.0, 1 - (int)w) / (double)g.slots;
+    snprintf(out->note, sizeof out->note, "expanding: %llu slots, doubles at the load limit, FPR stays under P",
+             (unsigned long long)g.slots);
+    return BK_OK;
+}
+
 static bk_status quotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
 {
+    if (o->expanding) return xquotient_size(n, p, o, out);
     bk_quotient_options qo;
     bk_status s = quotient_opts(n, p, o, &qo);
     if (s != BK_OK) return s;
@@ -426,7 +461,7 @@ static bk_status quotient_create(uint64_t n, double p, const cli_type_opts *o, b
     bk_status s = quotient_opts(n, p, o, &qo);
     if (s != BK_OK) return s;
     bk_quotient *f;
-    s = bk_quotient_new(n, p, &qo, &f);
+    s = o->expanding ? bk_xquotient_new(n, p, &qo, &f) : bk_quotient_new(n, p, &qo, &f);
     if (s != BK_OK) return s;
     s = bk_filter_wrap(BK_TYPE_QUOTIENT, f, out);
     if (s != BK_OK) bk_quotient_free(f);
@@ -456,7 +491,7 @@ const cli_type cli_types[] = {
     { "aging", "aging filter: keys seen in the last W insertions or T seconds (--window), old keys forgotten",
       CLI_TOPT_WINDOW, false, false, false, aging_size, aging_create, NULL },
     { "quotient", "quotient filter: counts, keys can be removed, grows without the keys (bloomkit grow)",
-      CLI_TOPT_DOUBLINGS, true, false, false, quotient_size, quotient_create, NULL },
+      CLI_TOPT_DOUBLINGS | CLI_TOPT_EXPANDING, true, false, false, quotient_size, quotient_create, NULL },
 };
 const size_t cli_ntypes = sizeof cli_types / sizeof cli_types[0];
 
@@ -496,16 +531,26 @@ static const struct {
     { CLI_TOPT_EXPANSION, "--expansion" },      { CLI_TOPT_BLOCK, "--block-bits" },
     { CLI_TOPT_NONSCALING, "--nonscaling" },     { CLI_TOPT_CLASSIC_LAYERS, "--classic-layers" },
     { CLI_TOPT_WINDOW, "--window" },           { CLI_TOPT_DOUBLINGS, "--doublings" },
+    { CLI_TOPT_EXPANDING, "--expanding" },
 };
 
 bool cli_type_check_opts(const cli_type *t, unsigned given)
 {
-    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++) {
+    for (size_t i = 0; t && i < sizeof option_names / sizeof option_names[0]; i++) {
         if ((given & option_names[i].bit) && !(t->options & option_names[i].bit)) {
-            cli_err("%s does not apply to %s filters (see: bloomkit %s --help)", option_names[i].option, t->name,
+            cli_err("%s does not apply to %s filters%s (see: bloomkit %s --help)", option_names[i].option, t->name,
+                    option_names[i].bit == CLI_TOPT_EXPANDING ? ": it makes an expanding quotient filter (--type "
+                                                                "quotient --expanding)"
+                                                              : "",
                     cli_cmd);
             return false;
         }
+    }
+    if ((given & CLI_TOPT_EXPANDING) && (given & CLI_TOPT_DOUBLINGS)) {
+        cli_err("--doublings does not apply to an expanding filter: it doubles itself at its load limit and "
+                "widens its slots so that P holds at any size (use one or the other; see: bloomkit %s --help)",
+                cli_cmd);
+        return false;
     }
     return true;
 }
@@ -590,6 +635,10 @@ int cli_type_option(int id, const char *val, cli_type_opts *o, unsigned *given)
         if (!cli_parse_count("--doublings", val, 0, 24, &v)) return -1;
         o->doublings = (uint32_t)v;
         *given |= CLI_TOPT_DOUBLINGS;
+        return 1;
+    case OPT_EXPANDING:
+        o->expanding = true;
+        *given |= CLI_TOPT_EXPANDING;
         return 1;
     }
     return 0;

@@ -1895,6 +1895,61 @@ def test_quotient_expanding():
     check(rc == 2, "merge refused: %s" % err)
     check(open("x.bf", "rb").read() == before, "refused commands leave the file unchanged")
 
+    # bloomkit create --type quotient --expanding: made for 2,000 keys, fed 120,000 (past six
+    # doublings) in four `add` runs; no key lost, the FPR measured on 200,000 absent keys within
+    # 1.1 p, and info names what it is: expanding, its doublings, slot width and FPR bound.
+    rc, out, err = run(["create", "e.bf", "-n", "2000", "-p", "1%", "--type", "quotient", "--expanding",
+                        "--seed", "7"])
+    check(rc == 0 and "expanding quotient filter" in err and "slot bits 11" in err, "create --expanding: %s" % err)
+    e0 = info("e.bf")
+    check(e0["expanding"] is True and e0["doublings"] == 0 and e0["slot_bits"] == 11 and e0["seed"] == 7,
+          "a new expanding filter: %r" % e0)
+    keys = urls(120000, host="expanding.example")
+    for part in range(4):
+        run(["add", "-q", "e.bf"], input=lines(keys[part * 30000:(part + 1) * 30000]), expect=0)
+    rc, out, err = run(["query", "e.bf"], input=lines(keys))
+    check(rc == 0 and out.count(b"\tpresent\n") == 120000, "no false negative after the doublings")
+    e1 = info("e.bf")
+    check(e1["expanding"] is True and e1["doublings"] >= 6 and e1["count"] == 120000, "doubled by the adds: %r" % e1)
+    check(e1["slot_bits"] >= 11 and e1["fpr_target"] == 0.01 and 0 < e1["fpr_bound"] <= 0.01
+          and not e1["saturated"], "slot width and bound within p: %r" % e1)
+    absent = urls(200000, host="absent-expanding.example")
+    rc, out, err = run(["query", "e.bf"], input=lines(absent))
+    fpr = out.count(b"\tpresent\n") / 200000.0
+    check(fpr <= 0.011, "FPR on absent keys within 1.1 p: %g (bound %g)" % (fpr, e1["fpr_bound"]))
+    rc, out, err = run(["info", "e.bf"], expect=0)
+    text = out.decode()
+    check("expanding:          yes: %d doublings so far" % e1["doublings"] in text
+          and "%d-bit slots" % e1["slot_bits"] in text and "FPR bound:" in text and "within the 1% target" in text,
+          "info shows expanding, doublings, slot width, bound vs target:\n%s" % text)
+    check(info("o.bf")["expanding"] is False, "a plain quotient filter is not expanding")
+    # build makes one the same way (same seed and keys: it answers as the created one)
+    write("e.txt", lines(keys))
+    run(["build", "-q", "b.bf", "e.txt", "-n", "2000", "--type", "quotient", "--expanding", "--seed", "7"], expect=0)
+    eb = info("b.bf")
+    check(eb["expanding"] is True and eb["doublings"] == e1["doublings"] and eb["count"] == 120000,
+          "build --expanding: %r" % eb)
+    rc, out2, err = run(["query", "b.bf"], input=lines(absent))
+    fpr_b = out2.count(b"\tpresent\n") / 200000.0
+    check(fpr_b <= 0.011, "the built filter's FPR on absent keys within 1.1 p: %g" % fpr_b)
+    rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--type", "quotient", "--expanding"])
+    check(rc == 0 and b"expanding" in out, "calc --expanding: %r" % out)
+    rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--expanding", "--doublings", "1"])
+    check(rc == 2 and "--doublings does not apply to an expanding filter" in err, "calc refuses both: %s" % err)
+    # refused: another type, --doublings with it; nothing written, an existing file kept
+    for args, words in ((["--expanding"], "--expanding does not apply to bloom filters"),
+                        (["--type", "cuckoo", "--expanding"], "--expanding does not apply to cuckoo filters"),
+                        (["--type", "quotient", "--expanding", "--doublings", "2"],
+                         "--doublings does not apply to an expanding filter")):
+        rc, out, err = run(["create", "n.bf", "-n", "1000", "-p", "1%"] + args)
+        check(rc == 2 and words in err and not os.path.exists("n.bf"), "create %s refused: %s" % (args, err))
+        rc, out, err = run(["build", "n.bf", "e.txt", "-n", "1000", "-p", "1%"] + args)
+        check(rc == 2 and words in err and not os.path.exists("n.bf"), "build %s refused: %s" % (args, err))
+    kept = read("e.bf")
+    rc, out, err = run(["create", "--force", "e.bf", "-n", "1000", "-p", "1%", "--type", "fuse", "--expanding"])
+    check(rc == 2 and "--expanding does not apply to fuse" in err and read("e.bf") == kept,
+          "a refused --force leaves the file: %s" % err)
+
 
 # ---------------------------------------------------------------------------------------------
 @group
