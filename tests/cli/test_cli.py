@@ -1934,6 +1934,15 @@ def test_quotient_expanding():
     check(fpr_b <= 0.011, "the built filter's FPR on absent keys within 1.1 p: %g" % fpr_b)
     rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--type", "quotient", "--expanding"])
     check(rc == 0 and b"expanding" in out, "calc --expanding: %r" % out)
+    # calc states the table create makes (it repeats the library's first-width rule): same slots,
+    # slot width and bytes for a spread of n and p
+    for n, p in (("1000", "10%"), ("2000", "1%"), ("100000", "0.1%"), ("77777", "0.01%"), ("3000000", "1e-6")):
+        rc, out, err = run(["calc", "-n", n, "-p", p, "--type", "quotient", "--expanding", "--json"], expect=0)
+        c = json.loads(out)["types"][0]
+        run(["create", "--force", "w.bf", "-n", n, "-p", p, "--type", "quotient", "--expanding"], expect=0)
+        w = info("w.bf")
+        check(c["fingerprint_bits"] == w["slot_bits"] and ("%d slots" % w["slots"]) in c["note"],
+              "calc --expanding at n=%s p=%s states the created table: %r vs %r" % (n, p, c, w))
     rc, out, err = run(["calc", "-n", "1M", "-p", "1%", "--expanding", "--doublings", "1"])
     check(rc == 2 and "--doublings does not apply to an expanding filter" in err, "calc refuses both: %s" % err)
     # refused: another type, --doublings with it; nothing written, an existing file kept
