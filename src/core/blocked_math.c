@@ -208,6 +208,21 @@ static inline double tab_inner(int row, const inner_terms *T, double load)
     return tab_fill(row, T, load);
 }
 
+/* The load's mode and its pmf there: Binomial(n, q) or (binomial false) Poisson(mean), from
+ * log-gamma so that no factorial overflows; mixture() and mixture2() walk outwards from it. */
+static double pmf_at_mode(double n, double q, bool binomial, double mean, double *mode_out)
+{
+    double mode = floor(binomial ? (n + 1) * q : mean);
+    if (binomial && mode > n) mode = n;
+    double lp;
+    if (binomial)
+        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
+    else
+        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
+    *mode_out = mode;
+    return exp(lp);
+}
+
 /*
  * Sum of pmf(L) * inner(L), walking outwards from the mode with the pmf's ratio recurrence so that no
  * term needs a factorial. binomial: L ~ Binomial(n, q); otherwise L ~ Poisson(n * q).
@@ -228,14 +243,9 @@ static double mixture(double n, double q, bool binomial, bk_blocked_layout layou
     if (binomial && q >= 1.0) return tab_inner(row, T, n);
     /* Past ~20000 keys per block every bit is set: the FPR is 1 to double precision. */
     if (mean > 20000) return 1.0;
-    double mode = floor(binomial ? (n + 1) * q : mean);
-    if (binomial && mode > n) mode = n;
-    double lp;
-    if (binomial)
-        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
-    else
-        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
-    double p0 = exp(lp), sum = 0.0, odds = binomial ? q / (1 - q) : 0.0;
+    double mode;
+    const double p0 = pmf_at_mode(n, q, binomial, mean, &mode);
+    double sum = 0.0, odds = binomial ? q / (1 - q) : 0.0;
     /* upwards: inner() <= 1, so stop once the pmf itself is negligible next to the sum */
     double p = p0;
     for (double i = mode; !binomial || i <= n; i += 1) {
@@ -279,14 +289,9 @@ static void mixture2(double n, double q, bool binomial, bk_blocked_layout layout
             T[j] = &own[j];
         }
     }
-    double mode = floor(binomial ? (n + 1) * q : mean);
-    if (binomial && mode > n) mode = n;
-    double lp;
-    if (binomial)
-        lp = log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) + (n - mode) * log1p(-q);
-    else
-        lp = -mean + mode * log(mean) - log_gamma(mode + 1);
-    double p0 = exp(lp), sum[2] = { 0.0, 0.0 }, odds = binomial ? q / (1 - q) : 0.0;
+    double mode;
+    const double p0 = pmf_at_mode(n, q, binomial, mean, &mode);
+    double sum[2] = { 0.0, 0.0 }, odds = binomial ? q / (1 - q) : 0.0;
     bool on[2] = { true, true };
     double p = p0;
     for (double i = mode; !binomial || i <= n; i += 1) {
@@ -779,7 +784,8 @@ static double mixture_slope(double mean, bk_blocked_layout layout, uint32_t k, d
     *dfdmean = 0;
     if (row < 0 || !(mean > 0) || mean > 20000) return NAN;
     const inner_terms *T = &g_terms[row];
-    const double mode = floor(mean), p0 = exp(-mean + mode * log(mean) - log_gamma(mode + 1));
+    double mode;
+    const double p0 = pmf_at_mode(0, 0, false, mean, &mode);
     double f = 0, d = 0, p = p0, cur = tab_inner(row, T, mode);
     for (double i = mode;; i += 1) {
         double next = tab_inner(row, T, i + 1);
@@ -812,11 +818,9 @@ static double binomial_slope(double n, double x, bk_blocked_layout layout, uint3
     *dfdx = 0;
     if (row < 0 || !(q > 0 && q < 1) || n * q > 20000) return NAN;
     const inner_terms *T = &g_terms[row];
-    double mode = floor((n + 1) * q);
-    if (mode > n) mode = n;
+    double mode;
+    const double p0 = pmf_at_mode(n, q, true, n * q, &mode);
     const double odds = q / (1 - q);
-    const double p0 = exp(log_gamma(n + 1) - log_gamma(mode + 1) - log_gamma(n - mode + 1) + mode * log(q) +
-                          (n - mode) * log1p(-q));
     double f = 0, dq = 0, p = p0;
     for (double i = mode; i <= n; i += 1) {
         const double t = p * tab_inner(row, T, i);
