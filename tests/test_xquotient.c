@@ -2,7 +2,8 @@
  * 2^10 times that at p = 1% and 0.1%: no false negatives, and after every doubling the FPR measured
  * on 10^6 absent keys (fixed seeds) within 1.1 p and the bound within p; growth much further
  * (2^14, and at 10% far enough that the first keys' fingerprints run out and are copied); the batch
- * answers as the one-key call; counts; arguments refused. */
+ * answers as the one-key call; counts; bk_xquotient_size states the table bk_xquotient_new makes;
+ * arguments refused. */
 #include "testutil.h"
 #include <bloomkit/bloomkit.h>
 #include <math.h>
@@ -319,6 +320,63 @@ static void damaged_files(void **state)
     bk_filter_free(h);
 }
 
+/* bk_xquotient_size states the table bk_xquotient_new makes, for a grid of capacities, error rates and
+ * options (the default load limit, 0.5, 1, and slots rounded to a power of two): the same slots, slot
+ * width and bytes, or the same refusal; its bound at the capacity is within p and, filled to the
+ * capacity, the filter's own bound. */
+static void size_is_new(void **state)
+{
+    (void)state;
+    static const uint64_t ns[] = { 1, 2, 100, 1000, 12345, 65536, 1000003, 10000000 };
+    static const double ps[] = { 0.5, 0.1, 0.01, 0.001, 1e-4, 1e-6, 1e-8, 1e-9, 1e-12 };
+    static const double loads[] = { 0, 0.5, 1.0, 0 };
+    unsigned made = 0, refused = 0;
+    for (size_t v = 0; v < sizeof loads / sizeof loads[0]; v++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+                bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+                o.seed = 7;
+                o.max_load = loads[v];
+                o.power_of_two_slots = v == 3;
+                bk_quotient_geometry g;
+                bk_xquotient *f = NULL;
+                bk_status s = bk_xquotient_size(ns[i], ps[j], &o, &g);
+                assert_int_equal(bk_xquotient_size(ns[i], ps[j], &o, NULL), s);
+                assert_int_equal(bk_xquotient_new(ns[i], ps[j], &o, &f), s);
+                if (s != BK_OK) {
+                    assert_int_equal(s, BK_ETOOBIG);
+                    assert_null(f);
+                    refused++;
+                    continue;
+                }
+                made++;
+                assert_int_equal(bk_xquotient_slots(f), g.slots);
+                assert_int_equal(bk_xquotient_slot_bits(f), g.remainder_bits);
+                assert_int_equal(bk_xquotient_memory(f), g.bytes);
+                size_t nwords;
+                bk__quotient_words(f, &nwords);
+                assert_int_equal((uint64_t)nwords * 8, g.bytes);
+                assert_true(g.physical_slots >= g.slots + 64 && g.physical_slots % 128 == 0);
+                if (v == 3) assert_int_equal(g.slots & (g.slots - 1), 0);
+                assert_true(g.fpr > 0 && g.fpr <= ps[j]);
+                assert_true(g.bits_per_key == (double)g.bytes * 8.0 / (double)ns[i]);
+                if (ns[i] <= 12345) {
+                    for (uint64_t k = 0; k < ns[i]; k++) assert_int_equal(bk_xquotient_add_hash(f, key_hash(9, k)), BK_OK);
+                    assert_int_equal(bk_xquotient_doublings(f), 0);
+                    assert_true(fabs(bk_xquotient_fpr_bound(f) - g.fpr) <= 1e-9 * g.fpr);
+                }
+                bk_xquotient_free(f);
+            }
+    print_message("bk_xquotient_size: %u made as stated, %u refused by both\n", made, refused);
+    assert_true(made > 200 && refused > 0);
+    bk_quotient_options o = BK_QUOTIENT_OPTIONS_INIT;
+    o.remainder_bits = 9;
+    bk_quotient_geometry g;
+    assert_int_equal(bk_xquotient_size(1000, 0.01, &o, &g), BK_EINVAL);
+    assert_int_equal(bk_xquotient_size(0, 0.01, NULL, &g), BK_EINVAL);
+    assert_int_equal(bk_xquotient_size(1000, 1, NULL, &g), BK_EINVAL);
+}
+
 static void arguments(void **state)
 {
     (void)state;
@@ -352,7 +410,8 @@ int main(void)
         cmocka_unit_test(grow_2_10_at_1pct),  cmocka_unit_test(grow_2_10_at_01pct),
         cmocka_unit_test(grow_2_14_at_1pct),  cmocka_unit_test(grow_2_14_at_10pct),
         cmocka_unit_test(counts_and_expand),  cmocka_unit_test(save_load),
-        cmocka_unit_test(damaged_files),      cmocka_unit_test(arguments),
+        cmocka_unit_test(damaged_files),      cmocka_unit_test(size_is_new),
+        cmocka_unit_test(arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,14 @@ typedef struct bk_quotient_geometry {
  * or above BK_MAX_FILTER_BYTES). [any] */
 BK_API bk_status bk_quotient_size(uint64_t n, double p, const bk_quotient_options *opts,
                                   bk_quotient_geometry *out);
+/* Geometry of the table an expanding filter (bk_xquotient_new, below) starts as for `capacity` keys at
+ * p: the table bk_xquotient_new makes. slots as bk_quotient_size gives them; remainder_bits the slot
+ * width w, the narrowest whose keys at the load limit keep the bound within the share of p the width
+ * schedule gives the table before any doubling; fpr the bound at `capacity` keys, capacity 2^(1 - w) / S.
+ * opts as for bk_xquotient_new (may be NULL; remainder_bits must be 0); out may be NULL. Errors:
+ * BK_EINVAL (capacity 0, p not in (0,1), bad options), BK_ETOOBIG. [any] (since 1.1) */
+BK_API bk_status bk_xquotient_size(uint64_t capacity, double p, const bk_quotient_options *opts,
+                                   bk_quotient_geometry *out);
 /* The FPR with d keys added (the formula above) in 2^q slots of r remainder bits. [any] */
 BK_API double bk_quotient_fpr(uint64_t d, uint32_t quotient_bits, uint32_t remainder_bits);
 /* The same for S slots (any count; NAN for 0 slots or r outside 1..63). [any] (since 1.1) */

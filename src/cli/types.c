@@ -396,35 +396,21 @@ static bk_status quotient_opts(uint64_t n, double p, const cli_type_opts *o, bk_
     return BK_OK;
 }
 
-/* An expanding filter's first width: the narrowest slot (w >= BK_QUOTIENT_MIN_RBITS) whose keys at the
- * load limit keep the bound, max_used 2^(1 - w) / S, within p / 7, the share of p its width schedule
- * gives the table before any doubling (docs/MATH.md, "Expanding quotient filter"); 0 if none does. */
-static uint32_t xquotient_width(const bk_quotient_geometry *g, double p)
-{
-    for (uint32_t w = BK_QUOTIENT_MIN_RBITS; w <= BK_QUOTIENT_MAX_RBITS; w++)
-        if ((double)g->max_slots_used * ldexp(1.0, 1 - (int)w) / (double)g->slots <= p / 7.0) return w;
-    return 0;
-}
-
 /* calc for --expanding: the table it starts as (slots of w bits) and its bound at n keys. */
 static bk_status xquotient_size(uint64_t n, double p, const cli_type_opts *o, cli_sizing *out)
 {
     bk_quotient_options qo = BK_QUOTIENT_OPTIONS_INIT;
     qo.seed = o->seed;
     bk_quotient_geometry g;
-    bk_status s = bk_quotient_size(n, p, &qo, &g);
+    bk_status s = bk_xquotient_size(n, p, &qo, &g);
     if (s != BK_OK) return s;
-    uint32_t w = xquotient_width(&g, p);
-    if (!w) return BK_ETOOBIG;
-    qo.remainder_bits = w;
-    if ((s = bk_quotient_size(n, p, &qo, &g)) != BK_OK) return s;
     memset(out, 0, sizeof *out);
-    out->bits = g.slots * w;
+    out->bits = g.slots * g.remainder_bits;
     out->bytes = g.bytes;
-    out->k = w;
+    out->k = g.remainder_bits;
     out->k_label = "slot bits";
     out->bits_per_key = g.bits_per_key;
-    out->fpr = (double)n * ldexp(1.0, 1 - (int)w) / (double)g.slots;
+    out->fpr = g.fpr;
     snprintf(out->note, sizeof out->note, "expanding: %llu slots, doubles at the load limit, FPR stays under P",
              (unsigned long long)g.slots);
     return BK_OK;

@@ -758,6 +758,11 @@ static bk_status geometry_of(uint64_t slots, uint32_t rb, double max_load, uint6
     return BK_OK;
 }
 
+bk_status bk__qf_geometry(uint64_t slots, uint32_t rb, double max_load, uint64_t n, bk_quotient_geometry *g)
+{
+    return geometry_of(slots, rb, max_load, n, false, 0, g);
+}
+
 static bool bad_opts(const bk_quotient_options *o)
 {
     if (o->max_load != 0 && !(o->max_load >= BK_QUOTIENT_MIN_MAX_LOAD && o->max_load <= 1)) return true;

@@ -452,6 +452,10 @@ BK_HIDDEN bk_status bk__qf_alloc(const bk_allocator *a, uint64_t slots, uint32_t
 /* Physical slots for S home slots: the 1.0 rule, and the rule of later filters (smaller below full
  * load). */
 BK_HIDDEN uint64_t bk__qf_xslots(uint64_t slots, double max_load, bool layout10);
+/* The geometry of `slots` home slots of rb bits in the layout of later filters (the rule's physical
+ * slots) at load limit max_load, its fpr and bits per key those of n keys. Errors: BK_ETOOBIG. */
+BK_HIDDEN bk_status bk__qf_geometry(uint64_t slots, uint32_t rb, double max_load, uint64_t n,
+                                    bk_quotient_geometry *g);
 /* Move the contents of nf (built) into f, keeping f's identity; nf is freed (quotient_rebuild.c). */
 BK_HIDDEN void bk__qf_adopt(bk_quotient *f, bk_quotient *nf);
 
