@@ -202,6 +202,47 @@ BK_INLINE void funnel_up(uint64_t *cw, const uint64_t *pw, int64_t wlo, int64_t 
     }
 }
 
+/* Words wlo..whi of a block's remainders cw shifted up by s < 64 bits (a one-slot move: s = r), each
+ * from the two words it straddles, from the top down; word 0 takes the top bits of `carry` (the block
+ * before's last word, as it was) below. */
+BK_INLINE void funnel_one(uint64_t *cw, int64_t wlo, int64_t whi, unsigned s, uint64_t carry)
+{
+    int64_t i = whi;
+    const int64_t lim = wlo > 1 ? wlo : 1; /* words lim..whi read cw only */
+#if defined(__GNUC__)
+    for (; i - 1 >= lim; i -= 2) {
+        qf_v2 hi, lo;
+        __builtin_memcpy(&hi, cw + i - 1, sizeof hi);
+        __builtin_memcpy(&lo, cw + i - 2, sizeof lo);
+        qf_v2 v = hi << s | lo >> (64 - s);
+        __builtin_memcpy(cw + i - 1, &v, sizeof v);
+    }
+#endif
+    for (; i >= lim; i--) cw[i] = cw[i] << s | cw[i - 1] >> (64 - s);
+    if (i == 0 && wlo == 0) cw[0] = cw[0] << s | carry >> (64 - s);
+}
+
+/* A partial block (slots [lo, hi) of it, lo > 0 or hi < 64) of a move: its run-end bits [lo, hi) from
+ * re, its remainder bits [lo r, hi r) (words wlo..whi of cw = cur + 2) shifted up, those outside kept
+ * (the two end words masked). The shift is a one-slot move's (funnel_one, s = r, the block before's
+ * last word `carry` below) when one, else funnel_up's from the block before's words pw (q words and
+ * s bits). */
+BK_INLINE void move_partial(uint64_t *cur, unsigned lo, unsigned hi, uint64_t re, uint64_t r, bool one,
+                            const uint64_t *pw, int64_t q, unsigned s, uint64_t carry)
+{
+    uint64_t *cw = cur + 2;
+    uint64_t m = bits_mask(lo, hi);
+    cur[1] = (cur[1] & ~m) | (re & m);
+    const uint64_t blo = lo * r, bhi = hi * r;
+    const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
+    const uint64_t first = cw[wlo], last = cw[whi];
+    if (one) funnel_one(cw, wlo, whi, s, carry);
+    else funnel_up(cw, pw, wlo, whi, q, s, (int64_t)r);
+    uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
+    cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
+    cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+}
+
 /* Slots [a, b] move right by sh (1 <= sh <= 63), a destination block at a time from the top down.
  * Destination slot j of block B takes slot j - sh of B, or slot 64 + j - sh of B - 1 when j < sh:
  * its run-end word is B's shifted left by sh with B - 1's top sh bits below, its remainder words are
@@ -226,41 +267,12 @@ BK_INLINE void move_right_impl(bk_quotient *f, uint64_t a, uint64_t b, uint64_t 
             cur[1] = re;
             funnel_up(cw, pw, 0, rr - 1, q, s, rr);
         } else {
-            uint64_t m = bits_mask(lo, hi);
-            cur[1] = (cur[1] & ~m) | (re & m);
-            /* destination bits [lo r, hi r): words wlo..whi, the two ends masked */
-            const uint64_t blo = lo * r, bhi = hi * r;
-            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
-            const uint64_t first = cw[wlo], last = cw[whi];
-            funnel_up(cw, pw, wlo, whi, q, s, rr);
-            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
-            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
-            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+            move_partial(cur, lo, hi, re, r, false, pw, q, s, 0);
         }
         if (B == bfirst) break;
         B--;
         cur = prev;
     }
-}
-
-/* Words wlo..whi of a block's remainders cw shifted up by s < 64 bits (a one-slot move: s = r), each
- * from the two words it straddles, from the top down; word 0 takes the top bits of `carry` (the block
- * before's last word, as it was) below. */
-BK_INLINE void funnel_one(uint64_t *cw, int64_t wlo, int64_t whi, unsigned s, uint64_t carry)
-{
-    int64_t i = whi;
-    const int64_t lim = wlo > 1 ? wlo : 1; /* words lim..whi read cw only */
-#if defined(__GNUC__)
-    for (; i - 1 >= lim; i -= 2) {
-        qf_v2 hi, lo;
-        __builtin_memcpy(&hi, cw + i - 1, sizeof hi);
-        __builtin_memcpy(&lo, cw + i - 2, sizeof lo);
-        qf_v2 v = hi << s | lo >> (64 - s);
-        __builtin_memcpy(cw + i - 1, &v, sizeof v);
-    }
-#endif
-    for (; i >= lim; i--) cw[i] = cw[i] << s | cw[i - 1] >> (64 - s);
-    if (i == 0 && wlo == 0) cw[0] = cw[0] << s | carry >> (64 - s);
 }
 
 /* Slots [a, b] move right by one, a block at a time from the bottom up: each block's words shift up
@@ -288,15 +300,7 @@ static void move_right1(bk_quotient *f, uint64_t a, uint64_t b)
             cur[1] = re;
             funnel_one(cw, 0, (int64_t)r - 1, s, cw_in);
         } else {
-            uint64_t m = bits_mask(lo, hi);
-            cur[1] = (cur[1] & ~m) | (re & m);
-            const uint64_t blo = lo * r, bhi = hi * r;
-            const int64_t wlo = (int64_t)(blo >> 6), whi = (int64_t)((bhi - 1) >> 6);
-            const uint64_t first = cw[wlo], last = cw[whi];
-            funnel_one(cw, wlo, whi, s, cw_in);
-            uint64_t mlo = ~UINT64_C(0) << (blo & 63), mhi = bits_mask(0, (unsigned)(bhi - ((uint64_t)whi << 6)));
-            cw[wlo] = (first & ~mlo) | (cw[wlo] & mlo);
-            cw[whi] = (last & ~mhi) | (cw[whi] & mhi);
+            move_partial(cur, lo, hi, re, r, true, NULL, 0, s, cw_in);
         }
         if (B == blast) break;
         cw_in = cw_out;
