@@ -326,6 +326,19 @@ static double huge_mib(void)
     return kb / 1024.0;
 }
 
+/* Contender c's column and its ratio to the peer's: its best ns per query ("%.1f") and best / the peer's
+ * best ("%.2f"); "-" in both when it did not run (best < 0). */
+static void best_cell(const double *best, int c, char ns[16], char ratio[16])
+{
+    if (best[c] >= 0) {
+        snprintf(ns, 16, "%.1f", best[c]);
+        snprintf(ratio, 16, "%.2f", best[c] / best[C_PEER]);
+    } else {
+        strcpy(ns, "-");
+        strcpy(ratio, "-");
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ns[8] = { 1000000, 10000000 };
@@ -428,22 +441,9 @@ int main(int argc, char **argv)
                     else
                         snprintf(rng[x], sizeof rng[x], "-");
                 }
-                char rd[16], rdp[16];
-                if (best[C_READER] >= 0) {
-                    snprintf(rd, sizeof rd, "%.1f", best[C_READER]);
-                    snprintf(rdp, sizeof rdp, "%.2f", best[C_READER] / best[C_PEER]);
-                } else {
-                    strcpy(rd, "-");
-                    strcpy(rdp, "-");
-                }
-                char ph[16], php[16];
-                if (best[C_RDPH] >= 0) {
-                    snprintf(ph, sizeof ph, "%.1f", best[C_RDPH]);
-                    snprintf(php, sizeof php, "%.2f", best[C_RDPH] / best[C_PEER]);
-                } else {
-                    strcpy(ph, "-");
-                    strcpy(php, "-");
-                }
+                char rd[16], rdp[16], ph[16], php[16];
+                best_cell(best, C_READER, rd, rdp);
+                best_cell(best, C_RDPH, ph, php);
                 printf("%-9s %-5s %7.1f %7.1f %7s %7.1f %7.2f %7.2f %7s %7s %11s %11s %7s\n", o ? "" : fam.name,
                        ops[o], best[C_BYTES], best[C_U64], rd, best[C_PEER], best[C_BYTES] / best[C_PEER],
                        best[C_U64] / best[C_PEER], rdp, php, rng[0], rng[1], ph);
