@@ -65,21 +65,29 @@ BK_INLINE uint64_t xq_run_count(const bk_quotient *t, uint64_t q, uint64_t qv, b
 }
 
 /* The first table: bk_quotient_size's slots for the capacity, and the narrowest width whose keys at
- * the load limit keep the bound within the budget of generation 0 (the layout of later filters). */
+ * the load limit keep the bound within the budget of generation 0 (the layout of later filters); *o
+ * the options read, its max_load the load limit. */
+static bk_status xq_first(uint64_t capacity, double p, const bk_quotient_options *opts, bk_quotient_options *o,
+                          bk_quotient_geometry *g)
+{
+    if (bk__options_read(o, sizeof *o, opts) != BK_OK || o->remainder_bits) return BK_EINVAL;
+    bk_status s = bk_quotient_size(capacity, p, opts, g);
+    if (s) return s;
+    if (!(o->max_load > 0)) o->max_load = BK_QUOTIENT_DEFAULT_MAX_LOAD;
+    uint32_t w = width_for(0.0, g->max_slots_used, g->slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+    if (!w) return BK_ETOOBIG;
+    if ((s = bk__qf_geometry(g->slots, w, o->max_load, capacity, g)) != BK_OK) return s;
+    g->fpr = (double)capacity * ldexp(1.0, 1 - (int)w) / (double)g->slots;
+    return BK_OK;
+}
+
 bk_status bk_xquotient_size(uint64_t capacity, double p, const bk_quotient_options *opts, bk_quotient_geometry *out)
 {
     bk_quotient_options o;
-    if (bk__options_read(&o, sizeof o, opts) != BK_OK || o.remainder_bits) return BK_EINVAL;
     bk_quotient_geometry g;
-    bk_status s = bk_quotient_size(capacity, p, opts, &g);
-    if (s) return s;
-    const double ml = o.max_load > 0 ? o.max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
-    uint32_t w = width_for(0.0, g.max_slots_used, g.slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
-    if (!w) return BK_ETOOBIG;
-    if ((s = bk__qf_geometry(g.slots, w, ml, capacity, &g)) != BK_OK) return s;
-    g.fpr = (double)capacity * ldexp(1.0, 1 - (int)w) / (double)g.slots;
-    if (out) *out = g;
-    return BK_OK;
+    bk_status s = xq_first(capacity, p, opts, &o, &g);
+    if (s == BK_OK && out) *out = g;
+    return s;
 }
 
 bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_options *opts, bk_xquotient **out)
@@ -87,13 +95,11 @@ bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_option
     if (!out) return BK_EINVAL;
     *out = NULL;
     bk_quotient_options o;
-    if (bk__options_read(&o, sizeof o, opts) != BK_OK || o.remainder_bits) return BK_EINVAL;
     bk_quotient_geometry g;
-    bk_status s = bk_xquotient_size(capacity, p, opts, &g);
+    bk_status s = xq_first(capacity, p, opts, &o, &g);
     if (s) return s;
-    const double ml = o.max_load > 0 ? o.max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
     bk_quotient *f;
-    if ((s = bk__qf_alloc(o.allocator, g.slots, g.remainder_bits, ml, o.seed, false, 0, true, &f)) != BK_OK)
+    if ((s = bk__qf_alloc(o.allocator, g.slots, g.remainder_bits, o.max_load, o.seed, false, 0, true, &f)) != BK_OK)
         return s;
     f->path_asked = BK_QUOTIENT_AUTO;
     f->bmi2 = bk__qf_resolve_path(BK_QUOTIENT_AUTO);
