@@ -16,9 +16,13 @@
  *   ribbon_rows insert W N E T   first attempts that succeed among T (W = 64 or 128, N keys, slots
  *                                N (1 + E) + W, random rows with the first bit set, every vanished
  *                                row a failure, as with many columns)
+ *   ribbon_rows burr W N P [OVER [T1 [T2 [ROUNDS]]]]
+ *                                a bumped Ribbon of width W (64, 32 or 16) built on N keys: space, FPR,
+ *                                bumped share, build phases, and its one-key time beside body 2 and
+ *                                fuse8 (see the section below and bench/README.md)
  *
- * The kernels need AVX-512 with VPOPCNTDQ (x86-64, GCC or Clang); elsewhere `query` prints only the
- * library's figures.
+ * The kernels need AVX-512 with VPOPCNTDQ (x86-64, GCC or Clang; width 16 also BITALG and BW);
+ * elsewhere `query` prints only the library's figures and `burr` its space and FPR.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -65,6 +69,7 @@ static inline const uint64_t *seg_at(const layout *l, uint64_t base, uint64_t up
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define HAVE_KERNELS 1
 #  define T512 __attribute__((target("avx2,bmi2,popcnt,avx512f,avx512vpopcntdq")))
+#  define T512B __attribute__((target("avx2,bmi2,popcnt,avx512f,avx512vpopcntdq,avx512bw,avx512bitalg")))
 #  include <immintrin.h>
 
 /* Parities of eight columns a round: the masked words of each segment XORed, each lane's parity. */
@@ -286,6 +291,7 @@ static int insert(int w, size_t n, double eps, int trials)
  * set) and the fingerprint (its high half).
  */
 #define BL_MAX 16
+static double g_alloc_ns, g_sort_ns, g_insert_ns, g_back_ns; /* the build's phases, all layers */
 typedef struct {
     void *w;       /* w-bit words */
     uint8_t *meta; /* 2 bits a block, four blocks a byte */
@@ -310,7 +316,8 @@ static inline uint64_t bl_base(const blayer *L, uint64_t b, uint32_t *cols)
 
 static inline uint64_t bl_word(const burr *B, const blayer *L, uint64_t i)
 {
-    return B->w == 64 ? ((const uint64_t *)L->w)[i] : ((const uint32_t *)L->w)[i];
+    return B->w == 64 ? ((const uint64_t *)L->w)[i]
+                      : B->w == 32 ? ((const uint32_t *)L->w)[i] : ((const uint16_t *)L->w)[i];
 }
 
 static inline uint64_t bl_wmask(const burr *B) { return B->w == 64 ? ~UINT64_C(0) : (UINT64_C(1) << B->w) - 1; }
@@ -369,6 +376,7 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
     L->upper = bl_upper(nblocks, lo, p);
     L->nwords = nblocks * lo + (nblocks - (L->upper < nblocks ? L->upper : nblocks));
     const size_t bytes = ((L->nwords * (w / 8) + 512 + 63) / 64) * 64;
+    double t0 = bu_cpu_ns();
     uint64_t *rc = calloc(m, 8), *rf = calloc(m, 8), *hs = malloc(n * 8 + 8), *cnt = calloc(nblocks + 1, 8);
     uint64_t *wr = malloc(64 * 1024 * 8);
     const size_t wcap = 64 * 1024;
@@ -376,11 +384,16 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
     L->w = aligned_alloc(64, bytes);
     if (!rc || !rf || !hs || !cnt || !wr || !L->meta || !L->w) exit(1);
     memset(L->w, 0, bytes);
+    for (uint64_t i = 0; i < m; i += 512) rc[i] = rf[i] = 0; /* fault the pages in here (timed apart) */
+    double t1 = bu_cpu_ns();
+    g_alloc_ns += t1 - t0;
     /* keys by block (counting sort) */
     for (size_t i = 0; i < n; i++) cnt[(mulhi(bl_x(L, k, h[i]), L->nstarts) >> sh) + 1]++;
     for (uint64_t b = 0; b < nblocks; b++) cnt[b + 1] += cnt[b];
     for (size_t i = 0; i < n; i++) hs[cnt[mulhi(bl_x(L, k, h[i]), L->nstarts) >> sh]++] = h[i];
     /* cnt[b] is now the end of block b's keys */
+    double t2 = bu_cpu_ns();
+    g_sort_ns += t2 - t1;
     size_t nb = 0, lo_i = 0;
     for (uint64_t b = 0; b + 1 < nblocks; b++) {
         const size_t hi_i = cnt[b];
@@ -428,6 +441,8 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
         lo_i = hi_i;
     }
     /* back substitution, every column (lo + 1), stored where the block has the column */
+    double t3 = bu_cpu_ns();
+    g_insert_ns += t3 - t2;
     uint64_t win[32] = { 0 };
     for (uint64_t i = m; i-- > 0;) {
         uint32_t cols;
@@ -439,11 +454,14 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
             if (j < cols) {
                 if (w == 64)
                     ((uint64_t *)L->w)[base + j] |= s << (i & 63);
-                else
+                else if (w == 32)
                     ((uint32_t *)L->w)[base + j] |= (uint32_t)(s << (i & 31));
+                else
+                    ((uint16_t *)L->w)[base + j] |= (uint16_t)(s << (i & 15));
             }
         }
     }
+    g_back_ns += bu_cpu_ns() - t3;
     free(rc), free(rf), free(hs), free(cnt), free(wr);
     *nout = nb;
     return true;
@@ -481,16 +499,6 @@ static void burr_build(burr *B, const uint64_t *keys, size_t n, double p, double
 }
 
 #ifdef HAVE_KERNELS
-/* Layer 0's query by a vector kernel, the later layers' by the scalar one (out of line). */
-__attribute__((noinline)) static int burr_rest(const burr *B, uint64_t h)
-{
-    for (int k = 1; k < B->nl; k++) {
-        int r = bl_query(B, k, h);
-        if (r >= 0) return r;
-    }
-    return 0;
-}
-
 /* Width 32: parities of sixteen columns a round (32-bit lanes). */
 T512 static inline uint64_t dots32(const uint32_t *s0, const uint32_t *s1, uint32_t m0, uint32_t m1, unsigned rounds)
 {
@@ -505,16 +513,25 @@ T512 static inline uint64_t dots32(const uint32_t *s0, const uint32_t *s1, uint3
     return got;
 }
 
-/* meta: read layer 0's threshold (false: time the row alone, answers wrong for bumped keys) */
-T512 __attribute__((always_inline)) static inline int qburr(const burr *B, uint64_t h, unsigned rounds, bool meta,
-                                                            unsigned w)
+/* Width 16: parities of 32 columns in one round (16-bit lanes, VPOPCNTW). */
+T512B static inline uint64_t dots16(const uint16_t *s0, const uint16_t *s1, uint16_t m0, uint16_t m1)
 {
-    const blayer *L = &B->L[0];
-    const unsigned sh = w == 64 ? 6 : 5;
-    const uint64_t st = mulhi(h, L->nstarts), b = st >> sh, o = st & (w - 1);
+    __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)s0), _mm512_set1_epi16((short)m0));
+    v = _mm512_ternarylogic_epi32(v, _mm512_loadu_si512((const void *)s1), _mm512_set1_epi16((short)m1), 0x78);
+    v = _mm512_slli_epi16(_mm512_popcnt_epi16(v), 15);
+    return (uint64_t)(uint32_t)_mm512_test_epi16_mask(v, v);
+}
+
+/* meta: read layer 0's threshold (false: time the row alone, answers wrong for bumped keys) */
+/* One layer's query by the vector kernels: -1 bumped (when meta), else whether the row matches. */
+T512B __attribute__((always_inline)) static inline int qlayer(const burr *B, const blayer *L, uint64_t x,
+                                                             unsigned rounds, bool meta, unsigned w)
+{
+    const unsigned sh = w == 64 ? 6 : w == 32 ? 5 : 4;
+    const uint64_t st = mulhi(x, L->nstarts), b = st >> sh, o = st & (w - 1);
     const unsigned ti = (L->meta[b >> 2] >> ((b & 3) * 2)) & 3;
-    if (meta && __builtin_expect(o < ((B->thr >> (8 * ti)) & 0xff), 0)) return burr_rest(B, h);
-    const u128 c = (u128)h * ROW_MUL;
+    if (meta && __builtin_expect(o < ((B->thr >> (8 * ti)) & 0xff), 0)) return -1;
+    const u128 c = (u128)x * ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1;
     uint32_t cols;
     const uint64_t base = bl_base(L, b, &cols);
@@ -525,26 +542,44 @@ T512 __attribute__((always_inline)) static inline int qburr(const burr *B, uint6
         s[1] = s[0] + cols;
         const uint64_t m[2] = { cf << o, (cf >> 1) >> (63 - o) };
         got = dots(s, m, 2, rounds);
-    } else {
+    } else if (w == 32) {
         const uint32_t *s0 = (const uint32_t *)L->w + base, c32 = (uint32_t)cf;
         got = dots32(s0, s0 + cols, c32 << o, (c32 >> 1) >> (31 - o), rounds);
+    } else {
+        const uint16_t *s0 = (const uint16_t *)L->w + base, c16 = (uint16_t)cf;
+        got = dots16(s0, s0 + cols, (uint16_t)(c16 << o), (uint16_t)((c16 >> 1) >> (15 - o)));
     }
     return ((got ^ (uint64_t)(c >> 64)) & ((UINT64_C(1) << cols) - 1)) == 0;
 }
 
+/* The layers after the first, for a key layer 0 bumped (out of line). */
+T512B __attribute__((always_inline)) static inline int qrest(const burr *B, uint64_t h, unsigned rounds, unsigned w)
+{
+    for (int k = 1; k < B->nl; k++) {
+        int r = qlayer(B, &B->L[k], bu_mix64(h + B->L[k].seed), rounds, true, w);
+        if (r >= 0) return r;
+    }
+    return 0;
+}
+
 typedef int bkernel(const burr *, uint64_t);
-#  define BKERNELS(r)                                                                                       \
-    T512 __attribute__((noinline)) static int kb_##r(const burr *B, uint64_t h) { return qburr(B, h, r, true, 64); } \
-    T512 __attribute__((noinline)) static int kn_##r(const burr *B, uint64_t h) { return qburr(B, h, r, false, 64); } \
-    T512 __attribute__((noinline)) static int kb32_##r(const burr *B, uint64_t h) { return qburr(B, h, r, true, 32); } \
-    T512 __attribute__((noinline)) static int kn32_##r(const burr *B, uint64_t h) { return qburr(B, h, r, false, 32); }
+#  define BKW(r, w, sfx)                                                                                     \
+    T512B __attribute__((noinline)) static int rest##sfx##_##r(const burr *B, uint64_t h) { return qrest(B, h, r, w); } \
+    T512B __attribute__((noinline)) static int kb##sfx##_##r(const burr *B, uint64_t h)                       \
+    {                                                                                                         \
+        const int a = qlayer(B, &B->L[0], h, r, true, w);                                                     \
+        return __builtin_expect(a < 0, 0) ? rest##sfx##_##r(B, h) : a;                                        \
+    }                                                                                                         \
+    T512B __attribute__((noinline)) static int kn##sfx##_##r(const burr *B, uint64_t h) { return qlayer(B, &B->L[0], h, r, false, w); }
+#  define BKERNELS(r) BKW(r, 64, ) BKW(r, 32, 32) BKW(r, 16, 16)
 BKERNELS(1)
 BKERNELS(2)
 BKERNELS(3)
-/* [width 64, 32][with threshold, row alone][rounds - 1] */
-static bkernel *const bkernels[2][2][3] = {
+/* [width 64, 32, 16][with threshold, row alone][rounds - 1] */
+static bkernel *const bkernels[3][2][3] = {
     { { kb_1, kb_2, kb_3 }, { kn_1, kn_2, kn_3 } },
     { { kb32_1, kb32_2, kb32_3 }, { kn32_1, kn32_2, kn32_3 } },
+    { { kb16_1, kb16_2, kb16_3 }, { kn16_1, kn16_2, kn16_3 } },
 };
 #endif
 
@@ -559,7 +594,7 @@ static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, u
     burr B;
     memset(&B, 0, sizeof B);
     B.w = w;
-    B.sh = w == 64 ? 6 : 5;
+    B.sh = w == 64 ? 6 : w == 32 ? 5 : 4;
     B.thr = 0u | (t1 << 8) | (t2 << 16) | (w << 24);
     double t0 = bu_cpu_ns();
     burr_build(&B, keys, n, p, over, 2048);
@@ -571,6 +606,9 @@ static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, u
     printf("burr w%u n %zu p %g over %.3f thresholds 0,%u,%u,%u: %d layers, %.3f bits/key (%.4fx log2(1/p) %.3f), "
            "build %.1f ns a key (prototype)\n",
            w, n, p, over, t1, t2, w, B.nl, bpk, bpk / bound, bound, tb / (double)n);
+    printf("  build phases, ns a key: allocation and first touch %.1f, hashing and sort by block %.1f, insertion with "
+           "bumping %.1f, back substitution %.1f\n",
+           g_alloc_ns / (double)n, g_sort_ns / (double)n, g_insert_ns / (double)n, g_back_ns / (double)n);
     for (int k = 0; k < B.nl; k++) {
         size_t cnt[4] = { 0 };
         for (uint64_t b = 0; b + 1 < B.L[k].nblocks; b++) cnt[(B.L[k].meta[b >> 2] >> ((b & 3) * 2)) & 3]++;
@@ -587,10 +625,11 @@ static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, u
     printf("  false negatives %zu of %zu; FPR %.3g on %zu absent keys (%.4fx p); absent keys bumped %.2f%%\n", fn, n,
            (double)fp / (double)nabs, nabs, (double)fp / (double)nabs / p, 100.0 * (double)bumped / (double)nabs);
 #ifdef HAVE_KERNELS
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq")) {
-        const unsigned per = w == 64 ? 8 : 16, rr = (B.L[0].lo + 1 + per - 1) / per - 1;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
+        __builtin_cpu_supports("avx512bitalg") && __builtin_cpu_supports("avx512bw")) {
+        const unsigned per = 512 / w, rr = (B.L[0].lo + 1 + per - 1) / per - 1, wi = w == 64 ? 0 : w == 32 ? 1 : 2;
         if (rr > 2) return 1;
-        bkernel *kq = bkernels[w == 32][0][rr], *kn = bkernels[w == 32][1][rr];
+        bkernel *kq = bkernels[wi][0][rr], *kn = bkernels[wi][1][rr];
         size_t fnk = 0;
         for (size_t i = 0; i < n; i++) fnk += !kq(&B, keys[i]);
         bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
@@ -652,13 +691,14 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "query")) return query((size_t)strtod(argv[2], NULL), strtod(argv[3], NULL));
     if (argc == 6 && !strcmp(argv[1], "insert") && (atoi(argv[2]) == 64 || atoi(argv[2]) == 128))
         return insert(atoi(argv[2]), (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), atoi(argv[5]));
-    if (argc >= 5 && argc <= 9 && !strcmp(argv[1], "burr") && (atoi(argv[2]) == 64 || atoi(argv[2]) == 32)) {
+    if (argc >= 5 && argc <= 9 && !strcmp(argv[1], "burr") &&
+        (atoi(argv[2]) == 64 || atoi(argv[2]) == 32 || atoi(argv[2]) == 16)) {
         const unsigned w = (unsigned)atoi(argv[2]);
         return burr_mode(w, (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), argc > 5 ? strtod(argv[5], NULL) : 0.0,
                          argc > 6 ? (unsigned)atoi(argv[6]) : w / 8, argc > 7 ? (unsigned)atoi(argv[7]) : w * 3 / 8,
                          argc > 8 ? atoi(argv[8]) : 3);
     }
     fprintf(stderr, "usage: ribbon_rows query N P | ribbon_rows insert 64|128 N SLACK TRIALS |\n"
-                    "       ribbon_rows burr 64|32 N P [OVER [T1 [T2 [ROUNDS]]]]\n");
+                    "       ribbon_rows burr 64|32|16 N P [OVER [T1 [T2 [ROUNDS]]]]\n");
     return 2;
 }
