@@ -467,7 +467,139 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
     return true;
 }
 
-static void burr_build(burr *B, const uint64_t *keys, size_t n, double p, double over, size_t small)
+/* The same layer built chunk by chunk: chunks of cb blocks, the keys starting in a chunk's last block
+ * all bumped (its threshold W), so that no row crosses a chunk's end and each chunk is a system of its
+ * own, solved in a window of cb * W slots reused from chunk to chunk (in the cache), its solution
+ * written as it is found. The query is unchanged (the last block's threshold says "bump all"). Layer 0
+ * only: its x is the hash itself, so the bumped keys go on as the hashes they are. */
+static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64_t nblocks, uint32_t lo, double p,
+                             uint64_t cb, uint64_t *out, size_t *nout)
+{
+    blayer *L = &B->L[k];
+    const unsigned w = B->w, sh = B->sh;
+    const uint64_t wm = bl_wmask(B), nchunks = (nblocks + cb - 1) / cb;
+    L->nblocks = nblocks;
+    L->nstarts = (nblocks - 1) * w;
+    L->lo = lo;
+    L->upper = bl_upper(nblocks, lo, p);
+    L->nwords = nblocks * lo + (nblocks - (L->upper < nblocks ? L->upper : nblocks));
+    const size_t bytes = ((L->nwords * (w / 8) + 512 + 63) / 64) * 64;
+    double t0 = bu_cpu_ns();
+    uint64_t *rc = malloc(cb * w * 8), *rf = malloc(cb * w * 8), *xs = malloc(n * 8 + 8), *cntc = calloc(nchunks + 1, 8);
+    uint64_t *cntb = malloc((cb + 1) * 8), *wr = malloc(cb * w * 8);
+    L->meta = calloc((nblocks + 3) / 4 + 8, 1);
+    L->w = aligned_alloc(64, bytes);
+    if (!rc || !rf || !xs || !cntc || !cntb || !wr || !L->meta || !L->w) exit(1);
+    memset(L->w, 0, bytes);
+    double t1 = bu_cpu_ns();
+    g_alloc_ns += t1 - t0;
+    /* keys (as x) by chunk */
+    for (size_t i = 0; i < n; i++) cntc[(mulhi(bl_x(L, k, h[i]), L->nstarts) >> sh) / cb + 1]++;
+    for (uint64_t c = 0; c < nchunks; c++) cntc[c + 1] += cntc[c];
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t x = bl_x(L, k, h[i]);
+        xs[cntc[(mulhi(x, L->nstarts) >> sh) / cb]++] = x;
+    }
+    size_t maxc = 0;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        const size_t a = c ? cntc[c - 1] : 0;
+        if (cntc[c] - a > maxc) maxc = cntc[c] - a;
+    }
+    uint64_t *hb = malloc(maxc * 8 + 8);
+    if (!hb) exit(1);
+    double t2 = bu_cpu_ns();
+    g_sort_ns += t2 - t1;
+    size_t nb = 0;
+    uint64_t win[32];
+    for (uint64_t c = 0; c < nchunks; c++) {
+        const double c0 = bu_cpu_ns();
+        const uint64_t b0 = c * cb, b1 = b0 + cb < nblocks ? b0 + cb : nblocks, nbl = b1 - b0, base_slot = b0 * w;
+        const size_t a = c ? cntc[c - 1] : 0, e = cntc[c];
+        /* the chunk's keys by block, into hb */
+        memset(cntb, 0, (nbl + 1) * 8);
+        for (size_t i = a; i < e; i++) cntb[(mulhi(xs[i], L->nstarts) >> sh) - b0 + 1]++;
+        for (uint64_t b = 0; b < nbl; b++) cntb[b + 1] += cntb[b];
+        for (size_t i = a; i < e; i++) hb[cntb[(mulhi(xs[i], L->nstarts) >> sh) - b0]++] = xs[i];
+        memset(rc, 0, nbl * w * 8);
+        memset(rf, 0, nbl * w * 8);
+        const double c1 = bu_cpu_ns();
+        g_sort_ns += c1 - c0;
+        size_t lo_i = 0;
+        for (uint64_t bl = 0; bl < nbl; bl++) {
+            const size_t hi_i = cntb[bl];
+            const uint64_t b = b0 + bl;
+            if (bl == nbl - 1) { /* the chunk's last block: every key bumped (none at the layer's end) */
+                if (hi_i > lo_i) L->meta[b >> 2] |= (uint8_t)(3u << ((b & 3) * 2));
+                for (size_t i = lo_i; i < hi_i; i++) out[nb++] = hb[i];
+                lo_i = hi_i;
+                continue;
+            }
+            for (unsigned ti = 0; ti < 4; ti++) {
+                const uint64_t t = (B->thr >> (8 * ti)) & 0xff;
+                size_t nw = 0;
+                bool ok = true;
+                for (size_t i = lo_i; i < hi_i && ok; i++) {
+                    const uint64_t x = hb[i], st = mulhi(x, L->nstarts);
+                    if ((st & (w - 1)) < t) continue;
+                    const u128 c128 = (u128)x * ROW_MUL;
+                    uint64_t cf = ((uint64_t)c128 | 1) & wm, f = (uint64_t)(c128 >> 64), s = st - base_slot;
+                    for (;;) {
+                        if (!rc[s]) {
+                            rc[s] = cf;
+                            rf[s] = f;
+                            wr[nw++] = s;
+                            break;
+                        }
+                        cf ^= rc[s];
+                        f ^= rf[s];
+                        if (!cf) {
+                            ok = false;
+                            break;
+                        }
+                        const unsigned z = (unsigned)__builtin_ctzll(cf);
+                        cf >>= z;
+                        s += z;
+                    }
+                }
+                if (ok) {
+                    L->meta[b >> 2] |= (uint8_t)(ti << ((b & 3) * 2));
+                    for (size_t i = lo_i; i < hi_i; i++)
+                        if ((mulhi(hb[i], L->nstarts) & (w - 1)) < t) out[nb++] = hb[i];
+                    break;
+                }
+                for (size_t i = 0; i < nw; i++) rc[wr[i]] = rf[wr[i]] = 0;
+            }
+            lo_i = hi_i;
+        }
+        const double c2 = bu_cpu_ns();
+        g_insert_ns += c2 - c1;
+        /* back substitution of the chunk (no row reaches past its end) */
+        memset(win, 0, sizeof win);
+        for (uint64_t i = nbl * w; i-- > 0;) {
+            uint32_t cols;
+            const uint64_t base = bl_base(L, b0 + (i >> sh), &cols);
+            for (uint32_t j = 0; j <= lo; j++) {
+                uint64_t s = 0;
+                if (rc[i]) s = ((rf[i] >> j) & 1) ^ (uint64_t)__builtin_parityll((rc[i] >> 1) & win[j]);
+                win[j] = (win[j] << 1) | s;
+                if (j < cols) {
+                    if (w == 64)
+                        ((uint64_t *)L->w)[base + j] |= s << (i & 63);
+                    else if (w == 32)
+                        ((uint32_t *)L->w)[base + j] |= (uint32_t)(s << (i & 31));
+                    else
+                        ((uint16_t *)L->w)[base + j] |= (uint16_t)(s << (i & 15));
+                }
+            }
+        }
+        g_back_ns += bu_cpu_ns() - c2;
+    }
+    free(rc), free(rf), free(xs), free(cntc), free(cntb), free(wr), free(hb);
+    *nout = nb;
+    return true;
+}
+
+static void burr_build(burr *B, const uint64_t *keys, size_t n, double p, double over, size_t small, uint64_t cb)
 {
     uint32_t lo = 0;
     while (ldexp(1.0, -(int)(lo + 1)) >= p) lo++;
@@ -488,7 +620,10 @@ static void burr_build(burr *B, const uint64_t *keys, size_t n, double p, double
         }
         uint64_t nbk = (uint64_t)ceil((double)nc * (1.0 - over) / B->w) + 1;
         if (nbk < 2) nbk = 2;
-        bl_build(B, k, cur, nc, nbk, lo, p, false, nxt, &nn);
+        if (k == 0 && cb)
+            bl_build_chunked(B, k, cur, nc, nbk, lo, p, cb, nxt, &nn);
+        else
+            bl_build(B, k, cur, nc, nbk, lo, p, false, nxt, &nn);
         uint64_t *t = cur;
         cur = nxt;
         nxt = t;
@@ -583,7 +718,7 @@ static bkernel *const bkernels[3][2][3] = {
 };
 #endif
 
-static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, unsigned t2, int rounds)
+static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, unsigned t2, int rounds, uint64_t cb)
 {
     const size_t q = 2000000, nabs = 2000000;
     uint64_t *keys = malloc(n * sizeof *keys), *mix = malloc(q * sizeof *mix), s = 42, s2 = 0xabcdef;
@@ -597,15 +732,15 @@ static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, u
     B.sh = w == 64 ? 6 : w == 32 ? 5 : 4;
     B.thr = 0u | (t1 << 8) | (t2 << 16) | (w << 24);
     double t0 = bu_cpu_ns();
-    burr_build(&B, keys, n, p, over, 2048);
+    burr_build(&B, keys, n, p, over, 2048, cb);
     const double tb = bu_cpu_ns() - t0;
     /* space: every layer's words and metadata, and a layer's header (4 words) */
     double bits = 0;
     for (int k = 0; k < B.nl; k++) bits += (double)w * (double)B.L[k].nwords + 2.0 * (double)B.L[k].nblocks + 4 * 64;
     const double bpk = bits / (double)n, bound = log2(1.0 / p);
     printf("burr w%u n %zu p %g over %.3f thresholds 0,%u,%u,%u: %d layers, %.3f bits/key (%.4fx log2(1/p) %.3f), "
-           "build %.1f ns a key (prototype)\n",
-           w, n, p, over, t1, t2, w, B.nl, bpk, bpk / bound, bound, tb / (double)n);
+           "build %.1f ns a key (prototype%s)\n",
+           w, n, p, over, t1, t2, w, B.nl, bpk, bpk / bound, bound, tb / (double)n, cb ? ", layer 0 by chunks" : "");
     printf("  build phases, ns a key: allocation and first touch %.1f, hashing and sort by block %.1f, insertion with "
            "bumping %.1f, back substitution %.1f\n",
            g_alloc_ns / (double)n, g_sort_ns / (double)n, g_insert_ns / (double)n, g_back_ns / (double)n);
@@ -691,14 +826,14 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "query")) return query((size_t)strtod(argv[2], NULL), strtod(argv[3], NULL));
     if (argc == 6 && !strcmp(argv[1], "insert") && (atoi(argv[2]) == 64 || atoi(argv[2]) == 128))
         return insert(atoi(argv[2]), (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), atoi(argv[5]));
-    if (argc >= 5 && argc <= 9 && !strcmp(argv[1], "burr") &&
+    if (argc >= 5 && argc <= 10 && !strcmp(argv[1], "burr") &&
         (atoi(argv[2]) == 64 || atoi(argv[2]) == 32 || atoi(argv[2]) == 16)) {
         const unsigned w = (unsigned)atoi(argv[2]);
         return burr_mode(w, (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), argc > 5 ? strtod(argv[5], NULL) : 0.0,
                          argc > 6 ? (unsigned)atoi(argv[6]) : w / 8, argc > 7 ? (unsigned)atoi(argv[7]) : w * 3 / 8,
-                         argc > 8 ? atoi(argv[8]) : 3);
+                         argc > 8 ? atoi(argv[8]) : 3, argc > 9 ? (uint64_t)atoll(argv[9]) : 0);
     }
     fprintf(stderr, "usage: ribbon_rows query N P | ribbon_rows insert 64|128 N SLACK TRIALS |\n"
-                    "       ribbon_rows burr 64|32|16 N P [OVER [T1 [T2 [ROUNDS]]]]\n");
+                    "       ribbon_rows burr 64|32|16 N P [OVER [T1 [T2 [ROUNDS [CHUNK]]]]]\n");
     return 2;
 }
