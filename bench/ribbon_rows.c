@@ -16,10 +16,11 @@
  *   ribbon_rows insert W N E T   first attempts that succeed among T (W = 64 or 128, N keys, slots
  *                                N (1 + E) + W, random rows with the first bit set, every vanished
  *                                row a failure, as with many columns)
- *   ribbon_rows burr W N P [OVER [T1 [T2 [ROUNDS]]]]
+ *   ribbon_rows burr W N P [OVER [T1 [T2 [ROUNDS [CHUNK]]]]]
  *                                a bumped Ribbon of width W (64, 32 or 16) built on N keys: space, FPR,
  *                                bumped share, build phases, and its one-key time beside body 2 and
- *                                fuse8 (see the section below and bench/README.md)
+ *                                fuse8; CHUNK > 0 solves layer 0 by chunks of CHUNK blocks (see the
+ *                                section below and bench/README.md)
  *
  * The kernels need AVX-512 with VPOPCNTDQ (x86-64, GCC or Clang; width 16 also BITALG and BW);
  * elsewhere `query` prints only the library's figures and `burr` its space and FPR.
