@@ -16,11 +16,12 @@
  *   ribbon_rows insert W N E T   first attempts that succeed among T (W = 64 or 128, N keys, slots
  *                                N (1 + E) + W, random rows with the first bit set, every vanished
  *                                row a failure, as with many columns)
- *   ribbon_rows burr W N P [OVER [T1 [T2 [ROUNDS [CHUNK]]]]]
+ *   ribbon_rows burr W N P [OVER [T1 [T2 [ROUNDS [CHUNK [DUPS]]]]]]
  *                                a bumped Ribbon of width W (64, 32 or 16) built on N keys: space, FPR,
  *                                bumped share, build phases, and its one-key time beside body 2 and
- *                                fuse8; CHUNK > 0 solves layer 0 by chunks of CHUNK blocks (see the
- *                                section below and bench/README.md)
+ *                                fuse8; CHUNK > 0 solves layer 0 by chunks of CHUNK blocks; DUPS: that
+ *                                share of the keys repeats earlier ones (see the section below and
+ *                                bench/README.md)
  *
  * The kernels need AVX-512 with VPOPCNTDQ (x86-64, GCC or Clang; width 16 also BITALG and BW);
  * elsewhere `query` prints only the library's figures and `burr` its space and FPR.
@@ -417,8 +418,8 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
                     }
                     c ^= rc[s];
                     f ^= rf[s];
-                    if (!c) {
-                        ok = false;
+                    if (!c) { /* dependent: fine if consistent on the columns its block checks (a duplicate) */
+                        ok = (f & ((UINT64_C(1) << (L->lo + (b >= L->upper))) - 1)) == 0;
                         break;
                     }
                     const unsigned z = (unsigned)__builtin_ctzll(c);
@@ -553,8 +554,8 @@ static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64
                         }
                         cf ^= rc[s];
                         f ^= rf[s];
-                        if (!cf) {
-                            ok = false;
+                        if (!cf) { /* dependent: fine if consistent on the columns its block checks */
+                            ok = (f & ((UINT64_C(1) << (L->lo + (b >= L->upper))) - 1)) == 0;
                             break;
                         }
                         const unsigned z = (unsigned)__builtin_ctzll(cf);
@@ -719,12 +720,15 @@ static bkernel *const bkernels[3][2][3] = {
 };
 #endif
 
-static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, unsigned t2, int rounds, uint64_t cb)
+static int burr_mode(unsigned w, size_t n, double p, double over, unsigned t1, unsigned t2, int rounds, uint64_t cb,
+                     double dups)
 {
     const size_t q = 2000000, nabs = 2000000;
     uint64_t *keys = malloc(n * sizeof *keys), *mix = malloc(q * sizeof *mix), s = 42, s2 = 0xabcdef;
     if (!keys || !mix) return 1;
     for (size_t i = 0; i < n; i++) keys[i] = bu_splitmix64(&s);
+    for (size_t i = 1; i < n; i++) /* a share of the keys repeated (dups: a key every 1/dups repeats one before) */
+        if (dups > 0 && (double)(bu_mix64(i ^ 0xd0) >> 11) * 0x1p-53 < dups) keys[i] = keys[bu_mix64(i) % i];
     for (size_t i = 0; i < q; i++) mix[i] = (i & 1) ? bu_splitmix64(&s2) : keys[(i * 7919) % n];
     bu_print_loadavg("at start");
     burr B;
@@ -827,14 +831,15 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "query")) return query((size_t)strtod(argv[2], NULL), strtod(argv[3], NULL));
     if (argc == 6 && !strcmp(argv[1], "insert") && (atoi(argv[2]) == 64 || atoi(argv[2]) == 128))
         return insert(atoi(argv[2]), (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), atoi(argv[5]));
-    if (argc >= 5 && argc <= 10 && !strcmp(argv[1], "burr") &&
+    if (argc >= 5 && argc <= 11 && !strcmp(argv[1], "burr") &&
         (atoi(argv[2]) == 64 || atoi(argv[2]) == 32 || atoi(argv[2]) == 16)) {
         const unsigned w = (unsigned)atoi(argv[2]);
         return burr_mode(w, (size_t)strtod(argv[3], NULL), strtod(argv[4], NULL), argc > 5 ? strtod(argv[5], NULL) : 0.0,
                          argc > 6 ? (unsigned)atoi(argv[6]) : w / 8, argc > 7 ? (unsigned)atoi(argv[7]) : w * 3 / 8,
-                         argc > 8 ? atoi(argv[8]) : 3, argc > 9 ? (uint64_t)atoll(argv[9]) : 0);
+                         argc > 8 ? atoi(argv[8]) : 3, argc > 9 ? (uint64_t)atoll(argv[9]) : 0,
+                         argc > 10 ? strtod(argv[10], NULL) : 0.0);
     }
     fprintf(stderr, "usage: ribbon_rows query N P | ribbon_rows insert 64|128 N SLACK TRIALS |\n"
-                    "       ribbon_rows burr 64|32|16 N P [OVER [T1 [T2 [ROUNDS [CHUNK]]]]]\n");
+                    "       ribbon_rows burr 64|32|16 N P [OVER [T1 [T2 [ROUNDS [CHUNK [DUPS]]]]]]\n");
     return 2;
 }
