@@ -138,29 +138,80 @@ static void ap_add(xq_appender *a, uint64_t q, uint64_t v, uint64_t c)
     a->pc = c;
 }
 
-/* The entries of the run [i, e] of table t whose value is below `top` (half 0) or above it
- * (half 1), moved to quotient q2 of the doubled table: value (x mod top) << up, in order. The
- * void entry (value top, count vc) goes to both halves, at its place in the order (an entry of
- * one fingerprint bit becomes void too and merges with it). */
-static bk_status ap_half(xq_appender *a, const bk_quotient *t, uint64_t i, uint64_t e, unsigned half,
-                         uint64_t q2, unsigned up, uint64_t void_v, uint64_t vc)
+#define XQ_WAIT 64 /* entries of half 0 a run's parse keeps until the void entry's count is known */
+
+/* Half 0's end: the void entry (when the run has one), then the waiting entries, from the buffer or,
+ * when there were more than it holds, read again from wait_at up to the void entry or half 1. */
+static bk_status xq_flush_half0(xq_appender *a, const bk_quotient *t, uint64_t q, unsigned up, uint64_t void_v,
+                                uint64_t vc, uint64_t *wx, uint64_t *wc, unsigned nwait,
+                                uint64_t wait_at, uint64_t e)
 {
-    const uint64_t top = UINT64_C(1) << (t->rbits - 1), low = top - 1;
-    bool void_done = vc == 0;
+    const uint64_t top = UINT64_C(1) << (t->rbits - 1);
+    if (vc) ap_add(a, 2 * q, void_v, vc);
+    if (nwait <= XQ_WAIT) {
+        for (unsigned k = 0; k < nwait; k++) ap_add(a, 2 * q, wx[k] << up, wc[k]);
+        return BK_OK;
+    }
+    for (uint64_t i = wait_at; i <= e;) {
+        uint64_t x, c;
+        unsigned len = parse(t, i, e, &x, &c);
+        if (!len || !x) return BK_ECORRUPT;
+        if (x >= top) break;
+        ap_add(a, 2 * q, x << up, c);
+        i += len;
+    }
+    return BK_OK;
+}
+
+/* One run [i, e] of table t, parsed once, moved to quotients 2q and 2q + 1 of the doubled table. The
+ * run's values rise: first the entries whose first fingerprint bit is 0 (half 0, quotient 2q), then
+ * the void entry (value top), then those whose first bit is 1 (half 1, quotient 2q + 1). An entry
+ * moves as value (x mod top) << up; the void entry (count vc) goes to both halves at its place in
+ * the order, value void_v (an entry of one fingerprint bit becomes void too and merges with it).
+ * In half 0 its place is before the entries from top / 2 up, which come before the void entry in
+ * the run, so those wait in wait_x, wait_c until its count is known (a run holding more of them than the
+ * buffer has room for reads them a second time from `wait_at`). */
+static bk_status xq_move_run(xq_appender *a, const bk_quotient *t, uint64_t i, uint64_t e, uint64_t q,
+                             unsigned up, uint64_t void_v)
+{
+    const uint64_t top = UINT64_C(1) << (t->rbits - 1), low = top - 1, mid0 = top >> 1, mid1 = top + mid0;
+    uint64_t wait_x[XQ_WAIT], wait_c[XQ_WAIT], wait_at = QF_NONE, vc = 0;
+    unsigned nwait = 0;
+    bool half0_done = false, void1_done = false;
     while (i <= e) {
         uint64_t x, c;
         unsigned len = parse(t, i, e, &x, &c);
         if (!len || !x) return BK_ECORRUPT;
-        i += len;
-        if (x == top || (x > top) != (half == 1)) continue;
-        const uint64_t v = (x & low) << up;
-        if (!void_done && v >= void_v) {
-            ap_add(a, q2, void_v, vc);
-            void_done = true;
+        if (x < mid0) {
+            ap_add(a, 2 * q, x << up, c);
+        } else if (x < top) {
+            if (wait_at == QF_NONE) wait_at = i;
+            if (nwait < XQ_WAIT) {
+                wait_x[nwait] = x;
+                wait_c[nwait] = c;
+            }
+            nwait++;
+        } else if (x == top) {
+            vc = c;
+        } else {
+            if (!half0_done) {
+                bk_status s = xq_flush_half0(a, t, q, up, void_v, vc, wait_x, wait_c, nwait, wait_at, e);
+                if (s) return s;
+                half0_done = true;
+            }
+            if (x >= mid1 && !void1_done) {
+                if (vc) ap_add(a, 2 * q + 1, void_v, vc);
+                void1_done = true;
+            }
+            ap_add(a, 2 * q + 1, (x & low) << up, c);
         }
-        ap_add(a, q2, v, c);
+        i += len;
     }
-    if (!void_done) ap_add(a, q2, void_v, vc);
+    if (!half0_done) {
+        bk_status s = xq_flush_half0(a, t, q, up, void_v, vc, wait_x, wait_c, nwait, wait_at, e);
+        if (s) return s;
+    }
+    if (!void1_done && vc) ap_add(a, 2 * q + 1, void_v, vc);
     return BK_OK;
 }
 
@@ -181,30 +232,19 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
     nt->bmi2 = t->bmi2;
     nt->capacity = t->capacity <= UINT64_MAX / 2 ? t->capacity * 2 : UINT64_MAX;
     nt->fpr_target = t->fpr_target;
-    const uint64_t top = UINT64_C(1) << (w - 1), void_v = UINT64_C(1) << (nw - 1);
+    const uint64_t void_v = UINT64_C(1) << (nw - 1);
     const unsigned up = 1 + nw - w;
     xq_appender a = { nt, 0, QF_NONE, 0, 0, 0, BK_OK };
     /* run by run in quotient order: each entry's first fingerprint bit picks the half (quotient 2q
      * or 2q + 1), the void entry, when the run has one, goes to both */
     for (uint64_t q = bk__qf_next_occ(t, 0), after = 0; q != QF_NONE && !s && !a.err;
          q = bk__qf_next_occ(t, q + 1)) {
-        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false), vc = 0;
+        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false);
         if (e == QF_NONE) {
             s = BK_ECORRUPT;
             break;
         }
-        for (uint64_t j = i; j <= e;) {
-            uint64_t x, c;
-            unsigned len = parse(t, j, e, &x, &c);
-            if (!len) {
-                s = BK_ECORRUPT;
-                break;
-            }
-            if (x == top) vc = c;
-            j += len;
-        }
-        if (!s) s = ap_half(&a, t, i, e, 0, 2 * q, up, void_v, vc);
-        if (!s) s = ap_half(&a, t, i, e, 1, 2 * q + 1, up, void_v, vc);
+        s = xq_move_run(&a, t, i, e, q, up, void_v);
         after = e + 1;
     }
     if (!s && !a.err && a.pc) ap_write(&a);
