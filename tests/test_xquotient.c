@@ -1,6 +1,7 @@
 /* The expanding quotient filter (bk_xquotient): one table that doubles. Filled from 1,000 keys to
- * 2^10 times that at p = 1% and 0.1%: no false negatives, and after every doubling the FPR measured
- * on 10^6 absent keys (fixed seeds) within 1.1 p and the bound within p; growth much further
+ * 2^10 times that at p = 10%, 1%, 0.1% and 0.01%: no false negatives, after every doubling the FPR
+ * measured on 10^6 absent keys (fixed seeds) within 1.1 p and the bound within p, at the end at most
+ * 1.5 times the bits per key of a filter sized for the keys, no copies; growth much further
  * (2^14, and at 10% far enough that the first keys' fingerprints run out and are copied); the batch
  * answers as the one-key call; counts; arguments refused. */
 #include "testutil.h"
@@ -38,6 +39,9 @@ static double measured_fpr(const bk_xquotient *f, uint64_t absent, uint64_t set)
  * added so far. */
 static void grow_2_10(double p, uint32_t want_width)
 {
+    /* below 11 bits by the budget, the width starts at 11 and narrows a bit a doubling (to 7 at
+     * 10%): no fingerprint runs out before the tenth doubling */
+    const uint32_t horizon = 11;
     const uint64_t n0 = 1000, n = n0 << 10;
     bk_xquotient *f = make(n0, p);
     uint32_t seen = 0;
@@ -50,6 +54,10 @@ static void grow_2_10(double p, uint32_t want_width)
         print_message("p %g: doubling %u at %llu keys: width %u, FPR %.5f, bound %.5f\n", p, seen,
                       (unsigned long long)(i + 1), bk_xquotient_slot_bits(f), fpr, bk_xquotient_fpr_bound(f));
         assert_true(fpr <= 1.1 * p);
+        if (want_width < horizon) {
+            uint32_t want = horizon - seen > want_width ? horizon - seen : want_width;
+            assert_int_equal(bk_xquotient_slot_bits(f), want);
+        }
         check_table(f);
         for (uint64_t j = 0; j <= i; j += 1 + (seen < 6 ? 0 : 3)) assert_true(bk_xquotient_contains_hash(f, key_hash(1, j)));
     }
@@ -66,6 +74,7 @@ static void grow_2_10(double p, uint32_t want_width)
     assert_true(bk_xquotient_fpr_bound(f) <= p);
     assert_int_equal(bk_xquotient_slot_bits(f), want_width);
     assert_true(bpk <= 1.5 * g.bits_per_key);
+    assert_true(bk_xquotient_slots_used(f) <= n); /* no entry has run out and been copied */
 
     /* the batch answers as the one-key calls, key for key */
     enum { B = 20011 };
@@ -97,10 +106,23 @@ static void grow_2_10_at_01pct(void **state)
     grow_2_10(0.001, 15);
 }
 
+static void grow_2_10_at_10pct(void **state)
+{
+    (void)state;
+    grow_2_10(0.1, 7);
+}
+
+static void grow_2_10_at_001pct(void **state)
+{
+    (void)state;
+    grow_2_10(0.0001, 18);
+}
+
 /* Far past 2^10: made for 200 keys at p, filled to 2^k times that. The slots widen as the budget
  * asks, the bound stays within p, the FPR within 1.1 p, no key is lost. At 10% the first keys'
- * fingerprints (8 - 1 bits) run out after seven doublings: they are then copied to both halves at
- * each doubling (more slots in use than keys), and still answer. */
+ * fingerprints (11 - 1 bits) run out at the tenth doubling, and the next keys' (narrowing to 7 - 1
+ * bits) soon after: they are then copied to both halves at each doubling (more slots in use than
+ * keys), and still answer. */
 static void grow_far(double p, unsigned k)
 {
     const uint64_t n0 = 200, n = n0 << k;
@@ -350,6 +372,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grow_2_10_at_1pct),  cmocka_unit_test(grow_2_10_at_01pct),
+        cmocka_unit_test(grow_2_10_at_10pct), cmocka_unit_test(grow_2_10_at_001pct),
         cmocka_unit_test(grow_2_14_at_1pct),  cmocka_unit_test(grow_2_14_at_10pct),
         cmocka_unit_test(counts_and_expand),  cmocka_unit_test(save_load),
         cmocka_unit_test(damaged_files),      cmocka_unit_test(arguments),

@@ -398,11 +398,12 @@ static bk_status quotient_opts(uint64_t n, double p, const cli_type_opts *o, bk_
 
 /* An expanding filter's first width: the narrowest slot (w >= BK_QUOTIENT_MIN_RBITS) whose keys at the
  * load limit keep the bound, max_used 2^(1 - w) / S, within p / 7, the share of p its width schedule
- * gives the table before any doubling (docs/MATH.md, "Expanding quotient filter"); 0 if none does. */
+ * gives the table before any doubling, raised to 11 bits, the horizon's first width (docs/MATH.md,
+ * "Expanding quotient filter"); 0 if none does. */
 static uint32_t xquotient_width(const bk_quotient_geometry *g, double p)
 {
     for (uint32_t w = BK_QUOTIENT_MIN_RBITS; w <= BK_QUOTIENT_MAX_RBITS; w++)
-        if ((double)g->max_slots_used * ldexp(1.0, 1 - (int)w) / (double)g->slots <= p / 7.0) return w;
+        if ((double)g->max_slots_used * ldexp(1.0, 1 - (int)w) / (double)g->slots <= p / 7.0) return w < 11 ? 11 : w;
     return 0;
 }
 

@@ -26,6 +26,48 @@ static uint32_t width_for(double bound, uint64_t n_new, uint64_t slots, double c
     return 0;
 }
 
+/* Horizon: a filter whose first width (by the budget) is below XQ_HORIZON + 1 starts at that width
+ * instead and narrows by one bit a doubling (keys added after g doublings keep at least
+ * XQ_HORIZON - g bits) until the budget's width is reached, so no entry runs out, and no void entry
+ * takes a second slot, before the table has doubled XQ_HORIZON + 1 times (docs/MATH.md). */
+#define XQ_HORIZON 10u
+
+static uint32_t horizon_width(uint32_t g) { return g < XQ_HORIZON ? XQ_HORIZON + 1 - g : 0; }
+
+/* The budget's first width for a table of `slots` home slots, up to max_used of them in use. */
+static uint32_t first_budget_width(double p, uint64_t max_used, uint64_t slots)
+{
+    return width_for(0.0, max_used, slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+}
+
+/* The first width: the budget's, raised to the horizon's; 0 when the budget cannot be kept. */
+static uint32_t first_width(double p, uint64_t max_used, uint64_t slots)
+{
+    uint32_t w = first_budget_width(p, max_used, slots);
+    return w && w < horizon_width(0) ? horizon_width(0) : w;
+}
+
+/* The width of f's table at its next doubling g (to `slots` home slots, n_new keys still to come at
+ * the load limit): the budget's narrowest width from the current one, or from one bit less while the
+ * width is the horizon's and the narrower one, kept for every generation up to the horizon, would
+ * keep the bound within the budget there (each later generation adds max_load 2^-w); the current one
+ * when even the widest slots do not keep the budget. */
+static uint32_t next_width(const bk_quotient *f, uint64_t n_new, uint64_t slots)
+{
+    uint32_t lo = f->rbits;
+    const uint32_t g = f->xq_doublings + 1;
+    if (lo > BK_QUOTIENT_MIN_RBITS && g < XQ_HORIZON && lo == horizon_width(g - 1)) {
+        const uint64_t s0 = f->nslots >> (g - 1);
+        const double one = ldexp(1.0, 2 - (int)lo); /* 2^(1 - (lo - 1)): a key at the narrower width */
+        if (first_budget_width(f->fpr_target, (uint64_t)(f->max_load * (double)s0), s0) < horizon_width(0) &&
+            f->xq_bound + (double)n_new * one / (double)slots + (double)(XQ_HORIZON - g) * f->max_load * one / 2 <=
+                budget(f->fpr_target, XQ_HORIZON))
+            lo--;
+    }
+    uint32_t nw = width_for(f->xq_bound, n_new, slots, budget(f->fpr_target, g), lo);
+    return nw ? nw : f->rbits;
+}
+
 /* The quotient and the w - 1 fingerprint bits of h in table t; the stored value of a new key is
  * (e << 1) | 1. */
 BK_INLINE void xq_split(const bk_quotient *t, uint64_t h, uint64_t *q, uint64_t *e)
@@ -75,7 +117,7 @@ bk_status bk_xquotient_new(uint64_t capacity, double p, const bk_quotient_option
     if (s) return s;
     const double ml = o.max_load > 0 ? o.max_load : BK_QUOTIENT_DEFAULT_MAX_LOAD;
     const uint64_t max_used = (uint64_t)(ml * (double)g.slots);
-    uint32_t w = width_for(0.0, max_used, g.slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+    uint32_t w = first_width(p, max_used, g.slots);
     if (!w) return BK_ETOOBIG;
     bk_quotient *f;
     if ((s = bk__qf_alloc(o.allocator, g.slots, w, ml, o.seed, false, 0, true, &f)) != BK_OK) return s;
@@ -223,8 +265,7 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
     const uint64_t slots = t->nslots * 2, max_used = (uint64_t)(t->max_load * (double)slots);
     const uint64_t n_new = max_used > t->used ? max_used - t->used : 0;
     const uint32_t w = t->rbits;
-    uint32_t nw = width_for(f->xq_bound, n_new, slots, budget(f->fpr_target, f->xq_doublings + 1), w);
-    if (!nw) nw = w; /* the budget is spent even at the widest slots: keep the width (the bound says so) */
+    const uint32_t nw = next_width(f, n_new, slots); /* w - 1, w or wider */
     bk_quotient *nt;
     bk_status s = bk__qf_alloc(t->alloc, slots, nw, t->max_load, t->seed, false, 0, true, &nt);
     if (s) return s;
