@@ -180,6 +180,42 @@ static void counts_and_expand(void **state)
     bk_xquotient_free(f);
 }
 
+/* At 10% a filter saved while its width narrows (after two doublings: 9 bits) and loaded narrows on
+ * alike: the rule is read from the saved fields alone, so the two grow to the same bytes. */
+static void save_load_narrowing(void **state)
+{
+    (void)state;
+    bk_xquotient *f = make(1000, 0.1);
+    uint64_t i = 0;
+    while (bk_xquotient_doublings(f) < 2) assert_int_equal(bk_xquotient_add_hash(f, key_hash(10, i++)), BK_OK);
+    assert_int_equal(bk_xquotient_slot_bits(f), 9);
+    bk_filter *h, *g;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_QUOTIENT, f, &h), BK_OK);
+    void *b1, *b2;
+    size_t l1, l2;
+    assert_int_equal(bk_filter_save_alloc(h, &b1, &l1), BK_OK);
+    assert_int_equal(bk_filter_load_buffer(b1, l1, 0, &g), BK_OK);
+    bk_xquotient *lf = bk_filter_get(g, BK_TYPE_QUOTIENT);
+    for (; i < 100000; i++) {
+        assert_int_equal(bk_xquotient_add_hash(f, key_hash(10, i)), BK_OK);
+        assert_int_equal(bk_xquotient_add_hash(lf, key_hash(10, i)), BK_OK);
+        assert_int_equal(bk_xquotient_slot_bits(lf), bk_xquotient_slot_bits(f));
+    }
+    assert_int_equal(bk_xquotient_doublings(f), 7);
+    assert_int_equal(bk_xquotient_slot_bits(f), 7);
+    check_table(lf);
+    bk_filter_buffer_free(b1);
+    assert_int_equal(bk_filter_save_alloc(h, &b1, &l1), BK_OK);
+    assert_int_equal(bk_filter_save_alloc(g, &b2, &l2), BK_OK);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(b1, b2, l1);
+    for (uint64_t j = 0; j < 100000; j++) assert_true(bk_xquotient_contains_hash(lf, key_hash(10, j)));
+    bk_filter_buffer_free(b1);
+    bk_filter_buffer_free(b2);
+    bk_filter_free(h);
+    bk_filter_free(g);
+}
+
 static int visit_none(uint64_t fp, uint64_t count, void *ctx)
 {
     (void)fp, (void)count, (void)ctx;
@@ -375,6 +411,7 @@ int main(void)
         cmocka_unit_test(grow_2_10_at_10pct), cmocka_unit_test(grow_2_10_at_001pct),
         cmocka_unit_test(grow_2_14_at_1pct),  cmocka_unit_test(grow_2_14_at_10pct),
         cmocka_unit_test(counts_and_expand),  cmocka_unit_test(save_load),
+        cmocka_unit_test(save_load_narrowing),
         cmocka_unit_test(damaged_files),      cmocka_unit_test(arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
