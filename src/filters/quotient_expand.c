@@ -28,8 +28,9 @@ static uint32_t width_for(double bound, uint64_t n_new, uint64_t slots, double c
 
 /* Horizon: a filter whose first width (by the budget) is below XQ_HORIZON + 1 starts at that width
  * instead and narrows by one bit a doubling (keys added after g doublings keep at least
- * XQ_HORIZON - g bits) until the budget's width is reached, so no entry runs out, and no void entry
- * takes a second slot, before the table has doubled XQ_HORIZON + 1 times (docs/MATH.md). */
+ * XQ_HORIZON - g bits) while the narrower width, kept up to the horizon, stays within the budget
+ * there; so no entry runs out before the XQ_HORIZON-th doubling, and none is copied before the next
+ * one (docs/MATH.md). */
 #define XQ_HORIZON 10u
 
 static uint32_t horizon_width(uint32_t g) { return g < XQ_HORIZON ? XQ_HORIZON + 1 - g : 0; }
