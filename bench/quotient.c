@@ -14,7 +14,7 @@
  *   - growth: a filter holding n keys doubled (one remainder bit into the quotient): ns per key;
  *   - insert cost by load band: S = 1M slots, r = 8, filled to max_load 0.95 (and 1.0): thread CPU ns
  *     per insert in each band over five filters, beside the band that ends at 50% (45-50%);
- *   - growth that keeps p, at 1% and 0.1%: a filter of stages made for 1,000 keys and filled to 2^10
+ *   - growth that keeps p, at 10%, 1%, 0.1% and 0.01%: a filter of stages made for 1,000 keys and filled to 2^10
  *     times that with bk_quotient_expand (11 stages), an expanding filter (bk_xquotient, one table)
  *     made for 1,000 keys and filled as far, and one quotient filter sized for the 1,024,000 keys:
  *     bits per key, measured FPR, thread CPU ns per insert (growth included) and per query of absent
@@ -212,7 +212,7 @@ static void stage_queries(const char *name, const bk_quotient *f, const uint64_t
     (void)bk_quotient_contains_hashes(f, h, n, res, &pb);
     double t4 = bu_cpu_ns();
     double dn = (double)n;
-    printf("  %-22s %2u stages, %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.3f%%); present %6.1f ns "
+    printf("  %-22s %2u stages, %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.4f%%); present %6.1f ns "
            "one, %6.1f ns batch (%zu/%zu found)\n",
            name, bk_quotient_stages(f), (double)bk_quotient_memory(f) * 8.0 / dn, (t1 - t0) / dn, (t2 - t1) / dn,
            100.0 * (double)fa / dn, (t3 - t2) / dn, (t4 - t3) / dn, pa, n);
@@ -234,7 +234,7 @@ static void xq_queries(const char *name, const bk_xquotient *f, const uint64_t *
     pb = bk_xquotient_contains_hashes(f, h, n, res);
     double t4 = bu_cpu_ns();
     double dn = (double)n;
-    printf("  %-22s  1 table,  %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.3f%%); present %6.1f ns "
+    printf("  %-22s  1 table,  %6.2f bits/key: absent %6.1f ns one, %6.1f ns batch (FPR %.4f%%); present %6.1f ns "
            "one, %6.1f ns batch (%zu/%zu found)\n",
            name, (double)bk_xquotient_memory(f) * 8.0 / dn, (t1 - t0) / dn, (t2 - t1) / dn, 100.0 * (double)fa / dn,
            (t3 - t2) / dn, (t4 - t3) / dn, pa, n);
@@ -276,7 +276,7 @@ static void stages(double p)
     bk_quotient_add_hashes(g, h, n, NULL);
     double t3 = bu_cpu_ns();
     printf("\nqueries of filters made for 1,000 keys at %g%% and grown 2^10 times (stages; one expanding table, "
-           "width %u bits, %u doublings, bound %.3f%%) and of one sized for their %llu keys (thread CPU ns per key); "
+           "width %u bits, %u doublings, bound %.4f%%) and of one sized for their %llu keys (thread CPU ns per key); "
            "inserts, growth included: stages %.1f ns, expanding %.1f ns, sized right %.1f ns a key:\n",
            100.0 * p, bk_xquotient_slot_bits(x), bk_xquotient_doublings(x), 100.0 * bk_xquotient_fpr_bound(x),
            (unsigned long long)n, (t1 - t0) / (double)n, (t2 - t1) / (double)n, (t3 - t2) / (double)n);
@@ -307,8 +307,10 @@ int main(int argc, char **argv)
     }
     insert_bands(1000000, 0.95);
     insert_bands(1000000, 1.0);
+    stages(0.1);
     stages(0.01);
     stages(0.001);
+    stages(0.0001);
     bu_print_loadavg("end");
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The expanding quotient filter (bk_xquotient): one table that doubles. Filled from 1,000 keys to
- * 2^10 times that at p = 1% and 0.1%: no false negatives, and after every doubling the FPR measured
- * on 10^6 absent keys (fixed seeds) within 1.1 p and the bound within p; growth much further
+ * 2^10 times that at p = 10%, 1%, 0.1% and 0.01%: no false negatives, after every doubling the FPR
+ * measured on 10^6 absent keys (fixed seeds) within 1.1 p and the bound within p, at the end at most
+ * 1.5 times the bits per key of a filter sized for the keys, no copies; growth much further
  * (2^14, and at 10% far enough that the first keys' fingerprints run out and are copied); the batch
  * answers as the one-key call; counts; bk_xquotient_size states the table bk_xquotient_new makes;
  * arguments refused. */
@@ -39,6 +40,9 @@ static double measured_fpr(const bk_xquotient *f, uint64_t absent, uint64_t set)
  * added so far. */
 static void grow_2_10(double p, uint32_t want_width)
 {
+    /* below 11 bits by the budget, the width starts at 11 and narrows a bit a doubling (to 7 at
+     * 10%): no fingerprint runs out before the tenth doubling */
+    const uint32_t horizon = 11;
     const uint64_t n0 = 1000, n = n0 << 10;
     bk_xquotient *f = make(n0, p);
     uint32_t seen = 0;
@@ -51,6 +55,10 @@ static void grow_2_10(double p, uint32_t want_width)
         print_message("p %g: doubling %u at %llu keys: width %u, FPR %.5f, bound %.5f\n", p, seen,
                       (unsigned long long)(i + 1), bk_xquotient_slot_bits(f), fpr, bk_xquotient_fpr_bound(f));
         assert_true(fpr <= 1.1 * p);
+        if (want_width < horizon) {
+            uint32_t want = horizon - seen > want_width ? horizon - seen : want_width;
+            assert_int_equal(bk_xquotient_slot_bits(f), want);
+        }
         check_table(f);
         for (uint64_t j = 0; j <= i; j += 1 + (seen < 6 ? 0 : 3)) assert_true(bk_xquotient_contains_hash(f, key_hash(1, j)));
     }
@@ -67,6 +75,7 @@ static void grow_2_10(double p, uint32_t want_width)
     assert_true(bk_xquotient_fpr_bound(f) <= p);
     assert_int_equal(bk_xquotient_slot_bits(f), want_width);
     assert_true(bpk <= 1.5 * g.bits_per_key);
+    assert_true(bk_xquotient_slots_used(f) <= n); /* no entry has run out and been copied */
 
     /* the batch answers as the one-key calls, key for key */
     enum { B = 20011 };
@@ -98,10 +107,23 @@ static void grow_2_10_at_01pct(void **state)
     grow_2_10(0.001, 15);
 }
 
+static void grow_2_10_at_10pct(void **state)
+{
+    (void)state;
+    grow_2_10(0.1, 7);
+}
+
+static void grow_2_10_at_001pct(void **state)
+{
+    (void)state;
+    grow_2_10(0.0001, 18);
+}
+
 /* Far past 2^10: made for 200 keys at p, filled to 2^k times that. The slots widen as the budget
  * asks, the bound stays within p, the FPR within 1.1 p, no key is lost. At 10% the first keys'
- * fingerprints (8 - 1 bits) run out after seven doublings: they are then copied to both halves at
- * each doubling (more slots in use than keys), and still answer. */
+ * fingerprints (11 - 1 bits) run out at the tenth doubling, and the next keys' (narrowing to 7 - 1
+ * bits) soon after: they are then copied to both halves at each doubling (more slots in use than
+ * keys), and still answer. */
 static void grow_far(double p, unsigned k)
 {
     const uint64_t n0 = 200, n = n0 << k;
@@ -157,6 +179,42 @@ static void counts_and_expand(void **state)
     assert_int_equal(bk_xquotient_add(f, key, sizeof key), BK_OK);
     assert_true(bk_xquotient_contains(f, key, sizeof key));
     bk_xquotient_free(f);
+}
+
+/* At 10% a filter saved while its width narrows (after two doublings: 9 bits) and loaded narrows on
+ * alike: the rule is read from the saved fields alone, so the two grow to the same bytes. */
+static void save_load_narrowing(void **state)
+{
+    (void)state;
+    bk_xquotient *f = make(1000, 0.1);
+    uint64_t i = 0;
+    while (bk_xquotient_doublings(f) < 2) assert_int_equal(bk_xquotient_add_hash(f, key_hash(10, i++)), BK_OK);
+    assert_int_equal(bk_xquotient_slot_bits(f), 9);
+    bk_filter *h, *g;
+    assert_int_equal(bk_filter_wrap(BK_TYPE_QUOTIENT, f, &h), BK_OK);
+    void *b1, *b2;
+    size_t l1, l2;
+    assert_int_equal(bk_filter_save_alloc(h, &b1, &l1), BK_OK);
+    assert_int_equal(bk_filter_load_buffer(b1, l1, 0, &g), BK_OK);
+    bk_xquotient *lf = bk_filter_get(g, BK_TYPE_QUOTIENT);
+    for (; i < 100000; i++) {
+        assert_int_equal(bk_xquotient_add_hash(f, key_hash(10, i)), BK_OK);
+        assert_int_equal(bk_xquotient_add_hash(lf, key_hash(10, i)), BK_OK);
+        assert_int_equal(bk_xquotient_slot_bits(lf), bk_xquotient_slot_bits(f));
+    }
+    assert_int_equal(bk_xquotient_doublings(f), 7);
+    assert_int_equal(bk_xquotient_slot_bits(f), 7);
+    check_table(lf);
+    bk_filter_buffer_free(b1);
+    assert_int_equal(bk_filter_save_alloc(h, &b1, &l1), BK_OK);
+    assert_int_equal(bk_filter_save_alloc(g, &b2, &l2), BK_OK);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(b1, b2, l1);
+    for (uint64_t j = 0; j < 100000; j++) assert_true(bk_xquotient_contains_hash(lf, key_hash(10, j)));
+    bk_filter_buffer_free(b1);
+    bk_filter_buffer_free(b2);
+    bk_filter_free(h);
+    bk_filter_free(g);
 }
 
 static int visit_none(uint64_t fp, uint64_t count, void *ctx)
@@ -408,10 +466,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grow_2_10_at_1pct),  cmocka_unit_test(grow_2_10_at_01pct),
+        cmocka_unit_test(grow_2_10_at_10pct), cmocka_unit_test(grow_2_10_at_001pct),
         cmocka_unit_test(grow_2_14_at_1pct),  cmocka_unit_test(grow_2_14_at_10pct),
         cmocka_unit_test(counts_and_expand),  cmocka_unit_test(save_load),
-        cmocka_unit_test(damaged_files),      cmocka_unit_test(size_is_new),
-        cmocka_unit_test(arguments),
+        cmocka_unit_test(save_load_narrowing), cmocka_unit_test(size_is_new),
+        cmocka_unit_test(damaged_files),      cmocka_unit_test(arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,15 +304,17 @@ BK_API uint64_t bk_quotient_memory(const bk_quotient *f);
  * entry's first fingerprint bit into its quotient, so the entry keeps its place in the fingerprint
  * order and its share of false positives, while the table's new slots give later keys w - 1 bits
  * again. A doubling may widen the slots (w + 1 or more) so that the bound, the sum over stored keys
- * of 2^-L / S, stays within p (p (g + 1) / (g + 7) after g doublings) however often it doubles. An
- * entry whose fingerprint runs out matches any key of its home slot and is copied to both halves at
- * the next doubling; those copies are bounded by the bound itself (each adds 1 / S to it: at most
- * p S of them). A query reads one run of the one table, as a quotient filter sized for its keys;
+ * of 2^-L / S, stays within p (p (g + 1) / (g + 7) after g doublings) however often it doubles. A
+ * filter whose p would give it slots narrower than 11 bits (p above about 1.3%) starts at 11 and
+ * narrows one bit a doubling while the bound allows it, so no fingerprint runs out in its first ten
+ * doublings. An entry whose fingerprint runs out matches any key of its home slot and is copied to
+ * both halves at the next doubling; those copies are bounded by the bound itself (each adds 1 / S
+ * to it: at most p S of them). A query reads one run of the one table, as a quotient filter sized for its keys;
  * an insert is one quotient-filter insert, and the insert that finds the table at its load limit
  * doubles it first (every entry moved once: constant time per key amortized, the doubling itself
  * linear, with the old and the new table both held while it runs). At p = 1% a filter made for N0
  * keys and grown to 2^10 N0 takes 1.44 times the bits per key of a quotient filter made for its
- * size (w = 11), at 0.1% 1.41 times (w = 15) (docs/MATH.md).
+ * size (w = 11), at 0.1% 1.41 times (w = 15), at 10% 1.49 times (w = 7) (docs/MATH.md).
  * An expanding filter is a quotient filter (the same struct): the bk_quotient_* calls take it
  * (add, contains, count, batches, clone, clear, stats; bk_quotient_expand doubles it), and so does
  * bk_filter_wrap with BK_TYPE_QUOTIENT (saved in body 5, docs/FORMAT.md). Refused on it: removal

@@ -26,6 +26,49 @@ static uint32_t width_for(double bound, uint64_t n_new, uint64_t slots, double c
     return 0;
 }
 
+/* Horizon: a filter whose first width (by the budget) is below XQ_HORIZON + 1 starts at that width
+ * instead and narrows by one bit a doubling (keys added after g doublings keep at least
+ * XQ_HORIZON - g bits) while the narrower width, kept up to the horizon, stays within the budget
+ * there; so no entry runs out before the XQ_HORIZON-th doubling, and none is copied before the next
+ * one (docs/MATH.md). */
+#define XQ_HORIZON 10u
+
+static uint32_t horizon_width(uint32_t g) { return g < XQ_HORIZON ? XQ_HORIZON + 1 - g : 0; }
+
+/* The budget's first width for a table of `slots` home slots, up to max_used of them in use. */
+static uint32_t first_budget_width(double p, uint64_t max_used, uint64_t slots)
+{
+    return width_for(0.0, max_used, slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+}
+
+/* The first width: the budget's, raised to the horizon's; 0 when the budget cannot be kept. */
+static uint32_t first_width(double p, uint64_t max_used, uint64_t slots)
+{
+    uint32_t w = first_budget_width(p, max_used, slots);
+    return w && w < horizon_width(0) ? horizon_width(0) : w;
+}
+
+/* The width of f's table at its next doubling g (to `slots` home slots, n_new keys still to come at
+ * the load limit): the budget's narrowest width from the current one, or from one bit less while the
+ * width is the horizon's and the narrower one, kept for every generation up to the horizon, would
+ * keep the bound within the budget there (each later generation adds max_load 2^-w); the current one
+ * when even the widest slots do not keep the budget. */
+static uint32_t next_width(const bk_quotient *f, uint64_t n_new, uint64_t slots)
+{
+    uint32_t lo = f->rbits;
+    const uint32_t g = f->xq_doublings + 1;
+    if (lo > BK_QUOTIENT_MIN_RBITS && g < XQ_HORIZON && lo == horizon_width(g - 1)) {
+        const uint64_t s0 = f->nslots >> (g - 1);
+        const double one = ldexp(1.0, 2 - (int)lo); /* 2^(1 - (lo - 1)): a key at the narrower width */
+        if (first_budget_width(f->fpr_target, (uint64_t)(f->max_load * (double)s0), s0) < horizon_width(0) &&
+            f->xq_bound + (double)n_new * one / (double)slots + (double)(XQ_HORIZON - g) * f->max_load * one / 2 <=
+                budget(f->fpr_target, XQ_HORIZON))
+            lo--;
+    }
+    uint32_t nw = width_for(f->xq_bound, n_new, slots, budget(f->fpr_target, g), lo);
+    return nw ? nw : f->rbits;
+}
+
 /* The quotient and the w - 1 fingerprint bits of h in table t; the stored value of a new key is
  * (e << 1) | 1. */
 BK_INLINE void xq_split(const bk_quotient *t, uint64_t h, uint64_t *q, uint64_t *e)
@@ -74,7 +117,7 @@ static bk_status xq_first(uint64_t capacity, double p, const bk_quotient_options
     bk_status s = bk_quotient_size(capacity, p, opts, g);
     if (s) return s;
     if (!(o->max_load > 0)) o->max_load = BK_QUOTIENT_DEFAULT_MAX_LOAD;
-    uint32_t w = width_for(0.0, g->max_slots_used, g->slots, budget(p, 0), BK_QUOTIENT_MIN_RBITS);
+    uint32_t w = first_width(p, g->max_slots_used, g->slots);
     if (!w) return BK_ETOOBIG;
     if ((s = bk__qf_geometry(g->slots, w, o->max_load, capacity, g)) != BK_OK) return s;
     g->fpr = (double)capacity * ldexp(1.0, 1 - (int)w) / (double)g->slots;
@@ -160,29 +203,80 @@ static void ap_add(xq_appender *a, uint64_t q, uint64_t v, uint64_t c)
     a->pc = c;
 }
 
-/* The entries of the run [i, e] of table t whose value is below `top` (half 0) or above it
- * (half 1), moved to quotient q2 of the doubled table: value (x mod top) << up, in order. The
- * void entry (value top, count vc) goes to both halves, at its place in the order (an entry of
- * one fingerprint bit becomes void too and merges with it). */
-static bk_status ap_half(xq_appender *a, const bk_quotient *t, uint64_t i, uint64_t e, unsigned half,
-                         uint64_t q2, unsigned up, uint64_t void_v, uint64_t vc)
+#define XQ_WAIT 64 /* entries of half 0 a run's parse keeps until the void entry's count is known */
+
+/* Half 0's end: the void entry (when the run has one), then the waiting entries, from the buffer or,
+ * when there were more than it holds, read again from wait_at up to the void entry or half 1. */
+static bk_status xq_flush_half0(xq_appender *a, const bk_quotient *t, uint64_t q, unsigned up, uint64_t void_v,
+                                uint64_t vc, uint64_t *wx, uint64_t *wc, unsigned nwait,
+                                uint64_t wait_at, uint64_t e)
 {
-    const uint64_t top = UINT64_C(1) << (t->rbits - 1), low = top - 1;
-    bool void_done = vc == 0;
+    const uint64_t top = UINT64_C(1) << (t->rbits - 1);
+    if (vc) ap_add(a, 2 * q, void_v, vc);
+    if (nwait <= XQ_WAIT) {
+        for (unsigned k = 0; k < nwait; k++) ap_add(a, 2 * q, wx[k] << up, wc[k]);
+        return BK_OK;
+    }
+    for (uint64_t i = wait_at; i <= e;) {
+        uint64_t x, c;
+        unsigned len = parse(t, i, e, &x, &c);
+        if (!len || !x) return BK_ECORRUPT;
+        if (x >= top) break;
+        ap_add(a, 2 * q, x << up, c);
+        i += len;
+    }
+    return BK_OK;
+}
+
+/* One run [i, e] of table t, parsed once, moved to quotients 2q and 2q + 1 of the doubled table. The
+ * run's values rise: first the entries whose first fingerprint bit is 0 (half 0, quotient 2q), then
+ * the void entry (value top), then those whose first bit is 1 (half 1, quotient 2q + 1). An entry
+ * moves as value (x mod top) << up; the void entry (count vc) goes to both halves at its place in
+ * the order, value void_v (an entry of one fingerprint bit becomes void too and merges with it).
+ * In half 0 its place is before the entries from top / 2 up, which come before the void entry in
+ * the run, so those wait in wait_x, wait_c until its count is known (a run holding more of them than the
+ * buffer has room for reads them a second time from `wait_at`). */
+static bk_status xq_move_run(xq_appender *a, const bk_quotient *t, uint64_t i, uint64_t e, uint64_t q,
+                             unsigned up, uint64_t void_v)
+{
+    const uint64_t top = UINT64_C(1) << (t->rbits - 1), low = top - 1, mid0 = top >> 1, mid1 = top + mid0;
+    uint64_t wait_x[XQ_WAIT], wait_c[XQ_WAIT], wait_at = QF_NONE, vc = 0;
+    unsigned nwait = 0;
+    bool half0_done = false, void1_done = false;
     while (i <= e) {
         uint64_t x, c;
         unsigned len = parse(t, i, e, &x, &c);
         if (!len || !x) return BK_ECORRUPT;
-        i += len;
-        if (x == top || (x > top) != (half == 1)) continue;
-        const uint64_t v = (x & low) << up;
-        if (!void_done && v >= void_v) {
-            ap_add(a, q2, void_v, vc);
-            void_done = true;
+        if (x < mid0) {
+            ap_add(a, 2 * q, x << up, c);
+        } else if (x < top) {
+            if (wait_at == QF_NONE) wait_at = i;
+            if (nwait < XQ_WAIT) {
+                wait_x[nwait] = x;
+                wait_c[nwait] = c;
+            }
+            nwait++;
+        } else if (x == top) {
+            vc = c;
+        } else {
+            if (!half0_done) {
+                bk_status s = xq_flush_half0(a, t, q, up, void_v, vc, wait_x, wait_c, nwait, wait_at, e);
+                if (s) return s;
+                half0_done = true;
+            }
+            if (x >= mid1 && !void1_done) {
+                if (vc) ap_add(a, 2 * q + 1, void_v, vc);
+                void1_done = true;
+            }
+            ap_add(a, 2 * q + 1, (x & low) << up, c);
         }
-        ap_add(a, q2, v, c);
+        i += len;
     }
-    if (!void_done) ap_add(a, q2, void_v, vc);
+    if (!half0_done) {
+        bk_status s = xq_flush_half0(a, t, q, up, void_v, vc, wait_x, wait_c, nwait, wait_at, e);
+        if (s) return s;
+    }
+    if (!void1_done && vc) ap_add(a, 2 * q + 1, void_v, vc);
     return BK_OK;
 }
 
@@ -194,8 +288,7 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
     const uint64_t slots = t->nslots * 2, max_used = (uint64_t)(t->max_load * (double)slots);
     const uint64_t n_new = max_used > t->used ? max_used - t->used : 0;
     const uint32_t w = t->rbits;
-    uint32_t nw = width_for(f->xq_bound, n_new, slots, budget(f->fpr_target, f->xq_doublings + 1), w);
-    if (!nw) nw = w; /* the budget is spent even at the widest slots: keep the width (the bound says so) */
+    const uint32_t nw = next_width(f, n_new, slots); /* w - 1, w or wider */
     bk_quotient *nt;
     bk_status s = bk__qf_alloc(t->alloc, slots, nw, t->max_load, t->seed, false, 0, true, &nt);
     if (s) return s;
@@ -203,30 +296,19 @@ bk_status bk_xquotient_expand(bk_xquotient *f)
     nt->bmi2 = t->bmi2;
     nt->capacity = t->capacity <= UINT64_MAX / 2 ? t->capacity * 2 : UINT64_MAX;
     nt->fpr_target = t->fpr_target;
-    const uint64_t top = UINT64_C(1) << (w - 1), void_v = UINT64_C(1) << (nw - 1);
+    const uint64_t void_v = UINT64_C(1) << (nw - 1);
     const unsigned up = 1 + nw - w;
     xq_appender a = { nt, 0, QF_NONE, 0, 0, 0, BK_OK };
     /* run by run in quotient order: each entry's first fingerprint bit picks the half (quotient 2q
      * or 2q + 1), the void entry, when the run has one, goes to both */
     for (uint64_t q = bk__qf_next_occ(t, 0), after = 0; q != QF_NONE && !s && !a.err;
          q = bk__qf_next_occ(t, q + 1)) {
-        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false), vc = 0;
+        uint64_t i = q > after ? q : after, e = select_from(t, i, 1, false);
         if (e == QF_NONE) {
             s = BK_ECORRUPT;
             break;
         }
-        for (uint64_t j = i; j <= e;) {
-            uint64_t x, c;
-            unsigned len = parse(t, j, e, &x, &c);
-            if (!len) {
-                s = BK_ECORRUPT;
-                break;
-            }
-            if (x == top) vc = c;
-            j += len;
-        }
-        if (!s) s = ap_half(&a, t, i, e, 0, 2 * q, up, void_v, vc);
-        if (!s) s = ap_half(&a, t, i, e, 1, 2 * q + 1, up, void_v, vc);
+        s = xq_move_run(&a, t, i, e, q, up, void_v);
         after = e + 1;
     }
     if (!s && !a.err && a.pc) ap_write(&a);
