@@ -432,6 +432,22 @@ BK_T_GATHER static size_t part_positions_avx512(const uint64_t *hs, size_t n, ui
     return c;
 }
 
+/* The same for the whole filter (no range to test): each key's probes as one vector of positions,
+ * stored whole at out + c (lanes past k are overwritten by the next key's, or left past the end). */
+BK_T_GATHER static size_t all_positions_avx512(const uint64_t *hs, size_t n, uint64_t m, uint32_t k, uint64_t *out)
+{
+    const __m512i mv = _mm512_set1_epi64((long long)m);
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        __m512i hv = _mm512_set1_epi64((long long)hs[i]), yv = _mm512_set1_epi64((long long)bk__remix(hs[i]));
+        for (uint32_t j = 0; 8 * j < k; j++) {
+            _mm512_storeu_si512(out + c, _mm512_srli_epi64(probe_bits_hi(hv, yv, mv, (int)j), 32));
+            c += k - 8 * j >= 8 ? 8 : k - 8 * j;
+        }
+    }
+    return c;
+}
+
 static const bk__bloom_query query_gather_k[17] = {
     NULL, query_gather_k1, query_gather_k2, query_gather_k3, query_gather_k4, query_gather_k5,
     query_gather_k6, query_gather_k7, query_gather_k8, query_gather_k9, query_gather_k10,
@@ -567,7 +583,9 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
         size_t k = 0, e = i + PART_BATCH < n ? i + PART_BATCH : n;
 #ifdef BK_BLOOM_BMI2
         if (vec_positions) {
-            if (i < e) k = part_positions_avx512(hashes + i, e - i, f->m, f->k, lo, span, np);
+            if (i < e)
+                k = nparts == 1 ? all_positions_avx512(hashes + i, e - i, f->m, f->k, np)
+                                : part_positions_avx512(hashes + i, e - i, f->m, f->k, lo, span, np);
         } else
 #endif
         for (size_t j = i; j < e; j++)
