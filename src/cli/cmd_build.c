@@ -110,10 +110,9 @@ static const cli_opt opts[] = {
  *   probe; only the memory traffic is divided.
  * A classic filter up to FILL_ONE_MAX is filled on one thread (by ranges only when BLOOMKIT_THREADS
  * asks for more: tests, benchmarks): the other ways cost more CPU time than they save in wall time
- * there. Private copies of the filter, one per thread, OR-ed into it at the
- * end, took about 11% more CPU time for the whole build of 10M URL lines (12 MiB filter) than one
- * thread (the copies' fresh memory, their union, and two copies sharing the last-level cache), and
- * the ranges about 20% more. */
+ * there. Private copies of the filter, one per thread, OR-ed into it at the end, took about 11% more
+ * CPU time for the whole build of 10M URL lines (12 MiB filter) than one thread (the copies' fresh
+ * memory, their union, and two copies sharing the last-level cache), and the ranges about 20% more. */
 
 typedef struct fill_job {
     struct bk_bloom *bloom; /* one of these two */
@@ -212,9 +211,8 @@ static void *fill_part(void *arg)
 
 #define FILL_MAX_THREADS 8
 
-/* The CPUs this process may run on: its affinity mask (taskset, a cpuset), else the online CPUs. Two
- * threads on one allowed CPU only take turns (a classic fill's private copies, when the fill had
- * them, cost 1.3-1.6x the CPU of one thread under taskset -c 0). */
+/* The CPUs this process may run on: its affinity mask (taskset, a cpuset), else the online CPUs: two
+ * threads on one allowed CPU only take turns. */
 static long usable_cpus(void)
 {
 #ifdef CPU_COUNT
