@@ -414,6 +414,14 @@ static void query_loops_agree(void **state)
         const uint8_t *dd = bk_bloom_data(d, &lb);
         assert_int_equal(la, lb);
         assert_memory_equal(da, dd, la);
+        /* and the whole filter as one part (no range to test), in runs of odd lengths */
+        bk_bloom *e = make(20000, ps[pi], (bk_layout)layout, 7);
+        for (size_t i = 0; i < 20000; i += 1237)
+            assert_int_equal(bk_bloom_add_hashes_part(e, hs + i, 20000 - i < 1237 ? 20000 - i : 1237, 0, 1), BK_OK);
+        const uint8_t *de = bk_bloom_data(e, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(da, de, la);
+        bk_bloom_free(e);
         free(hs);
         bk_bloom_free(d);
         bk_bloom_free(a);

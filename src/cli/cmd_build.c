@@ -9,11 +9,11 @@
  * inserts). Otherwise the filter is created for that estimate and filled from the spool,
  * partition by partition in hash order (the bytes form of every insert equals the pre-hashed form on
  * these hashes, so the keys are not needed again). Large regular-file inputs are read and hashed on
- * one thread per usable CPU (cli_reader_hash_all), and classic and blocked filters are filled on one
- * thread per usable CPU (below; usable: in the process's affinity mask): both give exactly the file of a single thread. Peak memory: the filter, the spool,
- * up to 33 MiB (mostly untouched) and a 64 KiB sketch per reading thread, the fill's copies of a
- * classic filter (at most FILL_COPY_MAX), and for counting and cuckoo filters one spool partition at
- * a time (sorted to drop duplicates: about 16 bytes x keys / 256).
+ * one thread per usable CPU (cli_reader_hash_all), and blocked filters and classic filters larger than
+ * 64 MiB are filled on one thread per usable CPU (below; usable: in the process's affinity mask): both
+ * give exactly the file of a single thread. Peak memory: the filter, the spool, up to 33 MiB (mostly
+ * untouched) and a 64 KiB sketch per reading thread, and for counting and cuckoo filters one spool
+ * partition at a time (sorted to drop duplicates: about 16 bytes x keys / 256).
  *
  * Fuse and Ribbon filters are built from the whole key set at once: the spooled hashes are gathered
  * into one array and handed to the type's constructor, whose own memory is linear in the number of
@@ -25,7 +25,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,9 +49,9 @@ static const char help[] =
     "plus a 3-sigma margin (+1.2%; never more than the keys read) and filled from the spool. With -n,\n"
     "bloom, partitioned and blocked filters are made first and filled as the keys are read, with no\n"
     "spool (their bits do not depend on the order the keys come in). Large\n"
-    "regular files are read and hashed, and bloom, partitioned and blocked filters are filled, on one\n"
-    "thread per CPU the command may run on (taskset limits them): the file is the same as with one\n"
-    "thread.\n"
+    "regular files are read and hashed, and blocked filters (and bloom and partitioned filters over\n"
+    "64 MiB) are filled, on one thread per CPU the command may run on (taskset limits them): the file\n"
+    "is the same as with one thread.\n"
     "\n"
     "Duplicate keys make no difference: the filter holds the set of keys. Bloom, partitioned and\n"
     "blocked filters record the sketch's estimate of distinct keys (at most the keys read) as their count;\n"
@@ -61,9 +60,8 @@ static const char help[] =
     "\n"
     "Memory: the filter, the spool (8 bytes per key up to the bound above; none for a bloom,\n"
     "partitioned or blocked filter given -n), up to 33 MiB per reading\n"
-    "thread (about 1.5 MiB used unless the keys are very short), copies of a bloom filter for the fill\n"
-    "threads (at most 64 MiB of them); counting and cuckoo builds also sort one 256th of the keys at a\n"
-    "time (16 bytes each).\n"
+    "thread (about 1.5 MiB used unless the keys are very short); counting and cuckoo builds also sort\n"
+    "one 256th of the keys at a time (16 bytes each).\n"
     "Temporary disk: 8 bytes per key beyond the bound.\n"
     "Fuse and Ribbon filters take every hash at once (8 bytes per key, in memory) plus their construction\n"
     "memory (about 24 bytes per key for fuse, 37 for Ribbon: fuse.h, ribbon.h).\n"
@@ -100,32 +98,31 @@ static const cli_opt opts[] = {
  *
  * Two ways, both without atomics on the filter and both giving exactly the bits of a single-threaded
  * fill:
- * - classic filters, when the copies fit (FILL_COPY_MAX): each thread fills its own empty copy of the
- *   filter from the spool runs it claims (FILL_CLAIM at a time, from one atomic counter, so a thread
- *   that is descheduled leaves its share to the others), and the copies are OR-ed into the filter (a
- *   union);
  * - blocked filters: each thread takes the spool partitions of one range of hashes (the spool is in
  *   hash order, and a key's block is range(h, B) = (h * B) >> 64, FORMAT.md 6.2, which grows with h),
  *   so it reads only its own runs and sets bits only in its own range of blocks, which starts at an
  *   even block (two 256-bit blocks share a cache line). The few hashes of its first partition whose
  *   block lies below that (a block the previous thread's range may also reach) are kept aside and
  *   added after the threads have joined;
- * - otherwise (a classic filter too large for copies): the bit array is cut into one range per
- *   thread (whole cache lines); every thread reads all the hashes and sets only the bits in its own
- *   range (the library's *_add_hashes_part), so no two threads write the same memory. Each thread
- *   computes every probe; only the memory traffic is divided. */
+ * - classic filters larger than FILL_ONE_MAX: the bit array is cut into one range per thread (whole
+ *   cache lines); every thread reads all the hashes and sets only the bits in its own range (the
+ *   library's *_add_hashes_part), so no two threads write the same memory. Each thread computes every
+ *   probe; only the memory traffic is divided.
+ * A classic filter up to FILL_ONE_MAX is filled on one thread (by ranges only when BLOOMKIT_THREADS
+ * asks for more: tests, benchmarks): the other ways cost more CPU time than they save in wall time
+ * there. Private copies of the filter, one per thread, OR-ed into it at the end, took about 11% more
+ * CPU time for the whole build of 10M URL lines (12 MiB filter) than one thread (the copies' fresh
+ * memory, their union, and two copies sharing the last-level cache), and the ranges about 20% more. */
 
 typedef struct fill_job {
     struct bk_bloom *bloom; /* one of these two */
     struct bk_blocked *blocked;
     const cli_spool_run *runs;
     size_t nruns;
-    unsigned part, nparts;  /* the range of the filter (1 of 1 for a private copy) */
+    unsigned part, nparts;  /* the range of the filter (1 of 1: the whole) */
     cli_progress *prog;     /* the caller's thread shows the progress */
     size_t scale;           /* its share of the hashes is about 1 / scale of them */
     cli_spool *sp;
-    atomic_size_t *next;    /* copies: the runs are claimed FILL_CLAIM at a time from here, so a thread
-                               that loses its core for a while leaves its runs to the others */
     bool failed;            /* a run could not be read from the spool's file (message printed) */
     /* blocked filters by spool partition (owned): */
     bool owned;
@@ -179,8 +176,6 @@ static bool fill_owned(fill_job *j, const cli_spool_run *run, const uint64_t *h)
     return true;
 }
 
-#define FILL_CLAIM 16
-
 static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
 {
     const uint64_t *h = cli_spool_run_hashes(j->sp, run, buf);
@@ -200,17 +195,6 @@ static void *fill_part(void *arg)
     fill_job *j = arg;
     uint64_t buf[CLI_SPOOL_RUN_MAX];
     size_t done = 0;
-    if (j->next) { /* claimed in groups: the copies take any run */
-        for (size_t a; !j->failed && (a = atomic_fetch_add(j->next, FILL_CLAIM)) < j->nruns;) {
-            size_t b = a + FILL_CLAIM < j->nruns ? a + FILL_CLAIM : j->nruns;
-            for (size_t i = a; i < b && !j->failed; i++) {
-                j->failed = !fill_run(j, &j->runs[i], buf);
-                done += j->runs[i].n;
-            }
-            if (j->prog) cli_progress_update(j->prog, done * j->scale, done * j->scale);
-        }
-        return NULL;
-    }
     for (size_t i = 0; i < j->nruns; i++) {
         if (!fill_run(j, &j->runs[i], buf)) {
             j->failed = true;
@@ -222,16 +206,13 @@ static void *fill_part(void *arg)
     return NULL;
 }
 
-/* Private copies of a classic filter for the fill: at most this many bytes of them (so the build's
- * peak memory stays the filter plus a constant; a larger filter is filled by ranges, in place). */
-#define FILL_COPY_MAX ((uint64_t)64 << 20)
+/* A classic filter of at most this many bytes is filled on one thread (above). */
+#define FILL_ONE_MAX ((uint64_t)64 << 20)
 
 #define FILL_MAX_THREADS 8
 
-/* The CPUs this process may run on: its affinity mask (taskset, a cpuset), else the online CPUs. Two
- * threads on one allowed CPU only take turns, and the classic fill's private copies then cost a
- * union and their page faults for nothing (measured with taskset -c 0: 1.3-1.6x the CPU of one
- * thread). */
+/* The CPUs this process may run on: its affinity mask (taskset, a cpuset), else the online CPUs: two
+ * threads on one allowed CPU only take turns. */
 static long usable_cpus(void)
 {
 #ifdef CPU_COUNT
@@ -352,51 +333,19 @@ static void run_jobs(fill_job *job, unsigned n)
     }
 }
 
-/* An empty filter as the command creates it (for the fill's copies). */
-typedef struct make_args {
-    const cli_type *t;
-    uint64_t cap;
-    double p;
-    const cli_type_opts *to;
-} make_args;
-
-static bk_filter *make_empty(const make_args *a)
-{
-    bk_filter *f = NULL;
-    return a->t->create(a->cap, a->p, a->to, &f) == BK_OK ? f : NULL;
-}
-
-/* Fills f (a classic or blocked filter, made as `how` says) from the spool's runs on nparts threads.
- * False when the spool could not be read (message printed); else *s says whether the filter could be
- * filled. */
-static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, const cli_spool_run *runs,
-                          size_t nruns, unsigned nparts, cli_progress *prog, bk_status *s)
+/* Fills f (a classic or blocked filter) from the spool's runs on nparts threads (a classic filter up to
+ * FILL_ONE_MAX on one, unless `forced`: BLOOMKIT_THREADS asked for nparts). False when the spool could
+ * not be read (message printed). */
+static bool fill_parallel(bk_filter *f, cli_spool *sp, const cli_spool_run *runs, size_t nruns, unsigned nparts,
+                          bool forced, cli_progress *prog)
 {
     fill_job job[FILL_MAX_THREADS];
-    struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM), *copy[FILL_MAX_THREADS] = { NULL };
+    struct bk_bloom *bloom = bk_filter_get(f, BK_TYPE_BLOOM);
     struct bk_blocked *blocked = bloom ? NULL : bk_filter_get(f, BK_TYPE_BLOCKED);
-    bk_filter *copy_f[FILL_MAX_THREADS] = { NULL };
     size_t bytes = 0;
     if (bloom) bk_bloom_data(bloom, &bytes); /* (bk_filter_stats would count every bit of the filter) */
-    *s = BK_OK;
-    /* Copies for a classic filter only: a blocked filter's probe is one multiply, so every thread
-     * computing every probe costs no more than copies (their fresh memory, first touched by the fill,
-     * and the union); measured alike. */
-    bool copies = bloom && nparts > 1 && (uint64_t)bytes * (nparts - 1) <= FILL_COPY_MAX;
-    /* an empty filter made the same way has the same geometry (and, unlike a clone, its memory is
-     * only touched by the fill) */
-    for (unsigned p = 1; copies && p < nparts; p++)
-        copies = (copy_f[p] = make_empty(how)) && (copy[p] = bk_filter_get(copy_f[p], BK_TYPE_BLOOM));
-    atomic_size_t next;
-    atomic_init(&next, 0);
-    if (copies) {
-        copy[0] = bloom;
-        for (unsigned p = 0; p < nparts; p++)
-            job[p] = (fill_job){ copy[p], NULL, runs, nruns, 0, 1, p == 0 ? prog : NULL, nparts, sp, &next, false,
-                                 false, 0, 0, 0, NULL, 0, 0 };
-        run_jobs(job, nparts);
-        for (unsigned p = 1; p < nparts && *s == BK_OK; p++) *s = bk_bloom_union(bloom, copy[p]);
-    } else if (blocked && nparts > 1) {
+    if (bloom && (uint64_t)bytes <= FILL_ONE_MAX && !forced) nparts = 1;
+    if (blocked && nparts > 1) {
         const unsigned sparts = cli_spool_parts(sp);
         if (nparts > sparts) nparts = sparts;
         const bool split = bk_blocked_layout_of(blocked) == BK_BLOCKED_SPLIT256;
@@ -410,7 +359,7 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
             /* the first block no hash of an earlier partition reaches, rounded up to even */
             uint64_t lo = (first * blocks + sparts - 1) / sparts;
             lo += lo & 1;
-            job[p] = (fill_job){ NULL, blocked, runs + r, e - r, 0, 1, p == 0 ? prog : NULL, nparts, sp, NULL, false,
+            job[p] = (fill_job){ NULL, blocked, runs + r, e - r, 0, 1, p == 0 ? prog : NULL, nparts, sp, false,
                                  true, blocks, lo < blocks ? lo : blocks, sparts, NULL, 0, 0 };
             r = e;
         }
@@ -420,14 +369,13 @@ static bool fill_parallel(bk_filter *f, const make_args *how, cli_spool *sp, con
     } else {
         for (unsigned p = 0; p < nparts; p++)
             job[p] = (fill_job){ bloom, blocked, runs, nruns, p, nparts,
-                                 p == 0 ? prog : NULL, 1, sp, NULL, false, false, 0, 0, 0, NULL, 0, 0 };
+                                 p == 0 ? prog : NULL, 1, sp, false, false, 0, 0, 0, NULL, 0, 0 };
         run_jobs(job, nparts);
     }
     bool ok = true;
     for (unsigned p = 0; p < nparts; p++) {
         ok = ok && !job[p].failed;
         free(job[p].aside);
-        if (p) bk_filter_free(copy_f[p]);
     }
     return ok;
 }
@@ -580,8 +528,8 @@ static int run(int argc, char **argv)
                 size_t nruns;
                 if (!cli_spool_runs(sp, &runs, &nruns)) goto out;
                 if (bk_filter_get(f, BK_TYPE_BLOOM) || bk_filter_get(f, BK_TYPE_BLOCKED)) {
-                    const make_args how = { t, cap, p, &to };
-                    if (!fill_parallel(f, &how, sp, runs, nruns, build_threads(lines), &prog, &s)) goto out;
+                    const char *env = getenv("BLOOMKIT_THREADS");
+                    if (!fill_parallel(f, sp, runs, nruns, build_threads(lines), env && *env, &prog)) goto out;
                 } else {
                     uint64_t buf[CLI_SPOOL_RUN_MAX];
                     for (size_t i = 0; i < nruns && s == BK_OK; i++) {

@@ -475,8 +475,8 @@ def test_keys_readahead():
 
 @group
 def test_build_threads():
-    """build fills classic and blocked filters on several threads, each setting the bits of its own
-    part of the filter, and keeps its hash spool in memory up to a bound, then in a temporary file:
+    """build fills blocked filters (and, when BLOOMKIT_THREADS asks for threads, classic ones) on
+    several threads, each setting the bits of its own part of the filter, and keeps its hash spool in memory up to a bound, then in a temporary file:
     every thread count and every spool placement must give the very same file (the fill and the
     partition order are deterministic), and no key may go missing."""
     # 1.1 million short keys, some repeated: more than one 4096-hash chunk in every spool partition
