@@ -14,8 +14,9 @@
  *   Bit b of a block is bit (b & 63) of its 64-bit word (b >> 6): the same bits the little-endian
  *   32-bit view of the SIMD paths uses, and the file order.
  *
- * This header holds the salt table, the block choice and the mask builders (inline, used by the
- * kernels and by the filters' atomic inserts); blocked_kernels.c holds the scalar, AVX2 and AVX-512
+ * This header holds the salt table, the block choice, the mask builders (inline, used by the
+ * kernels and by the filters' atomic inserts) and the SPLIT256 uint64 query on AVX-512VL as inline
+ * assembly (used by its kernel and by the blocked filter's public call); blocked_kernels.c holds the scalar, AVX2 and AVX-512
  * kernels as ordinary functions, chosen once per filter through bk__blk_ops_for.
  */
 #ifndef BK_BLOCKED_ENGINE_H

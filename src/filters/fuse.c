@@ -55,6 +55,11 @@ struct bk_fuse {
 
 static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t);
 static bool (*pick_has_u64(const bk_fuse *f))(const bk_fuse *, uint64_t);
+#if defined(__x86_64__) && defined(__GNUC__)
+/* the uint64 queries' BMI2 builds (below), and has8_u64b's inline assembly form */
+#  define FUSE_HAS_BMI2 1
+static bool has8_u64b(const bk_fuse *f, uint64_t key);
+#endif
 
 static void geom_for(uint64_t n, fuse_geom *g)
 {
@@ -641,8 +646,7 @@ FUSE_HAS_U64(has8_u64, , 8, false, false)
 FUSE_HAS_U64(has16_u64, , 16, false, false)
 FUSE_HAS_U64(has8_mix_u64, , 8, true, false)
 FUSE_HAS_U64(has16_mix_u64, , 16, true, false)
-#if defined(__x86_64__) && defined(__GNUC__)
-#  define FUSE_HAS_BMI2 1
+#ifdef FUSE_HAS_BMI2
 #  define FUSE_T_BMI2 __attribute__((target("bmi,bmi2")))
 /* with BMI2 also the first cell by mulx (bk__range64_mulx) */
 FUSE_HAS_U64(has8_u64b, FUSE_T_BMI2, 8, false, true)
