@@ -14,9 +14,8 @@
  *   Bit b of a block is bit (b & 63) of its 64-bit word (b >> 6): the same bits the little-endian
  *   32-bit view of the SIMD paths uses, and the file order.
  *
- * This header holds the salt table, the block choice, the mask builders (inline, used by the
- * kernels and by the filters' atomic inserts) and the SPLIT256 uint64 query on AVX-512VL as inline
- * assembly (used by its kernel and by the blocked filter's public call); blocked_kernels.c holds the scalar, AVX2 and AVX-512
+ * This header holds the salt table, the block choice and the mask builders (inline, used by the
+ * kernels and by the filters' atomic inserts); blocked_kernels.c holds the scalar, AVX2 and AVX-512
  * kernels as ordinary functions, chosen once per filter through bk__blk_ops_for.
  */
 #ifndef BK_BLOCKED_ENGINE_H
@@ -51,9 +50,6 @@ typedef struct bk__blk {
     uint64_t *count;       /* the filter's count of inserted keys (add_u64 adds one) */
     uint32_t k;
     uint16_t kmask;        /* lanes 0..k-1 of a 16-lane probe vector */
-    /* 1 when contains_u64 is the SPLIT256 AVX-512VL path: the blocked filter's public uint64 query
-     * then runs bk__blk_split_vl_u64 itself instead of jumping through contains_u64 (set with it) */
-    uint8_t u64_vl;
     /* 512 layout, AVX2: per-lane shift offset, 0 for probe lanes < k and 32 (shifts to zero) above;
      * read with unaligned loads (the allocator only promises 16 bytes) */
     uint32_t lane_off[16];
@@ -136,64 +132,6 @@ BK_INLINE void bk__b1024_mask_to_k(uint64_t mask[16], uint32_t *kc, uint32_t k, 
     }
 }
 
-/* ---- the SPLIT256 uint64 query on AVX-512VL and BMI2, as one piece of inline assembly ----
- * bk__hash_u64_keyed(key, e->u64_flip), the block by mulx, then the probe on the upper vector
- * registers (ymm16, ymm17: no part of the SSE state, so no vzeroupper): each lane's bit
- * (x * salt[i]) >> 27 tested in the block in one step (vptestnmd: lanes whose bit is clear). Inline
- * assembly needs no target attribute, so a function built for plain x86-64 runs it where the CPU has
- * the instructions (the caller checks: the path's kernel, or e->u64_vl); the blocked filter's public
- * call thus reaches it with no jump through the filter. Same answers as the other paths
- * (tests/test_u64.c). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#  define BK__BLK_SPLIT_VL 1
-/* ymm16, ymm17 and k1 are call-clobbered, and code built without AVX-512 keeps nothing in them (nor
- * may it name them as clobbers); where the whole unit is built with AVX-512 they are named. Callers
- * therefore are functions without an AVX-512 target attribute. */
-#  ifdef __AVX512F__
-#    define BK__BLK_VL_CLOBBERS , "xmm16", "xmm17", "k1"
-#  else
-#    define BK__BLK_VL_CLOBBERS
-#  endif
-BK_INLINE bool bk__blk_split_vl_u64(const bk__blk *e, uint64_t key)
-{
-    static const uint64_t mx = UINT64_C(0x9FB21C651E98DF25);
-    static const uint32_t one = 1;
-    uint64_t h, t, u;
-    bool present;
-    __asm__("rorx $32, %[key], %[h]\n\t"
-            "xorq %[flip], %[h]\n\t"
-            "rorx $40, %[h], %[t]\n\t"
-            "rorx $15, %[h], %[u]\n\t"
-            "xorq %[t], %[u]\n\t"
-            "xorq %[u], %[h]\n\t"
-            "imulq %[mx], %[h]\n\t"
-            "movq %[h], %[u]\n\t"
-            "shrq $35, %[u]\n\t"
-            "addq $8, %[u]\n\t"
-            "xorq %[u], %[h]\n\t"
-            "imulq %[mx], %[h]\n\t"
-            "movq %[h], %%rdx\n\t"
-            "shrq $28, %%rdx\n\t"
-            "xorq %[h], %%rdx\n\t"            /* rdx: the hash */
-            "mulx %[blocks], %[t], %[h]\n\t"  /* h: its block, bk__range64 */
-            "shlq $5, %[h]\n\t"
-            "addq %[words], %[h]\n\t"
-            "vpbroadcastd %%edx, %%ymm16\n\t"
-            "vpmulld %[salt], %%ymm16, %%ymm16\n\t"
-            "vpsrld $27, %%ymm16, %%ymm16\n\t"
-            "vpbroadcastd %[one], %%ymm17\n\t"
-            "vpsllvd %%ymm16, %%ymm17, %%ymm16\n\t"
-            "vptestnmd (%[h]), %%ymm16, %%k1\n\t"
-            "kortestw %%k1, %%k1"
-            : "=@ccz"(present), [h] "=&r"(h), [t] "=&r"(t), [u] "=&r"(u)
-            : [key] "r"(key), [flip] "m"(e->u64_flip), [mx] "m"(mx), [blocks] "m"(e->blocks),
-              [words] "m"(e->words), [salt] "m"(*(const uint32_t(*)[8])bk__blk_salt[BK__SALT_BLOCKED]),
-              [one] "m"(one)
-            : "rdx", "memory" BK__BLK_VL_CLOBBERS);
-    return present;
-}
-#endif
-
 /* ---- kernels (blocked_kernels.c) ---- */
 
 /* One path's operations on a 256- or 512-bit blocked filter. The hashed batch forms prefetch the
@@ -211,8 +149,6 @@ typedef struct bk__blk_ops {
     void (*add_many)(const bk__blk *e, const void *const *keys, const size_t *lens, size_t n);
     size_t (*contains_many)(const bk__blk *e, const void *const *keys, const size_t *lens, size_t n,
                             uint8_t *results);
-    /* contains_u64 is bk__blk_split_vl_u64 (the filter sets e->u64_vl from it) */
-    bool u64_vl;
 } bk__blk_ops;
 
 /* The operations of `layout` on path `simd` (a resolved bk_simd: scalar, AVX2 or AVX-512). */

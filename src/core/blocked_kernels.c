@@ -347,18 +347,39 @@ static const bk__blk_ops split_avx2b_ops = {
     .contains_many = split_avx2_contains_many,
 };
 
-/* The uint64 query once more for CPUs with AVX-512VL and BMI2: bk__blk_split_vl_u64
- * (core/blocked_engine.h), inline assembly on the upper vector registers with no vzeroupper, the same
- * code the blocked filter's public call runs without calling this function. Built without a target
- * attribute (the assembly needs none, and must not be inside one). Same answers (tests/test_u64.c
- * holds every path's uint64 query to its hash query). */
-static bool split_vl_contains_u64(const bk__blk *e, uint64_t k) { return bk__blk_split_vl_u64(e, k); }
+/* The uint64 query once more for CPUs with AVX-512VL and BMI2: the same probe on the upper vector
+ * registers (ymm16, ymm17), which are no part of the SSE state, so the call leaves no dirty upper
+ * state behind and needs no vzeroupper; the hash broadcasts from its register in one step and the
+ * block is tested straight from memory (vptestnmd: lanes whose bit is clear), and found by mulx. Same
+ * answers (tests/test_u64.c holds every path's uint64 query to its hash query). */
+#define BK_T_AVX512VL_BMI2 __attribute__((target("avx2,bmi,bmi2,avx512f,avx512vl")))
+BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h)
+{
+    const uint64_t(*b)[4] = (const uint64_t(*)[4])(e->words + (bk__range64_mulx(h, e->blocks) << 2));
+    static const uint32_t one = 1;
+    bool present;
+    __asm__("vpbroadcastd %k[x], %%ymm16\n\t"
+            "vpmulld %[salt], %%ymm16, %%ymm16\n\t"
+            "vpsrld $27, %%ymm16, %%ymm16\n\t"
+            "vpbroadcastd %[one], %%ymm17\n\t"
+            "vpsllvd %%ymm16, %%ymm17, %%ymm16\n\t"
+            "vptestnmd %[blk], %%ymm16, %%k1\n\t"
+            "kortestw %%k1, %%k1"
+            : "=@ccz"(present)
+            : [x] "r"(h), [salt] "m"(*(const uint32_t(*)[8])bk__blk_salt[BK__SALT_BLOCKED]), [one] "m"(one),
+              [blk] "m"(*b)
+            : "xmm16", "xmm17", "k1");
+    return present;
+}
+BK_T_AVX512VL_BMI2 static bool split_vl_contains_u64(const bk__blk *e, uint64_t k)
+{
+    return split_contains_vl(e, bk__hash_u64_keyed1(k, e->u64_flip));
+}
 static const bk__blk_ops split_vl_ops = {
     .add = split_avx2_add,
     .contains = split_avx2_contains,
     .add_u64 = split_avx2_add_u64,
     .contains_u64 = split_vl_contains_u64,
-    .u64_vl = true,
     .add_hashes = split_avx2_add_hashes,
     .contains_hashes = split_avx2_contains_hashes,
     .add_many = split_avx2_add_many,

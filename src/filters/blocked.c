@@ -14,8 +14,8 @@
 
 struct bk_blocked {
     bk__blk e;            /* words, blocks, k, seed: what the engine's kernels use; first, so its hot
-                           * header (e.contains_u64, e.u64_vl and the fields the uint64 query reads)
-                           * starts the struct: one cache line */
+                           * header (e.contains_u64 and the three fields its kernel reads) starts the
+                           * struct and bk_blocked_contains_u64 is one indirect jump */
     bk__blk_ops ops;      /* the path's kernels (a copy: one load per call) */
     uint64_t nwords;
     bk_blocked_layout layout;
@@ -44,7 +44,6 @@ static bk_status set_path(bk_blocked *f, bk_simd want)
     f->simd = (bk_simd)bk__simd_resolve(want);
     f->ops = *bk__blk_ops_for(f->layout, f->simd);
     f->e.contains_u64 = f->ops.contains_u64;
-    f->e.u64_vl = f->ops.u64_vl;
     return BK_OK;
 }
 
@@ -179,16 +178,6 @@ bk_status bk_blocked_add(bk_blocked *f, const void *key, size_t len)
 
 bool bk_blocked_contains_hash(const bk_blocked *f, uint64_t h) { return f->ops.contains(&f->e, h); }
 
-/* The path's uint64 query: on the SPLIT256 AVX-512VL path its code right here (one byte tested
- * instead of a jump through the filter), else the path's function. */
-BK_INLINE bool contains_u64(const bk_blocked *f, uint64_t key)
-{
-#ifdef BK__BLK_SPLIT_VL
-    if (BK_LIKELY(f->e.u64_vl)) return bk__blk_split_vl_u64(&f->e, key);
-#endif
-    return f->e.contains_u64(&f->e, key);
-}
-
 static __attribute__((noinline)) bool contains_any_len(const bk_blocked *f, const void *key, size_t len)
 {
     return f->ops.contains(&f->e, bk__hash(key, len, f->e.seed));
@@ -199,7 +188,7 @@ bool bk_blocked_contains(const bk_blocked *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return contains_u64(f, k);
+        return f->e.contains_u64(&f->e, k);
     }
     return contains_any_len(f, key, len);
 }
@@ -210,7 +199,7 @@ bk_status bk_blocked_add_u64(bk_blocked *f, uint64_t key)
     return f->ops.add_u64(&f->e, key); /* counts the key */
 }
 
-bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return contains_u64(f, key); }
+bool bk_blocked_contains_u64(const bk_blocked *f, uint64_t key) { return f->e.contains_u64(&f->e, key); }
 
 /*
  * Atomic insert, the same on every path (scalar: TSan sees every access, and a vector OR cannot be
@@ -421,7 +410,6 @@ bk_status bk_blocked_set_simd(bk_blocked *f, bk_simd s)
         f->simd = tmp.simd;
         f->ops = tmp.ops;
         f->e.contains_u64 = tmp.e.contains_u64;
-        f->e.u64_vl = tmp.e.u64_vl;
     }
     return st;
 }
