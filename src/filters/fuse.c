@@ -28,7 +28,7 @@ typedef struct fuse_geom {
 
 struct bk_fuse {
     /* The hot header, first: the one-key uint64 query (the public call jumps through it or, for
-     * u64_plain8, runs it in place) and every field it reads, one cache line together. */
+     * u64_plain8, runs it in place) and every field it reads, 57 bytes together. */
     /* the one-key query on a uint64 key for this filter's width, mix and emptiness, its hash computed
      * in the same function (pick_has_u64) */
     bool (*has_u64)(const bk_fuse *f, uint64_t key);
