@@ -364,8 +364,8 @@ static void test_fuse(void **state)
                    fuse_has_u, NULL, NULL, NULL, NULL };
         assert_forms_agree(&t, f, 1, NKEYS, true);
         assert_forms_agree(&t, f, 2, NABSENT, false);
-        /* the 8-byte and uint64 calls share one path (for 8-bit fingerprints with BMI2: in place, in
-         * assembly); the hash form runs the filter's other query: the two must agree on every key */
+        /* the 8-byte and uint64 calls share one path (the hash computed inside it); the hash form runs
+         * the filter's other query: the two must agree on every key */
         for (uint64_t i = 0; i < NABSENT; i++) {
             uint64_t k = key_at(2, i);
             uint8_t b[8];

@@ -27,8 +27,8 @@ typedef struct fuse_geom {
 } fuse_geom;
 
 struct bk_fuse {
-    /* The hot header, first: the one-key uint64 query (the public call jumps through it or, for
-     * u64_plain8, runs it in place) and every field it reads, 57 bytes together. */
+    /* The hot header, first: the one-key uint64 query (the public call jumps through it) and every
+     * field it reads, 56 bytes together. */
     /* the one-key query on a uint64 key for this filter's width, mix and emptiness, its hash computed
      * in the same function (pick_has_u64) */
     bool (*has_u64)(const bk_fuse *f, uint64_t key);
@@ -38,9 +38,6 @@ struct bk_fuse {
     uint64_t segmask;
     uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
     uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
-    /* 1 when has_u64 is the 8-bit, unmixed, BMI2 query: the public uint64 call then runs its code in
-     * place (fuse8_u64_asm) instead of jumping through has_u64 */
-    uint8_t u64_plain8;
     uint64_t ncells;     /* L */
     uint64_t segcount;
     uint64_t seed;       /* hash seed of bytes keys */
@@ -55,11 +52,6 @@ struct bk_fuse {
 
 static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t);
 static bool (*pick_has_u64(const bk_fuse *f))(const bk_fuse *, uint64_t);
-#if defined(__x86_64__) && defined(__GNUC__)
-/* the uint64 queries' BMI2 builds (below), and has8_u64b's inline assembly form */
-#  define FUSE_HAS_BMI2 1
-static bool has8_u64b(const bk_fuse *f, uint64_t key);
-#endif
 
 static void geom_for(uint64_t n, fuse_geom *g)
 {
@@ -413,9 +405,6 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     f->empty = n == 0;
     f->has = pick_has(f);
     f->has_u64 = pick_has_u64(f);
-#ifdef FUSE_HAS_BMI2
-    f->u64_plain8 = f->has_u64 == has8_u64b;
-#endif
     *out = f;
     return BK_OK;
 }
@@ -646,7 +635,8 @@ FUSE_HAS_U64(has8_u64, , 8, false, false)
 FUSE_HAS_U64(has16_u64, , 16, false, false)
 FUSE_HAS_U64(has8_mix_u64, , 8, true, false)
 FUSE_HAS_U64(has16_mix_u64, , 16, true, false)
-#ifdef FUSE_HAS_BMI2
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define FUSE_HAS_BMI2 1
 #  define FUSE_T_BMI2 __attribute__((target("bmi,bmi2")))
 /* with BMI2 also the first cell by mulx (bk__range64_mulx) */
 FUSE_HAS_U64(has8_u64b, FUSE_T_BMI2, 8, false, true)
@@ -669,64 +659,6 @@ static bool (*pick_has_u64(const bk_fuse *f))(const bk_fuse *, uint64_t)
     return f->fp_bits == 8 ? has8_u64 : has16_u64;
 }
 
-#ifdef FUSE_HAS_BMI2
-/* has8_u64b as one piece of inline assembly, which needs no target attribute: the public call, built
- * for plain x86-64, runs it where u64_plain8 says the CPU has BMI2 (the choice pick_has_u64 made),
- * with no jump through the filter. bk__hash_u64_keyed(key, f->u64_flip), then has_body's three cells
- * (the first by mulx) and the fingerprint's low byte; the same answers as has8_u64b (tests/test_u64.c
- * and test_fuse hold the uint64 calls to the byte and hash calls). */
-BK_INLINE bool fuse8_u64_asm(const bk_fuse *f, uint64_t key)
-{
-    static const uint64_t mx = UINT64_C(0x9FB21C651E98DF25);
-    uint64_t h, t, u, c, v;
-    bool present;
-    __asm__("rorx $32, %[key], %[h]\n\t"
-            "xorq %[flip], %[h]\n\t"
-            "rorx $40, %[h], %[t]\n\t"
-            "rorx $15, %[h], %[u]\n\t"
-            "xorq %[t], %[u]\n\t"
-            "xorq %[u], %[h]\n\t"
-            "imulq %[mx], %[h]\n\t"
-            "movq %[h], %[u]\n\t"
-            "shrq $35, %[u]\n\t"
-            "addq $8, %[u]\n\t"
-            "xorq %[u], %[h]\n\t"
-            "imulq %[mx], %[h]\n\t"
-            "movq %[h], %%rdx\n\t"
-            "shrq $28, %%rdx\n\t"
-            "xorq %[h], %%rdx\n\t"             /* rdx: x, the hash */
-            "mulx %[span], %[t], %[h]\n\t"     /* h: c0 */
-            "movq %[cells], %[v]\n\t"
-            "movq %[seglen], %[u]\n\t"
-            "leaq (%[h],%[u]), %[t]\n\t"      /* t: c0 + seglen */
-            "addq %[t], %[u]\n\t"              /* u: c0 + 2 seglen */
-            "rorx $18, %%rdx, %[c]\n\t"
-            "andq %[mask], %[c]\n\t"
-            "xorq %[t], %[c]\n\t"              /* c: c1 */
-            "rorx $32, %%rdx, %[t]\n\t"
-            "xorq %%rdx, %[t]\n\t"             /* t: the fingerprint (low byte) */
-            "andq %[mask], %%rdx\n\t"
-            "xorq %%rdx, %[u]\n\t"             /* u: c2 */
-            "xorb (%[v],%[h]), %b[t]\n\t"
-            "xorb (%[v],%[c]), %b[t]\n\t"
-            "cmpb (%[v],%[u]), %b[t]"
-            : "=@ccz"(present), [h] "=&r"(h), [t] "=&q"(t), [u] "=&r"(u), [c] "=&r"(c), [v] "=&r"(v)
-            : [key] "r"(key), [flip] "m"(f->u64_flip), [mx] "m"(mx), [span] "m"(f->span),
-              [cells] "m"(f->cells), [seglen] "m"(f->seglen), [mask] "m"(f->segmask)
-            : "rdx", "memory");
-    return present;
-}
-#endif
-
-/* The uint64 query: has8_u64b in place where it is this filter's, else the filter's function. */
-BK_INLINE bool has_u64(const bk_fuse *f, uint64_t key)
-{
-#ifdef FUSE_HAS_BMI2
-    if (BK_LIKELY(f->u64_plain8)) return fuse8_u64_asm(f, key);
-#endif
-    return f->has_u64(f, key);
-}
-
 bool bk_fuse_contains_hash(const bk_fuse *f, uint64_t hash) { return f->has(f, hash); }
 
 /* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack
@@ -741,12 +673,12 @@ bool bk_fuse_contains(const bk_fuse *f, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return has_u64(f, k);
+        return f->has_u64(f, k);
     }
     return contains_any_len(f, key, len);
 }
 
-bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key) { return has_u64(f, key); }
+bool bk_fuse_contains_u64(const bk_fuse *f, uint64_t key) { return f->has_u64(f, key); }
 
 #define FUSE_BATCH 32
 
