@@ -364,6 +364,31 @@ static int burr_contains(const burr *B, uint64_t h)
     return 0; /* not reached: the last layer bumps nothing */
 }
 
+/* Back substitution of rows [0, rows) of layer L, whose row i is slot b0 * W + i: every column
+ * (lo + 1) solved from the last row up, stored where the row's block has the column. */
+static void bl_back(blayer *L, unsigned w, unsigned sh, uint32_t lo, const uint64_t *rc, const uint64_t *rf,
+                    uint64_t rows, uint64_t b0)
+{
+    uint64_t win[32] = { 0 };
+    for (uint64_t i = rows; i-- > 0;) {
+        uint32_t cols;
+        const uint64_t base = bl_base(L, b0 + (i >> sh), &cols);
+        for (uint32_t j = 0; j <= lo; j++) {
+            uint64_t s = 0;
+            if (rc[i]) s = ((rf[i] >> j) & 1) ^ (uint64_t)__builtin_parityll((rc[i] >> 1) & win[j]);
+            win[j] = (win[j] << 1) | s;
+            if (j < cols) {
+                if (w == 64)
+                    ((uint64_t *)L->w)[base + j] |= s << (i & 63);
+                else if (w == 32)
+                    ((uint32_t *)L->w)[base + j] |= (uint32_t)(s << (i & 31));
+                else
+                    ((uint16_t *)L->w)[base + j] |= (uint16_t)(s << (i & 15));
+            }
+        }
+    }
+}
+
 /* Builds layer k from keys h[0..n): nblocks blocks, bumping allowed unless last; the bumped keys are
  * written to out (*nout). Returns false if the system (last layer) did not solve. */
 static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nblocks, uint32_t lo, double p, bool last,
@@ -445,24 +470,7 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
     /* back substitution, every column (lo + 1), stored where the block has the column */
     double t3 = bu_cpu_ns();
     g_insert_ns += t3 - t2;
-    uint64_t win[32] = { 0 };
-    for (uint64_t i = m; i-- > 0;) {
-        uint32_t cols;
-        const uint64_t base = bl_base(L, i >> sh, &cols);
-        for (uint32_t j = 0; j <= lo; j++) {
-            uint64_t s = 0;
-            if (rc[i]) s = ((rf[i] >> j) & 1) ^ (uint64_t)__builtin_parityll((rc[i] >> 1) & win[j]);
-            win[j] = (win[j] << 1) | s;
-            if (j < cols) {
-                if (w == 64)
-                    ((uint64_t *)L->w)[base + j] |= s << (i & 63);
-                else if (w == 32)
-                    ((uint32_t *)L->w)[base + j] |= (uint32_t)(s << (i & 31));
-                else
-                    ((uint16_t *)L->w)[base + j] |= (uint16_t)(s << (i & 15));
-            }
-        }
-    }
+    bl_back(L, w, sh, lo, rc, rf, m, 0);
     g_back_ns += bu_cpu_ns() - t3;
     free(rc), free(rf), free(hs), free(cnt), free(wr);
     *nout = nb;
@@ -512,7 +520,6 @@ static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64
     double t2 = bu_cpu_ns();
     g_sort_ns += t2 - t1;
     size_t nb = 0;
-    uint64_t win[32];
     for (uint64_t c = 0; c < nchunks; c++) {
         const double c0 = bu_cpu_ns();
         const uint64_t b0 = c * cb, b1 = b0 + cb < nblocks ? b0 + cb : nblocks, nbl = b1 - b0, base_slot = b0 * w;
@@ -576,24 +583,7 @@ static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64
         const double c2 = bu_cpu_ns();
         g_insert_ns += c2 - c1;
         /* back substitution of the chunk (no row reaches past its end) */
-        memset(win, 0, sizeof win);
-        for (uint64_t i = nbl * w; i-- > 0;) {
-            uint32_t cols;
-            const uint64_t base = bl_base(L, b0 + (i >> sh), &cols);
-            for (uint32_t j = 0; j <= lo; j++) {
-                uint64_t s = 0;
-                if (rc[i]) s = ((rf[i] >> j) & 1) ^ (uint64_t)__builtin_parityll((rc[i] >> 1) & win[j]);
-                win[j] = (win[j] << 1) | s;
-                if (j < cols) {
-                    if (w == 64)
-                        ((uint64_t *)L->w)[base + j] |= s << (i & 63);
-                    else if (w == 32)
-                        ((uint32_t *)L->w)[base + j] |= (uint32_t)(s << (i & 31));
-                    else
-                        ((uint16_t *)L->w)[base + j] |= (uint16_t)(s << (i & 15));
-                }
-            }
-        }
+        bl_back(L, w, sh, lo, rc, rf, nbl * w, b0);
         g_back_ns += bu_cpu_ns() - c2;
     }
     free(rc), free(rf), free(xs), free(cntc), free(cntb), free(wr), free(hb);
