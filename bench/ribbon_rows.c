@@ -389,6 +389,55 @@ static void bl_back(blayer *L, unsigned w, unsigned sh, uint32_t lo, const uint6
     }
 }
 
+/* Inserts block b's keys keys[lo_i, hi_i) into layer k's system (rows rc/rf, slot s at index s - base)
+ * at the smallest of the four thresholds under which they all go in: a bucket that fails is undone
+ * (wr lists the rows it wrote) and tried at the next threshold. The keys under the threshold taken are
+ * appended to out (*nb). The last layer bumps nothing: false if its keys do not all go in. */
+static bool bl_bucket(burr *B, int k, uint64_t b, const uint64_t *keys, size_t lo_i, size_t hi_i, uint64_t base,
+                      bool last, uint64_t *rc, uint64_t *rf, uint64_t *wr, uint64_t *out, size_t *nb)
+{
+    blayer *L = &B->L[k];
+    const unsigned w = B->w;
+    const uint64_t wm = bl_wmask(B);
+    for (unsigned ti = 0; ti < 4; ti++) {
+        const uint64_t t = (B->thr >> (8 * ti)) & 0xff;
+        size_t nw = 0;
+        bool ok = true;
+        for (size_t i = lo_i; i < hi_i && ok; i++) {
+            const uint64_t x = bl_x(L, k, keys[i]), st = mulhi(x, L->nstarts);
+            if ((st & (w - 1)) < t) continue;
+            const u128 c128 = (u128)x * ROW_MUL;
+            uint64_t c = ((uint64_t)c128 | 1) & wm, f = (uint64_t)(c128 >> 64), s = st - base;
+            for (;;) {
+                if (!rc[s]) {
+                    rc[s] = c;
+                    rf[s] = f;
+                    wr[nw++] = s;
+                    break;
+                }
+                c ^= rc[s];
+                f ^= rf[s];
+                if (!c) { /* dependent: fine if consistent on the columns its block checks (a duplicate) */
+                    ok = (f & ((UINT64_C(1) << (L->lo + (b >= L->upper))) - 1)) == 0;
+                    break;
+                }
+                const unsigned z = (unsigned)__builtin_ctzll(c);
+                c >>= z;
+                s += z;
+            }
+        }
+        if (ok) {
+            L->meta[b >> 2] |= (uint8_t)(ti << ((b & 3) * 2));
+            for (size_t i = lo_i; i < hi_i; i++)
+                if ((mulhi(bl_x(L, k, keys[i]), L->nstarts) & (w - 1)) < t) out[(*nb)++] = keys[i];
+            return true;
+        }
+        for (size_t i = 0; i < nw; i++) rc[wr[i]] = rf[wr[i]] = 0;
+        if (last) return false;
+    }
+    return true; /* not reached: the last threshold (W) bumps the whole bucket */
+}
+
 /* Builds layer k from keys h[0..n): nblocks blocks, bumping allowed unless last; the bumped keys are
  * written to out (*nout). Returns false if the system (last layer) did not solve. */
 static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nblocks, uint32_t lo, double p, bool last,
@@ -396,7 +445,7 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
 {
     blayer *L = &B->L[k];
     const unsigned w = B->w, sh = B->sh;
-    const uint64_t m = nblocks * w, wm = bl_wmask(B);
+    const uint64_t m = nblocks * w;
     L->nblocks = nblocks;
     L->nstarts = (nblocks - 1) * w;
     L->lo = lo;
@@ -425,45 +474,10 @@ static bool bl_build(burr *B, int k, const uint64_t *h, size_t n, uint64_t nbloc
     for (uint64_t b = 0; b + 1 < nblocks; b++) {
         const size_t hi_i = cnt[b];
         if (hi_i - lo_i > wcap) exit(1);
-        for (unsigned ti = 0; ti < 4; ti++) {
-            const uint64_t t = (B->thr >> (8 * ti)) & 0xff;
-            size_t nw = 0;
-            bool ok = true;
-            for (size_t i = lo_i; i < hi_i && ok; i++) {
-                const uint64_t x = bl_x(L, k, hs[i]), st = mulhi(x, L->nstarts);
-                if ((st & (w - 1)) < t) continue;
-                const u128 c128 = (u128)x * ROW_MUL;
-                uint64_t c = ((uint64_t)c128 | 1) & wm, f = (uint64_t)(c128 >> 64), s = st;
-                for (;;) {
-                    if (!rc[s]) {
-                        rc[s] = c;
-                        rf[s] = f;
-                        wr[nw++] = s;
-                        break;
-                    }
-                    c ^= rc[s];
-                    f ^= rf[s];
-                    if (!c) { /* dependent: fine if consistent on the columns its block checks (a duplicate) */
-                        ok = (f & ((UINT64_C(1) << (L->lo + (b >= L->upper))) - 1)) == 0;
-                        break;
-                    }
-                    const unsigned z = (unsigned)__builtin_ctzll(c);
-                    c >>= z;
-                    s += z;
-                }
-            }
-            if (ok) {
-                L->meta[b >> 2] |= (uint8_t)(ti << ((b & 3) * 2));
-                for (size_t i = lo_i; i < hi_i; i++)
-                    if ((mulhi(bl_x(L, k, hs[i]), L->nstarts) & (w - 1)) < t) out[nb++] = hs[i];
-                break;
-            }
-            for (size_t i = 0; i < nw; i++) rc[wr[i]] = rf[wr[i]] = 0;
-            if (last) { /* the last layer bumps nothing */
-                free(rc), free(rf), free(hs), free(cnt), free(wr);
-                free(L->meta), free(L->w);
-                return false;
-            }
+        if (!bl_bucket(B, k, b, hs, lo_i, hi_i, 0, last, rc, rf, wr, out, &nb)) {
+            free(rc), free(rf), free(hs), free(cnt), free(wr);
+            free(L->meta), free(L->w);
+            return false;
         }
         lo_i = hi_i;
     }
@@ -487,7 +501,7 @@ static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64
 {
     blayer *L = &B->L[k];
     const unsigned w = B->w, sh = B->sh;
-    const uint64_t wm = bl_wmask(B), nchunks = (nblocks + cb - 1) / cb;
+    const uint64_t nchunks = (nblocks + cb - 1) / cb;
     L->nblocks = nblocks;
     L->nstarts = (nblocks - 1) * w;
     L->lo = lo;
@@ -543,41 +557,7 @@ static bool bl_build_chunked(burr *B, int k, const uint64_t *h, size_t n, uint64
                 lo_i = hi_i;
                 continue;
             }
-            for (unsigned ti = 0; ti < 4; ti++) {
-                const uint64_t t = (B->thr >> (8 * ti)) & 0xff;
-                size_t nw = 0;
-                bool ok = true;
-                for (size_t i = lo_i; i < hi_i && ok; i++) {
-                    const uint64_t x = hb[i], st = mulhi(x, L->nstarts);
-                    if ((st & (w - 1)) < t) continue;
-                    const u128 c128 = (u128)x * ROW_MUL;
-                    uint64_t cf = ((uint64_t)c128 | 1) & wm, f = (uint64_t)(c128 >> 64), s = st - base_slot;
-                    for (;;) {
-                        if (!rc[s]) {
-                            rc[s] = cf;
-                            rf[s] = f;
-                            wr[nw++] = s;
-                            break;
-                        }
-                        cf ^= rc[s];
-                        f ^= rf[s];
-                        if (!cf) { /* dependent: fine if consistent on the columns its block checks */
-                            ok = (f & ((UINT64_C(1) << (L->lo + (b >= L->upper))) - 1)) == 0;
-                            break;
-                        }
-                        const unsigned z = (unsigned)__builtin_ctzll(cf);
-                        cf >>= z;
-                        s += z;
-                    }
-                }
-                if (ok) {
-                    L->meta[b >> 2] |= (uint8_t)(ti << ((b & 3) * 2));
-                    for (size_t i = lo_i; i < hi_i; i++)
-                        if ((mulhi(hb[i], L->nstarts) & (w - 1)) < t) out[nb++] = hb[i];
-                    break;
-                }
-                for (size_t i = 0; i < nw; i++) rc[wr[i]] = rf[wr[i]] = 0;
-            }
+            bl_bucket(B, k, b, hb, lo_i, hi_i, base_slot, false, rc, rf, wr, out, &nb);
             lo_i = hi_i;
         }
         const double c2 = bu_cpu_ns();
