@@ -1,8 +1,9 @@
 /*
  * line_floor: the classic filter's batch forms against the memory system's floor for the lines they
  * touch. The floor is random 64-byte line reads (and read-modify-writes) over a buffer of the
- * filter's size, batched and prefetched exactly like bk_bloom_contains_many / add_many (batches of 32
- * keys, every line of a batch prefetched before any is read: 32 * k lines in flight). The classic
+ * filter's size, batched and prefetched exactly like bk_bloom_contains_many (batches of 32 keys, every
+ * line of a batch prefetched before any is read: 32 * k lines in flight; add_many's fill takes batches
+ * of 16, and no prefetches for a filter of at most 4 MiB). The classic
  * filter touches k lines per key (k probes over m bits: two probes of one key share a line with
  * chance about k^2 / (2 * lines), negligible here), so its floor per key is k times the floor's ns
  * per line; the figure that matters is ours / (k * floor).
@@ -27,7 +28,7 @@
 #include "bench.h"
 #include "benchutil.h"
 
-#define BATCH 32 /* the classic filter's batch (BK_BATCH in src/filters/bloom.c) */
+#define BATCH 32 /* the classic filter's query batch (BK_BATCH in src/filters/bloom.c) */
 #define CHUNK 4096
 
 static bool thp_on(void)

@@ -181,9 +181,12 @@ static bool fill_run(fill_job *j, const cli_spool_run *run, uint64_t *buf)
     const uint64_t *h = cli_spool_run_hashes(j->sp, run, buf);
     if (!h) return false;
     if (j->owned) return fill_owned(j, run, h);
-    if (j->bloom)
+    /* the whole filter: the plain batch insert, no range test (the count it keeps is replaced) */
+    if (j->bloom && j->nparts == 1)
+        bk_bloom_add_hashes(j->bloom, h, run->n);
+    else if (j->bloom)
         bk_bloom_add_hashes_part(j->bloom, h, run->n, j->part, j->nparts);
-    else if (j->nparts == 1) /* the whole filter: no range test (the count it keeps is replaced) */
+    else if (j->nparts == 1)
         bk_blocked_add_hashes(j->blocked, h, run->n);
     else
         bk_blocked_add_hashes_part(j->blocked, h, run->n, j->part, j->nparts);

@@ -523,53 +523,74 @@ bool bk_bloom_contains_u64(const bk_bloom *f, uint64_t key)
 #define BK_BATCH 32
 
 /*
- * Batches, software-pipelined: the probe positions of the next BK_BATCH keys are computed into a
- * buffer and their lines prefetched while the previous batch's bits are tested or set from its
+ * Queries by batches, software-pipelined: the probe positions of the next BK_BATCH keys are computed
+ * into a buffer and their lines prefetched while the previous batch's bits are tested from its
  * buffer, so every prefetch has a batch's time to arrive and no probe is computed twice. (A loop that
  * only prefetches is dead code to the compiler, which deleted it: the positions it stores are what
  * keeps it.)
  */
-BK_INLINE size_t batch_positions(const bk_bloom *f, const uint64_t *hs, size_t n, uint64_t *pos, bool write)
+BK_INLINE size_t batch_positions(const bk_bloom *f, const uint64_t *hs, size_t n, uint64_t *pos)
 {
     const uint64_t *w = f->words;
     size_t c = 0;
     for (size_t j = 0; j < n; j++)
         BK_FOR_EACH_PROBE(f, hs[j], {
             pos[c++] = bit;
-            if (write) BK_PREFETCH_W(&w[bit >> 6]);
-            else BK_PREFETCH(&w[bit >> 6]);
+            BK_PREFETCH(&w[bit >> 6]);
         });
     return c;
 }
 
+/* The whole filter's fill, software-pipelined by batches of FILL_BATCH keys: the next batch's
+ * positions are computed (from AVX-512, each key's vector stored whole, where the query gathers) and
+ * their lines prefetched for writing, then the previous batch's bits are set, so each prefetch has a
+ * batch's time to arrive. A filter of at most FILL_PREFETCH_MIN bytes is filled without the
+ * prefetches: the out-of-order core overlaps its misses as well without them, and they cost
+ * instructions (10M hashes, k = 7, AVX-512 positions: 17-30% faster at 0.6-1.2 MiB, 14% at 2.4 MiB,
+ * 7% at 4.8 MiB, 38% slower at 12 MiB). */
+#define FILL_BATCH 16
+#define FILL_PREFETCH_MIN ((uint64_t)4 << 20)
 bk_status bk_bloom_add_hashes(bk_bloom *f, const uint64_t *hashes, size_t n)
 {
     if (!f || (!hashes && n)) return BK_EINVAL;
-    uint64_t pos[2][BK_BATCH * BK_MAX_K];
+    uint64_t pos[2][FILL_BATCH * BK_MAX_K + 8]; /* + 8: all_positions_avx512 writes whole vectors */
     uint64_t *w = f->words;
+#ifdef BK_BLOOM_BMI2
+    const bool vec_positions = is_gather_query(f->query);
+#endif
+    const bool prefetch = f->nwords * 8 > FILL_PREFETCH_MIN;
     size_t c[2] = { 0, 0 };
     unsigned cur = 0;
-    for (size_t i = 0; i < n + BK_BATCH; i += BK_BATCH) {
+    for (size_t i = 0; i < n + FILL_BATCH; i += FILL_BATCH) {
         const unsigned next = cur ^ 1;
-        c[next] = i < n ? batch_positions(f, hashes + i, (i + BK_BATCH < n ? i + BK_BATCH : n) - i, pos[next], true) : 0;
-        for (size_t q = 0; q < c[cur]; q++) w[pos[cur][q] >> 6] |= UINT64_C(1) << (pos[cur][q] & 63);
+        uint64_t *np = pos[next];
+        size_t k = 0;
+        const size_t e = i + FILL_BATCH < n ? i + FILL_BATCH : n;
+#ifdef BK_BLOOM_BMI2
+        if (vec_positions) {
+            if (i < e) k = all_positions_avx512(hashes + i, e - i, f->m, f->k, np);
+        } else
+#endif
+        for (size_t j = i; j < e; j++) BK_FOR_EACH_PROBE(f, hashes[j], np[k++] = bit);
+        if (prefetch)
+            for (size_t q = 0; q < k; q++) BK_PREFETCH_W(&w[np[q] >> 6]);
+        c[next] = k;
+        const uint64_t *cp = pos[cur];
+        for (size_t q = 0; q < c[cur]; q++) w[cp[q] >> 6] |= UINT64_C(1) << (cp[q] & 63);
         cur = next;
     }
     *f->count += n;
     return BK_OK;
 }
+#undef FILL_BATCH
+#undef FILL_PREFETCH_MIN
 
-/* The filter's words cut into nparts ranges at 64-byte lines. Software-pipelined by batches of
- * PART_BATCH keys: the part's probes of the next batch are collected without a branch (whether a probe
- * is in the part is a coin toss, which a branch would mispredict half the time) and their lines
- * prefetched for writing, then the previous batch's bits are set, so each prefetch has a batch's time
- * to arrive (about 20% faster than prefetching and setting the same batch). */
+/* The filter's words cut into nparts ranges at 64-byte lines. Software-pipelined as the whole fill,
+ * by batches of PART_BATCH keys: the part's probes of the next batch are collected without a branch
+ * (whether a probe is in the part is a coin toss, which a branch would mispredict half the time) and
+ * their lines prefetched for writing, then the previous batch's bits are set (about 20% faster than
+ * prefetching and setting the same batch). */
 #define PART_BATCH 16
-/* The whole filter (1 part of 1) of at most this many bytes is filled without the prefetches: the
- * out-of-order core overlaps its misses as well without them, and they cost instructions (10M hashes,
- * k = 7, AVX-512 positions: 17-30% faster at 0.6-1.2 MiB, 14% at 2.4 MiB, 7% at 4.8 MiB, 38% slower
- * at 12 MiB). */
-#define PART_PREFETCH_MIN ((uint64_t)4 << 20)
 bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n, unsigned part, unsigned nparts)
 {
     if (!f || (!hashes && n) || part >= nparts) return BK_EINVAL;
@@ -580,7 +601,6 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
 #ifdef BK_BLOOM_BMI2
     const bool vec_positions = is_gather_query(f->query); /* positions from AVX-512 where the query gathers */
 #endif
-    const bool prefetch = nparts > 1 || f->nwords * 8 > PART_PREFETCH_MIN;
     size_t c[2] = { 0, 0 };
     unsigned cur = 0;
     for (size_t i = 0; i < n + PART_BATCH; i += PART_BATCH) {
@@ -589,9 +609,7 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
         size_t k = 0, e = i + PART_BATCH < n ? i + PART_BATCH : n;
 #ifdef BK_BLOOM_BMI2
         if (vec_positions) {
-            if (i < e)
-                k = nparts == 1 ? all_positions_avx512(hashes + i, e - i, f->m, f->k, np)
-                                : part_positions_avx512(hashes + i, e - i, f->m, f->k, lo, span, np);
+            if (i < e) k = part_positions_avx512(hashes + i, e - i, f->m, f->k, lo, span, np);
         } else
 #endif
         for (size_t j = i; j < e; j++)
@@ -599,8 +617,7 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
                 np[k] = bit;
                 k += bit - lo < span;
             });
-        if (prefetch)
-            for (size_t q = 0; q < k; q++) BK_PREFETCH_W(&w[np[q] >> 6]);
+        for (size_t q = 0; q < k; q++) BK_PREFETCH_W(&w[np[q] >> 6]);
         c[next] = k;
         const uint64_t *cp = pos[cur];
         for (size_t q = 0; q < c[cur]; q++) w[cp[q] >> 6] |= UINT64_C(1) << (cp[q] & 63);
@@ -609,7 +626,6 @@ bk_status bk_bloom_add_hashes_part(bk_bloom *f, const uint64_t *hashes, size_t n
     return BK_OK;
 }
 #undef PART_BATCH
-#undef PART_PREFETCH_MIN
 
 static size_t contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
@@ -620,7 +636,7 @@ static size_t contains_hashes(const bk_bloom *f, const uint64_t *hashes, size_t 
     unsigned cur = 0;
     for (size_t i = 0; i < n + BK_BATCH; i += BK_BATCH) {
         const unsigned next = cur ^ 1;
-        c[next] = i < n ? batch_positions(f, hashes + i, (i + BK_BATCH < n ? i + BK_BATCH : n) - i, pos[next], false) : 0;
+        c[next] = i < n ? batch_positions(f, hashes + i, (i + BK_BATCH < n ? i + BK_BATCH : n) - i, pos[next]) : 0;
         /* the previous batch: keys i - BK_BATCH .. */
         const uint64_t *cp = pos[cur];
         for (size_t key = 0, q = 0; q < c[cur]; key++) {
