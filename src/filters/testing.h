@@ -24,5 +24,8 @@ BK_HIDDEN extern bool bk__ribbon_portable;
 /* When nonzero, the keys per shard the Ribbon filter's sharded construction aims at (sets of twice as
  * many keys and more are sharded): the tests' way to make small sharded filters. */
 BK_HIDDEN extern uint64_t bk__ribbon_shard_keys;
+/* The Ribbon body new builds of n >= 1 keys get: 0 the default (body 3), 1 or 2 the older bodies as
+ * before (body 1 below 2 * shard keys, else body 2): the tests' way to make the older bodies. */
+BK_HIDDEN extern int bk__ribbon_body;
 
 #endif

@@ -1,0 +1,530 @@
+/* Ribbon filter, body 3: the bumped Ribbon of width 64 (Dillinger, Huebschle-Schneider, Sanders and
+ * Walzer, "Fast succinct retrieval and approximate membership using Ribbon", 2022). Construction by
+ * chunks, the query paths (portable, POPCNT, AVX-512 with VPOPCNTDQ), the filter's struct. The layout
+ * is in ribbon_impl.h, the file body in ribbon_file.c. */
+#include "filters/ribbon_impl.h"
+
+/*
+ * Layers. Layer k of nk keys has ceil(nk / 64) + 1 blocks (one slot a key and a spare block): the
+ * bumped keys, under 1% of them, take the room the others leave. Below R3_SMALL keys (or at the
+ * last layer the table has room for) a last layer bumps nothing, has 1.25 slots a key and 64 more,
+ * and is retried with a new seed until its system solves. A layer is built by chunks of R3_CHUNK
+ * blocks: a chunk's last block bumps every key starting in it, so no row crosses a chunk's end and
+ * each chunk is solved alone in a window of R3_CHUNK * 64 slots reused from chunk to chunk.
+ */
+#define R3_SMALL 2048
+#define R3_CHUNK 1024
+
+/* ---- the filter's struct ---- */
+
+bk_status bk__ribbon3_new(const bk_allocator *a, uint64_t n, uint32_t nlayers, uint32_t lo, uint64_t seed,
+                          bk_ribbon **out)
+{
+    const bk_allocator *al = bk__allocator(a);
+    bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    f->alloc = al;
+    f->layers = bk__calloc(al, nlayers ? nlayers : 1, sizeof(rb3_layer));
+    if (!f->layers) {
+        bk__free(al, f);
+        return BK_ENOMEM;
+    }
+    f->nlayers = nlayers;
+    f->lo = lo;
+    f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
+    f->count = n;
+    *out = f;
+    return BK_OK;
+}
+
+/* Pointers of every layer into the array (from its geometry), the FPR and the slots. The FPR: an
+ * absent key is checked in exactly one layer, in one block, and every layer's column split keeps its
+ * mixture at or below p: the largest layer's mixture is stated (layer 0 takes nearly every key). */
+void bk__ribbon3_totals(bk_ribbon *f)
+{
+    const uint64_t *d = (const uint64_t *)(const void *)f->words;
+    uint64_t off = 0, slots = 0;
+    double fpr = 0;
+    for (uint32_t k = 0; k < f->nlayers; k++) {
+        rb3_layer *L = &f->layers[k];
+        L->meta = d + off;
+        L->w = d + off + R3_META(L->nblocks);
+        L->nstarts = (L->nblocks - 1) * W3;
+        off += r3_span(L->nblocks, L->upper, f->lo);
+        slots += L->nblocks * W3;
+        rb_geom g = { L->nblocks, L->upper, f->lo };
+        double e = geom_fpr(&g);
+        if (e > fpr) fpr = e;
+    }
+    f->fpr = fpr;
+    f->nslots = slots;
+}
+
+/* ---- query ---- */
+
+/* Layer L's answer for x: -1 bumped, else whether the key's row matches its fingerprint. */
+BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
+{
+    const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
+    const unsigned o = (unsigned)st & 63;
+    if (o < r3_thr(r3_field(L->meta, b))) return -1;
+    const u128 c = (u128)x * R3_ROW_MUL;
+    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
+    uint32_t cols;
+    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    uint64_t got = 0;
+    for (uint32_t j = 0; j < cols; j++) got |= (uint64_t)__builtin_parityll((s0[j] & m0) ^ (s1[j] & m1)) << j;
+    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+}
+
+/* The layers after the first, for a key layer 0 bumped. */
+typedef int r3_match_fn(const rb3_layer *L, uint32_t lo, uint64_t x);
+
+BK_INLINE bool r3_rest(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
+{
+    for (uint32_t k = 1; k < f->nlayers; k++) {
+        const int r = match(&f->layers[k], f->lo, r3_x((int)k, h, f->layers[k].seed));
+        if (r >= 0) return r;
+    }
+    return false; /* not reached: the last layer bumps nothing */
+}
+
+#ifdef BK_X86
+/* AVX-512 with VPOPCNTDQ: eight columns' words of each of the two segments in one vector, masked and
+ * XORed (one ternary-logic step), each lane's popcount shifted to its sign bit and tested into a mask
+ * register whose eight bits are the columns' parities; `rounds` rounds for the filter's widest key.
+ * Words past a key's columns are read and masked away: 8 x rounds <= lo + 8 words from each segment's
+ * start, at most 8 past the layer's last word, inside its zero tail. */
+RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint64_t x, unsigned rounds)
+{
+    const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
+    const unsigned o = (unsigned)st & 63;
+    if (BK_UNLIKELY(o < r3_thr(r3_field(L->meta, b)))) return -1;
+    const u128 c = (u128)x * R3_ROW_MUL;
+    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
+    uint32_t cols;
+    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
+    const __m512i M0 = _mm512_set1_epi64((long long)(cf << o)), M1 = _mm512_set1_epi64((long long)((cf >> 1) >> (63 - o)));
+    uint64_t got = 0;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < rounds; i++) {
+        __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(s0 + 8 * i)), M0);
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(s1 + 8 * i)), M1, 0x78);
+        v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
+        got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
+    }
+    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+}
+#define R3_K512(r)                                                                                             \
+    RB_T_AVX512 BK_INLINE int r3_match_avx512_##r(const rb3_layer *L, uint32_t lo, uint64_t x)                \
+    {                                                                                                          \
+        return r3_match_avx512(L, lo, x, r);                                                                   \
+    }
+R3_K512(1)
+R3_K512(2)
+R3_K512(3)
+R3_K512(4)
+#endif
+
+BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
+{
+    const int a = match(&f->layers[0], f->lo, h);
+    return BK_LIKELY(a >= 0) ? a : r3_rest(f, h, match);
+}
+
+#define R3_BATCH 32
+
+/* A batch: each chunk's keys' layer-0 fields and rows prefetched first (the row's 2c words from its
+ * block's first), then answered. */
+BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, r3_match_fn *match)
+{
+    const rb3_layer *L = &f->layers[0];
+    const size_t span = (size_t)(f->lo + 1) * 16;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += R3_BATCH) {
+        const size_t e = i + R3_BATCH < n ? i + R3_BATCH : n;
+        for (size_t k = i; k < e; k++) {
+            const uint64_t b = bk__range64(hashes[k], L->nstarts) >> 6;
+            uint32_t cols;
+            const uint8_t *p = (const uint8_t *)(const void *)(L->w + rb_block_at(f->lo, L->upper, b, &cols));
+            BK_PREFETCH(L->meta + (b >> 5));
+            for (size_t o = 0; o < span; o += 64) BK_PREFETCH(p + o);
+            BK_PREFETCH(p + span - 1);
+        }
+        for (size_t k = i; k < e; k++) {
+            const bool r = r3_has(f, hashes[k], match);
+            if (results) results[k] = r;
+            present += r;
+        }
+    }
+    return present;
+}
+
+#define R3_PATH(name, attr, match)                                                                           \
+    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match); }               \
+    attr static size_t batch3_##name(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)             \
+    {                                                                                                        \
+        return r3_batch(f, h, n, r, match);                                                                  \
+    }
+R3_PATH(portable, , r3_match)
+#ifdef RB_HW_POPCNT
+R3_PATH(popcnt, __attribute__((target("popcnt"))), r3_match)
+#endif
+#ifdef BK_X86
+R3_PATH(avx512_1, RB_T_AVX512, r3_match_avx512_1)
+R3_PATH(avx512_2, RB_T_AVX512, r3_match_avx512_2)
+R3_PATH(avx512_3, RB_T_AVX512, r3_match_avx512_3)
+R3_PATH(avx512_4, RB_T_AVX512, r3_match_avx512_4)
+#endif
+
+void bk__ribbon3_pick_paths(bk_ribbon *f)
+{
+    f->has = has3_portable;
+    f->batch = batch3_portable;
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        f->has = has3_popcnt;
+        f->batch = batch3_popcnt;
+    }
+#endif
+#ifdef BK_X86
+    const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable();
+    const unsigned avx512 = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    static bool (*const has_v[4])(const bk_ribbon *, uint64_t) = { has3_avx512_1, has3_avx512_2, has3_avx512_3,
+                                                                    has3_avx512_4 };
+    static size_t (*const batch_v[4])(const bk_ribbon *, const uint64_t *, size_t, uint8_t *) = {
+        batch3_avx512_1, batch3_avx512_2, batch3_avx512_3, batch3_avx512_4
+    };
+    if ((cpu & avx512) == avx512) {
+        f->has = has_v[f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
+        f->batch = batch_v[f->lo / 8];
+    }
+#endif
+}
+
+/* ---- construction ---- */
+
+/* A layer under construction: its geometry, its own fields and words (copied into the filter's
+ * array at the end). */
+typedef struct r3_tmp {
+    uint64_t nblocks, upper, seed;
+    uint64_t *meta, *w;
+} r3_tmp;
+
+typedef struct r3_build {
+    const bk_allocator *al;
+    uint32_t lo;
+    uint64_t *rc, *rf;  /* the chunk's window: each slot's row (0: free) and right-hand side */
+    uint32_t *wr;       /* slots written by the current bucket's attempt */
+    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
+    uint64_t *hb;       /* a chunk's keys by block */
+    uint64_t *cnt;      /* counts by chunk, then by block */
+    size_t cap_cnt, cap_hb;
+} r3_build;
+
+enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
+
+/* Back substitution of the window's rows [0, rows) (row i: slot b0 * 64 + i), every column solved
+ * from the last row up (win[j]: the column's next 64 values), stored where the row's block has it. */
+static void r3_back(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    const uint32_t lo = B->lo;
+    uint64_t win[MAX_COLS + 1] = { 0 };
+    for (uint64_t i = rows; i-- > 0;) {
+        uint32_t cols;
+        uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
+        const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
+        for (uint32_t j = 0; j <= lo; j++) {
+            const uint64_t s = (((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on;
+            win[j] = (win[j] << 1) | s;
+            if (j < cols) dst[j] |= s << (i & 63);
+        }
+    }
+}
+
+/* Room for n keys' counts by chunk (nchunks + 1) and a chunk's keys. */
+static bool r3_room(r3_build *B, size_t ncnt, size_t nhb)
+{
+    if (ncnt > B->cap_cnt) {
+        bk__free(B->al, B->cnt);
+        B->cnt = bk__malloc(B->al, ncnt * 8);
+        B->cap_cnt = B->cnt ? ncnt : 0;
+        if (!B->cnt) return false;
+    }
+    if (nhb > B->cap_hb) {
+        bk__free(B->al, B->hb);
+        B->hb = bk__malloc(B->al, nhb * 8);
+        B->cap_hb = B->hb ? nhb : 0;
+        if (!B->hb) return false;
+    }
+    return true;
+}
+
+/*
+ * Layer k of L's geometry from the n hashes h: by chunks of cb blocks (the last layer: one chunk),
+ * each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold that
+ * lets every non-bumped key in (standard Ribbon insertion: a row XORs the row kept at its first slot
+ * and moves to its next one-bit until a free slot takes it; a row that vanishes is accepted when its
+ * right-hand side vanishes too on the columns its block checks, else the bucket is undone and the
+ * next threshold tried). The bumped keys are appended to out. R3_DUPLICATE: a vanished row was a
+ * repeated hash (the caller deduplicates and starts over).
+ */
+static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, uint64_t *out,
+                    size_t *nout)
+{
+    const uint32_t lo = B->lo;
+    const uint64_t nb = L->nblocks, nstarts = (nb - 1) * W3, seed = L->seed;
+    const uint64_t cb = last ? nb : R3_CHUNK, nchunks = (nb + cb - 1) / cb;
+    if (cb > R3_CHUNK) return R3_FAILED; /* a last layer past the window (not with R3_MAX_LAYERS layers) */
+    if (!r3_room(B, (size_t)nchunks + 1 > cb + 1 ? (size_t)nchunks + 1 : (size_t)cb + 1, 0)) return R3_NOMEM;
+    /* keys by chunk (counting sort), as hashes */
+    uint64_t *cnt = B->cnt;
+    memset(cnt, 0, ((size_t)nchunks + 1) * 8);
+    const unsigned csh = last ? 63 : 16; /* log2(R3_CHUNK * 64) */
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t st = bk__range64(r3_x(k, h[i], seed), nstarts);
+        cnt[(last ? 0 : st >> csh) + 1]++;
+    }
+    size_t most = 0;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        if (cnt[c + 1] > most) most = cnt[c + 1];
+        cnt[c + 1] += cnt[c];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t st = bk__range64(r3_x(k, h[i], seed), nstarts);
+        B->hs[cnt[last ? 0 : st >> csh]++] = h[i];
+    }
+    /* cnt[c] is now the end of chunk c's keys */
+    uint64_t *ends = cnt;
+    uint64_t *cntb = bk__malloc(B->al, ((size_t)cb + 1) * 8);
+    if (!cntb || !r3_room(B, 0, most + 1)) {
+        bk__free(B->al, cntb);
+        return R3_NOMEM;
+    }
+    size_t bumped = *nout;
+    int res = R3_OK;
+    for (uint64_t c = 0; c < nchunks && res == R3_OK; c++) {
+        const uint64_t b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
+        const size_t a = c ? ends[c - 1] : 0, e = ends[c];
+        memset(cntb, 0, ((size_t)nbl + 1) * 8);
+        for (size_t i = a; i < e; i++) cntb[(bk__range64(r3_x(k, B->hs[i], seed), nstarts) >> 6) - b0 + 1]++;
+        for (uint64_t b = 0; b < nbl; b++) cntb[b + 1] += cntb[b];
+        for (size_t i = a; i < e; i++) {
+            const uint64_t hv = B->hs[i];
+            B->hb[cntb[(bk__range64(r3_x(k, hv, seed), nstarts) >> 6) - b0]++] = hv;
+        }
+        memset(B->rc, 0, (size_t)nbl * W3 * 8);
+        memset(B->rf, 0, (size_t)nbl * W3 * 8);
+        size_t lo_i = 0;
+        for (uint64_t bl = 0; bl < nbl && res == R3_OK; bl++) {
+            const size_t hi_i = cntb[bl];
+            const uint64_t b = b0 + bl;
+            if (bl == nbl - 1) { /* the chunk's last block: every key bumped (none in a layer's last) */
+                if (hi_i > lo_i) L->meta[b >> 5] |= UINT64_C(3) << ((b & 31) * 2);
+                for (size_t i = lo_i; i < hi_i; i++) out[bumped++] = B->hb[i];
+                lo_i = hi_i;
+                continue;
+            }
+            const uint64_t cmask = (UINT64_C(1) << (lo + (b >= L->upper))) - 1;
+            for (unsigned ti = 0; ti < 4; ti++) {
+                const unsigned t = r3_thr(ti);
+                size_t nw = 0;
+                bool ok = true;
+                for (size_t i = lo_i; i < hi_i && ok; i++) {
+                    const uint64_t x = r3_x(k, B->hb[i], seed), st = bk__range64(x, nstarts);
+                    if ((st & 63) < t) continue;
+                    const u128 c128 = (u128)x * R3_ROW_MUL;
+                    uint64_t cf = (uint64_t)c128 | 1, f = (uint64_t)(c128 >> 64), s = st - b0 * W3;
+                    for (;;) {
+                        const uint64_t r = B->rc[s];
+                        if (!r) {
+                            B->rc[s] = cf;
+                            B->rf[s] = f;
+                            B->wr[nw++] = (uint32_t)s;
+                            break;
+                        }
+                        cf ^= r;
+                        f ^= B->rf[s];
+                        if (!cf) {
+                            ok = (f & cmask) == 0;
+                            /* a repeated hash always vanishes consistently: found among the bucket's */
+                            for (size_t j = lo_i; ok && j < i; j++)
+                                if (B->hb[j] == B->hb[i]) res = R3_DUPLICATE, ok = false;
+                            break;
+                        }
+                        const unsigned z = (unsigned)__builtin_ctzll(cf);
+                        cf >>= z;
+                        s += z;
+                    }
+                }
+                if (res != R3_OK) break;
+                if (ok) {
+                    L->meta[b >> 5] |= (uint64_t)ti << ((b & 31) * 2);
+                    if (t)
+                        for (size_t i = lo_i; i < hi_i; i++)
+                            if ((bk__range64(r3_x(k, B->hb[i], seed), nstarts) & 63) < t) out[bumped++] = B->hb[i];
+                    break;
+                }
+                for (size_t i = 0; i < nw; i++) B->rc[B->wr[i]] = B->rf[B->wr[i]] = 0;
+                if (last) { /* the last layer bumps nothing */
+                    res = R3_FAILED;
+                    break;
+                }
+            }
+            lo_i = hi_i;
+        }
+        if (res == R3_OK) r3_back(B, L, nbl * W3, b0);
+    }
+    bk__free(B->al, cntb);
+    *nout = bumped;
+    return res;
+}
+
+static void r3_tmp_free(const bk_allocator *al, r3_tmp *L)
+{
+    bk__free_aligned(al, L->meta);
+    L->meta = L->w = NULL;
+}
+
+/* A layer's geometry for n keys and its zeroed array (fields and words in one allocation). */
+static bk_status r3_tmp_make(const bk_allocator *al, r3_tmp *L, uint64_t n, bool last, uint32_t lo, double p)
+{
+    const double want = last ? ceil(((double)n * 1.25 + 64) / W3) : ceil((double)n / W3);
+    rb_geom g = { (uint64_t)want + 1, 0, lo };
+    if (g.nblocks < 2) g.nblocks = 2;
+    bk__ribbon_set_upper(&g, p);
+    if (r3_span(g.nblocks, g.upper, lo) > BK_MAX_FILTER_BYTES / 8) return BK_ETOOBIG;
+    L->nblocks = g.nblocks;
+    L->upper = g.upper;
+    L->meta = bk__calloc_aligned(al, (size_t)r3_span(g.nblocks, g.upper, lo) * 8);
+    if (!L->meta) return BK_ENOMEM;
+    L->w = L->meta + R3_META(g.nblocks);
+    return BK_OK;
+}
+
+/* The seed of layer k (its i-th try for the last layer): a splitmix64 stream from the hash seed. */
+static uint64_t r3_seed(uint64_t seed, uint32_t k, uint32_t i)
+{
+    uint64_t z = seed + ((uint64_t)k * 1000003 + i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Builds the layers of the n hashes h (distinct, or R3_DUPLICATE); tmp gets them, *nl their count. */
+static int r3_layers(r3_build *B, const uint64_t *h, size_t n, double p, uint32_t attempts, uint64_t seed,
+                     uint64_t *bufa, uint64_t *bufb, r3_tmp *tmp, uint32_t *nl, bk_status *err)
+{
+    const uint64_t *cur = h;
+    size_t nc = n;
+    for (uint32_t k = 0; k < R3_MAX_LAYERS; k++) {
+        const bool last = nc < R3_SMALL || k == R3_MAX_LAYERS - 1;
+        uint64_t *next = (k & 1) ? bufb : bufa;
+        for (uint32_t i = 0;; i++) {
+            tmp[k].seed = k ? r3_seed(seed, k, i) : 0;
+            if ((*err = r3_tmp_make(B->al, &tmp[k], nc, last, B->lo, p)) != BK_OK) return R3_NOMEM;
+            *nl = k + 1;
+            size_t nn = 0;
+            const int r = r3_layer(B, &tmp[k], (int)k, cur, nc, last, next, &nn);
+            if (r == R3_OK && last) return R3_OK;
+            if (r == R3_OK) {
+                cur = next;
+                nc = nn;
+                break;
+            }
+            if (r != R3_FAILED) {
+                if (r == R3_NOMEM) *err = BK_ENOMEM;
+                return r;
+            }
+            r3_tmp_free(B->al, &tmp[k]);
+            if (i + 1 >= attempts) {
+                *err = BK_EFULL;
+                return R3_FAILED;
+            }
+        }
+    }
+    return R3_FAILED; /* not reached: the last layer returns */
+}
+
+/* Body 3 from n hashes (duplicates allowed: a repeat found while building makes the build start over
+ * from the distinct hashes, so the filter is the set's). */
+bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t attempts, const bk_ribbon_options *o,
+                            bk_ribbon **out)
+{
+    r3_build B;
+    memset(&B, 0, sizeof B);
+    B.al = bk__allocator(o->allocator);
+    B.lo = bk__ribbon_lo_for(p);
+    r3_tmp tmp[R3_MAX_LAYERS];
+    memset(tmp, 0, sizeof tmp);
+    uint32_t nl = 0;
+    bk_status s = BK_OK;
+    uint64_t *uniq = NULL, *bufa = bk__malloc(B.al, n * 8 + 8), *bufb = bk__malloc(B.al, n * 8 + 8);
+    B.hs = bk__malloc(B.al, n * 8 + 8);
+    B.rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
+    B.rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
+    B.wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
+    if (!bufa || !bufb || !B.hs || !B.rc || !B.rf || !B.wr) s = BK_ENOMEM;
+    for (int round = 0; s == BK_OK; round++) {
+        const int r = r3_layers(&B, h, n, p, attempts, o->seed, bufa, bufb, tmp, &nl, &s);
+        if (r == R3_OK || r != R3_DUPLICATE || round > 0) {
+            if (r == R3_DUPLICATE) s = BK_EFULL; /* not reached: the hashes are distinct */
+            break;
+        }
+        for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
+        nl = 0;
+        /* the distinct hashes, sorted (the solution does not depend on the keys' order) */
+        uniq = bk__malloc(B.al, n * 8 + 8);
+        if (!uniq) {
+            s = BK_ENOMEM;
+            break;
+        }
+        memcpy(uniq, h, n * 8);
+        n = bk__ribbon_sort_unique(uniq, bufa, n);
+        h = uniq;
+    }
+    /* B.rc is also the room of the last layer's window: a last layer is one chunk of up to
+     * (R3_SMALL * 1.25 + 64) / 64 + 2 blocks, at most R3_CHUNK */
+    bk_ribbon *f = NULL;
+    if (s == BK_OK) s = bk__ribbon3_new(o->allocator, n, nl, B.lo, o->seed, &f);
+    if (s == BK_OK) {
+        uint64_t total = 0;
+        for (uint32_t k = 0; k < nl; k++) total += r3_span(tmp[k].nblocks, tmp[k].upper, B.lo);
+        if (total > BK_MAX_FILTER_BYTES / 8) s = BK_ETOOBIG;
+        else if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)total * 8)))
+            s = BK_ENOMEM;
+        if (s == BK_OK) {
+            f->owns_words = true;
+            f->ndata = total;
+            uint64_t *d = (uint64_t *)(void *)f->words;
+            for (uint32_t k = 0; k < nl; k++) {
+                const uint64_t span = r3_span(tmp[k].nblocks, tmp[k].upper, B.lo);
+                memcpy(d, tmp[k].meta, (size_t)(span - R3_TAIL) * 8);
+                d += span;
+                f->layers[k].nblocks = tmp[k].nblocks;
+                f->layers[k].upper = tmp[k].upper;
+                f->layers[k].seed = tmp[k].seed;
+            }
+            bk__ribbon3_totals(f);
+            bk__ribbon3_pick_paths(f);
+        }
+    }
+    for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
+    bk__free(B.al, uniq);
+    bk__free(B.al, bufa);
+    bk__free(B.al, bufb);
+    bk__free(B.al, B.hs);
+    bk__free(B.al, B.hb);
+    bk__free(B.al, B.cnt);
+    bk__free(B.al, B.wr);
+    bk__free_aligned(B.al, B.rc);
+    bk__free_aligned(B.al, B.rf);
+    if (s != BK_OK) {
+        bk_ribbon_free(f);
+        return s;
+    }
+    *out = f;
+    return BK_OK;
+}
