@@ -237,6 +237,194 @@ static void older_bodies_on_request(void **state)
     free(h);
 }
 
+/* ---- the file body ---- */
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} membuf;
+
+static bk_status mem_sink(void *ctx, const void *data, size_t len)
+{
+    membuf *m = ctx;
+    if (m->len + len > m->cap) {
+        size_t cap = ((m->len + len) * 2 + 64 + 63) / 64 * 64;
+        uint8_t *nb = aligned_alloc(64, cap);
+        if (!nb) return BK_ENOMEM;
+        if (m->len) memcpy(nb, m->buf, m->len);
+        free(m->buf);
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return BK_OK;
+}
+
+static membuf encode(const bk_ribbon *f)
+{
+    membuf m = { 0 };
+    bk_writer w = { mem_sink, &m, 0 };
+    assert_int_equal(bk__ribbon_vtable.encode(f, &w), BK_OK);
+    assert_int_equal(w.offset, m.len);
+    return m;
+}
+
+/* As the loader does: a body not consumed to its end is refused (BK_ECORRUPT). */
+static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_ribbon **out)
+{
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
+    void *f = (void *)0x1;
+    bk_status s = bk__ribbon_vtable.decode(&r, &f);
+    if (s == BK_OK && r.off != len) {
+        bk_ribbon_free(f);
+        f = NULL;
+        s = BK_ECORRUPT;
+    }
+    if (s != BK_OK) assert_null(f);
+    *out = f;
+    return s;
+}
+
+/* Saved and loaded (copied and borrowed): the same layers, data, count, FPR and answers; saved again,
+ * the same bytes. */
+static void round_trip(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 1, 3000, 150000 };
+    static const double ps[] = { 0.01, 1e-7, 0.002 };
+    for (size_t a = 0; a < 3; a++) {
+        uint64_t *h = random_hashes(51 + a, ns[a]);
+        bk_ribbon *f = build3(h, ns[a], ps[a], 0xabc);
+        membuf m = encode(f);
+        assert_int_equal(m.buf[0], 3);
+        for (int borrow = 0; borrow <= 1; borrow++) {
+            bk_ribbon *g;
+            assert_int_equal(decode(m.buf, m.len, borrow, 0xabc, &g), BK_OK);
+            assert_same_data(f, g);
+            assert_int_equal(bk_ribbon_count(g), ns[a]);
+            assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
+            assert_all_present(g, h, ns[a]);
+            uint64_t st = 3;
+            for (int i = 0; i < 100000; i++) {
+                uint64_t x = tu_splitmix(&st);
+                assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
+            }
+            membuf m2 = encode(g);
+            assert_int_equal(m2.len, m.len);
+            assert_memory_equal(m2.buf, m.buf, m.len);
+            free(m2.buf);
+            bk_ribbon_free(g);
+        }
+        free(m.buf);
+        bk_ribbon_free(f);
+        free(h);
+    }
+}
+
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+static void assert_refused(const uint8_t *b, size_t len, bool borrow, const char *what, size_t i)
+{
+    bk_ribbon *g;
+    bk_status s = decode(b, len, borrow, 0, &g);
+    if (s == BK_OK) {
+        bk_ribbon_free(g);
+        fail_msg("%s %zu accepted", what, i);
+    }
+    if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG) fail_msg("%s %zu gave %s", what, i, bk_strerror(s));
+}
+
+/* Truncations, each field out of range or inconsistent, a longer body: a clear status; a bit flipped
+ * anywhere: a clear status or a filter that answers (never a crash). */
+static void decode_refuses_damage(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    uint64_t *h = random_hashes(61, n);
+    bk_ribbon *f = build3(h, n, 0.01, 0);
+    assert_true(f->nlayers >= 2);
+    membuf m = encode(f);
+    uint8_t *b = aligned_alloc(64, (m.len + 128 + 63) / 64 * 64);
+    bk_ribbon *g;
+    for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
+        assert_int_equal(decode(m.buf, cut, cut & 1, 0, &g), BK_ETRUNCATED);
+    const size_t rec = 64, L = f->nlayers, data = 64 + (24 * L + 63) / 64 * 64;
+    const size_t last_meta = data + 8 * (size_t)(f->ndata - r3_span(f->layers[L - 1].nblocks, f->layers[L - 1].upper, f->lo));
+    struct { size_t off; int width; uint64_t value; } bad[] = {
+        { 0, 4, 4 }, { 0, 4, 0 },                                   /* no body */
+        { 4, 4, 30 }, { 4, 4, 7 }, { 4, 4, 5 }, { 4, 4, UINT32_MAX }, /* columns */
+        { 8, 8, 0 }, { 8, 8, UINT64_MAX },                          /* count: none, more than slots */
+        { 16, 4, 0 }, { 16, 4, 17 }, { 16, 4, (uint32_t)L - 1 }, { 16, 4, (uint32_t)L + 1 }, /* layers */
+        { 20, 4, 0 }, { 20, 4, R3_THR + 1 },                        /* thresholds */
+        { 24, 8, 0 }, { 24, 8, f->ndata - 1 }, { 24, 8, f->ndata + 1 }, { 24, 8, UINT64_MAX }, /* words */
+        { 32, 8, 1 }, { 56, 8, 1 },                                 /* padding */
+        { rec, 8, 0 }, { rec, 8, 1 }, { rec, 8, UINT64_MAX }, { rec, 8, f->layers[0].nblocks + 1 }, /* blocks */
+        { rec + 8, 8, UINT64_MAX },                                 /* upper past the blocks */
+        { rec + 16, 8, 1 },                                         /* layer 0's seed */
+        { rec + 24 * L, 8, 1 },                                     /* padding after the records */
+        { data + 8 * (size_t)(R3_META(f->layers[0].nblocks) + r3_words_of(f->layers[0].nblocks, f->layers[0].upper, f->lo)), 8, 1 }, /* a tail */
+        { last_meta, 8, 1 },                                        /* the last layer bumping */
+        { data + 8 * (size_t)R3_META(f->layers[0].nblocks) - 8, 8, UINT64_MAX }, /* fields past the blocks */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memcpy(b, m.buf, m.len);
+        if (bad[i].width == 4) put32(b + bad[i].off, (uint32_t)bad[i].value);
+        else put64(b + bad[i].off, bad[i].value);
+        assert_refused(b, m.len, i & 1, "damage", i);
+    }
+    /* a longer body */
+    memcpy(b, m.buf, m.len);
+    memset(b + m.len, 0, 64);
+    assert_refused(b, m.len + 64, false, "longer", 0);
+    /* one bit flipped at a time: refused or answering; flips in the words change answers only */
+    uint64_t st = 17;
+    for (size_t i = 0; i < 3000; i++) {
+        const size_t bit = i < 8 * data ? i : (size_t)(tu_splitmix(&st) % (8 * m.len));
+        memcpy(b, m.buf, m.len);
+        b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        bk_status s = decode(b, m.len, i & 1, 0, &g);
+        if (s == BK_OK) {
+            size_t hits = 0;
+            for (size_t k = 0; k < 2000; k++) hits += bk_ribbon_contains_hash(g, h[k]);
+            assert_true(hits <= 2000);
+            bk_ribbon_free(g);
+        } else if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG)
+            fail_msg("flip %zu gave %s", bit, bk_strerror(s));
+    }
+    free(b);
+    free(m.buf);
+    bk_ribbon_free(f);
+    free(h);
+}
+
+/* The sizing call agrees with the filter (within 0.5%) and states its FPR and checked bits. */
+static void sizing_agrees(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 1000, 100000, 1000000 };
+    static const double ps[] = { 0.1, 0.01, 1e-4, 1e-6 };
+    for (size_t a = 0; a < 3; a++) {
+        uint64_t *h = random_hashes(71 + a, ns[a]);
+        for (size_t c = 0; c < 4; c++) {
+            bk_ribbon *f = build3(h, ns[a], ps[c], 1);
+            bk_stats s;
+            bk_ribbon_stats(f, &s);
+            bk_geometry g;
+            bk__ribbon_body = 3;
+            assert_int_equal(bk_ribbon_size(ns[a], ps[c], &g), BK_OK);
+            bk__ribbon_body = 0;
+            TU_ASSERT_WITHIN((double)(g.m / 8), (double)s.memory_bytes, ns[a] >= 100000 ? 0.005 : 0.05);
+            assert_int_equal(g.k, s.k);
+            assert_true(g.fpr <= ps[c]);
+            TU_ASSERT_WITHIN(g.fpr, bk_ribbon_fpr(f), 0.01);
+            bk_ribbon_free(f);
+        }
+        free(h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +434,9 @@ int main(void)
         cmocka_unit_test(duplicates_build_the_set),
         cmocka_unit_test(key_forms),
         cmocka_unit_test(older_bodies_on_request),
+        cmocka_unit_test(round_trip),
+        cmocka_unit_test(decode_refuses_damage),
+        cmocka_unit_test(sizing_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

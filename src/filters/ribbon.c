@@ -7,7 +7,8 @@
 uint64_t bk__ribbon_shard_keys = 0;
 int bk__ribbon_body = 0;
 /* Whether new builds get body 3 by default */
-#define BODY3_DEFAULT 0
+#define BODY3_DEFAULT 1
+static bool body3_for(uint64_t n) { return n > 0 && (bk__ribbon_body == 3 || (bk__ribbon_body == 0 && BODY3_DEFAULT)); }
 
 static uint64_t shard_keys(void) { return bk__ribbon_shard_keys ? bk__ribbon_shard_keys : SHARD_KEYS; }
 static bool sharded_for(uint64_t n) { return n >= 2 * shard_keys(); }
@@ -96,6 +97,16 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     if (n > BK_RIBBON_MAX_KEYS) return BK_ETOOBIG;
     rb_geom g;
     uint64_t words;
+    if (body3_for(n)) {
+        words = bk__ribbon3_size(n, p, &g);
+        if (words * 8 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+        out->m = words * 64;
+        out->k = g.lo + (g.upper < g.nblocks);
+        out->n = n;
+        out->fpr = geom_fpr(&g);
+        out->bits_per_key = (double)out->m / (double)n;
+        return BK_OK;
+    }
     if (sharded_for(n)) {
         words = sharded_words(n, p, &g);
         if (words * 16 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
@@ -119,6 +130,11 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
 uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 {
     if (bad_fpr(p) || n > BK_RIBBON_MAX_KEYS) return 0;
+    if (body3_for(n)) {
+        rb_geom g0;
+        if (bk__ribbon3_size(n, p, &g0) * 8 > BK_MAX_FILTER_BYTES) return 0;
+        return bk__ribbon3_build_memory(n, p);
+    }
     rb_geom g;
     uint64_t words, keys;
     if (sharded_for(n)) {
@@ -912,7 +928,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     if (n == 0) return bk__ribbon_new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
     if (n > SIZE_MAX / 8) return BK_ETOOBIG;
 
-    const bool body3 = bk__ribbon_body == 3 || (bk__ribbon_body == 0 && BODY3_DEFAULT);
+    const bool body3 = body3_for(n);
     if (!body3) {
         b.sorted = bk__calloc_aligned(b.al, n * 8);
         if (!b.sorted) return BK_ENOMEM;

@@ -204,6 +204,8 @@ BK_HIDDEN void bk__ribbon3_pick_paths(bk_ribbon *f);
 BK_HIDDEN bk_status bk__ribbon3_new(const bk_allocator *a, uint64_t n, uint32_t nlayers, uint32_t lo, uint64_t seed,
                                     bk_ribbon **out);
 BK_HIDDEN void bk__ribbon3_totals(bk_ribbon *f);
+BK_HIDDEN uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0);
+BK_HIDDEN uint64_t bk__ribbon3_build_memory(uint64_t n, double p);
 /* ribbon_query.c: the query paths of f for this CPU (the empty filter's, one system's, shards') */
 BK_HIDDEN void bk__ribbon_pick_paths(bk_ribbon *f);
 
