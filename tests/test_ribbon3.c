@@ -425,6 +425,66 @@ static void sizing_agrees(void **state)
     }
 }
 
+/* ---- the allocator sees everything, also on failure paths ---- */
+
+static long g_live, g_budget = -1;
+static void *count_malloc(void *o, size_t n)
+{
+    (void)o;
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    g_live++;
+    return malloc(n);
+}
+static void *count_calloc(void *o, size_t c, size_t n)
+{
+    (void)o;
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    g_live++;
+    return calloc(c, n);
+}
+static void count_free(void *o, void *p)
+{
+    (void)o;
+    if (p) g_live--;
+    free(p);
+}
+
+/* Every allocation failing in turn (with repeats in the input, so the start-over path runs too):
+ * BK_ENOMEM and nothing left allocated, until the build succeeds. */
+static void out_of_memory(void **state)
+{
+    (void)state;
+    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
+    const size_t n = 100000;
+    uint64_t *h = random_hashes(81, n + 10);
+    for (size_t i = 0; i < 10; i++) h[n + i] = h[i * 7];
+    bool succeeded = false;
+    bk__ribbon_body = 3;
+    for (long budget = 0; budget < 200 && !succeeded; budget++) {
+        g_budget = budget;
+        bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+        o.allocator = &a;
+        bk_ribbon *f = (bk_ribbon *)0x1;
+        bk_status s = bk_ribbon_build_hashes(h, n + 10, &o, &f);
+        g_budget = -1;
+        if (s == BK_OK) {
+            succeeded = true;
+            assert_int_equal(bk_ribbon_count(f), n);
+            assert_all_present(f, h, n);
+            bk_ribbon_free(f);
+        } else {
+            assert_int_equal(s, BK_ENOMEM);
+            assert_null(f);
+        }
+        assert_int_equal(g_live, 0);
+    }
+    bk__ribbon_body = 0;
+    assert_true(succeeded);
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +497,7 @@ int main(void)
         cmocka_unit_test(round_trip),
         cmocka_unit_test(decode_refuses_damage),
         cmocka_unit_test(sizing_agrees),
+        cmocka_unit_test(out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

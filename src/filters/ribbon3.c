@@ -225,7 +225,24 @@ typedef struct r3_build {
     uint64_t *hb;       /* a chunk's keys by block */
     uint64_t *cnt;      /* counts by chunk, then by block */
     size_t cap_cnt, cap_hb;
+    uint64_t *bump[2];  /* the bumped keys of the layers (alternately: one read, the next written) */
+    size_t cap_bump[2];
 } r3_build;
+
+/* Room for `need` bumped keys in list j (grown by half again; the first size a guess of 1/16). */
+static bool r3_bump_room(r3_build *B, int j, size_t need)
+{
+    if (need <= B->cap_bump[j]) return true;
+    size_t cap = B->cap_bump[j] + B->cap_bump[j] / 2;
+    if (cap < need) cap = need;
+    uint64_t *nb = bk__malloc(B->al, cap * 8);
+    if (!nb) return false;
+    if (B->bump[j]) memcpy(nb, B->bump[j], B->cap_bump[j] * 8);
+    bk__free(B->al, B->bump[j]);
+    B->bump[j] = nb;
+    B->cap_bump[j] = cap;
+    return true;
+}
 
 enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
 
@@ -271,10 +288,10 @@ static bool r3_room(r3_build *B, size_t ncnt, size_t nhb)
  * lets every non-bumped key in (standard Ribbon insertion: a row XORs the row kept at its first slot
  * and moves to its next one-bit until a free slot takes it; a row that vanishes is accepted when its
  * right-hand side vanishes too on the columns its block checks, else the bucket is undone and the
- * next threshold tried). The bumped keys are appended to out. R3_DUPLICATE: a vanished row was a
+ * next threshold tried). The bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a
  * repeated hash (the caller deduplicates and starts over).
  */
-static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, uint64_t *out,
+static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, int outj,
                     size_t *nout)
 {
     const uint32_t lo = B->lo;
@@ -324,6 +341,11 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
         for (uint64_t bl = 0; bl < nbl && res == R3_OK; bl++) {
             const size_t hi_i = cntb[bl];
             const uint64_t b = b0 + bl;
+            if (hi_i - lo_i > 0 && !r3_bump_room(B, outj, bumped + (hi_i - lo_i))) {
+                res = R3_NOMEM;
+                break;
+            }
+            uint64_t *out = B->bump[outj];
             if (bl == nbl - 1) { /* the chunk's last block: every key bumped (none in a layer's last) */
                 if (hi_i > lo_i) L->meta[b >> 5] |= UINT64_C(3) << ((b & 31) * 2);
                 for (size_t i = lo_i; i < hi_i; i++) out[bumped++] = B->hb[i];
@@ -418,22 +440,21 @@ static uint64_t r3_seed(uint64_t seed, uint32_t k, uint32_t i)
 
 /* Builds the layers of the n hashes h (distinct, or R3_DUPLICATE); tmp gets them, *nl their count. */
 static int r3_layers(r3_build *B, const uint64_t *h, size_t n, double p, uint32_t attempts, uint64_t seed,
-                     uint64_t *bufa, uint64_t *bufb, r3_tmp *tmp, uint32_t *nl, bk_status *err)
+                     r3_tmp *tmp, uint32_t *nl, bk_status *err)
 {
     const uint64_t *cur = h;
     size_t nc = n;
     for (uint32_t k = 0; k < R3_MAX_LAYERS; k++) {
         const bool last = nc < R3_SMALL || k == R3_MAX_LAYERS - 1;
-        uint64_t *next = (k & 1) ? bufb : bufa;
         for (uint32_t i = 0;; i++) {
             tmp[k].seed = k ? r3_seed(seed, k, i) : 0;
             if ((*err = r3_tmp_make(B->al, &tmp[k], nc, last, B->lo, p)) != BK_OK) return R3_NOMEM;
             *nl = k + 1;
             size_t nn = 0;
-            const int r = r3_layer(B, &tmp[k], (int)k, cur, nc, last, next, &nn);
+            const int r = r3_layer(B, &tmp[k], (int)k, cur, nc, last, (int)(k & 1), &nn);
             if (r == R3_OK && last) return R3_OK;
             if (r == R3_OK) {
-                cur = next;
+                cur = B->bump[k & 1];
                 nc = nn;
                 break;
             }
@@ -464,14 +485,15 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     memset(tmp, 0, sizeof tmp);
     uint32_t nl = 0;
     bk_status s = BK_OK;
-    uint64_t *uniq = NULL, *bufa = bk__malloc(B.al, n * 8 + 8), *bufb = bk__malloc(B.al, n * 8 + 8);
+    uint64_t *uniq = NULL;
     B.hs = bk__malloc(B.al, n * 8 + 8);
     B.rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
     B.rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
     B.wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
-    if (!bufa || !bufb || !B.hs || !B.rc || !B.rf || !B.wr) s = BK_ENOMEM;
+    if (!r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs || !B.rc || !B.rf || !B.wr)
+        s = BK_ENOMEM;
     for (int round = 0; s == BK_OK; round++) {
-        const int r = r3_layers(&B, h, n, p, attempts, o->seed, bufa, bufb, tmp, &nl, &s);
+        const int r = r3_layers(&B, h, n, p, attempts, o->seed, tmp, &nl, &s);
         if (r == R3_OK || r != R3_DUPLICATE || round > 0) {
             if (r == R3_DUPLICATE) s = BK_EFULL; /* not reached: the hashes are distinct */
             break;
@@ -485,7 +507,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
             break;
         }
         memcpy(uniq, h, n * 8);
-        n = bk__ribbon_sort_unique(uniq, bufa, n);
+        n = bk__ribbon_sort_unique(uniq, B.hs, n); /* B.hs: n values of scratch */
         h = uniq;
     }
     /* B.rc is also the room of the last layer's window: a last layer is one chunk of up to
@@ -516,8 +538,8 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     }
     for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
     bk__free(B.al, uniq);
-    bk__free(B.al, bufa);
-    bk__free(B.al, bufb);
+    bk__free(B.al, B.bump[0]);
+    bk__free(B.al, B.bump[1]);
     bk__free(B.al, B.hs);
     bk__free(B.al, B.hb);
     bk__free(B.al, B.cnt);
@@ -558,13 +580,14 @@ uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0)
     return total;
 }
 
-/* Peak bytes of a build from n values: the byte keys' hashes, the two bumped lists and the keys by
- * chunk (8 n each), the window (16 bytes and 4 a slot of a chunk), counts, a layer under
- * construction and the finished filter (the layers twice). */
+/* Peak bytes of a build from n values: the byte keys' hashes and the keys by chunk (8 n each), the
+ * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), the window (16
+ * bytes and 4 a slot of a chunk), counts, the layers under construction and the finished filter
+ * (the layers twice). With repeats in the input, 8 n more for the distinct values. */
 uint64_t bk__ribbon3_build_memory(uint64_t n, double p)
 {
     rb_geom g0;
     const uint64_t words = bk__ribbon3_size(n, p, &g0);
-    return 32 * n + (uint64_t)R3_CHUNK * W3 * 20 + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
+    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 20 + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
            R3_MAX_LAYERS * sizeof(rb3_layer) + sizeof(bk_ribbon) + 4 * 64;
 }
