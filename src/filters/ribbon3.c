@@ -219,7 +219,8 @@ typedef struct r3_tmp {
 typedef struct r3_build {
     const bk_allocator *al;
     uint32_t lo;
-    uint64_t *rc, *rf;  /* the chunk's window: each slot's row (0: free) and right-hand side */
+    uint64_t *rc;       /* the chunk's window: each slot's row (0: free) */
+    uint32_t *rf;       /* and its right-hand side (the lo + 1 bits the columns use) */
     uint32_t *wr;       /* slots written by the current bucket's attempt */
     uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
     uint64_t *hb;       /* a chunk's keys by block */
@@ -247,21 +248,82 @@ static bool r3_bump_room(r3_build *B, int j, size_t need)
 enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
 
 /* Back substitution of the window's rows [0, rows) (row i: slot b0 * 64 + i), every column solved
- * from the last row up (win[j]: the column's next 64 values), stored where the row's block has it. */
-static void r3_back(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+ * from the last row up: win[j] holds column j's values of the 64 slots from the current one on, so a
+ * row's value is its right-hand side's bit j XOR the parity of its coefficients past the first with
+ * win[j], and at a block's first slot win[j] is the block's word of column j (stored where the block
+ * has that column). The same bits on every path. */
+BK_INLINE void r3_back_body(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     const uint32_t lo = B->lo;
     uint64_t win[MAX_COLS + 1] = { 0 };
     for (uint64_t i = rows; i-- > 0;) {
-        uint32_t cols;
-        uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
         const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
-        for (uint32_t j = 0; j <= lo; j++) {
-            const uint64_t s = (((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on;
-            win[j] = (win[j] << 1) | s;
-            if (j < cols) dst[j] |= s << (i & 63);
+        for (uint32_t j = 0; j <= lo; j++)
+            win[j] = (win[j] << 1) | ((((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on);
+        if ((i & 63) == 0) {
+            uint32_t cols;
+            uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
+            memcpy(dst, win, cols * sizeof *win);
         }
     }
+}
+static void r3_back_portable(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0) { r3_back_body(B, L, rows, b0); }
+#ifdef RB_HW_POPCNT
+__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    r3_back_body(B, L, rows, b0);
+}
+#endif
+#ifdef BK_X86
+/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
+RB_T_AVX512 static void r3_back_avx512(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    const uint32_t lo = B->lo;
+    const unsigned nv = lo / 8 + 1;
+    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    __m512i win[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                       _mm512_setzero_si512() };
+    for (uint64_t i = rows; i-- > 0;) {
+        const uint64_t r = B->rc[i];
+        const __m512i C = _mm512_set1_epi64((long long)(r >> 1)), F = _mm512_set1_epi64((long long)B->rf[i]);
+        const __mmask8 on = r ? 0xff : 0;
+#pragma GCC unroll 4
+        for (unsigned v = 0; v < 4; v++) {
+            if (v >= nv) break;
+            const __m512i par = _mm512_popcnt_epi64(_mm512_and_si512(C, win[v]));
+            const __m512i bit = _mm512_srlv_epi64(F, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * (long long)v)));
+            const __m512i sv = _mm512_maskz_and_epi64(on, _mm512_xor_si512(par, bit), one);
+            win[v] = _mm512_or_si512(_mm512_slli_epi64(win[v], 1), sv);
+        }
+        if ((i & 63) == 0) {
+            uint32_t cols;
+            uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
+            for (unsigned v = 0; v < nv && 8 * v < cols; v++) {
+                const unsigned left = cols - 8 * v;
+                _mm512_mask_storeu_epi64(dst + 8 * v, (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1), win[v]);
+            }
+        }
+    }
+}
+#endif
+
+/* The back substitution of this CPU (bk__ribbon_portable: the portable one). */
+static void r3_back(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+#ifdef BK_X86
+    const unsigned want = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    if (!bk__ribbon_portable && (bk__cpu_usable() & want) == want) {
+        r3_back_avx512(B, L, rows, b0);
+        return;
+    }
+#endif
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        r3_back_popcnt(B, L, rows, b0);
+        return;
+    }
+#endif
+    r3_back_portable(B, L, rows, b0);
 }
 
 /* Room for n keys' counts by chunk (nchunks + 1) and a chunk's keys. */
@@ -336,7 +398,7 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
             B->hb[cntb[(bk__range64(r3_x(k, hv, seed), nstarts) >> 6) - b0]++] = hv;
         }
         memset(B->rc, 0, (size_t)nbl * W3 * 8);
-        memset(B->rf, 0, (size_t)nbl * W3 * 8);
+        memset(B->rf, 0, (size_t)nbl * W3 * 4);
         size_t lo_i = 0;
         for (uint64_t bl = 0; bl < nbl && res == R3_OK; bl++) {
             const size_t hi_i = cntb[bl];
@@ -366,7 +428,7 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
                         const uint64_t r = B->rc[s];
                         if (!r) {
                             B->rc[s] = cf;
-                            B->rf[s] = f;
+                            B->rf[s] = (uint32_t)f;
                             B->wr[nw++] = (uint32_t)s;
                             break;
                         }
@@ -488,7 +550,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     uint64_t *uniq = NULL;
     B.hs = bk__malloc(B.al, n * 8 + 8);
     B.rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
-    B.rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
+    B.rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 4);
     B.wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
     if (!r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs || !B.rc || !B.rf || !B.wr)
         s = BK_ENOMEM;
