@@ -44,8 +44,8 @@
  * values, and the filter equals the one built from the distinct values (in any order). The filter is a pure function of the set of 64-bit
  * hashes and the options.
  *
- * Peak memory while building from n values: about 16 n bytes (the hashes grouped by chunk of 65,536
- * slots, and their copy for byte keys), the bumped keys (about n / 16 bytes), 1.3 MB for one chunk's
+ * Peak memory while building from n values: about 16 n bytes (the hashes grouped by chunk of 32,768
+ * slots, and their copy for byte keys), the bumped keys (about n / 16 bytes), 1 MB for two chunks'
  * rows, and the finished filter twice; with repeats in the input 8 n more (bk_ribbon_build_memory()
  * computes an upper bound).
  *

@@ -6,17 +6,20 @@
 
 /*
  * Layers. Layer k of nk keys has ceil(nk (1 - R3_OVER) / 64) + 1 blocks (0.98 slots a key and a spare
- * block: overloaded, so that the bumped keys, about 2.3% of them, go to the next layer rather than
+ * block: overloaded, so that the bumped keys, about 2.4% of them, go to the next layer rather than
  * leave slots empty; at 10% and n = 1e5 this is 1.045x log2(1/p) bits a key where one slot a key
  * gives 1.051x). Below R3_SMALL keys (or at the
  * last layer the table has room for) a last layer bumps nothing, has 1.25 slots a key and 64 more,
  * and is retried with a new seed until its system solves. A layer is built by chunks of R3_CHUNK
  * blocks: a chunk's last block bumps every key starting in it, so no row crosses a chunk's end and
- * each chunk is solved alone in a window of R3_CHUNK * 64 slots reused from chunk to chunk.
+ * each chunk is solved alone in a window of R3_CHUNK * 64 slots (512 KB with its right-hand sides and
+ * undo list) reused from chunk to chunk; two chunks at a time, in two windows (r3_step), so that one
+ * row's wait on a load overlaps the other's. Chunks of 512 blocks: 1,024 cost 0.07% less space and
+ * were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
  */
 #define R3_SMALL 2048
 #define R3_OVER 0.02
-#define R3_CHUNK 1024
+#define R3_CHUNK 512
 
 /* ---- the filter's struct ---- */
 
@@ -216,16 +219,31 @@ typedef struct r3_tmp {
     uint64_t *meta, *w;
 } r3_tmp;
 
-typedef struct r3_build {
-    const bk_allocator *al;
-    uint32_t lo;
+/* A lane: one chunk under construction, in its own window; two lanes take turns a step at a time,
+ * so that each one's wait on the load of the row its row meets overlaps the other's. */
+typedef struct r3_lane {
     uint64_t *rc;       /* the chunk's window: each slot's row (0: free) */
     uint32_t *rf;       /* and its right-hand side (the lo + 1 bits the columns use) */
     uint32_t *wr;       /* slots written by the current bucket's attempt */
+    uint64_t *hb;       /* the chunk's keys by block */
+    uint64_t *cntb;     /* the end of each block's keys in hb */
+    size_t cap_hb;
+    uint64_t b0, nbl;   /* the chunk's first block and its blocks */
+    uint64_t bl;        /* the bucket (block) being inserted */
+    size_t lo_i, hi_i, i, nw; /* its keys in hb, the next one, the slots its attempt wrote */
+    unsigned ti, t;     /* its threshold */
+    uint64_t cmask;     /* the columns its block checks */
+    uint64_t cf, f, s;  /* the row in flight (busy) */
+    bool busy, live;
+} r3_lane;
+
+typedef struct r3_build {
+    const bk_allocator *al;
+    uint32_t lo;
+    r3_lane lane[2];
     uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
-    uint64_t *hb;       /* a chunk's keys by block */
-    uint64_t *cnt;      /* counts by chunk, then by block */
-    size_t cap_cnt, cap_hb;
+    uint64_t *cnt;      /* counts by chunk */
+    size_t cap_cnt;
     uint64_t *bump[2];  /* the bumped keys of the layers (alternately: one read, the next written) */
     size_t cap_bump[2];
 } r3_build;
@@ -252,9 +270,8 @@ enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
  * row's value is its right-hand side's bit j XOR the parity of its coefficients past the first with
  * win[j], and at a block's first slot win[j] is the block's word of column j (stored where the block
  * has that column). The same bits on every path. */
-BK_INLINE void r3_back_body(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
-    const uint32_t lo = B->lo;
     uint64_t win[MAX_COLS + 1] = { 0 };
     for (uint64_t i = rows; i-- > 0;) {
         const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
@@ -267,18 +284,21 @@ BK_INLINE void r3_back_body(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_
         }
     }
 }
-static void r3_back_portable(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0) { r3_back_body(B, L, rows, b0); }
-#ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back_portable(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
-    r3_back_body(B, L, rows, b0);
+    r3_back_body(B, lo, L, rows, b0);
+}
+#ifdef RB_HW_POPCNT
+__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
+                                                              uint64_t b0)
+{
+    r3_back_body(B, lo, L, rows, b0);
 }
 #endif
 #ifdef BK_X86
 /* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
-RB_T_AVX512 static void r3_back_avx512(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
-    const uint32_t lo = B->lo;
     const unsigned nv = lo / 8 + 1;
     const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     __m512i win[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
@@ -308,26 +328,26 @@ RB_T_AVX512 static void r3_back_avx512(const r3_build *B, r3_tmp *L, uint64_t ro
 #endif
 
 /* The back substitution of this CPU (bk__ribbon_portable: the portable one). */
-static void r3_back(const r3_build *B, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
 #ifdef BK_X86
     const unsigned want = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
     if (!bk__ribbon_portable && (bk__cpu_usable() & want) == want) {
-        r3_back_avx512(B, L, rows, b0);
+        r3_back_avx512(B, lo, L, rows, b0);
         return;
     }
 #endif
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        r3_back_popcnt(B, L, rows, b0);
+        r3_back_popcnt(B, lo, L, rows, b0);
         return;
     }
 #endif
-    r3_back_portable(B, L, rows, b0);
+    r3_back_portable(B, lo, L, rows, b0);
 }
 
-/* Room for n keys' counts by chunk (nchunks + 1) and a chunk's keys. */
-static bool r3_room(r3_build *B, size_t ncnt, size_t nhb)
+/* Room for the counts by chunk (ncnt), and for a chunk's keys in lane z (nhb). */
+static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
 {
     if (ncnt > B->cap_cnt) {
         bk__free(B->al, B->cnt);
@@ -335,138 +355,210 @@ static bool r3_room(r3_build *B, size_t ncnt, size_t nhb)
         B->cap_cnt = B->cnt ? ncnt : 0;
         if (!B->cnt) return false;
     }
-    if (nhb > B->cap_hb) {
-        bk__free(B->al, B->hb);
-        B->hb = bk__malloc(B->al, nhb * 8);
-        B->cap_hb = B->hb ? nhb : 0;
-        if (!B->hb) return false;
+    r3_lane *l = &B->lane[z];
+    if (nhb > l->cap_hb) {
+        bk__free(B->al, l->hb);
+        l->hb = bk__malloc(B->al, nhb * 8);
+        l->cap_hb = l->hb ? nhb : 0;
+        if (!l->hb) return false;
     }
     return true;
 }
 
+/* One layer's construction (below): its constants. */
+typedef struct r3_ctx {
+    r3_build *B;
+    r3_tmp *L;
+    int k, outj;
+    uint64_t nstarts, seed;
+    bool last;
+    size_t bumped;
+    int res;
+} r3_ctx;
+
+/* Whether lane l's next bucket is ready (false: the chunk is done, solved into the layer). The
+ * chunk's last block bumps every key starting in it (none start in a layer's last block). */
+static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
+{
+    r3_build *B = C->B;
+    for (; l->bl < l->nbl; l->bl++) {
+        l->hi_i = l->cntb[l->bl];
+        const uint64_t b = l->b0 + l->bl;
+        if (l->bl + 1 < l->nbl) {
+            l->ti = 0;
+            l->t = r3_thr(0);
+            l->i = l->lo_i;
+            l->nw = 0;
+            l->busy = false;
+            l->cmask = (UINT64_C(1) << (B->lo + (b >= C->L->upper))) - 1;
+            return true;
+        }
+        if (l->hi_i > l->lo_i) {
+            if (!r3_bump_room(B, C->outj, C->bumped + (l->hi_i - l->lo_i))) {
+                C->res = R3_NOMEM;
+                return false;
+            }
+            C->L->meta[b >> 5] |= UINT64_C(3) << ((b & 31) * 2);
+            for (size_t i = l->lo_i; i < l->hi_i; i++) B->bump[C->outj][C->bumped++] = l->hb[i];
+        }
+        l->lo_i = l->hi_i;
+    }
+    r3_back(l, B->lo, C->L, l->nbl * W3, l->b0);
+    l->live = false;
+    return false;
+}
+
+/* Lane l takes chunk c (keys hs[a, e)): sorted by block into its hb, its window cleared. */
+static bool r3_take_chunk(r3_ctx *C, r3_lane *l, uint64_t c, uint64_t cb, size_t a, size_t e)
+{
+    r3_build *B = C->B;
+    const uint64_t nb = C->L->nblocks, b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
+    l->b0 = b0;
+    l->nbl = nbl;
+    memset(l->cntb, 0, ((size_t)nbl + 1) * 8);
+    for (size_t i = a; i < e; i++) l->cntb[(bk__range64(r3_x(C->k, B->hs[i], C->seed), C->nstarts) >> 6) - b0 + 1]++;
+    for (uint64_t b = 0; b < nbl; b++) l->cntb[b + 1] += l->cntb[b];
+    for (size_t i = a; i < e; i++) {
+        const uint64_t hv = B->hs[i];
+        l->hb[l->cntb[(bk__range64(r3_x(C->k, hv, C->seed), C->nstarts) >> 6) - b0]++] = hv;
+    }
+    memset(l->rc, 0, (size_t)nbl * W3 * 8);
+    memset(l->rf, 0, (size_t)nbl * W3 * 4);
+    l->bl = 0;
+    l->lo_i = 0;
+    l->live = true;
+    return r3_next_bucket(C, l);
+}
+
+/* The end of lane l's bucket attempt: kept (its field set, its bumped keys out, the next bucket) or
+ * undone (the next threshold; in the last layer, which bumps nothing, the layer fails). */
+static void r3_bucket_end(r3_ctx *C, r3_lane *l, bool ok)
+{
+    r3_build *B = C->B;
+    if (ok) {
+        const uint64_t b = l->b0 + l->bl;
+        C->L->meta[b >> 5] |= (uint64_t)l->ti << ((b & 31) * 2);
+        if (l->t) {
+            if (!r3_bump_room(B, C->outj, C->bumped + (l->hi_i - l->lo_i))) {
+                C->res = R3_NOMEM;
+                return;
+            }
+            for (size_t i = l->lo_i; i < l->hi_i; i++)
+                if ((bk__range64(r3_x(C->k, l->hb[i], C->seed), C->nstarts) & 63) < l->t)
+                    B->bump[C->outj][C->bumped++] = l->hb[i];
+        }
+        l->lo_i = l->hi_i;
+        l->bl++;
+        r3_next_bucket(C, l);
+        return;
+    }
+    for (size_t i = 0; i < l->nw; i++) l->rc[l->wr[i]] = l->rf[l->wr[i]] = 0;
+    if (C->last) {
+        C->res = R3_FAILED;
+        return;
+    }
+    l->ti++;
+    l->t = r3_thr(l->ti);
+    l->i = l->lo_i;
+    l->nw = 0;
+}
+
+/* One step of lane l: the next key's row set up, or one elimination step of the row in flight (a
+ * row XORs the row kept at its first slot and moves to its next one-bit until a free slot takes it;
+ * a row that vanishes is accepted when its right-hand side vanishes too on the columns its block
+ * checks, else the bucket is undone). */
+BK_INLINE void r3_step(r3_ctx *C, r3_lane *l)
+{
+    if (!l->busy) {
+        while (l->i < l->hi_i) {
+            const uint64_t x = r3_x(C->k, l->hb[l->i], C->seed), st = bk__range64(x, C->nstarts);
+            l->i++;
+            if ((st & 63) < l->t) continue;
+            const u128 c128 = (u128)x * R3_ROW_MUL;
+            l->cf = (uint64_t)c128 | 1;
+            l->f = (uint64_t)(c128 >> 64);
+            l->s = st - l->b0 * W3;
+            l->busy = true;
+            return;
+        }
+        r3_bucket_end(C, l, true);
+        return;
+    }
+    const uint64_t r = l->rc[l->s];
+    if (!r) {
+        l->rc[l->s] = l->cf;
+        l->rf[l->s] = (uint32_t)l->f;
+        l->wr[l->nw++] = (uint32_t)l->s;
+        l->busy = false;
+        return;
+    }
+    l->cf ^= r;
+    l->f ^= l->rf[l->s];
+    if (BK_UNLIKELY(!l->cf)) {
+        l->busy = false;
+        bool ok = (l->f & l->cmask) == 0;
+        /* a repeated hash always vanishes consistently: found among the bucket's keys */
+        for (size_t j = l->lo_i; ok && j + 1 < l->i; j++)
+            if (l->hb[j] == l->hb[l->i - 1]) {
+                C->res = R3_DUPLICATE;
+                return;
+            }
+        if (!ok) r3_bucket_end(C, l, false);
+        return;
+    }
+    const unsigned z = (unsigned)__builtin_ctzll(l->cf);
+    l->cf >>= z;
+    l->s += z;
+}
+
 /*
  * Layer k of L's geometry from the n hashes h: by chunks of cb blocks (the last layer: one chunk),
- * each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold that
- * lets every non-bumped key in (standard Ribbon insertion: a row XORs the row kept at its first slot
- * and moves to its next one-bit until a free slot takes it; a row that vanishes is accepted when its
- * right-hand side vanishes too on the columns its block checks, else the bucket is undone and the
- * next threshold tried). The bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a
- * repeated hash (the caller deduplicates and starts over).
+ * each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold that lets
+ * every non-bumped key in, two chunks at a time (r3_step); each chunk back-substituted when done. The
+ * bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a repeated hash (the
+ * caller deduplicates and starts over).
  */
 static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, int outj,
                     size_t *nout)
 {
-    const uint32_t lo = B->lo;
     const uint64_t nb = L->nblocks, nstarts = (nb - 1) * W3, seed = L->seed;
     const uint64_t cb = last ? nb : R3_CHUNK, nchunks = (nb + cb - 1) / cb;
     if (cb > R3_CHUNK) return R3_FAILED; /* a last layer past the window (not with R3_MAX_LAYERS layers) */
-    if (!r3_room(B, (size_t)nchunks + 1 > cb + 1 ? (size_t)nchunks + 1 : (size_t)cb + 1, 0)) return R3_NOMEM;
+    if (!r3_room(B, (size_t)nchunks + 1, 0, 0)) return R3_NOMEM;
     /* keys by chunk (counting sort), as hashes */
     uint64_t *cnt = B->cnt;
     memset(cnt, 0, ((size_t)nchunks + 1) * 8);
-    const unsigned csh = last ? 63 : 16; /* log2(R3_CHUNK * 64) */
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t st = bk__range64(r3_x(k, h[i], seed), nstarts);
-        cnt[(last ? 0 : st >> csh) + 1]++;
-    }
+    for (size_t i = 0; i < n; i++) cnt[(last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)) + 1]++;
     size_t most = 0;
     for (uint64_t c = 0; c < nchunks; c++) {
         if (cnt[c + 1] > most) most = cnt[c + 1];
         cnt[c + 1] += cnt[c];
     }
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t st = bk__range64(r3_x(k, h[i], seed), nstarts);
-        B->hs[cnt[last ? 0 : st >> csh]++] = h[i];
-    }
+    for (size_t i = 0; i < n; i++) B->hs[cnt[last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)]++] = h[i];
     /* cnt[c] is now the end of chunk c's keys */
-    uint64_t *ends = cnt;
-    uint64_t *cntb = bk__malloc(B->al, ((size_t)cb + 1) * 8);
-    if (!cntb || !r3_room(B, 0, most + 1)) {
-        bk__free(B->al, cntb);
-        return R3_NOMEM;
-    }
-    size_t bumped = *nout;
-    int res = R3_OK;
-    for (uint64_t c = 0; c < nchunks && res == R3_OK; c++) {
-        const uint64_t b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
-        const size_t a = c ? ends[c - 1] : 0, e = ends[c];
-        memset(cntb, 0, ((size_t)nbl + 1) * 8);
-        for (size_t i = a; i < e; i++) cntb[(bk__range64(r3_x(k, B->hs[i], seed), nstarts) >> 6) - b0 + 1]++;
-        for (uint64_t b = 0; b < nbl; b++) cntb[b + 1] += cntb[b];
-        for (size_t i = a; i < e; i++) {
-            const uint64_t hv = B->hs[i];
-            B->hb[cntb[(bk__range64(r3_x(k, hv, seed), nstarts) >> 6) - b0]++] = hv;
+    if (!r3_room(B, 0, 0, most + 1) || !r3_room(B, 0, 1, most + 1)) return R3_NOMEM;
+    r3_ctx C = { B, L, k, outj, nstarts, seed, last, *nout, R3_OK };
+    uint64_t c = 0;
+    B->lane[0].live = B->lane[1].live = false;
+    for (;;) {
+        for (int z = 0; z < 2 && C.res == R3_OK; z++)
+            while (!B->lane[z].live && c < nchunks && C.res == R3_OK) {
+                r3_take_chunk(&C, &B->lane[z], c, cb, c ? cnt[c - 1] : 0, cnt[c]);
+                c++;
+            }
+        if (C.res != R3_OK || (!B->lane[0].live && !B->lane[1].live)) break;
+        if (B->lane[0].live && B->lane[1].live) {
+            while (B->lane[0].live && B->lane[1].live && C.res == R3_OK) {
+                r3_step(&C, &B->lane[0]);
+                r3_step(&C, &B->lane[1]);
+            }
+        } else {
+            r3_lane *l = &B->lane[B->lane[0].live ? 0 : 1];
+            while (l->live && C.res == R3_OK && c >= nchunks) r3_step(&C, l);
         }
-        memset(B->rc, 0, (size_t)nbl * W3 * 8);
-        memset(B->rf, 0, (size_t)nbl * W3 * 4);
-        size_t lo_i = 0;
-        for (uint64_t bl = 0; bl < nbl && res == R3_OK; bl++) {
-            const size_t hi_i = cntb[bl];
-            const uint64_t b = b0 + bl;
-            if (hi_i - lo_i > 0 && !r3_bump_room(B, outj, bumped + (hi_i - lo_i))) {
-                res = R3_NOMEM;
-                break;
-            }
-            uint64_t *out = B->bump[outj];
-            if (bl == nbl - 1) { /* the chunk's last block: every key bumped (none in a layer's last) */
-                if (hi_i > lo_i) L->meta[b >> 5] |= UINT64_C(3) << ((b & 31) * 2);
-                for (size_t i = lo_i; i < hi_i; i++) out[bumped++] = B->hb[i];
-                lo_i = hi_i;
-                continue;
-            }
-            const uint64_t cmask = (UINT64_C(1) << (lo + (b >= L->upper))) - 1;
-            for (unsigned ti = 0; ti < 4; ti++) {
-                const unsigned t = r3_thr(ti);
-                size_t nw = 0;
-                bool ok = true;
-                for (size_t i = lo_i; i < hi_i && ok; i++) {
-                    const uint64_t x = r3_x(k, B->hb[i], seed), st = bk__range64(x, nstarts);
-                    if ((st & 63) < t) continue;
-                    const u128 c128 = (u128)x * R3_ROW_MUL;
-                    uint64_t cf = (uint64_t)c128 | 1, f = (uint64_t)(c128 >> 64), s = st - b0 * W3;
-                    for (;;) {
-                        const uint64_t r = B->rc[s];
-                        if (!r) {
-                            B->rc[s] = cf;
-                            B->rf[s] = (uint32_t)f;
-                            B->wr[nw++] = (uint32_t)s;
-                            break;
-                        }
-                        cf ^= r;
-                        f ^= B->rf[s];
-                        if (!cf) {
-                            ok = (f & cmask) == 0;
-                            /* a repeated hash always vanishes consistently: found among the bucket's */
-                            for (size_t j = lo_i; ok && j < i; j++)
-                                if (B->hb[j] == B->hb[i]) res = R3_DUPLICATE, ok = false;
-                            break;
-                        }
-                        const unsigned z = (unsigned)__builtin_ctzll(cf);
-                        cf >>= z;
-                        s += z;
-                    }
-                }
-                if (res != R3_OK) break;
-                if (ok) {
-                    L->meta[b >> 5] |= (uint64_t)ti << ((b & 31) * 2);
-                    if (t)
-                        for (size_t i = lo_i; i < hi_i; i++)
-                            if ((bk__range64(r3_x(k, B->hb[i], seed), nstarts) & 63) < t) out[bumped++] = B->hb[i];
-                    break;
-                }
-                for (size_t i = 0; i < nw; i++) B->rc[B->wr[i]] = B->rf[B->wr[i]] = 0;
-                if (last) { /* the last layer bumps nothing */
-                    res = R3_FAILED;
-                    break;
-                }
-            }
-            lo_i = hi_i;
-        }
-        if (res == R3_OK) r3_back(B, L, nbl * W3, b0);
     }
-    bk__free(B->al, cntb);
-    *nout = bumped;
-    return res;
+    *nout = C.bumped;
+    return C.res;
 }
 
 static void r3_tmp_free(const bk_allocator *al, r3_tmp *L)
@@ -549,11 +641,16 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk_status s = BK_OK;
     uint64_t *uniq = NULL;
     B.hs = bk__malloc(B.al, n * 8 + 8);
-    B.rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
-    B.rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 4);
-    B.wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
-    if (!r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs || !B.rc || !B.rf || !B.wr)
-        s = BK_ENOMEM;
+    bool room = true;
+    for (int z = 0; z < 2; z++) {
+        r3_lane *l = &B.lane[z];
+        l->rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
+        l->rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 4);
+        l->wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
+        l->cntb = bk__malloc(B.al, ((size_t)R3_CHUNK + 1) * 8);
+        room = room && l->rc && l->rf && l->wr && l->cntb;
+    }
+    if (!room || !r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs) s = BK_ENOMEM;
     for (int round = 0; s == BK_OK; round++) {
         const int r = r3_layers(&B, h, n, p, attempts, o->seed, tmp, &nl, &s);
         if (r == R3_OK || r != R3_DUPLICATE || round > 0) {
@@ -572,7 +669,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
         n = bk__ribbon_sort_unique(uniq, B.hs, n); /* B.hs: n values of scratch */
         h = uniq;
     }
-    /* B.rc is also the room of the last layer's window: a last layer is one chunk of up to
+    /* a lane's window is also the room of the last layer's: a last layer is one chunk of up to
      * (R3_SMALL * 1.25 + 64) / 64 + 2 blocks, at most R3_CHUNK */
     bk_ribbon *f = NULL;
     if (s == BK_OK) s = bk__ribbon3_new(o->allocator, n, nl, B.lo, o->seed, &f);
@@ -603,11 +700,14 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk__free(B.al, B.bump[0]);
     bk__free(B.al, B.bump[1]);
     bk__free(B.al, B.hs);
-    bk__free(B.al, B.hb);
+    for (int z = 0; z < 2; z++) {
+        bk__free(B.al, B.lane[z].hb);
+        bk__free(B.al, B.lane[z].wr);
+        bk__free(B.al, B.lane[z].cntb);
+        bk__free_aligned(B.al, B.lane[z].rc);
+        bk__free_aligned(B.al, B.lane[z].rf);
+    }
     bk__free(B.al, B.cnt);
-    bk__free(B.al, B.wr);
-    bk__free_aligned(B.al, B.rc);
-    bk__free_aligned(B.al, B.rf);
     if (s != BK_OK) {
         bk_ribbon_free(f);
         return s;
@@ -618,8 +718,8 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
 
 /* ---- sizing ---- */
 
-/* Keys a layer of n keys bumps, as measured at 0.98 slots a key (chunks of 1,024 blocks): 2.32% */
-#define R3_BUMPED 0.0232
+/* Keys a layer of n keys bumps, as measured at 0.98 slots a key (chunks of 512 blocks): 2.38% */
+#define R3_BUMPED 0.0238
 
 /* The words (all layers' spans) of a filter of n distinct keys at p, with layer 0's geometry in *g0;
  * the later layers' sizes as the measured bumped share makes them. */
@@ -643,13 +743,13 @@ uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0)
 }
 
 /* Peak bytes of a build from n values: the byte keys' hashes and the keys by chunk (8 n each), the
- * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), the window (16
- * bytes and 4 a slot of a chunk), counts, the layers under construction and the finished filter
+ * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), two lanes'
+ * windows (16 bytes a slot of a chunk) and chunk keys (room for two a slot), counts, the layers under construction and the finished filter
  * (the layers twice). With repeats in the input, 8 n more for the distinct values. */
 uint64_t bk__ribbon3_build_memory(uint64_t n, double p)
 {
     rb_geom g0;
     const uint64_t words = bk__ribbon3_size(n, p, &g0);
-    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 20 + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
+    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 2 * (16 + 16) + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
            R3_MAX_LAYERS * sizeof(rb3_layer) + sizeof(bk_ribbon) + 4 * 64;
 }
