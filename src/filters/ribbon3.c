@@ -548,9 +548,31 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
             }
         if (C.res != R3_OK || (!B->lane[0].live && !B->lane[1].live)) break;
         if (B->lane[0].live && B->lane[1].live) {
-            while (B->lane[0].live && B->lane[1].live && C.res == R3_OK) {
-                r3_step(&C, &B->lane[0]);
-                r3_step(&C, &B->lane[1]);
+            r3_lane *x = &B->lane[0], *y = &B->lane[1];
+            while (x->live && y->live && C.res == R3_OK) {
+                if (x->busy && y->busy) {
+                    /* both rows in flight: their plain steps (the row kept at their slot XORed in, on
+                     * to the next one-bit) with the rows in registers, until one meets a free slot or
+                     * vanishes (r3_step then takes that step) */
+                    const uint64_t *xc = x->rc, *yc = y->rc;
+                    const uint32_t *xf = x->rf, *yf = y->rf;
+                    uint64_t xcf = x->cf, xs = x->s, xff = x->f, ycf = y->cf, ys = y->s, yff = y->f;
+                    for (;;) {
+                        const uint64_t xr = xc[xs], yr = yc[ys];
+                        const uint64_t xn = xcf ^ xr, yn = ycf ^ yr;
+                        if (!xr || !yr || !xn || !yn) break;
+                        xff ^= xf[xs];
+                        yff ^= yf[ys];
+                        const unsigned xz = (unsigned)__builtin_ctzll(xn), yz = (unsigned)__builtin_ctzll(yn);
+                        xcf = xn >> xz;
+                        xs += xz;
+                        ycf = yn >> yz;
+                        ys += yz;
+                    }
+                    x->cf = xcf, x->s = xs, x->f = xff, y->cf = ycf, y->s = ys, y->f = yff;
+                }
+                r3_step(&C, x);
+                r3_step(&C, y);
             }
         } else {
             r3_lane *l = &B->lane[B->lane[0].live ? 0 : 1];
