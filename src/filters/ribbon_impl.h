@@ -1,5 +1,6 @@
 /* The Ribbon filter's private layout, shared by ribbon.c (geometry, construction, lifetime),
- * ribbon_query.c (the query paths) and ribbon_file.c (the two bodies). */
+ * ribbon_query.c (the query paths of bodies 1 and 2), ribbon3.c (body 3) and ribbon_file.c (the three
+ * bodies). */
 #ifndef BLOOMKIT_RIBBON_IMPL_H
 #define BLOOMKIT_RIBBON_IMPL_H
 
