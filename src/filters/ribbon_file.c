@@ -15,8 +15,8 @@
  * column (one u64 each), then its last 64; then 64 zero bytes.
  * Body 3 (bumped Ribbon, width 64):
  * offset 0  u32 3, u32 lo, u64 count, u32 layers L, u32 thresholds (R3_THR), u64 words N    (32 bytes)
- * then zero padding to 64, then L records of 24 bytes (u64 blocks, u64 upper, u64 seed; layer 0's
- * seed 0), zero padding to 64, then the N u64 words: each layer's fields, words and R3_TAIL zero
+ * then zero padding to 64, then L records of 24 bytes (u64 blocks, u64 upper, u64 seed), zero
+ * padding to 64, then the N u64 words: each layer's fields, words and R3_TAIL zero
  * words, layer after layer (the filter's array as the query reads it). */
 
 static bk_status encode_bumped(const bk_ribbon *f, bk_writer *w)
@@ -63,7 +63,7 @@ static bk_status decode_bumped(bk_reader *r, void **out)
         rb3_layer *y = &f->layers[k];
         if ((s = bk__r_u64(r, &y->nblocks)) || (s = bk__r_u64(r, &y->upper)) || (s = bk__r_u64(r, &y->seed))) break;
         if (y->nblocks < 2 || y->nblocks > (UINT64_C(1) << 40) || y->upper > y->nblocks ||
-            (lo == 0 && y->upper == y->nblocks) || (k == 0 && y->seed != 0))
+            (lo == 0 && y->upper == y->nblocks))
             s = BK_ECORRUPT;
         else {
             total += r3_span(y->nblocks, y->upper, lo);

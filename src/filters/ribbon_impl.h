@@ -84,8 +84,13 @@ BK_INLINE uint64_t r3_span(uint64_t nblocks, uint64_t upper, uint32_t lo)
 {
     return R3_META(nblocks) + r3_words_of(nblocks, upper, lo) + R3_TAIL;
 }
-/* x of hash h in layer k: layer 0 the hash itself, the others remixed with their seed */
-BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed) { return k ? bk__remix(h + seed) : h; }
+/* x of hash h in a layer of that seed: seed 0 (layer 0's first try) the hash itself, else remixed
+ * (the later layers, and layer 0 retried when it is the only one) */
+BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed)
+{
+    (void)k;
+    return BK_LIKELY(seed == 0) ? h : bk__remix(h + seed);
+}
 /* threshold index of block b (2 bits) */
 BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((b & 31) * 2)) & 3; }
 BK_INLINE unsigned r3_thr(unsigned ti) { return (R3_THR >> (8 * ti)) & 0xff; }
