@@ -112,8 +112,37 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
     const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
-    const __m512i M0 = _mm512_set1_epi64((long long)(cf << o)), M1 = _mm512_set1_epi64((long long)((cf >> 1) >> (63 - o)));
-    uint64_t got = 0;
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    uint64_t got;
+#ifdef __x86_64__
+    /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
+    uint64_t t;
+#define R3_512_ROUND(off)                                                                                   \
+    "vpandq " off "(%[s0]), %%zmm16, %%zmm19\n\t"                                                           \
+    "vpternlogq $0x78, " off "(%[s1]), %%zmm17, %%zmm19\n\t"                                                \
+    "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
+    "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
+    "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
+#define R3_512_MORE(shift) "kmovw %%k1, %k[t]\n\t" "shl $" shift ", %[t]\n\t" "or %[t], %[got]\n\t"
+#define R3_512_ASM(text)                                                                                    \
+    __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
+            "kmovw %%k1, %k[got]\n\t" text                                                                   \
+            : [got] "=&r"(got), [t] "=&r"(t)                                                                \
+            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1)                                        \
+            : "xmm16", "xmm17", "xmm19", "k1", "memory")
+    if (rounds == 1) R3_512_ASM("");
+    else if (rounds == 2) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8"));
+    else if (rounds == 3) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16"));
+    else
+        R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16") R3_512_ROUND("192")
+                       R3_512_MORE("24"));
+#undef R3_512_ASM
+#undef R3_512_MORE
+#undef R3_512_ROUND
+    (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
+#else
+    const __m512i M0 = _mm512_set1_epi64((long long)m0), M1 = _mm512_set1_epi64((long long)m1);
+    got = 0;
 #pragma GCC unroll 4
     for (unsigned i = 0; i < rounds; i++) {
         __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(s0 + 8 * i)), M0);
@@ -121,6 +150,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
         v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
         got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
     }
+#endif
     return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
 }
 #define R3_K512(r)                                                                                             \
@@ -134,17 +164,22 @@ R3_K512(3)
 R3_K512(4)
 #endif
 
-BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
+/* The layers after the first, out of line (a bumped key, about one in 40): the one-key path keeps
+ * few registers and no frame for them. */
+typedef bool r3_rest_fn(const bk_ribbon *f, uint64_t h);
+
+BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match, r3_rest_fn *rest)
 {
     const int a = match(&f->layers[0], f->lo, r3_x(0, h, f->layers[0].seed));
-    return BK_LIKELY(a >= 0) ? a : r3_rest(f, h, match);
+    return BK_LIKELY(a >= 0) ? a : rest(f, h);
 }
 
 #define R3_BATCH 32
 
 /* A batch: each chunk's keys' layer-0 fields and rows prefetched first (the row's 2c words from its
  * block's first), then answered. */
-BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, r3_match_fn *match)
+BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, r3_match_fn *match,
+                          r3_rest_fn *rest)
 {
     const rb3_layer *L = &f->layers[0];
     const size_t span = (size_t)(f->lo + 1) * 16;
@@ -160,7 +195,7 @@ BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
             BK_PREFETCH(p + span - 1);
         }
         for (size_t k = i; k < e; k++) {
-            const bool r = r3_has(f, hashes[k], match);
+            const bool r = r3_has(f, hashes[k], match, rest);
             if (results) results[k] = r;
             present += r;
         }
@@ -169,10 +204,14 @@ BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
 }
 
 #define R3_PATH(name, attr, match)                                                                           \
-    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match); }               \
+    attr __attribute__((noinline)) static bool rest3_##name(const bk_ribbon *f, uint64_t h)                  \
+    {                                                                                                        \
+        return r3_rest(f, h, match);                                                                         \
+    }                                                                                                        \
+    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match, rest3_##name); } \
     attr static size_t batch3_##name(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)             \
     {                                                                                                        \
-        return r3_batch(f, h, n, r, match);                                                                  \
+        return r3_batch(f, h, n, r, match, rest3_##name);                                                    \
     }
 R3_PATH(portable, , r3_match)
 #ifdef RB_HW_POPCNT
