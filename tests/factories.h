@@ -227,12 +227,14 @@ static bk_filter *tf_fuse16(uint64_t c, uint64_t n, uint64_t s)
     return tf_make_fuse(16, n, s);
 }
 
-/* The library's test hook (src/filters/testing.h): keys per shard of the Ribbon filter's sharded
- * construction, 0 for the default. */
+/* The library's test hooks (src/filters/testing.h): keys per shard of the Ribbon filter's sharded
+ * construction, 0 for the default; the body new builds get, 0 for the default (body 3). */
 extern uint64_t bk__ribbon_shard_keys;
+extern int bk__ribbon_body;
 
-/* "ribbon": one system (body 1); "ribbon-sharded": the same keys in shards of about 128 (body 2) */
-static inline bk_filter *tf_ribbon_make(uint64_t nkeys, uint64_t seed, uint64_t shard_keys)
+/* "ribbon": one system (body 1); "ribbon-sharded": the same keys in shards of about 128 (body 2);
+ * "ribbon-bumped": the bumped Ribbon new builds get (body 3) */
+static inline bk_filter *tf_ribbon_make(uint64_t nkeys, uint64_t seed, uint64_t shard_keys, int body)
 {
     const void **ptrs = (const void **)malloc((nkeys ? nkeys : 1) * sizeof *ptrs);
     size_t *lens = (size_t *)malloc((nkeys ? nkeys : 1) * sizeof *lens);
@@ -250,9 +252,11 @@ static inline bk_filter *tf_ribbon_make(uint64_t nkeys, uint64_t seed, uint64_t 
         o.allocator = tf_allocator;
         bk_ribbon *r;
         bk__ribbon_shard_keys = shard_keys;
+        bk__ribbon_body = body;
         if (bk_ribbon_build(ptrs, lens, (size_t)nkeys, &o, &r) == BK_OK && bk_filter_wrap(BK_TYPE_RIBBON, r, &f) != BK_OK)
             bk_ribbon_free(r);
         bk__ribbon_shard_keys = 0;
+        bk__ribbon_body = 0;
     }
     free(ptrs);
     free(lens);
@@ -262,12 +266,17 @@ static inline bk_filter *tf_ribbon_make(uint64_t nkeys, uint64_t seed, uint64_t 
 static inline bk_filter *tf_ribbon(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     (void)capacity;
-    return tf_ribbon_make(nkeys, seed, 0);
+    return tf_ribbon_make(nkeys, seed, 0, 1);
 }
 static inline bk_filter *tf_ribbon_sharded(uint64_t capacity, uint64_t nkeys, uint64_t seed)
 {
     (void)capacity;
-    return tf_ribbon_make(nkeys, seed, nkeys / 4 > 2 ? nkeys / 4 : 2);
+    return tf_ribbon_make(nkeys, seed, nkeys / 4 > 2 ? nkeys / 4 : 2, 1);
+}
+static inline bk_filter *tf_ribbon_bumped(uint64_t capacity, uint64_t nkeys, uint64_t seed)
+{
+    (void)capacity;
+    return tf_ribbon_make(nkeys, seed, 0, 0);
 }
 
 /* Sketches: a count-min sketch of max(64, capacity) counters in each of 4 rows, and a Top-K of the 32
@@ -439,6 +448,7 @@ static const tf_factory tf_factories[] = {
     { "sketch-cms", BK_TYPE_CMS, false, tf_cms, false, true, NULL },
     { "sketch-topk", BK_TYPE_TOPK, false, tf_topk, false, true, NULL },
     { "quotient-expanding", BK_TYPE_QUOTIENT, false, tf_quotient_expanding, false, false, NULL },
+    { "ribbon-bumped", BK_TYPE_RIBBON, false, tf_ribbon_bumped, true, false, NULL },
 };
 #define TF_NFACTORIES (sizeof tf_factories / sizeof tf_factories[0])
 

@@ -4,10 +4,21 @@
  * Like the binary fuse filter it is built in one call from all keys and never changes afterwards
  * (through the generic handle, add, remove and clear return BK_ENOTSUP). Unlike it, the error rate is
  * not tied to a fingerprint width: any p from 10% to 1e-6 and beyond (down to BK_RIBBON_MIN_FPR) costs
- * at most 1.05 x log2(1/p) bits per key for n >= 1e5, whatever n (1%: about 6.85 bits/key where the
- * bound is 6.64 and an 8-bit fuse filter takes 9.0; 0.1%: about 10.16 where the fuse filter takes 18.0).
+ * at most 1.05 x log2(1/p) bits per key for n >= 1e5, whatever n (1%: about 6.78 bits/key where the
+ * bound is 6.64 and an 8-bit fuse filter takes 9.0; 0.1%: about 10.05 where the fuse filter takes 18.0).
  *
- * Construction (Dillinger & Walzer, "Ribbon filter: practically smaller than Bloom and Xor", 2021,
+ * New filters are bumped Ribbons of width 64 (Dillinger, Huebschle-Schneider, Sanders and Walzer,
+ * "Fast succinct retrieval and approximate membership using Ribbon", 2022; file body 3): the system
+ * below with 64-bit rows, in blocks of 64 slots that are also buckets. Each block has a 2-bit field
+ * picking a threshold (0, 8, 24 or 64); a key whose row starts below its block's threshold is bumped:
+ * left out of this system and stored in the next, smaller one (a layer of its own seed), and the last
+ * layer bumps nothing. The build picks, block by block, the smallest threshold that lets the block's
+ * other keys in, so it always succeeds but for the last layer, which is retried with a new seed. A
+ * query reads the key's block field and its row (two blocks' columns, about 2c 64-bit words); only
+ * the bumped keys, about 2%, read a second layer. Files of the earlier bodies (below: one system of
+ * width 128, or shards of such systems) load and answer as before.
+ *
+ * Earlier bodies (Dillinger & Walzer, "Ribbon filter: practically smaller than Bloom and Xor", 2021,
  * the standard variant with ribbon width w = 128): each key gives one linear equation over GF(2),
  * a 128-bit coefficient row starting at a slot of its own, equal to the key's r-bit fingerprint. The
  * band of equations is solved by Gaussian elimination as the keys come (sorted by starting slot), then
@@ -23,20 +34,20 @@
  * smaller sets are one system (1.02 to 1.03 slots per key, more for very small n). docs/MATH.md gives
  * the formulas.
  *
- * Elimination can fail (a set of rows that is linearly dependent with inconsistent right-hand sides);
- * the build then retries (the one system, or just the shard) with a new internal seed, and every few
- * failed attempts with 1/64 more slots, so a set of distinct keys always builds within the default
- * attempts (max_attempts counts per shard; an attempt succeeds with probability about 0.7 or more).
+ * Elimination can fail (a set of rows that is linearly dependent with inconsistent right-hand sides):
+ * a bumped Ribbon then bumps more of the block's keys, and retries its last layer (a few thousand keys)
+ * with a new seed, so a set of distinct keys always builds within the default attempts (max_attempts
+ * counts the last layer's tries, each with 1.25 slots a key).
  *
  * Duplicates: the input may contain the same key (or pre-hashed value) several times; they are
- * detected and removed, count() is the number of distinct values, and the filter equals the one
- * built from the distinct values (in any order). The filter is a pure function of the set of 64-bit
+ * detected (a repeated value's row always vanishes) and removed, count() is the number of distinct
+ * values, and the filter equals the one built from the distinct values (in any order). The filter is a pure function of the set of 64-bit
  * hashes and the options.
  *
- * Peak memory while building from n values: from 65,536 keys on about 16 n bytes (the hashes grouped
- * by shard, and their copy for byte keys) plus about 1 MB for one shard's rows plus the finished
- * filter; below, with L slots, 24 n + 28 L bytes plus the filter (bk_ribbon_build_memory() computes
- * an upper bound).
+ * Peak memory while building from n values: about 16 n bytes (the hashes grouped by chunk of 32,768
+ * slots, and their copy for byte keys), the bumped keys (about n / 16 bytes), 1 MB for two chunks'
+ * rows, and the finished filter twice; with repeats in the input 8 n more (bk_ribbon_build_memory()
+ * computes an upper bound).
  *
  * Thread-safety: see the legend in common.h. A built filter never changes, so queries are safe from
  * any number of threads.
@@ -75,10 +86,9 @@ typedef struct bk_ribbon_options {
 
 /* ---- sizing. Pure functions: [any] ---- */
 
-/* The geometry a filter of n distinct keys at false-positive rate p gets (before any growth a failed
- * attempt may add, which the default attempts make rare; from 65,536 keys on, for shards that hold
- * n / S keys each: a filter's own shards vary around that, its size within about 0.3% of m): out->m = bits of the solution array (bytes
- * = m / 8), out->k = the most fingerprint bits a key is checked on (ceil(log2(1/p))), out->n = n,
+/* The geometry a filter of n distinct keys at false-positive rate p gets (its later layers as the
+ * measured share of bumped keys makes them: a filter's size is within about 0.5% of m from 1e5 keys
+ * on): out->m = bits of the filter's words (bytes = m / 8), out->k = the most fingerprint bits a key is checked on (ceil(log2(1/p))), out->n = n,
  * out->fpr = the FPR that geometry really gives (at most p), out->bits_per_key = m / n.
  * Errors: BK_EINVAL (n = 0, p outside [BK_RIBBON_MIN_FPR, 1) or NaN, out NULL), BK_ETOOBIG (n above
  * BK_RIBBON_MAX_KEYS, or the array past BK_MAX_FILTER_BYTES). */

@@ -271,7 +271,7 @@ static int run(int argc, char **argv)
                    cli_group(st.bits, a, sizeof a), bk_quotient_quotient_bits(qf), st.k,
                    bk_quotient_quotient_bits(qf) + st.k);
         else if (st.type == BK_TYPE_RIBBON)
-            printf("geometry:           %s bits of solution (blocks of 128 slots); a key is checked on %u or %u "
+            printf("geometry:           %s bits of solution; a key is checked on %u or %u "
                    "fingerprint bits\n",
                    cli_group(st.bits, a, sizeof a), st.k ? st.k - 1 : 0, st.k);
         else if (fp)

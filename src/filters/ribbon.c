@@ -5,13 +5,17 @@
 #include "filters/ribbon_impl.h"
 
 uint64_t bk__ribbon_shard_keys = 0;
+int bk__ribbon_body = 0;
+/* Whether new builds get body 3 by default */
+#define BODY3_DEFAULT 1
+static bool body3_for(uint64_t n) { return n > 0 && (bk__ribbon_body == 3 || (bk__ribbon_body == 0 && BODY3_DEFAULT)); }
 
 static uint64_t shard_keys(void) { return bk__ribbon_shard_keys ? bk__ribbon_shard_keys : SHARD_KEYS; }
 static bool sharded_for(uint64_t n) { return n >= 2 * shard_keys(); }
 static uint64_t shards_for(uint64_t n) { return (n + shard_keys() / 2) / shard_keys(); }
 
 /* lo = floor(log2(1/p)), computed with exact powers of two: 2^-(lo+1) < p <= 2^-lo. */
-static uint32_t lo_for(double p)
+uint32_t bk__ribbon_lo_for(double p)
 {
     uint32_t lo = 0;
     while (lo < MAX_COLS && ldexp(1.0, -(int)(lo + 1)) >= p) lo++;
@@ -20,7 +24,7 @@ static uint32_t lo_for(double p)
 
 static bool bad_fpr(double p) { return !(p >= BK_RIBBON_MIN_FPR && p < 1.0); }
 /* The blocks with lo columns: as many as keep the mixture at or below p. */
-static void set_upper(rb_geom *g, double p)
+void bk__ribbon_set_upper(rb_geom *g, double p)
 {
     uint64_t starts = g->nblocks - 1;
     double a = ldexp(1.0, -(int)g->lo), b = ldexp(1.0, -(int)(g->lo + 1));
@@ -55,8 +59,8 @@ static void geom_for(uint64_t n, double p, rb_geom *g)
     double want = ceil((double)n * (1.0 + slack_for(n)) / W);
     g->nblocks = (uint64_t)want + 1;
     if (g->nblocks < 2) g->nblocks = 2;
-    g->lo = lo_for(p);
-    set_upper(g, p);
+    g->lo = bk__ribbon_lo_for(p);
+    bk__ribbon_set_upper(g, p);
 }
 
 bk_status bk__ribbon_geom_check(const rb_geom *g)
@@ -73,8 +77,8 @@ static void shard_geom(uint64_t n, double p, rb_geom *g)
     double e = bk__ribbon_slack != 0.0 ? (bk__ribbon_slack < 0 ? 0.0 : bk__ribbon_slack) : SHARD_SLACK;
     g->nblocks = (uint64_t)ceil((double)n * (1.0 + e) / W) + 1;
     if (g->nblocks < 2) g->nblocks = 2;
-    g->lo = lo_for(p);
-    set_upper(g, p);
+    g->lo = bk__ribbon_lo_for(p);
+    bk__ribbon_set_upper(g, p);
 }
 
 /* The words of a sharded filter of n keys when every shard holds its share (n / S, rounded up). */
@@ -93,6 +97,16 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
     if (n > BK_RIBBON_MAX_KEYS) return BK_ETOOBIG;
     rb_geom g;
     uint64_t words;
+    if (body3_for(n)) {
+        words = bk__ribbon3_size(n, p, &g);
+        if (words * 8 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
+        out->m = words * 64;
+        out->k = g.lo + (g.upper < g.nblocks);
+        out->n = n;
+        out->fpr = geom_fpr(&g);
+        out->bits_per_key = (double)out->m / (double)n;
+        return BK_OK;
+    }
     if (sharded_for(n)) {
         words = sharded_words(n, p, &g);
         if (words * 16 > BK_MAX_FILTER_BYTES) return BK_ETOOBIG;
@@ -116,6 +130,11 @@ bk_status bk_ribbon_size(uint64_t n, double p, bk_geometry *out)
 uint64_t bk_ribbon_build_memory(uint64_t n, double p)
 {
     if (bad_fpr(p) || n > BK_RIBBON_MAX_KEYS) return 0;
+    if (body3_for(n)) {
+        rb_geom g0;
+        if (bk__ribbon3_size(n, p, &g0) * 8 > BK_MAX_FILTER_BYTES) return 0;
+        return bk__ribbon3_build_memory(n, p);
+    }
     rb_geom g;
     uint64_t words, keys;
     if (sharded_for(n)) {
@@ -670,7 +689,7 @@ static void build_solve(rb_build *b, const rb_geom *g, u128 *dst, bool seg)
 
 /* Sort 64-bit values ascending (LSD radix, 8 passes through tmp, skipping digits equal everywhere),
  * then drop repeats; returns the distinct count. */
-static size_t sort_unique(uint64_t *v, uint64_t *tmp, size_t n)
+size_t bk__ribbon_sort_unique(uint64_t *v, uint64_t *tmp, size_t n)
 {
     if (n < 2) return n;
     static const int D = 8;
@@ -839,7 +858,7 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
         bk__free(b->al, fill);
     }
     bk_ribbon *f = NULL;
-    bk_status s = bk__ribbon_new_sharded(o->allocator, n, S, lo_for(p), o->seed, &f);
+    bk_status s = bk__ribbon_new_sharded(o->allocator, n, S, bk__ribbon_lo_for(p), o->seed, &f);
     uint64_t have = 0, off = 0;
     if (s == BK_OK) s = words_room(f, &have, cap + TAIL_WORDS);
     for (uint64_t i = 0; i < S && s == BK_OK; i++) {
@@ -864,7 +883,7 @@ static bk_status build_sharded(rb_build *b, const uint64_t *h, size_t n, double 
             if (++grown == GROW_EVERY) {
                 grown = 0;
                 b->g.nblocks += b->g.nblocks / 64 + 1;
-                set_upper(&b->g, p);
+                bk__ribbon_set_upper(&b->g, p);
             }
         }
         if (s != BK_OK) break;
@@ -909,8 +928,11 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
     if (n == 0) return bk__ribbon_new_filter(o.allocator, 0, &b.g, o.seed, 0, true, out);
     if (n > SIZE_MAX / 8) return BK_ETOOBIG;
 
-    b.sorted = bk__calloc_aligned(b.al, n * 8);
-    if (!b.sorted) return BK_ENOMEM;
+    const bool body3 = body3_for(n);
+    if (!body3) {
+        b.sorted = bk__calloc_aligned(b.al, n * 8);
+        if (!b.sorted) return BK_ENOMEM;
+    }
     const uint64_t *src = in;
     if (form != FROM_HASHES) {
         b.vals = bk__calloc_aligned(b.al, n * 8);
@@ -923,6 +945,11 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         else
             for (size_t i = 0; i < n; i++) b.vals[i] = bk__hash_u64_keyed(in[i], bk__hash_u64_flip(o.seed));
         src = b.vals;
+    }
+    if (body3) {
+        s = bk__ribbon3_build(src, n, p, attempts, &o, out);
+        build_release(&b);
+        return s;
     }
     bool deduplicated = false;
     uint32_t attempt = 0, grown = 0;
@@ -952,7 +979,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
                 memcpy(b.vals, src, n * 8);
                 src = b.vals;
             }
-            size_t distinct = sort_unique(b.vals, b.sorted, n);
+            size_t distinct = bk__ribbon_sort_unique(b.vals, b.sorted, n);
             if (distinct < n || sharded_for(n)) {
                 n = distinct;
                 geom_for(n, p, &b.g);
@@ -976,7 +1003,7 @@ static bk_status build(const uint64_t *in, const void *const *keys, const size_t
         if (++grown == GROW_EVERY) {
             grown = 0;
             b.g.nblocks += b.g.nblocks / 64 + 1;
-            set_upper(&b.g, p);
+            bk__ribbon_set_upper(&b.g, p);
             if ((s = bk__ribbon_geom_check(&b.g)) != BK_OK) break;
         }
     }
@@ -1014,6 +1041,7 @@ void bk_ribbon_free(bk_ribbon *f)
     if (!f) return;
     if (f->owns_words) bk__free_aligned(f->alloc, f->words);
     bk__free(f->alloc, f->shards);
+    bk__free(f->alloc, f->layers);
     bk__free(f->alloc, f);
 }
 
@@ -1023,6 +1051,23 @@ bk_status bk_ribbon_clone(const bk_ribbon *f, bk_ribbon **out)
     *out = NULL;
     if (!f) return BK_EINVAL;
     bk_status s;
+    if (f->layers) {
+        bk_ribbon *c;
+        if ((s = bk__ribbon3_new(f->alloc, f->count, f->nlayers, f->lo, f->seed, &c)) != BK_OK) return s;
+        c->words = bk__calloc_aligned(f->alloc, (size_t)f->ndata * 8);
+        if (!c->words) {
+            bk_ribbon_free(c);
+            return BK_ENOMEM;
+        }
+        c->owns_words = true;
+        c->ndata = f->ndata;
+        memcpy(c->words, f->words, (size_t)f->ndata * 8);
+        memcpy(c->layers, f->layers, (size_t)f->nlayers * sizeof(rb3_layer));
+        bk__ribbon3_totals(c);
+        bk__ribbon3_pick_paths(c);
+        *out = c;
+        return BK_OK;
+    }
     if (f->shards) {
         bk_ribbon *c;
         if ((s = bk__ribbon_new_sharded(f->alloc, f->count, f->nshards, f->lo, f->seed, &c)) != BK_OK) return s;
@@ -1058,11 +1103,12 @@ void bk_ribbon_stats(const bk_ribbon *f, bk_stats *out)
     out->type = BK_TYPE_RIBBON;
     bool any_hi = f->upper < f->nblocks;
     for (uint64_t i = 0; i < f->nshards && !any_hi; i++) any_hi = f->shards[i].upper < f->shards[i].nstarts / W + 1;
+    for (uint32_t i = 0; i < f->nlayers && !any_hi; i++) any_hi = f->layers[i].upper < f->layers[i].nblocks;
     out->k = f->lo + any_hi;
     out->capacity = f->count;
     out->count = f->count;
-    out->bits = f->nwords * W;
-    out->memory_bytes = f->nwords * 16;
+    out->bits = f->layers ? f->ndata * 64 : f->nwords * W;
+    out->memory_bytes = f->layers ? f->ndata * 8 : f->nwords * 16;
     out->bits_per_key = (double)out->memory_bytes * 8.0 / (double)(f->count ? f->count : 1);
     out->fill_ratio = (double)f->count / (double)f->nslots;
     out->est_cardinality = (double)f->count;
@@ -1076,6 +1122,6 @@ uint64_t bk_ribbon_count(const bk_ribbon *f) { return f->count; }
 uint64_t bk_ribbon_seed(const bk_ribbon *f) { return f->seed; }
 const uint8_t *bk_ribbon_data(const bk_ribbon *f, size_t *len)
 {
-    if (len) *len = (size_t)(f->nwords * 16);
+    if (len) *len = (size_t)(f->layers ? f->ndata * 8 : f->nwords * 16);
     return (const uint8_t *)f->words;
 }

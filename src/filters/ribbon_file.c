@@ -12,7 +12,93 @@
  *           u64 words N                                                                   (32 bytes)
  * then zero padding to 64, then S records of 16 bytes (u32 blocks, u32 upper, u64 mix_seed), zero
  * padding to 64, then the words: N * 16 bytes, shard after shard, a block's first 64 slots of each
- * column (one u64 each), then its last 64; then 64 zero bytes. */
+ * column (one u64 each), then its last 64; then 64 zero bytes.
+ * Body 3 (bumped Ribbon, width 64):
+ * offset 0  u32 3, u32 lo, u64 count, u32 layers L, u32 thresholds (R3_THR), u64 words N    (32 bytes)
+ * then zero padding to 64, then L records of 24 bytes (u64 blocks, u64 upper, u64 seed), zero
+ * padding to 64, then the N u64 words: each layer's fields, words and R3_TAIL zero
+ * words, layer after layer (the filter's array as the query reads it). */
+
+static bk_status encode_bumped(const bk_ribbon *f, bk_writer *w)
+{
+    bk_status s;
+    if ((s = bk__w_u32(w, BODY3)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->count)) ||
+        (s = bk__w_u32(w, f->nlayers)) || (s = bk__w_u32(w, R3_THR)) || (s = bk__w_u64(w, f->ndata)) ||
+        (s = bk__w_align(w, 64)))
+        return s;
+    for (uint32_t k = 0; k < f->nlayers; k++) {
+        const rb3_layer *L = &f->layers[k];
+        if ((s = bk__w_u64(w, L->nblocks)) || (s = bk__w_u64(w, L->upper)) || (s = bk__w_u64(w, L->seed))) return s;
+    }
+    if ((s = bk__w_align(w, 64))) return s;
+    return bk__w_bytes(w, f->words, (size_t)f->ndata * 8);
+}
+
+/* Whether layer L's array is one the build writes: its fields past its blocks zero (all of them in
+ * the last layer, which bumps nothing) and its tail zero. */
+static bool bumped_layer_ok(const rb3_layer *L, uint32_t lo, bool last)
+{
+    const uint64_t mw = R3_META(L->nblocks), nw = r3_words_of(L->nblocks, L->upper, lo);
+    if (!bk__tail_zero(L->meta, mw, last ? 0 : 2 * L->nblocks)) return false;
+    return bk__tail_zero(L->w, nw + R3_TAIL, nw * 64);
+}
+
+/* Body 3 after its leading field: every layer's geometry checked and the words summed before the
+ * words are read. */
+static bk_status decode_bumped(bk_reader *r, void **out)
+{
+    uint32_t lo, L, thr;
+    uint64_t count, ndata;
+    bk_status s;
+    if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &count)) || (s = bk__r_u32(r, &L)) || (s = bk__r_u32(r, &thr)) ||
+        (s = bk__r_u64(r, &ndata)) || (s = bk__r_align(r, 64)))
+        return s;
+    if (lo >= MAX_COLS || L < 1 || L > R3_MAX_LAYERS || thr != R3_THR || count == 0 ||
+        ndata > BK_MAX_FILTER_BYTES / 8)
+        return BK_ECORRUPT;
+    bk_ribbon *f;
+    if ((s = bk__ribbon3_new(r->alloc, count, L, lo, r->seed, &f))) return s;
+    uint64_t total = 0, slots = 0;
+    for (uint32_t k = 0; k < L && s == BK_OK; k++) {
+        rb3_layer *y = &f->layers[k];
+        if ((s = bk__r_u64(r, &y->nblocks)) || (s = bk__r_u64(r, &y->upper)) || (s = bk__r_u64(r, &y->seed))) break;
+        if (y->nblocks < 2 || y->nblocks > (UINT64_C(1) << 40) || y->upper > y->nblocks ||
+            (lo == 0 && y->upper == y->nblocks))
+            s = BK_ECORRUPT;
+        else {
+            total += r3_span(y->nblocks, y->upper, lo);
+            slots += y->nblocks * W3;
+            if (total > ndata) s = BK_ECORRUPT;
+        }
+    }
+    if (s == BK_OK && (total != ndata || count > slots)) s = BK_ECORRUPT;
+    if (s == BK_OK) s = bk__r_align(r, 64);
+    const uint8_t *data = NULL;
+    const uint64_t bytes = ndata * 8;
+    if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
+    if (s == BK_OK && !r->borrow) {
+        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
+        f->owns_words = f->words != NULL;
+        if (!f->words) s = BK_ENOMEM;
+    }
+    if (s == BK_OK) {
+        uint64_t *words = (uint64_t *)(void *)f->words;
+        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) {
+            f->words = (u128 *)(void *)words;
+            f->ndata = ndata;
+            bk__ribbon3_totals(f);
+            for (uint32_t k = 0; k < L && s == BK_OK; k++)
+                if (!bumped_layer_ok(&f->layers[k], lo, k + 1 == L)) s = BK_ECORRUPT;
+        }
+    }
+    if (s != BK_OK) {
+        bk_ribbon_free(f);
+        return s;
+    }
+    bk__ribbon3_pick_paths(f);
+    *out = f;
+    return BK_OK;
+}
 
 static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
 {
@@ -33,6 +119,7 @@ static bk_status encode_sharded(const bk_ribbon *f, bk_writer *w)
 static bk_status v_encode(const void *vf, bk_writer *w)
 {
     const bk_ribbon *f = vf;
+    if (f->layers) return encode_bumped(f, w);
     if (f->shards) return encode_sharded(f, w);
     bk_status s;
     if ((s = bk__w_u32(w, W)) || (s = bk__w_u32(w, f->lo)) || (s = bk__w_u64(w, f->nblocks)) ||
@@ -107,6 +194,7 @@ static bk_status v_decode(bk_reader *r, void **out)
     *out = NULL;
     if ((s = bk__r_u32(r, &width))) return s;
     if (width == BODY2) return decode_sharded(r, out);
+    if (width == BODY3) return decode_bumped(r, out);
     if ((s = bk__r_u32(r, &lo)) || (s = bk__r_u64(r, &nblocks)) || (s = bk__r_u64(r, &upper)) ||
         (s = bk__r_u64(r, &count)) || (s = bk__r_u64(r, &mix_seed)) || (s = bk__r_align(r, 64)))
         return s;

@@ -1,5 +1,6 @@
 /* The Ribbon filter's private layout, shared by ribbon.c (geometry, construction, lifetime),
- * ribbon_query.c (the query paths) and ribbon_file.c (the two bodies). */
+ * ribbon_query.c (the query paths of bodies 1 and 2), ribbon3.c (body 3) and ribbon_file.c (the three
+ * bodies). */
 #ifndef BLOOMKIT_RIBBON_IMPL_H
 #define BLOOMKIT_RIBBON_IMPL_H
 
@@ -51,6 +52,49 @@ typedef struct rb_shard {
 
 __extension__ typedef unsigned __int128 u128;
 
+/*
+ * Body 3: a bumped Ribbon of width 64 (BuRR). Layers of blocks of 64 slots; a block is also a bucket
+ * whose 2-bit field picks one of four thresholds (R3_THR, a byte each: 0, 8, 24, 64): a key whose
+ * offset in its block is below its block's threshold is bumped, left out of this layer and looked up
+ * in the next one. A layer's columns split as body 1's (lo below upper, lo + 1 from there); block b's
+ * columns are 64-bit words at b * lo + max(0, b - upper), so a key's row (64 slots from its start)
+ * is 2c words in a row. The last layer bumps nothing (every field 0). Layer k's array: its fields
+ * (R3_META(nblocks) words, 32 blocks a word), its words, then R3_TAIL zero words (the vector query
+ * reads whole rounds of eight columns: at most 8 words past a layer's last).
+ */
+#define W3 64
+#define R3_MAX_LAYERS 16
+#define R3_TAIL 8
+#define R3_THR UINT32_C(0x40180800)
+#define R3_ROW_MUL UINT64_C(0xff51afd7ed558ccd)
+#define BODY3 3u
+#define R3_META(nb) (((nb) + 31) / 32)
+
+typedef struct rb3_layer {
+    const uint64_t *meta, *w; /* into the filter's array */
+    uint64_t nblocks, nstarts, upper, seed;
+} rb3_layer;
+
+BK_INLINE uint64_t r3_words_of(uint64_t nblocks, uint64_t upper, uint32_t lo)
+{
+    return nblocks * lo + (nblocks - upper);
+}
+/* A layer's span in the filter's array (fields, words, tail) */
+BK_INLINE uint64_t r3_span(uint64_t nblocks, uint64_t upper, uint32_t lo)
+{
+    return R3_META(nblocks) + r3_words_of(nblocks, upper, lo) + R3_TAIL;
+}
+/* x of hash h in a layer of that seed: seed 0 (layer 0's first try) the hash itself, else remixed
+ * (the later layers, and layer 0 retried when it is the only one) */
+BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed)
+{
+    (void)k;
+    return BK_LIKELY(seed == 0) ? h : bk__remix(h + seed);
+}
+/* threshold index of block b (2 bits) */
+BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((b & 31) * 2)) & 3; }
+BK_INLINE unsigned r3_thr(unsigned ti) { return (R3_THR >> (8 * ti)) & 0xff; }
+
 typedef struct rb_geom {
     uint64_t nblocks;
     uint64_t upper;   /* first block with lo + 1 columns */
@@ -75,6 +119,9 @@ struct bk_ribbon {
     uint64_t u64_flip;    /* bk__hash_u64_flip(seed) */
     uint64_t count;       /* distinct keys */
     rb_shard *shards;     /* body 2: nshards shards (owned); NULL for one system (body 1) */
+    rb3_layer *layers;    /* body 3: nlayers layers (owned), into words (uint64_t ndata words) */
+    uint32_t nlayers;
+    uint64_t ndata;
     uint64_t nshards;
     uint64_t nslots;      /* slots of all blocks */
     double fpr;           /* the geometry's FPR */
@@ -153,6 +200,18 @@ BK_HIDDEN bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, con
 BK_HIDDEN bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo,
                                            uint64_t seed, bk_ribbon **out);
 BK_HIDDEN void bk__ribbon_sharded_totals(bk_ribbon *f);
+/* ribbon3.c: body 3 (build, its query paths, its table from a file's records) */
+BK_HIDDEN size_t bk__ribbon_sort_unique(uint64_t *v, uint64_t *tmp, size_t n);
+BK_HIDDEN uint32_t bk__ribbon_lo_for(double p);
+BK_HIDDEN void bk__ribbon_set_upper(rb_geom *g, double p);
+BK_HIDDEN bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t attempts,
+                                      const bk_ribbon_options *o, bk_ribbon **out);
+BK_HIDDEN void bk__ribbon3_pick_paths(bk_ribbon *f);
+BK_HIDDEN bk_status bk__ribbon3_new(const bk_allocator *a, uint64_t n, uint32_t nlayers, uint32_t lo, uint64_t seed,
+                                    bk_ribbon **out);
+BK_HIDDEN void bk__ribbon3_totals(bk_ribbon *f);
+BK_HIDDEN uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0);
+BK_HIDDEN uint64_t bk__ribbon3_build_memory(uint64_t n, double p);
 /* ribbon_query.c: the query paths of f for this CPU (the empty filter's, one system's, shards') */
 BK_HIDDEN void bk__ribbon_pick_paths(bk_ribbon *f);
 

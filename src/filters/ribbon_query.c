@@ -379,6 +379,10 @@ void bk__ribbon_pick_paths(bk_ribbon *f)
         f->batch = batch_none;
         return;
     }
+    if (f->layers) {
+        bk__ribbon3_pick_paths(f);
+        return;
+    }
     const bool sharded = f->shards != NULL;
     f->has = sharded ? has_portable2 : has_portable;
     f->batch = sharded ? batch_portable2 : batch_portable;

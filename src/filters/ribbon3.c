@@ -1,0 +1,818 @@
+/* Ribbon filter, body 3: the bumped Ribbon of width 64 (Dillinger, Huebschle-Schneider, Sanders and
+ * Walzer, "Fast succinct retrieval and approximate membership using Ribbon", 2022). Construction by
+ * chunks, the query paths (portable, POPCNT, AVX-512 with VPOPCNTDQ), the filter's struct. The layout
+ * is in ribbon_impl.h, the file body in ribbon_file.c. */
+#include "filters/ribbon_impl.h"
+
+/*
+ * Layers. Layer k of nk keys has ceil(nk (1 - R3_OVER) / 64) + 1 blocks (0.98 slots a key and a spare
+ * block: overloaded, so that the bumped keys, about 2.4% of them, go to the next layer rather than
+ * leave slots empty; at 10% and n = 1e5 this is 1.045x log2(1/p) bits a key where one slot a key
+ * gives 1.051x). Below R3_SMALL keys (or at the
+ * last layer the table has room for) a last layer bumps nothing, has 1.25 slots a key and 64 more,
+ * and is retried with a new seed until its system solves. A layer is built by chunks of R3_CHUNK
+ * blocks: a chunk's last block bumps every key starting in it, so no row crosses a chunk's end and
+ * each chunk is solved alone in a window of R3_CHUNK * 64 slots (512 KB with its right-hand sides and
+ * undo list) reused from chunk to chunk; two chunks at a time, in two windows (r3_step), so that one
+ * row's wait on a load overlaps the other's. Chunks of 512 blocks: 1,024 cost 0.07% less space and
+ * were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
+ */
+#define R3_SMALL 2048
+#define R3_OVER 0.02
+#define R3_CHUNK 512
+
+/* ---- the filter's struct ---- */
+
+bk_status bk__ribbon3_new(const bk_allocator *a, uint64_t n, uint32_t nlayers, uint32_t lo, uint64_t seed,
+                          bk_ribbon **out)
+{
+    const bk_allocator *al = bk__allocator(a);
+    bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
+    if (!f) return BK_ENOMEM;
+    f->alloc = al;
+    f->layers = bk__calloc(al, nlayers ? nlayers : 1, sizeof(rb3_layer));
+    if (!f->layers) {
+        bk__free(al, f);
+        return BK_ENOMEM;
+    }
+    f->nlayers = nlayers;
+    f->lo = lo;
+    f->seed = seed;
+    f->u64_flip = bk__hash_u64_flip(seed);
+    f->count = n;
+    *out = f;
+    return BK_OK;
+}
+
+/* Pointers of every layer into the array (from its geometry), the FPR and the slots. The FPR: an
+ * absent key is checked in exactly one layer, in one block, and every layer's column split keeps its
+ * mixture at or below p: the largest layer's mixture is stated (layer 0 takes nearly every key). */
+void bk__ribbon3_totals(bk_ribbon *f)
+{
+    const uint64_t *d = (const uint64_t *)(const void *)f->words;
+    uint64_t off = 0, slots = 0;
+    double fpr = 0;
+    for (uint32_t k = 0; k < f->nlayers; k++) {
+        rb3_layer *L = &f->layers[k];
+        L->meta = d + off;
+        L->w = d + off + R3_META(L->nblocks);
+        L->nstarts = (L->nblocks - 1) * W3;
+        off += r3_span(L->nblocks, L->upper, f->lo);
+        slots += L->nblocks * W3;
+        rb_geom g = { L->nblocks, L->upper, f->lo };
+        double e = geom_fpr(&g);
+        if (e > fpr) fpr = e;
+    }
+    f->fpr = fpr;
+    f->nslots = slots;
+}
+
+/* ---- query ---- */
+
+/* Layer L's answer for x: -1 bumped, else whether the key's row matches its fingerprint. */
+BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
+{
+    const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
+    const unsigned o = (unsigned)st & 63;
+    if (o < r3_thr(r3_field(L->meta, b))) return -1;
+    const u128 c = (u128)x * R3_ROW_MUL;
+    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
+    uint32_t cols;
+    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    uint64_t got = 0;
+    for (uint32_t j = 0; j < cols; j++) got |= (uint64_t)__builtin_parityll((s0[j] & m0) ^ (s1[j] & m1)) << j;
+    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+}
+
+/* The layers after the first, for a key layer 0 bumped. */
+typedef int r3_match_fn(const rb3_layer *L, uint32_t lo, uint64_t x);
+
+BK_INLINE bool r3_rest(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
+{
+    for (uint32_t k = 1; k < f->nlayers; k++) {
+        const int r = match(&f->layers[k], f->lo, r3_x((int)k, h, f->layers[k].seed));
+        if (r >= 0) return r;
+    }
+    return false; /* not reached: the last layer bumps nothing */
+}
+
+#ifdef BK_X86
+/* AVX-512 with VPOPCNTDQ: eight columns' words of each of the two segments in one vector, masked and
+ * XORed (one ternary-logic step), each lane's popcount shifted to its sign bit and tested into a mask
+ * register whose eight bits are the columns' parities; `rounds` rounds for the filter's widest key.
+ * Words past a key's columns are read and masked away: 8 x rounds <= lo + 8 words from each segment's
+ * start, at most 8 past the layer's last word, inside its zero tail. */
+RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint64_t x, unsigned rounds)
+{
+    const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
+    const unsigned o = (unsigned)st & 63;
+    if (BK_UNLIKELY(o < r3_thr(r3_field(L->meta, b)))) return -1;
+    const u128 c = (u128)x * R3_ROW_MUL;
+    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
+    uint32_t cols;
+    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    uint64_t got;
+#ifdef __x86_64__
+    /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
+    uint64_t t;
+#define R3_512_ROUND(off)                                                                                   \
+    "vpandq " off "(%[s0]), %%zmm16, %%zmm19\n\t"                                                           \
+    "vpternlogq $0x78, " off "(%[s1]), %%zmm17, %%zmm19\n\t"                                                \
+    "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
+    "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
+    "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
+#define R3_512_MORE(shift) "kmovw %%k1, %k[t]\n\t" "shl $" shift ", %[t]\n\t" "or %[t], %[got]\n\t"
+#define R3_512_ASM(text)                                                                                    \
+    __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
+            "kmovw %%k1, %k[got]\n\t" text                                                                   \
+            : [got] "=&r"(got), [t] "=&r"(t)                                                                \
+            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1)                                        \
+            : "xmm16", "xmm17", "xmm19", "k1", "memory")
+    if (rounds == 1) R3_512_ASM("");
+    else if (rounds == 2) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8"));
+    else if (rounds == 3) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16"));
+    else
+        R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16") R3_512_ROUND("192")
+                       R3_512_MORE("24"));
+#undef R3_512_ASM
+#undef R3_512_MORE
+#undef R3_512_ROUND
+    (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
+#else
+    const __m512i M0 = _mm512_set1_epi64((long long)m0), M1 = _mm512_set1_epi64((long long)m1);
+    got = 0;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < rounds; i++) {
+        __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(s0 + 8 * i)), M0);
+        v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(s1 + 8 * i)), M1, 0x78);
+        v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
+        got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
+    }
+#endif
+    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+}
+#define R3_K512(r)                                                                                             \
+    RB_T_AVX512 BK_INLINE int r3_match_avx512_##r(const rb3_layer *L, uint32_t lo, uint64_t x)                \
+    {                                                                                                          \
+        return r3_match_avx512(L, lo, x, r);                                                                   \
+    }
+R3_K512(1)
+R3_K512(2)
+R3_K512(3)
+R3_K512(4)
+#endif
+
+/* The layers after the first, out of line (a bumped key, about one in 40): the one-key path keeps
+ * few registers and no frame for them. */
+typedef bool r3_rest_fn(const bk_ribbon *f, uint64_t h);
+
+BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match, r3_rest_fn *rest)
+{
+    const int a = match(&f->layers[0], f->lo, r3_x(0, h, f->layers[0].seed));
+    return BK_LIKELY(a >= 0) ? a : rest(f, h);
+}
+
+#define R3_BATCH 32
+
+/* A batch: each chunk's keys' layer-0 fields and rows prefetched first (the row's 2c words from its
+ * block's first), then answered. */
+BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, r3_match_fn *match,
+                          r3_rest_fn *rest)
+{
+    const rb3_layer *L = &f->layers[0];
+    const size_t span = (size_t)(f->lo + 1) * 16;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i += R3_BATCH) {
+        const size_t e = i + R3_BATCH < n ? i + R3_BATCH : n;
+        for (size_t k = i; k < e; k++) {
+            const uint64_t b = bk__range64(r3_x(0, hashes[k], L->seed), L->nstarts) >> 6;
+            uint32_t cols;
+            const uint8_t *p = (const uint8_t *)(const void *)(L->w + rb_block_at(f->lo, L->upper, b, &cols));
+            BK_PREFETCH(L->meta + (b >> 5));
+            for (size_t o = 0; o < span; o += 64) BK_PREFETCH(p + o);
+            BK_PREFETCH(p + span - 1);
+        }
+        for (size_t k = i; k < e; k++) {
+            const bool r = r3_has(f, hashes[k], match, rest);
+            if (results) results[k] = r;
+            present += r;
+        }
+    }
+    return present;
+}
+
+#define R3_PATH(name, attr, match)                                                                           \
+    attr __attribute__((noinline)) static bool rest3_##name(const bk_ribbon *f, uint64_t h)                  \
+    {                                                                                                        \
+        return r3_rest(f, h, match);                                                                         \
+    }                                                                                                        \
+    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match, rest3_##name); } \
+    attr static size_t batch3_##name(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)             \
+    {                                                                                                        \
+        return r3_batch(f, h, n, r, match, rest3_##name);                                                    \
+    }
+R3_PATH(portable, , r3_match)
+#ifdef RB_HW_POPCNT
+R3_PATH(popcnt, __attribute__((target("popcnt"))), r3_match)
+#endif
+#ifdef BK_X86
+R3_PATH(avx512_1, RB_T_AVX512, r3_match_avx512_1)
+R3_PATH(avx512_2, RB_T_AVX512, r3_match_avx512_2)
+R3_PATH(avx512_3, RB_T_AVX512, r3_match_avx512_3)
+R3_PATH(avx512_4, RB_T_AVX512, r3_match_avx512_4)
+#endif
+
+void bk__ribbon3_pick_paths(bk_ribbon *f)
+{
+    f->has = has3_portable;
+    f->batch = batch3_portable;
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        f->has = has3_popcnt;
+        f->batch = batch3_popcnt;
+    }
+#endif
+#ifdef BK_X86
+    const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable();
+    const unsigned avx512 = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    static bool (*const has_v[4])(const bk_ribbon *, uint64_t) = { has3_avx512_1, has3_avx512_2, has3_avx512_3,
+                                                                    has3_avx512_4 };
+    static size_t (*const batch_v[4])(const bk_ribbon *, const uint64_t *, size_t, uint8_t *) = {
+        batch3_avx512_1, batch3_avx512_2, batch3_avx512_3, batch3_avx512_4
+    };
+    if ((cpu & avx512) == avx512) {
+        f->has = has_v[f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
+        f->batch = batch_v[f->lo / 8];
+    }
+#endif
+}
+
+/* ---- construction ---- */
+
+/* A layer under construction: its geometry, its own fields and words (copied into the filter's
+ * array at the end). */
+typedef struct r3_tmp {
+    uint64_t nblocks, upper, seed;
+    uint64_t *meta, *w;
+} r3_tmp;
+
+/* A lane: one chunk under construction, in its own window; two lanes take turns a step at a time,
+ * so that each one's wait on the load of the row its row meets overlaps the other's. */
+typedef struct r3_lane {
+    uint64_t *rc;       /* the chunk's window: each slot's row (0: free) */
+    uint32_t *rf;       /* and its right-hand side (the lo + 1 bits the columns use) */
+    uint32_t *wr;       /* slots written by the current bucket's attempt */
+    uint64_t *hb;       /* the chunk's keys by block */
+    uint64_t *cntb;     /* the end of each block's keys in hb */
+    size_t cap_hb;
+    uint64_t b0, nbl;   /* the chunk's first block and its blocks */
+    uint64_t bl;        /* the bucket (block) being inserted */
+    size_t lo_i, hi_i, i, nw; /* its keys in hb, the next one, the slots its attempt wrote */
+    unsigned ti, t;     /* its threshold */
+    uint64_t cmask;     /* the columns its block checks */
+    uint64_t cf, f, s;  /* the row in flight (busy) */
+    bool busy, live;
+} r3_lane;
+
+typedef struct r3_build {
+    const bk_allocator *al;
+    uint32_t lo;
+    r3_lane lane[2];
+    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
+    uint64_t *cnt;      /* counts by chunk */
+    size_t cap_cnt;
+    uint64_t *bump[2];  /* the bumped keys of the layers (alternately: one read, the next written) */
+    size_t cap_bump[2];
+} r3_build;
+
+/* Room for `need` bumped keys in list j (grown by half again; the first size a guess of 1/16). */
+static bool r3_bump_room(r3_build *B, int j, size_t need)
+{
+    if (need <= B->cap_bump[j]) return true;
+    size_t cap = B->cap_bump[j] + B->cap_bump[j] / 2;
+    if (cap < need) cap = need;
+    uint64_t *nb = bk__calloc_aligned(B->al, cap * 8); /* advised for huge pages from 2 MiB */
+    if (!nb) return false;
+    if (B->bump[j]) memcpy(nb, B->bump[j], B->cap_bump[j] * 8);
+    bk__free_aligned(B->al, B->bump[j]);
+    B->bump[j] = nb;
+    B->cap_bump[j] = cap;
+    return true;
+}
+
+enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
+
+/* Back substitution of the window's rows [0, rows) (row i: slot b0 * 64 + i), every column solved
+ * from the last row up: win[j] holds column j's values of the 64 slots from the current one on, so a
+ * row's value is its right-hand side's bit j XOR the parity of its coefficients past the first with
+ * win[j], and at a block's first slot win[j] is the block's word of column j (stored where the block
+ * has that column). The same bits on every path. */
+BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    uint64_t win[MAX_COLS + 1] = { 0 };
+    for (uint64_t i = rows; i-- > 0;) {
+        const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
+        for (uint32_t j = 0; j <= lo; j++)
+            win[j] = (win[j] << 1) | ((((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on);
+        if ((i & 63) == 0) {
+            uint32_t cols;
+            uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
+            memcpy(dst, win, cols * sizeof *win);
+        }
+    }
+}
+static void r3_back_portable(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    r3_back_body(B, lo, L, rows, b0);
+}
+#ifdef RB_HW_POPCNT
+__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
+                                                              uint64_t b0)
+{
+    r3_back_body(B, lo, L, rows, b0);
+}
+#endif
+#ifdef BK_X86
+/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
+RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    const unsigned nv = lo / 8 + 1;
+    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    __m512i win[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                       _mm512_setzero_si512() };
+    for (uint64_t i = rows; i-- > 0;) {
+        const uint64_t r = B->rc[i];
+        const __m512i C = _mm512_set1_epi64((long long)(r >> 1)), F = _mm512_set1_epi64((long long)B->rf[i]);
+        const __mmask8 on = r ? 0xff : 0;
+#pragma GCC unroll 4
+        for (unsigned v = 0; v < 4; v++) {
+            if (v >= nv) break;
+            const __m512i par = _mm512_popcnt_epi64(_mm512_and_si512(C, win[v]));
+            const __m512i bit = _mm512_srlv_epi64(F, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * (long long)v)));
+            const __m512i sv = _mm512_maskz_and_epi64(on, _mm512_xor_si512(par, bit), one);
+            win[v] = _mm512_or_si512(_mm512_slli_epi64(win[v], 1), sv);
+        }
+        if ((i & 63) == 0) {
+            uint32_t cols;
+            uint64_t *dst = L->w + rb_block_at(lo, L->upper, b0 + (i >> 6), &cols);
+            for (unsigned v = 0; v < nv && 8 * v < cols; v++) {
+                const unsigned left = cols - 8 * v;
+                _mm512_mask_storeu_epi64(dst + 8 * v, (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1), win[v]);
+            }
+        }
+    }
+}
+#endif
+
+/* The back substitution of this CPU (bk__ribbon_portable: the portable one). */
+static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+#ifdef BK_X86
+    const unsigned want = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
+    if (!bk__ribbon_portable && (bk__cpu_usable() & want) == want) {
+        r3_back_avx512(B, lo, L, rows, b0);
+        return;
+    }
+#endif
+#ifdef RB_HW_POPCNT
+    if (use_popcnt()) {
+        r3_back_popcnt(B, lo, L, rows, b0);
+        return;
+    }
+#endif
+    r3_back_portable(B, lo, L, rows, b0);
+}
+
+/* Room for the counts by chunk (ncnt), and for a chunk's keys in lane z (nhb). */
+static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
+{
+    if (ncnt > B->cap_cnt) {
+        bk__free(B->al, B->cnt);
+        B->cnt = bk__malloc(B->al, ncnt * 8);
+        B->cap_cnt = B->cnt ? ncnt : 0;
+        if (!B->cnt) return false;
+    }
+    r3_lane *l = &B->lane[z];
+    if (nhb > l->cap_hb) {
+        bk__free(B->al, l->hb);
+        l->hb = bk__malloc(B->al, nhb * 8);
+        l->cap_hb = l->hb ? nhb : 0;
+        if (!l->hb) return false;
+    }
+    return true;
+}
+
+/* One layer's construction (below): its constants. */
+typedef struct r3_ctx {
+    r3_build *B;
+    r3_tmp *L;
+    int k, outj;
+    uint64_t nstarts, seed;
+    bool last;
+    size_t bumped;
+    int res;
+} r3_ctx;
+
+/* Whether lane l's next bucket is ready (false: the chunk is done, solved into the layer). The
+ * chunk's last block bumps every key starting in it (none start in a layer's last block). */
+static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
+{
+    r3_build *B = C->B;
+    for (; l->bl < l->nbl; l->bl++) {
+        l->hi_i = l->cntb[l->bl];
+        const uint64_t b = l->b0 + l->bl;
+        if (l->bl + 1 < l->nbl) {
+            l->ti = 0;
+            l->t = r3_thr(0);
+            l->i = l->lo_i;
+            l->nw = 0;
+            l->busy = false;
+            l->cmask = (UINT64_C(1) << (B->lo + (b >= C->L->upper))) - 1;
+            return true;
+        }
+        if (l->hi_i > l->lo_i) {
+            if (!r3_bump_room(B, C->outj, C->bumped + (l->hi_i - l->lo_i))) {
+                C->res = R3_NOMEM;
+                return false;
+            }
+            C->L->meta[b >> 5] |= UINT64_C(3) << ((b & 31) * 2);
+            for (size_t i = l->lo_i; i < l->hi_i; i++) B->bump[C->outj][C->bumped++] = l->hb[i];
+        }
+        l->lo_i = l->hi_i;
+    }
+    r3_back(l, B->lo, C->L, l->nbl * W3, l->b0);
+    l->live = false;
+    return false;
+}
+
+/* Lane l takes chunk c (keys hs[a, e)): sorted by block into its hb, its window cleared. */
+static bool r3_take_chunk(r3_ctx *C, r3_lane *l, uint64_t c, uint64_t cb, size_t a, size_t e)
+{
+    r3_build *B = C->B;
+    const uint64_t nb = C->L->nblocks, b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
+    l->b0 = b0;
+    l->nbl = nbl;
+    memset(l->cntb, 0, ((size_t)nbl + 1) * 8);
+    for (size_t i = a; i < e; i++) l->cntb[(bk__range64(r3_x(C->k, B->hs[i], C->seed), C->nstarts) >> 6) - b0 + 1]++;
+    for (uint64_t b = 0; b < nbl; b++) l->cntb[b + 1] += l->cntb[b];
+    for (size_t i = a; i < e; i++) {
+        const uint64_t hv = B->hs[i];
+        l->hb[l->cntb[(bk__range64(r3_x(C->k, hv, C->seed), C->nstarts) >> 6) - b0]++] = hv;
+    }
+    memset(l->rc, 0, (size_t)nbl * W3 * 8);
+    memset(l->rf, 0, (size_t)nbl * W3 * 4);
+    l->bl = 0;
+    l->lo_i = 0;
+    l->live = true;
+    return r3_next_bucket(C, l);
+}
+
+/* The end of lane l's bucket attempt: kept (its field set, its bumped keys out, the next bucket) or
+ * undone (the next threshold; in the last layer, which bumps nothing, the layer fails). */
+static void r3_bucket_end(r3_ctx *C, r3_lane *l, bool ok)
+{
+    r3_build *B = C->B;
+    if (ok) {
+        const uint64_t b = l->b0 + l->bl;
+        C->L->meta[b >> 5] |= (uint64_t)l->ti << ((b & 31) * 2);
+        if (l->t) {
+            if (!r3_bump_room(B, C->outj, C->bumped + (l->hi_i - l->lo_i))) {
+                C->res = R3_NOMEM;
+                return;
+            }
+            for (size_t i = l->lo_i; i < l->hi_i; i++)
+                if ((bk__range64(r3_x(C->k, l->hb[i], C->seed), C->nstarts) & 63) < l->t)
+                    B->bump[C->outj][C->bumped++] = l->hb[i];
+        }
+        l->lo_i = l->hi_i;
+        l->bl++;
+        r3_next_bucket(C, l);
+        return;
+    }
+    for (size_t i = 0; i < l->nw; i++) l->rc[l->wr[i]] = l->rf[l->wr[i]] = 0;
+    if (C->last) {
+        C->res = R3_FAILED;
+        return;
+    }
+    l->ti++;
+    l->t = r3_thr(l->ti);
+    l->i = l->lo_i;
+    l->nw = 0;
+}
+
+/* One step of lane l: the next key's row set up, or one elimination step of the row in flight (a
+ * row XORs the row kept at its first slot and moves to its next one-bit until a free slot takes it;
+ * a row that vanishes is accepted when its right-hand side vanishes too on the columns its block
+ * checks, else the bucket is undone). */
+BK_INLINE void r3_step(r3_ctx *C, r3_lane *l)
+{
+    if (!l->busy) {
+        while (l->i < l->hi_i) {
+            const uint64_t x = r3_x(C->k, l->hb[l->i], C->seed), st = bk__range64(x, C->nstarts);
+            l->i++;
+            if ((st & 63) < l->t) continue;
+            const u128 c128 = (u128)x * R3_ROW_MUL;
+            l->cf = (uint64_t)c128 | 1;
+            l->f = (uint64_t)(c128 >> 64);
+            l->s = st - l->b0 * W3;
+            l->busy = true;
+            return;
+        }
+        r3_bucket_end(C, l, true);
+        return;
+    }
+    const uint64_t r = l->rc[l->s];
+    if (!r) {
+        l->rc[l->s] = l->cf;
+        l->rf[l->s] = (uint32_t)l->f;
+        l->wr[l->nw++] = (uint32_t)l->s;
+        l->busy = false;
+        return;
+    }
+    l->cf ^= r;
+    l->f ^= l->rf[l->s];
+    if (BK_UNLIKELY(!l->cf)) {
+        l->busy = false;
+        bool ok = (l->f & l->cmask) == 0;
+        /* a repeated hash always vanishes consistently: found among the bucket's keys */
+        for (size_t j = l->lo_i; ok && j + 1 < l->i; j++)
+            if (l->hb[j] == l->hb[l->i - 1]) {
+                C->res = R3_DUPLICATE;
+                return;
+            }
+        if (!ok) r3_bucket_end(C, l, false);
+        return;
+    }
+    const unsigned z = (unsigned)__builtin_ctzll(l->cf);
+    l->cf >>= z;
+    l->s += z;
+}
+
+/*
+ * Layer k of L's geometry from the n hashes h: by chunks of cb blocks (the last layer: one chunk),
+ * each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold that lets
+ * every non-bumped key in, two chunks at a time (r3_step); each chunk back-substituted when done. The
+ * bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a repeated hash (the
+ * caller deduplicates and starts over).
+ */
+static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, int outj,
+                    size_t *nout)
+{
+    const uint64_t nb = L->nblocks, nstarts = (nb - 1) * W3, seed = L->seed;
+    const uint64_t cb = last ? nb : R3_CHUNK, nchunks = (nb + cb - 1) / cb;
+    if (cb > R3_CHUNK) return R3_FAILED; /* a last layer past the window (not with R3_MAX_LAYERS layers) */
+    if (!r3_room(B, (size_t)nchunks + 1, 0, 0)) return R3_NOMEM;
+    /* keys by chunk (counting sort), as hashes */
+    uint64_t *cnt = B->cnt;
+    memset(cnt, 0, ((size_t)nchunks + 1) * 8);
+    for (size_t i = 0; i < n; i++) cnt[(last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)) + 1]++;
+    size_t most = 0;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        if (cnt[c + 1] > most) most = cnt[c + 1];
+        cnt[c + 1] += cnt[c];
+    }
+    for (size_t i = 0; i < n; i++) B->hs[cnt[last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)]++] = h[i];
+    /* cnt[c] is now the end of chunk c's keys */
+    if (!r3_room(B, 0, 0, most + 1) || !r3_room(B, 0, 1, most + 1)) return R3_NOMEM;
+    r3_ctx C = { B, L, k, outj, nstarts, seed, last, *nout, R3_OK };
+    uint64_t c = 0;
+    B->lane[0].live = B->lane[1].live = false;
+    for (;;) {
+        for (int z = 0; z < 2 && C.res == R3_OK; z++)
+            while (!B->lane[z].live && c < nchunks && C.res == R3_OK) {
+                r3_take_chunk(&C, &B->lane[z], c, cb, c ? cnt[c - 1] : 0, cnt[c]);
+                c++;
+            }
+        if (C.res != R3_OK || (!B->lane[0].live && !B->lane[1].live)) break;
+        if (B->lane[0].live && B->lane[1].live) {
+            r3_lane *x = &B->lane[0], *y = &B->lane[1];
+            while (x->live && y->live && C.res == R3_OK) {
+                if (x->busy && y->busy) {
+                    /* both rows in flight: their plain steps (the row kept at their slot XORed in, on
+                     * to the next one-bit) with the rows in registers, until one meets a free slot or
+                     * vanishes (r3_step then takes that step) */
+                    const uint64_t *xc = x->rc, *yc = y->rc;
+                    const uint32_t *xf = x->rf, *yf = y->rf;
+                    uint64_t xcf = x->cf, xs = x->s, xff = x->f, ycf = y->cf, ys = y->s, yff = y->f;
+                    for (;;) {
+                        const uint64_t xr = xc[xs], yr = yc[ys];
+                        const uint64_t xn = xcf ^ xr, yn = ycf ^ yr;
+                        if (!xr || !yr || !xn || !yn) break;
+                        xff ^= xf[xs];
+                        yff ^= yf[ys];
+                        const unsigned xz = (unsigned)__builtin_ctzll(xn), yz = (unsigned)__builtin_ctzll(yn);
+                        xcf = xn >> xz;
+                        xs += xz;
+                        ycf = yn >> yz;
+                        ys += yz;
+                    }
+                    x->cf = xcf, x->s = xs, x->f = xff, y->cf = ycf, y->s = ys, y->f = yff;
+                }
+                r3_step(&C, x);
+                r3_step(&C, y);
+            }
+        } else {
+            r3_lane *l = &B->lane[B->lane[0].live ? 0 : 1];
+            while (l->live && C.res == R3_OK && c >= nchunks) r3_step(&C, l);
+        }
+    }
+    *nout = C.bumped;
+    return C.res;
+}
+
+static void r3_tmp_free(const bk_allocator *al, r3_tmp *L)
+{
+    bk__free_aligned(al, L->meta);
+    L->meta = L->w = NULL;
+}
+
+/* A layer's geometry for n keys and its zeroed array (fields and words in one allocation). */
+static bk_status r3_tmp_make(const bk_allocator *al, r3_tmp *L, uint64_t n, bool last, uint32_t lo, double p)
+{
+    /* the tests' hook (bk__ribbon_slack < 0): a last layer of one slot a key, which often fails */
+    const double room = bk__ribbon_slack < 0 ? (double)n : (double)n * 1.25 + 64;
+    const double want = last ? ceil(room / W3) : ceil((double)n * (1.0 - R3_OVER) / W3);
+    rb_geom g = { (uint64_t)want + 1, 0, lo };
+    if (g.nblocks < 2) g.nblocks = 2;
+    bk__ribbon_set_upper(&g, p);
+    if (r3_span(g.nblocks, g.upper, lo) > BK_MAX_FILTER_BYTES / 8) return BK_ETOOBIG;
+    L->nblocks = g.nblocks;
+    L->upper = g.upper;
+    L->meta = bk__calloc_aligned(al, (size_t)r3_span(g.nblocks, g.upper, lo) * 8);
+    if (!L->meta) return BK_ENOMEM;
+    L->w = L->meta + R3_META(g.nblocks);
+    return BK_OK;
+}
+
+/* The seed of layer k (its i-th try for the last layer): a splitmix64 stream from the hash seed. */
+static uint64_t r3_seed(uint64_t seed, uint32_t k, uint32_t i)
+{
+    uint64_t z = seed + ((uint64_t)k * 1000003 + i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Builds the layers of the n hashes h (distinct, or R3_DUPLICATE); tmp gets them, *nl their count. */
+static int r3_layers(r3_build *B, const uint64_t *h, size_t n, double p, uint32_t attempts, uint64_t seed,
+                     r3_tmp *tmp, uint32_t *nl, bk_status *err)
+{
+    const uint64_t *cur = h;
+    size_t nc = n;
+    for (uint32_t k = 0; k < R3_MAX_LAYERS; k++) {
+        const bool last = nc < R3_SMALL || k == R3_MAX_LAYERS - 1;
+        for (uint32_t i = 0;; i++) {
+            tmp[k].seed = k || i ? r3_seed(seed, k, i) | 1 : 0; /* nonzero: remixed */
+            if ((*err = r3_tmp_make(B->al, &tmp[k], nc, last, B->lo, p)) != BK_OK) return R3_NOMEM;
+            *nl = k + 1;
+            size_t nn = 0;
+            const int r = r3_layer(B, &tmp[k], (int)k, cur, nc, last, (int)(k & 1), &nn);
+            if (r == R3_OK && last) return R3_OK;
+            if (r == R3_OK) {
+                cur = B->bump[k & 1];
+                nc = nn;
+                break;
+            }
+            if (r != R3_FAILED) {
+                if (r == R3_NOMEM) *err = BK_ENOMEM;
+                return r;
+            }
+            r3_tmp_free(B->al, &tmp[k]);
+            if (i + 1 >= attempts) {
+                *err = BK_EFULL;
+                return R3_FAILED;
+            }
+        }
+    }
+    return R3_FAILED; /* not reached: the last layer returns */
+}
+
+/* Body 3 from n hashes (duplicates allowed: a repeat found while building makes the build start over
+ * from the distinct hashes, so the filter is the set's). */
+bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t attempts, const bk_ribbon_options *o,
+                            bk_ribbon **out)
+{
+    r3_build B;
+    memset(&B, 0, sizeof B);
+    B.al = bk__allocator(o->allocator);
+    B.lo = bk__ribbon_lo_for(p);
+    r3_tmp tmp[R3_MAX_LAYERS];
+    memset(tmp, 0, sizeof tmp);
+    uint32_t nl = 0;
+    bk_status s = BK_OK;
+    uint64_t *uniq = NULL;
+    B.hs = bk__calloc_aligned(B.al, n * 8 + 8); /* advised for huge pages: fewer first-touch faults */
+    bool room = true;
+    for (int z = 0; z < 2; z++) {
+        r3_lane *l = &B.lane[z];
+        l->rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
+        l->rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 4);
+        l->wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
+        l->cntb = bk__malloc(B.al, ((size_t)R3_CHUNK + 1) * 8);
+        room = room && l->rc && l->rf && l->wr && l->cntb;
+    }
+    if (!room || !r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs) s = BK_ENOMEM;
+    for (int round = 0; s == BK_OK; round++) {
+        const int r = r3_layers(&B, h, n, p, attempts, o->seed, tmp, &nl, &s);
+        if (r == R3_OK || r != R3_DUPLICATE || round > 0) {
+            if (r == R3_DUPLICATE) s = BK_EFULL; /* not reached: the hashes are distinct */
+            break;
+        }
+        for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
+        nl = 0;
+        /* the distinct hashes, sorted (the solution does not depend on the keys' order) */
+        uniq = bk__calloc_aligned(B.al, n * 8 + 8);
+        if (!uniq) {
+            s = BK_ENOMEM;
+            break;
+        }
+        memcpy(uniq, h, n * 8);
+        n = bk__ribbon_sort_unique(uniq, B.hs, n); /* B.hs: n values of scratch */
+        h = uniq;
+    }
+    /* a lane's window is also the room of the last layer's: a last layer is one chunk of up to
+     * (R3_SMALL * 1.25 + 64) / 64 + 2 blocks, at most R3_CHUNK */
+    bk_ribbon *f = NULL;
+    if (s == BK_OK) s = bk__ribbon3_new(o->allocator, n, nl, B.lo, o->seed, &f);
+    if (s == BK_OK) {
+        uint64_t total = 0;
+        for (uint32_t k = 0; k < nl; k++) total += r3_span(tmp[k].nblocks, tmp[k].upper, B.lo);
+        if (total > BK_MAX_FILTER_BYTES / 8) s = BK_ETOOBIG;
+        else if (!(f->words = bk__calloc_aligned(f->alloc, (size_t)total * 8)))
+            s = BK_ENOMEM;
+        if (s == BK_OK) {
+            f->owns_words = true;
+            f->ndata = total;
+            uint64_t *d = (uint64_t *)(void *)f->words;
+            for (uint32_t k = 0; k < nl; k++) {
+                const uint64_t span = r3_span(tmp[k].nblocks, tmp[k].upper, B.lo);
+                memcpy(d, tmp[k].meta, (size_t)(span - R3_TAIL) * 8);
+                d += span;
+                f->layers[k].nblocks = tmp[k].nblocks;
+                f->layers[k].upper = tmp[k].upper;
+                f->layers[k].seed = tmp[k].seed;
+            }
+            bk__ribbon3_totals(f);
+            bk__ribbon3_pick_paths(f);
+        }
+    }
+    for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
+    bk__free_aligned(B.al, uniq);
+    bk__free_aligned(B.al, B.bump[0]);
+    bk__free_aligned(B.al, B.bump[1]);
+    bk__free_aligned(B.al, B.hs);
+    for (int z = 0; z < 2; z++) {
+        bk__free(B.al, B.lane[z].hb);
+        bk__free(B.al, B.lane[z].wr);
+        bk__free(B.al, B.lane[z].cntb);
+        bk__free_aligned(B.al, B.lane[z].rc);
+        bk__free_aligned(B.al, B.lane[z].rf);
+    }
+    bk__free(B.al, B.cnt);
+    if (s != BK_OK) {
+        bk_ribbon_free(f);
+        return s;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+/* ---- sizing ---- */
+
+/* Keys a layer of n keys bumps, as measured at 0.98 slots a key (chunks of 512 blocks): 2.38% */
+#define R3_BUMPED 0.0238
+
+/* The words (all layers' spans) of a filter of n distinct keys at p, with layer 0's geometry in *g0;
+ * the later layers' sizes as the measured bumped share makes them. */
+uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0)
+{
+    const uint32_t lo = bk__ribbon_lo_for(p);
+    uint64_t total = 0;
+    double nc = (double)n;
+    for (uint32_t k = 0; k < R3_MAX_LAYERS; k++) {
+        const bool last = nc < R3_SMALL || k == R3_MAX_LAYERS - 1;
+        const double want = last ? ceil((nc * 1.25 + 64) / W3) : ceil(nc * (1.0 - R3_OVER) / W3);
+        rb_geom g = { (uint64_t)want + 1, 0, lo };
+        if (g.nblocks < 2) g.nblocks = 2;
+        bk__ribbon_set_upper(&g, p);
+        if (k == 0) *g0 = g;
+        total += r3_span(g.nblocks, g.upper, lo);
+        if (last) break;
+        nc = ceil(nc * R3_BUMPED);
+    }
+    return total;
+}
+
+/* Peak bytes of a build from n values: the byte keys' hashes and the keys by chunk (8 n each), the
+ * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), two lanes'
+ * windows (16 bytes a slot of a chunk) and chunk keys (room for two a slot), counts, the layers under construction and the finished filter
+ * (the layers twice). With repeats in the input, 8 n more for the distinct values. */
+uint64_t bk__ribbon3_build_memory(uint64_t n, double p)
+{
+    rb_geom g0;
+    const uint64_t words = bk__ribbon3_size(n, p, &g0);
+    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 2 * (16 + 16) + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
+           R3_MAX_LAYERS * sizeof(rb3_layer) + sizeof(bk_ribbon) + 4 * 64;
+}

@@ -1,0 +1,549 @@
+/* The Ribbon filter's body 3 (bumped Ribbon, width 64): no false negatives at any n and p, the FPR and
+ * space near the bound, the vector and portable paths alike, duplicates building as the set, and the
+ * older bodies still made when asked for. */
+#include "testutil.h"
+#include <math.h>
+#include <bloomkit/bloomkit.h>
+#include "filters/internal.h"
+#include "filters/testing.h"
+#include "filters/ribbon_impl.h"
+
+static uint64_t *random_hashes(uint64_t stream, size_t n)
+{
+    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < n; i++) h[i] = tu_splitmix(&stream);
+    return h;
+}
+
+static bk_ribbon *build3(const uint64_t *h, size_t n, double p, uint64_t seed)
+{
+    bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+    o.fpr = p;
+    o.seed = seed;
+    bk_ribbon *f = NULL;
+    const int was = bk__ribbon_body;
+    bk__ribbon_body = 3;
+    assert_int_equal(bk_ribbon_build_hashes(h, n, &o, &f), BK_OK);
+    bk__ribbon_body = was;
+    assert_non_null(f);
+    assert_non_null(f->layers);
+    return f;
+}
+
+static void assert_all_present(const bk_ribbon *f, const uint64_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!bk_ribbon_contains_hash(f, h[i])) fail_msg("false negative: value %zu of %zu", i, n);
+    uint8_t *res = calloc(n ? n : 1, 1);
+    assert_non_null(res);
+    assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, h, n, res), n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(res[i], 1);
+    free(res);
+}
+
+static void assert_same_data(const bk_ribbon *a, const bk_ribbon *b)
+{
+    size_t la, lb;
+    const uint8_t *da = bk_ribbon_data(a, &la), *db = bk_ribbon_data(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    assert_int_equal(a->nlayers, b->nlayers);
+    for (uint32_t k = 0; k < a->nlayers; k++) {
+        assert_int_equal(a->layers[k].nblocks, b->layers[k].nblocks);
+        assert_int_equal(a->layers[k].upper, b->layers[k].upper);
+        assert_int_equal(a->layers[k].seed, b->layers[k].seed);
+    }
+}
+
+/* Every key found at many n (one layer, two, many chunks) and p (one to four rounds of columns). */
+static void no_false_negatives(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 1, 2, 63, 64, 65, 1000, 2047, 2048, 5000, 70000, 300000 };
+    static const double ps[] = { 0.5, 0.1, 0.01, 3e-4, 1e-6, 1e-9 };
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof ps / sizeof *ps; b++) {
+            if (ns[a] == 300000 && b > 2) continue;
+            uint64_t *h = random_hashes(100 + a * 10 + b, ns[a]);
+            bk_ribbon *f = build3(h, ns[a], ps[b], a);
+            assert_int_equal(bk_ribbon_count(f), ns[a]);
+            assert_true(bk_ribbon_fpr(f) <= ps[b]);
+            assert_all_present(f, h, ns[a]);
+            /* the last layer bumps nothing */
+            const rb3_layer *L = &f->layers[f->nlayers - 1];
+            for (uint64_t i = 0; i < R3_META(L->nblocks); i++) assert_int_equal(L->meta[i], 0);
+            bk_ribbon_free(f);
+            free(h);
+        }
+}
+
+/* FPR on 1e6 absent keys within 1.1 p (and above 0.9 p), space at most 1.05 log2(1/p) bits a key
+ * (n = 1e5 and more), fixed seeds. */
+static void fpr_and_space(void **state)
+{
+    (void)state;
+    static const double ps[] = { 0.1, 0.01, 0.001, 0.0003 };
+    const size_t n = 200000, q = 1000000;
+    uint64_t *h = random_hashes(7, n);
+    for (size_t b = 0; b < sizeof ps / sizeof *ps; b++) {
+        bk_ribbon *f = build3(h, n, ps[b], 3);
+        uint64_t st = 99 + b;
+        size_t fp = 0;
+        for (size_t i = 0; i < q; i++) fp += bk_ribbon_contains_hash(f, tu_splitmix(&st));
+        const double rate = (double)fp / (double)q;
+        if (rate > 1.1 * ps[b] || rate < 0.9 * ps[b]) fail_msg("p %g: measured %g", ps[b], rate);
+        bk_stats s;
+        bk_ribbon_stats(f, &s);
+        assert_int_equal(s.count, n);
+        const double bound = log2(1.0 / ps[b]);
+        if (s.bits_per_key > 1.05 * bound) fail_msg("p %g: %.3f bits a key (bound %.3f)", ps[b], s.bits_per_key, bound);
+        assert_true(s.bits_per_key > bound);
+        bk_ribbon_free(f);
+    }
+    free(h);
+}
+
+/* The portable path, the POPCNT one and the best for this CPU answer alike, one key and batched, at
+ * every round count of the vector kernel and both sides of the columns split. */
+static void paths_agree(void **state)
+{
+    (void)state;
+    static const double ps[] = { 0.3, 0.006, 1.0 / 256, 0.0015, 1.0 / 65536, 1e-5, 1.0 / (1 << 24), 1e-8, 1.5e-9 };
+    const size_t n = 20000, q = 100000;
+    uint64_t *h = random_hashes(11, n), *qs = random_hashes(12, q);
+    for (size_t i = 0; i < n; i += 2) qs[i] = h[i]; /* present and absent */
+    uint8_t *ra = malloc(q), *rb = malloc(q);
+    assert_non_null(ra);
+    assert_non_null(rb);
+    for (size_t b = 0; b < sizeof ps / sizeof *ps; b++) {
+        bk_ribbon *best = build3(h, n, ps[b], 5), *port;
+        bk__ribbon_portable = true;
+        assert_int_equal(bk_ribbon_clone(best, &port), BK_OK);
+        bk_ribbon *built = build3(h, n, ps[b], 5);
+        bk__ribbon_portable = false;
+        assert_same_data(best, port);
+        assert_same_data(best, built);
+        assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, best, qs, q, ra),
+                         TU_HITS(bk_ribbon_contains_hashes, port, qs, q, rb));
+        assert_memory_equal(ra, rb, q);
+        for (size_t i = 0; i < q; i++) {
+            assert_int_equal(bk_ribbon_contains_hash(best, qs[i]), rb[i]);
+            assert_int_equal(bk_ribbon_contains_hash(port, qs[i]), rb[i]);
+        }
+        bk_ribbon_free(best);
+        bk_ribbon_free(port);
+        bk_ribbon_free(built);
+    }
+    free(ra);
+    free(rb);
+    free(h);
+    free(qs);
+}
+
+/* Repeated values build the set: the same filter, count the distinct values. */
+static void duplicates_build_the_set(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 10, 3000, 100000 };
+    for (size_t a = 0; a < 3; a++) {
+        const size_t n = ns[a];
+        uint64_t *h = random_hashes(21 + a, n), *d = malloc((3 * n + 300) * 8), st = 5;
+        assert_non_null(d);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t r = 0; r <= i % 3; r++) d[m++] = h[i];
+        for (size_t r = 0; r < 300; r++) d[m++] = h[n / 2];
+        for (size_t i = m; i > 1; i--) {
+            size_t j = (size_t)(tu_splitmix(&st) % i);
+            uint64_t t = d[i - 1];
+            d[i - 1] = d[j];
+            d[j] = t;
+        }
+        bk_ribbon *f = build3(h, n, 0.01, 1), *g = build3(d, m, 0.01, 1);
+        assert_int_equal(bk_ribbon_count(g), n);
+        assert_same_data(f, g);
+        assert_all_present(g, h, n);
+        bk_ribbon_free(f);
+        bk_ribbon_free(g);
+        free(h);
+        free(d);
+    }
+}
+
+/* Byte keys and uint64 keys answer as their hashes do. */
+static void key_forms(void **state)
+{
+    (void)state;
+    const size_t n = 5000;
+    uint64_t *k = random_hashes(31, n), *h = malloc(n * 8);
+    const void **keys = malloc(n * sizeof *keys);
+    size_t *lens = malloc(n * sizeof *lens);
+    assert_non_null(h);
+    assert_non_null(keys);
+    assert_non_null(lens);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = &k[i];
+        lens[i] = 8;
+        h[i] = bk_hash64(&k[i], 8, 9);
+    }
+    bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+    o.fpr = 0.001;
+    o.seed = 9;
+    bk_ribbon *a, *b, *c;
+    bk__ribbon_body = 3;
+    assert_int_equal(bk_ribbon_build(keys, lens, n, &o, &a), BK_OK);
+    assert_int_equal(bk_ribbon_build_u64(k, n, &o, &b), BK_OK);
+    assert_int_equal(bk_ribbon_build_hashes(h, n, &o, &c), BK_OK);
+    bk__ribbon_body = 0;
+    assert_same_data(a, b);
+    assert_same_data(a, c);
+    uint64_t st = 3;
+    for (size_t i = 0; i < 20000; i++) {
+        uint64_t v = i < n ? k[i] : tu_splitmix(&st);
+        const bool want = bk_ribbon_contains(a, &v, 8);
+        assert_int_equal(bk_ribbon_contains_u64(a, v), want);
+        assert_int_equal(bk_ribbon_contains_hash(a, bk_hash64(&v, 8, 9)), want);
+        if (i < n) assert_true(want);
+    }
+    bk_ribbon_free(a);
+    bk_ribbon_free(b);
+    bk_ribbon_free(c);
+    free(k);
+    free(h);
+    free(keys);
+    free(lens);
+}
+
+/* Asked for, the older bodies are still made (body 1 below two shards' keys, body 2 above). */
+static void older_bodies_on_request(void **state)
+{
+    (void)state;
+    uint64_t *h = random_hashes(41, 70000);
+    bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+    bk_ribbon *f;
+    bk__ribbon_body = 1;
+    assert_int_equal(bk_ribbon_build_hashes(h, 1000, &o, &f), BK_OK);
+    assert_null(f->layers);
+    assert_null(f->shards);
+    assert_all_present(f, h, 1000);
+    bk_ribbon_free(f);
+    assert_int_equal(bk_ribbon_build_hashes(h, 70000, &o, &f), BK_OK);
+    assert_null(f->layers);
+    assert_non_null(f->shards);
+    assert_all_present(f, h, 70000);
+    bk_ribbon_free(f);
+    bk__ribbon_body = 0;
+    free(h);
+}
+
+/* ---- the file body ---- */
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} membuf;
+
+static bk_status mem_sink(void *ctx, const void *data, size_t len)
+{
+    membuf *m = ctx;
+    if (m->len + len > m->cap) {
+        size_t cap = ((m->len + len) * 2 + 64 + 63) / 64 * 64;
+        uint8_t *nb = aligned_alloc(64, cap);
+        if (!nb) return BK_ENOMEM;
+        if (m->len) memcpy(nb, m->buf, m->len);
+        free(m->buf);
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return BK_OK;
+}
+
+static membuf encode(const bk_ribbon *f)
+{
+    membuf m = { 0 };
+    bk_writer w = { mem_sink, &m, 0 };
+    assert_int_equal(bk__ribbon_vtable.encode(f, &w), BK_OK);
+    assert_int_equal(w.offset, m.len);
+    return m;
+}
+
+/* As the loader does: a body not consumed to its end is refused (BK_ECORRUPT). */
+static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_ribbon **out)
+{
+    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
+    void *f = (void *)0x1;
+    bk_status s = bk__ribbon_vtable.decode(&r, &f);
+    if (s == BK_OK && r.off != len) {
+        bk_ribbon_free(f);
+        f = NULL;
+        s = BK_ECORRUPT;
+    }
+    if (s != BK_OK) assert_null(f);
+    *out = f;
+    return s;
+}
+
+/* Saved and loaded (copied and borrowed): the same layers, data, count, FPR and answers; saved again,
+ * the same bytes. */
+static void round_trip(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 1, 3000, 150000 };
+    static const double ps[] = { 0.01, 1e-7, 0.002 };
+    for (size_t a = 0; a < 3; a++) {
+        uint64_t *h = random_hashes(51 + a, ns[a]);
+        bk_ribbon *f = build3(h, ns[a], ps[a], 0xabc);
+        membuf m = encode(f);
+        assert_int_equal(m.buf[0], 3);
+        for (int borrow = 0; borrow <= 1; borrow++) {
+            bk_ribbon *g;
+            assert_int_equal(decode(m.buf, m.len, borrow, 0xabc, &g), BK_OK);
+            assert_same_data(f, g);
+            assert_int_equal(bk_ribbon_count(g), ns[a]);
+            assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
+            assert_all_present(g, h, ns[a]);
+            uint64_t st = 3;
+            for (int i = 0; i < 100000; i++) {
+                uint64_t x = tu_splitmix(&st);
+                assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
+            }
+            membuf m2 = encode(g);
+            assert_int_equal(m2.len, m.len);
+            assert_memory_equal(m2.buf, m.buf, m.len);
+            free(m2.buf);
+            bk_ribbon_free(g);
+        }
+        free(m.buf);
+        bk_ribbon_free(f);
+        free(h);
+    }
+}
+
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+static void assert_refused(const uint8_t *b, size_t len, bool borrow, const char *what, size_t i)
+{
+    bk_ribbon *g;
+    bk_status s = decode(b, len, borrow, 0, &g);
+    if (s == BK_OK) {
+        bk_ribbon_free(g);
+        fail_msg("%s %zu accepted", what, i);
+    }
+    if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG) fail_msg("%s %zu gave %s", what, i, bk_strerror(s));
+}
+
+/* Truncations, each field out of range or inconsistent, a longer body: a clear status; a bit flipped
+ * anywhere: a clear status or a filter that answers (never a crash). */
+static void decode_refuses_damage(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    uint64_t *h = random_hashes(61, n);
+    bk_ribbon *f = build3(h, n, 0.01, 0);
+    assert_true(f->nlayers >= 2);
+    membuf m = encode(f);
+    uint8_t *b = aligned_alloc(64, (m.len + 128 + 63) / 64 * 64);
+    bk_ribbon *g;
+    for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
+        assert_int_equal(decode(m.buf, cut, cut & 1, 0, &g), BK_ETRUNCATED);
+    const size_t rec = 64, L = f->nlayers, data = 64 + (24 * L + 63) / 64 * 64;
+    const size_t last_meta = data + 8 * (size_t)(f->ndata - r3_span(f->layers[L - 1].nblocks, f->layers[L - 1].upper, f->lo));
+    struct { size_t off; int width; uint64_t value; } bad[] = {
+        { 0, 4, 4 }, { 0, 4, 0 },                                   /* no body */
+        { 4, 4, 30 }, { 4, 4, 7 }, { 4, 4, 5 }, { 4, 4, UINT32_MAX }, /* columns */
+        { 8, 8, 0 }, { 8, 8, UINT64_MAX },                          /* count: none, more than slots */
+        { 16, 4, 0 }, { 16, 4, 17 }, { 16, 4, (uint32_t)L - 1 }, { 16, 4, (uint32_t)L + 1 }, /* layers */
+        { 20, 4, 0 }, { 20, 4, R3_THR + 1 },                        /* thresholds */
+        { 24, 8, 0 }, { 24, 8, f->ndata - 1 }, { 24, 8, f->ndata + 1 }, { 24, 8, UINT64_MAX }, /* words */
+        { 32, 8, 1 }, { 56, 8, 1 },                                 /* padding */
+        { rec, 8, 0 }, { rec, 8, 1 }, { rec, 8, UINT64_MAX }, { rec, 8, f->layers[0].nblocks + 1 }, /* blocks */
+        { rec + 8, 8, UINT64_MAX },                                 /* upper past the blocks */
+        { rec + 24, 8, 1 },                                         /* layer 1's blocks */
+        { rec + 24 * L, 8, 1 },                                     /* padding after the records */
+        { data + 8 * (size_t)(R3_META(f->layers[0].nblocks) + r3_words_of(f->layers[0].nblocks, f->layers[0].upper, f->lo)), 8, 1 }, /* a tail */
+        { last_meta, 8, 1 },                                        /* the last layer bumping */
+        { data + 8 * (size_t)R3_META(f->layers[0].nblocks) - 8, 8, UINT64_MAX }, /* fields past the blocks */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memcpy(b, m.buf, m.len);
+        if (bad[i].width == 4) put32(b + bad[i].off, (uint32_t)bad[i].value);
+        else put64(b + bad[i].off, bad[i].value);
+        assert_refused(b, m.len, i & 1, "damage", i);
+    }
+    /* a longer body */
+    memcpy(b, m.buf, m.len);
+    memset(b + m.len, 0, 64);
+    assert_refused(b, m.len + 64, false, "longer", 0);
+    /* one bit flipped at a time: refused or answering; flips in the words change answers only */
+    uint64_t st = 17;
+    for (size_t i = 0; i < 3000; i++) {
+        const size_t bit = i < 8 * data ? i : (size_t)(tu_splitmix(&st) % (8 * m.len));
+        memcpy(b, m.buf, m.len);
+        b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        bk_status s = decode(b, m.len, i & 1, 0, &g);
+        if (s == BK_OK) {
+            size_t hits = 0;
+            for (size_t k = 0; k < 2000; k++) hits += bk_ribbon_contains_hash(g, h[k]);
+            assert_true(hits <= 2000);
+            bk_ribbon_free(g);
+        } else if (s != BK_ECORRUPT && s != BK_ETRUNCATED && s != BK_ETOOBIG)
+            fail_msg("flip %zu gave %s", bit, bk_strerror(s));
+    }
+    free(b);
+    free(m.buf);
+    bk_ribbon_free(f);
+    free(h);
+}
+
+/* A last layer that fails is retried with a new seed (made to fail often by the test hook: one slot
+ * a key): one attempt gives BK_EFULL for some sets, the default attempts build every set; a layer 0
+ * that is the only layer and was retried is saved and loaded with its seed. */
+static void last_layer_retries(void **state)
+{
+    (void)state;
+    size_t efull = 0;
+    bk__ribbon_slack = -1;
+    for (uint64_t sd = 0; sd < 100; sd++) {
+        const size_t n = sd & 1 ? 2000 : 30000; /* layer 0 the last, or a later layer */
+        uint64_t *h = random_hashes(1000 + sd, n);
+        bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+        o.fpr = 0.01;
+        o.max_attempts = 1;
+        bk_ribbon *f = (bk_ribbon *)0x1;
+        bk__ribbon_body = 3;
+        bk_status s = bk_ribbon_build_hashes(h, n, &o, &f);
+        if (s == BK_EFULL) {
+            efull++;
+            assert_null(f);
+        } else {
+            assert_int_equal(s, BK_OK);
+            bk_ribbon_free(f);
+        }
+        o.max_attempts = 0;
+        assert_int_equal(bk_ribbon_build_hashes(h, n, &o, &f), BK_OK);
+        bk__ribbon_body = 0;
+        assert_all_present(f, h, n);
+        {
+            membuf m = encode(f);
+            bk_ribbon *g;
+            assert_int_equal(decode(m.buf, m.len, false, 0, &g), BK_OK);
+            assert_same_data(f, g);
+            assert_all_present(g, h, n);
+            bk_ribbon_free(g);
+            free(m.buf);
+        }
+        bk_ribbon_free(f);
+        free(h);
+    }
+    bk__ribbon_slack = 0;
+    print_message("one attempt: %zu of 100 sets refused\n", efull);
+    assert_true(efull > 0);
+}
+
+/* The sizing call agrees with the filter (within 0.5%) and states its FPR and checked bits. */
+static void sizing_agrees(void **state)
+{
+    (void)state;
+    static const size_t ns[] = { 1000, 100000, 1000000 };
+    static const double ps[] = { 0.1, 0.01, 1e-4, 1e-6 };
+    for (size_t a = 0; a < 3; a++) {
+        uint64_t *h = random_hashes(71 + a, ns[a]);
+        for (size_t c = 0; c < 4; c++) {
+            bk_ribbon *f = build3(h, ns[a], ps[c], 1);
+            bk_stats s;
+            bk_ribbon_stats(f, &s);
+            bk_geometry g;
+            bk__ribbon_body = 3;
+            assert_int_equal(bk_ribbon_size(ns[a], ps[c], &g), BK_OK);
+            bk__ribbon_body = 0;
+            TU_ASSERT_WITHIN((double)(g.m / 8), (double)s.memory_bytes, ns[a] >= 100000 ? 0.005 : 0.05);
+            assert_int_equal(g.k, s.k);
+            assert_true(g.fpr <= ps[c]);
+            TU_ASSERT_WITHIN(g.fpr, bk_ribbon_fpr(f), 0.01);
+            bk_ribbon_free(f);
+        }
+        free(h);
+    }
+}
+
+/* ---- the allocator sees everything, also on failure paths ---- */
+
+static long g_live, g_budget = -1;
+static void *count_malloc(void *o, size_t n)
+{
+    (void)o;
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    g_live++;
+    return malloc(n);
+}
+static void *count_calloc(void *o, size_t c, size_t n)
+{
+    (void)o;
+    if (g_budget == 0) return NULL;
+    if (g_budget > 0) g_budget--;
+    g_live++;
+    return calloc(c, n);
+}
+static void count_free(void *o, void *p)
+{
+    (void)o;
+    if (p) g_live--;
+    free(p);
+}
+
+/* Every allocation failing in turn (with repeats in the input, so the start-over path runs too):
+ * BK_ENOMEM and nothing left allocated, until the build succeeds. */
+static void out_of_memory(void **state)
+{
+    (void)state;
+    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
+    const size_t n = 100000;
+    uint64_t *h = random_hashes(81, n + 10);
+    for (size_t i = 0; i < 10; i++) h[n + i] = h[i * 7];
+    bool succeeded = false;
+    bk__ribbon_body = 3;
+    for (long budget = 0; budget < 200 && !succeeded; budget++) {
+        g_budget = budget;
+        bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
+        o.allocator = &a;
+        bk_ribbon *f = (bk_ribbon *)0x1;
+        bk_status s = bk_ribbon_build_hashes(h, n + 10, &o, &f);
+        g_budget = -1;
+        if (s == BK_OK) {
+            succeeded = true;
+            assert_int_equal(bk_ribbon_count(f), n);
+            assert_all_present(f, h, n);
+            bk_ribbon_free(f);
+        } else {
+            assert_int_equal(s, BK_ENOMEM);
+            assert_null(f);
+        }
+        assert_int_equal(g_live, 0);
+    }
+    bk__ribbon_body = 0;
+    assert_true(succeeded);
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(no_false_negatives),
+        cmocka_unit_test(fpr_and_space),
+        cmocka_unit_test(paths_agree),
+        cmocka_unit_test(duplicates_build_the_set),
+        cmocka_unit_test(key_forms),
+        cmocka_unit_test(older_bodies_on_request),
+        cmocka_unit_test(round_trip),
+        cmocka_unit_test(decode_refuses_damage),
+        cmocka_unit_test(sizing_agrees),
+        cmocka_unit_test(last_layer_retries),
+        cmocka_unit_test(out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
