@@ -3,6 +3,7 @@
  * interleaved. 8-byte (uint64) keys, p = 1%.
  *
  *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]
+ *         [--col bytes,u64,reader,peer,rd-ph]
  *   calls --hashes [-r ROUNDS]
  *
  * --hashes: the hashes alone, ns per key on the thread's CPU clock, fastest of the rounds: bloomkit's
@@ -27,6 +28,8 @@
  *           (fmix64(key) for blocked, fmix64(key + seed) for fuse, the 128-bit multiply-add for
  *           cuckoo), queried with that hash computed in the loop: the reader with the peer's hash in
  *           place of XXH3, i.e. what is left of the gap once the file format's hash is set aside.
+ * --col runs only the named contenders (columns), e.g. one of them alone under `perf stat` or a
+ * profiler; a ratio needs the peer's column ("-" without it).
  * Each round queries Q keys (default min(n, 2M)) at 100% and 0% hits with every contender, the order
  * rotating from round to round; each contender's two timed runs follow an untimed pass of its own loop
  * over the absent keys, so both start with its array as warm as the caches hold it (without it the
@@ -327,16 +330,14 @@ static double huge_mib(void)
 }
 
 /* Contender c's column and its ratio to the peer's: its best ns per query ("%.1f") and best / the peer's
- * best ("%.2f"); "-" in both when it did not run (best < 0). */
+ * best ("%.2f"); "-" where it did not run (best < 0), and for the ratio also where the peer did not. */
 static void best_cell(const double *best, int c, char ns[16], char ratio[16])
 {
-    if (best[c] >= 0) {
-        snprintf(ns, 16, "%.1f", best[c]);
-        snprintf(ratio, 16, "%.2f", best[c] / best[C_PEER]);
-    } else {
-        strcpy(ns, "-");
-        strcpy(ratio, "-");
-    }
+    strcpy(ns, "-");
+    strcpy(ratio, "-");
+    if (best[c] < 0) return;
+    snprintf(ns, 16, "%.1f", best[c]);
+    if (best[C_PEER] >= 0) snprintf(ratio, 16, "%.2f", best[c] / best[C_PEER]);
 }
 
 int main(int argc, char **argv)
@@ -344,7 +345,7 @@ int main(int argc, char **argv)
     uint64_t ns[8] = { 1000000, 10000000 };
     int nn = 2, rounds = 5;
     uint64_t qmax = 2000000;
-    const char *only = NULL;
+    const char *only = NULL, *cols = NULL;
     bool hashes = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
@@ -361,11 +362,14 @@ int main(int argc, char **argv)
             qmax = (uint64_t)strtod(argv[++i], NULL);
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--col") && i + 1 < argc) {
+            cols = argv[++i];
         } else if (!strcmp(argv[i], "--hashes")) {
             hashes = true;
         } else {
             fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] "
-                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] | --hashes [-r ROUNDS]\n");
+                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] [--col bytes,u64,reader,peer,rd-ph] "
+                            "| --hashes [-r ROUNDS]\n");
             return 2;
         }
     }
@@ -400,6 +404,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s: build failed\n", FAMILIES[fi]);
                 return 1;
             }
+            for (int c = 0; c < NC; c++)
+                if (!bu_selected(cols, CNAME[c])) fam.loop[c] = NULL;
             static double t[2][NC][MAXR];
             uint64_t hits[2][NC] = { { 0 } };
             for (int r = 0; r < rounds; r++)
@@ -429,7 +435,7 @@ int main(int argc, char **argv)
                 for (int r = 0; r < rounds; r++)
                     for (int x = 0; x < 2; x++) {
                         int c = x ? C_READER : C_U64;
-                        if (!fam.loop[c]) continue;
+                        if (!fam.loop[c] || !fam.loop[C_PEER]) continue;
                         double v = t[o][c][r] / t[o][C_PEER][r];
                         if (v < lo[x]) lo[x] = v;
                         if (v > hi[x]) hi[x] = v;
@@ -441,12 +447,11 @@ int main(int argc, char **argv)
                     else
                         snprintf(rng[x], sizeof rng[x], "-");
                 }
-                char rd[16], rdp[16], ph[16], php[16];
-                best_cell(best, C_READER, rd, rdp);
-                best_cell(best, C_RDPH, ph, php);
-                printf("%-9s %-5s %7.1f %7.1f %7s %7.1f %7.2f %7.2f %7s %7s %11s %11s %7s\n", o ? "" : fam.name,
-                       ops[o], best[C_BYTES], best[C_U64], rd, best[C_PEER], best[C_BYTES] / best[C_PEER],
-                       best[C_U64] / best[C_PEER], rdp, php, rng[0], rng[1], ph);
+                char cell[NC][16], ratio[NC][16];
+                for (int c = 0; c < NC; c++) best_cell(best, c, cell[c], ratio[c]);
+                printf("%-9s %-5s %7s %7s %7s %7s %7s %7s %7s %7s %11s %11s %7s\n", o ? "" : fam.name, ops[o],
+                       cell[C_BYTES], cell[C_U64], cell[C_READER], cell[C_PEER], ratio[C_BYTES], ratio[C_U64],
+                       ratio[C_READER], ratio[C_RDPH], rng[0], rng[1], cell[C_RDPH]);
             }
             /* the fairness check: no false negatives anywhere, and each side's FPR and bits per key */
             printf("          peer: %s; bits/key ours %.2f, peer %.2f; huge pages %.0f MiB; FN", fam.peer_name,
