@@ -143,12 +143,12 @@ static void split_scalar_add(const bk__blk *e, uint64_t h) { split_add_scalar(e,
 static bool split_scalar_contains(const bk__blk *e, uint64_t h) { return split_contains_scalar(e, h); }
 static bk_status split_scalar_add_u64(const bk__blk *e, uint64_t k)
 {
-    split_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    split_add_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 static bool split_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return split_contains_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 static void split_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -182,12 +182,12 @@ static void b512_scalar_add(const bk__blk *e, uint64_t h) { b512_add_scalar(e, h
 static bool b512_scalar_contains(const bk__blk *e, uint64_t h) { return b512_contains_scalar(e, h); }
 static bk_status b512_scalar_add_u64(const bk__blk *e, uint64_t k)
 {
-    b512_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    b512_add_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 static bool b512_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 static void b512_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -278,12 +278,12 @@ BK_T_AVX2 static void split_avx2_add(const bk__blk *e, uint64_t h) { split_add_a
 BK_T_AVX2 static bool split_avx2_contains(const bk__blk *e, uint64_t h) { return split_contains_avx2(e, h); }
 BK_T_AVX2 static bk_status split_avx2_add_u64(const bk__blk *e, uint64_t k)
 {
-    split_add_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    split_add_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 BK_T_AVX2 static bool split_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return split_contains_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX2 static void split_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -327,7 +327,7 @@ static const bk__blk_ops split_avx2_ops = {
 static const uint32_t split_ones[8] __attribute__((aligned(32))) = { 1, 1, 1, 1, 1, 1, 1, 1 };
 BK_T_AVX2_BMI2 static bool split_avx2b_contains_u64(const bk__blk *e, uint64_t k)
 {
-    uint64_t h = bk__hash_u64_keyed1(k, e->u64_flip);
+    uint64_t h = bk__hash_u64_folded1(k, e->u64_fold);
     const __m256i *b = (const __m256i *)(e->words + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
     __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)(uint32_t)h),
                                    _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
@@ -373,7 +373,7 @@ BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h
 }
 BK_T_AVX512VL_BMI2 static bool split_vl_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_vl(e, bk__hash_u64_keyed1(k, e->u64_flip));
+    return split_contains_vl(e, bk__hash_u64_folded1(k, e->u64_fold));
 }
 static const bk__blk_ops split_vl_ops = {
     .add = split_avx2_add,
@@ -391,7 +391,7 @@ static const bk__blk_ops split_vl_ops = {
 BK_T_AVX2 static bool b512_avx2_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx2(e, h); }
 BK_T_AVX2 static bool b512_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX2 static void b512_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -486,12 +486,12 @@ BK_T_AVX512 static void b512_avx512_add(const bk__blk *e, uint64_t h) { b512_add
 BK_T_AVX512 static bool b512_avx512_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx512(e, h); }
 BK_T_AVX512 static bk_status b512_avx512_add_u64(const bk__blk *e, uint64_t k)
 {
-    b512_add_avx512(e, bk__hash_u64_keyed(k, e->u64_flip));
+    b512_add_avx512(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 BK_T_AVX512 static bool b512_avx512_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx512(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_avx512(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX512 static void b512_avx512_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {

@@ -36,7 +36,7 @@ struct bk_fuse {
     uint64_t span;       /* segcount * seglen: the range of c0 */
     uint64_t seglen;
     uint64_t segmask;
-    uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t u64_fold;   /* bk__hash_u64_fold(bk__hash_u64_flip(seed)): the uint64 calls' seed part (bk__hash_u64_folded), computed once */
     uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
     uint64_t ncells;     /* L */
     uint64_t segcount;
@@ -399,7 +399,7 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     f->span = g->segcount * g->seglen;
     f->mix_seed = mix_seed;
     f->seed = seed;
-    f->u64_flip = bk__hash_u64_flip(seed);
+    f->u64_fold = bk__hash_u64_fold(bk__hash_u64_flip(seed));
     f->count = n;
     f->fp_bits = fp_bits;
     f->empty = n == 0;
@@ -629,7 +629,7 @@ static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
 #define FUSE_HAS_U64(name, attr, bits, mix, mulx)                                                  \
     attr static bool name(const bk_fuse *f, uint64_t key)                                         \
     {                                                                                              \
-        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix, mulx);                \
+        return has_body(f, bk__hash_u64_folded1(key, f->u64_fold), bits, mix, mulx);                \
     }
 FUSE_HAS_U64(has8_u64, , 8, false, false)
 FUSE_HAS_U64(has16_u64, , 16, false, false)
@@ -747,7 +747,7 @@ bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out)
     out->segmask = f->segmask;
     out->mix_seed = f->mix_seed;
     out->seed = f->seed;
-    out->flip = f->u64_flip;
+    out->flip = bk__hash_u64_flip(f->seed);
     out->fp_bits = f->fp_bits;
     out->empty = f->empty;
     return BK_OK;
