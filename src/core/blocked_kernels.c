@@ -328,7 +328,9 @@ static const uint32_t split_ones[8] __attribute__((aligned(32))) = { 1, 1, 1, 1,
 BK_T_AVX2_BMI2 static bool split_avx2b_contains_u64(const bk__blk *e, uint64_t k)
 {
     uint64_t h = bk__hash_u64_folded1(k, e->u64_fold);
-    const __m256i *b = (const __m256i *)(e->words + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
+    const uint64_t *w = e->words; /* in a register: the block by base + index, as split_contains_vl */
+    __asm__("" : "+r"(w));
+    const __m256i *b = (const __m256i *)(w + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
     __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)(uint32_t)h),
                                    _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
     __m256i bits = _mm256_srlv_epi32(_mm256_loadu_si256(b), _mm256_srli_epi32(v, 27));
@@ -355,7 +357,11 @@ static const bk__blk_ops split_avx2b_ops = {
 #define BK_T_AVX512VL_BMI2 __attribute__((target("avx2,bmi,bmi2,avx512f,avx512vl")))
 BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h)
 {
-    const uint64_t(*b)[4] = (const uint64_t(*)[4])(e->words + (bk__range64_mulx(h, e->blocks) << 2));
+    /* the words' address in a register of its own (loaded while the hash runs), so that the block's
+     * address is a base + index operand of the test, one add less after the multiply */
+    const uint64_t *w = e->words;
+    __asm__("" : "+r"(w));
+    const uint64_t(*b)[4] = (const uint64_t(*)[4])(w + (bk__range64_mulx(h, e->blocks) << 2));
     static const uint32_t one = 1;
     bool present;
     __asm__("vpbroadcastd %k[x], %%ymm16\n\t"

@@ -597,7 +597,15 @@ BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix
 {
     uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash;
     uint64_t c0 = mulx ? bk__range64_mulx(x, f->span) : bk__range64(x, f->span), mask = f->segmask, fp = x ^ rotr64(x, 32);
-    uint64_t c1 = (c0 + f->seglen) ^ (rotr64(x, 18) & mask), c2 = (c0 + 2 * f->seglen) ^ (x & mask);
+    uint64_t seglen = f->seglen, c02;
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* c0 + 2 seglen as one lea after the multiply (GCC adds seglen to c0 + seglen: the third cell's
+     * address one step later) */
+    __asm__("lea (%1,%2,2), %0" : "=r"(c02) : "r"(c0), "r"(seglen));
+#else
+    c02 = c0 + 2 * seglen;
+#endif
+    uint64_t c1 = (c0 + seglen) ^ (rotr64(x, 18) & mask), c2 = c02 ^ (x & mask);
     if (bits == 8) {
         const uint8_t *v = f->cells;
         return (uint8_t)(fp ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
