@@ -37,7 +37,8 @@
  * slower than its absent ones at 10M for no reason of its own). Figures: ns per query on the thread's CPU clock, the fastest round;
  * x/p = contender / peer of the fastest rounds (above 1: slower); "u64/p range" and "rd/p range": the
  * lowest and highest ratio of one round's two runs (the same round: the same load). The load average
- * is printed at the start, before each n and at the end. Built with -march=native where the compiler
+ * is printed at the start, before each n and at the end, the core clock (a chain of dependent adds) at
+ * the start and the end. Built with -march=native where the compiler
  * has it (bench/CMakeLists.txt): the inlined code of both sides gets the CPU's instructions.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -179,6 +180,25 @@ static int run_hashes(int rounds)
     bu_print_loadavg("at end");
     free(k);
     return 0;
+}
+
+/* The core clock, estimated: a chain of dependent adds (one cycle each on x86-64 cores) on the thread's
+ * CPU clock, the fastest of 5 runs of 2^24 x 4 adds; 0 where not measured. Hardware counters are not
+ * available everywhere (in a VM perf stat says <not supported>): cycles per query are then ns per
+ * query x this. */
+static double clock_ghz(void)
+{
+    double best = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    for (int r = 0; r < 5; r++) {
+        uint64_t x = 0, n = UINT64_C(1) << 24;
+        double t0 = bu_cpu_ns();
+        for (uint64_t i = 0; i < n; i++) __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+        double g = 4.0 * (double)n / (bu_cpu_ns() - t0);
+        if (g > best) best = g;
+    }
+#endif
+    return best;
 }
 
 typedef uint64_t (*query_loop)(const void *, const uint64_t *, size_t);
@@ -378,6 +398,7 @@ int main(int argc, char **argv)
     if (hashes) return run_hashes(rounds);
     static const char *const FAMILIES[] = { "bloom", "blocked", "fuse", "cuckoo", "cuckoo-p2" };
     bu_print_loadavg("at start");
+    printf("clock at start: %.2f GHz (a chain of dependent adds; cycles per query = ns x GHz)\n", clock_ghz());
     printf("8-byte keys, p = 1%%, ns per query on the thread's CPU clock, fastest of %d interleaved rounds; "
            "x/p = ours / peer's\n", rounds);
     for (int ni = 0; ni < nn; ni++) {
@@ -471,5 +492,6 @@ int main(int argc, char **argv)
         free(lens);
     }
     bu_print_loadavg("at end");
+    printf("clock at end: %.2f GHz\n", clock_ghz());
     return 0;
 }
