@@ -3,6 +3,7 @@
  * interleaved. 8-byte (uint64) keys, p = 1%.
  *
  *   calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] [--only bloom,blocked,fuse,cuckoo,cuckoo-p2]
+ *         [--col bytes,u64,reader,peer,rd-ph]
  *   calls --hashes [-r ROUNDS]
  *
  * --hashes: the hashes alone, ns per key on the thread's CPU clock, fastest of the rounds: bloomkit's
@@ -27,6 +28,8 @@
  *           (fmix64(key) for blocked, fmix64(key + seed) for fuse, the 128-bit multiply-add for
  *           cuckoo), queried with that hash computed in the loop: the reader with the peer's hash in
  *           place of XXH3, i.e. what is left of the gap once the file format's hash is set aside.
+ * --col runs only the named contenders (columns), e.g. one of them alone under `perf stat` or a
+ * profiler; a ratio needs the peer's column ("-" without it).
  * Each round queries Q keys (default min(n, 2M)) at 100% and 0% hits with every contender, the order
  * rotating from round to round; each contender's two timed runs follow an untimed pass of its own loop
  * over the absent keys, so both start with its array as warm as the caches hold it (without it the
@@ -34,7 +37,8 @@
  * slower than its absent ones at 10M for no reason of its own). Figures: ns per query on the thread's CPU clock, the fastest round;
  * x/p = contender / peer of the fastest rounds (above 1: slower); "u64/p range" and "rd/p range": the
  * lowest and highest ratio of one round's two runs (the same round: the same load). The load average
- * is printed at the start, before each n and at the end. Built with -march=native where the compiler
+ * is printed at the start, before each n and at the end, the core clock (a chain of dependent adds) at
+ * the start and the end. Built with -march=native where the compiler
  * has it (bench/CMakeLists.txt): the inlined code of both sides gets the CPU's instructions.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -176,6 +180,25 @@ static int run_hashes(int rounds)
     bu_print_loadavg("at end");
     free(k);
     return 0;
+}
+
+/* The core clock, estimated: a chain of dependent adds (one cycle each on x86-64 cores) on the thread's
+ * CPU clock, the fastest of 5 runs of 2^24 x 4 adds; 0 where not measured. Hardware counters are not
+ * available everywhere (in a VM perf stat says <not supported>): cycles per query are then ns per
+ * query x this. */
+static double clock_ghz(void)
+{
+    double best = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    for (int r = 0; r < 5; r++) {
+        uint64_t x = 0, n = UINT64_C(1) << 24;
+        double t0 = bu_cpu_ns();
+        for (uint64_t i = 0; i < n; i++) __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+        double g = 4.0 * (double)n / (bu_cpu_ns() - t0);
+        if (g > best) best = g;
+    }
+#endif
+    return best;
 }
 
 typedef uint64_t (*query_loop)(const void *, const uint64_t *, size_t);
@@ -327,16 +350,14 @@ static double huge_mib(void)
 }
 
 /* Contender c's column and its ratio to the peer's: its best ns per query ("%.1f") and best / the peer's
- * best ("%.2f"); "-" in both when it did not run (best < 0). */
+ * best ("%.2f"); "-" where it did not run (best < 0), and for the ratio also where the peer did not. */
 static void best_cell(const double *best, int c, char ns[16], char ratio[16])
 {
-    if (best[c] >= 0) {
-        snprintf(ns, 16, "%.1f", best[c]);
-        snprintf(ratio, 16, "%.2f", best[c] / best[C_PEER]);
-    } else {
-        strcpy(ns, "-");
-        strcpy(ratio, "-");
-    }
+    strcpy(ns, "-");
+    strcpy(ratio, "-");
+    if (best[c] < 0) return;
+    snprintf(ns, 16, "%.1f", best[c]);
+    if (best[C_PEER] >= 0) snprintf(ratio, 16, "%.2f", best[c] / best[C_PEER]);
 }
 
 int main(int argc, char **argv)
@@ -344,7 +365,7 @@ int main(int argc, char **argv)
     uint64_t ns[8] = { 1000000, 10000000 };
     int nn = 2, rounds = 5;
     uint64_t qmax = 2000000;
-    const char *only = NULL;
+    const char *only = NULL, *cols = NULL;
     bool hashes = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
@@ -361,11 +382,14 @@ int main(int argc, char **argv)
             qmax = (uint64_t)strtod(argv[++i], NULL);
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--col") && i + 1 < argc) {
+            cols = argv[++i];
         } else if (!strcmp(argv[i], "--hashes")) {
             hashes = true;
         } else {
             fprintf(stderr, "usage: calls [-n N[,N...]] [-r ROUNDS] [-q QUERIES] "
-                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] | --hashes [-r ROUNDS]\n");
+                            "[--only bloom,blocked,fuse,cuckoo,cuckoo-p2] [--col bytes,u64,reader,peer,rd-ph] "
+                            "| --hashes [-r ROUNDS]\n");
             return 2;
         }
     }
@@ -374,6 +398,7 @@ int main(int argc, char **argv)
     if (hashes) return run_hashes(rounds);
     static const char *const FAMILIES[] = { "bloom", "blocked", "fuse", "cuckoo", "cuckoo-p2" };
     bu_print_loadavg("at start");
+    printf("clock at start: %.2f GHz (a chain of dependent adds; cycles per query = ns x GHz)\n", clock_ghz());
     printf("8-byte keys, p = 1%%, ns per query on the thread's CPU clock, fastest of %d interleaved rounds; "
            "x/p = ours / peer's\n", rounds);
     for (int ni = 0; ni < nn; ni++) {
@@ -400,6 +425,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s: build failed\n", FAMILIES[fi]);
                 return 1;
             }
+            for (int c = 0; c < NC; c++)
+                if (!bu_selected(cols, CNAME[c])) fam.loop[c] = NULL;
             static double t[2][NC][MAXR];
             uint64_t hits[2][NC] = { { 0 } };
             for (int r = 0; r < rounds; r++)
@@ -429,7 +456,7 @@ int main(int argc, char **argv)
                 for (int r = 0; r < rounds; r++)
                     for (int x = 0; x < 2; x++) {
                         int c = x ? C_READER : C_U64;
-                        if (!fam.loop[c]) continue;
+                        if (!fam.loop[c] || !fam.loop[C_PEER]) continue;
                         double v = t[o][c][r] / t[o][C_PEER][r];
                         if (v < lo[x]) lo[x] = v;
                         if (v > hi[x]) hi[x] = v;
@@ -441,12 +468,11 @@ int main(int argc, char **argv)
                     else
                         snprintf(rng[x], sizeof rng[x], "-");
                 }
-                char rd[16], rdp[16], ph[16], php[16];
-                best_cell(best, C_READER, rd, rdp);
-                best_cell(best, C_RDPH, ph, php);
-                printf("%-9s %-5s %7.1f %7.1f %7s %7.1f %7.2f %7.2f %7s %7s %11s %11s %7s\n", o ? "" : fam.name,
-                       ops[o], best[C_BYTES], best[C_U64], rd, best[C_PEER], best[C_BYTES] / best[C_PEER],
-                       best[C_U64] / best[C_PEER], rdp, php, rng[0], rng[1], ph);
+                char cell[NC][16], ratio[NC][16];
+                for (int c = 0; c < NC; c++) best_cell(best, c, cell[c], ratio[c]);
+                printf("%-9s %-5s %7s %7s %7s %7s %7s %7s %7s %7s %11s %11s %7s\n", o ? "" : fam.name, ops[o],
+                       cell[C_BYTES], cell[C_U64], cell[C_READER], cell[C_PEER], ratio[C_BYTES], ratio[C_U64],
+                       ratio[C_READER], ratio[C_RDPH], rng[0], rng[1], cell[C_RDPH]);
             }
             /* the fairness check: no false negatives anywhere, and each side's FPR and bits per key */
             printf("          peer: %s; bits/key ours %.2f, peer %.2f; huge pages %.0f MiB; FN", fam.peer_name,
@@ -466,5 +492,6 @@ int main(int argc, char **argv)
         free(lens);
     }
     bu_print_loadavg("at end");
+    printf("clock at end: %.2f GHz\n", clock_ghz());
     return 0;
 }

@@ -42,7 +42,7 @@ static const uint32_t bk__blk_salt[2][16] __attribute__((aligned(64))) = {
 typedef struct bk__blk {
     uint64_t *words;       /* blocks * (block bits / 64) words, 64-byte aligned */
     uint64_t blocks;
-    uint64_t u64_flip;     /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t u64_fold;     /* bk__hash_u64_fold(bk__hash_u64_flip(seed)): the uint64 calls' seed part (bk__hash_u64_folded), computed once */
     /* the path's one-key uint64 query (bk__blk_ops.contains_u64), set by the blocked filter; unused
      * by the scalable chain */
     bool (*contains_u64)(const struct bk__blk *e, uint64_t key);

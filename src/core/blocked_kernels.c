@@ -143,12 +143,12 @@ static void split_scalar_add(const bk__blk *e, uint64_t h) { split_add_scalar(e,
 static bool split_scalar_contains(const bk__blk *e, uint64_t h) { return split_contains_scalar(e, h); }
 static bk_status split_scalar_add_u64(const bk__blk *e, uint64_t k)
 {
-    split_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    split_add_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 static bool split_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return split_contains_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 static void split_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -182,12 +182,12 @@ static void b512_scalar_add(const bk__blk *e, uint64_t h) { b512_add_scalar(e, h
 static bool b512_scalar_contains(const bk__blk *e, uint64_t h) { return b512_contains_scalar(e, h); }
 static bk_status b512_scalar_add_u64(const bk__blk *e, uint64_t k)
 {
-    b512_add_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    b512_add_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 static bool b512_scalar_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_scalar(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_scalar(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 static void b512_scalar_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -278,12 +278,12 @@ BK_T_AVX2 static void split_avx2_add(const bk__blk *e, uint64_t h) { split_add_a
 BK_T_AVX2 static bool split_avx2_contains(const bk__blk *e, uint64_t h) { return split_contains_avx2(e, h); }
 BK_T_AVX2 static bk_status split_avx2_add_u64(const bk__blk *e, uint64_t k)
 {
-    split_add_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    split_add_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 BK_T_AVX2 static bool split_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return split_contains_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX2 static void split_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -327,8 +327,10 @@ static const bk__blk_ops split_avx2_ops = {
 static const uint32_t split_ones[8] __attribute__((aligned(32))) = { 1, 1, 1, 1, 1, 1, 1, 1 };
 BK_T_AVX2_BMI2 static bool split_avx2b_contains_u64(const bk__blk *e, uint64_t k)
 {
-    uint64_t h = bk__hash_u64_keyed1(k, e->u64_flip);
-    const __m256i *b = (const __m256i *)(e->words + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
+    uint64_t h = bk__hash_u64_folded1(k, e->u64_fold);
+    const uint64_t *w = e->words; /* in a register: the block by base + index, as split_contains_vl */
+    __asm__("" : "+r"(w));
+    const __m256i *b = (const __m256i *)(w + (bk__range64_mulx(h, e->blocks) << 2)); /* bk__blk_block */
     __m256i v = _mm256_mullo_epi32(_mm256_set1_epi32((int)(uint32_t)h),
                                    _mm256_load_si256((const __m256i *)bk__blk_salt[BK__SALT_BLOCKED]));
     __m256i bits = _mm256_srlv_epi32(_mm256_loadu_si256(b), _mm256_srli_epi32(v, 27));
@@ -355,7 +357,11 @@ static const bk__blk_ops split_avx2b_ops = {
 #define BK_T_AVX512VL_BMI2 __attribute__((target("avx2,bmi,bmi2,avx512f,avx512vl")))
 BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h)
 {
-    const uint64_t(*b)[4] = (const uint64_t(*)[4])(e->words + (bk__range64_mulx(h, e->blocks) << 2));
+    /* the words' address in a register of its own (loaded while the hash runs), so that the block's
+     * address is a base + index operand of the test, one add less after the multiply */
+    const uint64_t *w = e->words;
+    __asm__("" : "+r"(w));
+    const uint64_t(*b)[4] = (const uint64_t(*)[4])(w + (bk__range64_mulx(h, e->blocks) << 2));
     static const uint32_t one = 1;
     bool present;
     __asm__("vpbroadcastd %k[x], %%ymm16\n\t"
@@ -373,7 +379,7 @@ BK_T_AVX512VL_BMI2 BK_INLINE bool split_contains_vl(const bk__blk *e, uint64_t h
 }
 BK_T_AVX512VL_BMI2 static bool split_vl_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return split_contains_vl(e, bk__hash_u64_keyed1(k, e->u64_flip));
+    return split_contains_vl(e, bk__hash_u64_folded1(k, e->u64_fold));
 }
 static const bk__blk_ops split_vl_ops = {
     .add = split_avx2_add,
@@ -391,7 +397,7 @@ static const bk__blk_ops split_vl_ops = {
 BK_T_AVX2 static bool b512_avx2_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx2(e, h); }
 BK_T_AVX2 static bool b512_avx2_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx2(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_avx2(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX2 static void b512_avx2_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {
@@ -486,12 +492,12 @@ BK_T_AVX512 static void b512_avx512_add(const bk__blk *e, uint64_t h) { b512_add
 BK_T_AVX512 static bool b512_avx512_contains(const bk__blk *e, uint64_t h) { return b512_contains_avx512(e, h); }
 BK_T_AVX512 static bk_status b512_avx512_add_u64(const bk__blk *e, uint64_t k)
 {
-    b512_add_avx512(e, bk__hash_u64_keyed(k, e->u64_flip));
+    b512_add_avx512(e, bk__hash_u64_folded(k, e->u64_fold));
     return counted(e);
 }
 BK_T_AVX512 static bool b512_avx512_contains_u64(const bk__blk *e, uint64_t k)
 {
-    return b512_contains_avx512(e, bk__hash_u64_keyed(k, e->u64_flip));
+    return b512_contains_avx512(e, bk__hash_u64_folded(k, e->u64_fold));
 }
 BK_T_AVX512 static void b512_avx512_add_hashes(const bk__blk *e, const uint64_t *hs, size_t n)
 {

@@ -74,7 +74,7 @@ static bk_status alloc_filter(const bk_allocator *a, bk_blocked_layout layout, u
     f->nwords = bytes / 8;
     bk__blk_set_k(&f->e, k);
     f->e.seed = seed;
-    f->e.u64_flip = bk__hash_u64_flip(seed);
+    f->e.u64_fold = bk__hash_u64_fold(bk__hash_u64_flip(seed));
     f->capacity = capacity;
     f->fpr_target = fpr_target;
     f->e.count = &f->count_own;
@@ -428,7 +428,7 @@ bk_status bk_blocked_get_reader(const bk_blocked *f, bk_blocked_reader *out)
     out->view.words = f->e.words;
     out->view.blocks = f->e.blocks;
     out->seed = f->e.seed;
-    out->flip = f->e.u64_flip;
+    out->flip = bk__hash_u64_flip(f->e.seed);
     return BK_OK;
 }
 void bk_blocked_note_added(bk_blocked *f, uint64_t n)

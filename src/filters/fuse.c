@@ -36,7 +36,7 @@ struct bk_fuse {
     uint64_t span;       /* segcount * seglen: the range of c0 */
     uint64_t seglen;
     uint64_t segmask;
-    uint64_t u64_flip;   /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t u64_fold;   /* bk__hash_u64_fold(bk__hash_u64_flip(seed)): the uint64 calls' seed part (bk__hash_u64_folded), computed once */
     uint64_t mix_seed;   /* the internal seed of the attempt that succeeded */
     uint64_t ncells;     /* L */
     uint64_t segcount;
@@ -399,7 +399,7 @@ static bk_status new_filter(const bk_allocator *a, uint64_t n, const fuse_geom *
     f->span = g->segcount * g->seglen;
     f->mix_seed = mix_seed;
     f->seed = seed;
-    f->u64_flip = bk__hash_u64_flip(seed);
+    f->u64_fold = bk__hash_u64_fold(bk__hash_u64_flip(seed));
     f->count = n;
     f->fp_bits = fp_bits;
     f->empty = n == 0;
@@ -597,7 +597,15 @@ BK_INLINE bool has_body(const bk_fuse *f, uint64_t hash, uint32_t bits, bool mix
 {
     uint64_t x = mix ? bk__remix(hash + f->mix_seed) : hash;
     uint64_t c0 = mulx ? bk__range64_mulx(x, f->span) : bk__range64(x, f->span), mask = f->segmask, fp = x ^ rotr64(x, 32);
-    uint64_t c1 = (c0 + f->seglen) ^ (rotr64(x, 18) & mask), c2 = (c0 + 2 * f->seglen) ^ (x & mask);
+    uint64_t seglen = f->seglen, c02;
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* c0 + 2 seglen as one lea after the multiply (GCC adds seglen to c0 + seglen: the third cell's
+     * address one step later) */
+    __asm__("lea (%1,%2,2), %0" : "=r"(c02) : "r"(c0), "r"(seglen));
+#else
+    c02 = c0 + 2 * seglen;
+#endif
+    uint64_t c1 = (c0 + seglen) ^ (rotr64(x, 18) & mask), c2 = c02 ^ (x & mask);
     if (bits == 8) {
         const uint8_t *v = f->cells;
         return (uint8_t)(fp ^ v[c0] ^ v[c1] ^ v[c2]) == 0;
@@ -629,7 +637,7 @@ static bool (*pick_has(const bk_fuse *f))(const bk_fuse *, uint64_t)
 #define FUSE_HAS_U64(name, attr, bits, mix, mulx)                                                  \
     attr static bool name(const bk_fuse *f, uint64_t key)                                         \
     {                                                                                              \
-        return has_body(f, bk__hash_u64_keyed1(key, f->u64_flip), bits, mix, mulx);                \
+        return has_body(f, bk__hash_u64_folded1(key, f->u64_fold), bits, mix, mulx);                \
     }
 FUSE_HAS_U64(has8_u64, , 8, false, false)
 FUSE_HAS_U64(has16_u64, , 16, false, false)
@@ -747,7 +755,7 @@ bk_status bk_fuse_get_reader(const bk_fuse *f, bk_fuse_reader *out)
     out->segmask = f->segmask;
     out->mix_seed = f->mix_seed;
     out->seed = f->seed;
-    out->flip = f->u64_flip;
+    out->flip = bk__hash_u64_flip(f->seed);
     out->fp_bits = f->fp_bits;
     out->empty = f->empty;
     return BK_OK;

@@ -71,7 +71,7 @@ typedef struct cf_table {
     uint64_t stash[CF_STASH];
     uint64_t items;       /* fingerprints held, stash included */
     /* last, so that the first table's two fields a query reads sit right before the filter's struct
-     * and its hot header (bk_cuckoo's has_u64 and u64_flip): 32 bytes together */
+     * and its hot header (bk_cuckoo's has_u64 and u64_fold): 32 bytes together */
     uint64_t *words;
     uint64_t buckets;     /* base << shift */
     /* (the chain's first table's buckets, base, are buckets >> shift: derived, not stored) */
@@ -94,7 +94,7 @@ struct bk_cuckoo {
     /* The hot header, first: the one-key uint64 query (see has below) and the seed part its hash
      * reads; the first table's words and bucket count end the record just before it. */
     bool (*has_u64)(const bk_cuckoo *F, uint64_t key); /* the same as has on a uint64 key, hashed in it */
-    uint64_t u64_flip;       /* bk__hash_u64_flip(seed): the uint64 calls' seed part, computed once */
+    uint64_t u64_fold;       /* bk__hash_u64_fold(bk__hash_u64_flip(seed)): the uint64 calls' seed part (bk__hash_u64_folded), computed once */
     /* Small fields packed into narrow types: thousands of small filters (Redis keys) each carry this
      * struct, so what can be derived is not stored (the lanes' low masks, the one-table pointer). */
     uint32_t expansion;      /* 0 or 2^exp_shift */

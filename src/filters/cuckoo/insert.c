@@ -296,7 +296,7 @@ bk_status bk_cuckoo_add(bk_cuckoo *F, const void *key, size_t len)
     if (BK_LIKELY(len == 8)) {
         uint64_t k;
         memcpy(&k, key, 8);
-        return bk_cuckoo_add_hash(F, bk__hash_u64_keyed(k, F->u64_flip));
+        return bk_cuckoo_add_hash(F, bk__hash_u64_folded(k, F->u64_fold));
     }
     return add_any_len(F, key, len);
 }
@@ -388,19 +388,19 @@ bk_status bk_cuckoo_remove(bk_cuckoo *F, const void *key, size_t len)
 bk_status bk_cuckoo_add_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_add_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
+    return bk_cuckoo_add_hash(F, bk__hash_u64_folded(key, F->u64_fold));
 }
 
 bk_status bk_cuckoo_add_if_absent_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_add_if_absent_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
+    return bk_cuckoo_add_if_absent_hash(F, bk__hash_u64_folded(key, F->u64_fold));
 }
 
 bk_status bk_cuckoo_remove_u64(bk_cuckoo *F, uint64_t key)
 {
     if (BK_UNLIKELY(!F)) return BK_EINVAL;
-    return bk_cuckoo_remove_hash(F, bk__hash_u64_keyed(key, F->u64_flip));
+    return bk_cuckoo_remove_hash(F, bk__hash_u64_folded(key, F->u64_fold));
 }
 
 /* ---- batches ---- */

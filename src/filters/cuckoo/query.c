@@ -154,7 +154,7 @@ BK_INLINE bool has_fast(const bk_cuckoo *F, uint64_t h, const uint32_t cf, const
 
 /* Each path twice: on a hash (F->has), and on a uint64 key hashed in the same function (F->has_u64),
  * so a uint64 call is one indirect jump to a function that does all of it. */
-#define CF_KEY(F, k) bk__hash_u64_keyed1(k, (F)->u64_flip)
+#define CF_KEY(F, k) bk__hash_u64_folded1(k, (F)->u64_fold)
 static bool has_any(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, false, false); }
 static bool has_any_early(const bk_cuckoo *F, uint64_t h) { return has_fast(F, h, 0, true, false); }
 static bool has_any_u(const bk_cuckoo *F, uint64_t k) { return has_fast(F, CF_KEY(F, k), 0, false, false); }
@@ -267,7 +267,7 @@ bk_status bk_cuckoo_get_reader(const bk_cuckoo *F, bk_cuckoo_reader *out)
     out->lane_lo = F->lane_lo;
     out->lane_hi = F->lane_hi;
     out->seed = F->seed;
-    out->flip = F->u64_flip;
+    out->flip = bk__hash_u64_flip(F->seed);
     for (int k = 0; k < CF_STASH; k++) out->stash[k] = LD(&T->stash[k]);
     out->fp_range = F->fp_range;
     out->stash_used = stash_used(T);

@@ -183,7 +183,7 @@ BK_HIDDEN void bk__cf_init_struct(bk_cuckoo *F, const cf_params *p, double fpr_t
     F->expansion = p->expansion;
     F->exp_shift = p->expansion ? (uint32_t)__builtin_ctz(p->expansion) : 0;
     F->seed = p->seed;
-    F->u64_flip = bk__hash_u64_flip(p->seed);
+    F->u64_fold = bk__hash_u64_fold(bk__hash_u64_flip(p->seed));
     F->fpr_target = fpr_target;
     F->fp_range = (uint32_t)((UINT64_C(1) << p->f) - 1);
     F->f_recip = 65536 / p->f + 1;
