@@ -599,34 +599,11 @@ static void bad_input(void **state)
 
 /* ---- the allocator sees everything, also on failure paths ---- */
 
-static long g_live, g_budget = -1;
-static void *count_malloc(void *o, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return malloc(n);
-}
-static void *count_calloc(void *o, size_t c, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return calloc(c, n);
-}
-static void count_free(void *o, void *p)
-{
-    (void)o;
-    if (p) g_live--;
-    free(p);
-}
-
 static void allocator_and_out_of_memory(void **state)
 {
     (void)state;
-    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
+    tu_alloc_count cnt = { 0, -1 };
+    bk_allocator a = { tu_count_malloc, tu_count_calloc, tu_count_free, &cnt };
     bk_set_allocator(&a);
     const size_t n = 3000;
     uint64_t *h = random_hashes(61, n);
@@ -635,10 +612,10 @@ static void allocator_and_out_of_memory(void **state)
     /* every allocation failing in turn: BK_ENOMEM, nothing made, nothing leaked */
     bool succeeded = false;
     for (long budget = 0; budget < 40 && !succeeded; budget++) {
-        g_budget = budget;
+        cnt.budget = budget;
         bk_fuse *f = (bk_fuse *)0x1;
         bk_status s = bk_fuse_build_hashes(d, m, NULL, &f);
-        g_budget = -1;
+        cnt.budget = -1;
         if (s == BK_OK) {
             succeeded = true;
             assert_all_present(f, h, n);
@@ -647,7 +624,7 @@ static void allocator_and_out_of_memory(void **state)
             assert_int_equal(s, BK_ENOMEM);
             assert_null(f);
         }
-        assert_int_equal(g_live, 0);
+        assert_int_equal(cnt.live, 0);
     }
     assert_true(succeeded);
     /* the bytes path and a bounded failure free everything too */
@@ -655,9 +632,9 @@ static void allocator_and_out_of_memory(void **state)
     size_t lens[3] = { 1, 1, 1 };
     bk_fuse *f = NULL;
     assert_int_equal(bk_fuse_build(ptrs, lens, 3, NULL, &f), BK_OK);
-    assert_true(g_live >= 2);
+    assert_true(cnt.live >= 2);
     bk_fuse_free(f);
-    assert_int_equal(g_live, 0);
+    assert_int_equal(cnt.live, 0);
     bk_set_allocator(NULL);
     free(d);
     free(h);

@@ -721,34 +721,11 @@ static void bad_input(void **state)
 
 /* ---- the allocator sees everything, also on failure paths ---- */
 
-static long g_live, g_budget = -1;
-static void *count_malloc(void *o, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return malloc(n);
-}
-static void *count_calloc(void *o, size_t c, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return calloc(c, n);
-}
-static void count_free(void *o, void *p)
-{
-    (void)o;
-    if (p) g_live--;
-    free(p);
-}
-
 static void allocator_and_out_of_memory(void **state)
 {
     (void)state;
-    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
+    tu_alloc_count cnt = { 0, -1 };
+    bk_allocator a = { tu_count_malloc, tu_count_calloc, tu_count_free, &cnt };
     const size_t n = 3000;
     uint64_t *h = random_hashes(61, n);
     size_t m;
@@ -758,12 +735,12 @@ static void allocator_and_out_of_memory(void **state)
     bk__ribbon_shard_keys = sharded ? 700 : 0;
     bool succeeded = false;
     for (long budget = 0; budget < 60 && !succeeded; budget++) {
-        g_budget = budget;
+        cnt.budget = budget;
         bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
         o.allocator = &a;
         bk_ribbon *f = (bk_ribbon *)0x1;
         bk_status s = bk_ribbon_build_hashes(d, m, &o, &f);
-        g_budget = -1;
+        cnt.budget = -1;
         if (s == BK_OK) {
             succeeded = true;
             assert_all_present(f, h, n);
@@ -772,7 +749,7 @@ static void allocator_and_out_of_memory(void **state)
             assert_int_equal(s, BK_ENOMEM);
             assert_null(f);
         }
-        assert_int_equal(g_live, 0);
+        assert_int_equal(cnt.live, 0);
     }
     assert_true(succeeded);
     }

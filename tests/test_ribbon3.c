@@ -239,32 +239,10 @@ static void older_bodies_on_request(void **state)
 
 /* ---- the file body ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static bk_status mem_sink(void *ctx, const void *data, size_t len)
+static tu_membuf encode(const bk_ribbon *f)
 {
-    membuf *m = ctx;
-    if (m->len + len > m->cap) {
-        size_t cap = ((m->len + len) * 2 + 64 + 63) / 64 * 64;
-        uint8_t *nb = aligned_alloc(64, cap);
-        if (!nb) return BK_ENOMEM;
-        if (m->len) memcpy(nb, m->buf, m->len);
-        free(m->buf);
-        m->buf = nb;
-        m->cap = cap;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return BK_OK;
-}
-
-static membuf encode(const bk_ribbon *f)
-{
-    membuf m = { 0 };
-    bk_writer w = { mem_sink, &m, 0 };
+    tu_membuf m = { 0 };
+    bk_writer w = { tu_mem_sink, &m, 0 };
     assert_int_equal(bk__ribbon_vtable.encode(f, &w), BK_OK);
     assert_int_equal(w.offset, m.len);
     return m;
@@ -296,7 +274,7 @@ static void round_trip(void **state)
     for (size_t a = 0; a < 3; a++) {
         uint64_t *h = random_hashes(51 + a, ns[a]);
         bk_ribbon *f = build3(h, ns[a], ps[a], 0xabc);
-        membuf m = encode(f);
+        tu_membuf m = encode(f);
         assert_int_equal(m.buf[0], 3);
         for (int borrow = 0; borrow <= 1; borrow++) {
             bk_ribbon *g;
@@ -310,7 +288,7 @@ static void round_trip(void **state)
                 uint64_t x = tu_splitmix(&st);
                 assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
             }
-            membuf m2 = encode(g);
+            tu_membuf m2 = encode(g);
             assert_int_equal(m2.len, m.len);
             assert_memory_equal(m2.buf, m.buf, m.len);
             free(m2.buf);
@@ -345,7 +323,7 @@ static void decode_refuses_damage(void **state)
     uint64_t *h = random_hashes(61, n);
     bk_ribbon *f = build3(h, n, 0.01, 0);
     assert_true(f->nlayers >= 2);
-    membuf m = encode(f);
+    tu_membuf m = encode(f);
     uint8_t *b = aligned_alloc(64, (m.len + 128 + 63) / 64 * 64);
     bk_ribbon *g;
     for (size_t cut = 0; cut < m.len; cut += (cut < 256 ? 1 : 97))
@@ -428,7 +406,7 @@ static void last_layer_retries(void **state)
         bk__ribbon_body = 0;
         assert_all_present(f, h, n);
         {
-            membuf m = encode(f);
+            tu_membuf m = encode(f);
             bk_ribbon *g;
             assert_int_equal(decode(m.buf, m.len, false, 0, &g), BK_OK);
             assert_same_data(f, g);
@@ -472,48 +450,25 @@ static void sizing_agrees(void **state)
 
 /* ---- the allocator sees everything, also on failure paths ---- */
 
-static long g_live, g_budget = -1;
-static void *count_malloc(void *o, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return malloc(n);
-}
-static void *count_calloc(void *o, size_t c, size_t n)
-{
-    (void)o;
-    if (g_budget == 0) return NULL;
-    if (g_budget > 0) g_budget--;
-    g_live++;
-    return calloc(c, n);
-}
-static void count_free(void *o, void *p)
-{
-    (void)o;
-    if (p) g_live--;
-    free(p);
-}
-
 /* Every allocation failing in turn (with repeats in the input, so the start-over path runs too):
  * BK_ENOMEM and nothing left allocated, until the build succeeds. */
 static void out_of_memory(void **state)
 {
     (void)state;
-    bk_allocator a = { count_malloc, count_calloc, count_free, NULL };
+    tu_alloc_count cnt = { 0, -1 };
+    bk_allocator a = { tu_count_malloc, tu_count_calloc, tu_count_free, &cnt };
     const size_t n = 100000;
     uint64_t *h = random_hashes(81, n + 10);
     for (size_t i = 0; i < 10; i++) h[n + i] = h[i * 7];
     bool succeeded = false;
     bk__ribbon_body = 3;
     for (long budget = 0; budget < 200 && !succeeded; budget++) {
-        g_budget = budget;
+        cnt.budget = budget;
         bk_ribbon_options o = BK_RIBBON_OPTIONS_INIT;
         o.allocator = &a;
         bk_ribbon *f = (bk_ribbon *)0x1;
         bk_status s = bk_ribbon_build_hashes(h, n + 10, &o, &f);
-        g_budget = -1;
+        cnt.budget = -1;
         if (s == BK_OK) {
             succeeded = true;
             assert_int_equal(bk_ribbon_count(f), n);
@@ -523,7 +478,7 @@ static void out_of_memory(void **state)
             assert_int_equal(s, BK_ENOMEM);
             assert_null(f);
         }
-        assert_int_equal(g_live, 0);
+        assert_int_equal(cnt.live, 0);
     }
     bk__ribbon_body = 0;
     assert_true(succeeded);

@@ -45,6 +45,35 @@ static inline bk_status tu_mem_sink(void *ctx, const void *data, size_t len)
     return BK_OK;
 }
 
+/* An allocator (opaque: a tu_alloc_count) that counts the blocks it has live and, once `budget`
+ * allocations have been made, fails every further one (budget < 0: never fails), for tests of the
+ * out-of-memory paths: every allocation failing in turn, and nothing left live after. */
+typedef struct {
+    long live, budget;
+} tu_alloc_count;
+static inline void *tu_count_malloc(void *o, size_t n)
+{
+    tu_alloc_count *c = o;
+    if (c->budget == 0) return NULL;
+    if (c->budget > 0) c->budget--;
+    c->live++;
+    return malloc(n);
+}
+static inline void *tu_count_calloc(void *o, size_t k, size_t n)
+{
+    tu_alloc_count *c = o;
+    if (c->budget == 0) return NULL;
+    if (c->budget > 0) c->budget--;
+    c->live++;
+    return calloc(k, n);
+}
+static inline void tu_count_free(void *o, void *p)
+{
+    tu_alloc_count *c = o;
+    if (p) c->live--;
+    free(p);
+}
+
 /* The whole file at `path` in a malloc'd buffer, with a NUL after its *len bytes (so a text file reads as a
  * string); fails the test when the file cannot be opened. Free it after. */
 static inline void *tu_read_file(const char *path, size_t *len)
