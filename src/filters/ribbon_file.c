@@ -19,6 +19,24 @@
  * padding to 64, then the N u64 words: each layer's fields, words and R3_TAIL zero
  * words, layer after layer (the filter's array as the query reads it). */
 
+/* The words of a body (bytes of them, at the next 64-byte boundary): borrowed from a mapping or
+ * copied into the filter's own array. */
+static bk_status read_words(bk_reader *r, bk_ribbon *f, uint64_t bytes)
+{
+    const uint8_t *data = NULL;
+    bk_status s;
+    if ((s = bk__r_align(r, 64)) || (s = bk__r_array_begin(r, bytes, &data))) return s;
+    if (!r->borrow) {
+        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
+        f->owns_words = f->words != NULL;
+        if (!f->words) return BK_ENOMEM;
+    }
+    uint64_t *words = (uint64_t *)(void *)f->words;
+    if ((s = bk__r_array_end(r, bytes, data, &words))) return s;
+    f->words = (u128 *)(void *)words;
+    return BK_OK;
+}
+
 static bk_status encode_bumped(const bk_ribbon *f, bk_writer *w)
 {
     bk_status s;
@@ -72,24 +90,11 @@ static bk_status decode_bumped(bk_reader *r, void **out)
         }
     }
     if (s == BK_OK && (total != ndata || count > slots)) s = BK_ECORRUPT;
-    if (s == BK_OK) s = bk__r_align(r, 64);
-    const uint8_t *data = NULL;
-    const uint64_t bytes = ndata * 8;
-    if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
-    if (s == BK_OK && !r->borrow) {
-        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        f->owns_words = f->words != NULL;
-        if (!f->words) s = BK_ENOMEM;
-    }
-    if (s == BK_OK) {
-        uint64_t *words = (uint64_t *)(void *)f->words;
-        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) {
-            f->words = (u128 *)(void *)words;
-            f->ndata = ndata;
-            bk__ribbon3_totals(f);
-            for (uint32_t k = 0; k < L && s == BK_OK; k++)
-                if (!bumped_layer_ok(&f->layers[k], lo, k + 1 == L)) s = BK_ECORRUPT;
-        }
+    if (s == BK_OK && (s = read_words(r, f, ndata * 8)) == BK_OK) {
+        f->ndata = ndata;
+        bk__ribbon3_totals(f);
+        for (uint32_t k = 0; k < L && s == BK_OK; k++)
+            if (!bumped_layer_ok(&f->layers[k], lo, k + 1 == L)) s = BK_ECORRUPT;
     }
     if (s != BK_OK) {
         bk_ribbon_free(f);
@@ -159,22 +164,10 @@ static bk_status decode_sharded(bk_reader *r, void **out)
         slots += (uint64_t)nb * W;
     }
     if (s == BK_OK && (off != nwords || count > slots)) s = BK_ECORRUPT;
-    if (s == BK_OK) s = bk__r_align(r, 64);
-    const uint8_t *data = NULL;
-    uint64_t bytes = (nwords + TAIL_WORDS) * 16;
-    if (s == BK_OK) s = bk__r_array_begin(r, bytes, &data);
-    if (s == BK_OK && !r->borrow) {
-        f->words = bk__calloc_aligned(f->alloc, (size_t)bytes);
-        f->owns_words = f->words != NULL;
-        if (!f->words) s = BK_ENOMEM;
-    }
-    if (s == BK_OK) {
-        uint64_t *words = (uint64_t *)(void *)f->words;
-        if ((s = bk__r_array_end(r, bytes, data, &words)) == BK_OK) {
-            f->words = (u128 *)(void *)words;
-            if (!bk__tail_zero(words, bytes / 8, nwords * 128)) s = BK_ECORRUPT;
-        }
-    }
+    const uint64_t bytes = (nwords + TAIL_WORDS) * 16;
+    if (s == BK_OK && (s = read_words(r, f, bytes)) == BK_OK &&
+        !bk__tail_zero((const uint64_t *)(const void *)f->words, bytes / 8, nwords * 128))
+        s = BK_ECORRUPT;
     if (s != BK_OK) {
         bk_ribbon_free(f);
         return s;
