@@ -123,21 +123,14 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
     "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
     "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
-#define R3_512_MORE(shift) "kmovw %%k1, %k[t]\n\t" "shl $" shift ", %[t]\n\t" "or %[t], %[got]\n\t"
 #define R3_512_ASM(text)                                                                                    \
     __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
             "kmovw %%k1, %k[got]\n\t" text                                                                   \
             : [got] "=&r"(got), [t] "=&r"(t)                                                                \
             : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1)                                        \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
-    if (rounds == 1) R3_512_ASM("");
-    else if (rounds == 2) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8"));
-    else if (rounds == 3) R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16"));
-    else
-        R3_512_ASM(R3_512_ROUND("64") R3_512_MORE("8") R3_512_ROUND("128") R3_512_MORE("16") R3_512_ROUND("192")
-                       R3_512_MORE("24"));
+    RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
 #undef R3_512_ASM
-#undef R3_512_MORE
 #undef R3_512_ROUND
     (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
 #else

@@ -215,4 +215,17 @@ BK_HIDDEN uint64_t bk__ribbon3_build_memory(uint64_t n, double p);
 /* ribbon_query.c: the query paths of f for this CPU (the empty filter's, one system's, shards') */
 BK_HIDDEN void bk__ribbon_pick_paths(bk_ribbon *f);
 
+/* The AVX-512 query kernels (bodies 2 and 3) in inline assembly, one to four rounds of eight columns:
+ * ASM(text) emits the masks and the first round (its eight parities in the low bits of got) followed by
+ * text; ROUND(off) is a further round at byte offset off, RB_512_MORE(shift) merges its parities into got
+ * at bit shift. */
+#define RB_512_MORE(shift) "kmovw %%k1, %k[t]\n\t" "shl $" shift ", %[t]\n\t" "or %[t], %[got]\n\t"
+#define RB_512_BY_ROUNDS(rounds, ASM, ROUND)                                                                \
+    do {                                                                                                    \
+        if ((rounds) == 1) ASM("");                                                                         \
+        else if ((rounds) == 2) ASM(ROUND("64") RB_512_MORE("8"));                                          \
+        else if ((rounds) == 3) ASM(ROUND("64") RB_512_MORE("8") ROUND("128") RB_512_MORE("16"));          \
+        else ASM(ROUND("64") RB_512_MORE("8") ROUND("128") RB_512_MORE("16") ROUND("192") RB_512_MORE("24")); \
+    } while (0)
+
 #endif

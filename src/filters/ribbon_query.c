@@ -188,7 +188,6 @@ RB_T_AVX2 BK_INLINE bool avx2_match(const u128 *base, uint32_t lo, uint64_t uppe
     "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
     "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
 /* its bits to bits [8r, 8r + 8) of got */
-#define RB_512_MORE(shift) "kmovw %%k1, %k[t]\n\t" "shl $" shift ", %[t]\n\t" "or %[t], %[got]\n\t"
 
 RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t upper, uint64_t x, uint64_t start,
                                         unsigned rounds)
@@ -200,12 +199,7 @@ RB_T_AVX512 BK_INLINE bool avx512_match(const u128 *base, uint32_t lo, uint64_t 
             : [got] "=&r"(got), [t] "=&r"(t)                                                                \
             : [s0] "r"(g.s0), [s1] "r"(g.s1), [s2] "r"(g.s2), [m0] "r"(g.m0), [m1] "r"(g.m1), [m2] "r"(g.m2) \
             : "xmm16", "xmm17", "xmm18", "xmm19", "k1", "memory")
-    if (rounds == 1) RB_512_ASM("");
-    else if (rounds == 2) RB_512_ASM(RB_512_ROUND("64") RB_512_MORE("8"));
-    else if (rounds == 3) RB_512_ASM(RB_512_ROUND("64") RB_512_MORE("8") RB_512_ROUND("128") RB_512_MORE("16"));
-    else
-        RB_512_ASM(RB_512_ROUND("64") RB_512_MORE("8") RB_512_ROUND("128") RB_512_MORE("16") RB_512_ROUND("192")
-                       RB_512_MORE("24"));
+    RB_512_BY_ROUNDS(rounds, RB_512_ASM, RB_512_ROUND);
 #undef RB_512_ASM
     (void)t;
     return rb_verdict(got, x, g.cols);
