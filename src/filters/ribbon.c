@@ -751,21 +751,20 @@ bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom
     return BK_OK;
 }
 
-/* A sharded filter's struct and shard table (S shards, lo), without words. */
-bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
-                                 bk_ribbon **out)
+/* A filter's struct (n keys, lo, seed) and its table of nrec records of size bytes (body 2's shards,
+ * body 3's layers; one record at least is allocated), without words. */
+bk_status bk__ribbon_new_table(const bk_allocator *a, uint64_t n, uint32_t lo, uint64_t seed, uint64_t nrec,
+                               size_t size, void **table, bk_ribbon **out)
 {
     const bk_allocator *al = bk__allocator(a);
-    if (S > SIZE_MAX / sizeof(rb_shard)) return BK_ETOOBIG;
+    if (nrec > SIZE_MAX / size) return BK_ETOOBIG;
     bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
     if (!f) return BK_ENOMEM;
     f->alloc = al;
-    f->shards = bk__calloc(al, (size_t)S, sizeof(rb_shard));
-    if (!f->shards) {
+    if (!(*table = bk__calloc(al, nrec ? (size_t)nrec : 1, size))) {
         bk__free(al, f);
         return BK_ENOMEM;
     }
-    f->nshards = S;
     f->lo = lo;
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
@@ -774,6 +773,17 @@ bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, 
     return BK_OK;
 }
 
+/* A sharded filter's struct and shard table (S shards, lo), without words. */
+bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo, uint64_t seed,
+                                 bk_ribbon **out)
+{
+    void *t;
+    const bk_status s = bk__ribbon_new_table(a, n, lo, seed, S, sizeof(rb_shard), &t, out);
+    if (s != BK_OK) return s;
+    (*out)->shards = t;
+    (*out)->nshards = S;
+    return BK_OK;
+}
 
 /* The FPR and slots of a sharded filter: a query key lands in each shard alike. */
 void bk__ribbon_sharded_totals(bk_ribbon *f)

@@ -26,21 +26,11 @@
 bk_status bk__ribbon3_new(const bk_allocator *a, uint64_t n, uint32_t nlayers, uint32_t lo, uint64_t seed,
                           bk_ribbon **out)
 {
-    const bk_allocator *al = bk__allocator(a);
-    bk_ribbon *f = bk__calloc(al, 1, sizeof *f);
-    if (!f) return BK_ENOMEM;
-    f->alloc = al;
-    f->layers = bk__calloc(al, nlayers ? nlayers : 1, sizeof(rb3_layer));
-    if (!f->layers) {
-        bk__free(al, f);
-        return BK_ENOMEM;
-    }
-    f->nlayers = nlayers;
-    f->lo = lo;
-    f->seed = seed;
-    f->u64_flip = bk__hash_u64_flip(seed);
-    f->count = n;
-    *out = f;
+    void *t;
+    const bk_status s = bk__ribbon_new_table(a, n, lo, seed, nlayers, sizeof(rb3_layer), &t, out);
+    if (s != BK_OK) return s;
+    (*out)->layers = t;
+    (*out)->nlayers = nlayers;
     return BK_OK;
 }
 

@@ -197,6 +197,8 @@ BK_INLINE bool use_popcnt(void)
 BK_HIDDEN bk_status bk__ribbon_geom_check(const rb_geom *g);
 BK_HIDDEN bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom *g, uint64_t seed,
                                           uint64_t mix_seed, bool alloc_words, bk_ribbon **out);
+BK_HIDDEN bk_status bk__ribbon_new_table(const bk_allocator *a, uint64_t n, uint32_t lo, uint64_t seed, uint64_t nrec,
+                                         size_t size, void **table, bk_ribbon **out);
 BK_HIDDEN bk_status bk__ribbon_new_sharded(const bk_allocator *a, uint64_t n, uint64_t S, uint32_t lo,
                                            uint64_t seed, bk_ribbon **out);
 BK_HIDDEN void bk__ribbon_sharded_totals(bk_ribbon *f);
