@@ -1,16 +1,4 @@
-#include "testutil.h"
-#include <bloomkit/bloomkit.h>
-#include "filters/internal.h"
-#include "filters/testing.h"
-#include "filters/ribbon_impl.h"
-
-static uint64_t *random_hashes(uint64_t stream, size_t n)
-{
-    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
-    assert_non_null(h);
-    for (size_t i = 0; i < n; i++) h[i] = tu_splitmix(&stream);
-    return h;
-}
+#include "ribbon_tests.h"
 
 static bk_ribbon *build_h(const uint64_t *h, size_t n, double p, uint64_t seed)
 {
@@ -21,28 +9,6 @@ static bk_ribbon *build_h(const uint64_t *h, size_t n, double p, uint64_t seed)
     assert_int_equal(bk_ribbon_build_hashes(h, n, &o, &f), BK_OK);
     assert_non_null(f);
     return f;
-}
-
-/* Every value present, by the single and the batch form. */
-static void assert_all_present(const bk_ribbon *f, const uint64_t *h, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!bk_ribbon_contains_hash(f, h[i])) fail_msg("false negative: value %zu of %zu", i, n);
-    uint8_t *res = malloc(n ? n : 1);
-    assert_non_null(res);
-    memset(res, 0, n ? n : 1);
-    assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, h, n, res), n);
-    for (size_t i = 0; i < n; i++) assert_int_equal(res[i], 1);
-    assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, h, n, NULL), n);
-    free(res);
-}
-
-static void assert_same_data(const bk_ribbon *a, const bk_ribbon *b)
-{
-    size_t la, lb;
-    const uint8_t *da = bk_ribbon_data(a, &la), *db = bk_ribbon_data(b, &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(da, db, la);
 }
 
 /* Input with duplicates: every value 1 to 3 times, one value 300 times, in a shuffled order. */
@@ -431,89 +397,13 @@ static void vector_rounds_agree(void **state)
 
 /* ---- serialization through the type's table ---- */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static bk_status mem_sink(void *ctx, const void *data, size_t len)
-{
-    membuf *m = ctx;
-    if (m->len + len > m->cap) {
-        size_t cap = (m->len + len) * 2 + 64;
-        uint8_t *nb = aligned_alloc(64, (cap + 63) / 64 * 64);
-        if (!nb) return BK_ENOMEM;
-        if (m->len) memcpy(nb, m->buf, m->len);
-        free(m->buf);
-        m->buf = nb;
-        m->cap = (cap + 63) / 64 * 64;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return BK_OK;
-}
-
-static membuf encode(const bk_ribbon *f)
-{
-    membuf m = { 0 };
-    bk_writer w = { mem_sink, &m, 0 };
-    assert_int_equal(bk__ribbon_vtable.encode(f, &w), BK_OK);
-    assert_int_equal(w.offset, m.len);
-    return m;
-}
-
-/* As the loader does: a body the decoder did not consume to its end is refused (BK_ECORRUPT). */
-static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_ribbon **out)
-{
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
-    void *f = (void *)0x1;
-    bk_status s = bk__ribbon_vtable.decode(&r, &f);
-    if (s == BK_OK && r.off != len) {
-        bk_ribbon_free(f);
-        f = NULL;
-        s = BK_ECORRUPT;
-    }
-    if (s != BK_OK) assert_null(f);
-    *out = f;
-    return s;
-}
-
-/* m (the encoding of f, built from the n distinct hashes h with seed), decoded borrowed or copied, is
- * f: the same data, count and FPR, every key present, the same answers on `probes` random hashes; it
- * encodes to m again, and its clone is f too. */
-static void check_decoded(const membuf *m, const bk_ribbon *f, const uint64_t *h, size_t n, uint64_t seed,
-                          int borrow, int probes)
-{
-    bk_ribbon *g;
-    assert_int_equal(decode(m->buf, m->len, borrow, seed, &g), BK_OK);
-    assert_same_data(f, g);
-    assert_int_equal(bk_ribbon_count(g), n);
-    assert_true(bk_ribbon_fpr(g) == bk_ribbon_fpr(f));
-    assert_all_present(g, h, n);
-    uint64_t st = 3;
-    for (int i = 0; i < probes; i++) {
-        uint64_t x = tu_splitmix(&st);
-        assert_int_equal(bk_ribbon_contains_hash(f, x), bk_ribbon_contains_hash(g, x));
-    }
-    membuf m2 = encode(g);
-    assert_int_equal(m2.len, m->len);
-    assert_memory_equal(m2.buf, m->buf, m->len);
-    free(m2.buf);
-    bk_ribbon *c;
-    assert_int_equal(bk_ribbon_clone(g, &c), BK_OK);
-    bk_ribbon_free(g);
-    assert_same_data(f, c);
-    assert_all_present(c, h, n);
-    bk_ribbon_free(c);
-}
-
 static void round_trip(void **state)
 {
     (void)state;
     const size_t n = 100000;
     uint64_t *h = random_hashes(31, n);
     bk_ribbon *f = build_h(h, n, 0.002, 0xabc);
-    membuf m = encode(f);
+    tu_membuf m = encode(f);
     for (int borrow = 0; borrow <= 1; borrow++) {
         check_decoded(&m, f, h, n, 0xabc, borrow, 200000);
     }
@@ -522,16 +412,13 @@ static void round_trip(void **state)
     free(h);
 }
 
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-
 static void decode_refuses_damage(void **state)
 {
     (void)state;
     const size_t n = 5000;
     uint64_t *h = random_hashes(41, n);
     bk_ribbon *f = build_h(h, n, 0.01, 0);
-    membuf m = encode(f);
+    tu_membuf m = encode(f);
     uint8_t *b = aligned_alloc(64, (m.len + 63) / 64 * 64);
     bk_ribbon *g;
     for (size_t cut = 0; cut < m.len; cut += (cut < 128 ? 1 : 97))
@@ -559,7 +446,7 @@ static void decode_refuses_damage(void **state)
     }
     /* a file claiming zero keys but holding a solution */
     bk_ribbon *e = build_h(NULL, 0, 0.01, 0);
-    membuf me = encode(e);
+    tu_membuf me = encode(e);
     me.buf[64 + 5] = 1;
     assert_int_equal(decode(me.buf, me.len, false, 0, &g), BK_ECORRUPT);
     memcpy(b, m.buf, m.len);
@@ -584,7 +471,7 @@ static void decode_refuses_damage_sharded(void **state)
     bk__ribbon_shard_keys = 700;
     bk_ribbon *f = build_h(h, n, 0.01, 0);
     bk__ribbon_shard_keys = 0;
-    membuf m = encode(f);
+    tu_membuf m = encode(f);
     uint8_t *b = aligned_alloc(64, (m.len + 63) / 64 * 64);
     bk_ribbon *g;
     assert_int_equal(m.buf[0], 2);

@@ -1,20 +1,8 @@
 /* The Ribbon filter's body 3 (bumped Ribbon, width 64): no false negatives at any n and p, the FPR and
  * space near the bound, the vector and portable paths alike, duplicates building as the set, and the
  * older bodies still made when asked for. */
-#include "testutil.h"
+#include "ribbon_tests.h"
 #include <math.h>
-#include <bloomkit/bloomkit.h>
-#include "filters/internal.h"
-#include "filters/testing.h"
-#include "filters/ribbon_impl.h"
-
-static uint64_t *random_hashes(uint64_t stream, size_t n)
-{
-    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
-    assert_non_null(h);
-    for (size_t i = 0; i < n; i++) h[i] = tu_splitmix(&stream);
-    return h;
-}
 
 static bk_ribbon *build3(const uint64_t *h, size_t n, double p, uint64_t seed)
 {
@@ -29,31 +17,6 @@ static bk_ribbon *build3(const uint64_t *h, size_t n, double p, uint64_t seed)
     assert_non_null(f);
     assert_non_null(f->layers);
     return f;
-}
-
-static void assert_all_present(const bk_ribbon *f, const uint64_t *h, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!bk_ribbon_contains_hash(f, h[i])) fail_msg("false negative: value %zu of %zu", i, n);
-    uint8_t *res = calloc(n ? n : 1, 1);
-    assert_non_null(res);
-    assert_int_equal(TU_HITS(bk_ribbon_contains_hashes, f, h, n, res), n);
-    for (size_t i = 0; i < n; i++) assert_int_equal(res[i], 1);
-    free(res);
-}
-
-static void assert_same_data(const bk_ribbon *a, const bk_ribbon *b)
-{
-    size_t la, lb;
-    const uint8_t *da = bk_ribbon_data(a, &la), *db = bk_ribbon_data(b, &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(da, db, la);
-    assert_int_equal(a->nlayers, b->nlayers);
-    for (uint32_t k = 0; k < a->nlayers; k++) {
-        assert_int_equal(a->layers[k].nblocks, b->layers[k].nblocks);
-        assert_int_equal(a->layers[k].upper, b->layers[k].upper);
-        assert_int_equal(a->layers[k].seed, b->layers[k].seed);
-    }
 }
 
 /* Every key found at many n (one layer, two, many chunks) and p (one to four rounds of columns). */
@@ -239,31 +202,6 @@ static void older_bodies_on_request(void **state)
 
 /* ---- the file body ---- */
 
-static tu_membuf encode(const bk_ribbon *f)
-{
-    tu_membuf m = { 0 };
-    bk_writer w = { tu_mem_sink, &m, 0 };
-    assert_int_equal(bk__ribbon_vtable.encode(f, &w), BK_OK);
-    assert_int_equal(w.offset, m.len);
-    return m;
-}
-
-/* As the loader does: a body not consumed to its end is refused (BK_ECORRUPT). */
-static bk_status decode(const uint8_t *buf, size_t len, bool borrow, uint64_t seed, bk_ribbon **out)
-{
-    bk_reader r = { buf, len, 0, borrow, false, seed, NULL, NULL };
-    void *f = (void *)0x1;
-    bk_status s = bk__ribbon_vtable.decode(&r, &f);
-    if (s == BK_OK && r.off != len) {
-        bk_ribbon_free(f);
-        f = NULL;
-        s = BK_ECORRUPT;
-    }
-    if (s != BK_OK) assert_null(f);
-    *out = f;
-    return s;
-}
-
 /* Saved and loaded (copied and borrowed): the same layers, data, count, FPR and answers; saved again,
  * the same bytes. */
 static void round_trip(void **state)
@@ -299,9 +237,6 @@ static void round_trip(void **state)
         free(h);
     }
 }
-
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 
 static void assert_refused(const uint8_t *b, size_t len, bool borrow, const char *what, size_t i)
 {
