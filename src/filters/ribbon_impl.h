@@ -109,6 +109,13 @@ BK_INLINE uint64_t rb_block_at(uint32_t lo, uint64_t upper, uint64_t blk, uint32
 }
 
 struct bk_ribbon {
+    /* What a one-key query reads first, together: its path (bk__ribbon_pick_paths), body 3's layer 0
+     * (a copy of layers[0], so that the query reads its fields without loading the table's address
+     * first), the columns and the uint64 calls' seed part. */
+    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    rb3_layer l0;
+    uint32_t lo;
+    uint64_t u64_fold;    /* bk__hash_u64_fold(u64_flip) */
     u128 *words;          /* the solution, interleaved */
     uint64_t nwords;
     uint64_t nblocks;
@@ -125,10 +132,8 @@ struct bk_ribbon {
     uint64_t nshards;
     uint64_t nslots;      /* slots of all blocks */
     double fpr;           /* the geometry's FPR */
-    uint32_t lo;
     bool owns_words;
-    /* The one-key query and the batch loop for this CPU (bk__ribbon_pick_paths) */
-    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    /* The batch loop for this CPU (bk__ribbon_pick_paths) */
     size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
     const bk_allocator *alloc;
 };
