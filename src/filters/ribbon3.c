@@ -64,7 +64,7 @@ BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
     const unsigned o = (unsigned)st & 63;
-    if (o < r3_thr(r3_field(L->meta, b))) return -1;
+    if (o < r3_thr_tab[r3_field(L->meta, b)]) return -1;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
@@ -97,7 +97,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
     const unsigned o = (unsigned)st & 63;
-    if (BK_UNLIKELY(o < r3_thr(r3_field(L->meta, b)))) return -1;
+    if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return -1;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
