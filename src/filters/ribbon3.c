@@ -102,7 +102,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
     const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
-    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
     uint64_t got;
 #ifdef __x86_64__
     /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
@@ -111,13 +111,13 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     "vpandq " off "(%[s0]), %%zmm16, %%zmm19\n\t"                                                           \
     "vpternlogq $0x78, " off "(%[s1]), %%zmm17, %%zmm19\n\t"                                                \
     "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
-    "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
-    "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
+    "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t" /* bit 0 of each popcount, against a broadcast 1 */
+    static const uint64_t one = 1;
 #define R3_512_ASM(text)                                                                                    \
     __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
             "kmovw %%k1, %k[got]\n\t" text                                                                   \
             : [got] "=&r"(got), [t] "=&r"(t)                                                                \
-            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1)                                        \
+            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1), [one] "m"(one)                        \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
     RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
 #undef R3_512_ASM
