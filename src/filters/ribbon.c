@@ -743,6 +743,7 @@ bk_status bk__ribbon_new_filter(const bk_allocator *a, uint64_t n, const rb_geom
     f->mix_seed = mix_seed;
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
+    f->u64_fold = bk__hash_u64_fold(f->u64_flip);
     f->count = n;
     f->nslots = g->nblocks * W;
     f->fpr = n ? geom_fpr(g) : 0.0;
@@ -768,6 +769,7 @@ bk_status bk__ribbon_new_table(const bk_allocator *a, uint64_t n, uint32_t lo, u
     f->lo = lo;
     f->seed = seed;
     f->u64_flip = bk__hash_u64_flip(seed);
+    f->u64_fold = bk__hash_u64_fold(f->u64_flip);
     f->count = n;
     *out = f;
     return BK_OK;

@@ -64,7 +64,7 @@ BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
     const unsigned o = (unsigned)st & 63;
-    if (o < r3_thr(r3_field(L->meta, b))) return -1;
+    if (o < r3_thr_tab[r3_field(L->meta, b)]) return -1;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
@@ -97,12 +97,12 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
     const unsigned o = (unsigned)st & 63;
-    if (BK_UNLIKELY(o < r3_thr(r3_field(L->meta, b)))) return -1;
+    if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return -1;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
     uint32_t cols;
     const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
-    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
     uint64_t got;
 #ifdef __x86_64__
     /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
@@ -111,13 +111,13 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     "vpandq " off "(%[s0]), %%zmm16, %%zmm19\n\t"                                                           \
     "vpternlogq $0x78, " off "(%[s1]), %%zmm17, %%zmm19\n\t"                                                \
     "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
-    "vpsllq $63, %%zmm19, %%zmm19\n\t"                                                                      \
-    "vptestmq %%zmm19, %%zmm19, %%k1\n\t"
+    "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t" /* bit 0 of each popcount, against a broadcast 1 */
+    static const uint64_t one = 1;
 #define R3_512_ASM(text)                                                                                    \
     __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
             "kmovw %%k1, %k[got]\n\t" text                                                                   \
             : [got] "=&r"(got), [t] "=&r"(t)                                                                \
-            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1)                                        \
+            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1), [one] "m"(one)                        \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
     RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
 #undef R3_512_ASM
@@ -151,9 +151,12 @@ R3_K512(4)
  * few registers and no frame for them. */
 typedef bool r3_rest_fn(const bk_ribbon *f, uint64_t h);
 
-BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match, r3_rest_fn *rest)
+/* Layer 0 from the struct's copy (f->l0). seeded: layer 0 has a seed (a filter of one layer, retried);
+ * the one-key paths are made twice, with seeded a constant, so that the usual filter (layer 0's seed
+ * 0: x is the hash itself) neither reads the seed nor tests it. */
+BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match, r3_rest_fn *rest, bool seeded)
 {
-    const int a = match(&f->layers[0], f->lo, r3_x(0, h, f->layers[0].seed));
+    const int a = match(&f->l0, f->lo, seeded ? bk__remix(h + f->l0.seed) : h);
     return BK_LIKELY(a >= 0) ? a : rest(f, h);
 }
 
@@ -164,7 +167,8 @@ BK_INLINE bool r3_has(const bk_ribbon *f, uint64_t h, r3_match_fn *match, r3_res
 BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results, r3_match_fn *match,
                           r3_rest_fn *rest)
 {
-    const rb3_layer *L = &f->layers[0];
+    const rb3_layer *L = &f->l0;
+    const bool seeded = L->seed != 0;
     const size_t span = (size_t)(f->lo + 1) * 16;
     size_t present = 0;
     for (size_t i = 0; i < n; i += R3_BATCH) {
@@ -178,7 +182,7 @@ BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
             BK_PREFETCH(p + span - 1);
         }
         for (size_t k = i; k < e; k++) {
-            const bool r = r3_has(f, hashes[k], match, rest);
+            const bool r = seeded ? r3_has(f, hashes[k], match, rest, true) : r3_has(f, hashes[k], match, rest, false);
             if (results) results[k] = r;
             present += r;
         }
@@ -191,7 +195,8 @@ BK_INLINE size_t r3_batch(const bk_ribbon *f, const uint64_t *hashes, size_t n, 
     {                                                                                                        \
         return r3_rest(f, h, match);                                                                         \
     }                                                                                                        \
-    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match, rest3_##name); } \
+    attr static bool has3_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match, rest3_##name, false); } \
+    attr static bool has3s_##name(const bk_ribbon *f, uint64_t h) { return r3_has(f, h, match, rest3_##name, true); } \
     attr static size_t batch3_##name(const bk_ribbon *f, const uint64_t *h, size_t n, uint8_t *r)             \
     {                                                                                                        \
         return r3_batch(f, h, n, r, match, rest3_##name);                                                    \
@@ -207,26 +212,31 @@ R3_PATH(avx512_3, RB_T_AVX512, r3_match_avx512_3)
 R3_PATH(avx512_4, RB_T_AVX512, r3_match_avx512_4)
 #endif
 
+/* The paths for this CPU; first layer 0's fields copied into the struct (f->l0, what the queries read). */
 void bk__ribbon3_pick_paths(bk_ribbon *f)
 {
-    f->has = has3_portable;
+    f->l0 = f->layers[0];
+    const int s = f->l0.seed != 0;
+    f->has = s ? has3s_portable : has3_portable;
     f->batch = batch3_portable;
 #ifdef RB_HW_POPCNT
     if (use_popcnt()) {
-        f->has = has3_popcnt;
+        f->has = s ? has3s_popcnt : has3_popcnt;
         f->batch = batch3_popcnt;
     }
 #endif
 #ifdef BK_X86
     const unsigned cpu = bk__ribbon_portable ? 0 : bk__cpu_usable();
     const unsigned avx512 = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
-    static bool (*const has_v[4])(const bk_ribbon *, uint64_t) = { has3_avx512_1, has3_avx512_2, has3_avx512_3,
-                                                                    has3_avx512_4 };
+    static bool (*const has_v[2][4])(const bk_ribbon *, uint64_t) = {
+        { has3_avx512_1, has3_avx512_2, has3_avx512_3, has3_avx512_4 },
+        { has3s_avx512_1, has3s_avx512_2, has3s_avx512_3, has3s_avx512_4 },
+    };
     static size_t (*const batch_v[4])(const bk_ribbon *, const uint64_t *, size_t, uint8_t *) = {
         batch3_avx512_1, batch3_avx512_2, batch3_avx512_3, batch3_avx512_4
     };
     if ((cpu & avx512) == avx512) {
-        f->has = has_v[f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
+        f->has = has_v[s][f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
         f->batch = batch_v[f->lo / 8];
     }
 #endif

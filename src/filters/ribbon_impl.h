@@ -91,9 +91,12 @@ BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed)
     (void)k;
     return BK_LIKELY(seed == 0) ? h : bk__remix(h + seed);
 }
-/* threshold index of block b (2 bits) */
-BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((b & 31) * 2)) & 3; }
+/* threshold index of block b (2 bits: bits 2 (b mod 32) and up of word b / 32; the shift count 2b taken
+ * mod 64, as the machine's shifts take it) */
+BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((2 * b) & 63)) & 3; }
 BK_INLINE unsigned r3_thr(unsigned ti) { return (R3_THR >> (8 * ti)) & 0xff; }
+/* The same thresholds as a table, for the queries (one load where the shifts of r3_thr take four steps) */
+static const uint8_t r3_thr_tab[4] = { R3_THR & 0xff, (R3_THR >> 8) & 0xff, (R3_THR >> 16) & 0xff, R3_THR >> 24 };
 
 typedef struct rb_geom {
     uint64_t nblocks;
@@ -101,14 +104,23 @@ typedef struct rb_geom {
     uint32_t lo;
 } rb_geom;
 
-/* Block blk's first word (in u128 words from the system's start) and its column count */
+/* Block blk's first word (in u128 words from the system's start) and its column count: blk * lo +
+ * max(0, blk - upper), written as blk * cols less upper from upper on (the same value, fewer steps) */
 BK_INLINE uint64_t rb_block_at(uint32_t lo, uint64_t upper, uint64_t blk, uint32_t *cols)
 {
-    *cols = lo + (blk >= upper);
-    return blk * lo + (blk > upper ? blk - upper : 0);
+    const bool hi = blk >= upper;
+    *cols = lo + hi;
+    return blk * *cols - (hi ? upper : 0);
 }
 
 struct bk_ribbon {
+    /* What a one-key query reads first, together: its path (bk__ribbon_pick_paths), body 3's layer 0
+     * (a copy of layers[0], so that the query reads its fields without loading the table's address
+     * first), the columns and the uint64 calls' seed part. */
+    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    rb3_layer l0;
+    uint32_t lo;
+    uint64_t u64_fold;    /* bk__hash_u64_fold(u64_flip) */
     u128 *words;          /* the solution, interleaved */
     uint64_t nwords;
     uint64_t nblocks;
@@ -125,10 +137,8 @@ struct bk_ribbon {
     uint64_t nshards;
     uint64_t nslots;      /* slots of all blocks */
     double fpr;           /* the geometry's FPR */
-    uint32_t lo;
     bool owns_words;
-    /* The one-key query and the batch loop for this CPU (bk__ribbon_pick_paths) */
-    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    /* The batch loop for this CPU (bk__ribbon_pick_paths) */
     size_t (*batch)(const struct bk_ribbon *f, const uint64_t *hashes, size_t n, uint8_t *results);
     const bk_allocator *alloc;
 };

@@ -410,14 +410,28 @@ void bk__ribbon_pick_paths(bk_ribbon *f)
 
 bool bk_ribbon_contains_hash(const bk_ribbon *f, uint64_t hash) { return f->has(f, hash); }
 
-bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
+/* Keys of other lengths than 8 in a function of their own: the 8-byte path then needs no stack frame
+ * (the general hash's call does). */
+static __attribute__((noinline)) bool contains_any_len(const bk_ribbon *f, const void *key, size_t len)
 {
     return f->has(f, bk__hash(key, len, f->seed));
 }
 
+/* 8-byte keys hash as the uint64 calls do (the same value as bk__hash of those bytes), with the seed's
+ * part kept in the filter. */
+bool bk_ribbon_contains(const bk_ribbon *f, const void *key, size_t len)
+{
+    if (BK_LIKELY(len == 8)) {
+        uint64_t k;
+        memcpy(&k, key, 8);
+        return f->has(f, bk__hash_u64_folded1(k, f->u64_fold));
+    }
+    return contains_any_len(f, key, len);
+}
+
 bool bk_ribbon_contains_u64(const bk_ribbon *f, uint64_t key)
 {
-    return f->has(f, bk__hash_u64_keyed(key, f->u64_flip));
+    return f->has(f, bk__hash_u64_folded1(key, f->u64_fold));
 }
 
 /* The batch query of the path chosen when the filter was made (bk__contains_many's chunk function). */
