@@ -59,20 +59,39 @@ void bk__ribbon3_totals(bk_ribbon *f)
 
 /* ---- query ---- */
 
-/* Layer L's answer for x: -1 bumped, else whether the key's row matches its fingerprint. */
-BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
+/* A key's row in layer L: its two segments (s0 in its block, s1 in the next, cols words each), the
+ * masks of the row's coefficients in each and its fingerprint. */
+typedef struct r3_row {
+    const uint64_t *s0, *s1;
+    uint64_t m0, m1, fp;
+    uint32_t cols;
+} r3_row;
+
+/* x's row in layer L, or false when its block's threshold bumps it. */
+BK_INLINE bool r3_row_of(const rb3_layer *L, uint32_t lo, uint64_t x, r3_row *r)
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
     const unsigned o = (unsigned)st & 63;
-    if (o < r3_thr_tab[r3_field(L->meta, b)]) return -1;
+    if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return false;
     const u128 c = (u128)x * R3_ROW_MUL;
-    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
-    uint32_t cols;
-    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
-    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (63 - o);
+    const uint64_t cf = (uint64_t)c | 1;
+    r->fp = (uint64_t)(c >> 64);
+    r->s0 = L->w + rb_block_at(lo, L->upper, b, &r->cols);
+    r->s1 = r->s0 + r->cols;
+    r->m0 = cf << o;
+    r->m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
+    return true;
+}
+
+/* Layer L's answer for x: -1 bumped, else whether the key's row matches its fingerprint. */
+BK_INLINE int r3_match(const rb3_layer *L, uint32_t lo, uint64_t x)
+{
+    r3_row r;
+    if (!r3_row_of(L, lo, x, &r)) return -1;
     uint64_t got = 0;
-    for (uint32_t j = 0; j < cols; j++) got |= (uint64_t)__builtin_parityll((s0[j] & m0) ^ (s1[j] & m1)) << j;
-    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+    for (uint32_t j = 0; j < r.cols; j++)
+        got |= (uint64_t)__builtin_parityll((r.s0[j] & r.m0) ^ (r.s1[j] & r.m1)) << j;
+    return ((got ^ r.fp) & ((UINT64_C(1) << r.cols) - 1)) == 0;
 }
 
 /* The layers after the first, for a key layer 0 bumped. */
@@ -95,14 +114,9 @@ BK_INLINE bool r3_rest(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
  * start, at most 8 past the layer's last word, inside its zero tail. */
 RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint64_t x, unsigned rounds)
 {
-    const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
-    const unsigned o = (unsigned)st & 63;
-    if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return -1;
-    const u128 c = (u128)x * R3_ROW_MUL;
-    const uint64_t cf = (uint64_t)c | 1, fp = (uint64_t)(c >> 64);
-    uint32_t cols;
-    const uint64_t *s0 = L->w + rb_block_at(lo, L->upper, b, &cols), *s1 = s0 + cols;
-    const uint64_t m0 = cf << o, m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
+    r3_row r;
+    if (!r3_row_of(L, lo, x, &r)) return -1;
+    const uint64_t *s0 = r.s0, *s1 = r.s1, m0 = r.m0, m1 = r.m1;
     uint64_t got;
 #ifdef __x86_64__
     /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
@@ -134,7 +148,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
         got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
     }
 #endif
-    return ((got ^ fp) & ((UINT64_C(1) << cols) - 1)) == 0;
+    return ((got ^ r.fp) & ((UINT64_C(1) << r.cols) - 1)) == 0;
 }
 #define R3_K512(r)                                                                                             \
     RB_T_AVX512 BK_INLINE int r3_match_avx512_##r(const rb3_layer *L, uint32_t lo, uint64_t x)                \
