@@ -302,6 +302,16 @@ BK_INLINE void bk__stripes_clear(bk__stripes *const *slot)
     for (unsigned i = 0; s && i < BK__STRIPES; i++) __atomic_store_n(&s->v[i * 8], 0, __ATOMIC_RELAXED);
 }
 
+/* Element i of the splitmix64 stream started at z (i >= 1): the seeds of builds' later attempts and
+ * layers, and the sketches' random numbers. */
+BK_INLINE uint64_t bk__splitmix64_at(uint64_t z, uint64_t i)
+{
+    z += i * UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 /* A second, independent-looking 64-bit value from a hash (murmur3's finalizer). */
 BK_INLINE uint64_t bk__remix(uint64_t h)
 {

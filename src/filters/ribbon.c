@@ -806,10 +806,7 @@ void bk__ribbon_sharded_totals(bk_ribbon *f)
 static uint64_t attempt_seed(uint64_t seed, uint32_t i)
 {
     if (i == 0) return 0;
-    uint64_t z = seed + ((uint64_t)i + 1) * UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return bk__splitmix64_at(seed, (uint64_t)i + 1);
 }
 
 /* Failed attempts between two growths of the array (or a shard) by 1/64. */

@@ -656,10 +656,7 @@ static bk_status r3_tmp_make(const bk_allocator *al, r3_tmp *L, uint64_t n, bool
 /* The seed of layer k (its i-th try for the last layer): a splitmix64 stream from the hash seed. */
 static uint64_t r3_seed(uint64_t seed, uint32_t k, uint32_t i)
 {
-    uint64_t z = seed + ((uint64_t)k * 1000003 + i + 1) * UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return bk__splitmix64_at(seed, (uint64_t)k * 1000003 + i + 1);
 }
 
 /* Builds the layers of the n hashes h (distinct, or R3_DUPLICATE); tmp gets them, *nl their count. */

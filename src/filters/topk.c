@@ -200,10 +200,8 @@ static inline uint32_t fingerprint(uint64_t h) { return (uint32_t)bk__remix(h); 
 /* A uniform double in (0, 1]. */
 static inline double next_unit(bk_topk *f)
 {
-    uint64_t z = (f->rng += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
+    const uint64_t z = bk__splitmix64_at(f->rng, 1);
+    f->rng += UINT64_C(0x9e3779b97f4a7c15);
     return (double)((z >> 11) + 1) * 0x1.0p-53;
 }
 
