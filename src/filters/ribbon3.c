@@ -270,11 +270,11 @@ typedef struct r3_tmp {
 typedef struct r3_lane {
     uint64_t *rc;       /* the chunk's window: each slot's row (0: free) */
     uint32_t *rf;       /* and its right-hand side (the lo + 1 bits the columns use) */
-    uint32_t *wr;       /* slots written by the current bucket's attempt */
-    uint64_t *hb;       /* the chunk's keys by block */
-    uint16_t *ks;       /* and their starting slots in the chunk; ks[cap_hb, 2 cap_hb): the sort's scratch */
+    uint16_t *wr;       /* slots written by the current bucket's attempt */
+    const uint64_t *hb; /* the chunk's keys by block (its part of the layer's keys) */
+    uint16_t *ks;       /* and their starting slots in the chunk */
     uint64_t *cntb;     /* the end of each block's keys in hb */
-    size_t cap_hb;
+    size_t cap_ks;
     uint64_t woff;      /* the window's first slot in the windows of all lanes */
     uint64_t b0, nbl;   /* the chunk's first block and its blocks */
     uint64_t bl;        /* the bucket (block) being inserted */
@@ -295,9 +295,12 @@ typedef struct r3_build {
     uint64_t wblocks;   /* a window's blocks: the largest chunk of the build */
     uint64_t *rc;       /* the lanes' windows, one after the other (wblocks * W3 slots each) */
     uint32_t *rf;
-    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
+    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk, each chunk's by block */
     uint64_t *cnt;      /* counts by chunk */
     size_t cap_cnt;
+    uint64_t *sorted;   /* a chunk's keys by block, before they go back to hs */
+    uint16_t *so;       /* a chunk's keys' starting slots, in hs order */
+    size_t cap_sorted;
     uint64_t *bump[2];  /* the bumped keys of the layers (alternately: one read, the next written) */
     size_t cap_bump[2];
 } r3_build;
@@ -400,8 +403,8 @@ static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uin
     r3_back_portable(B, lo, L, rows, b0);
 }
 
-/* Room for the counts by chunk (ncnt), and for a chunk's keys in lane z (nhb). */
-static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
+/* Room for the counts by chunk (ncnt), and for a chunk's keys (nk: the sort's and every lane's). */
+static bool r3_room(r3_build *B, size_t ncnt, size_t nk)
 {
     if (ncnt > B->cap_cnt) {
         bk__free(B->al, B->cnt);
@@ -409,14 +412,21 @@ static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
         B->cap_cnt = B->cnt ? ncnt : 0;
         if (!B->cnt) return false;
     }
-    r3_lane *l = &B->lane[z];
-    if (nhb > l->cap_hb) {
-        bk__free(B->al, l->hb);
+    if (nk > B->cap_sorted) {
+        bk__free(B->al, B->sorted);
+        bk__free(B->al, B->so);
+        B->sorted = bk__malloc(B->al, nk * 8);
+        B->so = bk__malloc(B->al, nk * sizeof *B->so);
+        B->cap_sorted = B->sorted && B->so ? nk : 0;
+        if (!B->cap_sorted) return false;
+    }
+    for (int z = 0; z < B->nlanes; z++) {
+        r3_lane *l = &B->lane[z];
+        if (nk <= l->cap_ks) continue;
         bk__free(B->al, l->ks);
-        l->hb = bk__malloc(B->al, nhb * 8);
-        l->ks = bk__malloc(B->al, nhb * 2 * sizeof *l->ks);
-        l->cap_hb = l->hb && l->ks ? nhb : 0;
-        if (!l->cap_hb) return false;
+        l->ks = bk__malloc(B->al, nk * sizeof *l->ks);
+        l->cap_ks = l->ks ? nk : 0;
+        if (!l->ks) return false;
     }
     return true;
 }
@@ -470,15 +480,15 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
     return false;
 }
 
-/* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by block into hb
- * with their starting slots (ks), its window cleared. */
+/* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by block in place
+ * (hb) with their starting slots (ks), its window cleared. */
 static void r3_take_chunk(r3_ctx *C, r3_lane *l)
 {
     r3_build *B = C->B;
     const uint64_t c = C->c++, cb = C->cb, nb = C->L->nblocks, b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
     const size_t a = c ? B->cnt[c - 1] : 0, e = B->cnt[c];
     const uint64_t first = b0 * W3;
-    uint16_t *const so = l->ks + l->cap_hb; /* the keys' slots in hs order */
+    uint16_t *const so = B->so;
     l->b0 = b0;
     l->nbl = nbl;
     memset(l->cntb, 0, ((size_t)nbl + 1) * 8);
@@ -490,9 +500,11 @@ static void r3_take_chunk(r3_ctx *C, r3_lane *l)
     for (uint64_t b = 0; b < nbl; b++) l->cntb[b + 1] += l->cntb[b];
     for (size_t i = a; i < e; i++) {
         const size_t d = l->cntb[so[i - a] >> 6]++;
-        l->hb[d] = B->hs[i];
+        B->sorted[d] = B->hs[i];
         l->ks[d] = so[i - a];
     }
+    memcpy(B->hs + a, B->sorted, (e - a) * 8);
+    l->hb = B->hs + a;
     memset(l->rc, 0, (size_t)nbl * W3 * 8);
     memset(l->rf, 0, (size_t)nbl * W3 * 4);
     l->bl = 0;
@@ -618,7 +630,7 @@ BK_INLINE int r3_run(const r3_ctx *C, r3_lane *const *ln, const int n, const boo
                 r3_lane *l = ln[z];
                 rc[s[z]] = cf[z];
                 rf[s[z]] = (uint32_t)f[z];
-                l->wr[l->nw++] = (uint32_t)(s[z] - l->woff);
+                l->wr[l->nw++] = (uint16_t)(s[z] - l->woff);
                 const size_t i = l->i;
                 if (BK_LIKELY(i < l->hi_i && (l->ks[i] & 63) >= l->t)) {
                     r3_row_in(C, l, i, &cf[z], &f[z], &s[z]);
@@ -680,7 +692,7 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
     const uint64_t cb = last ? nb : R3_CHUNK, nchunks = (nb + cb - 1) / cb;
     /* a chunk past the window: a last layer of more than R3_CHUNK blocks (not with R3_MAX_LAYERS layers) */
     if ((cb < nb ? cb : nb) > B->wblocks) return R3_FAILED;
-    if (!r3_room(B, (size_t)nchunks + 1, 0, 0)) return R3_NOMEM;
+    if (!r3_room(B, (size_t)nchunks + 1, 0)) return R3_NOMEM;
     /* keys by chunk (counting sort), as hashes; the last layer is one chunk */
     uint64_t *cnt = B->cnt;
     memset(cnt, 0, ((size_t)nchunks + 1) * 8);
@@ -698,8 +710,7 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
     } else
         for (size_t i = 0; i < n; i++) B->hs[cnt[bk__range64(r3_x(k, h[i], seed), nstarts) / (R3_CHUNK * W3)]++] = h[i];
     /* cnt[c] is now the end of chunk c's keys */
-    for (int z = 0; z < B->nlanes; z++)
-        if (!r3_room(B, 0, z, most + 1)) return R3_NOMEM;
+    if (!r3_room(B, 0, most + 1)) return R3_NOMEM;
     r3_ctx C = { B, L, k, outj, nstarts, seed, last, *nout, R3_OK, cb, nchunks, 0 };
     for (int z = 0; z < B->nlanes; z++) B->lane[z].live = B->lane[z].busy = false;
     r3_run_fn *const *run = r3_runs_here();
@@ -815,7 +826,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
         l->woff = (uint64_t)z * wslots;
         l->rc = B.rc + l->woff;
         l->rf = B.rf + l->woff;
-        l->wr = bk__malloc(B.al, wslots * 4);
+        l->wr = bk__malloc(B.al, wslots * sizeof *l->wr); /* wblocks <= R3_CHUNK: slots below 2^15 */
         l->cntb = bk__malloc(B.al, ((size_t)B.wblocks + 1) * 8);
         room = l->wr && l->cntb;
     }
@@ -870,7 +881,6 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk__free_aligned(B.al, B.bump[1]);
     bk__free_aligned(B.al, B.hs);
     for (int z = 0; z < R3_LANES; z++) {
-        bk__free(B.al, B.lane[z].hb);
         bk__free(B.al, B.lane[z].ks);
         bk__free(B.al, B.lane[z].wr);
         bk__free(B.al, B.lane[z].cntb);
@@ -878,6 +888,8 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk__free_aligned(B.al, B.rc);
     bk__free_aligned(B.al, B.rf);
     bk__free(B.al, B.cnt);
+    bk__free(B.al, B.sorted);
+    bk__free(B.al, B.so);
     if (s != BK_OK) {
         bk_ribbon_free(f);
         return s;
@@ -913,13 +925,16 @@ uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0)
 }
 
 /* Peak bytes of a build from n values: the byte keys' hashes and the keys by chunk (8 n each), the
- * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), two lanes'
- * windows (16 bytes a slot of a chunk) and chunk keys (room for two a slot), counts, the layers under construction and the finished filter
- * (the layers twice). With repeats in the input, 8 n more for the distinct values. */
+ * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), the lanes' windows
+ * (14 bytes a slot of a chunk: row, right-hand side, undo list) and chunk keys' starts (room for two a
+ * slot, 2 bytes each), the chunk sort's room (two keys a slot, 10 bytes each), counts, the layers under
+ * construction and the finished filter (the layers twice). With repeats in the input, 8 n more for the
+ * distinct values. */
 uint64_t bk__ribbon3_build_memory(uint64_t n, double p)
 {
     rb_geom g0;
     const uint64_t words = bk__ribbon3_size(n, p, &g0);
-    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 2 * (16 + 16) + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
-           R3_MAX_LAYERS * sizeof(rb3_layer) + sizeof(bk_ribbon) + 4 * 64;
+    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * (R3_LANES * (14 + 2 * 2) + 2 * 10) +
+           2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 + R3_MAX_LAYERS * sizeof(rb3_layer) +
+           sizeof(bk_ribbon) + 4 * 64;
 }
