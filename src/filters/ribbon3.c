@@ -326,12 +326,14 @@ enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
  * from the last row up: win[j] holds column j's values of the 64 slots from the current one on, so a
  * row's value is its right-hand side's bit j XOR the parity of its coefficients past the first with
  * win[j], and at a block's first slot win[j] is the block's word of column j (stored where the block
- * has that column). The same bits on every path. */
-BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+ * has that column). Each slot is cleared once read, so the window is ready for the lane's next chunk.
+ * The same bits on every path. */
+BK_INLINE void r3_back_body(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     uint64_t win[MAX_COLS + 1] = { 0 };
     for (uint64_t i = rows; i-- > 0;) {
         const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
+        B->rc[i] = B->rf[i] = 0;
         for (uint32_t j = 0; j <= lo; j++)
             win[j] = (win[j] << 1) | ((((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on);
         if ((i & 63) == 0) {
@@ -341,12 +343,12 @@ BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t r
         }
     }
 }
-static void r3_back_portable(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back_portable(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     r3_back_body(B, lo, L, rows, b0);
 }
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
+__attribute__((target("popcnt"))) static void r3_back_popcnt(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
                                                               uint64_t b0)
 {
     r3_back_body(B, lo, L, rows, b0);
@@ -354,7 +356,7 @@ __attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_lane *B, u
 #endif
 #ifdef BK_X86
 /* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
-RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+RB_T_AVX512 static void r3_back_avx512(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     const unsigned nv = lo / 8 + 1;
     const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
@@ -363,6 +365,7 @@ RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L,
     for (uint64_t i = rows; i-- > 0;) {
         const uint64_t r = B->rc[i];
         const __m512i C = _mm512_set1_epi64((long long)(r >> 1)), F = _mm512_set1_epi64((long long)B->rf[i]);
+        B->rc[i] = B->rf[i] = 0;
         const __mmask8 on = r ? 0xff : 0;
 #pragma GCC unroll 4
         for (unsigned v = 0; v < 4; v++) {
@@ -385,7 +388,7 @@ RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L,
 #endif
 
 /* The back substitution of this CPU (bk__ribbon_portable: the portable one). */
-static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
 #ifdef BK_X86
     const unsigned want = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
@@ -481,7 +484,8 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
 }
 
 /* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by block in place
- * (hb) with their starting slots (ks), its window cleared. */
+ * (hb) with their starting slots (ks); its window is clear (zeroed when made, then by each chunk's
+ * back substitution, r3_layer's end when a layer stops short). */
 static void r3_take_chunk(r3_ctx *C, r3_lane *l)
 {
     r3_build *B = C->B;
@@ -505,8 +509,6 @@ static void r3_take_chunk(r3_ctx *C, r3_lane *l)
     }
     memcpy(B->hs + a, B->sorted, (e - a) * 8);
     l->hb = B->hs + a;
-    memset(l->rc, 0, (size_t)nbl * W3 * 8);
-    memset(l->rf, 0, (size_t)nbl * W3 * 4);
     l->bl = 0;
     l->lo_i = 0;
     l->live = true;
@@ -723,6 +725,12 @@ static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, 
         const int who = run[na - 1](&C, act);
         if (act[who]->busy) r3_vanished(&C, act[who]);
     }
+    if (C.res != R3_OK) /* chunks left unsolved: their windows cleared for the next try */
+        for (int z = 0; z < B->nlanes; z++)
+            if (B->lane[z].live) {
+                memset(B->lane[z].rc, 0, (size_t)B->lane[z].nbl * W3 * 8);
+                memset(B->lane[z].rf, 0, (size_t)B->lane[z].nbl * W3 * 4);
+            }
     *nout = C.bumped;
     return C.res;
 }
