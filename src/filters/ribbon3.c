@@ -12,10 +12,11 @@
  * last layer the table has room for) a last layer bumps nothing, has 1.25 slots a key and 64 more,
  * and is retried with a new seed until its system solves. A layer is built by chunks of R3_CHUNK
  * blocks: a chunk's last block bumps every key starting in it, so no row crosses a chunk's end and
- * each chunk is solved alone in a window of R3_CHUNK * 64 slots (512 KB with its right-hand sides and
- * undo list) reused from chunk to chunk; two chunks at a time, in two windows (r3_step), so that one
- * row's wait on a load overlaps the other's. Chunks of 512 blocks: 1,024 cost 0.07% less space and
- * were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
+ * each chunk is solved alone in a window of R3_CHUNK * 64 slots (448 KB with its right-hand sides and
+ * undo list) reused from chunk to chunk; up to four chunks at a time, in four windows (r3_run), so that
+ * one row's wait on a load overlaps the others' (a row meets ~18 kept rows before a free slot, each
+ * step a load, an XOR and a count of trailing zeros). Chunks of 512 blocks: 1,024 cost 0.07% less
+ * space and were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
  */
 #define R3_SMALL 2048
 #define R3_OVER 0.02
