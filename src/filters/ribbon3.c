@@ -604,9 +604,12 @@ static void r3_vanished(r3_ctx *C, r3_lane *l)
  * XORs the row kept at its slot and moves to its next one-bit until a free slot takes it, and the
  * lane's next key in the bucket comes in. Returns the first lane whose row vanished (its state stored
  * at that slot) or that needs r3_next_row (not busy); the others' rows are stored as they stand.
- * tz: the step's two tests (a free slot: the XOR is odd; a vanished row: it is zero) as one, on the
- * BMI1 count of trailing zeros (64 for zero; the function is built for BMI1 and BMI2).
+ * tz: the step's two tests (a free slot: the XOR is odd; a vanished row: it is zero) as one branch on
+ * the flags of BMI1's count of trailing zeros (x86-64; the function is built for BMI1 and BMI2).
  */
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define R3_TZCNT 1
+#endif
 BK_INLINE int r3_run(const r3_ctx *C, r3_lane *const *ln, const int n, const bool tz)
 {
     uint64_t *const rc = C->B->rc;
@@ -618,20 +621,24 @@ BK_INLINE int r3_run(const r3_ctx *C, r3_lane *const *ln, const int n, const boo
 #pragma GCC unroll 4
         for (int z = 0; z < R3_LANES; z++) {
             if (z >= n) break;
-            const uint64_t r = rc[s[z]], xn = cf[z] ^ r;
-            uint64_t sh = 0;
-#ifdef BK_X86
-            if (tz) sh = (uint64_t)__builtin_ia32_tzcnt_u64(xn);
+            /* xn: the row XORed with the slot's (the row itself at a free slot, 0 when it vanishes) */
+            uint64_t xn = cf[z] ^ rc[s[z]], sh = 0;
+            bool ev;
+#ifdef R3_TZCNT
+            if (tz) /* TZCNT sets CF for a zero source and ZF for a zero count: "be" is either event */
+                __asm__("tzcntq %[x], %[sh]" : [sh] "=r"(sh), "=@ccbe"(ev) : [x] "r"(xn));
+            else
 #endif
-            if (tz ? BK_UNLIKELY(sh - 1 >= 63) : BK_UNLIKELY(!r || !xn)) {
-                if (r) {
+                ev = !rc[s[z]] || !xn;
+            if (BK_UNLIKELY(ev)) {
+                if (rc[s[z]]) {
                     who = z; /* vanished */
                     break;
                 }
                 /* a free slot: the row goes in, the bucket's next key comes in (unless bumped or
                  * past the bucket: r3_next_row) */
                 r3_lane *l = ln[z];
-                rc[s[z]] = cf[z];
+                rc[s[z]] = xn;
                 rf[s[z]] = (uint32_t)f[z];
                 l->wr[l->nw++] = (uint16_t)(s[z] - l->woff);
                 const size_t i = l->i;
@@ -662,7 +669,7 @@ R3_RUN(r3_run2, , 2, false)
 R3_RUN(r3_run3, , 3, false)
 R3_RUN(r3_run4, , 4, false)
 static r3_run_fn *const r3_runs[R3_LANES] = { r3_run1, r3_run2, r3_run3, r3_run4 };
-#ifdef BK_X86
+#ifdef R3_TZCNT
 #  define R3_T_BMI __attribute__((target("bmi,bmi2")))
 R3_RUN(r3_run1_bmi, R3_T_BMI, 1, true)
 R3_RUN(r3_run2_bmi, R3_T_BMI, 2, true)
@@ -674,7 +681,7 @@ static r3_run_fn *const r3_runs_bmi[R3_LANES] = { r3_run1_bmi, r3_run2_bmi, r3_r
 /* The runs of this CPU (bk__ribbon_portable: the portable ones). */
 static r3_run_fn *const *r3_runs_here(void)
 {
-#ifdef BK_X86
+#ifdef R3_TZCNT
     const unsigned want = BK_CPU_BMI1 | BK_CPU_BMI2;
     if (!bk__ribbon_portable && (bk__cpu_usable() & want) == want) return r3_runs_bmi;
 #endif
