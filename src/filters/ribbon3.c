@@ -356,25 +356,30 @@ __attribute__((target("popcnt"))) static void r3_back_popcnt(r3_lane *B, uint32_
 }
 #endif
 #ifdef BK_X86
-/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
-RB_T_AVX512 static void r3_back_avx512(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), nv vectors (a constant: the
+ * vectors stay in registers). */
+RB_T_AVX512 BK_INLINE void r3_back_avx512_body(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0,
+                                               const unsigned nv)
 {
-    const unsigned nv = lo / 8 + 1;
-    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i one = _mm512_set1_epi64(1);
     __m512i win[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                        _mm512_setzero_si512() };
     for (uint64_t i = rows; i-- > 0;) {
-        const uint64_t r = B->rc[i];
-        const __m512i C = _mm512_set1_epi64((long long)(r >> 1)), F = _mm512_set1_epi64((long long)B->rf[i]);
+        /* a free slot's row and right-hand side are 0: its values come out 0 with no test */
+        const __m512i C = _mm512_set1_epi64((long long)(B->rc[i] >> 1));
+        const uint32_t f = B->rf[i];
         B->rc[i] = B->rf[i] = 0;
-        const __mmask8 on = r ? 0xff : 0;
 #pragma GCC unroll 4
         for (unsigned v = 0; v < 4; v++) {
             if (v >= nv) break;
+            /* the new bit 0: the right-hand side's bit (bits 8 v to 8 v + 7 of f, a mask of lanes) XOR
+             * the parity (the popcount's bit 0), the first put in beside the shift, the second by one
+             * ternary-logic step (A ^ (B & C)): the chain from win[v] to win[v] is AND, popcount,
+             * ternary logic */
             const __m512i par = _mm512_popcnt_epi64(_mm512_and_si512(C, win[v]));
-            const __m512i bit = _mm512_srlv_epi64(F, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * (long long)v)));
-            const __m512i sv = _mm512_maskz_and_epi64(on, _mm512_xor_si512(par, bit), one);
-            win[v] = _mm512_or_si512(_mm512_slli_epi64(win[v], 1), sv);
+            const __m512i w = _mm512_slli_epi64(win[v], 1);
+            win[v] = _mm512_ternarylogic_epi64(_mm512_mask_xor_epi64(w, (__mmask8)(f >> (8 * v)), w, one), par, one,
+                                               0x78);
         }
         if ((i & 63) == 0) {
             uint32_t cols;
@@ -384,6 +389,15 @@ RB_T_AVX512 static void r3_back_avx512(r3_lane *B, uint32_t lo, r3_tmp *L, uint6
                 _mm512_mask_storeu_epi64(dst + 8 * v, (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1), win[v]);
             }
         }
+    }
+}
+RB_T_AVX512 static void r3_back_avx512(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    switch (lo / 8) {
+    case 0: r3_back_avx512_body(B, lo, L, rows, b0, 1); break;
+    case 1: r3_back_avx512_body(B, lo, L, rows, b0, 2); break;
+    case 2: r3_back_avx512_body(B, lo, L, rows, b0, 3); break;
+    default: r3_back_avx512_body(B, lo, L, rows, b0, 4); break;
     }
 }
 #endif
