@@ -12,10 +12,11 @@
  * last layer the table has room for) a last layer bumps nothing, has 1.25 slots a key and 64 more,
  * and is retried with a new seed until its system solves. A layer is built by chunks of R3_CHUNK
  * blocks: a chunk's last block bumps every key starting in it, so no row crosses a chunk's end and
- * each chunk is solved alone in a window of R3_CHUNK * 64 slots (512 KB with its right-hand sides and
- * undo list) reused from chunk to chunk; two chunks at a time, in two windows (r3_step), so that one
- * row's wait on a load overlaps the other's. Chunks of 512 blocks: 1,024 cost 0.07% less space and
- * were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
+ * each chunk is solved alone in a window of R3_CHUNK * 64 slots (448 KB with its right-hand sides and
+ * undo list) reused from chunk to chunk; up to four chunks at a time, in four windows (r3_run), so that
+ * one row's wait on a load overlaps the others' (a row meets ~18 kept rows before a free slot, each
+ * step a load, an XOR and a count of trailing zeros). Chunks of 512 blocks: 1,024 cost 0.07% less
+ * space and were 20-30% slower to build (two windows past the 1 MB second-level cache), 256 neither.
  */
 #define R3_SMALL 2048
 #define R3_OVER 0.02
@@ -265,31 +266,42 @@ typedef struct r3_tmp {
     uint64_t *meta, *w;
 } r3_tmp;
 
-/* A lane: one chunk under construction, in its own window; two lanes take turns a step at a time,
- * so that each one's wait on the load of the row its row meets overlaps the other's. */
+/* A lane: one chunk under construction, in its own window; R3_LANES lanes take turns a step at a time
+ * (r3_run), so that each one's wait on the load of the row its row meets overlaps the others'. */
 typedef struct r3_lane {
     uint64_t *rc;       /* the chunk's window: each slot's row (0: free) */
     uint32_t *rf;       /* and its right-hand side (the lo + 1 bits the columns use) */
-    uint32_t *wr;       /* slots written by the current bucket's attempt */
-    uint64_t *hb;       /* the chunk's keys by block */
+    uint16_t *wr;       /* slots written by the current bucket's attempt */
+    const uint64_t *hb; /* the chunk's keys by block (its part of the layer's keys) */
+    uint16_t *ks;       /* and their starting slots in the chunk */
     uint64_t *cntb;     /* the end of each block's keys in hb */
-    size_t cap_hb;
+    size_t cap_ks;
+    uint64_t woff;      /* the window's first slot in the windows of all lanes */
     uint64_t b0, nbl;   /* the chunk's first block and its blocks */
     uint64_t bl;        /* the bucket (block) being inserted */
     size_t lo_i, hi_i, i, nw; /* its keys in hb, the next one, the slots its attempt wrote */
     unsigned ti, t;     /* its threshold */
     uint64_t cmask;     /* the columns its block checks */
-    uint64_t cf, f, s;  /* the row in flight (busy) */
+    uint64_t cf, f, s;  /* the row in flight (busy; s among all lanes' slots) */
     bool busy, live;
 } r3_lane;
+
+#define R3_LANES 4
 
 typedef struct r3_build {
     const bk_allocator *al;
     uint32_t lo;
-    r3_lane lane[2];
-    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk */
+    r3_lane lane[R3_LANES];
+    int nlanes;         /* the lanes the build uses (no more than layer 0 has chunks) */
+    uint64_t wblocks;   /* a window's blocks: the largest chunk of the build */
+    uint64_t *rc;       /* the lanes' windows, one after the other (wblocks * W3 slots each) */
+    uint32_t *rf;
+    uint64_t *hs;       /* a layer's keys (as hashes) grouped by chunk, each chunk's by block */
     uint64_t *cnt;      /* counts by chunk */
     size_t cap_cnt;
+    uint64_t *sorted;   /* a chunk's keys by block, before they go back to hs */
+    uint16_t *so;       /* a chunk's keys' starting slots, in hs order */
+    size_t cap_sorted;
     uint64_t *bump[2];  /* the bumped keys of the layers (alternately: one read, the next written) */
     size_t cap_bump[2];
 } r3_build;
@@ -315,12 +327,14 @@ enum { R3_OK, R3_FAILED, R3_DUPLICATE, R3_NOMEM };
  * from the last row up: win[j] holds column j's values of the 64 slots from the current one on, so a
  * row's value is its right-hand side's bit j XOR the parity of its coefficients past the first with
  * win[j], and at a block's first slot win[j] is the block's word of column j (stored where the block
- * has that column). The same bits on every path. */
-BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+ * has that column). Each slot is cleared once read, so the window is ready for the lane's next chunk.
+ * The same bits on every path. */
+BK_INLINE void r3_back_body(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     uint64_t win[MAX_COLS + 1] = { 0 };
     for (uint64_t i = rows; i-- > 0;) {
         const uint64_t c = B->rc[i] >> 1, f = B->rf[i], on = B->rc[i] ? ~UINT64_C(0) : 0;
+        B->rc[i] = B->rf[i] = 0;
         for (uint32_t j = 0; j <= lo; j++)
             win[j] = (win[j] << 1) | ((((f >> j) ^ (uint64_t)__builtin_parityll(c & win[j])) & 1) & on);
         if ((i & 63) == 0) {
@@ -330,36 +344,42 @@ BK_INLINE void r3_back_body(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t r
         }
     }
 }
-static void r3_back_portable(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back_portable(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
     r3_back_body(B, lo, L, rows, b0);
 }
 #ifdef RB_HW_POPCNT
-__attribute__((target("popcnt"))) static void r3_back_popcnt(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
+__attribute__((target("popcnt"))) static void r3_back_popcnt(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows,
                                                               uint64_t b0)
 {
     r3_back_body(B, lo, L, rows, b0);
 }
 #endif
 #ifdef BK_X86
-/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), up to four vectors. */
-RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+/* AVX-512: eight columns a vector (lane j of vector v: column 8 v + j), nv vectors (a constant: the
+ * vectors stay in registers). */
+RB_T_AVX512 BK_INLINE void r3_back_avx512_body(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0,
+                                               const unsigned nv)
 {
-    const unsigned nv = lo / 8 + 1;
-    const __m512i one = _mm512_set1_epi64(1), lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i one = _mm512_set1_epi64(1);
     __m512i win[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                        _mm512_setzero_si512() };
     for (uint64_t i = rows; i-- > 0;) {
-        const uint64_t r = B->rc[i];
-        const __m512i C = _mm512_set1_epi64((long long)(r >> 1)), F = _mm512_set1_epi64((long long)B->rf[i]);
-        const __mmask8 on = r ? 0xff : 0;
+        /* a free slot's row and right-hand side are 0: its values come out 0 with no test */
+        const __m512i C = _mm512_set1_epi64((long long)(B->rc[i] >> 1));
+        const uint32_t f = B->rf[i];
+        B->rc[i] = B->rf[i] = 0;
 #pragma GCC unroll 4
         for (unsigned v = 0; v < 4; v++) {
             if (v >= nv) break;
+            /* the new bit 0: the right-hand side's bit (bits 8 v to 8 v + 7 of f, a mask of lanes) XOR
+             * the parity (the popcount's bit 0), the first put in beside the shift, the second by one
+             * ternary-logic step (A ^ (B & C)): the chain from win[v] to win[v] is AND, popcount,
+             * ternary logic */
             const __m512i par = _mm512_popcnt_epi64(_mm512_and_si512(C, win[v]));
-            const __m512i bit = _mm512_srlv_epi64(F, _mm512_add_epi64(lane, _mm512_set1_epi64(8 * (long long)v)));
-            const __m512i sv = _mm512_maskz_and_epi64(on, _mm512_xor_si512(par, bit), one);
-            win[v] = _mm512_or_si512(_mm512_slli_epi64(win[v], 1), sv);
+            const __m512i w = _mm512_slli_epi64(win[v], 1);
+            win[v] = _mm512_ternarylogic_epi64(_mm512_mask_xor_epi64(w, (__mmask8)(f >> (8 * v)), w, one), par, one,
+                                               0x78);
         }
         if ((i & 63) == 0) {
             uint32_t cols;
@@ -371,10 +391,19 @@ RB_T_AVX512 static void r3_back_avx512(const r3_lane *B, uint32_t lo, r3_tmp *L,
         }
     }
 }
+RB_T_AVX512 static void r3_back_avx512(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+{
+    switch (lo / 8) {
+    case 0: r3_back_avx512_body(B, lo, L, rows, b0, 1); break;
+    case 1: r3_back_avx512_body(B, lo, L, rows, b0, 2); break;
+    case 2: r3_back_avx512_body(B, lo, L, rows, b0, 3); break;
+    default: r3_back_avx512_body(B, lo, L, rows, b0, 4); break;
+    }
+}
 #endif
 
 /* The back substitution of this CPU (bk__ribbon_portable: the portable one). */
-static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
+static void r3_back(r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uint64_t b0)
 {
 #ifdef BK_X86
     const unsigned want = BK_CPU_AVX2 | BK_CPU_BMI2 | BK_CPU_POPCNT | BK_CPU_AVX512F | BK_CPU_AVX512POPCNT;
@@ -392,8 +421,8 @@ static void r3_back(const r3_lane *B, uint32_t lo, r3_tmp *L, uint64_t rows, uin
     r3_back_portable(B, lo, L, rows, b0);
 }
 
-/* Room for the counts by chunk (ncnt), and for a chunk's keys in lane z (nhb). */
-static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
+/* Room for the counts by chunk (ncnt), and for a chunk's keys (nk: the sort's and every lane's). */
+static bool r3_room(r3_build *B, size_t ncnt, size_t nk)
 {
     if (ncnt > B->cap_cnt) {
         bk__free(B->al, B->cnt);
@@ -401,17 +430,26 @@ static bool r3_room(r3_build *B, size_t ncnt, int z, size_t nhb)
         B->cap_cnt = B->cnt ? ncnt : 0;
         if (!B->cnt) return false;
     }
-    r3_lane *l = &B->lane[z];
-    if (nhb > l->cap_hb) {
-        bk__free(B->al, l->hb);
-        l->hb = bk__malloc(B->al, nhb * 8);
-        l->cap_hb = l->hb ? nhb : 0;
-        if (!l->hb) return false;
+    if (nk > B->cap_sorted) {
+        bk__free(B->al, B->sorted);
+        bk__free(B->al, B->so);
+        B->sorted = bk__malloc(B->al, nk * 8);
+        B->so = bk__malloc(B->al, nk * sizeof *B->so);
+        B->cap_sorted = B->sorted && B->so ? nk : 0;
+        if (!B->cap_sorted) return false;
+    }
+    for (int z = 0; z < B->nlanes; z++) {
+        r3_lane *l = &B->lane[z];
+        if (nk <= l->cap_ks) continue;
+        bk__free(B->al, l->ks);
+        l->ks = bk__malloc(B->al, nk * sizeof *l->ks);
+        l->cap_ks = l->ks ? nk : 0;
+        if (!l->ks) return false;
     }
     return true;
 }
 
-/* One layer's construction (below): its constants. */
+/* One layer's construction (below): its constants, and the next chunk to take. */
 typedef struct r3_ctx {
     r3_build *B;
     r3_tmp *L;
@@ -420,6 +458,7 @@ typedef struct r3_ctx {
     bool last;
     size_t bumped;
     int res;
+    uint64_t cb, nchunks, c;
 } r3_ctx;
 
 /* Whether lane l's next bucket is ready (false: the chunk is done, solved into the layer). The
@@ -435,8 +474,13 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
             l->t = r3_thr(0);
             l->i = l->lo_i;
             l->nw = 0;
-            l->busy = false;
             l->cmask = (UINT64_C(1) << (B->lo + (b >= C->L->upper))) - 1;
+            /* the window's lines the bucket after next reaches first (the lines are cold: cleared a
+             * chunk ago) */
+            if (l->bl + 2 < l->nbl) {
+                for (unsigned o = 0; o < W3; o += 8) BK_PREFETCH(l->rc + (l->bl + 2) * W3 + o);
+                for (unsigned o = 0; o < W3; o += 16) BK_PREFETCH(l->rf + (l->bl + 2) * W3 + o);
+            }
             return true;
         }
         if (l->hi_i > l->lo_i) {
@@ -454,26 +498,36 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
     return false;
 }
 
-/* Lane l takes chunk c (keys hs[a, e)): sorted by block into its hb, its window cleared. */
-static bool r3_take_chunk(r3_ctx *C, r3_lane *l, uint64_t c, uint64_t cb, size_t a, size_t e)
+/* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by block in place
+ * (hb) with their starting slots (ks); its window is clear (zeroed when made, then by each chunk's
+ * back substitution, r3_layer's end when a layer stops short). */
+static void r3_take_chunk(r3_ctx *C, r3_lane *l)
 {
     r3_build *B = C->B;
-    const uint64_t nb = C->L->nblocks, b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
+    const uint64_t c = C->c++, cb = C->cb, nb = C->L->nblocks, b0 = c * cb, nbl = b0 + cb < nb ? cb : nb - b0;
+    const size_t a = c ? B->cnt[c - 1] : 0, e = B->cnt[c];
+    const uint64_t first = b0 * W3;
+    uint16_t *const so = B->so;
     l->b0 = b0;
     l->nbl = nbl;
     memset(l->cntb, 0, ((size_t)nbl + 1) * 8);
-    for (size_t i = a; i < e; i++) l->cntb[(bk__range64(r3_x(C->k, B->hs[i], C->seed), C->nstarts) >> 6) - b0 + 1]++;
+    for (size_t i = a; i < e; i++) {
+        const uint64_t s = bk__range64(r3_x(C->k, B->hs[i], C->seed), C->nstarts) - first;
+        so[i - a] = (uint16_t)s;
+        l->cntb[(s >> 6) + 1]++;
+    }
     for (uint64_t b = 0; b < nbl; b++) l->cntb[b + 1] += l->cntb[b];
     for (size_t i = a; i < e; i++) {
-        const uint64_t hv = B->hs[i];
-        l->hb[l->cntb[(bk__range64(r3_x(C->k, hv, C->seed), C->nstarts) >> 6) - b0]++] = hv;
+        const size_t d = l->cntb[so[i - a] >> 6]++;
+        B->sorted[d] = B->hs[i];
+        l->ks[d] = so[i - a];
     }
-    memset(l->rc, 0, (size_t)nbl * W3 * 8);
-    memset(l->rf, 0, (size_t)nbl * W3 * 4);
+    memcpy(B->hs + a, B->sorted, (e - a) * 8);
+    l->hb = B->hs + a;
     l->bl = 0;
     l->lo_i = 0;
     l->live = true;
-    return r3_next_bucket(C, l);
+    r3_next_bucket(C, l);
 }
 
 /* The end of lane l's bucket attempt: kept (its field set, its bumped keys out, the next bucket) or
@@ -490,8 +544,7 @@ static void r3_bucket_end(r3_ctx *C, r3_lane *l, bool ok)
                 return;
             }
             for (size_t i = l->lo_i; i < l->hi_i; i++)
-                if ((bk__range64(r3_x(C->k, l->hb[i], C->seed), C->nstarts) & 63) < l->t)
-                    B->bump[C->outj][C->bumped++] = l->hb[i];
+                if ((l->ks[i] & 63) < l->t) B->bump[C->outj][C->bumped++] = l->hb[i];
         }
         l->lo_i = l->hi_i;
         l->bl++;
@@ -509,122 +562,197 @@ static void r3_bucket_end(r3_ctx *C, r3_lane *l, bool ok)
     l->nw = 0;
 }
 
-/* One step of lane l: the next key's row set up, or one elimination step of the row in flight (a
- * row XORs the row kept at its first slot and moves to its next one-bit until a free slot takes it;
- * a row that vanishes is accepted when its right-hand side vanishes too on the columns its block
- * checks, else the bucket is undone). */
-BK_INLINE void r3_step(r3_ctx *C, r3_lane *l)
+/* Key i of lane l's chunk as the row in flight: its coefficients (bit 0 set), right-hand side and
+ * starting slot. */
+BK_INLINE void r3_row_in(const r3_ctx *C, r3_lane *l, size_t i, uint64_t *cf, uint64_t *f, uint64_t *s)
 {
-    if (!l->busy) {
-        while (l->i < l->hi_i) {
-            const uint64_t x = r3_x(C->k, l->hb[l->i], C->seed), st = bk__range64(x, C->nstarts);
-            l->i++;
-            if ((st & 63) < l->t) continue;
-            const u128 c128 = (u128)x * R3_ROW_MUL;
-            l->cf = (uint64_t)c128 | 1;
-            l->f = (uint64_t)(c128 >> 64);
-            l->s = st - l->b0 * W3;
+    const u128 c = (u128)r3_x(C->k, l->hb[i], C->seed) * R3_ROW_MUL;
+    *cf = (uint64_t)c | 1;
+    *f = (uint64_t)(c >> 64);
+    *s = l->ks[i] + l->woff;
+    l->i = i + 1;
+}
+
+/* Lane l's next row in flight (true), taking buckets and chunks as they end; false: no chunk left (or
+ * the layer stopped: C->res). */
+static bool r3_next_row(r3_ctx *C, r3_lane *l)
+{
+    for (;;) {
+        if (C->res != R3_OK) return false;
+        if (!l->live) {
+            if (C->c >= C->nchunks) return false;
+            r3_take_chunk(C, l);
+            continue;
+        }
+        size_t i = l->i;
+        while (i < l->hi_i && (l->ks[i] & 63) < l->t) i++;
+        if (i < l->hi_i) {
+            r3_row_in(C, l, i, &l->cf, &l->f, &l->s);
             l->busy = true;
-            return;
+            return true;
         }
         r3_bucket_end(C, l, true);
+    }
+}
+
+/* Lane l's row vanished at its slot: accepted when its right-hand side vanishes too on the columns
+ * its block checks (a repeated hash, which always vanishes consistently, is found among the bucket's
+ * keys: R3_DUPLICATE), else the bucket is undone. */
+static void r3_vanished(r3_ctx *C, r3_lane *l)
+{
+    const uint64_t s = l->s - l->woff;
+    l->busy = false;
+    if (((l->f ^ l->rf[s]) & l->cmask) != 0) {
+        r3_bucket_end(C, l, false);
         return;
     }
-    const uint64_t r = l->rc[l->s];
-    if (!r) {
-        l->rc[l->s] = l->cf;
-        l->rf[l->s] = (uint32_t)l->f;
-        l->wr[l->nw++] = (uint32_t)l->s;
-        l->busy = false;
-        return;
-    }
-    l->cf ^= r;
-    l->f ^= l->rf[l->s];
-    if (BK_UNLIKELY(!l->cf)) {
-        l->busy = false;
-        bool ok = (l->f & l->cmask) == 0;
-        /* a repeated hash always vanishes consistently: found among the bucket's keys */
-        for (size_t j = l->lo_i; ok && j + 1 < l->i; j++)
-            if (l->hb[j] == l->hb[l->i - 1]) {
-                C->res = R3_DUPLICATE;
-                return;
-            }
-        if (!ok) r3_bucket_end(C, l, false);
-        return;
-    }
-    const unsigned z = (unsigned)__builtin_ctzll(l->cf);
-    l->cf >>= z;
-    l->s += z;
+    for (size_t j = l->lo_i; j + 1 < l->i; j++)
+        if (l->hb[j] == l->hb[l->i - 1]) {
+            C->res = R3_DUPLICATE;
+            return;
+        }
 }
 
 /*
- * Layer k of L's geometry from the n hashes h: by chunks of cb blocks (the last layer: one chunk),
- * each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold that lets
- * every non-bumped key in, two chunks at a time (r3_step); each chunk back-substituted when done. The
- * bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a repeated hash (the
- * caller deduplicates and starts over).
+ * The rows in flight of n lanes (n constant, 1 to R3_LANES; every lane busy), stepped in turn: a row
+ * XORs the row kept at its slot and moves to its next one-bit until a free slot takes it, and the
+ * lane's next key in the bucket comes in. Returns the first lane whose row vanished (its state stored
+ * at that slot) or that needs r3_next_row (not busy); the others' rows are stored as they stand.
+ * tz: the step's two tests (a free slot: the XOR is odd; a vanished row: it is zero) as one branch on
+ * the flags of BMI1's count of trailing zeros (x86-64; the function is built for BMI1 and BMI2).
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define R3_TZCNT 1
+#endif
+BK_INLINE int r3_run(const r3_ctx *C, r3_lane *const *ln, const int n, const bool tz)
+{
+    uint64_t *const rc = C->B->rc;
+    uint32_t *const rf = C->B->rf;
+    uint64_t cf[R3_LANES], f[R3_LANES], s[R3_LANES];
+    for (int z = 0; z < n; z++) cf[z] = ln[z]->cf, f[z] = ln[z]->f, s[z] = ln[z]->s;
+    int who = -1;
+    while (who < 0) {
+#pragma GCC unroll 4
+        for (int z = 0; z < R3_LANES; z++) {
+            if (z >= n) break;
+            /* xn: the row XORed with the slot's (the row itself at a free slot, 0 when it vanishes) */
+            uint64_t xn = cf[z] ^ rc[s[z]], sh = 0;
+            bool ev;
+#ifdef R3_TZCNT
+            if (tz) /* TZCNT sets CF for a zero source and ZF for a zero count: "be" is either event */
+                __asm__("tzcntq %[x], %[sh]" : [sh] "=r"(sh), "=@ccbe"(ev) : [x] "r"(xn));
+            else
+#endif
+                ev = !rc[s[z]] || !xn;
+            if (BK_UNLIKELY(ev)) {
+                if (rc[s[z]]) {
+                    who = z; /* vanished */
+                    break;
+                }
+                /* a free slot: the row goes in, the bucket's next key comes in (unless bumped or
+                 * past the bucket: r3_next_row) */
+                r3_lane *l = ln[z];
+                rc[s[z]] = xn;
+                rf[s[z]] = (uint32_t)f[z];
+                l->wr[l->nw++] = (uint16_t)(s[z] - l->woff);
+                const size_t i = l->i;
+                if (BK_LIKELY(i < l->hi_i && (l->ks[i] & 63) >= l->t)) {
+                    r3_row_in(C, l, i, &cf[z], &f[z], &s[z]);
+                    continue;
+                }
+                l->busy = false;
+                who = z;
+                break;
+            }
+            if (!tz) sh = (uint64_t)__builtin_ctzll(xn);
+            f[z] ^= rf[s[z]];
+            cf[z] = xn >> sh;
+            s[z] += sh;
+        }
+    }
+    for (int z = 0; z < n; z++) ln[z]->cf = cf[z], ln[z]->f = f[z], ln[z]->s = s[z];
+    return who;
+}
+
+/* r3_run for 1 to R3_LANES lanes, portable and with BMI1 and BMI2 */
+typedef int r3_run_fn(const r3_ctx *C, r3_lane *const *ln);
+#define R3_RUN(name, attr, n, tz)                                                                          \
+    attr __attribute__((noinline)) static int name(const r3_ctx *C, r3_lane *const *ln) { return r3_run(C, ln, n, tz); }
+R3_RUN(r3_run1, , 1, false)
+R3_RUN(r3_run2, , 2, false)
+R3_RUN(r3_run3, , 3, false)
+R3_RUN(r3_run4, , 4, false)
+static r3_run_fn *const r3_runs[R3_LANES] = { r3_run1, r3_run2, r3_run3, r3_run4 };
+#ifdef R3_TZCNT
+#  define R3_T_BMI __attribute__((target("bmi,bmi2")))
+R3_RUN(r3_run1_bmi, R3_T_BMI, 1, true)
+R3_RUN(r3_run2_bmi, R3_T_BMI, 2, true)
+R3_RUN(r3_run3_bmi, R3_T_BMI, 3, true)
+R3_RUN(r3_run4_bmi, R3_T_BMI, 4, true)
+static r3_run_fn *const r3_runs_bmi[R3_LANES] = { r3_run1_bmi, r3_run2_bmi, r3_run3_bmi, r3_run4_bmi };
+#endif
+
+/* The runs of this CPU (bk__ribbon_portable: the portable ones). */
+static r3_run_fn *const *r3_runs_here(void)
+{
+#ifdef R3_TZCNT
+    const unsigned want = BK_CPU_BMI1 | BK_CPU_BMI2;
+    if (!bk__ribbon_portable && (bk__cpu_usable() & want) == want) return r3_runs_bmi;
+#endif
+    return r3_runs;
+}
+
+/*
+ * Layer k of L's geometry from the n hashes h: by chunks of R3_CHUNK blocks (the last layer: one
+ * chunk), each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold
+ * that lets every non-bumped key in, R3_LANES chunks at a time (r3_run); each chunk back-substituted
+ * when done. The bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a
+ * repeated hash (the caller deduplicates and starts over).
  */
 static int r3_layer(r3_build *B, r3_tmp *L, int k, const uint64_t *h, size_t n, bool last, int outj,
                     size_t *nout)
 {
     const uint64_t nb = L->nblocks, nstarts = (nb - 1) * W3, seed = L->seed;
     const uint64_t cb = last ? nb : R3_CHUNK, nchunks = (nb + cb - 1) / cb;
-    if (cb > R3_CHUNK) return R3_FAILED; /* a last layer past the window (not with R3_MAX_LAYERS layers) */
-    if (!r3_room(B, (size_t)nchunks + 1, 0, 0)) return R3_NOMEM;
-    /* keys by chunk (counting sort), as hashes */
+    /* a chunk past the window: a last layer of more than R3_CHUNK blocks (not with R3_MAX_LAYERS layers) */
+    if ((cb < nb ? cb : nb) > B->wblocks) return R3_FAILED;
+    if (!r3_room(B, (size_t)nchunks + 1, 0)) return R3_NOMEM;
+    /* keys by chunk (counting sort), as hashes; the last layer is one chunk */
     uint64_t *cnt = B->cnt;
     memset(cnt, 0, ((size_t)nchunks + 1) * 8);
-    for (size_t i = 0; i < n; i++) cnt[(last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)) + 1]++;
+    if (last) cnt[1] = n;
+    else
+        for (size_t i = 0; i < n; i++) cnt[bk__range64(r3_x(k, h[i], seed), nstarts) / (R3_CHUNK * W3) + 1]++;
     size_t most = 0;
     for (uint64_t c = 0; c < nchunks; c++) {
         if (cnt[c + 1] > most) most = cnt[c + 1];
         cnt[c + 1] += cnt[c];
     }
-    for (size_t i = 0; i < n; i++) B->hs[cnt[last ? 0 : bk__range64(r3_x(k, h[i], seed), nstarts) / (cb * W3)]++] = h[i];
+    if (last) {
+        memcpy(B->hs, h, n * 8);
+        cnt[0] = n;
+    } else
+        for (size_t i = 0; i < n; i++) B->hs[cnt[bk__range64(r3_x(k, h[i], seed), nstarts) / (R3_CHUNK * W3)]++] = h[i];
     /* cnt[c] is now the end of chunk c's keys */
-    if (!r3_room(B, 0, 0, most + 1) || !r3_room(B, 0, 1, most + 1)) return R3_NOMEM;
-    r3_ctx C = { B, L, k, outj, nstarts, seed, last, *nout, R3_OK };
-    uint64_t c = 0;
-    B->lane[0].live = B->lane[1].live = false;
+    if (!r3_room(B, 0, most + 1)) return R3_NOMEM;
+    r3_ctx C = { B, L, k, outj, nstarts, seed, last, *nout, R3_OK, cb, nchunks, 0 };
+    for (int z = 0; z < B->nlanes; z++) B->lane[z].live = B->lane[z].busy = false;
+    r3_run_fn *const *run = r3_runs_here();
     for (;;) {
-        for (int z = 0; z < 2 && C.res == R3_OK; z++)
-            while (!B->lane[z].live && c < nchunks && C.res == R3_OK) {
-                r3_take_chunk(&C, &B->lane[z], c, cb, c ? cnt[c - 1] : 0, cnt[c]);
-                c++;
-            }
-        if (C.res != R3_OK || (!B->lane[0].live && !B->lane[1].live)) break;
-        if (B->lane[0].live && B->lane[1].live) {
-            r3_lane *x = &B->lane[0], *y = &B->lane[1];
-            while (x->live && y->live && C.res == R3_OK) {
-                if (x->busy && y->busy) {
-                    /* both rows in flight: their plain steps (the row kept at their slot XORed in, on
-                     * to the next one-bit) with the rows in registers, until one meets a free slot or
-                     * vanishes (r3_step then takes that step) */
-                    const uint64_t *xc = x->rc, *yc = y->rc;
-                    const uint32_t *xf = x->rf, *yf = y->rf;
-                    uint64_t xcf = x->cf, xs = x->s, xff = x->f, ycf = y->cf, ys = y->s, yff = y->f;
-                    for (;;) {
-                        const uint64_t xr = xc[xs], yr = yc[ys];
-                        const uint64_t xn = xcf ^ xr, yn = ycf ^ yr;
-                        if (!xr || !yr || !xn || !yn) break;
-                        xff ^= xf[xs];
-                        yff ^= yf[ys];
-                        const unsigned xz = (unsigned)__builtin_ctzll(xn), yz = (unsigned)__builtin_ctzll(yn);
-                        xcf = xn >> xz;
-                        xs += xz;
-                        ycf = yn >> yz;
-                        ys += yz;
-                    }
-                    x->cf = xcf, x->s = xs, x->f = xff, y->cf = ycf, y->s = ys, y->f = yff;
-                }
-                r3_step(&C, x);
-                r3_step(&C, y);
-            }
-        } else {
-            r3_lane *l = &B->lane[B->lane[0].live ? 0 : 1];
-            while (l->live && C.res == R3_OK && c >= nchunks) r3_step(&C, l);
-        }
+        r3_lane *act[R3_LANES];
+        int na = 0;
+        for (int z = 0; z < B->nlanes; z++)
+            if (B->lane[z].busy || r3_next_row(&C, &B->lane[z])) act[na++] = &B->lane[z];
+        if (C.res != R3_OK || na == 0) break;
+        const int who = run[na - 1](&C, act);
+        if (act[who]->busy) r3_vanished(&C, act[who]);
     }
+    if (C.res != R3_OK) /* chunks left unsolved: their windows cleared for the next try */
+        for (int z = 0; z < B->nlanes; z++)
+            if (B->lane[z].live) {
+                memset(B->lane[z].rc, 0, (size_t)B->lane[z].nbl * W3 * 8);
+                memset(B->lane[z].rf, 0, (size_t)B->lane[z].nbl * W3 * 4);
+            }
     *nout = C.bumped;
     return C.res;
 }
@@ -635,14 +763,19 @@ static void r3_tmp_free(const bk_allocator *al, r3_tmp *L)
     L->meta = L->w = NULL;
 }
 
-/* A layer's geometry for n keys and its zeroed array (fields and words in one allocation). */
-static bk_status r3_tmp_make(const bk_allocator *al, r3_tmp *L, uint64_t n, bool last, uint32_t lo, double p)
+/* The blocks of a layer of n keys (last: the last layer's). */
+static uint64_t r3_blocks(uint64_t n, bool last)
 {
     /* the tests' hook (bk__ribbon_slack < 0): a last layer of one slot a key, which often fails */
     const double room = bk__ribbon_slack < 0 ? (double)n : (double)n * 1.25 + 64;
     const double want = last ? ceil(room / W3) : ceil((double)n * (1.0 - R3_OVER) / W3);
-    rb_geom g = { (uint64_t)want + 1, 0, lo };
-    if (g.nblocks < 2) g.nblocks = 2;
+    return want + 1 < 2 ? 2 : (uint64_t)want + 1;
+}
+
+/* A layer's geometry for n keys and its zeroed array (fields and words in one allocation). */
+static bk_status r3_tmp_make(const bk_allocator *al, r3_tmp *L, uint64_t n, bool last, uint32_t lo, double p)
+{
+    rb_geom g = { r3_blocks(n, last), 0, lo };
     bk__ribbon_set_upper(&g, p);
     if (r3_span(g.nblocks, g.upper, lo) > BK_MAX_FILTER_BYTES / 8) return BK_ETOOBIG;
     L->nblocks = g.nblocks;
@@ -708,14 +841,24 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk_status s = BK_OK;
     uint64_t *uniq = NULL;
     B.hs = bk__calloc_aligned(B.al, n * 8 + 8); /* advised for huge pages: fewer first-touch faults */
-    bool room = true;
-    for (int z = 0; z < 2; z++) {
+    /* the windows: as many as layer 0 has chunks (up to R3_LANES), of R3_CHUNK blocks or fewer when
+     * any layer, even a last layer of all n keys, has fewer: a small build takes no more than it needs */
+    const uint64_t b0 = r3_blocks(n, n < R3_SMALL), bl = r3_blocks(n, true);
+    B.wblocks = bl < R3_CHUNK ? bl : R3_CHUNK;
+    const uint64_t chunks0 = (b0 + R3_CHUNK - 1) / R3_CHUNK;
+    B.nlanes = chunks0 < R3_LANES ? (int)chunks0 : R3_LANES;
+    const size_t wslots = (size_t)B.wblocks * W3;
+    B.rc = bk__calloc_aligned(B.al, B.nlanes * wslots * 8);
+    B.rf = bk__calloc_aligned(B.al, B.nlanes * wslots * 4);
+    bool room = B.rc && B.rf;
+    for (int z = 0; z < B.nlanes && room; z++) {
         r3_lane *l = &B.lane[z];
-        l->rc = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 8);
-        l->rf = bk__calloc_aligned(B.al, (size_t)R3_CHUNK * W3 * 4);
-        l->wr = bk__malloc(B.al, (size_t)R3_CHUNK * W3 * 4);
-        l->cntb = bk__malloc(B.al, ((size_t)R3_CHUNK + 1) * 8);
-        room = room && l->rc && l->rf && l->wr && l->cntb;
+        l->woff = (uint64_t)z * wslots;
+        l->rc = B.rc + l->woff;
+        l->rf = B.rf + l->woff;
+        l->wr = bk__malloc(B.al, wslots * sizeof *l->wr); /* wblocks <= R3_CHUNK: slots below 2^15 */
+        l->cntb = bk__malloc(B.al, ((size_t)B.wblocks + 1) * 8);
+        room = l->wr && l->cntb;
     }
     if (!room || !r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs) s = BK_ENOMEM;
     for (int round = 0; s == BK_OK; round++) {
@@ -767,14 +910,16 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
     bk__free_aligned(B.al, B.bump[0]);
     bk__free_aligned(B.al, B.bump[1]);
     bk__free_aligned(B.al, B.hs);
-    for (int z = 0; z < 2; z++) {
-        bk__free(B.al, B.lane[z].hb);
+    for (int z = 0; z < R3_LANES; z++) {
+        bk__free(B.al, B.lane[z].ks);
         bk__free(B.al, B.lane[z].wr);
         bk__free(B.al, B.lane[z].cntb);
-        bk__free_aligned(B.al, B.lane[z].rc);
-        bk__free_aligned(B.al, B.lane[z].rf);
     }
+    bk__free_aligned(B.al, B.rc);
+    bk__free_aligned(B.al, B.rf);
     bk__free(B.al, B.cnt);
+    bk__free(B.al, B.sorted);
+    bk__free(B.al, B.so);
     if (s != BK_OK) {
         bk_ribbon_free(f);
         return s;
@@ -810,13 +955,16 @@ uint64_t bk__ribbon3_size(uint64_t n, double p, rb_geom *g0)
 }
 
 /* Peak bytes of a build from n values: the byte keys' hashes and the keys by chunk (8 n each), the
- * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), two lanes'
- * windows (16 bytes a slot of a chunk) and chunk keys (room for two a slot), counts, the layers under construction and the finished filter
- * (the layers twice). With repeats in the input, 8 n more for the distinct values. */
+ * bumped lists (n / 16 and n / 256 to start with, grown when a layer bumps more), the lanes' windows
+ * (14 bytes a slot of a chunk: row, right-hand side, undo list) and chunk keys' starts (room for two a
+ * slot, 2 bytes each), the chunk sort's room (two keys a slot, 10 bytes each), counts, the layers under
+ * construction and the finished filter (the layers twice). With repeats in the input, 8 n more for the
+ * distinct values. */
 uint64_t bk__ribbon3_build_memory(uint64_t n, double p)
 {
     rb_geom g0;
     const uint64_t words = bk__ribbon3_size(n, p, &g0);
-    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * 2 * (16 + 16) + 2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 +
-           R3_MAX_LAYERS * sizeof(rb3_layer) + sizeof(bk_ribbon) + 4 * 64;
+    return 16 * n + (n / 16 + n / 256 + 128) * 8 + (uint64_t)R3_CHUNK * W3 * (R3_LANES * (14 + 2 * 2) + 2 * 10) +
+           2 * words * 8 + (n / (R3_CHUNK * W3) + R3_CHUNK + 2) * 8 * 2 + R3_MAX_LAYERS * sizeof(rb3_layer) +
+           sizeof(bk_ribbon) + 4 * 64;
 }
