@@ -198,7 +198,21 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
             : "=@ccz"(eq), [got] "=&r"(got), [t] "=&r"(t)                                                   \
             : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)    \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
-    RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
+    if (rounds == 0) /* up to four columns: the same on ymm16-ymm19 (AVX-512VL), half the words read */
+        __asm__("vpbroadcastq %[m0], %%ymm16\n\t"
+                "vpbroadcastq %[m1], %%ymm17\n\t"
+                "vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
+                "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
+                "vpopcntq %%ymm19, %%ymm19\n\t"
+                "vptestmq %[one]%{1to4%}, %%ymm19, %%k1\n\t"
+                "kmovw %%k1, %k[got]\n\t"
+                "xor %[fp], %[got]\n\t"
+                "bzhi %[cols], %[got], %[got]"
+                : "=@ccz"(eq), [got] "=&r"(got)
+                : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)
+                : "xmm16", "xmm17", "xmm19", "k1", "memory");
+    else
+        RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
 #undef R3_512_ASM
 #undef R3_512_ROUND
     (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
@@ -207,7 +221,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     const __m512i M0 = _mm512_set1_epi64((long long)m0), M1 = _mm512_set1_epi64((long long)m1);
     got = 0;
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < rounds; i++) {
+    for (unsigned i = 0; i < (rounds ? rounds : 1); i++) { /* rounds 0: the ymm path's four columns */
         __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(s0 + 8 * i)), M0);
         v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(s1 + 8 * i)), M1, 0x78);
         v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
@@ -221,6 +235,7 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
     {                                                                                                          \
         return r3_match_avx512(L, lo, x, r);                                                                   \
     }
+R3_K512(0)
 R3_K512(1)
 R3_K512(2)
 R3_K512(3)
@@ -286,6 +301,7 @@ R3_PATH(portable, , r3_match)
 R3_PATH(popcnt, __attribute__((target("popcnt"))), r3_match)
 #endif
 #ifdef BK_X86
+R3_PATH(avx512_0, RB_T_AVX512, r3_match_avx512_0)
 R3_PATH(avx512_1, RB_T_AVX512, r3_match_avx512_1)
 R3_PATH(avx512_2, RB_T_AVX512, r3_match_avx512_2)
 R3_PATH(avx512_3, RB_T_AVX512, r3_match_avx512_3)
@@ -318,6 +334,10 @@ void bk__ribbon3_pick_paths(bk_ribbon *f)
     if ((cpu & avx512) == avx512) {
         f->has = has_v[s][f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
         f->batch = batch_v[f->lo / 8];
+        if (f->lo + 1 <= 4 && (cpu & BK_CPU_AVX512VL)) { /* one ymm */
+            f->has = s ? has3s_avx512_0 : has3_avx512_0;
+            f->batch = batch3_avx512_0;
+        }
     }
 #endif
 }
