@@ -69,22 +69,21 @@ typedef struct r3_row {
     uint64_t m0, m1, fp, cols;
 } r3_row;
 
-/* x's row in layer L, or false when its block's threshold bumps it. A row starts at slot st of the
- * layer: block b = st / 64, offset o = st mod 64, which the shifts below take as their count (the
- * machine's shifts and bit tests take counts mod 64), so o is never computed apart. */
+/* x's row in layer L, or false when its block's threshold bumps it. */
 BK_INLINE bool r3_row_of(const rb3_layer *L, uint32_t lo, uint64_t x, r3_row *r)
 {
     const uint64_t st = bk__range64(x, L->nstarts), b = st >> 6;
-    if (BK_UNLIKELY((L->bump[r3_field(L->meta, b)] >> (st & 63)) & 1)) return false;
+    const unsigned o = (unsigned)st & 63;
+    if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return false;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1;
+    uint32_t cols;
     r->fp = (uint64_t)(c >> 64);
-    const bool hi = b >= L->upper; /* rb_block_at's offset, as few steps as the compiler finds */
-    r->cols = lo + hi;
-    r->s0 = L->w + (b * r->cols - (hi ? L->upper : 0));
-    r->s1 = r->s0 + r->cols;
-    r->m0 = cf << (st & 63);
-    r->m1 = (cf >> 1) >> (~st & 63); /* ~o & 63 = 63 - o */
+    r->s0 = L->w + rb_block_at(lo, L->upper, b, &cols);
+    r->cols = cols;
+    r->s1 = r->s0 + cols;
+    r->m0 = cf << o;
+    r->m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
     return true;
 }
 

@@ -73,8 +73,8 @@ __extension__ typedef unsigned __int128 u128;
 typedef struct rb3_layer {
     const uint64_t *meta, *w; /* into the filter's array */
     uint64_t nblocks, nstarts, upper, seed;
-    /* per threshold index, the offsets in a block it bumps: bits [0, threshold) (the queries' one
-     * load and bit test) */
+    /* per threshold index, the offsets in a block it bumps: bits [0, threshold) (the AVX-512 queries'
+     * one load and bit test) */
     uint64_t bump[4];
     uintptr_t wu; /* the address of w less upper words: blocks from upper on start at wu + 8 b (lo + 1) */
     uint64_t lo;  /* the filter's lo, so that the AVX-512 query reads all it needs from the layer */
@@ -100,6 +100,9 @@ BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed)
  * mod 64, as the machine's shifts take it) */
 BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((2 * b) & 63)) & 3; }
 BK_INLINE unsigned r3_thr(unsigned ti) { return (R3_THR >> (8 * ti)) & 0xff; }
+/* The same thresholds as a table, for the portable queries (one load where the shifts of r3_thr take
+ * four steps); the AVX-512 queries test the layer's masks (rb3_layer.bump) */
+static const uint8_t r3_thr_tab[4] = { R3_THR & 0xff, (R3_THR >> 8) & 0xff, (R3_THR >> 16) & 0xff, R3_THR >> 24 };
 
 typedef struct rb_geom {
     uint64_t nblocks;
