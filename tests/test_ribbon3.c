@@ -72,7 +72,7 @@ static void fpr_and_space(void **state)
 static void paths_agree(void **state)
 {
     (void)state;
-    static const double ps[] = { 0.3, 0.006, 1.0 / 256, 0.0015, 1.0 / 65536, 1e-5, 1.0 / (1 << 24), 1e-8, 1.5e-9 };
+    static const double ps[] = { 0.3, 0.1, 0.006, 1.0 / 256, 0.0015, 1.0 / 65536, 1e-5, 1.0 / (1 << 24), 1e-8, 1.5e-9 };
     const size_t n = 20000, q = 100000;
     uint64_t *h = random_hashes(11, n), *qs = random_hashes(12, q);
     for (size_t i = 0; i < n; i += 2) qs[i] = h[i]; /* present and absent */

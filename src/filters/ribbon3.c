@@ -48,6 +48,9 @@ void bk__ribbon3_totals(bk_ribbon *f)
         L->meta = d + off;
         L->w = d + off + R3_META(L->nblocks);
         L->nstarts = (L->nblocks - 1) * W3;
+        L->wu = (uintptr_t)L->w - 8 * L->upper;
+        L->lo = f->lo;
+        for (unsigned t = 0; t < 4; t++) L->bump[t] = r3_thr(t) >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << r3_thr(t)) - 1;
         off += r3_span(L->nblocks, L->upper, f->lo);
         slots += L->nblocks * W3;
         rb_geom g = { L->nblocks, L->upper, f->lo };
@@ -64,8 +67,7 @@ void bk__ribbon3_totals(bk_ribbon *f)
  * masks of the row's coefficients in each and its fingerprint. */
 typedef struct r3_row {
     const uint64_t *s0, *s1;
-    uint64_t m0, m1, fp;
-    uint32_t cols;
+    uint64_t m0, m1, fp, cols;
 } r3_row;
 
 /* x's row in layer L, or false when its block's threshold bumps it. */
@@ -76,9 +78,11 @@ BK_INLINE bool r3_row_of(const rb3_layer *L, uint32_t lo, uint64_t x, r3_row *r)
     if (BK_UNLIKELY(o < r3_thr_tab[r3_field(L->meta, b)])) return false;
     const u128 c = (u128)x * R3_ROW_MUL;
     const uint64_t cf = (uint64_t)c | 1;
+    uint32_t cols;
     r->fp = (uint64_t)(c >> 64);
-    r->s0 = L->w + rb_block_at(lo, L->upper, b, &r->cols);
-    r->s1 = r->s0 + r->cols;
+    r->s0 = L->w + rb_block_at(lo, L->upper, b, &cols);
+    r->cols = cols;
+    r->s1 = r->s0 + cols;
     r->m0 = cf << o;
     r->m1 = (cf >> 1) >> (~o & 63); /* ~o & 63 = 63 - o: one step fewer */
     return true;
@@ -108,6 +112,60 @@ BK_INLINE bool r3_rest(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
 }
 
 #ifdef BK_X86
+#ifdef __x86_64__
+static const uint64_t r3_row_mul = R3_ROW_MUL;
+
+/* r3_row_of in assembly for the AVX-512 paths (the compiler keeps copies of st and o and saves
+ * registers to hold them: a dozen instructions more). The same row; s1 is left as s0 + cols, which the
+ * vector loads address themselves. x is kept in rdx for both multiplies (mulx). */
+RB_T_AVX512 BK_INLINE bool r3_row_asm(const rb3_layer *L, uint32_t lo, uint64_t x, r3_row *r)
+{
+    uint64_t st, b, t, u;
+    bool bumped;
+    __asm__("mulx %[nst], %[t], %[st]\n\t"       /* st: the row's first slot */
+            "mov %[st], %[b]\n\t"
+            "shr $6, %[b]\n\t"                    /* its block */
+            "mov %[st], %[t]\n\t"
+            "shr $11, %[t]\n\t"
+            "mov (%[meta],%[t],8), %[t]\n\t"      /* the block's field: word b / 32, */
+            "lea (%[b],%[b]), %[u]\n\t"
+            "shrx %[u], %[t], %[t]\n\t"           /* bit 2b mod 64 */
+            "and $3, %k[t]\n\t"
+            "mov %c[bump](%[L],%[t],8), %[t]\n\t"
+            "bt %[st], %[t]"                       /* bumped: bit o of its threshold's mask */
+            : "=@ccc"(bumped), [st] "=&r"(st), [b] "=&r"(b), [t] "=&r"(t), [u] "=&r"(u)
+            : "d"(x), [nst] "m"(L->nstarts), [meta] "r"(L->meta), [L] "r"(L),
+              [bump] "i"(offsetof(rb3_layer, bump)));
+    if (BK_UNLIKELY(bumped)) return false;
+    uint64_t cf, fp, m0, s0, cols;
+    (void)lo; /* L->lo */
+    __asm__("mulx %[mul], %[cf], %[fp]\n\t"      /* the coefficients (low half) and fingerprint */
+            "mov %[lo], %[cols]\n\t"
+            "or $1, %[cf]\n\t"
+            "shlx %[st], %[cf], %[m0]\n\t"        /* m0 = cf << o */
+            "shr %[cf]\n\t"
+            "not %[st]\n\t"
+            "shrx %[st], %[cf], %[cf]\n\t"        /* m1 = (cf >> 1) >> (63 - o) */
+            "mov %[w], %[s0]\n\t"
+            "cmp %[up], %[b]\n\t"
+            "cmovae %[wu], %[s0]\n\t"             /* from upper on, blocks of lo + 1 from wu */
+            "sbb $-1, %[cols]\n\t"                /* cols = lo + (b >= upper) */
+            "imul %[cols], %[b]\n\t"
+            "lea (%[s0],%[b],8), %[s0]"
+            : [cf] "=&r"(cf), [fp] "=&r"(fp), [m0] "=&r"(m0), [s0] "=&r"(s0), [st] "+r"(st), [b] "+r"(b),
+              [cols] "=&r"(cols)
+            : "d"(x), [mul] "m"(r3_row_mul), [w] "m"(L->w), [up] "m"(L->upper), [wu] "m"(L->wu), [lo] "m"(L->lo)
+            : "cc");
+    r->s0 = (const uint64_t *)s0;
+    r->s1 = r->s0 + cols;
+    r->cols = cols;
+    r->m0 = m0;
+    r->m1 = cf;
+    r->fp = fp;
+    return true;
+}
+#endif
+
 /* AVX-512 with VPOPCNTDQ: eight columns' words of each of the two segments in one vector, masked and
  * XORed (one ternary-logic step), each lane's popcount shifted to its sign bit and tested into a mask
  * register whose eight bits are the columns' parities; `rounds` rounds for the filter's widest key.
@@ -116,46 +174,86 @@ BK_INLINE bool r3_rest(const bk_ribbon *f, uint64_t h, r3_match_fn *match)
 RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint64_t x, unsigned rounds)
 {
     r3_row r;
+#ifdef __x86_64__
+    if (!r3_row_asm(L, lo, x, &r)) return -1;
+#else
     if (!r3_row_of(L, lo, x, &r)) return -1;
+#endif
     const uint64_t *s0 = r.s0, *s1 = r.s1, m0 = r.m0, m1 = r.m1;
     uint64_t got;
 #ifdef __x86_64__
     /* in assembly on zmm16-zmm19 only, as body 2's kernel: no dirty upper state, no vzeroupper */
-    uint64_t t;
+    uint64_t t, cols = r.cols;
+    (void)s1; /* s0 + cols, addressed as such */
 #define R3_512_ROUND(off)                                                                                   \
     "vpandq " off "(%[s0]), %%zmm16, %%zmm19\n\t"                                                           \
-    "vpternlogq $0x78, " off "(%[s1]), %%zmm17, %%zmm19\n\t"                                                \
+    "vpternlogq $0x78, " off "(%[s0],%[cols],8), %%zmm17, %%zmm19\n\t"                                      \
     "vpopcntq %%zmm19, %%zmm19\n\t"                                                                         \
     "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t" /* bit 0 of each popcount, against a broadcast 1 */
     static const uint64_t one = 1;
+    bool eq; /* the parities against the fingerprint on the key's columns: bzhi sets ZF */
 #define R3_512_ASM(text)                                                                                    \
     __asm__("vpbroadcastq %[m0], %%zmm16\n\t" "vpbroadcastq %[m1], %%zmm17\n\t" R3_512_ROUND("0")            \
-            "kmovw %%k1, %k[got]\n\t" text                                                                   \
-            : [got] "=&r"(got), [t] "=&r"(t)                                                                \
-            : [s0] "r"(s0), [s1] "r"(s1), [m0] "r"(m0), [m1] "r"(m1), [one] "m"(one)                        \
+            "kmovw %%k1, %k[got]\n\t" text "xor %[fp], %[got]\n\t" "bzhi %[cols], %[got], %[got]"              \
+            : "=@ccz"(eq), [got] "=&r"(got), [t] "=&r"(t)                                                   \
+            : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)    \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
-    RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
+    if (rounds == 0) /* up to four columns: the same on ymm16-ymm19 (AVX-512VL), half the words read */
+        __asm__("vpbroadcastq %[m0], %%ymm16\n\t"
+                "vpbroadcastq %[m1], %%ymm17\n\t"
+                "vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
+                "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
+                "vpopcntq %%ymm19, %%ymm19\n\t"
+                "vptestmq %[one]%{1to4%}, %%ymm19, %%k1\n\t"
+                "kmovw %%k1, %k[got]\n\t"
+                "xor %[fp], %[got]\n\t"
+                "bzhi %[cols], %[got], %[got]"
+                : "=@ccz"(eq), [got] "=&r"(got)
+                : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)
+                : "xmm16", "xmm17", "xmm19", "k1", "memory");
+    else if (rounds == 1) /* each segment's eight words as two ymm halves (a 64-byte load at a word's
+                             * offset crosses a line seven times in eight, a 32-byte one three), joined for
+                             * one popcount and test */
+        __asm__("vpbroadcastq %[m0], %%ymm16\n\t"
+                "vpbroadcastq %[m1], %%ymm17\n\t"
+                "vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
+                "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
+                "vpandq 32(%[s0]), %%ymm16, %%ymm18\n\t"
+                "vpternlogq $0x78, 32(%[s0],%[cols],8), %%ymm17, %%ymm18\n\t"
+                "vinserti64x4 $1, %%ymm18, %%zmm19, %%zmm19\n\t"
+                "vpopcntq %%zmm19, %%zmm19\n\t"
+                "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t"
+                "kmovw %%k1, %k[got]\n\t"
+                "xor %[fp], %[got]\n\t"
+                "bzhi %[cols], %[got], %[got]"
+                : "=@ccz"(eq), [got] "=&r"(got)
+                : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)
+                : "xmm16", "xmm17", "xmm18", "xmm19", "k1", "memory");
+    else
+        RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
 #undef R3_512_ASM
 #undef R3_512_ROUND
     (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
+    return eq;
 #else
     const __m512i M0 = _mm512_set1_epi64((long long)m0), M1 = _mm512_set1_epi64((long long)m1);
     got = 0;
 #pragma GCC unroll 4
-    for (unsigned i = 0; i < rounds; i++) {
+    for (unsigned i = 0; i < (rounds ? rounds : 1); i++) { /* rounds 0: the ymm path's four columns */
         __m512i v = _mm512_and_si512(_mm512_loadu_si512((const void *)(s0 + 8 * i)), M0);
         v = _mm512_ternarylogic_epi64(v, _mm512_loadu_si512((const void *)(s1 + 8 * i)), M1, 0x78);
         v = _mm512_slli_epi64(_mm512_popcnt_epi64(v), 63);
         got |= (uint64_t)_mm512_test_epi64_mask(v, v) << (8 * i);
     }
-#endif
     return ((got ^ r.fp) & ((UINT64_C(1) << r.cols) - 1)) == 0;
+#endif
 }
 #define R3_K512(r)                                                                                             \
     RB_T_AVX512 BK_INLINE int r3_match_avx512_##r(const rb3_layer *L, uint32_t lo, uint64_t x)                \
     {                                                                                                          \
         return r3_match_avx512(L, lo, x, r);                                                                   \
     }
+R3_K512(0)
 R3_K512(1)
 R3_K512(2)
 R3_K512(3)
@@ -221,6 +319,7 @@ R3_PATH(portable, , r3_match)
 R3_PATH(popcnt, __attribute__((target("popcnt"))), r3_match)
 #endif
 #ifdef BK_X86
+R3_PATH(avx512_0, RB_T_AVX512, r3_match_avx512_0)
 R3_PATH(avx512_1, RB_T_AVX512, r3_match_avx512_1)
 R3_PATH(avx512_2, RB_T_AVX512, r3_match_avx512_2)
 R3_PATH(avx512_3, RB_T_AVX512, r3_match_avx512_3)
@@ -253,6 +352,10 @@ void bk__ribbon3_pick_paths(bk_ribbon *f)
     if ((cpu & avx512) == avx512) {
         f->has = has_v[s][f->lo / 8]; /* rounds of eight columns for lo + 1 columns */
         f->batch = batch_v[f->lo / 8];
+        if (f->lo + 1 <= 4 && (cpu & BK_CPU_AVX512VL)) { /* one ymm */
+            f->has = s ? has3s_avx512_0 : has3_avx512_0;
+            f->batch = batch3_avx512_0;
+        }
     }
 #endif
 }

@@ -73,6 +73,11 @@ __extension__ typedef unsigned __int128 u128;
 typedef struct rb3_layer {
     const uint64_t *meta, *w; /* into the filter's array */
     uint64_t nblocks, nstarts, upper, seed;
+    /* per threshold index, the offsets in a block it bumps: bits [0, threshold) (the AVX-512 queries'
+     * one load and bit test) */
+    uint64_t bump[4];
+    uintptr_t wu; /* the address of w less upper words: blocks from upper on start at wu + 8 b (lo + 1) */
+    uint64_t lo;  /* the filter's lo, so that the AVX-512 query reads all it needs from the layer */
 } rb3_layer;
 
 BK_INLINE uint64_t r3_words_of(uint64_t nblocks, uint64_t upper, uint32_t lo)
@@ -95,7 +100,8 @@ BK_INLINE uint64_t r3_x(int k, uint64_t h, uint64_t seed)
  * mod 64, as the machine's shifts take it) */
 BK_INLINE unsigned r3_field(const uint64_t *meta, uint64_t b) { return (unsigned)(meta[b >> 5] >> ((2 * b) & 63)) & 3; }
 BK_INLINE unsigned r3_thr(unsigned ti) { return (R3_THR >> (8 * ti)) & 0xff; }
-/* The same thresholds as a table, for the queries (one load where the shifts of r3_thr take four steps) */
+/* The same thresholds as a table, for the portable queries (one load where the shifts of r3_thr take
+ * four steps); the AVX-512 queries test the layer's masks (rb3_layer.bump) */
 static const uint8_t r3_thr_tab[4] = { R3_THR & 0xff, (R3_THR >> 8) & 0xff, (R3_THR >> 16) & 0xff, R3_THR >> 24 };
 
 typedef struct rb_geom {
@@ -114,11 +120,12 @@ BK_INLINE uint64_t rb_block_at(uint32_t lo, uint64_t upper, uint64_t blk, uint32
 }
 
 struct bk_ribbon {
-    /* What a one-key query reads first, together: its path (bk__ribbon_pick_paths), body 3's layer 0
-     * (a copy of layers[0], so that the query reads its fields without loading the table's address
-     * first), the columns and the uint64 calls' seed part. */
-    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
+    /* What a one-key query reads first, together: body 3's layer 0 (a copy of layers[0], so that the
+     * query reads its fields without loading the table's address first; at the struct's start, so that
+     * the filter's address is the layer's), its path (bk__ribbon_pick_paths), the columns and the uint64
+     * calls' seed part. */
     rb3_layer l0;
+    bool (*has)(const struct bk_ribbon *f, uint64_t hash);
     uint32_t lo;
     uint64_t u64_fold;    /* bk__hash_u64_fold(u64_flip) */
     u128 *words;          /* the solution, interleaved */
