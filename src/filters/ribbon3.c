@@ -198,39 +198,31 @@ RB_T_AVX512 BK_INLINE int r3_match_avx512(const rb3_layer *L, uint32_t lo, uint6
             : "=@ccz"(eq), [got] "=&r"(got), [t] "=&r"(t)                                                   \
             : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)    \
             : "xmm16", "xmm17", "xmm19", "k1", "memory")
+    /* the ymm forms: the masks broadcast, `body` leaves the columns' parities in k1 */
+#define R3_YMM_ASM(body)                                                                                    \
+    __asm__("vpbroadcastq %[m0], %%ymm16\n\t" "vpbroadcastq %[m1], %%ymm17\n\t" body                        \
+            "kmovw %%k1, %k[got]\n\t" "xor %[fp], %[got]\n\t" "bzhi %[cols], %[got], %[got]"                \
+            : "=@ccz"(eq), [got] "=&r"(got)                                                                 \
+            : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)    \
+            : "xmm16", "xmm17", "xmm18", "xmm19", "k1", "memory")
     if (rounds == 0) /* up to four columns: the same on ymm16-ymm19 (AVX-512VL), half the words read */
-        __asm__("vpbroadcastq %[m0], %%ymm16\n\t"
-                "vpbroadcastq %[m1], %%ymm17\n\t"
-                "vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
-                "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
-                "vpopcntq %%ymm19, %%ymm19\n\t"
-                "vptestmq %[one]%{1to4%}, %%ymm19, %%k1\n\t"
-                "kmovw %%k1, %k[got]\n\t"
-                "xor %[fp], %[got]\n\t"
-                "bzhi %[cols], %[got], %[got]"
-                : "=@ccz"(eq), [got] "=&r"(got)
-                : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)
-                : "xmm16", "xmm17", "xmm19", "k1", "memory");
+        R3_YMM_ASM("vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
+                   "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
+                   "vpopcntq %%ymm19, %%ymm19\n\t"
+                   "vptestmq %[one]%{1to4%}, %%ymm19, %%k1\n\t");
     else if (rounds == 1) /* each segment's eight words as two ymm halves (a 64-byte load at a word's
                              * offset crosses a line seven times in eight, a 32-byte one three), joined for
                              * one popcount and test */
-        __asm__("vpbroadcastq %[m0], %%ymm16\n\t"
-                "vpbroadcastq %[m1], %%ymm17\n\t"
-                "vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
-                "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
-                "vpandq 32(%[s0]), %%ymm16, %%ymm18\n\t"
-                "vpternlogq $0x78, 32(%[s0],%[cols],8), %%ymm17, %%ymm18\n\t"
-                "vinserti64x4 $1, %%ymm18, %%zmm19, %%zmm19\n\t"
-                "vpopcntq %%zmm19, %%zmm19\n\t"
-                "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t"
-                "kmovw %%k1, %k[got]\n\t"
-                "xor %[fp], %[got]\n\t"
-                "bzhi %[cols], %[got], %[got]"
-                : "=@ccz"(eq), [got] "=&r"(got)
-                : [s0] "r"(s0), [cols] "r"(cols), [m0] "r"(m0), [m1] "r"(m1), [fp] "r"(r.fp), [one] "m"(one)
-                : "xmm16", "xmm17", "xmm18", "xmm19", "k1", "memory");
+        R3_YMM_ASM("vpandq (%[s0]), %%ymm16, %%ymm19\n\t"
+                   "vpternlogq $0x78, (%[s0],%[cols],8), %%ymm17, %%ymm19\n\t"
+                   "vpandq 32(%[s0]), %%ymm16, %%ymm18\n\t"
+                   "vpternlogq $0x78, 32(%[s0],%[cols],8), %%ymm17, %%ymm18\n\t"
+                   "vinserti64x4 $1, %%ymm18, %%zmm19, %%zmm19\n\t"
+                   "vpopcntq %%zmm19, %%zmm19\n\t"
+                   "vptestmq %[one]%{1to8%}, %%zmm19, %%k1\n\t");
     else
         RB_512_BY_ROUNDS(rounds, R3_512_ASM, R3_512_ROUND);
+#undef R3_YMM_ASM
 #undef R3_512_ASM
 #undef R3_512_ROUND
     (void)t; /* k1's bits past the eight lanes are zero (vptestmq clears them) */
