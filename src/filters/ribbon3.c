@@ -21,6 +21,14 @@
 #define R3_SMALL 2048
 #define R3_OVER 0.02
 #define R3_CHUNK 512
+/* A chunk's keys are sorted by their starting slot's group of 2^R3_GROUP slots (one counting sort,
+ * so by block too): a bucket inserted nearly in order of start meets fewer kept rows, and the build
+ * takes 6-8% less time than in hash order. The order changes which of a bucket's rows are kept, not
+ * their span, so every key's answer on the columns it is checked on is the same; but block upper - 1's
+ * rows reach block upper without being checked on column lo, and which of them are kept sets that
+ * column there: absent keys of block upper can answer differently (the same FPR; at 10% and 1e6 keys
+ * the file differs, the bits per key and bumped keys do not). */
+#define R3_GROUP 3
 
 /* ---- the filter's struct ---- */
 
@@ -369,7 +377,7 @@ typedef struct r3_lane {
     uint16_t *wr;       /* slots written by the current bucket's attempt */
     const uint64_t *hb; /* the chunk's keys by block (its part of the layer's keys) */
     uint16_t *ks;       /* and their starting slots in the chunk */
-    uint64_t *cntb;     /* the end of each block's keys in hb */
+    uint64_t *cntb;     /* the end of each group's keys in hb (64 >> R3_GROUP groups a block) */
     size_t cap_ks;
     uint64_t woff;      /* the window's first slot in the windows of all lanes */
     uint64_t b0, nbl;   /* the chunk's first block and its blocks */
@@ -562,7 +570,7 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
 {
     r3_build *B = C->B;
     for (; l->bl < l->nbl; l->bl++) {
-        l->hi_i = l->cntb[l->bl];
+        l->hi_i = l->cntb[((l->bl + 1) << (6 - R3_GROUP)) - 1];
         const uint64_t b = l->b0 + l->bl;
         if (l->bl + 1 < l->nbl) {
             l->ti = 0;
@@ -593,7 +601,7 @@ static bool r3_next_bucket(r3_ctx *C, r3_lane *l)
     return false;
 }
 
-/* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by block in place
+/* Lane l takes the next chunk (keys hs[a, e), cnt[c] their end): its keys sorted by group in place
  * (hb) with their starting slots (ks); its window is clear (zeroed when made, then by each chunk's
  * back substitution, r3_layer's end when a layer stops short). */
 static void r3_take_chunk(r3_ctx *C, r3_lane *l)
@@ -605,15 +613,16 @@ static void r3_take_chunk(r3_ctx *C, r3_lane *l)
     uint16_t *const so = B->so;
     l->b0 = b0;
     l->nbl = nbl;
-    memset(l->cntb, 0, ((size_t)nbl + 1) * 8);
+    const uint64_t nq = nbl << (6 - R3_GROUP);
+    memset(l->cntb, 0, ((size_t)nq + 1) * 8);
     for (size_t i = a; i < e; i++) {
         const uint64_t s = bk__range64(r3_x(C->k, B->hs[i], C->seed), C->nstarts) - first;
         so[i - a] = (uint16_t)s;
-        l->cntb[(s >> 6) + 1]++;
+        l->cntb[(s >> R3_GROUP) + 1]++;
     }
-    for (uint64_t b = 0; b < nbl; b++) l->cntb[b + 1] += l->cntb[b];
+    for (uint64_t q = 0; q < nq; q++) l->cntb[q + 1] += l->cntb[q];
     for (size_t i = a; i < e; i++) {
-        const size_t d = l->cntb[so[i - a] >> 6]++;
+        const size_t d = l->cntb[so[i - a] >> R3_GROUP]++;
         B->sorted[d] = B->hs[i];
         l->ks[d] = so[i - a];
     }
@@ -799,7 +808,7 @@ static r3_run_fn *const *r3_runs_here(void)
 
 /*
  * Layer k of L's geometry from the n hashes h: by chunks of R3_CHUNK blocks (the last layer: one
- * chunk), each chunk's keys sorted by block and inserted bucket by bucket at the smallest threshold
+ * chunk), each chunk's keys sorted by block (and group) and inserted bucket by bucket at the smallest threshold
  * that lets every non-bumped key in, R3_LANES chunks at a time (r3_run); each chunk back-substituted
  * when done. The bumped keys are appended to bumped list outj. R3_DUPLICATE: a vanished row was a
  * repeated hash (the caller deduplicates and starts over).
@@ -952,7 +961,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
         l->rc = B.rc + l->woff;
         l->rf = B.rf + l->woff;
         l->wr = bk__malloc(B.al, wslots * sizeof *l->wr); /* wblocks <= R3_CHUNK: slots below 2^15 */
-        l->cntb = bk__malloc(B.al, ((size_t)B.wblocks + 1) * 8);
+        l->cntb = bk__malloc(B.al, ((size_t)B.wblocks * (64 >> R3_GROUP) + 1) * 8);
         room = l->wr && l->cntb;
     }
     if (!room || !r3_bump_room(&B, 0, n / 16 + 64) || !r3_bump_room(&B, 1, n / 256 + 64) || !B.hs) s = BK_ENOMEM;
