@@ -973,7 +973,7 @@ bk_status bk__ribbon3_build(const uint64_t *h, size_t n, double p, uint32_t atte
         }
         for (uint32_t k = 0; k < nl; k++) r3_tmp_free(B.al, &tmp[k]);
         nl = 0;
-        /* the distinct hashes, sorted (the solution does not depend on the keys' order) */
+        /* the distinct hashes, sorted */
         uniq = bk__calloc_aligned(B.al, n * 8 + 8);
         if (!uniq) {
             s = BK_ENOMEM;
